@@ -1,0 +1,97 @@
+using System.Diagnostics;
+using Manaloc.Lab.Harness;
+using Manaloc.Time;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// Seed 000, "DateTime.Now in v4.0 Causes Dynamic Memory Allocations": on .NET 4.0 every
+/// DateTime.Now call allocated a 32-byte DaylightTime. Today: bytes and nanoseconds per call for
+/// every common way to read the time, in this process's time zone and, in a child process, in a
+/// zone with daylight saving time (where the 2010 allocation came from).
+/// </summary>
+public sealed class ClockAllocations : Experiment
+{
+    private const string DstZone = "America/New_York";
+
+    /// <inheritdoc/>
+    public override string Name => "clock-allocations";
+    /// <inheritdoc/>
+    public override string Article => "DateTime.Now in v4.0 Causes Dynamic Memory Allocations (seed 000)";
+    /// <inheritdoc/>
+    public override string Description => "Bytes allocated and ns per call of DateTime.Now and its alternatives, here and in a DST time zone.";
+    /// <inheritdoc/>
+    public override ArticleFigure Figure => new("DateTime.Now allocated one 32-byte DaylightTime per call on .NET 4.0", 32, "B/call");
+    /// <inheritdoc/>
+    public override IReadOnlyList<string> Variants { get; } =
+    [
+        "DateTime.Now", "DateTime.UtcNow", "DateTimeOffset.Now", "Stopwatch.GetTimestamp",
+        "Environment.TickCount64", "TimeProvider.System", "Clock.GetTimestamp", "Clock.UtcNowUnixNanoseconds",
+    ];
+    /// <inheritdoc/>
+    public override string Baseline => "DateTime.UtcNow";
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
+    [
+        new("zone", "the process's local time zone: this machine's, or a DST zone set through TZ in a child process",
+            [TimeZoneInfo.Local.Id, DstZone]),
+    ];
+
+    /// <inheritdoc/>
+    public override void Run(ExperimentContext context)
+    {
+        MeasureAll(context);
+        if (OperatingSystem.IsWindows() || !File.Exists(Path.Combine("/usr/share/zoneinfo", DstZone)))
+        {
+            context.Note($"No tz database entry for {DstZone}: the DST-zone child run was skipped.");
+            return;
+        }
+        var child = context.RunChild("measure", [], new Dictionary<string, string?> { ["TZ"] = DstZone });
+        foreach (var m in child.Measurements)
+        {
+            context.Record(m);
+        }
+    }
+
+    /// <inheritdoc/>
+    public override void RunChild(string key, IReadOnlyList<string> arguments, ExperimentContext context)
+    {
+        if (key != "measure") base.RunChild(key, arguments, context);
+        MeasureAll(context);
+    }
+
+    private static void MeasureAll(ExperimentContext context)
+    {
+        var p = Parameters.Of(("zone", TimeZoneInfo.Local.Id));
+        long sink = 0;
+        context.Measure("DateTime.Now", n => { for (long i = 0; i < n; i++) sink += DateTime.Now.Ticks; }, p);
+        context.Measure("DateTime.UtcNow", n => { for (long i = 0; i < n; i++) sink += DateTime.UtcNow.Ticks; }, p);
+        context.Measure("DateTimeOffset.Now", n => { for (long i = 0; i < n; i++) sink += DateTimeOffset.Now.Ticks; }, p);
+        context.Measure("Stopwatch.GetTimestamp", n => { for (long i = 0; i < n; i++) sink += Stopwatch.GetTimestamp(); }, p);
+        context.Measure("Environment.TickCount64", n => { for (long i = 0; i < n; i++) sink += Environment.TickCount64; }, p);
+        var system = TimeProvider.System;
+        context.Measure("TimeProvider.System", n => { for (long i = 0; i < n; i++) sink += system.GetUtcNow().Ticks; }, p);
+        context.Measure("Clock.GetTimestamp", n => { for (long i = 0; i < n; i++) sink += Clock.GetTimestamp(); }, p);
+        context.Measure("Clock.UtcNowUnixNanoseconds", n => { for (long i = 0; i < n; i++) sink += Clock.UtcNowUnixNanoseconds(); }, p);
+        GC.KeepAlive(sink);
+    }
+
+    /// <inheritdoc/>
+    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
+    {
+        var now = measurements.Where(m => m.Variant == "DateTime.Now" && m.AllocatedBytesPerOp is not null).ToArray();
+        if (now.Length == 0)
+        {
+            return new(Verdict.NotComparable, "DateTime.Now was not measured.");
+        }
+        var worst = now.MaxBy(m => m.AllocatedBytesPerOp)!;
+        double bytes = worst.AllocatedBytesPerOp!.Value;
+        string zones = string.Join(", ", now.Select(m => $"{m.Parameters.GetValueOrDefault("zone")}: {Format.Significant(m.AllocatedBytesPerOp!.Value)} B"));
+        var verdict = bytes >= 16 ? Verdict.Holds : Verdict.Shrinks;
+        var clock = measurements.Where(m => m.Variant.StartsWith("Clock.", StringComparison.Ordinal)).Max(m => m.AllocatedBytesPerOp) ?? 0;
+        return new(verdict,
+            $"DateTime.Now allocates {Format.Significant(bytes)} B/call today ({zones}); Clock allocates {Format.Significant(clock)} B/call; article: 32 B/call.",
+            bytes, "B/call");
+    }
+}

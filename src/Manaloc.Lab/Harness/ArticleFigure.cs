@@ -1,0 +1,46 @@
+namespace Manaloc.Lab.Harness;
+
+/// <summary>The figure an article published, to be set beside today's.</summary>
+/// <param name="Text">The claim in words, e.g. "1,000,000 Set+Wait pairs: 1035 ms → 9 ms".</param>
+/// <param name="Value">The number that the verdict compares, where the article gives one.</param>
+/// <param name="Unit">Unit of <paramref name="Value"/>, e.g. <c>x</c> for a ratio, <c>B/call</c>.</param>
+public sealed record ArticleFigure(string Text, double? Value = null, string? Unit = null);
+
+/// <summary>How today's run stands against the article's claim.</summary>
+public enum Verdict
+{
+    /// <summary>The effect is there today, at least half as large as published.</summary>
+    Holds,
+    /// <summary>Same direction, but less than half the published effect (or none at all).</summary>
+    Shrinks,
+    /// <summary>Today the effect points the other way.</summary>
+    Reversed,
+    /// <summary>No like-for-like comparison is possible (no published number, different measure, or the run failed).</summary>
+    NotComparable,
+}
+
+/// <summary>The verdict and today's figure in words and as a number.</summary>
+/// <param name="Verdict">The verdict.</param>
+/// <param name="Text">Why, in one line, with today's figure.</param>
+/// <param name="TodayValue">Today's counterpart of <see cref="ArticleFigure.Value"/>.</param>
+/// <param name="TodayUnit">Unit of <paramref name="TodayValue"/>.</param>
+public sealed record VerdictResult(Verdict Verdict, string Text, double? TodayValue = null, string? TodayUnit = null)
+{
+    /// <summary>
+    /// Judges a "candidate is <paramref name="articleRatio"/>× better than baseline" claim against
+    /// today's ratio: holds at ≥ half the published ratio, shrinks above 0.9 (the effect is smaller or
+    /// gone), reversed below 0.9 (the candidate is now worse).
+    /// </summary>
+    public static Verdict FromRatios(double articleRatio, double todayRatio)
+    {
+        if (double.IsNaN(todayRatio) || double.IsNaN(articleRatio) || articleRatio <= 0)
+        {
+            return Verdict.NotComparable;
+        }
+        if (todayRatio < 0.9)
+        {
+            return Verdict.Reversed;
+        }
+        return todayRatio >= Math.Max(1.1, articleRatio / 2) ? Verdict.Holds : Verdict.Shrinks;
+    }
+}

@@ -1,0 +1,133 @@
+using System.Diagnostics;
+using System.Text.Json;
+
+namespace Manaloc.Lab.Harness;
+
+/// <summary>What a child process sent back: its measurements, named values and notes.</summary>
+public sealed record ChildOutput
+{
+    /// <summary>Measurements the child recorded.</summary>
+    public IReadOnlyList<Measurement> Measurements { get; init; } = [];
+    /// <summary>Named values the child recorded.</summary>
+    public IReadOnlyDictionary<string, double> Values { get; init; } = new Dictionary<string, double>();
+    /// <summary>Named texts the child recorded.</summary>
+    public IReadOnlyDictionary<string, string> Texts { get; init; } = new Dictionary<string, string>();
+    /// <summary>Notes the child recorded.</summary>
+    public IReadOnlyList<string> Notes { get; init; } = [];
+    /// <summary>The child's machine view (GC mode, affinity) — what its environment actually gave it.</summary>
+    public MachineInfo? Machine { get; init; }
+}
+
+/// <summary>
+/// Runs a piece of an experiment in a fresh lab process with chosen environment variables, so a
+/// setting that only takes effect at start-up (GC mode, affinity, time zone) is real.
+/// </summary>
+/// <remarks>
+/// The child is this same lab assembly started through the dotnet host as
+/// <c>dotnet exec Manaloc.Lab.dll child &lt;experiment&gt; &lt;key&gt; …</c>. It writes one line
+/// that starts with <see cref="Marker"/> followed by a JSON <see cref="ChildOutput"/>; everything
+/// else it prints is ignored. A child that exits non-zero, prints no result line or outlives its
+/// timeout raises <see cref="ChildProcessException"/>, and a timed-out child is killed with its tree.
+/// </remarks>
+public static class ChildProcess
+{
+    /// <summary>Prefix of the one line that carries the child's result.</summary>
+    public const string Marker = "##manaloc-child-result##";
+
+    /// <summary>The lab's entry assembly on disk.</summary>
+    public static string LabAssemblyPath => typeof(ChildProcess).Assembly.Location;
+
+    /// <summary>Runs the lab with <paramref name="labArguments"/> in a child process and returns its result.</summary>
+    public static ChildOutput Run(
+        IReadOnlyList<string> labArguments,
+        IReadOnlyDictionary<string, string?>? environment,
+        TimeSpan timeout,
+        CancellationToken cancellation = default)
+    {
+        var start = new ProcessStartInfo(FindDotnetHost())
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            RedirectStandardInput = true,
+            UseShellExecute = false,
+        };
+        start.ArgumentList.Add("exec");
+        start.ArgumentList.Add(LabAssemblyPath);
+        foreach (string arg in labArguments) start.ArgumentList.Add(arg);
+        // The child must not inherit a GC or tiering setting meant for the parent only.
+        foreach (string key in new[] { "DOTNET_gcServer", "DOTNET_GCgen0size", "DOTNET_gcConcurrent" })
+        {
+            start.Environment.Remove(key);
+        }
+        if (environment is not null)
+        {
+            foreach (var (key, value) in environment)
+            {
+                if (value is null) start.Environment.Remove(key);
+                else start.Environment[key] = value;
+            }
+        }
+
+        using var process = Process.Start(start) ?? throw new ChildProcessException("The child process did not start.");
+        process.StandardInput.Close();
+        var stdout = process.StandardOutput.ReadToEndAsync(cancellation);
+        var stderr = process.StandardError.ReadToEndAsync(cancellation);
+        bool exited;
+        try
+        {
+            exited = process.WaitForExitAsync(cancellation).Wait(timeout);
+        }
+        catch (AggregateException e) when (e.InnerException is OperationCanceledException)
+        {
+            exited = false;
+        }
+        if (!exited)
+        {
+            try { process.Kill(entireProcessTree: true); } catch (InvalidOperationException) { /* already gone */ }
+            process.WaitForExit();
+            cancellation.ThrowIfCancellationRequested();
+            throw new ChildProcessException($"The child process ({string.Join(' ', labArguments)}) did not finish within {timeout.TotalSeconds:0.#} s and was killed.");
+        }
+        string output = stdout.GetAwaiter().GetResult();
+        string errors = stderr.GetAwaiter().GetResult();
+        if (process.ExitCode != 0)
+        {
+            throw new ChildProcessException($"The child process ({string.Join(' ', labArguments)}) exited with code {process.ExitCode}: {LastLine(errors)}");
+        }
+        string? line = output.Split('\n').Select(l => l.TrimEnd('\r')).LastOrDefault(l => l.StartsWith(Marker, StringComparison.Ordinal));
+        if (line is null)
+        {
+            throw new ChildProcessException($"The child process ({string.Join(' ', labArguments)}) printed no result line. {LastLine(errors)}");
+        }
+        return JsonSerializer.Deserialize<ChildOutput>(line.AsSpan(Marker.Length), LabJson.Options)
+            ?? throw new ChildProcessException("The child process's result line was empty.");
+    }
+
+    /// <summary>Formats a child's output as its result line.</summary>
+    public static string FormatResultLine(ChildOutput output)
+        => Marker + JsonSerializer.Serialize(output, LabJson.CompactOptions);
+
+    private static string LastLine(string text)
+        => text.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).LastOrDefault() ?? "";
+
+    /// <summary>The dotnet host: this process if it is one, else DOTNET_HOST_PATH, else the runtime's root, else PATH.</summary>
+    internal static string FindDotnetHost()
+    {
+        string exe = OperatingSystem.IsWindows() ? "dotnet.exe" : "dotnet";
+        if (Environment.ProcessPath is { } self && Path.GetFileName(self).Equals(exe, StringComparison.OrdinalIgnoreCase))
+        {
+            return self;
+        }
+        if (Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } hostPath && File.Exists(hostPath))
+        {
+            return hostPath;
+        }
+        // <root>/shared/Microsoft.NETCore.App/<version>/ → <root>/dotnet
+        string runtimeDir = System.Runtime.InteropServices.RuntimeEnvironment.GetRuntimeDirectory();
+        string candidate = Path.GetFullPath(Path.Combine(runtimeDir, "..", "..", "..", exe));
+        return File.Exists(candidate) ? candidate : exe;
+    }
+}
+
+/// <summary>A child process failed, timed out or returned no result.</summary>
+public sealed class ChildProcessException(string message) : Exception(message);

@@ -1,0 +1,132 @@
+namespace Manaloc.Lab.Harness;
+
+/// <summary>
+/// What an experiment measures through: single-thread measurements, thread sweeps, custom samples,
+/// child processes, notes and tables. Everything recorded here becomes the experiment's result.
+/// </summary>
+/// <remarks>Not thread-safe: an experiment records from the thread that runs it.</remarks>
+public sealed class ExperimentContext
+{
+    private readonly List<Measurement> _measurements = [];
+    private readonly List<string> _notes = [];
+    private readonly List<ResultTable> _tables = [];
+    private readonly Dictionary<string, double> _values = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, string> _texts = new(StringComparer.Ordinal);
+    private readonly ILabProgress _progress;
+
+    /// <summary>Creates a context for experiment <paramref name="experimentName"/>.</summary>
+    public ExperimentContext(string experimentName, RunSettings settings, ILabProgress? progress = null, CancellationToken cancellation = default)
+    {
+        ExperimentName = experimentName;
+        Settings = settings;
+        _progress = progress ?? NullProgress.Instance;
+        Cancellation = cancellation;
+    }
+
+    /// <summary>The experiment this context belongs to.</summary>
+    public string ExperimentName { get; }
+    /// <summary>Warm-up, samples and thread counts.</summary>
+    public RunSettings Settings { get; }
+    /// <summary>True in quick mode.</summary>
+    public bool IsQuick => Settings.IsQuick;
+    /// <summary>Thread counts a sweep visits (from <c>--threads</c> or the default).</summary>
+    public IReadOnlyList<int> ThreadCounts => Settings.ThreadCounts;
+    /// <summary>Signalled when the user stops the run.</summary>
+    public CancellationToken Cancellation { get; }
+    /// <summary>Measurements so far.</summary>
+    public IReadOnlyList<Measurement> Measurements => _measurements;
+    /// <summary>Notes so far.</summary>
+    public IReadOnlyList<string> Notes => _notes;
+    /// <summary>Tables so far.</summary>
+    public IReadOnlyList<ResultTable> Tables => _tables;
+    /// <summary>Named values (sent back by a child process).</summary>
+    public IReadOnlyDictionary<string, double> Values => _values;
+    /// <summary>Named texts (sent back by a child process).</summary>
+    public IReadOnlyDictionary<string, string> Texts => _texts;
+
+    /// <summary>Measures a single-threaded body that performs the given number of operations.</summary>
+    public Measurement Measure(string variant, Action<long> body, IReadOnlyDictionary<string, string>? parameters = null, long? fixedOperations = null)
+    {
+        Status($"{variant} {FormatParameters(parameters)}");
+        Cancellation.ThrowIfCancellationRequested();
+        return Record(Bench.Measure(variant, body, Settings, parameters, fixedOperations));
+    }
+
+    /// <summary>Measures body(threadIndex, operations) on <paramref name="threads"/> threads started together.</summary>
+    public Measurement MeasureThreads(string variant, int threads, Action<int, long> body, IReadOnlyDictionary<string, string>? parameters = null, long? totalOperations = null)
+    {
+        Status($"{variant} threads={threads} {FormatParameters(parameters)}");
+        Cancellation.ThrowIfCancellationRequested();
+        return Record(ThreadSweep.Measure(variant, threads, body, Settings, parameters, totalOperations));
+    }
+
+    /// <summary>Records samples the experiment measured itself (latencies, sizes, counts).</summary>
+    public Measurement RecordSamples(
+        string variant, string unit, IReadOnlyCollection<double> samples, IReadOnlyDictionary<string, string>? parameters = null,
+        bool lowerIsBetter = true, int threads = 1, IReadOnlyDictionary<string, double>? metrics = null)
+        => Record(new Measurement
+        {
+            Variant = variant,
+            Parameters = parameters ?? Harness.Parameters.None,
+            Unit = unit,
+            LowerIsBetter = lowerIsBetter,
+            Statistics = Statistics.From(samples),
+            Threads = threads,
+            Metrics = metrics ?? new Dictionary<string, double>(),
+        });
+
+    /// <summary>Records a measurement as is.</summary>
+    public Measurement Record(Measurement measurement)
+    {
+        ArgumentNullException.ThrowIfNull(measurement);
+        _measurements.Add(measurement);
+        return measurement;
+    }
+
+    /// <summary>
+    /// Runs <c>RunChild(key, arguments)</c> of this experiment in a fresh lab process with the given
+    /// environment variables (null removes one) and returns what it recorded. Nothing is recorded
+    /// here automatically: the experiment decides what to keep.
+    /// </summary>
+    public ChildOutput RunChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, TimeSpan? timeout = null)
+    {
+        Status($"child process: {key}");
+        var args = new List<string> { "child", ExperimentName, key, IsQuick ? "--quick" : "--full" };
+        if (Settings.ThreadCounts.Count > 0)
+        {
+            args.Add("--threads");
+            args.Add(string.Join(',', Settings.ThreadCounts));
+        }
+        args.Add("--");
+        args.AddRange(arguments);
+        return ChildProcess.Run(args, environment, timeout ?? TimeSpan.FromMinutes(IsQuick ? 1 : 5), Cancellation);
+    }
+
+    /// <summary>Adds a line to the experiment's notes.</summary>
+    public void Note(string text) => _notes.Add(text);
+
+    /// <summary>Adds a table to the report.</summary>
+    public void AddTable(ResultTable table) => _tables.Add(table);
+
+    /// <summary>Sets a named value (a child's way to send a number back).</summary>
+    public void SetValue(string name, double value) => _values[name] = value;
+
+    /// <summary>Sets a named text (a child's way to send a string back).</summary>
+    public void SetText(string name, string value) => _texts[name] = value;
+
+    /// <summary>Shows what the experiment is doing now.</summary>
+    public void Status(string text) => _progress.Status($"{ExperimentName}: {text}".TrimEnd());
+
+    /// <summary>What this context recorded, as a child's result.</summary>
+    public ChildOutput ToChildOutput() => new()
+    {
+        Measurements = _measurements.ToArray(),
+        Values = new Dictionary<string, double>(_values),
+        Texts = new Dictionary<string, string>(_texts),
+        Notes = _notes.ToArray(),
+        Machine = MachineInfo.Current(),
+    };
+
+    private static string FormatParameters(IReadOnlyDictionary<string, string>? parameters)
+        => parameters is null ? "" : Measurement.FormatParameters(parameters);
+}

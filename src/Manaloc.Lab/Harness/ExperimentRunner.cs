@@ -1,0 +1,95 @@
+using System.Diagnostics;
+
+namespace Manaloc.Lab.Harness;
+
+/// <summary>Runs experiments, fills in ratios to the baseline and asks each for its verdict.</summary>
+public static class ExperimentRunner
+{
+    /// <summary>Runs <paramref name="experiments"/> in order and returns the whole report.</summary>
+    public static LabReport RunAll(IReadOnlyList<Experiment> experiments, RunSettings settings, ILabProgress? progress = null, CancellationToken cancellation = default)
+    {
+        progress ??= NullProgress.Instance;
+        var started = DateTimeOffset.UtcNow;
+        var results = new List<ExperimentResult>(experiments.Count);
+        for (int i = 0; i < experiments.Count; i++)
+        {
+            cancellation.ThrowIfCancellationRequested();
+            progress.ExperimentStarted(experiments[i].Name, i, experiments.Count);
+            var result = Run(experiments[i], settings, progress, cancellation);
+            progress.ExperimentFinished(result);
+            results.Add(result);
+        }
+        return new LabReport { StartedAt = started, Mode = settings.Mode, Machine = MachineInfo.Current(), Experiments = results };
+    }
+
+    /// <summary>Runs one experiment. A failure is caught and recorded in <see cref="ExperimentResult.Error"/>, never thrown.</summary>
+    public static ExperimentResult Run(Experiment experiment, RunSettings settings, ILabProgress? progress = null, CancellationToken cancellation = default)
+    {
+        var context = new ExperimentContext(experiment.Name, settings, progress, cancellation);
+        var stopwatch = Stopwatch.StartNew();
+        string? error = null;
+        try
+        {
+            experiment.Run(context);
+        }
+        catch (OperationCanceledException) when (cancellation.IsCancellationRequested)
+        {
+            throw;
+        }
+        catch (Exception e)
+        {
+            error = $"{e.GetType().Name}: {e.Message}";
+        }
+        var measurements = WithRatios(context.Measurements, experiment.Baseline);
+        VerdictResult verdict;
+        if (error is not null)
+        {
+            verdict = new VerdictResult(Verdict.NotComparable, $"The experiment failed: {error}");
+        }
+        else
+        {
+            try
+            {
+                verdict = experiment.Judge(measurements);
+            }
+            catch (Exception e)
+            {
+                verdict = new VerdictResult(Verdict.NotComparable, $"The verdict could not be formed: {e.Message}");
+            }
+        }
+        return new ExperimentResult
+        {
+            Experiment = experiment.Name,
+            Article = experiment.Article,
+            Description = experiment.Description,
+            ArticleFigure = experiment.Figure,
+            Baseline = experiment.Baseline,
+            Variants = experiment.Variants,
+            Parameters = experiment.DescribeParameters(settings),
+            SweepParameter = experiment.SweepParameter,
+            Measurements = measurements,
+            Verdict = verdict,
+            Notes = context.Notes.ToArray(),
+            Tables = context.Tables.ToArray(),
+            Error = error,
+            ElapsedSeconds = stopwatch.Elapsed.TotalSeconds,
+        };
+    }
+
+    /// <summary>
+    /// Sets each measurement's ratio to the baseline variant's measurement with the same parameters,
+    /// thread count and unit: this median divided by the baseline's. No matching baseline, no ratio.
+    /// </summary>
+    public static IReadOnlyList<Measurement> WithRatios(IReadOnlyList<Measurement> measurements, string baseline)
+    {
+        var baselines = new Dictionary<(string, int, string), Measurement>();
+        foreach (var m in measurements)
+        {
+            if (m.Variant == baseline) baselines.TryAdd((m.ParameterKey, m.Threads, m.Unit), m);
+        }
+        return measurements.Select(m =>
+            baselines.TryGetValue((m.ParameterKey, m.Threads, m.Unit), out var b) && b.Statistics.Median != 0
+                ? m with { RatioToBaseline = m.Statistics.Median / b.Statistics.Median }
+                : m with { RatioToBaseline = null }).ToArray();
+    }
+}

@@ -1,0 +1,62 @@
+using System.Runtime;
+using System.Runtime.InteropServices;
+
+namespace Manaloc.Lab.Harness;
+
+/// <summary>Where the figures come from.</summary>
+public sealed record MachineInfo
+{
+    /// <summary>Operating system description.</summary>
+    public required string Os { get; init; }
+    /// <summary>Process architecture.</summary>
+    public required string Architecture { get; init; }
+    /// <summary>.NET runtime description.</summary>
+    public required string Runtime { get; init; }
+    /// <summary><see cref="Environment.ProcessorCount"/>.</summary>
+    public int ProcessorCount { get; init; }
+    /// <summary>Processors in this process's affinity mask (where the OS reports one).</summary>
+    public int? AffinityProcessors { get; init; }
+    /// <summary>The affinity mask in hex (first 64 processors).</summary>
+    public string? AffinityMask { get; init; }
+    /// <summary><c>server</c> or <c>workstation</c>, and whether concurrent.</summary>
+    public required string GcMode { get; init; }
+    /// <summary>GC latency mode.</summary>
+    public required string GcLatencyMode { get; init; }
+    /// <summary>Physical memory the GC sees, in bytes.</summary>
+    public long TotalAvailableMemoryBytes { get; init; }
+    /// <summary>Whether the process runs in CI (the CI environment variable).</summary>
+    public bool Ci { get; init; }
+
+    /// <summary>Reads the current process's machine information.</summary>
+    public static MachineInfo Current()
+    {
+        int? affinityCount = null;
+        string? mask = null;
+        try
+        {
+            if (OperatingSystem.IsLinux() || OperatingSystem.IsWindows())
+            {
+                long affinity = (long)System.Diagnostics.Process.GetCurrentProcess().ProcessorAffinity;
+                affinityCount = System.Numerics.BitOperations.PopCount((ulong)affinity);
+                mask = $"0x{affinity:x}";
+            }
+        }
+        catch (Exception e) when (e is PlatformNotSupportedException or InvalidOperationException or System.ComponentModel.Win32Exception)
+        {
+            // No affinity to report on this platform.
+        }
+        return new MachineInfo
+        {
+            Os = RuntimeInformation.OSDescription,
+            Architecture = RuntimeInformation.ProcessArchitecture.ToString(),
+            Runtime = RuntimeInformation.FrameworkDescription,
+            ProcessorCount = Environment.ProcessorCount,
+            AffinityProcessors = affinityCount,
+            AffinityMask = mask,
+            GcMode = (GCSettings.IsServerGC ? "server" : "workstation") + (GCSettings.LatencyMode == GCLatencyMode.Batch ? "" : ", concurrent"),
+            GcLatencyMode = GCSettings.LatencyMode.ToString(),
+            TotalAvailableMemoryBytes = GC.GetGCMemoryInfo().TotalAvailableMemoryBytes,
+            Ci = !string.IsNullOrEmpty(Environment.GetEnvironmentVariable("CI")),
+        };
+    }
+}

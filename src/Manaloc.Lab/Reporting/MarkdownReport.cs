@@ -1,0 +1,92 @@
+using System.Text;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Reporting;
+
+/// <summary>Writes report.md: the summary table, then per experiment its measurements, charts, notes and tables.</summary>
+public static class MarkdownReport
+{
+    /// <summary>Renders the report; <paramref name="charts"/> maps an experiment to its chart files (relative paths).</summary>
+    public static string Render(LabReport report, IReadOnlyDictionary<string, IReadOnlyList<RenderedChart>> charts)
+    {
+        var sb = new StringBuilder();
+        sb.AppendLine("# Manaloc lab report").AppendLine();
+        var m = report.Machine;
+        sb.AppendLine($"Run {report.StartedAt:yyyy-MM-dd HH:mm} UTC, {report.Mode} mode, on {m.Os} ({m.Architecture}), {m.Runtime}, " +
+                      $"{m.ProcessorCount} processors (affinity: {m.AffinityProcessors?.ToString() ?? "n/a"}), GC: {m.GcMode}.").AppendLine();
+        sb.AppendLine("## Summary").AppendLine();
+        sb.Append(SummaryTable(report));
+        foreach (var result in report.Experiments)
+        {
+            sb.AppendLine().AppendLine($"## {result.Experiment}").AppendLine();
+            sb.AppendLine($"*{result.Article}.* {result.Description}").AppendLine();
+            if (result.ArticleFigure is { } figure) sb.AppendLine($"- Article: {figure.Text}");
+            sb.AppendLine($"- Today: **{result.Verdict.Verdict}** — {result.Verdict.Text}");
+            if (result.Error is not null) sb.AppendLine($"- Error: {result.Error}");
+            foreach (var p in result.Parameters) sb.AppendLine($"- Parameter `{p.Name}`: {p.Description} ({string.Join(", ", p.Values)})");
+            sb.AppendLine($"- Baseline: {result.Baseline}; took {result.ElapsedSeconds:0.0} s").AppendLine();
+            if (result.Measurements.Count > 0) sb.Append(MeasurementTable(result));
+            if (charts.TryGetValue(result.Experiment, out var list))
+            {
+                foreach (var chart in list) sb.AppendLine().AppendLine($"![{chart.Title}](charts/{chart.FileName})");
+            }
+            foreach (var table in result.Tables) sb.AppendLine().Append(Table(table));
+            if (result.Notes.Count > 0)
+            {
+                sb.AppendLine();
+                foreach (var note in result.Notes) sb.AppendLine($"- {note}");
+            }
+        }
+        return sb.ToString();
+    }
+
+    /// <summary>The summary table: experiment, article figure, today's figure, verdict.</summary>
+    public static string SummaryTable(LabReport report)
+    {
+        var sb = new StringBuilder();
+        sb.AppendLine("| experiment | article | today | verdict |");
+        sb.AppendLine("|---|---|---|---|");
+        foreach (var r in report.Experiments)
+        {
+            sb.AppendLine($"| {Cell(r.Experiment)} | {Cell(r.ArticleFigure?.Text ?? "—")} | {Cell(r.Verdict.Text)} | {Cell(VerdictWord(r.Verdict.Verdict))} |");
+        }
+        return sb.ToString();
+    }
+
+    /// <summary>The verdict as a word for tables.</summary>
+    public static string VerdictWord(Verdict verdict) => verdict switch
+    {
+        Verdict.Holds => "holds",
+        Verdict.Shrinks => "shrinks",
+        Verdict.Reversed => "reversed",
+        _ => "not comparable",
+    };
+
+    private static string MeasurementTable(ExperimentResult result)
+    {
+        var sb = new StringBuilder();
+        sb.AppendLine("| variant | parameters | median | min | max | ops/s | B/op | GC 0/1/2 | ratio |");
+        sb.AppendLine("|---|---|---|---|---|---|---|---|---|");
+        foreach (var m in result.Measurements)
+        {
+            sb.AppendLine(
+                $"| {Cell(m.Variant)} | {Cell(m.ParameterKey)} | {Format.Value(m.Statistics.Median, m.Unit)} | {Format.Value(m.Statistics.Min, m.Unit)} | " +
+                $"{Format.Value(m.Statistics.Max, m.Unit)} | {(m.OpsPerSecond is { } o ? Format.Value(o, "ops/s") : "")} | " +
+                $"{(m.AllocatedBytesPerOp is { } b ? Format.Significant(b) : "")} | {m.Gc.Gen0}/{m.Gc.Gen1}/{m.Gc.Gen2} | " +
+                $"{(m.RatioToBaseline is { } r ? Format.Ratio(r) : "")} |");
+        }
+        return sb.ToString();
+    }
+
+    private static string Table(ResultTable table)
+    {
+        var sb = new StringBuilder();
+        sb.AppendLine($"**{table.Title}**").AppendLine();
+        sb.AppendLine("| " + string.Join(" | ", table.Columns.Select(Cell)) + " |");
+        sb.AppendLine("|" + string.Concat(table.Columns.Select(_ => "---|")));
+        foreach (var row in table.Rows) sb.AppendLine("| " + string.Join(" | ", row.Select(Cell)) + " |");
+        return sb.ToString();
+    }
+
+    private static string Cell(string text) => text.Replace("|", "\\|").Replace("\n", " ");
+}

@@ -1,0 +1,105 @@
+using System.Text;
+using System.Text.Json;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Reporting;
+
+/// <summary>The files one run wrote.</summary>
+/// <param name="JsonPath">results.json.</param>
+/// <param name="MarkdownPath">report.md.</param>
+/// <param name="ChartPaths">Every chart written.</param>
+public sealed record WrittenReport(string JsonPath, string MarkdownPath, IReadOnlyList<string> ChartPaths);
+
+/// <summary>
+/// Writes results.json, report.md and charts/ into the output folder, all or nothing: every file is
+/// rendered in memory and written to a staging folder first, and only then moved into place.
+/// </summary>
+public static class ReportWriter
+{
+    /// <summary>Creates <paramref name="outDir"/> if needed and proves it writable, before any experiment runs.</summary>
+    /// <exception cref="IOException">The folder cannot be created or written, with the reason.</exception>
+    public static void EnsureWritable(string outDir)
+    {
+        try
+        {
+            Directory.CreateDirectory(outDir);
+            string probe = Path.Combine(outDir, $".write-probe-{Environment.ProcessId}");
+            File.WriteAllText(probe, "");
+            File.Delete(probe);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or NotSupportedException or ArgumentException)
+        {
+            throw new IOException($"--out '{outDir}' is not a writable folder: {e.Message}", e);
+        }
+    }
+
+    /// <summary>Serializes the report as results.json text.</summary>
+    public static string ToJson(LabReport report) => JsonSerializer.Serialize(report, LabJson.Options);
+
+    /// <summary>Reads results.json text back.</summary>
+    public static LabReport FromJson(string json)
+        => JsonSerializer.Deserialize<LabReport>(json, LabJson.Options) ?? throw new JsonException("results.json is empty.");
+
+    /// <summary>Writes the whole report into <paramref name="outDir"/>.</summary>
+    public static WrittenReport Write(LabReport report, string outDir)
+    {
+        var charts = report.Experiments.ToDictionary(r => r.Experiment, r => Charts.For(r));
+        string json = ToJson(report);
+        string markdown = MarkdownReport.Render(report, charts);
+
+        Directory.CreateDirectory(outDir);
+        string staging = Path.Combine(outDir, $".staging-{Guid.NewGuid():N}");
+        try
+        {
+            Directory.CreateDirectory(Path.Combine(staging, "charts"));
+            File.WriteAllText(Path.Combine(staging, "results.json"), json, Encoding.UTF8);
+            File.WriteAllText(Path.Combine(staging, "report.md"), markdown, Encoding.UTF8);
+            var chartNames = new List<string>();
+            foreach (var chart in charts.Values.SelectMany(c => c))
+            {
+                File.WriteAllText(Path.Combine(staging, "charts", chart.FileName), chart.Svg, Encoding.UTF8);
+                chartNames.Add(chart.FileName);
+            }
+            // Everything rendered and on disk: now swap it in.
+            string chartsDir = Path.Combine(outDir, "charts");
+            if (Directory.Exists(chartsDir)) Directory.Delete(chartsDir, recursive: true);
+            Directory.Move(Path.Combine(staging, "charts"), chartsDir);
+            File.Move(Path.Combine(staging, "results.json"), Path.Combine(outDir, "results.json"), overwrite: true);
+            File.Move(Path.Combine(staging, "report.md"), Path.Combine(outDir, "report.md"), overwrite: true);
+            return new WrittenReport(
+                Path.Combine(outDir, "results.json"),
+                Path.Combine(outDir, "report.md"),
+                chartNames.Select(n => Path.Combine(chartsDir, n)).ToArray());
+        }
+        finally
+        {
+            if (Directory.Exists(staging)) Directory.Delete(staging, recursive: true);
+        }
+    }
+
+    /// <summary>Start marker of the results block in README.md.</summary>
+    public const string ReadmeStart = "<!-- lab-results:start -->";
+    /// <summary>End marker of the results block in README.md.</summary>
+    public const string ReadmeEnd = "<!-- lab-results:end -->";
+
+    /// <summary>Replaces the block between the README markers with this run's summary table.</summary>
+    /// <exception cref="InvalidDataException">The file lacks the markers.</exception>
+    public static void UpdateReadme(string readmePath, LabReport report)
+    {
+        string text = File.ReadAllText(readmePath);
+        int start = text.IndexOf(ReadmeStart, StringComparison.Ordinal);
+        int end = text.IndexOf(ReadmeEnd, StringComparison.Ordinal);
+        if (start < 0 || end < start)
+        {
+            throw new InvalidDataException($"{readmePath} has no '{ReadmeStart}' … '{ReadmeEnd}' block to update.");
+        }
+        var m = report.Machine;
+        string block = $"{ReadmeStart}\n_From `{string.Join(' ', "run", report.Mode == "quick" ? "--quick" : "--full")}` on {report.StartedAt:yyyy-MM-dd}: " +
+                       $"{m.Os}, {m.Runtime}, {m.ProcessorCount} processors, GC {m.GcMode}._\n\n" +
+                       MarkdownReport.SummaryTable(report) + ReadmeEnd;
+        string updated = text[..start] + block + text[(end + ReadmeEnd.Length)..];
+        string temp = readmePath + ".tmp";
+        File.WriteAllText(temp, updated);
+        File.Move(temp, readmePath, overwrite: true);
+    }
+}
