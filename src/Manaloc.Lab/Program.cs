@@ -36,12 +36,12 @@ public static class Program
         var childExperiment = new Argument<string>("experiment");
         var childKey = new Argument<string>("key");
         var childArgs = new Argument<string[]>("arguments") { Arity = ArgumentArity.ZeroOrMore };
+        var childMode = new Option<string>("--mode") { DefaultValueFactory = _ => "quick" };
         var child = new Command("child", "Internal: run part of an experiment in this process and print its result line.") { Hidden = true };
         child.Arguments.Add(childExperiment);
         child.Arguments.Add(childKey);
         child.Arguments.Add(childArgs);
-        child.Options.Add(quick);
-        child.Options.Add(full);
+        child.Options.Add(childMode);
         child.Options.Add(threads);
 
         var root = new RootCommand("Manaloc lab: reruns the articles' experiments on this machine and sets their figures beside today's.");
@@ -82,6 +82,12 @@ public static class Program
 
         if (command == child)
         {
+            settings = parse.GetValue(childMode) switch
+            {
+                "smoke" => RunSettings.Smoke(threadCounts),
+                "full" => RunSettings.Full(threadCounts),
+                _ => RunSettings.Quick(threadCounts),
+            };
             return RunChild(parse.GetValue(childExperiment)!, parse.GetValue(childKey)!, parse.GetValue(childArgs) ?? [], settings, stdout, stderr);
         }
 

@@ -27,8 +27,10 @@ public sealed class ExperimentContext
     public string ExperimentName { get; }
     /// <summary>Warm-up, samples and thread counts.</summary>
     public RunSettings Settings { get; }
-    /// <summary>True in quick mode.</summary>
+    /// <summary>True in quick mode (and in smoke mode).</summary>
     public bool IsQuick => Settings.IsQuick;
+    /// <summary>True in smoke mode (tests): smallest sizes, figures mean little.</summary>
+    public bool IsSmoke => Settings.IsSmoke;
     /// <summary>Thread counts a sweep visits (from <c>--threads</c> or the default).</summary>
     public IReadOnlyList<int> ThreadCounts => Settings.ThreadCounts;
     /// <summary>Signalled when the user stops the run.</summary>
@@ -91,7 +93,7 @@ public sealed class ExperimentContext
     public ChildOutput RunChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, TimeSpan? timeout = null)
     {
         Status($"child process: {key}");
-        var args = new List<string> { "child", ExperimentName, key, IsQuick ? "--quick" : "--full" };
+        var args = new List<string> { "child", ExperimentName, key, "--mode", Settings.Mode };
         if (Settings.ThreadCounts.Count > 0)
         {
             args.Add("--threads");

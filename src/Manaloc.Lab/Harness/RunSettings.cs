@@ -13,8 +13,10 @@ public sealed record RunSettings
     public int Samples { get; init; }
     /// <summary>Thread counts a sweep visits.</summary>
     public IReadOnlyList<int> ThreadCounts { get; init; } = DefaultThreadCounts(Environment.ProcessorCount);
-    /// <summary>True in quick mode: experiments pick their smaller sizes.</summary>
-    public bool IsQuick => Mode == "quick";
+    /// <summary>True in quick and smoke mode: experiments pick their smaller sizes.</summary>
+    public bool IsQuick => Mode is "quick" or "smoke";
+    /// <summary>True in smoke mode (tests): experiments pick their smallest sizes and fewest variants' repetitions.</summary>
+    public bool IsSmoke => Mode == "smoke";
 
     /// <summary>Quick mode: every experiment in seconds, the whole suite within minutes on 2 cores.</summary>
     public static RunSettings Quick(IReadOnlyList<int>? threads = null) => new()
@@ -24,6 +26,16 @@ public sealed record RunSettings
         SampleTarget = TimeSpan.FromMilliseconds(15),
         Samples = 5,
         ThreadCounts = threads ?? DefaultThreadCounts(Environment.ProcessorCount),
+    };
+
+    /// <summary>Smoke mode, for tests: proves an experiment runs end to end; its figures mean little.</summary>
+    public static RunSettings Smoke(IReadOnlyList<int>? threads = null) => new()
+    {
+        Mode = "smoke",
+        WarmUp = TimeSpan.FromMilliseconds(1),
+        SampleTarget = TimeSpan.FromMilliseconds(1),
+        Samples = 2,
+        ThreadCounts = threads ?? [1, 2],
     };
 
     /// <summary>Full mode: longer warm-up, more and longer samples.</summary>
