@@ -167,12 +167,18 @@ public static class Program
     private static IAnsiConsole ConsoleOn(TextWriter writer)
     {
         bool real = ReferenceEquals(writer, Console.Out) || ReferenceEquals(writer, Console.Error);
-        return AnsiConsole.Create(new AnsiConsoleSettings
+        bool redirected = !real || (ReferenceEquals(writer, Console.Out) ? Console.IsOutputRedirected : Console.IsErrorRedirected);
+        var console = AnsiConsole.Create(new AnsiConsoleSettings
         {
             Out = new AnsiConsoleOutput(writer),
-            Ansi = real ? AnsiSupport.Detect : AnsiSupport.No,
-            ColorSystem = real ? ColorSystemSupport.Detect : ColorSystemSupport.NoColors,
-            Interactive = real ? InteractionSupport.Detect : InteractionSupport.No,
+            Ansi = redirected ? AnsiSupport.No : AnsiSupport.Detect,
+            ColorSystem = redirected ? ColorSystemSupport.NoColors : ColorSystemSupport.Detect,
+            Interactive = redirected ? InteractionSupport.No : InteractionSupport.Detect,
         });
+        if (redirected)
+        {
+            console.Profile.Width = 160; // a log or a pipe has no width; don't wrap tables at 80
+        }
+        return console;
     }
 }
