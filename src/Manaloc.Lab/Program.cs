@@ -153,7 +153,16 @@ public static class Program
         var experiment = ExperimentRegistry.Find(experimentName);
         if (experiment is null) return Usage(stderr, $"unknown experiment '{experimentName}'.");
         var context = new ExperimentContext(experiment.Name, settings);
-        experiment.RunChild(key, arguments, context);
+        try
+        {
+            experiment.RunChild(key, arguments, context);
+        }
+        catch (Exception e)
+        {
+            // The parent reads this last stderr line into its ChildProcessException.
+            stderr.WriteLine($"error: {experimentName}/{key} failed: {e.GetType().Name}: {e.Message}");
+            return 1;
+        }
         stdout.WriteLine(ChildProcess.FormatResultLine(context.ToChildOutput()));
         return 0;
     }
