@@ -9,6 +9,8 @@ public static class ExperimentRegistry
     public static IReadOnlyList<Experiment> All() =>
     [
         new ClockAllocations(),
+        new Processors(),
+        new Quantum(),
     ];
 
     /// <summary>Finds an experiment by name (case-insensitive).</summary>
