@@ -11,6 +11,8 @@ public static class ExperimentRegistry
         new ClockAllocations(),
         new Processors(),
         new Quantum(),
+        new Nagle(),
+        new UdpSend(),
     ];
 
     /// <summary>Finds an experiment by name (case-insensitive).</summary>
