@@ -14,14 +14,17 @@ namespace Manaloc.Platform;
 /// <param name="Architecture">The process architecture (for the padding figure).</param>
 internal sealed record ProcessorProbe(string Root, int EnvironmentProcessorCount, byte[]? AffinityMask, string? AffinityProblem, Architecture Architecture)
 {
-    /// <summary>The calling thread's mask and the real file system.</summary>
+    /// <summary>
+    /// The process's mask (its main thread's, as <c>taskset -p</c> and Process.ProcessorAffinity
+    /// report it, so the answer does not depend on which thread asks) and the real file system.
+    /// </summary>
     public static ProcessorProbe ForThisLinuxProcess()
     {
         byte[]? mask = null;
         string? problem = null;
         try
         {
-            mask = LinuxNative.GetAffinity(0, out int errno);
+            mask = LinuxNative.GetAffinity(Environment.ProcessId, out int errno);
             if (mask is null) problem = $"sched_getaffinity failed (errno {errno}); affinity unknown.";
         }
         catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)

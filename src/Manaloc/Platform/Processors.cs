@@ -111,7 +111,7 @@ public sealed partial class Processors
     /// <summary>Content that could not be parsed (file and text), each ignored rather than guessed; empty when all was well.</summary>
     public IReadOnlyList<string> Problems { get; private init; } = [];
 
-    /// <summary>Takes a fresh reading for this process (on Linux, the calling thread's affinity).</summary>
+    /// <summary>Takes a fresh reading for this process.</summary>
     /// <remarks>Never throws for missing files or failed system calls; see <see cref="Problems"/>.</remarks>
     public static Processors Read()
     {
