@@ -98,7 +98,7 @@ public sealed class Nagle : Experiment
     internal List<double> RunRounds(bool noDelay, bool twoWrites, int rounds, TimeSpan budget)
     {
         var samples = new List<double>(rounds);
-        var sockets = new List<Socket>();
+        var sockets = new SocketSet();
         Thread? server = null;
         Exception? serverError = null;
         try
@@ -161,7 +161,7 @@ public sealed class Nagle : Experiment
     }
 
     /// <summary>Accepts one connection (within the I/O timeout) and answers every 16 bytes with 1 byte until the client shuts down.</summary>
-    private void Serve(Socket listener, List<Socket> sockets)
+    private void Serve(Socket listener, SocketSet sockets)
     {
         if (!listener.Poll(IoTimeout, SelectMode.SelectRead))
         {
@@ -184,32 +184,60 @@ public sealed class Nagle : Experiment
         }
     }
 
-    private Socket Open(List<Socket> sockets, SocketType type, ProtocolType protocol)
+    private Socket Open(SocketSet sockets, SocketType type, ProtocolType protocol)
         => Track(sockets, new Socket(AddressFamily.InterNetwork, type, protocol));
 
-    private Socket Track(List<Socket> sockets, Socket socket)
+    /// <summary>
+    /// Adds a socket to the run's set. A socket that arrives after the set was closed (an accept
+    /// racing with a failing client) is closed at once, so none escapes the finally block.
+    /// </summary>
+    private Socket Track(SocketSet sockets, Socket socket)
     {
-        lock (sockets)
-        {
-            sockets.Add(socket);
-        }
-        Interlocked.Increment(ref _socketsOpened); // counters only; the list's lock orders the sockets themselves
+        Interlocked.Increment(ref _socketsOpened); // counters only, read by tests after the run
         Interlocked.Increment(ref _socketsOpen);
-        return socket;
+        if (sockets.TryAdd(socket))
+        {
+            return socket;
+        }
+        socket.Dispose();
+        Interlocked.Decrement(ref _socketsOpen);
+        throw new ObjectDisposedException(nameof(Socket), "The run's sockets were already closed.");
     }
 
-    private void CloseAll(List<Socket> sockets)
+    private void CloseAll(SocketSet sockets)
     {
-        Socket[] all;
-        lock (sockets)
-        {
-            all = sockets.ToArray();
-            sockets.Clear();
-        }
-        foreach (var socket in all)
+        foreach (var socket in sockets.Close())
         {
             socket.Dispose();
             Interlocked.Decrement(ref _socketsOpen);
+        }
+    }
+
+    /// <summary>The sockets of one run, shared by the client and server threads; closed once.</summary>
+    private sealed class SocketSet
+    {
+        private readonly List<Socket> _sockets = [];
+        private bool _closed;
+
+        public bool TryAdd(Socket socket)
+        {
+            lock (_sockets)
+            {
+                if (_closed) return false;
+                _sockets.Add(socket);
+                return true;
+            }
+        }
+
+        public Socket[] Close()
+        {
+            lock (_sockets)
+            {
+                _closed = true;
+                var all = _sockets.ToArray();
+                _sockets.Clear();
+                return all;
+            }
         }
     }
 

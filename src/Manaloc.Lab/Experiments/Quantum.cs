@@ -15,8 +15,9 @@ namespace Manaloc.Lab.Experiments;
 /// </summary>
 /// <remarks>
 /// The processor is shared with everything else on the machine, so a run may end because another
-/// process woke up rather than because the slice expired: only runs followed directly by the
-/// sibling's run count as slices; the others are reported apart. The first and
+/// task woke up rather than because the slice expired: runs shorter than Linux's smallest base
+/// slice (<see cref="ShortestSliceMs"/>) are reported apart as cut short; how many switches went
+/// straight to the sibling (rather than to another process) is reported too. The first and
 /// last run of each thread are cut by the start and end of the measurement and are dropped.
 /// </remarks>
 public sealed class Quantum : Experiment
@@ -33,8 +34,8 @@ public sealed class Quantum : Experiment
     /// <summary>The sibling's run starting this soon after one ends counts as a direct switch to it.</summary>
     internal const double HandOffMicroseconds = 100;
 
-    private const string Slice = "slice until the sibling ran";
-    private const string CutShort = "slice cut short by another process";
+    private const string Slice = "run slice";
+    private const string CutShort = "run cut short (< 0.75 ms)";
     private const string OffCpu = "time off the processor";
     private const int MaxRuns = 1 << 17;
 
@@ -124,7 +125,7 @@ public sealed class Quantum : Experiment
                 // The first run is cut by the start barrier, not the scheduler: skip it.
                 if (r == 0) continue;
                 double length = Ms(log.Ends[r] - log.Starts[r]);
-                (sibling && length >= ShortestSliceMs ? slices : cutShort).Add(length);
+                (length >= ShortestSliceMs ? slices : cutShort).Add(length);
             }
         }
         var parameters = Parameters.Of(("seconds", duration.TotalSeconds.ToString("0.##", CultureInfo.InvariantCulture)));
@@ -133,22 +134,23 @@ public sealed class Quantum : Experiment
         {
             ["switches"] = gaps.Count,
             ["toSibling"] = siblingGaps,
+            ["slices"] = slices.Count,
             ["siblingShare"] = siblingShare,
             ["pinned"] = pinned ? 1 : 0,
             ["overflowed"] = runs.Count(r => r.Overflowed),
         };
         if (slices.Count == 0)
         {
-            context.Note($"No run ended in a switch to the sibling in {duration.TotalSeconds:0.#} s (is more than one processor in the mask, or was the processor too busy?); the whole run is recorded as one slice.");
+            context.Note($"No complete run of at least {ShortestSliceMs} ms in {duration.TotalSeconds:0.#} s (were the threads really sharing one processor?); the whole run is recorded as one slice.");
             slices.Add(duration.TotalMilliseconds);
             metrics["switches"] = 0;
         }
         context.RecordSamples(Slice, "ms", slices, parameters, lowerIsBetter: false, threads: 2, metrics: metrics);
         if (cutShort.Count > 0) context.RecordSamples(CutShort, "ms", cutShort, parameters, lowerIsBetter: false, threads: 2);
         if (gaps.Count > 0) context.RecordSamples(OffCpu, "ms", gaps, parameters, threads: 2);
-        context.Note($"{gaps.Count} switches in {duration.TotalSeconds:0.#} s; {siblingShare:P0} handed the processor straight to the sibling thread (within {HandOffMicroseconds} µs; runs of at least {ShortestSliceMs} ms among them are the scheduler's slices); the rest went to other processes on processor {cpu} first (wake-ups, the machine's other work), which ends a run early or after its group's turn.");
+        context.Note($"{gaps.Count} switches in {duration.TotalSeconds:0.#} s; {siblingShare:P0} handed the processor straight to the sibling thread (within {HandOffMicroseconds} µs); the rest went to other processes on processor {cpu} first (the machine's other work). Runs of at least {ShortestSliceMs} ms are counted as slices, shorter ones as cut short by a wake-up.");
         context.Note($"A run is the time between clock jumps longer than {GapMicroseconds} µs; Linux enforces slices at timer ticks (CONFIG_HZ), so expect multiples of the tick period.");
-        context.AddTable(Histogram(slices));
+        context.AddTable(Histogram([.. cutShort, .. slices]));
         context.AddTable(KernelSettings());
         if (OperatingSystem.IsLinux() && int.TryParse(KernelConfigHz(), NumberStyles.None, CultureInfo.InvariantCulture, out int hz) && hz > 0)
         {
@@ -189,7 +191,7 @@ public sealed class Quantum : Experiment
 
     private static double Ms(long ticks) => ticks * 1000.0 / Stopwatch.Frequency;
 
-    private static ResultTable Histogram(List<double> slices)
+    private static ResultTable Histogram(IReadOnlyList<double> slices)
     {
         double[] edges = [0, 0.25, 0.5, 1, 2, 3, 4, 6, 8, 12, 16, 32, double.PositiveInfinity];
         var rows = new List<IReadOnlyList<string>>();
@@ -200,7 +202,7 @@ public sealed class Quantum : Experiment
             string range = double.IsPositiveInfinity(edges[i + 1]) ? $"≥ {edges[i]} ms" : $"{edges[i]}–{edges[i + 1]} ms";
             rows.Add([range, n.ToString(CultureInfo.InvariantCulture), ((double)n / slices.Count).ToString("P0", CultureInfo.InvariantCulture)]);
         }
-        return new ResultTable("Slices that ended in a switch to the sibling", ["slice", "count", "share"], rows);
+        return new ResultTable("Run lengths (every complete run)", ["length", "count", "share"], rows);
     }
 
     /// <summary>The scheduler settings this process may read; unreadable ones are listed as such.</summary>
@@ -283,12 +285,12 @@ public sealed class Quantum : Experiment
     public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
     {
         var slice = measurements.FirstOrDefault(m => m.Variant == Slice);
-        if (slice is null || slice.Metrics.GetValueOrDefault("pinned") != 1 || slice.Metrics.GetValueOrDefault("toSibling") < 4)
+        if (slice is null || slice.Metrics.GetValueOrDefault("pinned") != 1 || slice.Metrics.GetValueOrDefault("slices") < 4)
         {
             return new(Verdict.NotComparable, "The threads were not pinned to one processor or hardly switched: no slice length to compare.");
         }
         double median = slice.Statistics.Median, ratio = median / 5.2;
-        string text = $"Median slice before the sibling ran: {Format.Significant(median)} ms (p90 {Format.Significant(slice.Statistics.P90)} ms, {slice.Statistics.Count} slices) on Linux today; article: 5.2 ms computed for Windows 7.";
+        string text = $"Median run slice: {Format.Significant(median)} ms (p90 {Format.Significant(slice.Statistics.P90)} ms, {slice.Statistics.Count} slices) on Linux today; article: 5.2 ms computed for Windows 7.";
         var verdict = ratio is >= 0.5 and <= 2 ? Verdict.Holds : ratio < 0.5 ? Verdict.Shrinks : Verdict.NotComparable;
         return new(verdict, text, median, "ms");
     }

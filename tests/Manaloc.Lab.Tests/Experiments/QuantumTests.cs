@@ -11,7 +11,7 @@ public sealed class QuantumTests
         var result = ExperimentRunner.Run(new Quantum(), RunSettings.Smoke());
 
         Assert.Null(result.Error);
-        var slices = Assert.Single(result.Measurements, m => m.Variant == "slice until the sibling ran");
+        var slices = Assert.Single(result.Measurements, m => m.Variant == "run slice");
         Assert.Equal("ms", slices.Unit);
         Assert.All(result.Measurements, m => Assert.True(m.Statistics.Min >= 0));
         if (OperatingSystem.IsLinux())
