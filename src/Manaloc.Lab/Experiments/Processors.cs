@@ -8,8 +8,9 @@ namespace Manaloc.Lab.Experiments;
 /// <summary>
 /// Seed 000, "Don't Rely on Environment.ProcessorCount": in 2010 ProcessorCount reported the
 /// installed processors and ignored the affinity mask. Today: this process's figures, then child
-/// processes restricted three ways — started with a one-processor mask (as <c>taskset -c N</c>
-/// would), restricted after start, and told <c>DOTNET_PROCESSOR_COUNT=1</c> — each reporting what
+/// processes restricted several ways — started with a one-processor mask (as <c>taskset -c N</c>
+/// would), restricted after start, told <c>DOTNET_PROCESSOR_COUNT=1</c>, and, where the machine
+/// allows creating a cgroup, started under a CPU quota — each reporting what
 /// <see cref="Environment.ProcessorCount"/> says beside what <see cref="PlatformProcessors"/> reads.
 /// </summary>
 /// <remarks>
@@ -26,6 +27,7 @@ public sealed class Processors : Experiment
     internal const string RestrictedAfterStart = "pinned-after-start";
     internal const string CountOverride = "count-override";
     internal const string ThisProcess = "this";
+    internal const string UnderQuota = "cpu-quota";
 
     private const string EnvironmentCount = "Environment.ProcessorCount";
     private const string Affinity = "affinity mask";
@@ -50,7 +52,7 @@ public sealed class Processors : Experiment
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
     [
         new("process", "which process reports: this one, or a child restricted one way",
-            settings.IsSmoke ? [ThisProcess, StartedRestricted] : [ThisProcess, CountOverride, StartedRestricted, RestrictedAfterStart]),
+            settings.IsSmoke ? [ThisProcess, StartedRestricted] : [ThisProcess, CountOverride, StartedRestricted, RestrictedAfterStart, UnderQuota]),
     ];
 
     /// <inheritdoc/>
@@ -78,12 +80,21 @@ public sealed class Processors : Experiment
         if (!context.IsSmoke)
         {
             Keep(context, context.RunChild("measure", [RestrictedAfterStart, cpu.ToString(CultureInfo.InvariantCulture)]), rows);
+            double quota = Math.Max(0.5, Math.Floor(cpus.Count / 2.0));
+            if (RunUnderQuota(context, quota, out string? skipped) is { } limited)
+            {
+                Keep(context, limited, rows);
+                context.Note($"'{UnderQuota}': the child was started from a thread placed in a temporary cgroup v1 with a {quota:0.#}-processor quota (cpu.cfs_quota_us / cpu.cfs_period_us); the cgroup was removed afterwards. This needs a writable cgroup (here: privileges); Processors itself only reads.");
+            }
+            else
+            {
+                context.Note($"No CPU-quota child: {skipped}. Processors reads cpu.max / cpu.cfs_quota_us when a quota exists; the library tests cover it with synthetic files.");
+            }
         }
         context.AddTable(Table(rows));
         context.Note($"'{StartedRestricted}': the parent pinned the thread that starts the child to processor {cpu}; fork/exec copies that mask, as 'taskset -c {cpu}' would. The child's runtime sizes itself from it at start-up.");
         context.Note($"'{RestrictedAfterStart}': the child set every one of its threads to processor {cpu} after the runtime started; Environment.ProcessorCount was fixed at start-up and does not follow.");
         context.Note($"'{CountOverride}': the child ran with DOTNET_PROCESSOR_COUNT=1; only the runtime's view changes; the mask still allows {cpus.Count} processor(s).");
-        context.Note("A CPU-quota child is not run: the harness starts children directly, and placing one in a cgroup with a quota needs a writable (privileged or delegated) cgroup. Processors reads cpu.max / cpu.cfs_quota_us when a quota exists; the library tests cover it with synthetic files.");
         context.Note($"Cache line: {here.CacheLineSize} B{(here.CacheLineSizeReported ? " as reported by the system" : " (default: not reported)")}; padding against false sharing: {here.FalseSharingPadding} B (x86 prefetches adjacent line pairs).");
     }
 
@@ -117,6 +128,92 @@ public sealed class Processors : Experiment
                     LinuxNative.SetAffinity(tid, originalCpus);
                 }
             }
+        }
+    }
+
+    /// <summary>
+    /// Runs the measuring child from this thread placed in a temporary cgroup v1 with a CPU quota of
+    /// <paramref name="processors"/>, so the child starts inside it; then moves this thread, and any
+    /// thread created meanwhile, back and removes the cgroup. Returns null with the reason when the
+    /// machine does not allow it (no cgroup v1 CPU controller, or no permission to create a cgroup).
+    /// </summary>
+    internal static ChildOutput? RunUnderQuota(ExperimentContext context, double processors, out string? skipped)
+    {
+        var found = CgroupCpuQuota.Read("/", []);
+        if (found.Version != "v1" || found.Directory is null)
+        {
+            skipped = found.Version == "v2"
+                ? "cgroup v2 moves whole processes, not the thread that starts the child, and the harness starts the child itself"
+                : "no cgroup CPU controller was found";
+            return null;
+        }
+        string? tid = ThreadId();
+        if (tid is null)
+        {
+            skipped = "this thread's id is not readable (/proc/thread-self)";
+            return null;
+        }
+        string original = Path.Combine(found.Directory, "tasks");
+        string limited = Path.Combine(found.Directory, $"manaloc-lab-{Environment.ProcessId}-{Guid.NewGuid().ToString("N")[..8]}");
+        try
+        {
+            Directory.CreateDirectory(limited);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            skipped = $"no permission to create a cgroup under {found.Directory} ({e.Message.TrimEnd('.')}); a quota child needs privileges or a delegated cgroup";
+            return null;
+        }
+        try
+        {
+            try
+            {
+                const long period = 100_000;
+                File.WriteAllText(Path.Combine(limited, "cpu.cfs_period_us"), period.ToString(CultureInfo.InvariantCulture));
+                File.WriteAllText(Path.Combine(limited, "cpu.cfs_quota_us"), ((long)(processors * period)).ToString(CultureInfo.InvariantCulture));
+                File.WriteAllText(Path.Combine(limited, "tasks"), tid);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                skipped = $"the temporary cgroup could not be configured ({e.Message.TrimEnd('.')})";
+                return null;
+            }
+            skipped = null;
+            return context.RunChild("measure", [UnderQuota]);
+        }
+        finally
+        {
+            // This thread, and any thread the runtime created while it was inside, go back; then the cgroup is removed.
+            foreach (string task in ReadLines(Path.Combine(limited, "tasks")).Prepend(tid).Distinct())
+            {
+                try { File.WriteAllText(original, task); } catch (Exception e) when (e is IOException or UnauthorizedAccessException) { /* the thread has exited */ }
+            }
+            try { Directory.Delete(limited); } catch (Exception e) when (e is IOException or UnauthorizedAccessException) { context.Note($"The temporary cgroup {limited} could not be removed: {e.Message}"); }
+        }
+    }
+
+    private static string? ThreadId()
+    {
+        try
+        {
+            // /proc/thread-self links to <pid>/task/<tid>.
+            return new DirectoryInfo("/proc/thread-self").LinkTarget is { } target ? Path.GetFileName(target) : null;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return null;
+        }
+    }
+
+    private static IEnumerable<string> ReadLines(string path)
+    {
+        try
+        {
+            return File.ReadAllLines(path).Where(l => l.Length > 0).ToArray();
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return [];
         }
     }
 
@@ -159,6 +256,10 @@ public sealed class Processors : Experiment
         string after = Figure(EnvironmentCount, RestrictedAfterStart) is double ae && Figure(Available, RestrictedAfterStart) is double aa
             ? $"; restricted after start it still says {ae:0} while {aa:0} may run"
             : "";
+        if (Figure(EnvironmentCount, UnderQuota) is double qe && Figure(Quota, UnderQuota) is double qq)
+        {
+            after += $"; under a {qq:0.#}-processor cgroup quota it says {qe:0}";
+        }
         if (se > sa)
         {
             return new(Verdict.Holds, $"A child started on a {sa:0}-processor mask still sees ProcessorCount {se:0}{after}.", se / sa, "x");

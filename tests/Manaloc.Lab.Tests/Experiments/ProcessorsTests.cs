@@ -40,6 +40,35 @@ public sealed class ProcessorsTests
     }
 
     [Fact]
+    public void A_quota_child_runs_where_the_machine_allows_and_leaves_no_cgroup_behind()
+    {
+        if (!OperatingSystem.IsLinux()) return;
+        string Cgroup() => File.ReadAllText("/proc/thread-self/cgroup");
+        string before = Cgroup();
+        var context = new ExperimentContext("processors", RunSettings.Smoke());
+
+        var child = LabProcessors.RunUnderQuota(context, 1, out string? skipped);
+
+        if (child is null)
+        {
+            Assert.False(string.IsNullOrWhiteSpace(skipped));
+            return;
+        }
+        Assert.Null(skipped);
+        Assert.Equal(1, Assert.Single(child.Measurements, m => m.Variant == "cgroup quota").Statistics.Median);
+        Assert.Equal(1, child.Values["availableCount"]);
+        Assert.Equal(1, child.Values["environmentProcessorCount"]);
+        // This thread is back where it was, and the temporary cgroup is gone.
+        Assert.Equal(before, Cgroup());
+        string cpuPath = File.ReadAllLines("/proc/self/cgroup").Select(l => l.Split(':', 3)).First(f => f[1].Split(',').Contains("cpu"))[2];
+        foreach (string mount in new[] { "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct" }.Where(Directory.Exists))
+        {
+            string dir = Path.Join(mount, cpuPath.TrimStart('/'));
+            Assert.Empty(Directory.EnumerateDirectories(dir, $"manaloc-lab-{Environment.ProcessId}-*"));
+        }
+    }
+
+    [Fact]
     public void The_smoke_run_reports_this_process_and_the_restricted_child_and_judges()
     {
         var experiment = new LabProcessors();
