@@ -328,9 +328,11 @@ public sealed class UdpSend : Experiment
             ? $"{p:0.#} %" : "?";
         string Seconds(string variant) => measurements.FirstOrDefault(m => m.Variant == variant)?.Metrics.GetValueOrDefault("secondsPer100k") is double s
             ? $"{s:0.##} s" : "?";
+        string Allocated(string variant) => measurements.FirstOrDefault(m => m.Variant == variant)?.Metrics.GetValueOrDefault("allocatedBytesPerDatagram") is double b
+            ? $"{b:0} B" : "?";
         return ratio with
         {
-            Text = $"{ratio.Text}. Per 100,000: {string.Join(", ", Variants.Select(v => $"{v} {Seconds(v)}"))}; lost: {string.Join(", ", Variants.Select(v => $"{v} {Loss(v)}"))}.",
+            Text = $"{ratio.Text}. Per 100,000: {string.Join(", ", Variants.Select(v => $"{v} {Seconds(v)}"))}; lost: {string.Join(", ", Variants.Select(v => $"{v} {Loss(v)}"))}; allocated per datagram: {string.Join(", ", Variants.Select(v => $"{v} {Allocated(v)}"))}.",
         };
     }
 }
