@@ -248,6 +248,10 @@ public sealed class Processors : Experiment
 
         double? startedEnv = Figure(EnvironmentCount, StartedRestricted), startedAvail = Figure(Available, StartedRestricted);
         double? hereEnv = Figure(EnvironmentCount, ThisProcess), hereAvail = Figure(Available, ThisProcess);
+        if (hereAvail is double only && only <= 1)
+        {
+            return new(Verdict.NotComparable, "This process may use one processor only: a one-processor restriction changes nothing to compare.");
+        }
         if (startedEnv is not double se || startedAvail is not double sa)
         {
             return new(Verdict.NotComparable,
