@@ -9,6 +9,10 @@ public static class ExperimentRegistry
     public static IReadOnlyList<Experiment> All() =>
     [
         new ClockAllocations(),
+        new Processors(),
+        new Quantum(),
+        new Nagle(),
+        new UdpSend(),
     ];
 
     /// <summary>Finds an experiment by name (case-insensitive).</summary>
