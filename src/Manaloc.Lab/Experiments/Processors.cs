@@ -32,6 +32,9 @@ public sealed class Processors : Experiment
     private const string EnvironmentCount = "Environment.ProcessorCount";
     private const string Affinity = "affinity mask";
     private const string Quota = "cgroup quota";
+
+    /// <summary>Environment variable that allows the experiment to create a temporary cgroup for the quota child.</summary>
+    internal const string AllowCgroupVariable = "MANALOC_LAB_CGROUP";
     private const string Available = "Processors.AvailableCount";
     private const string Installed = "installed";
 
@@ -139,6 +142,12 @@ public sealed class Processors : Experiment
     /// </summary>
     internal static ChildOutput? RunUnderQuota(ExperimentContext context, double processors, out string? skipped)
     {
+        // Creating a cgroup changes the machine's configuration (briefly, and only as root): opt-in only.
+        if (Environment.GetEnvironmentVariable(AllowCgroupVariable) != "1")
+        {
+            skipped = $"creating a temporary cgroup is opt-in: set {AllowCgroupVariable}=1 (needs root or a delegated cgroup v1 CPU controller)";
+            return null;
+        }
         var found = CgroupCpuQuota.Read("/", []);
         if (found.Version != "v1" || found.Directory is null)
         {

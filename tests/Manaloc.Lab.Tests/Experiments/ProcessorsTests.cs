@@ -47,7 +47,23 @@ public sealed class ProcessorsTests
         string before = Cgroup();
         var context = new ExperimentContext("processors", RunSettings.Smoke());
 
-        var child = LabProcessors.RunUnderQuota(context, 1, out string? skipped);
+        // Without the opt-in nothing is created, and the reason names the variable.
+        string? previous = Environment.GetEnvironmentVariable(LabProcessors.AllowCgroupVariable);
+        Environment.SetEnvironmentVariable(LabProcessors.AllowCgroupVariable, null);
+        Assert.Null(LabProcessors.RunUnderQuota(context, 1, out string? declined));
+        Assert.Contains(LabProcessors.AllowCgroupVariable, declined);
+
+        ChildOutput? child;
+        string? skipped;
+        Environment.SetEnvironmentVariable(LabProcessors.AllowCgroupVariable, "1");
+        try
+        {
+            child = LabProcessors.RunUnderQuota(context, 1, out skipped);
+        }
+        finally
+        {
+            Environment.SetEnvironmentVariable(LabProcessors.AllowCgroupVariable, previous);
+        }
 
         if (child is null)
         {
