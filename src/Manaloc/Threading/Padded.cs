@@ -29,6 +29,13 @@ namespace Manaloc.Threading;
 /// through <see cref="Value"/> by reference (<c>ref counters[i].Value</c>) so writes go to the
 /// padded storage, not a copy.
 /// </para>
+/// <para>
+/// One caveat: for a <typeparamref name="T"/> that holds object references the runtime lays the
+/// struct out automatically and puts the reference first, so the value leads its 256 bytes of
+/// padding. Elements of a <c>Padded&lt;T&gt;[]</c> then still sit at least 256 bytes apart, which is
+/// what matters for per-thread slots; for unmanaged values (counters, timestamps) the value is in
+/// the middle, isolated on both sides.
+/// </para>
 /// <para>Thread safety: a plain field; synchronize access to <see cref="Value"/> as you would any field.</para>
 /// </remarks>
 [StructLayout(LayoutKind.Sequential)]
