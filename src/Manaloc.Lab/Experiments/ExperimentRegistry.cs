@@ -9,6 +9,10 @@ public static class ExperimentRegistry
     public static IReadOnlyList<Experiment> All() =>
     [
         new ClockAllocations(),
+        new Dispatcher(),
+        new BoundedQueue(),
+        new Deadline(),
+        new FalseSharing(),
     ];
 
     /// <summary>Finds an experiment by name (case-insensitive).</summary>

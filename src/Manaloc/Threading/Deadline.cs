@@ -55,12 +55,26 @@ public readonly struct Deadline : IEquatable<Deadline>
             ThrowHelper.ThrowArgumentOutOfRange(nameof(timeout), timeout, "A deadline's timeout is zero or more, or Timeout.InfiniteTimeSpan.");
         }
         var provider = timeProvider ?? TimeProvider.System;
-        long now = provider.GetTimestamp();
-        long frequency = provider.TimestampFrequency;
-        // ticks * frequency / TicksPerSecond, in 128 bits so a long timeout cannot overflow; saturates to "never".
-        Int128 span = (Int128)timeout.Ticks * frequency / TimeSpan.TicksPerSecond;
-        Int128 due = now + span;
-        return due >= long.MaxValue ? Infinite : new Deadline(provider, (long)due);
+        bool system = ReferenceEquals(provider, TimeProvider.System);
+        long now = system ? Stopwatch.GetTimestamp() : provider.GetTimestamp();
+        long span = ToTimestampTicks(timeout.Ticks, system ? Stopwatch.Frequency : provider.TimestampFrequency);
+        return span >= long.MaxValue - now ? Infinite : new Deadline(provider, now + span);
+    }
+
+    /// <summary><paramref name="ticks"/> × <paramref name="frequency"/> / TicksPerSecond, saturating at <see cref="long.MaxValue"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static long ToTimestampTicks(long ticks, long frequency)
+    {
+        // Common clocks first, in 64-bit arithmetic: 1 GHz (Linux, macOS) and 10 MHz (Windows, TimeSpan ticks).
+        if (frequency == TimeSpan.TicksPerSecond) return ticks;
+        if (frequency % TimeSpan.TicksPerSecond == 0)
+        {
+            long factor = frequency / TimeSpan.TicksPerSecond;
+            return ticks > long.MaxValue / factor ? long.MaxValue : ticks * factor;
+        }
+        // Any other frequency: 128-bit intermediate, so no overflow and no rounding drift.
+        Int128 scaled = (Int128)ticks * frequency / TimeSpan.TicksPerSecond;
+        return scaled >= long.MaxValue ? long.MaxValue : (long)scaled;
     }
 
     /// <summary>True once the deadline has passed. One clock read and a compare; never allocates.</summary>

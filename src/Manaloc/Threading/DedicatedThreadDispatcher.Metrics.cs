@@ -32,7 +32,8 @@ public sealed partial class DedicatedThreadDispatcher
     /// <summary>Items handed back by the shutdown because they did not run before its deadline.</summary>
     public long ReturnedCount => Volatile.Read(ref _returned);
 
-    /// <summary>The deepest the queue has been, counted when items are accepted.</summary>
+    /// <summary>The deepest the queue has been, sampled when items are accepted.</summary>
+    /// <remarks>Exact when the queue fills (a post finds it full); otherwise sampled on every 64th item, so a peak between samples may read up to 63 low. Sampling keeps producers from reading the workers' head index on every post.</remarks>
     public long DeepestQueue => Volatile.Read(ref _deepest);
 
     /// <summary>Workers that were pinned to their processor (see <see cref="DispatcherOptions.ProcessorAffinity"/>).</summary>

@@ -9,12 +9,13 @@ public sealed partial class DedicatedThreadDispatcher
     private readonly Slot[] _slots;         // power-of-two ring, at least _capacity long
     private Padded<long> _head;             // next position to take; CAS by workers, the drain and droppers
     private Padded<long> _tail;             // next position to fill, | ClosedBit once shut down; CAS by producers
+    private Padded<long> _headCache;        // a recent value of _head, read by producers instead of _head
     private readonly object _workLock = new();   // idle workers wait here
     private readonly object _spaceLock = new();  // producers blocked on a full queue wait here
     private TaskCompletionSource? _spaceSignal;  // asynchronous producers' wake-up; under _spaceLock
     private int _idleWorkers;               // workers between "about to sleep" and "awake"; Dekker partner of the tail CAS
     private int _waitingProducers;          // producers between "about to sleep" and "done"; Dekker partner of the head CAS
-    private long _deepest;                  // deepest queue seen
+    private long _deepest;                  // deepest queue seen (exact when it fills; sampled every 64th item otherwise)
     private long _rejected;
     private long _dropped;
     private long _returned;
@@ -35,6 +36,9 @@ public sealed partial class DedicatedThreadDispatcher
         return slots;
     }
 
+    /// <summary>Producers read the real head (and sample the depth) on every this-many-th position, besides whenever the queue looks full.</summary>
+    private const int DepthSampleInterval = 64;
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private EnqueueResult TryEnqueue(Action item)
     {
@@ -44,8 +48,23 @@ public sealed partial class DedicatedThreadDispatcher
         {
             long tail = Volatile.Read(ref _tail.Value); // acquire: the tail before the head, so tail - head never overstates room
             if ((tail & ClosedBit) != 0) return EnqueueResult.Closed;
-            long head = Volatile.Read(ref _head.Value);
-            if (tail - head >= _capacity) return EnqueueResult.Full;
+            // The cached head lags the real one (it is only ever a value the head once had), so the
+            // estimate overstates the queue and never lets it exceed the capacity. Reading the real
+            // head costs a cache miss (workers write it per item), so producers read it only when
+            // the estimate says full and on every DepthSampleInterval-th position, where they also
+            // sample the depth.
+            long head = Volatile.Read(ref _headCache.Value);
+            bool fresh = tail - head >= _capacity || (tail & (DepthSampleInterval - 1)) == 0;
+            if (fresh)
+            {
+                head = Volatile.Read(ref _head.Value);
+                Volatile.Write(ref _headCache.Value, head); // a racing refresh may store an older head: still a lower bound
+                if (tail - head >= _capacity)
+                {
+                    if (_capacity > Volatile.Read(ref _deepest)) RaiseDeepest(_capacity);
+                    return EnqueueResult.Full;
+                }
+            }
             ref Slot slot = ref slots[tail & (slots.Length - 1)];
             long sequence = Volatile.Read(ref slot.Sequence); // acquire: pairs with the release that freed the slot
             if (sequence == tail)
@@ -56,8 +75,7 @@ public sealed partial class DedicatedThreadDispatcher
                 {
                     slot.Item = item;
                     Volatile.Write(ref slot.Sequence, tail + 1); // release: publishes Item to the consumer of position tail
-                    long depth = tail + 1 - head;
-                    if (depth > Volatile.Read(ref _deepest)) RaiseDeepest(depth);
+                    if (fresh && tail + 1 - head > Volatile.Read(ref _deepest)) RaiseDeepest(tail + 1 - head);
                     return EnqueueResult.Accepted;
                 }
             }
@@ -166,7 +184,7 @@ public sealed partial class DedicatedThreadDispatcher
         switch (_fullMode)
         {
             case FullQueueMode.Block:
-                PostBlocking(item);
+                if (!SpinForRoom(item)) PostBlocking(item);
                 return;
             case FullQueueMode.DropOldest:
                 if (!PostDroppingOldest(item)) DispatcherThrowHelper.ThrowShuttingDown(_name);
@@ -186,6 +204,24 @@ public sealed partial class DedicatedThreadDispatcher
             return PostDroppingOldest(item);
         }
         Interlocked.Increment(ref _rejected);
+        return false;
+    }
+
+    /// <summary>Retries a full queue for a bounded spin-then-yield before blocking; true once queued.</summary>
+    private bool SpinForRoom(Action item)
+    {
+        SpinWait spin = default;
+        for (int i = 0; i < SpinIterations; i++)
+        {
+            spin.SpinOnce(sleep1Threshold: -1);
+            var result = TryEnqueue(item);
+            if (result == EnqueueResult.Accepted)
+            {
+                WakeWorkerIfIdle();
+                return true;
+            }
+            if (result == EnqueueResult.Closed) return false; // PostBlocking reports it
+        }
         return false;
     }
 

@@ -92,17 +92,25 @@ public sealed partial class DedicatedThreadDispatcher
 
     private static Diagnostics.ManalocEventSource ManalocEventSourceLog => Diagnostics.ManalocEventSource.Log;
 
-    /// <summary>A short spin before sleeping, since a wake-up costs a system call on both sides.</summary>
+    /// <summary>
+    /// Spins, then yields, for a bounded while before sleeping: a wake-up costs a system call on
+    /// the producer's side and a scheduling delay on ours, and a flood of tiny items would
+    /// otherwise pay both every time the workers momentarily catch up. The yields (after the first
+    /// ten busy spins) hand the core to a runnable producer rather than burning it.
+    /// </summary>
     private bool SpinForWork()
     {
         SpinWait spin = default;
-        while (!spin.NextSpinWillYield)
+        for (int i = 0; i < SpinIterations; i++)
         {
             spin.SpinOnce(sleep1Threshold: -1);
             if (Volatile.Read(ref _head.Value) != (Volatile.Read(ref _tail.Value) & ~ClosedBit) || _abandon) return true;
         }
         return false;
     }
+
+    /// <summary>SpinWait iterations before a worker sleeps or a producer blocks: 10 busy spins, then yields.</summary>
+    private const int SpinIterations = 30;
 
     /// <summary>
     /// Sleeps until there is work, a shutdown or the deadline. Dekker handshake with TryEnqueue: we
