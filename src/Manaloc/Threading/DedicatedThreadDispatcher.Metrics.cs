@@ -24,10 +24,10 @@ public sealed partial class DedicatedThreadDispatcher
     public long FailedCount => SumStats(static (ref WorkerStats s) => Volatile.Read(ref s.Failed));
 
     /// <summary>Posts refused: a full queue in <see cref="FullQueueMode.FailFast"/> mode or for <see cref="TryPost"/>, or a shutdown.</summary>
-    public long RejectedCount => Volatile.Read(ref _rejected);
+    public long RejectedCount => _rejected.Sum();
 
     /// <summary>Items removed by <see cref="FullQueueMode.DropOldest"/> and handed to the drop callback.</summary>
-    public long DroppedCount => Volatile.Read(ref _dropped);
+    public long DroppedCount => _dropped.Sum();
 
     /// <summary>Items handed back by the shutdown because they did not run before its deadline.</summary>
     public long ReturnedCount => Volatile.Read(ref _returned);

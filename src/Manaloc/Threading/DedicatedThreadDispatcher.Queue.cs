@@ -16,8 +16,8 @@ public sealed partial class DedicatedThreadDispatcher
     private int _idleWorkers;               // workers between "about to sleep" and "awake"; Dekker partner of the tail CAS
     private int _waitingProducers;          // producers between "about to sleep" and "done"; Dekker partner of the head CAS
     private long _deepest;                  // deepest queue seen (exact when it fills; sampled every 64th item otherwise)
-    private long _rejected;
-    private long _dropped;
+    private readonly StripedCounter _rejected = new(); // striped: a FailFast or DropOldest flood bumps these per post
+    private readonly StripedCounter _dropped = new();
     private long _returned;
     private volatile bool _abandon;         // set at the shutdown deadline: workers stop before their next item
 
@@ -177,7 +177,7 @@ public sealed partial class DedicatedThreadDispatcher
                 WakeWorkerIfIdle();
                 return;
             case EnqueueResult.Closed:
-                Interlocked.Increment(ref _rejected);
+                _rejected.Increment();
                 DispatcherThrowHelper.ThrowShuttingDown(_name);
                 return;
         }
@@ -190,7 +190,7 @@ public sealed partial class DedicatedThreadDispatcher
                 if (!PostDroppingOldest(item)) DispatcherThrowHelper.ThrowShuttingDown(_name);
                 return;
             default:
-                Interlocked.Increment(ref _rejected);
+                _rejected.Increment();
                 DispatcherThrowHelper.ThrowFull(_name, _capacity);
                 return;
         }
@@ -203,7 +203,7 @@ public sealed partial class DedicatedThreadDispatcher
         {
             return PostDroppingOldest(item);
         }
-        Interlocked.Increment(ref _rejected);
+        _rejected.Increment();
         return false;
     }
 
@@ -246,7 +246,7 @@ public sealed partial class DedicatedThreadDispatcher
                     if (result == EnqueueResult.Accepted) break;
                     if (result == EnqueueResult.Closed)
                     {
-                        Interlocked.Increment(ref _rejected);
+                        _rejected.Increment();
                         DispatcherThrowHelper.ThrowShuttingDown(_name);
                     }
                     Monitor.Wait(_spaceLock);
@@ -275,7 +275,7 @@ public sealed partial class DedicatedThreadDispatcher
                     Interlocked.Decrement(ref _waitingProducers);
                     if (result == EnqueueResult.Closed)
                     {
-                        Interlocked.Increment(ref _rejected);
+                        _rejected.Increment();
                         throw DispatcherThrowHelper.ShuttingDown(_name);
                     }
                     break;
@@ -308,12 +308,12 @@ public sealed partial class DedicatedThreadDispatcher
             }
             if (result == EnqueueResult.Closed)
             {
-                Interlocked.Increment(ref _rejected);
+                _rejected.Increment();
                 return false;
             }
             if (TryDequeue(out var oldest))
             {
-                Interlocked.Increment(ref _dropped);
+                _dropped.Increment();
                 try
                 {
                     _onItemDropped!(oldest);

@@ -76,7 +76,10 @@ public sealed partial class DedicatedThreadDispatcher
 
     private void ReportFailure(Exception e)
     {
-        ManalocEventSourceLog.DispatcherItemFailed(_name, $"{e.GetType().FullName}: {e.Message}");
+        if (ManalocEventSourceLog.IsEnabled())
+        {
+            ManalocEventSourceLog.DispatcherItemFailed(_name, $"{e.GetType().FullName}: {e.Message}");
+        }
         var handler = _onItemFailed;
         if (handler is null) return;
         try
