@@ -73,6 +73,7 @@ public sealed partial class DedicatedThreadDispatcher
                 // closed bit. Full fence: orders the claim before WakeWorkerIfIdle's read of _idleWorkers.
                 if (Interlocked.CompareExchange(ref _tail.Value, tail + 1, tail) == tail)
                 {
+                    Debug.Assert(slot.Item is null, "a free slot holds no item");
                     slot.Item = item;
                     Volatile.Write(ref slot.Sequence, tail + 1); // release: publishes Item to the consumer of position tail
                     if (fresh && tail + 1 - head > Volatile.Read(ref _deepest)) RaiseDeepest(tail + 1 - head);
@@ -104,6 +105,7 @@ public sealed partial class DedicatedThreadDispatcher
                 if (Interlocked.CompareExchange(ref _head.Value, head + 1, head) == head)
                 {
                     item = slot.Item!;
+                    Debug.Assert(item is not null, "a published slot holds its item");
                     slot.Item = null;
                     Volatile.Write(ref slot.Sequence, head + slots.Length); // release: frees the slot for the next lap
                     if (Volatile.Read(ref _waitingProducers) != 0) WakeProducersIfRoom(head + 1);

@@ -256,6 +256,7 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
                 notRun.Add(item);
             }
         }
+        Debug.Assert(Volatile.Read(ref _head.Value) == finalTail, "the drain took every accepted position");
         Interlocked.Add(ref _returned, notRun.Count);
         return notRun;
     }
@@ -265,6 +266,7 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
     {
         // Atomic OR: from here on every producer's claim CAS fails, so the accepted positions are final.
         long finalTail = Interlocked.Or(ref _tail.Value, ClosedBit) & ~ClosedBit;
+        Debug.Assert(Volatile.Read(ref _head.Value) <= finalTail, "the head never passes the tail");
         WakeProducers();
         WakeAllWorkers();
         return finalTail;
