@@ -177,7 +177,6 @@ public sealed class Dispatcher : Experiment
 
     private enum FloodKind { None, ThreadPool, Dispatcher }
 
-    private static int s_outstanding;
     private static int s_floodSpin = 30;
     private static readonly Action s_floodWork = static () => Thread.SpinWait(s_floodSpin);
 
@@ -198,13 +197,15 @@ public sealed class Dispatcher : Experiment
         return Stopwatch.GetElapsedTime(s).TotalMicroseconds / Probe;
     }
 
+    /// <summary>The ThreadPool flood's item; one instance per run, counting the run's outstanding items.</summary>
     private sealed class FloodItem : IThreadPoolWorkItem
     {
-        public static readonly FloodItem Instance = new();
+        public int Outstanding;
+
         public void Execute()
         {
             s_floodWork();
-            Interlocked.Decrement(ref s_outstanding);
+            Interlocked.Decrement(ref Outstanding);
         }
     }
 
@@ -220,6 +221,7 @@ public sealed class Dispatcher : Experiment
             ? new DedicatedThreadDispatcher(new DispatcherOptions { Name = "lab-flood", ThreadCount = FloodWorkers, Capacity = Capacity })
             : null;
         long posted = 0;
+        var floodItem = new FloodItem();
         var producers = new Thread[flood == FloodKind.None ? 0 : Producers];
         for (int i = 0; i < producers.Length; i++)
         {
@@ -235,9 +237,9 @@ public sealed class Dispatcher : Experiment
                     else
                     {
                         // The same bound as the dispatcher's queue: at most Capacity items outstanding.
-                        if (Volatile.Read(ref s_outstanding) >= Capacity) { Thread.Yield(); continue; }
-                        Interlocked.Increment(ref s_outstanding);
-                        ThreadPool.UnsafeQueueUserWorkItem(FloodItem.Instance, preferLocal: false);
+                        if (Volatile.Read(ref floodItem.Outstanding) >= Capacity) { Thread.Yield(); continue; }
+                        Interlocked.Increment(ref floodItem.Outstanding);
+                        ThreadPool.UnsafeQueueUserWorkItem(floodItem, preferLocal: false);
                     }
                     mine++;
                 }
@@ -260,7 +262,7 @@ public sealed class Dispatcher : Experiment
         foreach (var t in producers) t.Join();
         dispatcher?.Shutdown(Timeout.InfiniteTimeSpan);
         var deadline = Stopwatch.GetTimestamp() + 30 * Stopwatch.Frequency;
-        while ((Volatile.Read(ref s_outstanding) > 0 || latencies.Take(beats).Any(double.IsNaN)) && Stopwatch.GetTimestamp() < deadline)
+        while ((Volatile.Read(ref floodItem.Outstanding) > 0 || latencies.Take(beats).Any(double.IsNaN)) && Stopwatch.GetTimestamp() < deadline)
         {
             Thread.Sleep(1);
         }

@@ -188,6 +188,23 @@ public sealed class DedicatedThreadDispatcherTests
     }
 
     [Fact]
+    public void Busy_time_follows_the_fake_clock_while_a_worker_is_awake()
+    {
+        var clock = new FakeTimeProvider();
+        using var gate = new ManualResetEventSlim();
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, TimeProvider = clock });
+        BlockWorkers(d, gate);
+        Assert.Equal(TimeSpan.Zero, d.BusyTime);
+        clock.Advance(TimeSpan.FromSeconds(5));
+        Assert.Equal(TimeSpan.FromSeconds(5), d.BusyTime); // the worker is awake (running the blocking item) the whole time
+        gate.Set();
+        d.Dispose();
+        Assert.Equal(TimeSpan.FromSeconds(5), d.BusyTime); // asleep or gone: no more time accrues
+        clock.Advance(TimeSpan.FromSeconds(3));
+        Assert.Equal(TimeSpan.FromSeconds(5), d.BusyTime);
+    }
+
+    [Fact]
     public void Shutdown_without_deadline_runs_everything_and_wakes_blocked_producers()
     {
         using var gate = new ManualResetEventSlim();
