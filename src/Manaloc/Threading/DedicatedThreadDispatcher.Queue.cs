@@ -186,7 +186,14 @@ public sealed partial class DedicatedThreadDispatcher
         switch (_fullMode)
         {
             case FullQueueMode.Block:
-                if (!SpinForRoom(item)) PostBlocking(item);
+                if (SpinForRoom(item)) return;
+                if (t_current == this)
+                {
+                    // Only workers make room; a worker waiting for room could wait for itself.
+                    _rejected.Increment();
+                    DispatcherThrowHelper.ThrowFullFromWorker(_name, _capacity);
+                }
+                PostBlocking(item);
                 return;
             case FullQueueMode.DropOldest:
                 if (!PostDroppingOldest(item)) DispatcherThrowHelper.ThrowShuttingDown(_name);

@@ -119,7 +119,7 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
 
     /// <summary>Queues <paramref name="item"/>; when the queue is full, blocks, throws or drops the oldest item as the mode says.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="item"/> is null.</exception>
-    /// <exception cref="InvalidOperationException">The dispatcher is shutting down, or the queue is full in <see cref="FullQueueMode.FailFast"/> mode; the item was not queued.</exception>
+    /// <exception cref="InvalidOperationException">The dispatcher is shutting down; or the queue is full in <see cref="FullQueueMode.FailFast"/> mode, or in <see cref="FullQueueMode.Block"/> mode on one of this dispatcher's own workers (where blocking could deadlock). The item was not queued.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Post(Action item)
     {

@@ -14,6 +14,10 @@ internal static class DispatcherThrowHelper
         => throw new InvalidOperationException($"Dispatcher '{name}' has a full queue ({capacity} items) and fails fast; the item was not queued. Use TryPost to test for room.");
 
     [DoesNotReturn]
+    public static void ThrowFullFromWorker(string name, int capacity)
+        => throw new InvalidOperationException($"Dispatcher '{name}' has a full queue ({capacity} items) and Post was called on one of its own workers: blocking there could deadlock, since only the workers make room. The item was not queued; use TryPost or PostAsync from a work item.");
+
+    [DoesNotReturn]
     public static void ThrowShutdownFromWorker(string name)
         => throw new InvalidOperationException($"Dispatcher '{name}' cannot be shut down from one of its own worker threads: the shutdown would wait for the item that called it.");
 

@@ -239,6 +239,32 @@ public sealed class DedicatedThreadDispatcherTests
     }
 
     [Fact]
+    public void A_worker_posting_to_its_own_full_queue_gets_an_exception_not_a_deadlock()
+    {
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 1 });
+        var result = new TaskCompletionSource<Exception?>();
+        d.Post(() =>
+        {
+            try
+            {
+                d.Post(() => { }); // fills the queue
+                d.Post(() => { }); // would wait for this very worker
+                result.SetResult(null);
+            }
+            catch (Exception e)
+            {
+                result.SetResult(e);
+            }
+        });
+        var error = Await(result.Task, "the self-posting item");
+        Assert.IsType<InvalidOperationException>(error);
+        Assert.Contains("deadlock", error!.Message);
+        d.Dispose();
+        Assert.Equal(2, d.ExecutedCount);
+        Assert.Equal(1, d.RejectedCount);
+    }
+
+    [Fact]
     public void Bad_arguments_are_refused()
     {
         Assert.Throws<ArgumentOutOfRangeException>(() => new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 0 }));
