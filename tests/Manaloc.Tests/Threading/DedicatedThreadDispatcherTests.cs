@@ -328,6 +328,29 @@ public sealed class DedicatedThreadDispatcherTests
         gate.Set();
         d.Dispose();
         Assert.Equal(9, d.ExecutedCount);
+
+        seen.Clear();
+        listener.RecordObservableInstruments();
+        Assert.Empty(seen); // a shut-down dispatcher no longer reports
+    }
+
+    [Fact]
+    public void Dispose_from_a_worker_begins_the_shutdown_without_waiting_for_itself()
+    {
+        int ran = 0;
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1 });
+        using var gate = new ManualResetEventSlim();
+        d.Post(() =>
+        {
+            gate.Wait();
+            d.Dispose();
+            Interlocked.Increment(ref ran);
+        });
+        d.Post(() => Interlocked.Increment(ref ran));
+        gate.Set();
+        Await(d.Completion, "the workers' exit after a Dispose from a worker");
+        Assert.Equal(2, ran); // the queued item still ran: Dispose drains
+        Assert.False(d.TryPost(() => { }));
     }
 
     /// <summary>Counts DispatcherItemFailed events of one dispatcher.</summary>
