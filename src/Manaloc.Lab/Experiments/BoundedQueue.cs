@@ -19,7 +19,9 @@ public sealed class BoundedQueue : Experiment
     private const string CappedBlocking = "BlockingCollection capped";
     private const string CappedDispatcher = "DedicatedThreadDispatcher capped";
 
-    private static int s_sendSpin = 40;
+    /// <summary>Target cost of one "send" by the consumer; the producer is an order of magnitude faster.</summary>
+    private const double SendMicros = 2;
+    private static int s_sendSpin = 80;
     private static long s_checksum;
 
     /// <inheritdoc/>
@@ -35,7 +37,7 @@ public sealed class BoundedQueue : Experiment
     /// <inheritdoc/>
     public override string Baseline => Unbounded;
 
-    private static int Items(RunSettings s) => s.IsSmoke ? 40_000 : s.IsQuick ? 400_000 : 3_000_000;
+    private static int Items(RunSettings s) => s.IsSmoke ? 30_000 : s.IsQuick ? 300_000 : 3_000_000;
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -77,7 +79,7 @@ public sealed class BoundedQueue : Experiment
             context.RecordSamples(name, "bytes", memory[name], p, lowerIsBetter: true, threads: 2);
         }
         context.Note($"One producer creates {items:N0} requests (a closure over a new {PayloadBytes}-byte array) as fast as it can; one consumer 'sends' each (checksum plus a spin, measured at {sendMicros:0.##} µs per request). Throughput: requests consumed per second from the first post to the last send.");
-        context.Note("Memory: the peak of the GC heap size (sampled after every collection, every millisecond) during the run, minus the heap size before it: the live queue, not garbage awaiting collection.");
+        context.Note("Memory: live managed bytes when the producer posts its last request (a full collection at that moment, its pause excluded from the time), minus those before the run: the queue at its deepest, not garbage awaiting collection.");
     }
 
     private static double CalibrateSend()
@@ -89,8 +91,8 @@ public sealed class BoundedQueue : Experiment
             long start = Stopwatch.GetTimestamp();
             for (int i = 0; i < Probe; i++) Send(payload);
             double us = Stopwatch.GetElapsedTime(start).TotalMicroseconds / Probe;
-            if (us is > 0.7 and < 1.5) return us;
-            s_sendSpin = Math.Clamp((int)(s_sendSpin / Math.Max(us, 0.01)), 1, 100_000);
+            if (us is > SendMicros * 0.75 and < SendMicros * 1.5) return us;
+            s_sendSpin = Math.Clamp((int)(s_sendSpin * SendMicros / Math.Max(us, 0.01)), 1, 1_000_000);
         }
         long s = Stopwatch.GetTimestamp();
         for (int i = 0; i < Probe; i++) Send(payload);
@@ -118,24 +120,18 @@ public sealed class BoundedQueue : Experiment
         return (dispatcher.Post, () => dispatcher.Shutdown(Timeout.InfiniteTimeSpan));
     }
 
+    /// <summary>
+    /// One run; returns the time from the first post to the last send, excluding the memory probe.
+    /// The probe is a full collection at the producer's last post: the queue is at its deepest
+    /// then (unbounded: the whole backlog; capped: at most the cap), and after a full collection
+    /// the heap holds only live objects, so the reading is the queue's memory, not garbage waiting
+    /// for a collection (which sampling the heap would mix in, by up to a gen-0 budget).
+    /// </summary>
     private static TimeSpan Run(Func<int, (Action<Action> Post, Action Finish)> start, int items, out long peakBytes)
     {
         GC.Collect();
         GC.WaitForPendingFinalizers();
-        GC.Collect();
-        long baseline = GC.GetGCMemoryInfo().HeapSizeBytes;
-        long peak = 0;
-        using var stop = new CancellationTokenSource();
-        var sampler = new Thread(() =>
-        {
-            while (!stop.IsCancellationRequested)
-            {
-                long size = GC.GetGCMemoryInfo().HeapSizeBytes;
-                if (size > peak) peak = size;
-                Thread.Sleep(1);
-            }
-        }) { IsBackground = true, Name = "lab-heap-sampler" };
-        sampler.Start();
+        long baseline = GC.GetTotalMemory(forceFullCollection: true);
         var (post, finish) = start(items);
         long begin = Stopwatch.GetTimestamp();
         for (int i = 0; i < items; i++)
@@ -144,12 +140,13 @@ public sealed class BoundedQueue : Experiment
             payload[0] = (byte)i;
             post(() => Send(payload));
         }
+        long probeStart = Stopwatch.GetTimestamp();
+        GC.Collect(); // blocking: the consumer is paused too, so excluding this time is exact
+        long live = GC.GetTotalMemory(forceFullCollection: false);
+        var probe = Stopwatch.GetElapsedTime(probeStart);
         finish();
-        var elapsed = Stopwatch.GetElapsedTime(begin);
-        stop.Cancel();
-        sampler.Join();
-        long last = GC.GetGCMemoryInfo().HeapSizeBytes;
-        peakBytes = Math.Max(0, Math.Max(peak, last) - baseline);
+        var elapsed = Stopwatch.GetElapsedTime(begin) - probe;
+        peakBytes = Math.Max(0, live - baseline);
         return elapsed;
     }
 
