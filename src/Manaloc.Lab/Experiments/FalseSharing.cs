@@ -66,7 +66,25 @@ public sealed class FalseSharing : Experiment
                 for (long i = 0; i < n; i++) Interlocked.Increment(ref shared[0]);
             });
         }
+        if (LoadAverage() is double load && load > Environment.ProcessorCount)
+        {
+            context.Note($"The machine was busy (1-minute load average {load:0.#} on {Environment.ProcessorCount} processors): the measuring threads often did not run at the same time, which hides false sharing; rerun on a quiet machine for a fair figure.");
+        }
         context.Note($"Packed and padded counters are each written by one thread (a plain volatile load and store); StripedCounter and the shared counter take atomic increments from every thread. {Environment.ProcessorCount} processors: thread counts above it time-share cores, where false sharing fades.");
+    }
+
+    private static double? LoadAverage()
+    {
+        try
+        {
+            if (!OperatingSystem.IsLinux() || !File.Exists("/proc/loadavg")) return null;
+            string first = File.ReadAllText("/proc/loadavg").Split(' ')[0];
+            return double.TryParse(first, System.Globalization.NumberStyles.Float, System.Globalization.CultureInfo.InvariantCulture, out double load) ? load : null;
+        }
+        catch (IOException)
+        {
+            return null;
+        }
     }
 
     /// <inheritdoc/>
