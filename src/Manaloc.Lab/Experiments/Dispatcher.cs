@@ -75,7 +75,7 @@ public sealed class Dispatcher : Experiment
             context.Status($"{variant} (warm-up)");
             run(Math.Min(items, 50_000));
         }
-        // Interleave the variants sample by sample, so noise from the other helpers' builds spreads evenly.
+        // Interleave the variants sample by sample, so noise from other load on the machine spreads evenly.
         var results = runs.ToDictionary(r => r.Variant, _ => new List<double>());
         var cpu = runs.ToDictionary(r => r.Variant, _ => new List<double>());
         using var process = Process.GetCurrentProcess();
@@ -101,13 +101,16 @@ public sealed class Dispatcher : Experiment
         var duration = HeartbeatRun(context.Settings);
         double floodMicros = CalibrateFloodWork();
         var hp = Parameters.Of(("flood work", "~1 µs per item"), ("interval", "1 ms"), ("capacity", Capacity), ("flood workers", FloodWorkers));
+        var floodRates = new List<string>();
         foreach (var (variant, flood) in new[] { (NoFlood, FloodKind.None), (FloodOnPool, FloodKind.ThreadPool), (FloodOnDispatcher, FloodKind.Dispatcher) })
         {
             context.Status(variant);
             var latencies = Heartbeat(flood, duration, out long flooded);
             context.RecordSamples(variant, "ms", latencies, hp, lowerIsBetter: true, threads: Producers,
                 metrics: new Dictionary<string, double> { ["heartbeats"] = latencies.Count, ["flood items"] = flooded });
+            if (flood != FloodKind.None) floodRates.Add($"{variant}: {Format.Value(flooded / duration.TotalSeconds, "ops/s")}");
         }
+        context.Note($"Flood items accepted per second during the heartbeat runs (the price of isolation is the flood's own throughput): {string.Join("; ", floodRates)}.");
         context.Note($"Throughput: {Producers} producers flood {items:N0} tiny items into {Workers} workers through a queue bounded at {Capacity:N0}; time runs from release to every worker joined. 'CPU ns/item' is the process's CPU time per item over the same run: less sensitive than wall time to other load on the machine.");
         context.Note($"Heartbeat: every ~1 ms a small item goes to the ThreadPool; its latency is queue-to-run. The flood ({Producers} producers of items measured at {floodMicros:0.##} µs each, at most {Capacity:N0} outstanding) runs for {duration.TotalSeconds:0.##} s on the ThreadPool (all its threads) or on a {FloodWorkers}-thread dispatcher (processors − 1, leaving a core to the rest of the application, as the article's handful of dedicated threads did).");
     }
