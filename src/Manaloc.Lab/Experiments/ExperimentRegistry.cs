@@ -9,6 +9,10 @@ public static class ExperimentRegistry
     public static IReadOnlyList<Experiment> All() =>
     [
         new ClockAllocations(),
+        new Dispatcher(),
+        new BoundedQueue(),
+        new Deadline(),
+        new FalseSharing(),
         new Processors(),
         new Quantum(),
         new Nagle(),
