@@ -1,0 +1,34 @@
+namespace Manaloc.Memory;
+
+/// <summary>An interface's generated implementation for one mode (checked or unchecked), with what New needs precomputed.</summary>
+/// <remarks>Immutable after construction; shared by every allocator in the process.</remarks>
+internal sealed class RecordType
+{
+    public RecordType(Type @interface, TypeLayout layout, Type generated, bool isChecked, Func<NativeRecord> create, ushort tag, ushort arrayTag)
+    {
+        Interface = @interface;
+        Layout = layout;
+        Generated = generated;
+        Checked = isChecked;
+        Create = create;
+        Tag = tag;
+        ArrayTag = arrayTag;
+        BlockSize = (nuint)Math.Max(layout.Size, 1);
+        Alignment = (nuint)Math.Max(layout.Alignment, 16);
+        ClassIndex = SizeClasses.ForSize(BlockSize, Alignment);
+    }
+
+    public Type Interface { get; }
+    public TypeLayout Layout { get; }
+    public Type Generated { get; }
+    public bool Checked { get; }
+    public Func<NativeRecord> Create { get; }
+    /// <summary>Slab size class of one record, or -1 when a record is larger than the largest class.</summary>
+    public int ClassIndex { get; }
+    public nuint BlockSize { get; }
+    public nuint Alignment { get; }
+    /// <summary>Tag of single records in the slab's side table (leak reports by type).</summary>
+    public ushort Tag { get; }
+    /// <summary>Tag of record arrays of this type.</summary>
+    public ushort ArrayTag { get; }
+}
