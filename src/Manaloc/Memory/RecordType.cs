@@ -16,7 +16,11 @@ internal sealed class RecordType
         BlockSize = (nuint)Math.Max(layout.Size, 1);
         Alignment = (nuint)Math.Max(layout.Alignment, 16);
         ClassIndex = SizeClasses.ForSize(BlockSize, Alignment);
+        ClearBytes = ClassIndex >= 0 ? (int)((BlockSize + 15) & ~(nuint)15) : int.MaxValue;
     }
+
+    /// <summary>Bytes New clears: the record rounded up to 16 (within its class block), or int.MaxValue for large records.</summary>
+    public int ClearBytes { get; }
 
     public Type Interface { get; }
     public TypeLayout Layout { get; }

@@ -31,6 +31,9 @@ internal static class RecordTypes
 
     public static RecordType OfGenerated(Type generated) => s_byGenerated[generated];
 
+    /// <summary>Implementations generated for <paramref name="type"/> (both modes), for tests.</summary>
+    public static int GenerationsOf(Type type) => s_byGenerated.Values.Count(r => r.Interface == type);
+
     public static string TagName(ushort tag)
     {
         lock (s_tagLock) return tag < s_tagNames.Count ? s_tagNames[tag] : $"(tag {tag})";

@@ -3,6 +3,7 @@ using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 
 namespace Manaloc.Memory;
 
@@ -74,7 +75,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
         var record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>();
         byte* p = _slab.AllocateStamped(record.ClassIndex, record.BlockSize, record.Alignment, out SlabChunk chunk, out int slot, out uint generation);
-        NativeMemory.Clear(p, record.BlockSize);
+        ClearRecord(p, record);
         chunk.Tags![slot] = record.Tag;
         var handle = record.Create();
         handle.Address = p;
@@ -106,7 +107,9 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         }
         if (handle.IsViewHandle) MemoryThrowHelper.ThrowNotOurs(nameof(instance), "The object is the view of a RecordArray; dispose the array instead.");
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        if (!NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation))
+        // Checked: a compare-exchange, so of two racing Deletes exactly one frees. Unchecked: a plain
+        // compare and store, which still catches a sequential double Delete but not a racing one.
+        if (_checked ? !NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation) : !ReleaseStampUnchecked(handle.Stamp, handle.Generation))
         {
             Diagnostics.ManalocEventSource.Log.DoubleFree(handle.RecordInterface.Name);
             MemoryThrowHelper.ThrowInvalidOperation($"The {handle.RecordInterface.Name} record was already deleted.");
@@ -158,6 +161,32 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
 
     /// <summary>What was still alive when <see cref="Dispose"/> ran (null before).</summary>
     public LiveObjectReport? LastLeakReport { get; private set; }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool ReleaseStampUnchecked(uint* stamp, uint generation)
+    {
+        if (*stamp != generation) return false;
+        *stamp = generation + 1;
+        return true;
+    }
+
+    /// <summary>Zeroes a record: a few vector stores for class blocks (whole 16-byte multiples), memset otherwise.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void ClearRecord(byte* p, RecordType record)
+    {
+        if (record.ClearBytes <= 64)
+        {
+            // Class blocks are 16-byte aligned and a multiple of 16 long, so whole vectors stay inside the block.
+            for (int offset = 0; offset < record.ClearBytes; offset += 16)
+            {
+                Vector128.StoreAligned(Vector128<byte>.Zero, p + offset);
+            }
+        }
+        else
+        {
+            NativeMemory.Clear(p, record.BlockSize);
+        }
+    }
 
     [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
     [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
