@@ -82,7 +82,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         handle.Stamp = chunk.StampBase + slot;
         handle.Generation = generation;
         handle.Chunk = chunk;
-        if (_stacks is not null) _stacks[(nint)p] = new StackTrace(1, fNeedFileInfo: true).ToString();
+        if (_stacks is not null) CaptureStack(p);
         return Unsafe.As<T>(handle);
     }
 
@@ -93,6 +93,22 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     /// <exception cref="InvalidOperationException">The object was already deleted.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
     public void Delete<T>(T instance) where T : class
+    {
+        // The whole check is one expression so the hot path stays small; ThrowDeleteFailure says which part failed.
+        // Checked: the stamp moves by compare-exchange, so of two racing Deletes exactly one frees. Unchecked: a
+        // plain compare and store, which still catches a sequential double Delete but not a racing one.
+        if (instance is NativeRecord handle && handle.Chunk is { } chunk && chunk.Owner == _slab && !handle.IsViewHandle && !_disposed
+            && (_checked ? NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation) : ReleaseStampUnchecked(handle.Stamp, handle.Generation)))
+        {
+            if (_stacks is not null) _stacks.TryRemove((nint)handle.Address, out _);
+            _slab.FreeStamped(handle.Address, chunk);
+            return;
+        }
+        ThrowDeleteFailure(instance);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowDeleteFailure(object? instance)
     {
         if (instance is null) MemoryThrowHelper.ThrowArgumentNull(nameof(instance));
         if (instance is not NativeRecord handle || handle.Chunk is null)
@@ -107,16 +123,12 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         }
         if (handle.IsViewHandle) MemoryThrowHelper.ThrowNotOurs(nameof(instance), "The object is the view of a RecordArray; dispose the array instead.");
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        // Checked: a compare-exchange, so of two racing Deletes exactly one frees. Unchecked: a plain
-        // compare and store, which still catches a sequential double Delete but not a racing one.
-        if (_checked ? !NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation) : !ReleaseStampUnchecked(handle.Stamp, handle.Generation))
-        {
-            Diagnostics.ManalocEventSource.Log.DoubleFree(handle.RecordInterface.Name);
-            MemoryThrowHelper.ThrowInvalidOperation($"The {handle.RecordInterface.Name} record was already deleted.");
-        }
-        _stacks?.TryRemove((nint)handle.Address, out _);
-        _slab.FreeStamped(handle.Address, handle.Chunk);
+        Diagnostics.ManalocEventSource.Log.DoubleFree(handle.RecordInterface.Name);
+        MemoryThrowHelper.ThrowInvalidOperation($"The {handle.RecordInterface.Name} record was already deleted.");
     }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void CaptureStack(byte* p) => _stacks![(nint)p] = new StackTrace(2, fNeedFileInfo: true).ToString();
 
     /// <inheritdoc/>
     /// <remarks>Thread-safe. Generates the implementation for this allocator's mode (checked or unchecked).</remarks>
