@@ -49,17 +49,31 @@ public sealed unsafe class HeapContention : Experiment
     {
         using var slab = new NativeSlabAllocator("heap-contention");
         var sizes = Parameters.Of(("sizes", $"{MinSize}-{MaxSize} B"));
-        // Bring the slab's methods to tier 1 before the harness's short warm-up: run, wait past the tiering delay, run again.
+        var malloc = new MallocHeap();
+        var hglobal = new HGlobalHeap();
+        var slabHeap = new SlabHeap(slab);
+        // Bring every variant's code to tier 1 before the harness's short warm-up: run, wait past the
+        // runtime's tiering delay, run again.
         for (int round = 0; round < 2; round++)
         {
-            for (int i = 0; i < 20_000; i++) slab.Free(slab.Allocate((nuint)(MinSize + i % MaxSize)));
+            nint[] a = new nint[Slots], b = new nint[Slots], c = new nint[Slots];
+            ulong state = 1;
+            for (int call = 0; call < 40; call++)
+            {
+                Churn(malloc, a, ref state, 500);
+                Churn(hglobal, b, ref state, 500);
+                Churn(slabHeap, c, ref state, 500);
+            }
+            Release(malloc, a);
+            Release(hglobal, b);
+            Release(slabHeap, c);
             Thread.Sleep(150);
         }
         foreach (int threads in Threads(context.Settings))
         {
-            Measure(context, Malloc, threads, sizes, size => NativeMemory.Alloc(size), p => NativeMemory.Free(p));
-            Measure(context, HGlobal, threads, sizes, size => (void*)Marshal.AllocHGlobal((nint)size), p => Marshal.FreeHGlobal((nint)p));
-            var m = Measure(context, Slab, threads, sizes, size => slab.Allocate(size), p => slab.Free(p));
+            Measure(context, Malloc, threads, sizes, malloc);
+            Measure(context, HGlobal, threads, sizes, hglobal);
+            var m = Measure(context, Slab, threads, sizes, slabHeap);
             if (threads == 2)
             {
                 context.Note($"Slab lock contentions during the two-thread samples: {m.LockContentions} (class locks are taken once per batch of blocks). The system heap's lock contention is not observable from .NET.");
@@ -69,7 +83,32 @@ public sealed unsafe class HeapContention : Experiment
         context.Note($"Slab after the run: {stats.Chunks} chunks, {stats.ReservedBytes / 1024} KB reserved, {stats.Allocations} allocations.");
     }
 
-    private static Measurement Measure(ExperimentContext context, string variant, int threads, IReadOnlyDictionary<string, string> p, Alloc alloc, Free free)
+    /// <summary>One allocator under test; a struct type argument, so each variant's loop is compiled separately and the calls inline.</summary>
+    private interface IHeap
+    {
+        void* Alloc(nuint size);
+        void Free(void* p);
+    }
+
+    private readonly struct MallocHeap : IHeap
+    {
+        public void* Alloc(nuint size) => NativeMemory.Alloc(size);
+        public void Free(void* p) => NativeMemory.Free(p);
+    }
+
+    private readonly struct HGlobalHeap : IHeap
+    {
+        public void* Alloc(nuint size) => (void*)Marshal.AllocHGlobal((nint)size);
+        public void Free(void* p) => Marshal.FreeHGlobal((nint)p);
+    }
+
+    private readonly struct SlabHeap(NativeSlabAllocator slab) : IHeap
+    {
+        public void* Alloc(nuint size) => slab.Allocate(size);
+        public void Free(void* p) => slab.Free(p);
+    }
+
+    private static Measurement Measure<THeap>(ExperimentContext context, string variant, int threads, IReadOnlyDictionary<string, string> p, THeap heap) where THeap : struct, IHeap
     {
         var slots = new nint[threads][];
         var states = new ulong[threads];
@@ -78,45 +117,50 @@ public sealed unsafe class HeapContention : Experiment
             slots[t] = new nint[Slots];
             states[t] = 0x9E3779B97F4A7C15UL * (ulong)(t + 1);
         }
-        var m = context.MeasureThreads(variant, threads, (t, n) =>
-        {
-            var mine = slots[t];
-            ulong state = states[t];
-            for (long i = 0; i < n; i++)
-            {
-                // xorshift64: no allocation, no shared state.
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                int slot = (int)(state % Slots);
-                nint p = mine[slot];
-                if (p != 0)
-                {
-                    free((void*)p);
-                    mine[slot] = 0;
-                }
-                else
-                {
-                    nuint size = (nuint)(MinSize + (int)((state >> 32) % (MaxSize - MinSize + 1)));
-                    byte* block = (byte*)alloc(size);
-                    block[0] = 1; // touch it, as a user would
-                    mine[slot] = (nint)block;
-                }
-            }
-            states[t] = state;
-        }, p);
-        foreach (var mine in slots)
-        {
-            for (int i = 0; i < mine.Length; i++)
-            {
-                if (mine[i] != 0) free((void*)mine[i]);
-            }
-        }
+        // A fixed operation count per sample: calibration on a loaded machine can pick counts so small
+        // that waking the threads dominates.
+        long total = context.IsSmoke ? 20_000 : context.IsQuick ? 600_000 : 6_000_000;
+        var m = context.MeasureThreads(variant, threads, (t, n) => Churn(heap, slots[t], ref states[t], n), p, totalOperations: total);
+        foreach (var mine in slots) Release(heap, mine);
         return m;
     }
 
-    private delegate void* Alloc(nuint size);
-    private delegate void Free(void* p);
+    /// <summary>n operations: pick a random slot; free its buffer if it has one, else allocate a random size.</summary>
+    private static void Churn<THeap>(THeap heap, nint[] mine, ref ulong stateRef, long n) where THeap : struct, IHeap
+    {
+        ulong state = stateRef;
+        for (long i = 0; i < n; i++)
+        {
+            // xorshift64: no allocation, no shared state.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            int slot = (int)(state % Slots);
+            nint p = mine[slot];
+            if (p != 0)
+            {
+                heap.Free((void*)p);
+                mine[slot] = 0;
+            }
+            else
+            {
+                nuint size = (nuint)(MinSize + (int)((state >> 32) % (MaxSize - MinSize + 1)));
+                byte* block = (byte*)heap.Alloc(size);
+                block[0] = 1; // touch it, as a user would
+                mine[slot] = (nint)block;
+            }
+        }
+        stateRef = state;
+    }
+
+    private static void Release<THeap>(THeap heap, nint[] mine) where THeap : struct, IHeap
+    {
+        for (int i = 0; i < mine.Length; i++)
+        {
+            if (mine[i] != 0) heap.Free((void*)mine[i]);
+            mine[i] = 0;
+        }
+    }
 
     /// <inheritdoc/>
     public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
