@@ -32,6 +32,8 @@ namespace Manaloc.Memory;
 /// synchronizing publication. The thread cache is touched only by its thread (and by its finalizer
 /// after the thread is gone). The chunk table is published with <see cref="Volatile.Write{T}(ref T, T)"/>
 /// before any block of a new chunk leaves the class lock.</para>
+/// <para>There is no finalizer: freeing native memory behind handles that may still be in use is the
+/// crash this type exists to prevent. Dispose it (a forgotten allocator keeps its memory).</para>
 /// </remarks>
 public sealed unsafe partial class NativeSlabAllocator : IDisposable
 {

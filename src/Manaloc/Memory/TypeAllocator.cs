@@ -28,6 +28,7 @@ namespace Manaloc.Memory;
 /// an object may be deleted on another thread than the one that made it. Dispose must not run
 /// concurrently with other calls; afterwards every handle reports <c>IsAllocated == false</c> and throws
 /// <see cref="ObjectDisposedException"/> when used.</para>
+/// <para>No finalizer (it could free records other objects still use): Dispose the allocator.</para>
 /// </remarks>
 public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
 {
@@ -206,6 +207,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     private RecordType Resolve<T>() where T : class
     {
         var record = RecordTypes.Get(typeof(T), _checked);
+        // Plain publication is enough: the record is immutable and fully built (by Lazy, which fences), and
+        // .NET stores of object references are releases, so a reader that sees it sees its fields.
         if (_checked) RecordTypeCache<T>.Checked = record;
         else RecordTypeCache<T>.Unchecked = record;
         return record;
