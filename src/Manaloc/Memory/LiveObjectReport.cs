@@ -2,13 +2,6 @@ using System.Text;
 
 namespace Manaloc.Memory;
 
-/// <summary>Objects of one type still alive in a <see cref="TypeAllocator"/>.</summary>
-/// <param name="TypeName">The interface (or <c>RecordArray&lt;IFoo&gt;</c> for record arrays).</param>
-/// <param name="Count">Live objects.</param>
-/// <param name="Bytes">Native bytes they occupy, including size-class rounding.</param>
-/// <param name="AllocationStacks">Allocation stacks of up to ten of them, when capture was on.</param>
-public sealed record LiveObjectEntry(string TypeName, long Count, long Bytes, IReadOnlyList<string> AllocationStacks);
-
 /// <summary>What a <see cref="TypeAllocator"/> still holds, by type: a leak report at Dispose, statistics on demand.</summary>
 /// <param name="Entries">One entry per type, most objects first.</param>
 /// <remarks>Immutable. Taken while other threads allocate, it is a snapshot that may be slightly behind.</remarks>

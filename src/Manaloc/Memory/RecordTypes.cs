@@ -18,7 +18,7 @@ internal static class RecordTypes
     private static long s_generatedCount;
 
     /// <summary>Implementations generated so far in this process (each (interface, mode) counts once).</summary>
-    public static long GeneratedCount => Interlocked.Read(ref s_generatedCount);
+    public static long GeneratedCount => Interlocked.Read(ref s_generatedCount); // statistics: no ordering needed
 
     [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
     [RequiresUnreferencedCode("Reads the interface through reflection.")]
@@ -67,11 +67,4 @@ internal static class RecordTypes
         => type.IsGenericType
             ? $"{type.Name[..type.Name.IndexOf('`', StringComparison.Ordinal)]}<{string.Join(", ", type.GetGenericArguments().Select(TypeName))}>"
             : type.DeclaringType is { } outer ? $"{TypeName(outer)}.{type.Name}" : type.Name;
-}
-
-/// <summary>Per-T fast path to the cached implementation: one static field read after the first use.</summary>
-internal static class RecordTypeCache<T> where T : class
-{
-    public static RecordType? Checked;
-    public static RecordType? Unchecked;
 }
