@@ -81,7 +81,9 @@ public sealed unsafe partial class NativeSlabAllocator
         *(byte**)p = bin.Head;
         bin.Head = p;
         cache.Frees++;
-        if (++bin.Count > 2 * SizeClasses.BatchSizes[cls]) ReturnToShared(cls, ref bin, SizeClasses.BatchSizes[cls]);
+        // Keep up to four batches and give two back: after a refill or a flush the bin sits two batches
+        // from either edge, so a random alloc/free walk rarely reaches the shared lists (and their lock).
+        if (++bin.Count > 4 * SizeClasses.BatchSizes[cls]) ReturnToShared(cls, ref bin, 2 * SizeClasses.BatchSizes[cls]);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -89,7 +91,7 @@ public sealed unsafe partial class NativeSlabAllocator
     {
         ref Bin bin = ref cache.Bins[cls];
         Debug.Assert(bin.Head == null && bin.Count == 0, "refill only an empty bin");
-        int taken = TakeFromShared(cls, SizeClasses.BatchSizes[cls], out byte* head);
+        int taken = TakeFromShared(cls, 2 * SizeClasses.BatchSizes[cls], out byte* head);
         Debug.Assert(taken > 0 && head != null, "the shared list always yields at least one block");
         byte* p = head;
         bin.Head = *(byte**)p;
