@@ -32,7 +32,7 @@ internal static class RecordEmitter
 
     [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
     [RequiresUnreferencedCode("Implements the interface's properties found through reflection.")]
-    public static (Type Generated, Func<NativeRecord> Create) Emit(TypeLayout layout, bool isChecked)
+    public static (Type Generated, nint Create) Emit(TypeLayout layout, bool isChecked)
     {
         lock (s_lock)
         {
@@ -62,7 +62,8 @@ internal static class RecordEmitter
             }
 
             var generated = tb.CreateType();
-            var factory = generated.GetMethod("Create", BindingFlags.Public | BindingFlags.Static)!.CreateDelegate<Func<NativeRecord>>();
+            // The stable entry point (it follows tiering), called with calli.
+            nint factory = generated.GetMethod("Create", BindingFlags.Public | BindingFlags.Static)!.MethodHandle.GetFunctionPointer();
             return (generated, factory);
         }
     }

@@ -41,11 +41,11 @@ internal static class RecordTypes
 
     [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
     [RequiresUnreferencedCode("Reads the interface through reflection.")]
-    private static RecordType Generate(Type type, bool isChecked)
+    private static unsafe RecordType Generate(Type type, bool isChecked)
     {
         var layout = TypeLayout.Of(type);
         var (generated, create) = RecordEmitter.Emit(layout, isChecked);
-        var record = new RecordType(type, layout, generated, isChecked, create, NewTag(TypeName(type)), NewTag($"RecordArray<{TypeName(type)}>"));
+        var record = new RecordType(type, layout, generated, isChecked, (delegate*<NativeRecord>)create, NewTag(TypeName(type)), NewTag($"RecordArray<{TypeName(type)}>"));
         s_byGenerated[generated] = record;
         Interlocked.Increment(ref s_generatedCount); // statistics: read by tests and the first-use experiment
         return record;
