@@ -71,22 +71,27 @@ public sealed class TypedMemory : Experiment
         Action<long> articlePair = n => { for (long i = 0; i < n; i++) { var f = new ArticleFoo(); f.Bar = 1; sink += f.Bar; f.Delete(); } };
         Action<long> typedPair = n => { for (long i = 0; i < n; i++) { var f = typed.New<IFooData>(); f.Bar = 1; sink += f.Bar; typed.Delete(f); } };
         Action<long> uncheckedPair = n => { for (long i = 0; i < n; i++) { var f = typedUnchecked.New<IFooData>(); f.Bar = 1; sink += f.Bar; typedUnchecked.Delete(f); } };
-        WarmUpTiers(classPair, articlePair, typedPair, uncheckedPair);
+        // Each get+set variant gets its own instantiation (a struct type argument), hence its own call
+        // sites: a shared call site would turn polymorphic and penalise whichever variant runs later.
+        var article = new ArticleFoo();
+        using var one = typed.NewArray<IFooData>(1);
+        var getSetBodies = new (string Variant, Action<long> Body)[]
+        {
+            (Class, GetSetBody<Site1>(new ManagedFoo())),
+            (PerObject, GetSetBody<Site2>(article)),
+            (Typed, GetSetBody<Site3>(typed.New<IFooData>())),
+            (TypedUnchecked, GetSetBody<Site4>(typedUnchecked.New<IFooData>())),
+            (Bulk, GetSetBody<Site5>(one.MoveTo(0))),
+        };
+        WarmUpTiers([classPair, articlePair, typedPair, uncheckedPair, .. getSetBodies.Select(b => b.Body)]);
+
         context.Measure(Class, classPair, pair);
         context.Measure(PerObject, articlePair, pair);
         context.Measure(Typed, typedPair, pair);
         context.Measure(TypedUnchecked, uncheckedPair, pair);
-
         var getSet = Parameters.Of(("op", "get+set"));
-        // Each variant gets its own instantiation (a struct type argument), hence its own call sites:
-        // a shared call site would turn polymorphic and penalise whichever variant runs later.
-        MeasureGetSet<Site1>(context, Class, new ManagedFoo(), getSet);
-        var article = new ArticleFoo();
-        MeasureGetSet<Site2>(context, PerObject, article, getSet);
+        foreach (var (variant, body) in getSetBodies) context.Measure(variant, body, getSet);
         article.Delete();
-        MeasureGetSet<Site3>(context, Typed, typed.New<IFooData>(), getSet);
-        MeasureGetSet<Site4>(context, TypedUnchecked, typedUnchecked.New<IFooData>(), getSet);
-        using (var one = typed.NewArray<IFooData>(1)) MeasureGetSet<Site5>(context, Bulk, one.MoveTo(0), getSet);
 
         int count = Records(context.Settings);
         MeasureLive<Site1>(context, Class, count, () => Fill(count, _ => new ManagedFoo()), _ => { });
@@ -105,26 +110,23 @@ public sealed class TypedMemory : Experiment
         return items;
     }
 
-    private static void MeasureGetSet<TSite>(ExperimentContext context, string variant, IFooData f, IReadOnlyDictionary<string, string> p) where TSite : struct
-    {
-        Action<long> body = n => { for (long i = 0; i < n; i++) f.Bar = f.Bar + 1; };
-        WarmUpTiers(body);
-        context.Measure(variant, body, p);
-    }
+    private static Action<long> GetSetBody<TSite>(IFooData f) where TSite : struct
+        => n => { for (long i = 0; i < n; i++) f.Bar = f.Bar + 1; };
 
     /// <summary>
-    /// Runs each body briefly, waits past the runtime's tiering delay and runs them again, so the
-    /// library methods they call are at tier 1 before the harness's short quick-mode warm-up starts.
+    /// Runs the bodies in rounds separated by pauses longer than the runtime's tiering delay, so they and
+    /// the library methods they call climb tier 0 → instrumented → tier 1 before the harness's short
+    /// quick-mode warm-up (without this, a quick measurement of New+Delete reads 2-7x its steady state).
     /// </summary>
-    private static void WarmUpTiers(params Action<long>[] bodies)
+    private static void WarmUpTiers(Action<long>[] bodies)
     {
-        for (int round = 0; round < 2; round++)
+        for (int round = 0; round < 4; round++)
         {
             foreach (var body in bodies)
             {
                 for (int call = 0; call < 40; call++) body(200);
             }
-            Thread.Sleep(150);
+            Thread.Sleep(120);
         }
     }
 
