@@ -7,6 +7,7 @@ internal sealed unsafe class RecordType
     public RecordType(Type @interface, TypeLayout layout, Type generated, bool isChecked, delegate*<NativeRecord> create, ushort tag, ushort arrayTag)
     {
         Interface = @interface;
+        InterfaceHandle = @interface.TypeHandle.Value;
         Layout = layout;
         Generated = generated;
         Checked = isChecked;
@@ -23,6 +24,8 @@ internal sealed unsafe class RecordType
     public int ClearBytes { get; }
 
     public Type Interface { get; }
+    /// <summary>The interface's type handle, compared by New's one-entry cache.</summary>
+    public nint InterfaceHandle { get; }
     public TypeLayout Layout { get; }
     public Type Generated { get; }
     public bool Checked { get; }

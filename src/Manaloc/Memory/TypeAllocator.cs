@@ -37,6 +37,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     private readonly ConcurrentDictionary<nint, string>? _stacks;
     private readonly Action<LiveObjectReport>? _leakReported;
     private volatile bool _disposed;
+    private RecordType? _last;
 
     /// <summary>Creates a checked allocator with default options.</summary>
     public TypeAllocator() : this(new TypeAllocatorOptions()) { }
@@ -74,7 +75,13 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     public T New<T>() where T : class
     {
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        var record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>();
+        // Last type used here: a type-handle compare instead of a generic static lookup in shared code.
+        var record = _last;
+        if (record is null || record.InterfaceHandle != typeof(T).TypeHandle.Value)
+        {
+            record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>();
+            _last = record; // benign race: any RecordType of this mode is valid here
+        }
         byte* p = _slab.AllocateStamped(record.ClassIndex, record.BlockSize, record.Alignment, out SlabChunk chunk, out int slot, out uint generation);
         ClearRecord(p, record);
         chunk.Tags![slot] = record.Tag;
