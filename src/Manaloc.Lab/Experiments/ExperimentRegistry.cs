@@ -9,6 +9,9 @@ public static class ExperimentRegistry
     public static IReadOnlyList<Experiment> All() =>
     [
         new ClockAllocations(),
+        new TypedMemory(),
+        new HeapContention(),
+        new FirstUse(),
         new Dispatcher(),
         new BoundedQueue(),
         new Deadline(),

@@ -1,0 +1,89 @@
+using System.Diagnostics.Metrics;
+
+namespace Manaloc.Memory;
+
+/// <summary>
+/// The Memory area's observable instruments on <see cref="Diagnostics.ManalocMeters.Memory"/>, created
+/// once and reading every live allocator when observed, so an unobserved instrument costs nothing.
+/// </summary>
+/// <remarks>Allocators register at construction and unregister at Dispose (the registry holds weak
+/// references, so a forgotten allocator does not stay reachable through it). Guarded by <c>s_lock</c>.</remarks>
+internal static class MemoryMetrics
+{
+    private static readonly object s_lock = new();
+    private static readonly List<WeakReference<NativeSlabAllocator>> s_slabs = [];
+    private static readonly List<WeakReference<TypeAllocator>> s_typeAllocators = [];
+    private static bool s_created;
+
+    public static void Register(NativeSlabAllocator slab) => Add(s_slabs, slab);
+    public static void Unregister(NativeSlabAllocator slab) => Remove(s_slabs, slab);
+    public static void Register(TypeAllocator allocator) => Add(s_typeAllocators, allocator);
+    public static void Unregister(TypeAllocator allocator) => Remove(s_typeAllocators, allocator);
+
+    private static void Add<T>(List<WeakReference<T>> list, T item) where T : class
+    {
+        lock (s_lock)
+        {
+            EnsureInstruments();
+            list.RemoveAll(w => !w.TryGetTarget(out _));
+            list.Add(new WeakReference<T>(item));
+        }
+    }
+
+    private static void Remove<T>(List<WeakReference<T>> list, T item) where T : class
+    {
+        lock (s_lock)
+        {
+            list.RemoveAll(w => !w.TryGetTarget(out var t) || ReferenceEquals(t, item));
+        }
+    }
+
+    private static List<T> Live<T>(List<WeakReference<T>> list) where T : class
+    {
+        lock (s_lock)
+        {
+            var live = new List<T>(list.Count);
+            foreach (var w in list)
+            {
+                if (w.TryGetTarget(out var t)) live.Add(t);
+            }
+            return live;
+        }
+    }
+
+    private static void EnsureInstruments()
+    {
+        if (s_created) return;
+        s_created = true;
+        var meter = Diagnostics.ManalocMeters.Memory;
+        meter.CreateObservableUpDownCounter("manaloc.memory.reserved", () => Slab(s => s.ReservedBytes), "By", "Native bytes held by slab allocators (chunks and large blocks).");
+        meter.CreateObservableUpDownCounter("manaloc.memory.chunks", () => Slab(s => s.Chunks), "{chunk}", "Size-class chunks held by slab allocators.");
+        meter.CreateObservableUpDownCounter("manaloc.memory.blocks.live", () => Slab(s => s.LiveBlocks), "{block}", "Blocks handed out and not freed.");
+        meter.CreateObservableCounter("manaloc.memory.allocations", () => Slab(s => s.Allocations), "{allocation}", "Allocations by slab allocators.");
+        meter.CreateObservableUpDownCounter("manaloc.memory.objects.live", () => Objects(bytes: false), "{object}", "Live TypeAllocator objects and record arrays, by type.");
+        meter.CreateObservableUpDownCounter("manaloc.memory.objects.live_bytes", () => Objects(bytes: true), "By", "Native bytes of live TypeAllocator objects and record arrays, by type.");
+    }
+
+    private static IEnumerable<Measurement<long>> Slab(Func<SlabStatistics, long> pick)
+    {
+        foreach (var slab in Live(s_slabs))
+        {
+            if (slab.IsDisposed) continue;
+            yield return new Measurement<long>(pick(slab.GetStatistics()), new KeyValuePair<string, object?>("allocator", slab.Name));
+        }
+    }
+
+    private static IEnumerable<Measurement<long>> Objects(bool bytes)
+    {
+        foreach (var allocator in Live(s_typeAllocators))
+        {
+            if (allocator.IsDisposed) continue;
+            foreach (var entry in allocator.GetLiveObjects(withStacks: false).Entries)
+            {
+                yield return new Measurement<long>(bytes ? entry.Bytes : entry.Count,
+                    new KeyValuePair<string, object?>("allocator", allocator.Name),
+                    new KeyValuePair<string, object?>("type", entry.TypeName));
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+using System.Diagnostics.CodeAnalysis;
+
+namespace Manaloc.Memory;
+
+/// <summary>
+/// Throwing for the Memory area lives here, so that allocation, free and the generated accessors
+/// stay small enough to inline: the hot path pays one compare and a call that never returns.
+/// </summary>
+internal static class MemoryThrowHelper
+{
+    [DoesNotReturn]
+    public static void ThrowDisposed(string what)
+        => throw new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");
+
+    [DoesNotReturn]
+    public static void ThrowNotOurs(string paramName, string message)
+        => throw new ArgumentException(message, paramName);
+
+    [DoesNotReturn]
+    public static void ThrowInvalidOperation(string message)
+        => throw new InvalidOperationException(message);
+
+    [DoesNotReturn]
+    public static void ThrowIndexOutOfRange(int index, int length)
+        => throw new ArgumentOutOfRangeException(nameof(index), index, $"The index must be in [0, {length}).");
+
+    [DoesNotReturn]
+    public static void ThrowArgumentOutOfRange(string paramName, object? value, string message)
+        => throw new ArgumentOutOfRangeException(paramName, value, message);
+
+    [DoesNotReturn]
+    public static void ThrowArgumentNull(string paramName)
+        => throw new ArgumentNullException(paramName);
+
+    [DoesNotReturn]
+    public static void ThrowOutOfMemory(nuint size)
+        => throw new OutOfMemoryException($"The native allocation of {size} bytes failed.");
+}

@@ -1,0 +1,50 @@
+namespace Manaloc.Memory;
+
+public sealed partial class NativeSlabAllocator
+{
+    /// <summary>Native bytes this allocator holds: chunks plus large blocks.</summary>
+    /// <remarks>Thread-safe; a snapshot.</remarks>
+    public long ReservedBytes => GetStatistics().ReservedBytes;
+
+    /// <summary>Chunks of size classes this allocator holds.</summary>
+    /// <remarks>Thread-safe; a snapshot.</remarks>
+    public long ChunkCount => GetStatistics().Chunks;
+
+    /// <summary>Counters of this allocator as one snapshot.</summary>
+    /// <remarks>Thread-safe. Sums per-thread counters read without synchronization, so the figures are approximate while other threads allocate.</remarks>
+    public SlabStatistics GetStatistics()
+    {
+        long allocations, frees, chunks, reserved, large;
+        lock (_chunkLock)
+        {
+            chunks = _chunkCount;
+            reserved = _reservedBytes;
+        }
+        lock (_largeLock)
+        {
+            reserved += _largeBytes;
+            large = _large.Count;
+            allocations = _largeAllocations;
+            frees = _largeFrees;
+        }
+        // Racy reads of other threads' single-writer counters: statistics only.
+        allocations += Interlocked.Read(ref _retiredAllocations);
+        frees += Interlocked.Read(ref _retiredFrees);
+        if (!_disposed)
+        {
+            try
+            {
+                foreach (var cache in _caches.Values)
+                {
+                    allocations += cache.Allocations;
+                    frees += cache.Frees;
+                }
+            }
+            catch (ObjectDisposedException)
+            {
+                // Disposed meanwhile: the per-thread counters are gone with the memory.
+            }
+        }
+        return new SlabStatistics(reserved, chunks, large, allocations, frees);
+    }
+}

@@ -1,0 +1,131 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace Manaloc.Memory;
+
+public sealed unsafe partial class NativeSlabAllocator
+{
+    /// <summary>A thread's free blocks of one size class: an intrusive singly linked list (the link lives in the free block).</summary>
+    internal struct Bin
+    {
+        public byte* Head;
+        public int Count;
+    }
+
+    /// <summary>
+    /// One thread's cache. Touched only by its thread, except that <see cref="Dispose"/> clears
+    /// <see cref="Owner"/> and the finalizer runs after the thread is gone; the counters are read
+    /// racily (64-bit reads are atomic on 64-bit platforms) for statistics only.
+    /// </summary>
+    internal sealed class ThreadCache
+    {
+        public ThreadCache(NativeSlabAllocator owner)
+        {
+            Owner = owner;
+            Bins = new Bin[SizeClasses.Count];
+        }
+
+        public NativeSlabAllocator? Owner;
+        public readonly Bin[] Bins;
+        public long Allocations;
+        public long Frees;
+
+        /// <summary>The thread died without flushing: give its blocks back so they are not stranded until Dispose.</summary>
+        ~ThreadCache()
+        {
+            Owner?.RetireCache(this);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private ThreadCache GetCache()
+    {
+        var cache = t_cache;
+        if (cache is null || cache.Owner != this) cache = GetCacheSlow();
+        return cache;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private ThreadCache GetCacheSlow()
+    {
+        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        var cache = _caches.Value;
+        if (cache is null)
+        {
+            cache = new ThreadCache(this);
+            _caches.Value = cache;
+        }
+        t_cache = cache;
+        return cache;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal byte* AllocateFromClass(int cls)
+    {
+        var cache = GetCache();
+        ref Bin bin = ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(cache.Bins), cls);
+        byte* p = bin.Head;
+        if (p == null) return RefillAndAllocate(cache, cls);
+        bin.Head = *(byte**)p;
+        bin.Count--;
+        cache.Allocations++;
+        return p;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void FreeToClass(byte* p, int cls)
+    {
+        var cache = GetCache();
+        ref Bin bin = ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(cache.Bins), cls);
+        *(byte**)p = bin.Head;
+        bin.Head = p;
+        cache.Frees++;
+        // Keep up to four batches and give two back: after a refill or a flush the bin sits two batches
+        // from either edge, so a random alloc/free walk rarely reaches the shared lists (and their lock).
+        if (++bin.Count > 4 * SizeClasses.BatchSizes[cls]) ReturnToShared(cls, ref bin, 2 * SizeClasses.BatchSizes[cls]);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private byte* RefillAndAllocate(ThreadCache cache, int cls)
+    {
+        ref Bin bin = ref cache.Bins[cls];
+        Debug.Assert(bin.Head == null && bin.Count == 0, "refill only an empty bin");
+        int taken = TakeFromShared(cls, 2 * SizeClasses.BatchSizes[cls], out byte* head);
+        Debug.Assert(taken > 0 && head != null, "the shared list always yields at least one block");
+        byte* p = head;
+        bin.Head = *(byte**)p;
+        bin.Count = taken - 1;
+        cache.Allocations++;
+        return p;
+    }
+
+    /// <summary>Moves the first <paramref name="count"/> blocks of <paramref name="bin"/> to the shared lists.</summary>
+    private void ReturnToShared(int cls, ref Bin bin, int count)
+    {
+        Debug.Assert(count > 0 && count <= bin.Count, "return what the bin holds");
+        byte* head = bin.Head;
+        byte* last = head;
+        for (int i = 1; i < count; i++) last = *(byte**)last;
+        bin.Head = *(byte**)last;
+        bin.Count -= count;
+        *(byte**)last = null;
+        GiveToShared(cls, head, count);
+    }
+
+    /// <summary>Called by a cache's finalizer after its thread exited.</summary>
+    private void RetireCache(ThreadCache cache)
+    {
+        for (int cls = 0; cls < cache.Bins.Length; cls++)
+        {
+            ref Bin bin = ref cache.Bins[cls];
+            if (bin.Count == 0) continue;
+            byte* head = bin.Head;
+            int count = bin.Count;
+            bin = default;
+            if (!GiveToShared(cls, head, count)) return; // disposed: the chunks are gone already
+        }
+        Interlocked.Add(ref _retiredAllocations, cache.Allocations); // statistics only
+        Interlocked.Add(ref _retiredFrees, cache.Frees);
+    }
+}

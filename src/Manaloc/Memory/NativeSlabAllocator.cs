@@ -1,0 +1,243 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace Manaloc.Memory;
+
+/// <summary>
+/// A native-memory allocator for raw blocks of any size: size classes carved from large aligned
+/// chunks, a cache per thread that trades blocks with shared per-class lists in batches, frees from
+/// any thread, empty chunks given back, and sizes above 8 KB passed to
+/// <see cref="NativeMemory.AlignedAlloc(nuint, nuint)"/>. <see cref="TypeAllocator"/> stores its
+/// records here.
+/// </summary>
+/// <remarks>
+/// <para>Why: the system allocator takes a lock (or an atomic) per call and a P/Invoke per call from
+/// .NET; here the common allocation and free touch only the calling thread's cache: a pointer pop or
+/// push, no atomic, no lock. A lock of one size class is taken once per batch.</para>
+/// <para>Two forms: <see cref="Allocate(nuint)"/> / <see cref="Free(void*)"/> hand out raw pointers
+/// and check nothing (the fastest; a pointer not from this allocator is undefined behaviour), while
+/// <see cref="AllocateBlock"/> / <see cref="Free(NativeBlock)"/> hand out a checked
+/// <see cref="NativeBlock"/> whose every use is validated against a per-slot generation stamp. Free
+/// a block the way it was allocated.</para>
+/// <para>Thread safety: every member except <see cref="Dispose"/> may be called from any thread at
+/// once; a block may be freed on another thread than the one that allocated it (it goes to the
+/// freeing thread's cache). <see cref="Dispose"/> must not run concurrently with other calls (like
+/// any Dispose); afterwards every call throws <see cref="ObjectDisposedException"/> and every
+/// checked handle reports that it is no longer allocated. Blocks cached by a thread that exits are
+/// given back when its cache is finalized, and in any case at Dispose.</para>
+/// <para>Memory-ordering argument: a block moves between threads only through (a) a class lock
+/// (batch transfer), which orders the writes of the giving thread (free-list link, stamp) before the
+/// reads of the taking thread, or (b) the user's own hand-off of the pointer, which must itself be a
+/// synchronizing publication. The thread cache is touched only by its thread (and by its finalizer
+/// after the thread is gone). The chunk table is published with <see cref="Volatile.Write{T}(ref T, T)"/>
+/// before any block of a new chunk leaves the class lock.</para>
+/// <para>There is no finalizer: freeing native memory behind handles that may still be in use is the
+/// crash this type exists to prevent. Dispose it (a forgotten allocator keeps its memory).</para>
+/// </remarks>
+public sealed unsafe partial class NativeSlabAllocator : IDisposable
+{
+    [ThreadStatic]
+    private static ThreadCache? t_cache;
+
+    private readonly ThreadLocal<ThreadCache> _caches;
+    private readonly ClassState[] _classes;
+    private readonly bool _tagged;
+    private volatile bool _disposed;
+
+    /// <summary>Creates an allocator that owns no memory until the first allocation.</summary>
+    /// <param name="name">Name used in statistics, metrics tags and messages.</param>
+    public NativeSlabAllocator(string? name = null) : this(name, tagged: false) { }
+
+    internal NativeSlabAllocator(string? name, bool tagged)
+    {
+        Name = string.IsNullOrWhiteSpace(name) ? "slab" : name;
+        _tagged = tagged;
+        _caches = new ThreadLocal<ThreadCache>(trackAllValues: true);
+        _classes = new ClassState[SizeClasses.Count];
+        for (int i = 0; i < _classes.Length; i++) _classes[i] = new ClassState(i);
+        MemoryMetrics.Register(this);
+    }
+
+    /// <summary>The name given at construction.</summary>
+    public string Name { get; }
+
+    /// <summary>True once <see cref="Dispose"/> has run.</summary>
+    public bool IsDisposed => _disposed;
+
+    /// <summary>Sizes up to this many bytes come from size classes; larger ones go to the system.</summary>
+    public static int LargestClassSize => SizeClasses.MaxSize;
+
+    /// <summary>Allocates <paramref name="size"/> bytes, 16-byte aligned, not zeroed. Unchecked: free with <see cref="Free(void*)"/>.</summary>
+    /// <remarks>Thread-safe. Zero bytes allocate a 16-byte block.</remarks>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused a new chunk.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void* Allocate(nuint size)
+    {
+        int cls = size <= 1024 ? SizeClasses.ForSize(size) : SizeClasses.ForSize(size, 16);
+        return cls >= 0 ? AllocateFromClass(cls) : AllocateLarge(size, 16, out _);
+    }
+
+    /// <summary>Allocates <paramref name="size"/> bytes aligned to <paramref name="alignment"/>, not zeroed. Unchecked: free with <see cref="Free(void*)"/>.</summary>
+    /// <remarks>Thread-safe. Alignments up to 64 are served from size classes.</remarks>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="alignment"/> is not a power of two.</exception>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    public void* Allocate(nuint size, nuint alignment)
+    {
+        ValidateAlignment(alignment);
+        int cls = SizeClasses.ForSize(size, alignment);
+        return cls >= 0 ? AllocateFromClass(cls) : AllocateLarge(size, alignment, out _);
+    }
+
+    /// <summary>Frees a block from <see cref="Allocate(nuint)"/>. Unchecked: the pointer must come from this allocator and be freed once.</summary>
+    /// <remarks>Thread-safe; any thread may free. A null pointer is ignored. Use <see cref="AllocateBlock"/> for checked frees.</remarks>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Free(void* block)
+    {
+        if (block == null) return;
+        nuint address = (nuint)block;
+        if ((address & (SizeClasses.ChunkSize - 1)) == 0)
+        {
+            FreeLargeRaw((byte*)block);
+            return;
+        }
+        int cls = ((int*)(address & ~(nuint)(SizeClasses.ChunkSize - 1)))[1];
+        FreeToClass((byte*)block, cls);
+    }
+
+    /// <summary>Allocates a checked block of <paramref name="size"/> bytes aligned to <paramref name="alignment"/>.</summary>
+    /// <param name="size">Bytes wanted.</param>
+    /// <param name="alignment">A power of two.</param>
+    /// <param name="zeroed">Clear the block (true by default).</param>
+    /// <remarks>Thread-safe. Every use of the returned handle is checked against the block's generation, so a
+    /// freed, double-freed or foreign block raises an exception instead of corrupting memory.</remarks>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="alignment"/> is not a power of two.</exception>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    public NativeBlock AllocateBlock(nuint size, nuint alignment = 16, bool zeroed = true)
+    {
+        ValidateAlignment(alignment);
+        int cls = SizeClasses.ForSize(size, alignment);
+        byte* p = AllocateStamped(cls, size, alignment, out SlabChunk chunk, out int slot, out uint generation);
+        if (zeroed) NativeMemory.Clear(p, size);
+        return new NativeBlock(p, size, chunk, chunk.StampBase + slot, generation);
+    }
+
+    /// <summary>Frees a block from <see cref="AllocateBlock"/>.</summary>
+    /// <remarks>Thread-safe; exactly one of two racing frees of the same block succeeds.</remarks>
+    /// <exception cref="ArgumentException">The block is default or belongs to another allocator.</exception>
+    /// <exception cref="InvalidOperationException">The block was already freed.</exception>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    public void Free(NativeBlock block)
+    {
+        SlabChunk? chunk = block.Chunk;
+        if (chunk is null) MemoryThrowHelper.ThrowNotOurs(nameof(block), "The block is default: it was never allocated.");
+        if (chunk.Owner != this) MemoryThrowHelper.ThrowNotOurs(nameof(block), $"The block belongs to allocator '{chunk.Owner.Name}', not '{Name}'.");
+        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        if (!TryReleaseStamp(block.Stamp, block.Generation))
+        {
+            Diagnostics.ManalocEventSource.Log.DoubleFree("NativeBlock");
+            MemoryThrowHelper.ThrowInvalidOperation("The block was already freed.");
+        }
+        FreeStamped(block.Pointer, chunk);
+    }
+
+    /// <summary>Gives the calling thread's cached blocks back to the shared lists (e.g. before a thread goes idle).</summary>
+    /// <remarks>Thread-safe; affects only the calling thread's cache.</remarks>
+    public void FlushThreadCache()
+    {
+        if (_disposed) return;
+        var cache = t_cache;
+        if (cache is null || cache.Owner != this) cache = _caches.IsValueCreated ? _caches.Value : null;
+        if (cache is null) return;
+        for (int cls = 0; cls < _classes.Length; cls++)
+        {
+            ref Bin bin = ref cache.Bins[cls];
+            if (bin.Count > 0) ReturnToShared(cls, ref bin, bin.Count);
+        }
+    }
+
+    /// <summary>Frees every chunk and large block this allocator still holds. Handles made by it become invalid.</summary>
+    /// <remarks>Not thread-safe with other calls on this allocator. Idempotent.</remarks>
+    public void Dispose()
+    {
+        if (_disposed) return;
+        _disposed = true;
+        foreach (var cache in _caches.Values)
+        {
+            cache.Owner = null;
+        }
+        _caches.Dispose();
+        foreach (var state in _classes)
+        {
+            lock (state)
+            {
+                state.Available = null;
+                state.EmptyChunks = 0;
+            }
+        }
+        ReleaseAllChunks();
+        ReleaseAllLarge();
+        MemoryMetrics.Unregister(this);
+    }
+
+    // ---- checked (stamped) path, used by NativeBlock, TypeAllocator and RecordArray ----
+
+    /// <summary>Allocates from class <paramref name="cls"/> (or a large block when -1) and stamps the slot as handed out.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal byte* AllocateStamped(int cls, nuint size, nuint alignment, out SlabChunk chunk, out int slot, out uint generation)
+    {
+        byte* p;
+        if (cls >= 0)
+        {
+            p = AllocateFromClass(cls);
+            chunk = ChunkOf(p);
+            slot = chunk.SlotOf(p);
+        }
+        else
+        {
+            p = AllocateLarge(size, alignment, out chunk);
+            slot = 0;
+        }
+        ref uint stamp = ref chunk.StampBase[slot];
+        Debug.Assert((stamp & 1) == 0, "a free slot has an even stamp");
+        // Plain write: this thread owns the free block exclusively; a stale handle's compare-exchange
+        // expects an older odd value and fails against either the old even or the new odd value.
+        generation = ++stamp;
+        return p;
+    }
+
+    /// <summary>Moves a stamp from <paramref name="generation"/> to free; false when it was not live with that generation.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static bool TryReleaseStamp(uint* stamp, uint generation)
+        // Compare-exchange: of two racing frees of one handle only one moves the stamp, so a block
+        // never enters a free list twice.
+        => Interlocked.CompareExchange(ref *stamp, generation + 1, generation) == generation;
+
+    /// <summary>Returns a block whose stamp was already released.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void FreeStamped(byte* p, SlabChunk chunk)
+    {
+        if (chunk.ClassIndex >= 0) FreeToClass(p, chunk.ClassIndex);
+        else FreeLarge(chunk);
+    }
+
+    /// <summary>The chunk a class block lives in.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal SlabChunk ChunkOf(byte* p)
+    {
+        int id = *(int*)((nuint)p & ~(nuint)(SizeClasses.ChunkSize - 1));
+        return _chunkTable[id]!;
+    }
+
+    internal bool Tagged => _tagged;
+
+    private static void ValidateAlignment(nuint alignment)
+    {
+        if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+        {
+            MemoryThrowHelper.ThrowArgumentOutOfRange(nameof(alignment), alignment, "The alignment must be a power of two.");
+        }
+    }
+}

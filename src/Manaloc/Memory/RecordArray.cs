@@ -1,0 +1,142 @@
+using System.Runtime.CompilerServices;
+
+namespace Manaloc.Memory;
+
+/// <summary>
+/// N records of interface <typeparamref name="T"/> side by side in one native block, visited and
+/// updated through one reusable generated view (a flyweight): no managed object per record.
+/// </summary>
+/// <typeparam name="T">The record interface.</typeparam>
+/// <remarks>
+/// <para>Why: each <see cref="TypeAllocator.New{T}"/> returns a managed handle the GC still sees;
+/// for millions of records that is millions of objects to mark. Here the GC sees this object and
+/// one view. <see cref="MoveTo"/> (or <c>foreach</c>, whose enumerator is a ref struct) points the
+/// view at a record; reading and writing its properties goes straight to native memory, with the
+/// same layout and, in checked mode, the same stamp check as single records (the array's stamp: use
+/// after <see cref="Dispose"/> throws).</para>
+/// <para>The view is one object: after <c>MoveTo(j)</c> a reference taken at <c>MoveTo(i)</c> sees
+/// record j. Memory is zeroed at creation. Thread safety: the records may be read and written from
+/// several threads (natural alignment, no atomicity beyond one property), but the view moves: give
+/// each thread its own with <see cref="CreateView"/>. Dispose is not thread-safe with other calls.</para>
+/// </remarks>
+public sealed unsafe class RecordArray<T> : IDisposable where T : class
+{
+    private readonly NativeSlabAllocator _slab;
+    private readonly byte* _base;
+    private readonly nint _stride;
+    private readonly SlabChunk _chunk;
+    private readonly uint* _stamp;
+    private readonly uint _generation;
+    private readonly RecordType _record;
+    private readonly NativeRecord _view;
+    private readonly T _viewAsT;
+
+    internal RecordArray(NativeSlabAllocator slab, RecordType record, byte* block, int length, SlabChunk chunk, uint* stamp, uint generation)
+    {
+        _slab = slab;
+        _record = record;
+        _base = block;
+        Length = length;
+        _stride = record.Layout.Size;
+        _chunk = chunk;
+        _stamp = stamp;
+        _generation = generation;
+        _view = NewView();
+        _viewAsT = Unsafe.As<T>(_view);
+    }
+
+    /// <summary>Records in the array.</summary>
+    public int Length { get; }
+
+    /// <summary>Bytes from one record to the next (the layout's size).</summary>
+    public int Stride => (int)_stride;
+
+    /// <summary>True until <see cref="Dispose"/> (or the allocator's Dispose).</summary>
+    public bool IsAllocated => *_stamp == _generation;
+
+    /// <summary>The array's reusable view, positioned by <see cref="MoveTo"/> and the enumerator.</summary>
+    public T View => _viewAsT;
+
+    /// <summary>Points <see cref="View"/> at record <paramref name="index"/> and returns it.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is outside [0, Length).</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public T MoveTo(int index)
+    {
+        if ((uint)index >= (uint)Length) MemoryThrowHelper.ThrowIndexOutOfRange(index, Length);
+        _view.Address = _base + index * _stride;
+        return _viewAsT;
+    }
+
+    /// <summary>A new, independent view positioned at record 0 (one per thread when several threads scan).</summary>
+    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
+    public RecordView<T> CreateView()
+    {
+        if (!IsAllocated) MemoryThrowHelper.ThrowDisposed($"RecordArray<{typeof(T).Name}>");
+        return new RecordView<T>(this, NewView());
+    }
+
+    internal void Position(NativeRecord view, int index)
+    {
+        if ((uint)index >= (uint)Length) MemoryThrowHelper.ThrowIndexOutOfRange(index, Length);
+        view.Address = _base + index * _stride;
+    }
+
+    /// <summary>Enumerates the records through <see cref="View"/>; allocates nothing.</summary>
+    public Enumerator GetEnumerator() => new(this);
+
+    /// <summary>Frees the records; in checked mode the views throw <see cref="InvalidOperationException"/> when used afterwards.</summary>
+    /// <remarks>Idempotent; does nothing after the allocator's Dispose (which freed the memory already). Not thread-safe with other calls.</remarks>
+    public void Dispose()
+    {
+        if (_slab.IsDisposed) return;
+        if (NativeSlabAllocator.TryReleaseStamp(_stamp, _generation))
+        {
+            _slab.FreeStamped(_base, _chunk);
+        }
+    }
+
+    private NativeRecord NewView()
+    {
+        var view = _record.Create();
+        view.Address = _base;
+        view.Stamp = _stamp;
+        view.Generation = _generation;
+        view.Chunk = _chunk;
+        view.IsViewHandle = true;
+        return view;
+    }
+
+    /// <summary>Moves the array's view over every record in order.</summary>
+    /// <remarks>A ref struct: cannot be boxed or captured, so it allocates nothing.</remarks>
+    public ref struct Enumerator
+    {
+        private readonly NativeRecord _view;
+        private readonly T _viewAsT;
+        private byte* _next;
+        private int _remaining;
+        private readonly nint _stride;
+
+        internal Enumerator(RecordArray<T> array)
+        {
+            _view = array._view;
+            _viewAsT = array._viewAsT;
+            _stride = array._stride;
+            _next = array._base;
+            _remaining = array.Length;
+        }
+
+        /// <summary>Moves the view to the next record.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public bool MoveNext()
+        {
+            if (_remaining == 0) return false;
+            _remaining--;
+            _view.Address = _next;
+            _next += _stride;
+            return true;
+        }
+
+        /// <summary>The view, positioned at the current record.</summary>
+        public readonly T Current => _viewAsT;
+    }
+}

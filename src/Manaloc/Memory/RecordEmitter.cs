@@ -1,0 +1,156 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Reflection;
+using System.Reflection.Emit;
+using System.Text;
+
+namespace Manaloc.Memory;
+
+/// <summary>
+/// Emits, with Reflection.Emit (no compiler at run time), a sealed class per interface and mode:
+/// <c>sealed class IFoo_Record : NativeRecord, IFoo</c> whose accessors are constant-offset loads and
+/// stores from <see cref="NativeRecord.Address"/>, preceded in checked mode by the stamp compare.
+/// </summary>
+/// <remarks>
+/// All types live in one run-only dynamic assembly that declares
+/// <c>IgnoresAccessChecksToAttribute("Manaloc")</c> (the mechanism DispatchProxy uses), so the
+/// generated code reads NativeRecord's internal fields directly and users cannot derive from
+/// NativeRecord themselves. ModuleBuilder is not thread-safe: emission runs under <c>s_lock</c>.
+/// </remarks>
+internal static class RecordEmitter
+{
+    private static readonly object s_lock = new();
+    private static ModuleBuilder? s_module;
+    private static int s_counter;
+
+    private static readonly FieldInfo s_address = Field(nameof(NativeRecord.Address));
+    private static readonly FieldInfo s_stamp = Field(nameof(NativeRecord.Stamp));
+    private static readonly FieldInfo s_generation = Field(nameof(NativeRecord.Generation));
+    private static readonly MethodInfo s_throwStale = typeof(NativeRecord).GetMethod(nameof(NativeRecord.ThrowStale), BindingFlags.Instance | BindingFlags.NonPublic)!;
+    private static readonly ConstructorInfo s_baseConstructor = typeof(NativeRecord).GetConstructor(BindingFlags.Instance | BindingFlags.NonPublic, Type.EmptyTypes)!;
+
+    private static FieldInfo Field(string name) => typeof(NativeRecord).GetField(name, BindingFlags.Instance | BindingFlags.NonPublic)!;
+
+    [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
+    [RequiresUnreferencedCode("Implements the interface's properties found through reflection.")]
+    public static (Type Generated, nint Create) Emit(TypeLayout layout, bool isChecked)
+    {
+        lock (s_lock)
+        {
+            var module = s_module ??= CreateModule();
+            var iface = layout.Type;
+            string name = $"Manaloc.Generated.{Sanitize(RecordTypes.TypeName(iface))}_{(isChecked ? "Checked" : "Unchecked")}_{++s_counter}";
+            var tb = module.DefineType(name, TypeAttributes.Public | TypeAttributes.Sealed | TypeAttributes.Class | TypeAttributes.BeforeFieldInit, typeof(NativeRecord));
+            tb.AddInterfaceImplementation(iface);
+
+            var ctor = tb.DefineConstructor(MethodAttributes.Public | MethodAttributes.HideBySig | MethodAttributes.SpecialName | MethodAttributes.RTSpecialName, CallingConventions.Standard, Type.EmptyTypes);
+            var il = ctor.GetILGenerator();
+            il.Emit(OpCodes.Ldarg_0);
+            il.Emit(OpCodes.Call, s_baseConstructor);
+            il.Emit(OpCodes.Ret);
+
+            var create = tb.DefineMethod("Create", MethodAttributes.Public | MethodAttributes.Static | MethodAttributes.HideBySig, typeof(NativeRecord), Type.EmptyTypes);
+            il = create.GetILGenerator();
+            il.Emit(OpCodes.Newobj, ctor);
+            il.Emit(OpCodes.Ret);
+
+            foreach (var field in layout.Fields)
+            {
+                foreach (var property in field.Properties)
+                {
+                    EmitProperty(tb, property, field.Offset, isChecked);
+                }
+            }
+
+            var generated = tb.CreateType();
+            // The stable entry point (it follows tiering), called with calli.
+            nint factory = generated.GetMethod("Create", BindingFlags.Public | BindingFlags.Static)!.MethodHandle.GetFunctionPointer();
+            return (generated, factory);
+        }
+    }
+
+    [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
+    private static void EmitProperty(TypeBuilder tb, PropertyInfo property, int offset, bool isChecked)
+    {
+        string qualified = $"{Sanitize(RecordTypes.TypeName(property.DeclaringType!))}.{property.Name}";
+        var pb = tb.DefineProperty(qualified, PropertyAttributes.None, property.PropertyType, Type.EmptyTypes);
+        const MethodAttributes accessor = MethodAttributes.Private | MethodAttributes.HideBySig | MethodAttributes.NewSlot
+            | MethodAttributes.Virtual | MethodAttributes.Final | MethodAttributes.SpecialName;
+        if (property.GetMethod is { } getter)
+        {
+            var mb = tb.DefineMethod($"{qualified}.get", accessor, property.PropertyType, Type.EmptyTypes);
+            var il = mb.GetILGenerator();
+            if (isChecked) EmitCheck(il);
+            EmitAddress(il, offset);
+            il.Emit(OpCodes.Ldobj, property.PropertyType);
+            il.Emit(OpCodes.Ret);
+            tb.DefineMethodOverride(mb, getter);
+            pb.SetGetMethod(mb);
+        }
+        if (property.SetMethod is { } setter)
+        {
+            var mb = tb.DefineMethod($"{qualified}.set", accessor, typeof(void), [property.PropertyType]);
+            var il = mb.GetILGenerator();
+            if (isChecked) EmitCheck(il);
+            EmitAddress(il, offset);
+            il.Emit(OpCodes.Ldarg_1);
+            il.Emit(OpCodes.Stobj, property.PropertyType);
+            il.Emit(OpCodes.Ret);
+            tb.DefineMethodOverride(mb, setter);
+            pb.SetSetMethod(mb);
+        }
+    }
+
+    // if (*this.Stamp != this.Generation) this.ThrowStale();
+    private static void EmitCheck(ILGenerator il)
+    {
+        var ok = il.DefineLabel();
+        il.Emit(OpCodes.Ldarg_0);
+        il.Emit(OpCodes.Ldfld, s_stamp);
+        il.Emit(OpCodes.Ldind_U4);
+        il.Emit(OpCodes.Ldarg_0);
+        il.Emit(OpCodes.Ldfld, s_generation);
+        il.Emit(OpCodes.Beq_S, ok);
+        il.Emit(OpCodes.Ldarg_0);
+        il.Emit(OpCodes.Call, s_throwStale);
+        il.MarkLabel(ok);
+    }
+
+    // this.Address + offset
+    private static void EmitAddress(ILGenerator il, int offset)
+    {
+        il.Emit(OpCodes.Ldarg_0);
+        il.Emit(OpCodes.Ldfld, s_address);
+        if (offset != 0)
+        {
+            il.Emit(OpCodes.Ldc_I4, offset);
+            il.Emit(OpCodes.Add);
+        }
+    }
+
+    [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
+    private static ModuleBuilder CreateModule()
+    {
+        var assembly = AssemblyBuilder.DefineDynamicAssembly(new AssemblyName("Manaloc.Generated"), AssemblyBuilderAccess.Run);
+        var module = assembly.DefineDynamicModule("Manaloc.Generated");
+
+        // [assembly: IgnoresAccessChecksTo("Manaloc")]: honoured by the runtime for dynamic assemblies.
+        var attribute = module.DefineType("System.Runtime.CompilerServices.IgnoresAccessChecksToAttribute",
+            TypeAttributes.Public | TypeAttributes.Sealed | TypeAttributes.Class, typeof(Attribute));
+        var attributeCtor = attribute.DefineConstructor(MethodAttributes.Public | MethodAttributes.HideBySig | MethodAttributes.SpecialName | MethodAttributes.RTSpecialName,
+            CallingConventions.Standard, [typeof(string)]);
+        var il = attributeCtor.GetILGenerator();
+        il.Emit(OpCodes.Ldarg_0);
+        il.Emit(OpCodes.Call, typeof(Attribute).GetConstructor(BindingFlags.Instance | BindingFlags.NonPublic, Type.EmptyTypes)!);
+        il.Emit(OpCodes.Ret);
+        var attributeType = attribute.CreateType();
+        assembly.SetCustomAttribute(new CustomAttributeBuilder(attributeType.GetConstructor([typeof(string)])!, [typeof(NativeRecord).Assembly.GetName().Name!]));
+        return module;
+    }
+
+    private static string Sanitize(string name)
+    {
+        var sb = new StringBuilder(name.Length);
+        foreach (char c in name) sb.Append(char.IsLetterOrDigit(c) || c == '_' ? c : '_');
+        return sb.ToString();
+    }
+}

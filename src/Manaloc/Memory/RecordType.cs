@@ -1,0 +1,42 @@
+namespace Manaloc.Memory;
+
+/// <summary>An interface's generated implementation for one mode (checked or unchecked), with what New needs precomputed.</summary>
+/// <remarks>Immutable after construction; shared by every allocator in the process.</remarks>
+internal sealed unsafe class RecordType
+{
+    public RecordType(Type @interface, TypeLayout layout, Type generated, bool isChecked, delegate*<NativeRecord> create, ushort tag, ushort arrayTag)
+    {
+        Interface = @interface;
+        InterfaceHandle = @interface.TypeHandle.Value;
+        Layout = layout;
+        Generated = generated;
+        Checked = isChecked;
+        Create = create;
+        Tag = tag;
+        ArrayTag = arrayTag;
+        BlockSize = (nuint)Math.Max(layout.Size, 1);
+        Alignment = (nuint)Math.Max(layout.Alignment, 16);
+        ClassIndex = SizeClasses.ForSize(BlockSize, Alignment);
+        ClearBytes = ClassIndex >= 0 ? (int)((BlockSize + 15) & ~(nuint)15) : int.MaxValue;
+    }
+
+    /// <summary>Bytes New clears: the record rounded up to 16 (within its class block), or int.MaxValue for large records.</summary>
+    public int ClearBytes { get; }
+
+    public Type Interface { get; }
+    /// <summary>The interface's type handle, compared by New's one-entry cache.</summary>
+    public nint InterfaceHandle { get; }
+    public TypeLayout Layout { get; }
+    public Type Generated { get; }
+    public bool Checked { get; }
+    /// <summary>The generated type's static factory: a direct call, cheaper than a delegate to a static method.</summary>
+    public delegate*<NativeRecord> Create { get; }
+    /// <summary>Slab size class of one record, or -1 when a record is larger than the largest class.</summary>
+    public int ClassIndex { get; }
+    public nuint BlockSize { get; }
+    public nuint Alignment { get; }
+    /// <summary>Tag of single records in the slab's side table (leak reports by type).</summary>
+    public ushort Tag { get; }
+    /// <summary>Tag of record arrays of this type.</summary>
+    public ushort ArrayTag { get; }
+}

@@ -1,0 +1,29 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.InteropServices;
+
+namespace Manaloc.Memory;
+
+public sealed unsafe partial class TypeAllocator
+{
+    /// <summary>Allocates <paramref name="count"/> zeroed records of <typeparamref name="T"/> in one block, visited through a reusable view.</summary>
+    /// <remarks>Thread-safe. The array is freed by its Dispose (or this allocator's). See <see cref="RecordArray{T}"/>.</remarks>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="count"/> is negative or the block would exceed the address space.</exception>
+    /// <exception cref="ArgumentException">T cannot be a record.</exception>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
+    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
+    public RecordArray<T> NewArray<T>(int count) where T : class
+    {
+        if (count < 0) MemoryThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count must not be negative.");
+        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        var record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>();
+        ulong bytes = (ulong)count * (ulong)record.Layout.Size;
+        if (bytes > (ulong)nint.MaxValue / 2) MemoryThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The array would not fit in the address space.");
+        nuint size = (nuint)Math.Max(bytes, 1UL);
+        int cls = SizeClasses.ForSize(size, record.Alignment);
+        byte* p = _slab.AllocateStamped(cls, size, record.Alignment, out SlabChunk chunk, out int slot, out uint generation);
+        NativeMemory.Clear(p, size);
+        chunk.Tags![slot] = record.ArrayTag;
+        return new RecordArray<T>(_slab, record, p, count, chunk, chunk.StampBase + slot, generation);
+    }
+}

@@ -1,0 +1,223 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
+
+namespace Manaloc.Memory;
+
+/// <summary>
+/// Typed objects in native memory, the seed's manual memory manager done right: <see cref="New{T}"/>
+/// returns a generated implementation of an interface of properties whose values live in zeroed
+/// native memory at fixed, naturally aligned offsets; <see cref="Delete{T}(T)"/> frees it;
+/// <see cref="PreGenerate"/> builds implementations ahead of first use; <see cref="NewArray{T}"/>
+/// stores millions of records with no managed object per record.
+/// </summary>
+/// <remarks>
+/// <para>Why: objects that live long and in large numbers cost the GC marking time and heap space;
+/// here the GC sees one small handle per object (or one view per array) and the values live in a
+/// <see cref="NativeSlabAllocator"/>. Unlike the article's version there is no compiler at run time
+/// (Reflection.Emit, once per type), no AllocHGlobal per object, no misaligned fields, no
+/// uninitialised memory, and misuse raises an exception: Delete twice, use after Delete (also after
+/// the slot was reused), Delete of a foreign object, use after Dispose.</para>
+/// <para>What T may be: a public interface (nested public too) whose members are properties,
+/// inherited ones included, of unmanaged value types (primitives, bool, char, nint, enums, decimal,
+/// Guid, DateTime, DateTimeOffset, TimeSpan, any struct without references). See <see cref="TypeLayout"/>.</para>
+/// <para>Thread safety: New, Delete, NewArray, PreGenerate and the statistics are safe from any thread;
+/// an object may be deleted on another thread than the one that made it. Dispose must not run
+/// concurrently with other calls; afterwards every handle reports <c>IsAllocated == false</c> and throws
+/// <see cref="ObjectDisposedException"/> when used.</para>
+/// <para>No finalizer (it could free records other objects still use): Dispose the allocator.</para>
+/// </remarks>
+public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
+{
+    private readonly NativeSlabAllocator _slab;
+    private readonly bool _checked;
+    private readonly ConcurrentDictionary<nint, string>? _stacks;
+    private readonly Action<LiveObjectReport>? _leakReported;
+    private volatile bool _disposed;
+    private RecordType? _last;
+
+    /// <summary>Creates a checked allocator with default options.</summary>
+    public TypeAllocator() : this(new TypeAllocatorOptions()) { }
+
+    /// <summary>Creates an allocator with <paramref name="options"/>.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="options"/> is null.</exception>
+    public TypeAllocator(TypeAllocatorOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        Name = string.IsNullOrWhiteSpace(options.Name) ? "default" : options.Name;
+        _checked = options.Checked;
+        _stacks = options.CaptureAllocationStacks ? new ConcurrentDictionary<nint, string>() : null;
+        _leakReported = options.LeakReported;
+        _slab = new NativeSlabAllocator($"{Name} (TypeAllocator)", tagged: true);
+        MemoryMetrics.Register(this);
+    }
+
+    /// <summary>The name given in the options.</summary>
+    public string Name { get; }
+
+    /// <summary>True when accessors check the generation stamp (the default).</summary>
+    public bool IsChecked => _checked;
+
+    /// <summary>True once <see cref="Dispose"/> has run.</summary>
+    public bool IsDisposed => _disposed;
+
+    /// <inheritdoc/>
+    /// <remarks>Thread-safe. The first New of a type generates its implementation (once per process, even
+    /// under races) unless <see cref="PreGenerate"/> did; later calls allocate from the calling thread's
+    /// slab cache and create one small handle.</remarks>
+    /// <exception cref="ArgumentException">T cannot be a record; the message names the type, member and reason.</exception>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
+    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
+    public T New<T>() where T : class
+    {
+        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        // Last type used here: a type-handle compare instead of a generic static lookup in shared code.
+        var record = _last;
+        if (record is null || record.InterfaceHandle != typeof(T).TypeHandle.Value)
+        {
+            record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>();
+            _last = record; // benign race: any RecordType of this mode is valid here
+        }
+        byte* p = _slab.AllocateStamped(record.ClassIndex, record.BlockSize, record.Alignment, out SlabChunk chunk, out int slot, out uint generation);
+        ClearRecord(p, record);
+        chunk.Tags![slot] = record.Tag;
+        var handle = record.Create();
+        handle.Address = p;
+        handle.Stamp = chunk.StampBase + slot;
+        handle.Generation = generation;
+        handle.Chunk = chunk;
+        if (_stacks is not null) CaptureStack(p);
+        return Unsafe.As<T>(handle);
+    }
+
+    /// <inheritdoc/>
+    /// <remarks>Thread-safe; any thread may delete. Of two racing Deletes of one object exactly one succeeds.</remarks>
+    /// <exception cref="ArgumentNullException"><paramref name="instance"/> is null.</exception>
+    /// <exception cref="ArgumentException">The object was not made by a TypeAllocator, was made by another one, or is a record array's view.</exception>
+    /// <exception cref="InvalidOperationException">The object was already deleted.</exception>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    public void Delete<T>(T instance) where T : class
+    {
+        // The whole check is one expression so the hot path stays small; ThrowDeleteFailure says which part failed.
+        // Checked: the stamp moves by compare-exchange, so of two racing Deletes exactly one frees. Unchecked: a
+        // plain compare and store, which still catches a sequential double Delete but not a racing one.
+        if (instance is NativeRecord handle && handle.Chunk is { } chunk && chunk.Owner == _slab && !handle.IsViewHandle && !_disposed
+            && (_checked ? NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation) : ReleaseStampUnchecked(handle.Stamp, handle.Generation)))
+        {
+            if (_stacks is not null) _stacks.TryRemove((nint)handle.Address, out _);
+            _slab.FreeStamped(handle.Address, chunk);
+            return;
+        }
+        ThrowDeleteFailure(instance);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowDeleteFailure(object? instance)
+    {
+        if (instance is null) MemoryThrowHelper.ThrowArgumentNull(nameof(instance));
+        if (instance is not NativeRecord handle || handle.Chunk is null)
+        {
+            MemoryThrowHelper.ThrowNotOurs(nameof(instance), $"The {instance.GetType().Name} was not created by a TypeAllocator.");
+            return;
+        }
+        if (handle.Chunk.Owner != _slab)
+        {
+            if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+            MemoryThrowHelper.ThrowNotOurs(nameof(instance), $"The {handle.RecordInterface.Name} record belongs to another TypeAllocator, not '{Name}'.");
+        }
+        if (handle.IsViewHandle) MemoryThrowHelper.ThrowNotOurs(nameof(instance), "The object is the view of a RecordArray; dispose the array instead.");
+        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        Diagnostics.ManalocEventSource.Log.DoubleFree(handle.RecordInterface.Name);
+        MemoryThrowHelper.ThrowInvalidOperation($"The {handle.RecordInterface.Name} record was already deleted.");
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void CaptureStack(byte* p) => _stacks![(nint)p] = new StackTrace(2, fNeedFileInfo: true).ToString();
+
+    /// <inheritdoc/>
+    /// <remarks>Thread-safe. Generates the implementation for this allocator's mode (checked or unchecked).</remarks>
+    /// <exception cref="ArgumentNullException"><paramref name="types"/> or one of its items is null.</exception>
+    /// <exception cref="ArgumentException">A type cannot be a record; the message names the type, member and reason.</exception>
+    [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
+    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
+    public void PreGenerate(params Type[] types)
+    {
+        ArgumentNullException.ThrowIfNull(types);
+        foreach (var type in types)
+        {
+            if (type is null) MemoryThrowHelper.ThrowArgumentNull(nameof(types));
+            RecordTypes.Get(type, _checked);
+        }
+    }
+
+    /// <inheritdoc/>
+    /// <exception cref="ArgumentException">The type cannot be a record.</exception>
+    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
+    public TypeLayout GetLayout(Type type) => TypeLayout.Of(type);
+
+    /// <summary>Implementations generated so far in this process (each interface and mode once).</summary>
+    public static long GeneratedTypeCount => RecordTypes.GeneratedCount;
+
+    /// <summary>Frees every record and array still alive and reports them as leaks (event <c>Leak</c>, and <see cref="TypeAllocatorOptions.LeakReported"/>).</summary>
+    /// <remarks>Not thread-safe with other calls. Idempotent. Handles made by this allocator throw <see cref="ObjectDisposedException"/> afterwards.</remarks>
+    public void Dispose()
+    {
+        if (_disposed) return;
+        var leaks = GetLiveObjects(withStacks: _stacks is not null);
+        _disposed = true;
+        LastLeakReport = leaks;
+        foreach (var entry in leaks.Entries)
+        {
+            Diagnostics.ManalocEventSource.Log.Leak(entry.TypeName, entry.Count, entry.Bytes);
+        }
+        _slab.Dispose();
+        MemoryMetrics.Unregister(this);
+        if (leaks.Entries.Count > 0) _leakReported?.Invoke(leaks);
+    }
+
+    /// <summary>What was still alive when <see cref="Dispose"/> ran (null before).</summary>
+    public LiveObjectReport? LastLeakReport { get; private set; }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool ReleaseStampUnchecked(uint* stamp, uint generation)
+    {
+        if (*stamp != generation) return false;
+        *stamp = generation + 1;
+        return true;
+    }
+
+    /// <summary>Zeroes a record: a few vector stores for class blocks (whole 16-byte multiples), memset otherwise.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void ClearRecord(byte* p, RecordType record)
+    {
+        if (record.ClearBytes <= 64)
+        {
+            // Class blocks are 16-byte aligned and a multiple of 16 long, so whole vectors stay inside the block.
+            for (int offset = 0; offset < record.ClearBytes; offset += 16)
+            {
+                Vector128.StoreAligned(Vector128<byte>.Zero, p + offset);
+            }
+        }
+        else
+        {
+            NativeMemory.Clear(p, record.BlockSize);
+        }
+    }
+
+    [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
+    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private RecordType Resolve<T>() where T : class
+    {
+        var record = RecordTypes.Get(typeof(T), _checked);
+        // Plain publication is enough: the record is immutable and fully built (by Lazy, which fences), and
+        // .NET stores of object references are releases, so a reader that sees it sees its fields.
+        if (_checked) RecordTypeCache<T>.Checked = record;
+        else RecordTypeCache<T>.Unchecked = record;
+        return record;
+    }
+}

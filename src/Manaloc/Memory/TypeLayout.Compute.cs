@@ -1,0 +1,212 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Reflection;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace Manaloc.Memory;
+
+public sealed partial class TypeLayout
+{
+    private const BindingFlags DeclaredMembers = BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.Instance | BindingFlags.Static | BindingFlags.DeclaredOnly;
+
+    [RequiresUnreferencedCode("Reads the interface's properties and their types' fields through reflection.")]
+    private static TypeLayout Compute(Type type)
+    {
+        ValidateType(type);
+        var fields = CollectFields(type);
+        bool alignRecord = type.IsDefined(typeof(CacheLineAlignedAttribute), inherit: false);
+        var occupied = new List<(int Start, int End)>();
+        var placed = new List<FieldLayout>();
+
+        // 1. Fixed offsets.
+        foreach (var (field, offset, _) in fields.Where(f => f.Offset is not null))
+        {
+            int at = offset!.Value;
+            if (at < 0 || at % field.Alignment != 0)
+            {
+                throw Invalid(type, field.Name, $"[RecordOffset({at})] is not a non-negative multiple of the type's natural alignment {field.Alignment}");
+            }
+            if (Overlaps(occupied, at, at + field.Size))
+            {
+                throw Invalid(type, field.Name, $"[RecordOffset({at})] overlaps another property");
+            }
+            field.Offset = at;
+            occupied.Add((at, at + field.Size));
+            placed.Add(field);
+        }
+        // 2. Own cache lines.
+        foreach (var (field, _, _) in fields.Where(f => f.Offset is null && f.OwnLine))
+        {
+            int span = AlignUp(Math.Max(field.Size, 1), CacheLineSize);
+            field.Offset = FirstFit(occupied, span, CacheLineSize);
+            occupied.Add((field.Offset, field.Offset + span));
+            placed.Add(field);
+            alignRecord = true;
+        }
+        // 3. The rest, largest alignment first (stable), lowest free offset.
+        foreach (var (field, _, _) in fields.Where(f => f.Offset is null && !f.OwnLine)
+                     .OrderByDescending(f => f.Field.Alignment).ThenByDescending(f => f.Field.Size))
+        {
+            field.Offset = FirstFit(occupied, field.Size, field.Alignment);
+            occupied.Add((field.Offset, field.Offset + field.Size));
+            placed.Add(field);
+        }
+
+        int alignment = placed.Count == 0 ? 1 : placed.Max(f => f.Alignment);
+        if (alignRecord) alignment = Math.Max(alignment, CacheLineSize);
+        int end = occupied.Count == 0 ? 0 : occupied.Max(o => o.End);
+        int size = AlignUp(end, alignment);
+        return new TypeLayout(type, size, alignment, placed.OrderBy(f => f.Offset).ToArray());
+    }
+
+    private static bool Overlaps(List<(int Start, int End)> occupied, int start, int end)
+        => occupied.Any(o => start < o.End && o.Start < end);
+
+    private static int FirstFit(List<(int Start, int End)> occupied, int size, int alignment)
+    {
+        int at = 0;
+        while (true)
+        {
+            at = AlignUp(at, alignment);
+            int s = at;
+            int e = at + Math.Max(size, 1);
+            var hit = occupied.Where(o => s < o.End && o.Start < e).Select(o => o.End).DefaultIfEmpty(-1).Max();
+            if (hit < 0) return at;
+            at = hit;
+        }
+    }
+
+    private static int AlignUp(int value, int alignment) => (value + alignment - 1) / alignment * alignment;
+
+    private static void ValidateType(Type type)
+    {
+        if (!type.IsInterface)
+        {
+            throw Invalid(type, null, type.IsValueType ? "it is a struct; TypeAllocator implements interfaces" : "it is a class; TypeAllocator implements interfaces");
+        }
+        if (type.ContainsGenericParameters)
+        {
+            throw Invalid(type, null, "it is an open generic interface; close it (e.g. IBox<int>)");
+        }
+        for (Type? t = type; t is not null; t = t.DeclaringType)
+        {
+            if (!(t.IsPublic || t.IsNestedPublic))
+            {
+                throw Invalid(type, null, t == type ? "it is not public" : $"its declaring type {t.Name} is not public");
+            }
+        }
+    }
+
+    private record struct Candidate(FieldLayout Field, int? Offset, bool OwnLine);
+
+    [RequiresUnreferencedCode("Reads the interface's properties and their types' fields through reflection.")]
+    private static List<Candidate> CollectFields(Type type)
+    {
+        var interfaces = new List<Type> { type };
+        interfaces.AddRange(type.GetInterfaces());
+        var groups = new List<(string Name, Type PropertyType, List<PropertyInfo> Properties)>();
+        foreach (var iface in interfaces)
+        {
+            var accessors = new HashSet<MethodInfo>();
+            foreach (var p in iface.GetProperties(DeclaredMembers))
+            {
+                ValidateProperty(type, iface, p);
+                if (p.GetMethod is not null) accessors.Add(p.GetMethod);
+                if (p.SetMethod is not null) accessors.Add(p.SetMethod);
+                var group = groups.FindIndex(g => g.Name == p.Name && g.PropertyType == p.PropertyType);
+                if (group >= 0) groups[group].Properties.Add(p);
+                else groups.Add((p.Name, p.PropertyType, [p]));
+            }
+            foreach (var m in iface.GetMethods(DeclaredMembers))
+            {
+                if (!accessors.Contains(m)) throw Invalid(type, $"{iface.Name}.{m.Name}", "methods are not supported, only properties");
+            }
+            foreach (var e in iface.GetEvents(DeclaredMembers))
+            {
+                throw Invalid(type, $"{iface.Name}.{e.Name}", "events are not supported, only properties");
+            }
+        }
+
+        var result = new List<Candidate>(groups.Count);
+        foreach (var (name, propertyType, properties) in groups)
+        {
+            bool ambiguous = groups.Count(g => g.Name == name) > 1;
+            string fieldName = ambiguous ? $"{properties[0].DeclaringType!.Name}.{name}" : name;
+            int size = RuntimeHelpers.SizeOf(propertyType.TypeHandle);
+            int alignment = AlignmentOf(propertyType);
+            int? offset = null;
+            bool ownLine = false;
+            foreach (var p in properties)
+            {
+                var fixedAt = p.GetCustomAttribute<RecordOffsetAttribute>();
+                if (fixedAt is not null)
+                {
+                    if (offset is not null && offset != fixedAt.Offset) throw Invalid(type, fieldName, "two declarations give different [RecordOffset] values");
+                    offset = fixedAt.Offset;
+                }
+                ownLine |= p.IsDefined(typeof(OwnCacheLineAttribute), inherit: false);
+            }
+            if (offset is not null && ownLine) throw Invalid(type, fieldName, "[RecordOffset] and [OwnCacheLine] cannot be combined");
+            result.Add(new Candidate(new FieldLayout(fieldName, propertyType, 0, size, alignment, properties), offset, ownLine));
+        }
+        return result;
+    }
+
+    [RequiresUnreferencedCode("Reads the property type's fields through reflection.")]
+    private static void ValidateProperty(Type type, Type iface, PropertyInfo p)
+    {
+        string member = $"{iface.Name}.{p.Name}";
+        if (p.GetIndexParameters().Length > 0) throw Invalid(type, member, "indexers are not supported");
+        var accessor = p.GetMethod ?? p.SetMethod!;
+        if (accessor.IsStatic) throw Invalid(type, member, "static properties are not supported");
+        if (!accessor.IsAbstract || (p.GetMethod is { IsAbstract: false }) || (p.SetMethod is { IsAbstract: false }))
+        {
+            throw Invalid(type, member, "the property has a default implementation");
+        }
+        Type t = p.PropertyType;
+        if (t.IsByRef) throw Invalid(type, member, "by-reference (ref) properties are not supported");
+        if (t.IsPointer || t.IsFunctionPointer) throw Invalid(type, member, $"pointer type {t.Name} is not supported; use nint");
+        if (!t.IsValueType) throw Invalid(type, member, $"its type {t.Name} is a reference type; native records hold only unmanaged values");
+        if (t.IsByRefLike) throw Invalid(type, member, $"its type {t.Name} is a ref struct");
+        if (t.ContainsGenericParameters) throw Invalid(type, member, $"its type {t.Name} is an open generic type");
+        string? reference = FindReference(t, t.Name, 0);
+        if (reference is not null) throw Invalid(type, member, $"its type {t.Name} contains a reference ({reference})");
+    }
+
+    [RequiresUnreferencedCode("Reads the type's fields through reflection.")]
+    private static string? FindReference(Type t, string path, int depth)
+    {
+        if (t.IsPrimitive || t.IsEnum || t.IsPointer || t.IsFunctionPointer) return null;
+        if (!t.IsValueType) return path;
+        if (depth > 32) return null;
+        foreach (var f in t.GetFields(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic))
+        {
+            var hit = FindReference(f.FieldType, $"{path}.{f.Name}", depth + 1);
+            if (hit is not null) return hit;
+        }
+        return null;
+    }
+
+    [RequiresUnreferencedCode("Reads the type's fields through reflection.")]
+    internal static int AlignmentOf(Type t)
+    {
+        if (t.IsEnum) t = Enum.GetUnderlyingType(t);
+        if (t == typeof(Int128) || t == typeof(UInt128)) return 16;
+        if (t.IsPrimitive || t.IsPointer) return Math.Min(8, RuntimeHelpers.SizeOf(t.TypeHandle));
+        int alignment = 1;
+        foreach (var f in t.GetFields(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic))
+        {
+            alignment = Math.Max(alignment, AlignmentOf(f.FieldType));
+        }
+        if (t.StructLayoutAttribute is { Pack: > 0 } layout && layout.Value != LayoutKind.Auto)
+        {
+            alignment = Math.Min(alignment, layout.Pack);
+        }
+        return alignment;
+    }
+
+    private static ArgumentException Invalid(Type type, string? member, string reason)
+        => new(member is null
+            ? $"Type '{type.FullName}' cannot be allocated by TypeAllocator: {reason}."
+            : $"Type '{type.FullName}' cannot be allocated by TypeAllocator: member '{member}': {reason}.");
+}

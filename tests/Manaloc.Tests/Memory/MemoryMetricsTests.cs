@@ -1,0 +1,48 @@
+using System.Diagnostics.Metrics;
+using Manaloc.Diagnostics;
+using Manaloc.Memory;
+
+namespace Manaloc.Tests.Memory;
+
+public sealed class MemoryMetricsTests
+{
+    [Fact]
+    public void Observable_instruments_report_live_objects_by_type_and_reserved_bytes()
+    {
+        string name = $"metrics-{Guid.NewGuid():N}";
+        using var allocator = new TypeAllocator(new TypeAllocatorOptions { Name = name });
+        var records = Enumerable.Range(0, 5).Select(_ => allocator.New<IFooData>()).ToArray();
+        using var big = allocator.NewArray<IBig>(3);
+
+        var seen = new Dictionary<string, long>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == ManalocMeters.MemoryName) l.EnableMeasurementEvents(instrument);
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            string? allocatorTag = null, typeTag = null;
+            foreach (var tag in tags)
+            {
+                if (tag.Key == "allocator") allocatorTag = tag.Value as string;
+                if (tag.Key == "type") typeTag = tag.Value as string;
+            }
+            if (allocatorTag is not null && allocatorTag.StartsWith(name, StringComparison.Ordinal))
+            {
+                lock (seen) seen[$"{instrument.Name}|{typeTag}"] = value;
+            }
+        });
+        listener.Start();
+        listener.RecordObservableInstruments();
+
+        Assert.Equal(5, seen[$"manaloc.memory.objects.live|{nameof(IFooData)}"]);
+        Assert.Equal(1, seen["manaloc.memory.objects.live|RecordArray<IBig>"]);
+        Assert.True(seen["manaloc.memory.reserved|"] >= 128 * 1024);
+        Assert.True(seen["manaloc.memory.chunks|"] >= 1);
+        Assert.Equal(6, seen["manaloc.memory.blocks.live|"]);
+        Assert.Equal(6, allocator.LiveObjectCount);
+        Assert.Equal(5, allocator.GetLiveObjects().Entries.Single(e => e.TypeName == nameof(IFooData)).Count);
+        GC.KeepAlive(records);
+    }
+}
