@@ -19,10 +19,15 @@ public sealed record RunSettings
     public bool IsSmoke => Mode == "smoke";
 
     /// <summary>Quick mode: every experiment in seconds, the whole suite within minutes on 2 cores.</summary>
+    /// <remarks>
+    /// The warm-up outlasts the runtime's tiering delay: tiered compilation starts counting calls
+    /// only after 100 ms without new tier-0 code, and every measurement jits new code (its body),
+    /// so a shorter warm-up measures tier-0 callees. 200 ms leaves time for the tier-1 rejit.
+    /// </remarks>
     public static RunSettings Quick(IReadOnlyList<int>? threads = null) => new()
     {
         Mode = "quick",
-        WarmUp = TimeSpan.FromMilliseconds(60),
+        WarmUp = TimeSpan.FromMilliseconds(200),
         SampleTarget = TimeSpan.FromMilliseconds(15),
         Samples = 5,
         ThreadCounts = threads ?? DefaultThreadCounts(Environment.ProcessorCount),
@@ -42,7 +47,7 @@ public sealed record RunSettings
     public static RunSettings Full(IReadOnlyList<int>? threads = null) => new()
     {
         Mode = "full",
-        WarmUp = TimeSpan.FromMilliseconds(400),
+        WarmUp = TimeSpan.FromMilliseconds(1000),
         SampleTarget = TimeSpan.FromMilliseconds(100),
         Samples = 15,
         ThreadCounts = threads ?? DefaultThreadCounts(Environment.ProcessorCount),
