@@ -9,6 +9,9 @@ public static class ExperimentRegistry
     public static IReadOnlyList<Experiment> All() =>
     [
         new ClockAllocations(),
+        new ResetEvent(),
+        new AsyncResult(),
+        new Rwlock(),
     ];
 
     /// <summary>Finds an experiment by name (case-insensitive).</summary>
