@@ -52,7 +52,7 @@ public sealed class Rwlock : Experiment
         // The grid has 4 × 3 × 2 × threads cells: in quick mode each cell gets a shorter warm-up and
         // fewer samples, so the whole grid stays within the quick budget (about 6 s on 2 cores).
         var settings = context.IsQuick && !context.IsSmoke
-            ? context.Settings with { WarmUp = TimeSpan.FromMilliseconds(15), SampleTarget = TimeSpan.FromMilliseconds(8), Samples = 3 }
+            ? context.Settings with { WarmUp = TimeSpan.FromMilliseconds(10), SampleTarget = TimeSpan.FromMilliseconds(8), Samples = 3 }
             : context.Settings;
         var region = new Region();
         var monitor = new object();
@@ -86,7 +86,33 @@ public sealed class Rwlock : Experiment
         uint threshold = (uint)((ulong)writerPercent * uint.MaxValue / 100);
         var rngs = new ulong[threads * 16]; // one padded seed per thread: no false sharing between the threads' generators
         for (int t = 0; t < threads; t++) rngs[t * 16] = (ulong)(t + 1) * 0x9E3779B97F4A7C15UL;
-        context.Record(ThreadSweep.Measure(variant, threads, (t, n) => Work(gate, region, ref rngs[t * 16], threshold, hold, n), settings, parameters));
+        // A fixed operation count from an uncontended pilot (best of three short runs) rather than the
+        // harness's calibration: on a loaded machine one descheduled calibration round can shrink the
+        // count to a few operations per sample, and the samples then time the start barrier, not the lock.
+        long total = Math.Max(threads * 64L, (long)(settings.SampleTarget.TotalNanoseconds / PilotNsPerOp(gate, region, threshold, hold)));
+        context.Record(ThreadSweep.Measure(variant, threads, (t, n) => Work(gate, region, ref rngs[t * 16], threshold, hold, n), settings, parameters, total));
+    }
+
+    private static double PilotNsPerOp<TLock>(TLock gate, Region region, uint writeThreshold, int hold)
+        where TLock : struct, ILockAdapter
+    {
+        ulong rng = 0x2545F4914F6CDD1DUL;
+        double best = double.MaxValue;
+        for (int round = 0; round < 3; round++)
+        {
+            long ops = 0;
+            long start = System.Diagnostics.Stopwatch.GetTimestamp();
+            TimeSpan elapsed;
+            do
+            {
+                Work(gate, region, ref rng, writeThreshold, hold, 256);
+                ops += 256;
+                elapsed = System.Diagnostics.Stopwatch.GetElapsedTime(start);
+            }
+            while (elapsed < TimeSpan.FromMilliseconds(0.5));
+            best = Math.Min(best, elapsed.TotalNanoseconds / ops);
+        }
+        return Math.Max(best, 0.5);
     }
 
     private static void Work<TLock>(TLock gate, Region region, ref ulong rng, uint writeThreshold, int hold, long operations)
