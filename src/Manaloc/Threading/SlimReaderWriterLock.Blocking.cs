@@ -67,6 +67,7 @@ public sealed partial class SlimReaderWriterLock
             long state = Interlocked.Or(ref _state, Blocked);
             if ((state & busy) != 0)
             {
+                Interlocked.Increment(ref s_sleeps); // statistics only
                 Monitor.Wait(_sync);
             }
         }
