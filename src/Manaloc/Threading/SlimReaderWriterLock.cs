@@ -170,9 +170,11 @@ public sealed partial class SlimReaderWriterLock
         // Full fence: the critical section's reads complete before the count drops.
         long state = Interlocked.Decrement(ref _state);
         Debug.Assert((state & ReaderMask) != ReaderMask, "Reader count underflow.");
-        if ((state & (Blocked | ReaderMask)) == Blocked)
+        if ((state & (Blocked | ReaderMask | WriterHeld)) == Blocked)
         {
-            WakeAll(); // last reader out and someone sleeps: a writer may proceed
+            // Last reader out, no writer inside, someone sleeps: a writer waiting for readers to drain
+            // may proceed. (With a writer inside, that writer's exit does the waking.)
+            WakeAll();
         }
     }
 
