@@ -17,7 +17,7 @@ public sealed class EconomicResetEventStressTests(ITestOutputHelper output)
 
     [Fact]
     public void Handoffs_that_always_block_lose_no_wakeup()
-        => RunRing(300_000, window: 4, consumerSpin: 0, producerSpin: 0);
+        => RunRing(500_000, window: 4, consumerSpin: 0, producerSpin: 0);
 
     [Fact]
     public void Many_producers_one_consumer_over_a_queue_lose_nothing()
