@@ -93,7 +93,7 @@ public sealed class EconomicResetEventStressTests(ITestOutputHelper output)
                 ring[i % window] = i * 7 + 1; // plain store: published by the release below and Set's fence
                 Volatile.Write(ref produced, i + 1);
                 itemReady.Set();
-                RandomPause(ref rng);
+                RandomPause(ref rng, sleeps: true);
             }
         }, errors, "producer");
         var consumer = EventTestSupport.Start(() =>
@@ -105,7 +105,7 @@ public sealed class EconomicResetEventStressTests(ITestOutputHelper output)
                 if (ring[i % window] != i * 7 + 1) mismatches++;
                 Volatile.Write(ref consumed, i + 1);
                 spaceFree.Set();
-                RandomPause(ref rng);
+                RandomPause(ref rng, sleeps: true);
             }
         }, errors, "consumer");
 
@@ -121,13 +121,18 @@ public sealed class EconomicResetEventStressTests(ITestOutputHelper output)
         Assert.Equal(0, mismatches);
     }
 
-    /// <summary>Mostly nothing; sometimes a short busy spin; now and then a yield of the time slice.</summary>
-    private static void RandomPause(ref ulong rng)
+    /// <summary>
+    /// Mostly nothing; sometimes a short busy spin; now and then a yield of the time slice; with
+    /// <paramref name="sleeps"/>, rarely a 1 ms sleep, long enough for the other side to stop
+    /// spinning and block (so the wake path is exercised too).
+    /// </summary>
+    private static void RandomPause(ref ulong rng, bool sleeps = false)
     {
         rng ^= rng << 13;
         rng ^= rng >> 7;
         rng ^= rng << 17;
-        if ((rng & 63) == 0) Thread.Yield();
+        if (sleeps && (rng & 8191) == 1) Thread.Sleep(1);
+        else if ((rng & 63) == 0) Thread.Yield();
         else if ((rng & 7) == 0) Thread.SpinWait((int)((rng >> 8) & 31));
     }
 }
