@@ -19,21 +19,31 @@ public sealed partial class EconomicResetEvent
         if (state == Waiting) EventThrowHelper.ThrowConcurrentWaiter();
         if (millisecondsTimeout == 0) return false;
 
-        // Spin: a Set that lands within a few microseconds is caught without blocking.
+        // Spin: a Set that lands within a few microseconds is caught without blocking. Adaptive:
+        // each spin that did not pay (we blocked anyway) makes the next wait spin one step less,
+        // down to none; a spin that pays restores the full count, and every 16th slow wait spins
+        // fully to notice when conditions change. The two fields are heuristics owned by the
+        // (single) waiter; a stale value only changes how long it spins.
+        int limit = ++_slowWaits % 16 == 0 ? _spinCount : _adaptiveSpin;
         var spinner = new SpinWait();
-        for (int i = 0; i < _spinCount; i++)
+        for (int i = 0; i < limit; i++)
         {
             state = Volatile.Read(ref _state); // test before the test-and-set: no cache-line write while unset
             if (state == Signaled)
             {
                 // Full fence, as in Wait's fast path.
-                if (Interlocked.CompareExchange(ref _state, Unset, Signaled) == Signaled) return true;
+                if (Interlocked.CompareExchange(ref _state, Unset, Signaled) == Signaled)
+                {
+                    _adaptiveSpin = _spinCount; // spinning paid: spin fully again
+                    return true;
+                }
                 continue;
             }
             if (state != Unset) break; // Waiting or Disposed: the claim below reports it
             cancellationToken.ThrowIfCancellationRequested();
             spinner.SpinOnce(sleep1Threshold: -1);
         }
+        _adaptiveSpin = Math.Max(0, limit - 1); // it did not pay this time
 
         var park = Volatile.Read(ref _park) ?? CreatePark(); // acquire: pairs with the CAS that published it
         while (true)
@@ -53,15 +63,19 @@ public sealed partial class EconomicResetEvent
         return Block(park, millisecondsTimeout, cancellationToken);
     }
 
-    private ManualResetEventSlim CreatePark()
+    private AutoResetEvent CreatePark()
     {
-        // No spinning inside: we spun already. Losers of the race are dropped (no kernel handle was made).
-        var created = new ManualResetEventSlim(false, spinCount: 0);
+        // A kernel-backed auto-reset event, made only when a waiter first has to block. A loser of
+        // the creation race disposes its own, never-published event.
+        var created = new AutoResetEvent(false);
         // Full fence: publishes the park before this thread claims Waiting, so a setter that sees Waiting sees the park.
-        return Interlocked.CompareExchange(ref _park, created, null) ?? created;
+        var winner = Interlocked.CompareExchange(ref _park, created, null);
+        if (winner is null) return created;
+        created.Dispose();
+        return winner;
     }
 
-    private bool Block(ManualResetEventSlim park, int millisecondsTimeout, CancellationToken cancellationToken)
+    private bool Block(AutoResetEvent park, int millisecondsTimeout, CancellationToken cancellationToken)
     {
         bool woken;
         try
@@ -71,47 +85,55 @@ public sealed partial class EconomicResetEvent
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
             if (TryWithdraw()) throw new OperationCanceledException(cancellationToken);
-            return Consume(park); // a waker won the race: the signal is ours, not lost
+            return Consume(park, woken: false); // a waker won the race: the signal is ours, not lost
         }
         if (!woken && TryWithdraw())
         {
             return false;
         }
-        return Consume(park);
+        return Consume(park, woken);
     }
 
     /// <summary>Gives up a claimed Waiting state; false when a setter or Dispose took it first.</summary>
     private bool TryWithdraw()
         => Interlocked.CompareExchange(ref _state, Unset, Waiting) == Waiting; // full fence; decides waker vs withdrawer
 
-    private bool Consume(ManualResetEventSlim park)
+    private bool Consume(AutoResetEvent park, bool woken)
     {
-        // The waker took our Waiting state; its park.Set() is at most a few instructions away.
-        park.Wait();
+        // Not yet woken: the waker took our Waiting state and its park.Set() is a few instructions
+        // away. Waiting for it consumes the park's signal, so the next blocking episode starts clean.
+        if (!woken) park.WaitOne();
         if (Volatile.Read(ref _wokenByDispose)) EventThrowHelper.ThrowObjectDisposed(this); // acquire: pairs with Dispose's write, ordered by the park
-        park.Reset(); // only the waiter resets, after its waker's Set: the park is clean for the next episode
         Debug.Assert(Volatile.Read(ref _state) != Waiting, "Nobody else may claim Waiting while we have not returned.");
         return true;
     }
 
-    private bool ParkWait(ManualResetEventSlim park, int millisecondsTimeout, CancellationToken cancellationToken)
+    private bool ParkWait(AutoResetEvent park, int millisecondsTimeout, CancellationToken cancellationToken)
     {
-        if (millisecondsTimeout == Timeout.Infinite || ReferenceEquals(_timeProvider, TimeProvider.System))
+        if (millisecondsTimeout != Timeout.Infinite && !ReferenceEquals(_timeProvider, TimeProvider.System))
         {
-            return park.Wait(millisecondsTimeout, cancellationToken);
+            return ParkWaitOnClock(park, millisecondsTimeout, cancellationToken);
         }
+        if (!cancellationToken.CanBeCanceled)
+        {
+            return park.WaitOne(millisecondsTimeout);
+        }
+        // Index 0 wins when both are signalled, so a delivered signal is never left behind.
+        int index = WaitHandle.WaitAny([park, cancellationToken.WaitHandle], millisecondsTimeout);
+        if (index == 1) throw new OperationCanceledException(cancellationToken);
+        return index == 0;
+    }
+
+    private bool ParkWaitOnClock(AutoResetEvent park, int millisecondsTimeout, CancellationToken cancellationToken)
+    {
         // An injected clock: the timeout is a cancellation driven by that clock's timer.
         using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(millisecondsTimeout), _timeProvider);
         using var linked = cancellationToken.CanBeCanceled
             ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, timeout.Token)
             : null;
-        try
-        {
-            return park.Wait(Timeout.Infinite, (linked ?? timeout).Token);
-        }
-        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
-        {
-            return false;
-        }
+        int index = WaitHandle.WaitAny([park, (linked ?? timeout).Token.WaitHandle]);
+        if (index == 0) return true;
+        if (cancellationToken.IsCancellationRequested) throw new OperationCanceledException(cancellationToken);
+        return false;
     }
 }

@@ -28,9 +28,10 @@ namespace Manaloc.Threading;
 //     without winning Waiting→Unset itself, so exactly one of "waker" and "withdrawer" wins;
 //     a waiter that loses waits (uninterruptibly, briefly) for the waker's _park.Set() and
 //     returns true, so neither the signal nor the park's state is left behind.
-// The park (a ManualResetEventSlim with no spinning) is set only by the one thread that took
-// the waiter's Waiting state, and reset only by the waiter after that set: it is clean at the
-// start of every blocking episode.
+// The park (a kernel-backed AutoResetEvent, created at the first blocking wait) is set only by
+// the one thread that took the waiter's Waiting state, and each such set is consumed by the
+// waiter (its wait returns, or it waits once more after losing the withdraw race): it is clean at
+// the start of every blocking episode.
 /// <summary>
 /// An auto-reset event for producer/consumer hand-offs that keeps its own state word, so a
 /// <see cref="Set"/> with nobody waiting and a <see cref="Wait()"/> when already set each cost one
@@ -41,8 +42,8 @@ namespace Manaloc.Threading;
 /// <para>Why: <see cref="AutoResetEvent"/> enters the kernel on every Set and every WaitOne even
 /// when the outcome is known (already set, nobody waiting). In a consumer loop that is fed faster
 /// than it drains, almost every call is redundant. This event tracks set/unset/waiting itself and
-/// blocks (on a lazily created <see cref="ManualResetEventSlim"/>) only when a waiter really has
-/// to sleep, after a short, configurable spin.</para>
+/// blocks (on a lazily created kernel-backed <see cref="AutoResetEvent"/>) only when a waiter
+/// really has to sleep, after a short, adaptive spin.</para>
 /// <para>Semantics: like <see cref="AutoResetEvent"/>: a Set with a blocked waiter releases it and
 /// leaves the event unset; a Set with nobody waiting leaves it set until one Wait consumes it;
 /// Sets do not accumulate. Typical use: producers enqueue then <see cref="Set"/>; the consumer
@@ -58,7 +59,12 @@ namespace Manaloc.Threading;
 /// </remarks>
 public sealed partial class EconomicResetEvent : IDisposable
 {
-    /// <summary>The spin count used when none is given: a few dozen cycles, then a few yields.</summary>
+    /// <summary>
+    /// The spin count used when none is given: ten growing busy-spins (a few microseconds), then
+    /// ten more that alternate with yields of the time slice.
+    /// </summary>
+    /// <remarks>The spin adapts: while spinning does not pay (the waiter blocks anyway, e.g. on an
+    /// oversubscribed machine), each wait spins one step less, down to none.</remarks>
     public const int DefaultSpinCount = 20;
 
     /// <summary>The largest accepted spin count.</summary>
@@ -70,10 +76,12 @@ public sealed partial class EconomicResetEvent : IDisposable
     private const int Disposed = 3;
 
     private int _state;
-    private ManualResetEventSlim? _park;
+    private AutoResetEvent? _park;
     private bool _wokenByDispose;
     private readonly int _spinCount;
     private readonly TimeProvider _timeProvider;
+    private int _adaptiveSpin;
+    private int _slowWaits;
 
     /// <summary>Creates an event.</summary>
     /// <param name="initialState">True to start set (the first Wait returns at once).</param>
@@ -86,6 +94,7 @@ public sealed partial class EconomicResetEvent : IDisposable
         if ((uint)spinCount > MaxSpinCount) EventThrowHelper.ThrowSpinCount(spinCount);
         _state = initialState ? Signaled : Unset;
         _spinCount = spinCount;
+        _adaptiveSpin = spinCount;
         _timeProvider = timeProvider ?? TimeProvider.System;
     }
 
@@ -93,7 +102,7 @@ public sealed partial class EconomicResetEvent : IDisposable
     /// <remarks>A snapshot: another thread may change it right after the read.</remarks>
     public bool IsSet => Volatile.Read(ref _state) == Signaled; // acquire: a snapshot only, nothing is ordered on it
 
-    /// <summary>How many times a waiter re-checks the state before blocking.</summary>
+    /// <summary>The most times a waiter re-checks the state before blocking (it spins less while spinning does not pay).</summary>
     public int SpinCount => _spinCount;
 
     /// <summary>True while a waiter has committed to block (for tests and diagnostics).</summary>
@@ -182,7 +191,10 @@ public sealed partial class EconomicResetEvent : IDisposable
     }
 
     /// <summary>Disposes the event; a blocked waiter wakes with <see cref="ObjectDisposedException"/>.</summary>
-    /// <remarks>Idempotent and safe to call from any thread, also while another thread waits.</remarks>
+    /// <remarks>Idempotent and safe to call from any thread, also while another thread waits. The
+    /// internal kernel event (if a wait ever blocked) is not closed here, because a setter or the
+    /// waiter may still be between two steps on it; its safe handle releases it when the event is
+    /// collected.</remarks>
     public void Dispose()
     {
         // Full fence; Disposed is terminal. Whoever takes a Waiting state owns the wake-up.
