@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Diagnostics;
 using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
@@ -53,14 +54,15 @@ public sealed class ResetEvent : Experiment
         {
             using var pair = Signal.Create(variant);
             using var back = Signal.Create(variant);
-            context.MeasureThreads(variant, 2, (t, n) =>
+            Action<int, long> body = (t, n) =>
             {
                 for (long i = 0; i < n; i++)
                 {
                     if (t == 0) { pair.Set(); back.Wait(); }
                     else { pair.Wait(); back.Set(); }
                 }
-            }, Parameters.Of(("scenario", PingPong)));
+            };
+            context.MeasureThreads(variant, 2, body, Parameters.Of(("scenario", PingPong)), PilotTotal(body, context.Settings));
         }
 
         foreach (var variant in Variants)
@@ -68,7 +70,7 @@ public sealed class ResetEvent : Experiment
             using var signal = Signal.Create(variant);
             var queue = new ConcurrentQueue<long>();
             long sink = 0;
-            context.MeasureThreads(variant, 2, (t, n) =>
+            Action<int, long> body = (t, n) =>
             {
                 if (t == 0)
                 {
@@ -81,10 +83,35 @@ public sealed class ResetEvent : Experiment
                     if (queue.TryDequeue(out long item)) { sink += item; got++; }
                     else if (!signal.CountsSets) signal.WaitForMore(queue);
                 }
-            }, Parameters.Of(("scenario", ProducerConsumer)));
+            };
+            context.MeasureThreads(variant, 2, body, Parameters.Of(("scenario", ProducerConsumer)), PilotTotal(body, context.Settings));
             GC.KeepAlive(sink);
         }
-        context.Note("ping-pong: ns per hand-off (two per round trip); producer-consumer: ns per item, both threads together. Ratios are to AutoResetEvent in the same scenario.");
+        context.Note("ping-pong: ns per hand-off (two per round trip); producer-consumer: ns per item, both threads together. Ratios are to AutoResetEvent in the same scenario. Two-thread operation counts come from a pilot run, not the harness's calibration.");
+    }
+
+    /// <summary>
+    /// The total operation count for a two-thread measurement, from a pilot on two fresh threads
+    /// (growing until a run takes 2 ms, then the best of two runs). The harness's own calibration
+    /// can settle, after one descheduled round on a loaded machine, on a few operations per sample
+    /// that then time its start barrier rather than the hand-off.
+    /// </summary>
+    private static long PilotTotal(Action<int, long> body, RunSettings settings)
+    {
+        double Run(long perThread)
+        {
+            var threads = new[] { new Thread(() => body(0, perThread)), new Thread(() => body(1, perThread)) };
+            long start = Stopwatch.GetTimestamp();
+            foreach (var t in threads) t.Start();
+            foreach (var t in threads) t.Join();
+            return Stopwatch.GetElapsedTime(start).TotalNanoseconds;
+        }
+        long perThread = 16;
+        double elapsed;
+        while ((elapsed = Run(perThread)) < 2_000_000 && perThread < 1 << 24) perThread *= 4;
+        elapsed = Math.Min(elapsed, Run(perThread));
+        double nsPerOp = elapsed / (2 * perThread);
+        return Math.Max(2, 2 * (long)(settings.SampleTarget.TotalNanoseconds / nsPerOp / 2));
     }
 
     /// <inheritdoc/>
