@@ -18,8 +18,9 @@ namespace Manaloc.Threading;
 // consume that older signal, find the queue empty and block, and the item would sit unseen.
 // The CAS is a full fence, so the enqueue is visible to every thread before Set reads _state.
 //
-// Consumer: "dequeue finds nothing; Wait()". Wait's first step on _state is also a CAS. The
-// two CASes are ordered on _state:
+// Consumer: "dequeue finds nothing; Wait()". Wait may read _state first, but only as a hint:
+// it returns only after a CAS Signaled→Unset and blocks only after a CAS Unset→Waiting. The
+// producer's CAS and the consumer's deciding CAS are ordered on _state:
 //   * Set's CAS first: the consumer sees Signaled (or Unset→Waiting fails and it retries and
 //     sees Signaled), consumes it and returns; its next dequeue follows a full fence that
 //     follows the producer's, so it sees the item.
@@ -32,6 +33,7 @@ namespace Manaloc.Threading;
 // the one thread that took the waiter's Waiting state, and each such set is consumed by the
 // waiter (its wait returns, or it waits once more after losing the withdraw race): it is clean at
 // the start of every blocking episode.
+
 /// <summary>
 /// An auto-reset event for producer/consumer hand-offs that keeps its own state word, so a
 /// <see cref="Set"/> with nobody waiting and a <see cref="Wait()"/> when already set each cost one
