@@ -6,20 +6,33 @@ namespace Manaloc.Threading;
 public sealed partial class SlimReaderWriterLock
 {
     /// <summary>
-    /// The read locks the current thread holds, innermost last. Thread-static, so no
-    /// synchronization: only the owning thread touches its list.
+    /// The calling thread's record: its managed thread id and the read locks it holds, innermost
+    /// last. One thread-static reference, so an enter or exit pays one thread-local lookup. Only the
+    /// owning thread touches its record: no synchronization.
     /// </summary>
-    private static class ReadLocksHeld
+    private sealed class ThreadRecord
     {
-        [ThreadStatic] private static SlimReaderWriterLock?[]? t_locks;
-        [ThreadStatic] private static int t_count;
+        [ThreadStatic] private static ThreadRecord? t_current;
+
+        public readonly int ThreadId = Environment.CurrentManagedThreadId;
+        private SlimReaderWriterLock?[] _locks = new SlimReaderWriterLock?[4];
+        private int _count;
+
+        public static ThreadRecord Current
+        {
+            [MethodImpl(MethodImplOptions.AggressiveInlining)]
+            get => t_current ?? Create();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static ThreadRecord Create() => t_current = new ThreadRecord();
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public static bool Contains(SlimReaderWriterLock rwLock)
+        public bool Holds(SlimReaderWriterLock rwLock)
         {
-            int count = t_count;
+            int count = _count;
             if (count == 0) return false;
-            var locks = t_locks!;
+            var locks = _locks;
             for (int i = 0; i < count; i++)
             {
                 if (ReferenceEquals(locks[i], rwLock)) return true;
@@ -28,53 +41,42 @@ public sealed partial class SlimReaderWriterLock
         }
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public static void Add(SlimReaderWriterLock rwLock)
+        public void Add(SlimReaderWriterLock rwLock)
         {
-            var locks = t_locks;
-            int count = t_count;
-            if (locks is null || count == locks.Length) locks = Grow();
-            locks[count] = rwLock;
-            t_count = count + 1;
+            int count = _count;
+            if (count == _locks.Length) Array.Resize(ref _locks, count * 2);
+            _locks[count] = rwLock;
+            _count = count + 1;
         }
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public static bool Remove(SlimReaderWriterLock rwLock)
+        public bool Remove(SlimReaderWriterLock rwLock)
         {
-            int count = t_count;
-            var locks = t_locks;
-            if (count > 0 && ReferenceEquals(locks![count - 1], rwLock))
+            int count = _count;
+            if (count > 0 && ReferenceEquals(_locks[count - 1], rwLock))
             {
-                locks[count - 1] = null;
-                t_count = count - 1;
+                _locks[count - 1] = null;
+                _count = count - 1;
                 return true;
             }
             return RemoveOutOfOrder(rwLock);
         }
 
-        private static bool RemoveOutOfOrder(SlimReaderWriterLock rwLock)
+        private bool RemoveOutOfOrder(SlimReaderWriterLock rwLock)
         {
-            int count = t_count;
-            var locks = t_locks;
+            int count = _count;
+            var locks = _locks;
             for (int i = count - 2; i >= 0; i--)
             {
-                if (ReferenceEquals(locks![i], rwLock))
+                if (ReferenceEquals(locks[i], rwLock))
                 {
                     Array.Copy(locks, i + 1, locks, i, count - i - 1);
                     locks[count - 1] = null;
-                    t_count = count - 1;
+                    _count = count - 1;
                     return true;
                 }
             }
             return false;
-        }
-
-        private static SlimReaderWriterLock?[] Grow()
-        {
-            var old = t_locks;
-            var grown = new SlimReaderWriterLock?[old is null ? 4 : old.Length * 2];
-            if (old is not null) Array.Copy(old, grown, old.Length);
-            t_locks = grown;
-            return grown;
         }
     }
 }

@@ -72,17 +72,18 @@ public sealed partial class SlimReaderWriterLock
     public int CurrentReadCount => (int)(Volatile.Read(ref _state) & ReaderMask); // snapshot
 
     /// <summary>True if the calling thread holds the write lock.</summary>
-    public bool IsWriteLockHeld => _writerThreadId == Environment.CurrentManagedThreadId; // only this thread writes its own id
+    public bool IsWriteLockHeld => _writerThreadId == ThreadRecord.Current.ThreadId; // only this thread writes its own id
 
     /// <summary>True if the calling thread holds a read lock on this lock.</summary>
-    public bool IsReadLockHeld => ReadLocksHeld.Contains(this);
+    public bool IsReadLockHeld => ThreadRecord.Current.Holds(this);
 
     /// <summary>Takes a read lock, waiting while a writer holds or waits for the lock.</summary>
     /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void EnterReadLock()
     {
-        CheckNotHeld();
+        var me = ThreadRecord.Current;
+        CheckNotHeld(me);
         // Full fence: the critical section's reads cannot move above this acquire.
         long state = Interlocked.Increment(ref _state);
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
@@ -90,7 +91,7 @@ public sealed partial class SlimReaderWriterLock
             EnterReadSlow();
         }
         Debug.Assert((Volatile.Read(ref _state) & WriterHeld) == 0, "No writer inside while a reader is.");
-        ReadLocksHeld.Add(this);
+        me.Add(this);
     }
 
     /// <summary>Takes a read lock if that is possible without waiting.</summary>
@@ -98,14 +99,15 @@ public sealed partial class SlimReaderWriterLock
     /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
     public bool TryEnterReadLock()
     {
-        CheckNotHeld();
+        var me = ThreadRecord.Current;
+        CheckNotHeld(me);
         long state = Interlocked.Increment(ref _state); // full fence, as in EnterReadLock
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
         {
             ReleaseRead();
             return false;
         }
-        ReadLocksHeld.Add(this);
+        me.Add(this);
         return true;
     }
 
@@ -114,7 +116,7 @@ public sealed partial class SlimReaderWriterLock
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void ExitReadLock()
     {
-        if (!ReadLocksHeld.Remove(this)) EventThrowHelper.ThrowNotHeld("ExitReadLock: the calling thread does not hold a read lock on this SlimReaderWriterLock.");
+        if (!ThreadRecord.Current.Remove(this)) EventThrowHelper.ThrowNotHeld("ExitReadLock: the calling thread does not hold a read lock on this SlimReaderWriterLock.");
         ReleaseRead();
     }
 
@@ -123,7 +125,8 @@ public sealed partial class SlimReaderWriterLock
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void EnterWriteLock()
     {
-        int me = CheckNotHeld();
+        var me = ThreadRecord.Current;
+        CheckNotHeld(me);
         long state = Volatile.Read(ref _state); // a hint: the CAS decides
         // Full fence: the critical section cannot move above this acquire.
         if ((state & (ReaderMask | WriterHeld)) != 0 || Interlocked.CompareExchange(ref _state, state | WriterHeld, state) != state)
@@ -131,7 +134,7 @@ public sealed partial class SlimReaderWriterLock
             EnterWriteSlow();
         }
         Debug.Assert(_writerThreadId == 0, "Two writers inside.");
-        _writerThreadId = me;
+        _writerThreadId = me.ThreadId;
     }
 
     /// <summary>Takes the write lock if that is possible without waiting.</summary>
@@ -139,13 +142,14 @@ public sealed partial class SlimReaderWriterLock
     /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
     public bool TryEnterWriteLock()
     {
-        int me = CheckNotHeld();
+        var me = ThreadRecord.Current;
+        CheckNotHeld(me);
         long state = Volatile.Read(ref _state); // a hint: the CAS decides
         if ((state & (ReaderMask | WriterHeld)) != 0 || Interlocked.CompareExchange(ref _state, state | WriterHeld, state) != state)
         {
             return false;
         }
-        _writerThreadId = me;
+        _writerThreadId = me.ThreadId;
         return true;
     }
 
@@ -154,7 +158,7 @@ public sealed partial class SlimReaderWriterLock
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void ExitWriteLock()
     {
-        if (_writerThreadId != Environment.CurrentManagedThreadId) EventThrowHelper.ThrowNotHeld("ExitWriteLock: the calling thread does not hold the write lock of this SlimReaderWriterLock.");
+        if (_writerThreadId != ThreadRecord.Current.ThreadId) EventThrowHelper.ThrowNotHeld("ExitWriteLock: the calling thread does not hold the write lock of this SlimReaderWriterLock.");
         _writerThreadId = 0; // plain: ordered before the release below
         // Full fence: the critical section's writes are visible before the lock reads as free.
         long state = Interlocked.Add(ref _state, -WriterHeld);
@@ -179,11 +183,9 @@ public sealed partial class SlimReaderWriterLock
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private int CheckNotHeld()
+    private void CheckNotHeld(ThreadRecord me)
     {
-        int me = Environment.CurrentManagedThreadId;
-        if (_writerThreadId == me) EventThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
-        if (ReadLocksHeld.Contains(this)) EventThrowHelper.ThrowRecursion("The calling thread already holds a read lock on this SlimReaderWriterLock; it is not recursive and has no upgrades.");
-        return me;
+        if (_writerThreadId == me.ThreadId) EventThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
+        if (me.Holds(this)) EventThrowHelper.ThrowRecursion("The calling thread already holds a read lock on this SlimReaderWriterLock; it is not recursive and has no upgrades.");
     }
 }
