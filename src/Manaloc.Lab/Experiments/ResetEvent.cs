@@ -88,6 +88,7 @@ public sealed class ResetEvent : Experiment
             GC.KeepAlive(sink);
         }
         context.Note("ping-pong: ns per hand-off (two per round trip); producer-consumer: ns per item, both threads together. Ratios are to AutoResetEvent in the same scenario. Two-thread operation counts come from a pilot run, not the harness's calibration.");
+        context.Note("ping-pong is bimodal on a busy machine: while both threads have a core a hand-off takes ~50-300 ns for every spinning event; when the scheduler puts them on one core (or the partner is preempted) each hand-off costs a context switch, ~5 µs, whichever event is used. Compare several runs before reading one cell.");
     }
 
     /// <summary>
