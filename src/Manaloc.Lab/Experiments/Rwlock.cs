@@ -49,11 +49,12 @@ public sealed class Rwlock : Experiment
     /// <inheritdoc/>
     public override void Run(ExperimentContext context)
     {
-        // The grid has 4 × 3 × 2 × threads cells: in quick mode each cell gets a shorter warm-up and
-        // fewer samples, so the whole grid stays within the quick budget (about 6 s on 2 cores).
-        var settings = context.IsQuick && !context.IsSmoke
-            ? context.Settings with { WarmUp = TimeSpan.FromMilliseconds(10), SampleTarget = TimeSpan.FromMilliseconds(8), Samples = 3 }
-            : context.Settings;
+        // The grid has 4 variants × writers × holds × threads cells (72 in quick mode, 168 in full
+        // mode on 2 cores), so each cell gets a shorter warm-up and fewer samples than the run's
+        // defaults: about 3-5 s in quick mode and under 2 minutes in full mode on 2 cores.
+        var settings = context.IsSmoke ? context.Settings
+            : context.IsQuick ? context.Settings with { WarmUp = TimeSpan.FromMilliseconds(10), SampleTarget = TimeSpan.FromMilliseconds(8), Samples = 3 }
+            : context.Settings with { WarmUp = TimeSpan.FromMilliseconds(100), SampleTarget = TimeSpan.FromMilliseconds(50), Samples = 7 };
         var region = new Region();
         var monitor = new object();
         var lockType = new Lock();
