@@ -153,7 +153,16 @@ public static class Program
         var experiment = ExperimentRegistry.Find(experimentName);
         if (experiment is null) return Usage(stderr, $"unknown experiment '{experimentName}'.");
         var context = new ExperimentContext(experiment.Name, settings);
-        experiment.RunChild(key, arguments, context);
+        try
+        {
+            experiment.RunChild(key, arguments, context);
+        }
+        catch (Exception e)
+        {
+            // The parent reads this last stderr line into its ChildProcessException.
+            stderr.WriteLine($"error: {experimentName}/{key} failed: {e.GetType().Name}: {e.Message}");
+            return 1;
+        }
         stdout.WriteLine(ChildProcess.FormatResultLine(context.ToChildOutput()));
         return 0;
     }
@@ -167,12 +176,18 @@ public static class Program
     private static IAnsiConsole ConsoleOn(TextWriter writer)
     {
         bool real = ReferenceEquals(writer, Console.Out) || ReferenceEquals(writer, Console.Error);
-        return AnsiConsole.Create(new AnsiConsoleSettings
+        bool redirected = !real || (ReferenceEquals(writer, Console.Out) ? Console.IsOutputRedirected : Console.IsErrorRedirected);
+        var console = AnsiConsole.Create(new AnsiConsoleSettings
         {
             Out = new AnsiConsoleOutput(writer),
-            Ansi = real ? AnsiSupport.Detect : AnsiSupport.No,
-            ColorSystem = real ? ColorSystemSupport.Detect : ColorSystemSupport.NoColors,
-            Interactive = real ? InteractionSupport.Detect : InteractionSupport.No,
+            Ansi = redirected ? AnsiSupport.No : AnsiSupport.Detect,
+            ColorSystem = redirected ? ColorSystemSupport.NoColors : ColorSystemSupport.Detect,
+            Interactive = redirected ? InteractionSupport.No : InteractionSupport.Detect,
         });
+        if (redirected)
+        {
+            console.Profile.Width = 160; // a log or a pipe has no width; don't wrap tables at 80
+        }
+        return console;
     }
 }

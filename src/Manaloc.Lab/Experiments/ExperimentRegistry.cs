@@ -12,6 +12,14 @@ public static class ExperimentRegistry
         new ResetEvent(),
         new AsyncResult(),
         new Rwlock(),
+        new Dispatcher(),
+        new BoundedQueue(),
+        new Deadline(),
+        new FalseSharing(),
+        new Processors(),
+        new Quantum(),
+        new Nagle(),
+        new UdpSend(),
     ];
 
     /// <summary>Finds an experiment by name (case-insensitive).</summary>

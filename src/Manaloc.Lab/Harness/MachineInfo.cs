@@ -27,6 +27,13 @@ public sealed record MachineInfo
     /// <summary>Whether the process runs in CI (the CI environment variable).</summary>
     public bool Ci { get; init; }
 
+    /// <summary>Background (concurrent) GC is on unless the runtime configuration or environment turned it off.</summary>
+    private static bool IsConcurrentGc()
+    {
+        if (Environment.GetEnvironmentVariable("DOTNET_gcConcurrent") is "0") return false;
+        return AppContext.GetData("System.GC.Concurrent") is not false && GCSettings.LatencyMode != GCLatencyMode.Batch;
+    }
+
     /// <summary>Reads the current process's machine information.</summary>
     public static MachineInfo Current()
     {
@@ -53,7 +60,7 @@ public sealed record MachineInfo
             ProcessorCount = Environment.ProcessorCount,
             AffinityProcessors = affinityCount,
             AffinityMask = mask,
-            GcMode = (GCSettings.IsServerGC ? "server" : "workstation") + (GCSettings.LatencyMode == GCLatencyMode.Batch ? "" : ", concurrent"),
+            GcMode = (GCSettings.IsServerGC ? "server" : "workstation") + (IsConcurrentGc() ? ", concurrent" : ""),
             GcLatencyMode = GCSettings.LatencyMode.ToString(),
             TotalAvailableMemoryBytes = GC.GetGCMemoryInfo().TotalAvailableMemoryBytes,
             Ci = !string.IsNullOrEmpty(Environment.GetEnvironmentVariable("CI")),

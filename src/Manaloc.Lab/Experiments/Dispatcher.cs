@@ -1,0 +1,309 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Threading.Channels;
+using Manaloc.Lab.Harness;
+using Manaloc.Threading;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// Seed 002, "Tradeoffs in High Performance Software", tradeoff #1: a flood of tiny work items on
+/// dedicated threads instead of the shared thread pool. Two parts: (1) throughput of producers
+/// flooding tiny items into workers over a BlockingCollection (the article's design), a bounded
+/// Channel, and the DedicatedThreadDispatcher, all with the same capacity; (2) the latency of a
+/// heartbeat of other work on the thread pool while a flood runs on the pool, on the dispatcher,
+/// or not at all.
+/// </summary>
+public sealed class Dispatcher : Experiment
+{
+    private const int Capacity = 10_000;
+    private const string Blocking = "BlockingCollection workers";
+    private const string ChannelWorkers = "Channel workers";
+    private const string Ours = "DedicatedThreadDispatcher";
+    private const string FloodOnPool = "heartbeat, flood on ThreadPool";
+    private const string FloodOnDispatcher = "heartbeat, flood on dispatcher";
+    private const string NoFlood = "heartbeat, no flood";
+
+    [ThreadStatic]
+    private static long t_sink;
+    private static readonly Action s_tiny = static () => t_sink++;
+
+    /// <inheritdoc/>
+    public override string Name => "dispatcher";
+    /// <inheritdoc/>
+    public override string Article => "Tradeoffs in High Performance Software (seed 002)";
+    /// <inheritdoc/>
+    public override string Description => "Tiny-item throughput of dedicated workers (BlockingCollection, Channel, DedicatedThreadDispatcher) and heartbeat latency with a flood on the ThreadPool vs on the dispatcher.";
+    /// <inheritdoc/>
+    public override ArticleFigure Figure => new("A connection's flood of requests on the shared ThreadPool starves the rest of the application; on a handful of dedicated threads it does not (no figure given).");
+    /// <inheritdoc/>
+    public override IReadOnlyList<string> Variants { get; } = [Blocking, ChannelWorkers, Ours, NoFlood, FloodOnPool, FloodOnDispatcher];
+    /// <inheritdoc/>
+    public override string Baseline => Blocking;
+
+    private static int Workers => Math.Max(2, Environment.ProcessorCount);
+    private static int Producers => Math.Max(2, Environment.ProcessorCount);
+    /// <summary>The flood's dispatcher leaves one core to the rest of the application: the isolation seed 002 wanted.</summary>
+    private static int FloodWorkers => Math.Max(1, Environment.ProcessorCount - 1);
+
+    private static int Items(RunSettings s) => s.IsSmoke ? 20_000 : s.IsQuick ? 1_000_000 : 10_000_000;
+    private static TimeSpan HeartbeatRun(RunSettings s) => TimeSpan.FromMilliseconds(s.IsSmoke ? 120 : s.IsQuick ? 700 : 3000);
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
+    [
+        new("items", "tiny items (one thread-static increment) flooded per throughput sample", [Items(settings).ToString(System.Globalization.CultureInfo.InvariantCulture)]),
+        new("producers", "threads posting items", [Producers.ToString(System.Globalization.CultureInfo.InvariantCulture)]),
+        new("workers", "dedicated worker threads", [Workers.ToString(System.Globalization.CultureInfo.InvariantCulture)]),
+        new("capacity", "queue bound of every variant (and the ThreadPool flood's outstanding cap)", [Capacity.ToString(System.Globalization.CultureInfo.InvariantCulture)]),
+    ];
+
+    /// <inheritdoc/>
+    public override void Run(ExperimentContext context)
+    {
+        int items = Items(context.Settings);
+        int samples = context.IsSmoke ? 1 : context.IsQuick ? 3 : 7;
+        var p = Parameters.Of(("items", items), ("producers", Producers), ("workers", Workers), ("capacity", Capacity));
+        var runs = new (string Variant, Func<int, TimeSpan> Run)[]
+        {
+            (Blocking, n => RunBlockingCollection(n)),
+            (ChannelWorkers, n => RunChannel(n)),
+            (Ours, n => RunDispatcher(n)),
+        };
+        foreach (var (variant, run) in runs)
+        {
+            context.Status($"{variant} (warm-up)");
+            run(Math.Min(items, 50_000));
+        }
+        // Interleave the variants sample by sample, so noise from other load on the machine spreads evenly.
+        var results = runs.ToDictionary(r => r.Variant, _ => new List<double>());
+        var cpu = runs.ToDictionary(r => r.Variant, _ => new List<double>());
+        using var process = Process.GetCurrentProcess();
+        for (int s = 0; s < samples; s++)
+        {
+            foreach (var (variant, run) in runs)
+            {
+                context.Status($"{variant} sample {s + 1}/{samples}");
+                context.Cancellation.ThrowIfCancellationRequested();
+                process.Refresh();
+                var cpuBefore = process.TotalProcessorTime;
+                results[variant].Add(items / run(items).TotalSeconds);
+                process.Refresh();
+                cpu[variant].Add((process.TotalProcessorTime - cpuBefore).TotalNanoseconds / items);
+            }
+        }
+        foreach (var (variant, _) in runs)
+        {
+            context.RecordSamples(variant, "ops/s", results[variant], p, lowerIsBetter: false, threads: Producers + Workers);
+            context.RecordSamples(variant, "CPU ns/item", cpu[variant], p, lowerIsBetter: true, threads: Producers + Workers);
+        }
+
+        var duration = HeartbeatRun(context.Settings);
+        double floodMicros = CalibrateFloodWork();
+        var hp = Parameters.Of(("flood work", "~1 µs per item"), ("interval", "1 ms"), ("capacity", Capacity), ("flood workers", FloodWorkers));
+        var floodRates = new List<string>();
+        foreach (var (variant, flood) in new[] { (NoFlood, FloodKind.None), (FloodOnPool, FloodKind.ThreadPool), (FloodOnDispatcher, FloodKind.Dispatcher) })
+        {
+            context.Status(variant);
+            var latencies = Heartbeat(flood, duration, out long flooded);
+            context.RecordSamples(variant, "ms", latencies, hp, lowerIsBetter: true, threads: Producers,
+                metrics: new Dictionary<string, double> { ["heartbeats"] = latencies.Count, ["flood items"] = flooded });
+            if (flood != FloodKind.None) floodRates.Add($"{variant}: {Format.Value(flooded / duration.TotalSeconds, "ops/s")}");
+        }
+        context.Note($"Flood items accepted per second during the heartbeat runs (the price of isolation is the flood's own throughput): {string.Join("; ", floodRates)}.");
+        context.Note($"Throughput: {Producers} producers flood {items:N0} tiny items into {Workers} workers through a queue bounded at {Capacity:N0}; time runs from release to every worker joined. 'CPU ns/item' is the process's CPU time per item over the same run: less sensitive than wall time to other load on the machine.");
+        context.Note($"Heartbeat: every ~1 ms a small item goes to the ThreadPool; its latency is queue-to-run. The flood ({Producers} producers of items measured at {floodMicros:0.##} µs each, at most {Capacity:N0} outstanding) runs for {duration.TotalSeconds:0.##} s on the ThreadPool (all its threads) or on a {FloodWorkers}-thread dispatcher (processors − 1, leaving a core to the rest of the application, as the article's handful of dedicated threads did).");
+    }
+
+    private static TimeSpan RunBlockingCollection(int items)
+    {
+        using var queue = new BlockingCollection<Action>(Capacity);
+        var workers = StartWorkers(() => { foreach (var item in queue.GetConsumingEnumerable()) item(); });
+        return Flood(items, () => queue.Add(s_tiny), () => queue.CompleteAdding(), workers);
+    }
+
+    private static TimeSpan RunChannel(int items)
+    {
+        var channel = Channel.CreateBounded<Action>(new BoundedChannelOptions(Capacity) { FullMode = BoundedChannelFullMode.Wait });
+        var reader = channel.Reader;
+        var writer = channel.Writer;
+        var workers = StartWorkers(() =>
+        {
+            while (true)
+            {
+                while (reader.TryRead(out var item)) item();
+                if (!reader.WaitToReadAsync().AsTask().GetAwaiter().GetResult()) return;
+            }
+        });
+        return Flood(items, () => { if (!writer.TryWrite(s_tiny)) writer.WriteAsync(s_tiny).AsTask().GetAwaiter().GetResult(); }, () => writer.Complete(), workers);
+    }
+
+    private static TimeSpan RunDispatcher(int items)
+    {
+        var dispatcher = new DedicatedThreadDispatcher(new DispatcherOptions { Name = "lab-dispatcher", ThreadCount = Workers, Capacity = Capacity });
+        return Flood(items, () => dispatcher.Post(s_tiny), () => dispatcher.Shutdown(Timeout.InfiniteTimeSpan), []);
+    }
+
+    private static Thread[] StartWorkers(Action loop)
+    {
+        var threads = new Thread[Workers];
+        for (int i = 0; i < threads.Length; i++)
+        {
+            threads[i] = new Thread(() => loop()) { IsBackground = true, Name = $"lab-worker-{i}" };
+            threads[i].Start();
+        }
+        return threads;
+    }
+
+    /// <summary>Releases the producers together; returns the time until the last item ran (complete + join).</summary>
+    private static TimeSpan Flood(int items, Action post, Action complete, Thread[] workers)
+    {
+        int perProducer = items / Producers;
+        using var go = new ManualResetEventSlim();
+        var producers = new Thread[Producers];
+        for (int i = 0; i < producers.Length; i++)
+        {
+            producers[i] = new Thread(() =>
+            {
+                go.Wait();
+                for (int n = 0; n < perProducer; n++) post();
+            }) { IsBackground = true, Name = $"lab-producer-{i}" };
+            producers[i].Start();
+        }
+        long start = Stopwatch.GetTimestamp();
+        go.Set();
+        foreach (var t in producers) t.Join();
+        complete();
+        foreach (var t in workers) t.Join();
+        return Stopwatch.GetElapsedTime(start);
+    }
+
+    private enum FloodKind { None, ThreadPool, Dispatcher }
+
+    private static int s_floodSpin = 30;
+    private static readonly Action s_floodWork = static () => Thread.SpinWait(s_floodSpin);
+
+    /// <summary>Sets the flood item's spin so that one item costs about one microsecond here; returns its measured cost in µs.</summary>
+    private static double CalibrateFloodWork()
+    {
+        const int Probe = 20_000;
+        for (int attempt = 0; attempt < 6; attempt++)
+        {
+            long start = Stopwatch.GetTimestamp();
+            for (int i = 0; i < Probe; i++) s_floodWork();
+            double us = Stopwatch.GetElapsedTime(start).TotalMicroseconds / Probe;
+            if (us is > 0.7 and < 1.5) return us;
+            s_floodSpin = Math.Clamp((int)(s_floodSpin / Math.Max(us, 0.01)), 1, 100_000);
+        }
+        long s = Stopwatch.GetTimestamp();
+        for (int i = 0; i < Probe; i++) s_floodWork();
+        return Stopwatch.GetElapsedTime(s).TotalMicroseconds / Probe;
+    }
+
+    /// <summary>The ThreadPool flood's item; one instance per run, counting the run's outstanding items.</summary>
+    private sealed class FloodItem : IThreadPoolWorkItem
+    {
+        public int Outstanding;
+
+        public void Execute()
+        {
+            s_floodWork();
+            Interlocked.Decrement(ref Outstanding);
+        }
+    }
+
+    private sealed class Beat(double[] latencies, int index, long queuedAt) : IThreadPoolWorkItem
+    {
+        public void Execute() => latencies[index] = Stopwatch.GetElapsedTime(queuedAt).TotalMilliseconds;
+    }
+
+    private static List<double> Heartbeat(FloodKind flood, TimeSpan duration, out long flooded)
+    {
+        using var stop = new CancellationTokenSource();
+        var dispatcher = flood == FloodKind.Dispatcher
+            ? new DedicatedThreadDispatcher(new DispatcherOptions { Name = "lab-flood", ThreadCount = FloodWorkers, Capacity = Capacity })
+            : null;
+        long posted = 0;
+        var floodItem = new FloodItem();
+        var producers = new Thread[flood == FloodKind.None ? 0 : Producers];
+        for (int i = 0; i < producers.Length; i++)
+        {
+            producers[i] = new Thread(() =>
+            {
+                long mine = 0;
+                while (!stop.IsCancellationRequested)
+                {
+                    if (dispatcher is not null)
+                    {
+                        try { dispatcher.Post(s_floodWork); } catch (InvalidOperationException) { break; }
+                    }
+                    else
+                    {
+                        // The same bound as the dispatcher's queue: at most Capacity items outstanding.
+                        if (Volatile.Read(ref floodItem.Outstanding) >= Capacity) { Thread.Yield(); continue; }
+                        Interlocked.Increment(ref floodItem.Outstanding);
+                        ThreadPool.UnsafeQueueUserWorkItem(floodItem, preferLocal: false);
+                    }
+                    mine++;
+                }
+                Interlocked.Add(ref posted, mine);
+            }) { IsBackground = true, Name = $"lab-flood-{i}" };
+            producers[i].Start();
+        }
+        Thread.Sleep(50); // let the flood build up
+        var latencies = new double[(int)(duration.TotalMilliseconds * 2) + 16];
+        int beats = 0;
+        var until = Stopwatch.GetTimestamp() + (long)(duration.TotalSeconds * Stopwatch.Frequency);
+        while (Stopwatch.GetTimestamp() < until && beats < latencies.Length)
+        {
+            latencies[beats] = double.NaN;
+            ThreadPool.UnsafeQueueUserWorkItem(new Beat(latencies, beats, Stopwatch.GetTimestamp()), preferLocal: false);
+            beats++;
+            Thread.Sleep(1);
+        }
+        stop.Cancel();
+        foreach (var t in producers) t.Join();
+        dispatcher?.Shutdown(Timeout.InfiniteTimeSpan);
+        var deadline = Stopwatch.GetTimestamp() + 30 * Stopwatch.Frequency;
+        while ((Volatile.Read(ref floodItem.Outstanding) > 0 || latencies.Take(beats).Any(double.IsNaN)) && Stopwatch.GetTimestamp() < deadline)
+        {
+            Thread.Sleep(1);
+        }
+        flooded = Interlocked.Read(ref posted);
+        return latencies.Take(beats).Where(double.IsFinite).ToList();
+    }
+
+    /// <inheritdoc/>
+    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
+    {
+        var pool = measurements.FirstOrDefault(m => m.Variant == FloodOnPool);
+        var ours = measurements.FirstOrDefault(m => m.Variant == FloodOnDispatcher);
+        var bc = measurements.FirstOrDefault(m => m.Variant == Blocking && m.Unit == "ops/s");
+        var dt = measurements.FirstOrDefault(m => m.Variant == Ours && m.Unit == "ops/s");
+        var ch = measurements.FirstOrDefault(m => m.Variant == ChannelWorkers && m.Unit == "ops/s");
+        var bcCpu = measurements.FirstOrDefault(m => m.Variant == Blocking && m.Unit == "CPU ns/item");
+        var dtCpu = measurements.FirstOrDefault(m => m.Variant == Ours && m.Unit == "CPU ns/item");
+        string cpuText = bcCpu is null || dtCpu is null ? "" :
+            $"; CPU per item {Format.Significant(bcCpu.Statistics.Median)} → {Format.Significant(dtCpu.Statistics.Median)} ns ({Format.Ratio(bcCpu.Statistics.Median / Math.Max(dtCpu.Statistics.Median, 1e-6))} less)";
+        if (pool is null || ours is null || bc is null || dt is null)
+        {
+            return new(Verdict.NotComparable, "Not every variant was measured.");
+        }
+        double latencyRatio = pool.Statistics.P99 / Math.Max(ours.Statistics.P99, 1e-6);
+        double medianRatio = pool.Statistics.Median / Math.Max(ours.Statistics.Median, 1e-6);
+        double throughputRatio = dt.Statistics.Median / bc.Statistics.Median;
+        var quietRun = measurements.FirstOrDefault(m => m.Variant == NoFlood);
+        // When the heartbeat's p99 without any flood is as bad as with the flood on the dispatcher,
+        // the p99 measures other load on the machine, not the queue: judge by the medians then.
+        bool noiseBound = quietRun is not null && quietRun.Statistics.P99 >= ours.Statistics.P99 / 2;
+        double judged = noiseBound ? medianRatio : latencyRatio;
+        var verdict = judged >= 2 ? Verdict.Holds : judged >= 0.9 ? Verdict.Shrinks : Verdict.Reversed;
+        string channel = ch is null ? "" : $", Channel {Format.Ratio(ch.Statistics.Median / bc.Statistics.Median)}";
+        var quiet = measurements.FirstOrDefault(m => m.Variant == NoFlood);
+        string reference = quiet is null ? "" : $" (no flood: {Format.Value(quiet.Statistics.P99, "ms")}{(quiet.Statistics.P99 >= ours.Statistics.P99 / 2 ? ", so the p99 is bound by other load on the machine and the verdict uses the medians" : "")})";
+        return new(verdict,
+            $"heartbeat p99 {Format.Value(pool.Statistics.P99, "ms")} with the flood on the ThreadPool vs {Format.Value(ours.Statistics.P99, "ms")} on the dispatcher{reference}: {Format.Ratio(latencyRatio)} better (target ≥ 10x: {(latencyRatio >= 10 ? "met" : "not met")}; medians {Format.Value(pool.Statistics.Median, "ms")} vs {Format.Value(ours.Statistics.Median, "ms")}, {Format.Ratio(medianRatio)}); " +
+            $"tiny-item throughput {Format.Ratio(throughputRatio)} of BlockingCollection workers (target ≥ 2x: {(throughputRatio >= 2 ? "met" : "not met")}{channel}){cpuText}.",
+            judged, "x");
+    }
+}

@@ -1,0 +1,260 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// Seed 000, "The Case of Delayed ACKs and Nagle's Algorithm": a client that sends two small
+/// messages and then waits for a reply stalls, because Nagle's algorithm holds the second message
+/// until the first is acknowledged and the server delays that acknowledgement, hoping to piggyback
+/// it on a reply it cannot send before the second message arrives (about 200 ms on Windows). Here:
+/// the round-trip latency over 127.0.0.1 with the client's NoDelay off, on, and off with the two
+/// messages sent in one write.
+/// </summary>
+/// <remarks>
+/// Each variant uses a fresh listener and connection bound to 127.0.0.1 only. Every receive has a
+/// timeout, every loop a round count and a time budget, and every socket is closed in a finally
+/// block even when a round fails; <see cref="SocketsOpen"/> lets tests check that.
+/// </remarks>
+public sealed class Nagle : Experiment
+{
+    private const string Off = "NoDelay off";
+    private const string On = "NoDelay on";
+    private const string OneWrite = "NoDelay off, one write";
+    private const int MessageBytes = 8;
+    private static readonly TimeSpan IoTimeout = TimeSpan.FromSeconds(3);
+
+    private int _socketsOpened;
+    private int _socketsOpen;
+
+    /// <summary>Sockets this instance has opened so far.</summary>
+    internal int SocketsOpened => Volatile.Read(ref _socketsOpened);
+
+    /// <summary>Sockets this instance has opened and not yet closed (0 after a run).</summary>
+    internal int SocketsOpen => Volatile.Read(ref _socketsOpen);
+
+    /// <summary>The port the last listener was bound to (closed after the run).</summary>
+    internal int LastPort { get; private set; }
+
+    /// <inheritdoc/>
+    public override string Name => "nagle";
+    /// <inheritdoc/>
+    public override string Article => "The Case of Delayed ACKs and Nagle's Algorithm (seed 000)";
+    /// <inheritdoc/>
+    public override string Description => "Two 8-byte sends then a 1-byte reply over 127.0.0.1: round-trip latency with NoDelay off and on.";
+    /// <inheritdoc/>
+    public override ArticleFigure Figure => new("Two small sends then a wait for the reply: about 200 ms per round on Windows (Nagle + delayed ACK); NoDelay removes it", 200, "ms");
+    /// <inheritdoc/>
+    public override IReadOnlyList<string> Variants { get; } = [Off, On, OneWrite];
+    /// <inheritdoc/>
+    public override string Baseline => On;
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings)
+    {
+        var (off, on) = Rounds(settings);
+        return [new("rounds", $"request/reply rounds: {off} with NoDelay off (each may stall), {on} otherwise", [off.ToString(System.Globalization.CultureInfo.InvariantCulture), on.ToString(System.Globalization.CultureInfo.InvariantCulture)])];
+    }
+
+    private static (int Off, int On) Rounds(RunSettings settings)
+        => settings.IsSmoke ? (4, 20) : settings.IsQuick ? (30, 1000) : (250, 20_000);
+
+    /// <inheritdoc/>
+    public override void Run(ExperimentContext context)
+    {
+        var (offRounds, onRounds) = Rounds(context.Settings);
+        // The NoDelay-off variant stalls by design; its budget bounds the run when every round stalls for long.
+        var offBudget = TimeSpan.FromSeconds(context.IsSmoke ? 1.5 : context.IsQuick ? 3 : 20);
+        var budget = TimeSpan.FromSeconds(context.IsSmoke ? 1 : context.IsQuick ? 2 : 10);
+        var parameters = Parameters.Of(("message", $"2x{MessageBytes} B"));
+        foreach (var (variant, noDelay, twoWrites, rounds, limit) in new[]
+        {
+            (On, true, true, onRounds, budget),
+            (Off, false, true, offRounds, offBudget),
+            (OneWrite, false, false, onRounds, budget),
+        })
+        {
+            context.Status(variant);
+            context.Cancellation.ThrowIfCancellationRequested();
+            var samples = RunRounds(noDelay, twoWrites, rounds, limit);
+            int stalls = samples.Count(ms => ms >= 10);
+            context.RecordSamples(variant, "ms", samples, parameters, metrics: new Dictionary<string, double>
+            {
+                ["rounds"] = samples.Count,
+                ["stalls"] = stalls,
+            });
+            if (samples.Count < rounds)
+            {
+                context.Note($"{variant}: stopped after {samples.Count} of {rounds} rounds (time budget {limit.TotalSeconds:0.#} s).");
+            }
+            context.Note($"{variant}: {stalls} of {samples.Count} rounds took 10 ms or more.");
+        }
+        context.Note("Linux delays an ACK by at least 40 ms (TCP_DELACK_MIN) once a connection leaves quick-ACK mode; the first rounds of a connection are acknowledged at once.");
+    }
+
+    /// <summary>Runs <paramref name="rounds"/> request/reply rounds on a fresh connection; returns each round's milliseconds.</summary>
+    internal List<double> RunRounds(bool noDelay, bool twoWrites, int rounds, TimeSpan budget)
+    {
+        var samples = new List<double>(rounds);
+        var sockets = new SocketSet();
+        Thread? server = null;
+        Exception? serverError = null;
+        try
+        {
+            var listener = Open(sockets, SocketType.Stream, ProtocolType.Tcp);
+            listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            listener.Listen(1);
+            var endPoint = (IPEndPoint)listener.LocalEndPoint!;
+            LastPort = endPoint.Port;
+            server = new Thread(() =>
+            {
+                try
+                {
+                    Serve(listener, sockets);
+                }
+                catch (Exception e) when (e is SocketException or ObjectDisposedException)
+                {
+                    serverError = e;
+                }
+            })
+            { IsBackground = true, Name = "nagle-server" };
+            server.Start();
+
+            var client = Open(sockets, SocketType.Stream, ProtocolType.Tcp);
+            client.NoDelay = noDelay;
+            client.ReceiveTimeout = client.SendTimeout = (int)IoTimeout.TotalMilliseconds;
+            client.Connect(endPoint);
+            byte[] first = new byte[MessageBytes], second = new byte[MessageBytes], both = new byte[2 * MessageBytes], reply = new byte[1];
+            long started = Stopwatch.GetTimestamp();
+            for (int i = 0; i < rounds && Stopwatch.GetElapsedTime(started) < budget; i++)
+            {
+                long start = Stopwatch.GetTimestamp();
+                if (twoWrites)
+                {
+                    client.Send(first);
+                    client.Send(second);
+                }
+                else
+                {
+                    client.Send(both);
+                }
+                if (client.Receive(reply) != 1)
+                {
+                    throw new InvalidOperationException($"The server closed the connection after {i} rounds{(serverError is null ? "" : $": {serverError.Message}")}.");
+                }
+                samples.Add(Stopwatch.GetElapsedTime(start).TotalMilliseconds);
+            }
+            client.Shutdown(SocketShutdown.Send);
+        }
+        finally
+        {
+            CloseAll(sockets);
+            if (server is not null && !server.Join(IoTimeout + IoTimeout))
+            {
+                // Closing its sockets above ends the server's blocking calls; this would be a bug.
+                throw new InvalidOperationException("The server thread did not stop after its sockets were closed.");
+            }
+        }
+        return samples;
+    }
+
+    /// <summary>Accepts one connection (within the I/O timeout) and answers every 16 bytes with 1 byte until the client shuts down.</summary>
+    private void Serve(Socket listener, SocketSet sockets)
+    {
+        if (!listener.Poll(IoTimeout, SelectMode.SelectRead))
+        {
+            return;
+        }
+        Socket connection = listener.Accept();
+        Track(sockets, connection);
+        connection.ReceiveTimeout = connection.SendTimeout = (int)IoTimeout.TotalMilliseconds;
+        byte[] request = new byte[2 * MessageBytes], reply = [1];
+        while (true)
+        {
+            int received = 0;
+            while (received < request.Length)
+            {
+                int n = connection.Receive(request, received, request.Length - received, SocketFlags.None);
+                if (n == 0) return;
+                received += n;
+            }
+            connection.Send(reply);
+        }
+    }
+
+    private Socket Open(SocketSet sockets, SocketType type, ProtocolType protocol)
+        => Track(sockets, new Socket(AddressFamily.InterNetwork, type, protocol));
+
+    /// <summary>
+    /// Adds a socket to the run's set. A socket that arrives after the set was closed (an accept
+    /// racing with a failing client) is closed at once, so none escapes the finally block.
+    /// </summary>
+    private Socket Track(SocketSet sockets, Socket socket)
+    {
+        Interlocked.Increment(ref _socketsOpened); // counters only, read by tests after the run
+        Interlocked.Increment(ref _socketsOpen);
+        if (sockets.TryAdd(socket))
+        {
+            return socket;
+        }
+        socket.Dispose();
+        Interlocked.Decrement(ref _socketsOpen);
+        throw new ObjectDisposedException(nameof(Socket), "The run's sockets were already closed.");
+    }
+
+    private void CloseAll(SocketSet sockets)
+    {
+        foreach (var socket in sockets.Close())
+        {
+            socket.Dispose();
+            Interlocked.Decrement(ref _socketsOpen);
+        }
+    }
+
+    /// <summary>The sockets of one run, shared by the client and server threads; closed once.</summary>
+    private sealed class SocketSet
+    {
+        private readonly List<Socket> _sockets = [];
+        private bool _closed;
+
+        public bool TryAdd(Socket socket)
+        {
+            lock (_sockets)
+            {
+                if (_closed) return false;
+                _sockets.Add(socket);
+                return true;
+            }
+        }
+
+        public Socket[] Close()
+        {
+            lock (_sockets)
+            {
+                _closed = true;
+                var all = _sockets.ToArray();
+                _sockets.Clear();
+                return all;
+            }
+        }
+    }
+
+    /// <inheritdoc/>
+    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
+    {
+        var off = measurements.FirstOrDefault(m => m.Variant == Off);
+        var on = measurements.FirstOrDefault(m => m.Variant == On);
+        if (off is null || on is null)
+        {
+            return new(Verdict.NotComparable, "NoDelay off and on were not both measured.");
+        }
+        double platformDelay = OperatingSystem.IsWindows() ? 200 : OperatingSystem.IsLinux() ? 40 : 100;
+        double offMs = off.Statistics.Median, onMs = on.Statistics.Median;
+        string text = $"NoDelay off: median {Format.Significant(offMs)} ms per round (p90 {Format.Significant(off.Statistics.P90)} ms, {off.Metrics.GetValueOrDefault("stalls")} of {off.Statistics.Count} rounds ≥ 10 ms); NoDelay on: {Format.Significant(onMs)} ms; one write: {Format.Significant(measurements.FirstOrDefault(m => m.Variant == OneWrite)?.Statistics.Median ?? double.NaN)} ms. Article: ~200 ms on Windows; this platform's delayed-ACK timer: ~{platformDelay} ms.";
+        // The claim is the stall itself: it holds when NoDelay off costs at least half this platform's delayed-ACK timer.
+        var verdict = offMs >= platformDelay / 2 && offMs >= 10 * onMs ? Verdict.Holds : Verdict.Shrinks;
+        return new(verdict, text, offMs, "ms");
+    }
+}

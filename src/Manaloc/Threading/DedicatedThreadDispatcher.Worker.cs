@@ -1,0 +1,156 @@
+using System.Diagnostics;
+
+namespace Manaloc.Threading;
+
+// The consumer side: the worker loop, sleeping when idle, running items and reporting failures.
+public sealed partial class DedicatedThreadDispatcher
+{
+    private readonly Padded<WorkerStats>[] _stats; // one padded block per worker: no false sharing between workers
+
+    private struct WorkerStats
+    {
+        public long Executed;  // items run, including failed ones; written by the owner only
+        public long Failed;
+        public long BusyTicks; // timestamp ticks spent awake, completed intervals
+        public long BusySince; // timestamp the current awake interval began; 0 while asleep
+    }
+
+    private void WorkerMain(int index, int processor)
+    {
+        t_current = this;
+        if (processor >= 0 && TryPinCurrentThread(processor))
+        {
+            Interlocked.Increment(ref _pinned);
+        }
+        ref WorkerStats stats = ref _stats[index].Value;
+        try
+        {
+            Volatile.Write(ref stats.BusySince, Math.Max(1, _timeProvider.GetTimestamp()));
+            while (!_abandon) // volatile read: the shutdown deadline, one read per item (the ScheduledValue idea)
+            {
+                if (TryDequeue(out var item))
+                {
+                    Execute(item, ref stats);
+                    continue;
+                }
+                long tail = Volatile.Read(ref _tail.Value);
+                if ((tail & ClosedBit) != 0)
+                {
+                    // Closed: the tail is final. Exit once everything claimed has been taken.
+                    if (Volatile.Read(ref _head.Value) == (tail & ~ClosedBit)) break;
+                    continue;
+                }
+                if (SpinForWork()) continue;
+                EndBusy(ref stats);
+                WaitForWork();
+                Volatile.Write(ref stats.BusySince, Math.Max(1, _timeProvider.GetTimestamp()));
+            }
+        }
+        finally
+        {
+            EndBusy(ref stats);
+            t_current = null;
+            // The last worker out completes Completion: Interlocked orders every worker's exit before it.
+            if (Interlocked.Decrement(ref _liveWorkers) == 0)
+            {
+                Unregister();
+                _completion.TrySetResult();
+            }
+        }
+    }
+
+    private void Execute(Action item, ref WorkerStats stats)
+    {
+        try
+        {
+            item();
+        }
+        catch (Exception e)
+        {
+            stats.Failed++;
+            ReportFailure(e);
+        }
+        // Plain write by the only writer; readers tolerate a slightly stale count (aligned longs do not tear on 64-bit).
+        stats.Executed++;
+    }
+
+    private void ReportFailure(Exception e)
+    {
+        if (ManalocEventSourceLog.IsEnabled())
+        {
+            ManalocEventSourceLog.DispatcherItemFailed(_name, $"{e.GetType().FullName}: {e.Message}");
+        }
+        var handler = _onItemFailed;
+        if (handler is null) return;
+        try
+        {
+            handler(e);
+        }
+        catch (Exception inner)
+        {
+            // The handler itself threw: log it and keep the worker alive.
+            ManalocEventSourceLog.DispatcherItemFailed(_name, $"OnItemFailed threw {inner.GetType().FullName}: {inner.Message}");
+        }
+    }
+
+    private static Diagnostics.ManalocEventSource ManalocEventSourceLog => Diagnostics.ManalocEventSource.Log;
+
+    /// <summary>
+    /// Spins, then yields, for a bounded while before sleeping: a wake-up costs a system call on
+    /// the producer's side and a scheduling delay on ours, and a flood of tiny items would
+    /// otherwise pay both every time the workers momentarily catch up. The yields (after the first
+    /// ten busy spins) hand the core to a runnable producer rather than burning it.
+    /// </summary>
+    private bool SpinForWork()
+    {
+        SpinWait spin = default;
+        for (int i = 0; i < SpinIterations; i++)
+        {
+            spin.SpinOnce(sleep1Threshold: -1);
+            if (Volatile.Read(ref _head.Value) != (Volatile.Read(ref _tail.Value) & ~ClosedBit) || _abandon) return true;
+        }
+        return false;
+    }
+
+    /// <summary>SpinWait iterations before a worker sleeps or a producer blocks: 10 busy spins, then yields.</summary>
+    private const int SpinIterations = 30;
+
+    /// <summary>
+    /// Sleeps until there is work, a shutdown or the deadline. Dekker handshake with TryEnqueue: we
+    /// increment _idleWorkers (a full fence) and then re-check head against tail; a producer CASes
+    /// the tail (a full fence) and then reads _idleWorkers. If our re-check missed an item, its
+    /// producer sees us idle and pulses _workLock — which it can only take once we are inside
+    /// Monitor.Wait, so the pulse cannot fall between our check and our wait. Close and the
+    /// deadline set their flags before PulseAll under the same lock, so they cannot be missed either.
+    /// </summary>
+    private void WaitForWork()
+    {
+        lock (_workLock)
+        {
+            Interlocked.Increment(ref _idleWorkers); // full fence: before the re-check below
+            try
+            {
+                while (!_abandon)
+                {
+                    long tail = Volatile.Read(ref _tail.Value);
+                    if ((tail & ClosedBit) != 0 || Volatile.Read(ref _head.Value) != tail) break;
+                    Monitor.Wait(_workLock);
+                }
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _idleWorkers);
+            }
+        }
+    }
+
+    private void EndBusy(ref WorkerStats stats)
+    {
+        long since = Volatile.Read(ref stats.BusySince);
+        if (since == 0) return;
+        long now = _timeProvider.GetTimestamp();
+        Volatile.Write(ref stats.BusyTicks, stats.BusyTicks + Math.Max(0, now - since));
+        Volatile.Write(ref stats.BusySince, 0);
+        Debug.Assert(stats.BusyTicks >= 0);
+    }
+}

@@ -1,0 +1,53 @@
+using Manaloc.Lab.Experiments;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Tests.Experiments;
+
+public sealed class BoundedQueueTests
+{
+    private static Measurement M(string variant, string unit, double value) => new()
+    {
+        Variant = variant,
+        Unit = unit,
+        LowerIsBetter = unit == "bytes",
+        Statistics = Statistics.From([value]),
+    };
+
+    [Fact]
+    public void Smoke_run_records_memory_and_throughput_per_variant()
+    {
+        var experiment = new BoundedQueue();
+        var result = ExperimentRunner.Run(experiment, RunSettings.Smoke());
+        Assert.Null(result.Error);
+        foreach (var variant in experiment.Variants)
+        {
+            Assert.Contains(result.Measurements, m => m.Variant == variant && m.Unit == "bytes");
+            Assert.Contains(result.Measurements, m => m.Variant == variant && m.Unit == "ops/s" && m.Statistics.Median > 0);
+        }
+    }
+
+    [Fact]
+    public void Target_is_met_at_low_memory_and_equal_throughput()
+    {
+        var verdict = new BoundedQueue().Judge(
+        [
+            M("unbounded BlockingCollection", "bytes", 100e6), M("unbounded BlockingCollection", "ops/s", 1e6),
+            M("DedicatedThreadDispatcher capped", "bytes", 4e6), M("DedicatedThreadDispatcher capped", "ops/s", 0.95e6),
+        ]);
+        Assert.Equal(Verdict.Holds, verdict.Verdict);
+        Assert.Equal(0.04, verdict.TodayValue!.Value, 6);
+        Assert.Contains(": met", verdict.Text);
+    }
+
+    [Fact]
+    public void Target_is_not_met_when_the_cap_costs_throughput()
+    {
+        var verdict = new BoundedQueue().Judge(
+        [
+            M("unbounded BlockingCollection", "bytes", 100e6), M("unbounded BlockingCollection", "ops/s", 1e6),
+            M("DedicatedThreadDispatcher capped", "bytes", 4e6), M("DedicatedThreadDispatcher capped", "ops/s", 0.5e6),
+        ]);
+        Assert.Equal(Verdict.Shrinks, verdict.Verdict);
+        Assert.Contains("not met", verdict.Text);
+    }
+}

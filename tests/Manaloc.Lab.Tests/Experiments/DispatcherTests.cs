@@ -1,0 +1,67 @@
+using Manaloc.Lab.Experiments;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Tests.Experiments;
+
+public sealed class DispatcherTests
+{
+    private static Measurement M(string variant, string unit, double[] samples, bool lowerIsBetter = true) => new()
+    {
+        Variant = variant,
+        Unit = unit,
+        LowerIsBetter = lowerIsBetter,
+        Statistics = Statistics.From(samples),
+    };
+
+    [Fact]
+    public void Smoke_run_records_throughput_and_heartbeats_for_every_variant()
+    {
+        var experiment = new Dispatcher();
+        var result = ExperimentRunner.Run(experiment, RunSettings.Smoke());
+        Assert.Null(result.Error);
+        foreach (var variant in experiment.Variants)
+        {
+            Assert.Contains(result.Measurements, m => m.Variant == variant);
+        }
+        Assert.All(result.Measurements.Where(m => m.Unit == "ops/s"), m => Assert.True(m.Statistics.Median > 0));
+        Assert.All(result.Measurements.Where(m => m.Variant.StartsWith("heartbeat", StringComparison.Ordinal)), m =>
+        {
+            Assert.Equal("ms", m.Unit);
+            Assert.True(m.Statistics.Count >= 10, $"{m.Variant}: only {m.Statistics.Count} heartbeats");
+        });
+    }
+
+    [Fact]
+    public void Verdict_reports_both_targets()
+    {
+        var measurements = new[]
+        {
+            M("BlockingCollection workers", "ops/s", [1e6], lowerIsBetter: false),
+            M("Channel workers", "ops/s", [2e6], lowerIsBetter: false),
+            M("DedicatedThreadDispatcher", "ops/s", [3e6], lowerIsBetter: false),
+            M("heartbeat, no flood", "ms", [0.05, 0.1]),
+            M("heartbeat, flood on ThreadPool", "ms", [5, 20]),
+            M("heartbeat, flood on dispatcher", "ms", [0.1, 1]),
+        };
+        var verdict = new Dispatcher().Judge(measurements);
+        Assert.Equal(Verdict.Holds, verdict.Verdict);
+        Assert.Equal(20, verdict.TodayValue!.Value, 3);
+        Assert.Contains("target ≥ 10x: met", verdict.Text);
+        Assert.Contains("3x of BlockingCollection workers (target ≥ 2x: met", verdict.Text);
+    }
+
+    [Fact]
+    public void Verdict_is_reversed_when_the_dispatcher_flood_hurts_more()
+    {
+        var measurements = new[]
+        {
+            M("BlockingCollection workers", "ops/s", [2e6], lowerIsBetter: false),
+            M("DedicatedThreadDispatcher", "ops/s", [1e6], lowerIsBetter: false),
+            M("heartbeat, flood on ThreadPool", "ms", [1, 2]),
+            M("heartbeat, flood on dispatcher", "ms", [5, 10]),
+        };
+        var verdict = new Dispatcher().Judge(measurements);
+        Assert.Equal(Verdict.Reversed, verdict.Verdict);
+        Assert.Contains("not met", verdict.Text);
+    }
+}

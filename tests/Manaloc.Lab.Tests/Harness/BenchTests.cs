@@ -1,0 +1,72 @@
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Tests.Harness;
+
+public sealed class BenchTests
+{
+    private static readonly RunSettings Tiny = RunSettings.Smoke() with { Samples = 4 };
+
+    [Fact]
+    public void Takes_the_configured_samples_of_the_calibrated_count()
+    {
+        long calls = 0, operations = 0;
+        var m = Bench.Measure("spin", n => { calls++; operations += n; for (long i = 0; i < n; i++) Thread.SpinWait(1); }, Tiny, Parameters.Of(("k", 1)));
+        Assert.Equal(4, m.Statistics.Count);
+        Assert.True(m.OperationsPerSample >= 1);
+        Assert.True(operations >= 4 * m.OperationsPerSample);
+        Assert.Equal("ns/op", m.Unit);
+        Assert.True(m.NsPerOp > 0);
+        Assert.Equal(1e9 / m.NsPerOp!.Value, m.OpsPerSecond!.Value, 6);
+        Assert.Equal("1", m.Parameters["k"]);
+        Assert.True(m.PeakWorkingSetBytes > 0);
+    }
+
+    [Fact]
+    public void Fixed_operation_counts_are_used_as_given()
+    {
+        var seen = new List<long>();
+        var m = Bench.Measure("fixed", n => seen.Add(n), Tiny, fixedOperations: 1234);
+        Assert.All(seen, n => Assert.Equal(1234, n));
+        Assert.Equal(1234, m.OperationsPerSample);
+    }
+
+    [Fact]
+    public void Allocation_per_operation_is_counted_exactly()
+    {
+        object? keep = null;
+        // An object with two longs: 16 bytes of header and method table, 16 of fields → 32 bytes.
+        var allocating = Bench.Measure("alloc", n => { for (long i = 0; i < n; i++) keep = new TwoLongs(); }, Tiny, fixedOperations: 10_000);
+        Assert.Equal(32.0, allocating.AllocatedBytesPerOp!.Value, 1);
+        var quiet = Bench.Measure("quiet", n => { for (long i = 0; i < n; i++) Thread.SpinWait(1); }, Tiny, fixedOperations: 10_000);
+        Assert.Equal(0.0, quiet.AllocatedBytesPerOp!.Value);
+        GC.KeepAlive(keep);
+    }
+
+    [Fact]
+    public void Gc_counts_and_contention_are_captured()
+    {
+        var gcs = Bench.Measure("gc", n => { for (long i = 0; i < n; i++) GC.Collect(0); }, Tiny, fixedOperations: 3);
+        Assert.True(gcs.Gc.Gen0 >= 3 * 4, $"gen0 = {gcs.Gc.Gen0}");
+
+        var gate = new object();
+        var m = Bench.Measure("contended", n =>
+        {
+            for (long i = 0; i < n; i++)
+            {
+                using var holding = new ManualResetEventSlim();
+                var t = new Thread(() => { lock (gate) { holding.Set(); Thread.Sleep(20); } });
+                t.Start();
+                holding.Wait();
+                lock (gate) { }
+                t.Join();
+            }
+        }, Tiny, fixedOperations: 1);
+        Assert.True(m.LockContentions >= 4, $"contentions = {m.LockContentions}");
+    }
+
+    private sealed class TwoLongs
+    {
+        public long A = 1;
+        public long B = 2;
+    }
+}

@@ -1,0 +1,66 @@
+using System.Collections.Concurrent;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Tests.Harness;
+
+public sealed class ThreadSweepTests
+{
+    private static readonly RunSettings Tiny = RunSettings.Smoke() with { Samples = 3 };
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(3)]
+    public void Every_thread_runs_its_share_of_a_fixed_total(int threads)
+    {
+        var calls = new ConcurrentBag<(int Index, long Ops, int ManagedId)>();
+        var m = ThreadSweep.Measure("share", threads, (i, n) => calls.Add((i, n, Environment.CurrentManagedThreadId)), Tiny, Parameters.Of(("size", 8)), totalOperations: 600);
+
+        Assert.Equal(threads, m.Threads);
+        Assert.Equal(threads.ToString(), m.Parameters["threads"]);
+        Assert.Equal("8", m.Parameters["size"]);
+        Assert.Equal(600 / threads * threads, m.OperationsPerSample);
+        Assert.All(calls, c => Assert.Equal(600 / threads, c.Ops));
+        Assert.Equal(Enumerable.Range(0, threads), calls.Select(c => c.Index).Distinct().Order());
+        // One persistent thread per index, none of them the caller.
+        Assert.Equal(threads, calls.Select(c => c.ManagedId).Distinct().Count());
+        Assert.DoesNotContain(Environment.CurrentManagedThreadId, calls.Select(c => c.ManagedId));
+        Assert.Equal(3, m.Statistics.Count);
+        Assert.Equal(0, calls.Count % threads);
+    }
+
+    [Fact]
+    public void Threads_are_released_together()
+    {
+        // Each round, every thread waits (bounded) until all have entered: if the harness started
+        // them one after another and waited for each, the count would never reach N within a round.
+        const int threads = 3;
+        int inside = 0;
+        int missed = 0;
+        ThreadSweep.Measure("together", threads, (i, n) =>
+        {
+            int arrived = Interlocked.Increment(ref inside);
+            var spin = new SpinWait();
+            var deadline = Environment.TickCount64 + 5_000;
+            while (Volatile.Read(ref inside) % threads != 0 && Environment.TickCount64 < deadline) spin.SpinOnce();
+            if (Volatile.Read(ref inside) % threads != 0) Interlocked.Increment(ref missed);
+        }, Tiny, totalOperations: threads);
+        Assert.Equal(0, missed);
+    }
+
+    [Fact]
+    public void Allocation_on_worker_threads_is_counted()
+    {
+        object? keep = null;
+        var m = ThreadSweep.Measure("alloc", 2, (i, n) => { for (long k = 0; k < n; k++) Volatile.Write(ref keep, new object()); }, Tiny, totalOperations: 20_000);
+        // new object() is 24 bytes; the barrier itself allocates nothing per round.
+        Assert.InRange(m.AllocatedBytesPerOp!.Value, 23.9, 24.5);
+    }
+
+    [Fact]
+    public void A_failing_body_fails_the_measurement()
+    {
+        var e = Assert.Throws<InvalidOperationException>(() =>
+            ThreadSweep.Measure("boom", 2, (i, n) => { if (i == 1) throw new FormatException("bad"); }, Tiny, totalOperations: 2));
+        Assert.IsType<FormatException>(e.InnerException);
+    }
+}

@@ -1,0 +1,96 @@
+using System.Xml.Linq;
+using Manaloc.Lab.Harness;
+using Manaloc.Lab.Reporting;
+
+namespace Manaloc.Lab.Tests.Reporting;
+
+public sealed class ReportTests : IDisposable
+{
+    private readonly string _dir = Path.Combine(Path.GetTempPath(), $"manaloc-report-{Guid.NewGuid():N}");
+
+    public void Dispose()
+    {
+        if (Directory.Exists(_dir)) Directory.Delete(_dir, recursive: true);
+    }
+
+    [Fact]
+    public void Sweeps_get_a_chart_with_one_line_per_variant()
+    {
+        var result = JsonSchemaTests.Sample().Experiments[0] with
+        {
+            Measurements =
+            [
+                Point("old", 1, 100), Point("old", 2, 150), Point("old", 4, 160),
+                Point("new", 1, 200), Point("new", 2, 390), Point("new", 4, 400),
+            ],
+        };
+        var charts = Charts.For(result);
+        var chart = Assert.Single(charts);
+        Assert.Equal("demo.svg", chart.FileName);
+        var svg = XDocument.Parse(chart.Svg);
+        XNamespace ns = "http://www.w3.org/2000/svg";
+        Assert.Equal(2, svg.Descendants(ns + "polyline").Count());
+        Assert.Equal(6, svg.Descendants(ns + "circle").Count());
+        Assert.Contains(svg.Descendants(ns + "text"), t => t.Value == "new");
+    }
+
+    [Fact]
+    public void No_sweep_no_chart()
+    {
+        var result = JsonSchemaTests.Sample().Experiments[0] with { SweepParameter = null };
+        Assert.Empty(Charts.For(result));
+    }
+
+    [Fact]
+    public void Ticks_are_round()
+    {
+        Assert.Equal([0, 20, 40, 60, 80, 100], SvgChart.Ticks(0, 100, 5));
+        Assert.Equal(500, SvgChart.NiceCeiling(420));
+        Assert.Equal(2e6, SvgChart.NiceCeiling(1.9e6));
+    }
+
+    [Fact]
+    public void Writer_puts_json_markdown_and_charts_in_place_and_leaves_no_staging()
+    {
+        var report = JsonSchemaTests.Sample() with
+        {
+            Experiments = [JsonSchemaTests.Sample().Experiments[0] with { Measurements = [Point("old", 1, 1), Point("old", 2, 2)] }],
+        };
+        var written = ReportWriter.Write(report, _dir);
+        Assert.True(File.Exists(written.JsonPath));
+        Assert.Equal(ReportWriter.ToJson(report), File.ReadAllText(written.JsonPath));
+        string md = File.ReadAllText(written.MarkdownPath);
+        Assert.Contains("| demo | 1035 ms → 9 ms | new 11x faster | holds |", md);
+        Assert.Contains("![demo](charts/demo.svg)", md);
+        Assert.Single(written.ChartPaths);
+        Assert.Empty(Directory.GetDirectories(_dir, ".staging-*"));
+    }
+
+    [Fact]
+    public void Readme_block_is_replaced_and_the_rest_kept()
+    {
+        Directory.CreateDirectory(_dir);
+        string readme = Path.Combine(_dir, "README.md");
+        File.WriteAllText(readme, $"# Title\nbefore\n{ReportWriter.ReadmeStart}\nold table\n{ReportWriter.ReadmeEnd}\nafter\n");
+        ReportWriter.UpdateReadme(readme, JsonSchemaTests.Sample());
+        string text = File.ReadAllText(readme);
+        Assert.StartsWith("# Title\nbefore\n", text);
+        Assert.EndsWith($"{ReportWriter.ReadmeEnd}\nafter\n", text);
+        Assert.DoesNotContain("old table", text);
+        Assert.Contains("| demo |", text);
+
+        File.WriteAllText(readme, "no markers");
+        Assert.Throws<InvalidDataException>(() => ReportWriter.UpdateReadme(readme, JsonSchemaTests.Sample()));
+        Assert.Equal("no markers", File.ReadAllText(readme));
+    }
+
+    private static Measurement Point(string variant, int threads, double opsPerSecond) => new()
+    {
+        Variant = variant,
+        Unit = "ns/op",
+        Threads = threads,
+        Statistics = Statistics.From([1e9 / opsPerSecond]),
+        OpsPerSecond = opsPerSecond,
+        Parameters = Parameters.Of(("threads", threads)),
+    };
+}

@@ -1,0 +1,101 @@
+using Manaloc.Threading;
+
+namespace Manaloc.Tests.Threading;
+
+public sealed class DeadlineTests
+{
+    [Fact]
+    public void Expires_exactly_when_the_fake_clock_reaches_the_due_time()
+    {
+        var clock = new FakeTimeProvider();
+        var deadline = Deadline.After(TimeSpan.FromSeconds(5), clock);
+
+        Assert.False(deadline.IsExpired);
+        Assert.Equal(TimeSpan.FromSeconds(5), deadline.Remaining);
+        clock.Advance(TimeSpan.FromSeconds(5) - TimeSpan.FromTicks(1));
+        Assert.False(deadline.IsExpired);
+        Assert.Equal(TimeSpan.FromTicks(1), deadline.Remaining);
+        clock.Advance(TimeSpan.FromTicks(1));
+        Assert.True(deadline.IsExpired);
+        Assert.Equal(TimeSpan.Zero, deadline.Remaining);
+        clock.Advance(TimeSpan.FromDays(1));
+        Assert.True(deadline.IsExpired);
+    }
+
+    [Fact]
+    public void Zero_timeout_is_expired_at_once()
+    {
+        var clock = new FakeTimeProvider();
+        Assert.True(Deadline.After(TimeSpan.Zero, clock).IsExpired);
+    }
+
+    [Fact]
+    public void Infinite_and_default_never_expire()
+    {
+        var clock = new FakeTimeProvider();
+        var infinite = Deadline.After(Timeout.InfiniteTimeSpan, clock);
+        clock.Advance(TimeSpan.FromDays(365));
+        Assert.False(infinite.IsExpired);
+        Assert.False(default(Deadline).IsExpired);
+        Assert.True(infinite.IsInfinite);
+        Assert.Equal(Deadline.Infinite, default);
+        Assert.Equal(Timeout.InfiniteTimeSpan, infinite.Remaining);
+    }
+
+    [Fact]
+    public void A_due_time_beyond_the_clock_saturates_to_infinite()
+    {
+        Assert.True(Deadline.After(TimeSpan.MaxValue).IsInfinite);
+        Assert.False(Deadline.After(TimeSpan.MaxValue).IsExpired);
+    }
+
+    [Fact]
+    public void Negative_timeout_is_refused()
+    {
+        var e = Assert.Throws<ArgumentOutOfRangeException>(() => Deadline.After(TimeSpan.FromMilliseconds(-2)));
+        Assert.Equal("timeout", e.ParamName);
+    }
+
+    [Fact]
+    public void System_clock_deadline_expires()
+    {
+        var deadline = Deadline.After(TimeSpan.FromMilliseconds(20));
+        var watchdog = DateTime.UtcNow.AddSeconds(30);
+        while (!deadline.IsExpired)
+        {
+            Assert.True(DateTime.UtcNow < watchdog, "a 20 ms deadline did not expire within 30 s");
+            Thread.Sleep(1);
+        }
+        Assert.Equal(TimeSpan.Zero, deadline.Remaining);
+    }
+
+    [Fact]
+    public void Creating_and_polling_allocate_nothing()
+    {
+        var clock = new FakeTimeProvider();
+        bool sink = false;
+        for (int i = 0; i < 100; i++) sink ^= Deadline.After(TimeSpan.FromSeconds(1)).IsExpired ^ Deadline.After(TimeSpan.FromSeconds(1), clock).IsExpired;
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < 10_000; i++)
+        {
+            var system = Deadline.After(TimeSpan.FromSeconds(1));
+            var fake = Deadline.After(TimeSpan.FromSeconds(1), clock);
+            sink ^= system.IsExpired ^ fake.IsExpired;
+        }
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Assert.Equal(0, allocated);
+        GC.KeepAlive(sink);
+    }
+
+    [Fact]
+    public void Equality_is_by_clock_and_due_time()
+    {
+        var clock = new FakeTimeProvider();
+        var a = Deadline.After(TimeSpan.FromSeconds(1), clock);
+        var b = Deadline.After(TimeSpan.FromSeconds(1), clock);
+        var c = Deadline.After(TimeSpan.FromSeconds(2), clock);
+        Assert.True(a == b);
+        Assert.True(a != c);
+        Assert.Equal(a.GetHashCode(), b.GetHashCode());
+    }
+}

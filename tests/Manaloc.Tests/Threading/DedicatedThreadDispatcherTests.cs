@@ -1,0 +1,372 @@
+using System.Collections.Concurrent;
+using System.Diagnostics.Metrics;
+using System.Diagnostics.Tracing;
+using Manaloc.Threading;
+using static Manaloc.Tests.Threading.DispatcherTestKit;
+
+namespace Manaloc.Tests.Threading;
+
+public sealed class DedicatedThreadDispatcherTests
+{
+    [Fact]
+    public void Runs_every_posted_item_on_named_background_threads()
+    {
+        int ran = 0;
+        var names = new ConcurrentDictionary<string, bool>();
+        using (var d = new DedicatedThreadDispatcher(new DispatcherOptions { Name = "run-all", ThreadCount = 3, Capacity = 64 }))
+        {
+            for (int i = 0; i < 10_000; i++)
+            {
+                d.Post(() =>
+                {
+                    Interlocked.Increment(ref ran);
+                    names[Thread.CurrentThread.Name ?? "?"] = Thread.CurrentThread.IsBackground;
+                });
+            }
+            d.Dispose();
+            Assert.Equal(10_000, d.ExecutedCount);
+            Assert.Equal(10_000, d.PostedCount);
+            Assert.Equal(0, d.QueuedCount);
+            Assert.InRange(d.DeepestQueue, 1, 64);
+            Assert.True(d.BusyTime > TimeSpan.Zero);
+            Assert.True(d.Completion.IsCompleted);
+            Assert.False(d.IsAcceptingWork);
+        }
+        Assert.Equal(10_000, ran);
+        Assert.All(names, n => Assert.Matches(@"^run-all #[0-2]$", n.Key));
+        Assert.All(names, n => Assert.True(n.Value, "worker threads are background threads"));
+    }
+
+    [Fact]
+    public void Throwing_items_do_not_kill_workers()
+    {
+        int succeeded = 0, handled = 0;
+        using var listener = new FailureListener("throwing-items");
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions
+        {
+            Name = "throwing-items",
+            ThreadCount = 2,
+            OnItemFailed = e =>
+            {
+                Assert.IsType<InvalidTimeZoneException>(e);
+                if (Interlocked.Increment(ref handled) % 7 == 0) throw new InvalidOperationException("the handler fails too");
+            },
+        });
+        for (int i = 0; i < 1000; i++)
+        {
+            if (i % 2 == 0) d.Post(() => throw new InvalidTimeZoneException("boom"));
+            else d.Post(() => Interlocked.Increment(ref succeeded));
+        }
+        Assert.Empty(d.Shutdown(Timeout.InfiniteTimeSpan));
+        Assert.Equal(500, succeeded);
+        Assert.Equal(500, handled);
+        Assert.Equal(500, d.FailedCount);
+        Assert.Equal(1000, d.ExecutedCount);
+        Assert.True(listener.Count >= 500, $"DispatcherItemFailed events: {listener.Count}");
+    }
+
+    [Fact]
+    public void Block_mode_blocks_the_producer_until_there_is_room()
+    {
+        using var gate = new ManualResetEventSlim();
+        int ran = 0;
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 4 });
+        BlockWorkers(d, gate);
+        for (int i = 0; i < 4; i++) d.Post(() => Interlocked.Increment(ref ran));
+        Assert.False(d.TryPost(() => { }));
+        var blocked = Task.Run(() => d.Post(() => Interlocked.Increment(ref ran)));
+        var blockedAsync = d.PostAsync(() => Interlocked.Increment(ref ran)).AsTask();
+        Thread.Sleep(100); // absence check: a broken Block mode would have returned by now
+        Assert.False(blocked.IsCompleted);
+        Assert.False(blockedAsync.IsCompleted);
+        gate.Set();
+        Await(blocked, "the blocked Post");
+        Await(blockedAsync, "the blocked PostAsync");
+        d.Dispose();
+        Assert.Equal(6, ran);
+        Assert.Equal(1, d.RejectedCount);
+        Assert.Equal(4, d.DeepestQueue);
+    }
+
+    [Fact]
+    public void FailFast_mode_refuses_when_full()
+    {
+        using var gate = new ManualResetEventSlim();
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 2, FullMode = FullQueueMode.FailFast });
+        BlockWorkers(d, gate);
+        d.Post(() => { });
+        Assert.True(d.TryPost(() => { }));
+        Assert.False(d.TryPost(() => { }));
+        var e = Assert.Throws<InvalidOperationException>(() => d.Post(() => { }));
+        Assert.Contains("full", e.Message);
+        var async = d.PostAsync(() => { });
+        Assert.True(async.IsFaulted);
+        Assert.Throws<InvalidOperationException>(() => async.GetAwaiter().GetResult());
+        Assert.Equal(3, d.RejectedCount);
+        gate.Set();
+        Assert.Empty(d.Shutdown(Timeout.InfiniteTimeSpan));
+        Assert.Equal(3, d.ExecutedCount);
+    }
+
+    [Fact]
+    public void DropOldest_mode_hands_the_oldest_items_to_the_callback()
+    {
+        using var gate = new ManualResetEventSlim();
+        var dropped = new ConcurrentQueue<Action>();
+        var ran = new ConcurrentQueue<int>();
+        var items = Enumerable.Range(1, 6).Select(i => (Action)(() => ran.Enqueue(i))).ToArray();
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions
+        {
+            ThreadCount = 1, Capacity = 4, FullMode = FullQueueMode.DropOldest, OnItemDropped = dropped.Enqueue,
+        });
+        BlockWorkers(d, gate);
+        for (int i = 0; i < 4; i++) d.Post(items[i]);
+        d.Post(items[4]);
+        Assert.True(d.TryPost(items[5]));
+        Assert.Equal([items[0], items[1]], dropped.ToArray());
+        Assert.Equal(2, d.DroppedCount);
+        gate.Set();
+        d.Dispose();
+        Assert.Equal([3, 4, 5, 6], ran.ToArray());
+    }
+
+    [Fact]
+    public void DropOldest_needs_a_callback()
+    {
+        var e = Assert.Throws<ArgumentException>(() => new DedicatedThreadDispatcher(new DispatcherOptions { FullMode = FullQueueMode.DropOldest }));
+        Assert.Contains("OnItemDropped", e.Message);
+    }
+
+    [Fact]
+    public void PostAsync_cancelled_while_waiting_does_not_queue_the_item()
+    {
+        using var gate = new ManualResetEventSlim();
+        bool ran = false;
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 1 });
+        BlockWorkers(d, gate);
+        d.Post(() => { });
+        using var cancel = new CancellationTokenSource();
+        var waiting = d.PostAsync(() => ran = true, cancel.Token).AsTask();
+        Assert.False(waiting.IsCompleted);
+        cancel.Cancel();
+        Assert.ThrowsAny<OperationCanceledException>(() => waiting.GetAwaiter().GetResult());
+        gate.Set();
+        d.Dispose();
+        Assert.False(ran);
+        Assert.Equal(2, d.ExecutedCount);
+    }
+
+    [Fact]
+    public void Shutdown_deadline_on_a_fake_clock_returns_the_items_that_did_not_run()
+    {
+        var clock = new FakeTimeProvider();
+        using var gate = new ManualResetEventSlim();
+        var ran = new bool[3];
+        var items = Enumerable.Range(0, 3).Select(i => (Action)(() => ran[i] = true)).ToArray();
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 16, TimeProvider = clock });
+        BlockWorkers(d, gate);
+        foreach (var item in items) d.Post(item);
+
+        var shutdown = d.ShutdownAsync(TimeSpan.FromSeconds(5));
+        Assert.False(d.IsAcceptingWork);
+        Assert.False(d.TryPost(() => { }));
+        Assert.Throws<InvalidOperationException>(() => d.Post(() => { }));
+        Assert.False(shutdown.IsCompleted);
+        clock.Advance(TimeSpan.FromSeconds(4.9));
+        Assert.False(shutdown.IsCompleted); // the deadline has not passed: the shutdown still waits for the drain
+        Assert.Same(shutdown, d.ShutdownAsync(TimeSpan.Zero));
+        clock.Advance(TimeSpan.FromSeconds(0.1));
+        var notRun = Await(shutdown, "the shutdown after its deadline");
+
+        Assert.Equal(items, notRun);
+        Assert.Equal(3, d.ReturnedCount);
+        gate.Set();
+        Await(d.Completion, "the workers' exit");
+        Assert.Equal([false, false, false], ran);
+        Assert.Equal(1, d.ExecutedCount);
+        Assert.Equal(2, d.RejectedCount);
+    }
+
+    [Fact]
+    public void Busy_time_follows_the_fake_clock_while_a_worker_is_awake()
+    {
+        var clock = new FakeTimeProvider();
+        using var gate = new ManualResetEventSlim();
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, TimeProvider = clock });
+        BlockWorkers(d, gate);
+        Assert.Equal(TimeSpan.Zero, d.BusyTime);
+        clock.Advance(TimeSpan.FromSeconds(5));
+        Assert.Equal(TimeSpan.FromSeconds(5), d.BusyTime); // the worker is awake (running the blocking item) the whole time
+        gate.Set();
+        d.Dispose();
+        Assert.Equal(TimeSpan.FromSeconds(5), d.BusyTime); // asleep or gone: no more time accrues
+        clock.Advance(TimeSpan.FromSeconds(3));
+        Assert.Equal(TimeSpan.FromSeconds(5), d.BusyTime);
+    }
+
+    [Fact]
+    public void Shutdown_without_deadline_runs_everything_and_wakes_blocked_producers()
+    {
+        using var gate = new ManualResetEventSlim();
+        int ran = 0;
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 2, Capacity = 2 });
+        BlockWorkers(d, gate);
+        d.Post(() => Interlocked.Increment(ref ran));
+        d.Post(() => Interlocked.Increment(ref ran));
+        var blocked = Task.Run(() => d.Post(() => Interlocked.Increment(ref ran)));
+        Thread.Sleep(50); // likely blocked in Post by now; if not, Post meets a closed queue: the same outcome
+        var shutdown = d.ShutdownAsync(Timeout.InfiniteTimeSpan);
+        var e = Assert.Throws<AggregateException>(() => blocked.Wait(Watchdog));
+        Assert.IsType<InvalidOperationException>(e.InnerException);
+        Assert.Contains("shutting down", e.InnerException!.Message);
+        gate.Set();
+        Assert.Empty(Await(shutdown, "the infinite shutdown"));
+        Assert.Equal(2, ran);
+    }
+
+    [Fact]
+    public void Shutdown_from_a_worker_is_refused()
+    {
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1 });
+        var result = new TaskCompletionSource<Exception?>();
+        d.Post(() =>
+        {
+            try { d.Shutdown(TimeSpan.Zero); result.SetResult(null); }
+            catch (Exception e) { result.SetResult(e); }
+        });
+        Assert.IsType<InvalidOperationException>(Await(result.Task, "the item"));
+        d.Dispose();
+    }
+
+    [Fact]
+    public void A_worker_posting_to_its_own_full_queue_gets_an_exception_not_a_deadlock()
+    {
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 1 });
+        var result = new TaskCompletionSource<Exception?>();
+        d.Post(() =>
+        {
+            try
+            {
+                d.Post(() => { }); // fills the queue
+                d.Post(() => { }); // would wait for this very worker
+                result.SetResult(null);
+            }
+            catch (Exception e)
+            {
+                result.SetResult(e);
+            }
+        });
+        var error = Await(result.Task, "the self-posting item");
+        Assert.IsType<InvalidOperationException>(error);
+        Assert.Contains("deadlock", error!.Message);
+        d.Dispose();
+        Assert.Equal(2, d.ExecutedCount);
+        Assert.Equal(1, d.RejectedCount);
+    }
+
+    [Fact]
+    public void Bad_arguments_are_refused()
+    {
+        Assert.Throws<ArgumentOutOfRangeException>(() => new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 0 }));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new DedicatedThreadDispatcher(new DispatcherOptions { Capacity = 0 }));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new DedicatedThreadDispatcher(new DispatcherOptions { FullMode = (FullQueueMode)9 }));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new DedicatedThreadDispatcher(new DispatcherOptions { ProcessorAffinity = [-1] }));
+        Assert.Throws<ArgumentException>(() => new DedicatedThreadDispatcher(new DispatcherOptions { Name = " " }));
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1 });
+        Assert.Throws<ArgumentNullException>(() => d.Post(null!));
+        Assert.Throws<ArgumentNullException>(() => d.TryPost(null!));
+        Assert.Throws<ArgumentNullException>(() => { _ = d.PostAsync(null!); });
+        Assert.Throws<ArgumentOutOfRangeException>(() => { _ = d.ShutdownAsync(TimeSpan.FromSeconds(-1)); });
+    }
+
+    [Fact]
+    public void Affinity_is_best_effort()
+    {
+        int ran = 0;
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 2, ProcessorAffinity = [0] });
+        for (int i = 0; i < 100; i++) d.Post(() => Interlocked.Increment(ref ran));
+        d.Dispose();
+        Assert.Equal(100, ran);
+        if (OperatingSystem.IsLinux() && (System.Diagnostics.Process.GetCurrentProcess().ProcessorAffinity & 1) != 0)
+        {
+            Assert.Equal(2, d.PinnedThreadCount);
+        }
+        Assert.InRange(d.PinnedThreadCount, 0, 2);
+    }
+
+    [Fact]
+    public void Metrics_report_each_dispatcher_by_name()
+    {
+        string name = "metrics-" + Guid.NewGuid().ToString("N");
+        var seen = new ConcurrentDictionary<string, double>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == "Manaloc.Threading") l.EnableMeasurementEvents(instrument);
+        };
+        void OnMeasurement(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
+        {
+            foreach (var tag in tags)
+            {
+                if (tag.Key == "dispatcher" && Equals(tag.Value, name)) seen[instrument.Name] = value;
+            }
+        }
+        listener.SetMeasurementEventCallback<long>((i, v, t, _) => OnMeasurement(i, v, t));
+        listener.SetMeasurementEventCallback<double>((i, v, t, _) => OnMeasurement(i, v, t));
+        listener.Start();
+
+        using var gate = new ManualResetEventSlim();
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { Name = name, ThreadCount = 1, Capacity = 8, FullMode = FullQueueMode.FailFast });
+        BlockWorkers(d, gate);
+        for (int i = 0; i < 10; i++) d.TryPost(() => { });
+        listener.RecordObservableInstruments();
+        Assert.Equal(9, seen["manaloc.dispatcher.posted"]);
+        Assert.Equal(8, seen["manaloc.dispatcher.queued"]);
+        Assert.Equal(2, seen["manaloc.dispatcher.rejected"]);
+        Assert.Equal(8, seen["manaloc.dispatcher.deepest_queue"]);
+        Assert.True(seen.ContainsKey("manaloc.dispatcher.busy_time"));
+        gate.Set();
+        d.Dispose();
+        Assert.Equal(9, d.ExecutedCount);
+
+        seen.Clear();
+        listener.RecordObservableInstruments();
+        Assert.Empty(seen); // a shut-down dispatcher no longer reports
+    }
+
+    [Fact]
+    public void Dispose_from_a_worker_begins_the_shutdown_without_waiting_for_itself()
+    {
+        int ran = 0;
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1 });
+        using var gate = new ManualResetEventSlim();
+        d.Post(() =>
+        {
+            gate.Wait();
+            d.Dispose();
+            Interlocked.Increment(ref ran);
+        });
+        d.Post(() => Interlocked.Increment(ref ran));
+        gate.Set();
+        Await(d.Completion, "the workers' exit after a Dispose from a worker");
+        Assert.Equal(2, ran); // the queued item still ran: Dispose drains
+        Assert.False(d.TryPost(() => { }));
+    }
+
+    /// <summary>Counts DispatcherItemFailed events of one dispatcher.</summary>
+    private sealed class FailureListener(string dispatcher) : EventListener
+    {
+        private int _count;
+        public int Count => Volatile.Read(ref _count);
+
+        protected override void OnEventSourceCreated(EventSource source)
+        {
+            if (source.Name == "Manaloc") EnableEvents(source, EventLevel.Warning);
+        }
+
+        protected override void OnEventWritten(EventWrittenEventArgs e)
+        {
+            if (e.EventId == 7 && e.Payload is { Count: > 0 } p && Equals(p[0], dispatcher)) Interlocked.Increment(ref _count);
+        }
+    }
+}

@@ -1,0 +1,116 @@
+using Manaloc.Threading;
+
+namespace Manaloc.Tests.Threading;
+
+public sealed class ScheduledValueTests
+{
+    [Fact]
+    public void Flips_when_the_fake_clock_reaches_the_delay()
+    {
+        var clock = new FakeTimeProvider();
+        using var value = new ScheduledValue<string>("accepting", "draining", TimeSpan.FromSeconds(10), clock);
+
+        Assert.Equal("accepting", value.Value);
+        clock.Advance(TimeSpan.FromSeconds(9.999));
+        Assert.Equal("accepting", value.Value);
+        Assert.False(value.IsFlipped);
+        clock.Advance(TimeSpan.FromMilliseconds(1));
+        Assert.Equal("draining", value.Value);
+        Assert.True(value.IsFlipped);
+        clock.Advance(TimeSpan.FromDays(1));
+        Assert.Equal("draining", value.Value);
+        Assert.Equal(0, clock.ActiveTimers);
+    }
+
+    [Fact]
+    public void Dispose_before_the_due_time_cancels_the_flip()
+    {
+        var clock = new FakeTimeProvider();
+        var value = new ScheduledValue<bool>(true, false, TimeSpan.FromSeconds(1), clock);
+        Assert.Equal(1, clock.ActiveTimers);
+        value.Dispose();
+        Assert.Equal(0, clock.ActiveTimers);
+        clock.Advance(TimeSpan.FromSeconds(2));
+        Assert.True(value.Value);
+    }
+
+    [Fact]
+    public void FlipNow_flips_and_stops_the_timer()
+    {
+        var clock = new FakeTimeProvider();
+        using var value = new ScheduledValue<int>(1, 2, TimeSpan.FromHours(1), clock);
+        value.FlipNow();
+        Assert.Equal(2, value.Value);
+        Assert.Equal(0, clock.ActiveTimers);
+    }
+
+    [Fact]
+    public void Zero_delay_flips_at_once_and_infinite_never_by_itself()
+    {
+        var clock = new FakeTimeProvider();
+        using var now = new ScheduledValue<int>(1, 2, TimeSpan.Zero, clock);
+        using var never = new ScheduledValue<int>(1, 2, Timeout.InfiniteTimeSpan, clock);
+        clock.Advance(TimeSpan.FromDays(1000));
+        Assert.Equal(2, now.Value);
+        Assert.Equal(1, never.Value);
+        Assert.Equal(0, clock.ActiveTimers);
+    }
+
+    [Fact]
+    public void Negative_delay_is_refused()
+    {
+        var e = Assert.Throws<ArgumentOutOfRangeException>(() => new ScheduledValue<int>(1, 2, TimeSpan.FromSeconds(-1)));
+        Assert.Equal("delay", e.ParamName);
+    }
+
+    [Fact]
+    public void Large_struct_values_are_never_torn()
+    {
+        var clock = new FakeTimeProvider();
+        var before = (1L, 1L, 1L, 1L);
+        var after = (2L, 2L, 2L, 2L);
+        using var value = new ScheduledValue<(long, long, long, long)>(before, after, TimeSpan.FromSeconds(1), clock);
+        using var stop = new CancellationTokenSource();
+        int torn = 0;
+        var reader = new Thread(() =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                var v = value.Value;
+                if (v != before && v != after) Interlocked.Increment(ref torn);
+            }
+        });
+        reader.Start();
+        clock.Advance(TimeSpan.FromSeconds(1));
+        Thread.Sleep(20);
+        stop.Cancel();
+        Assert.True(reader.Join(TimeSpan.FromSeconds(30)));
+        Assert.Equal(0, torn);
+        Assert.Equal(after, value.Value);
+    }
+
+    [Fact]
+    public void System_timer_flips_the_value()
+    {
+        using var value = new ScheduledValue<bool>(false, true, TimeSpan.FromMilliseconds(10));
+        var watchdog = DateTime.UtcNow.AddSeconds(30);
+        while (!value.Value)
+        {
+            Assert.True(DateTime.UtcNow < watchdog, "a 10 ms system timer did not fire within 30 s");
+            Thread.Sleep(1);
+        }
+    }
+
+    [Fact]
+    public void Polling_allocates_nothing()
+    {
+        var clock = new FakeTimeProvider();
+        using var value = new ScheduledValue<bool>(false, true, TimeSpan.FromSeconds(1), clock);
+        bool sink = false;
+        for (int i = 0; i < 100; i++) sink ^= value.Value;
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < 100_000; i++) sink ^= value.Value;
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+        GC.KeepAlive(sink);
+    }
+}
