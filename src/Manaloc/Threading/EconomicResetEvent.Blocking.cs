@@ -9,7 +9,7 @@ public sealed partial class EconomicResetEvent
     private static long s_blockedWaits;
 
     /// <summary>How many waits, over all events in the process, had to block (for metrics and tests).</summary>
-    internal static long BlockedWaits => Interlocked.Read(ref s_blockedWaits);
+    internal static long BlockedWaits => Interlocked.Read(ref s_blockedWaits); // statistics: orders nothing
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool WaitSlow(int millisecondsTimeout, CancellationToken cancellationToken)

@@ -65,7 +65,7 @@ public sealed class LazyAsyncResult<TResult> : IAsyncResult, IDisposable
     }
 
     /// <summary>How many handles, over the process, were created and discarded in a lost creation race (tests, diagnostics).</summary>
-    internal static long LostHandleRaces => Interlocked.Read(ref s_lostHandleRaces);
+    internal static long LostHandleRaces => Interlocked.Read(ref s_lostHandleRaces); // statistics: orders nothing
 
     /// <inheritdoc/>
     public object? AsyncState => _asyncState;

@@ -77,7 +77,8 @@ public sealed partial class SlimReaderWriterLock
     {
         lock (_sync)
         {
-            // Sleepers that still cannot proceed set Blocked again (under _sync) before sleeping.
+            // Atomic, as other bits change concurrently; under _sync, so no sleeper is between its
+            // Or(Blocked) and Monitor.Wait. Sleepers that still cannot proceed set Blocked again.
             Interlocked.And(ref _state, ~Blocked);
             Monitor.PulseAll(_sync);
         }

@@ -16,5 +16,5 @@ public sealed partial class SlimReaderWriterLock
         description: "Times a thread contending for a SlimReaderWriterLock stopped spinning and slept.");
 
     /// <summary>Sleeps over all locks in the process (metrics and tests).</summary>
-    internal static long Sleeps => Interlocked.Read(ref s_sleeps);
+    internal static long Sleeps => Interlocked.Read(ref s_sleeps); // statistics: orders nothing
 }

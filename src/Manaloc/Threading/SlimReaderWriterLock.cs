@@ -145,6 +145,7 @@ public sealed partial class SlimReaderWriterLock
         var me = ThreadRecord.Current;
         CheckNotHeld(me);
         long state = Volatile.Read(ref _state); // a hint: the CAS decides
+        // Full fence on success: the critical section cannot move above this acquire.
         if ((state & (ReaderMask | WriterHeld)) != 0 || Interlocked.CompareExchange(ref _state, state | WriterHeld, state) != state)
         {
             return false;
