@@ -82,6 +82,7 @@ public sealed partial class EconomicResetEvent : IDisposable
     private int _state;
     private AutoResetEvent? _park;
     private bool _wokenByDispose;
+    private int _waiterActive;
     private readonly int _spinCount;
     private readonly TimeProvider _timeProvider;
 
