@@ -60,13 +60,13 @@ public sealed class AsyncResult : Experiment
     }
 
     /// <summary>
-    /// Measures with an operation count from a pilot (grown until a run takes 2 ms, then the best
-    /// of two runs): every window waits on pool threads, and on a loaded machine one late wake-up
+    /// Measures with an operation count from a pilot (at least 2,048 operations, grown until a run
+    /// takes 2 ms, then the best of two runs): every window waits on pool threads, and on a loaded machine one late wake-up
     /// during the harness's calibration can leave a sample of one window, timing the wake-up.
     /// </summary>
     private static void Measure(ExperimentContext context, string variant, Action<long> body, IReadOnlyDictionary<string, string> parameters)
     {
-        long ops = Window;
+        long ops = Window * 64L; // large enough that one late pool wake-up cannot dominate the pilot
         double Run()
         {
             long start = System.Diagnostics.Stopwatch.GetTimestamp();

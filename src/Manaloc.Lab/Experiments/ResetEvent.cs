@@ -92,22 +92,32 @@ public sealed class ResetEvent : Experiment
     }
 
     /// <summary>
-    /// The total operation count for a two-thread measurement, from a pilot on two fresh threads
-    /// (growing until a run takes 2 ms, then the best of two runs). The harness's own calibration
-    /// can settle, after one descheduled round on a loaded machine, on a few operations per sample
-    /// that then time its start barrier rather than the hand-off.
+    /// The total operation count for a two-thread measurement, from a pilot on two threads that
+    /// start together from a gate (at least 1,024 operations each, grown until a run takes 2 ms,
+    /// then the best of two runs). The harness's own calibration can settle, after one descheduled
+    /// round on a loaded machine, on a few operations per sample that then time its start barrier
+    /// rather than the hand-off.
     /// </summary>
     private static long PilotTotal(Action<int, long> body, RunSettings settings)
     {
         double Run(long perThread)
         {
-            var threads = new[] { new Thread(() => body(0, perThread)), new Thread(() => body(1, perThread)) };
+            using var ready = new CountdownEvent(2);
+            using var go = new ManualResetEventSlim(false);
+            var threads = new Thread[2];
+            for (int i = 0; i < 2; i++)
+            {
+                int index = i;
+                threads[i] = new Thread(() => { ready.Signal(); go.Wait(); body(index, perThread); }) { IsBackground = true };
+                threads[i].Start();
+            }
+            ready.Wait();
             long start = Stopwatch.GetTimestamp();
-            foreach (var t in threads) t.Start();
+            go.Set();
             foreach (var t in threads) t.Join();
             return Stopwatch.GetElapsedTime(start).TotalNanoseconds;
         }
-        long perThread = 16;
+        long perThread = 1024;
         double elapsed;
         while ((elapsed = Run(perThread)) < 2_000_000 && perThread < 1 << 24) perThread *= 4;
         elapsed = Math.Min(elapsed, Run(perThread));

@@ -14,24 +14,9 @@ public sealed partial class EconomicResetEvent
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool WaitSlow(int millisecondsTimeout, CancellationToken cancellationToken)
     {
-        // One waiter in the slow path at a time, for its whole length: the Waiting state alone
-        // would miss a second waiter arriving while the first is still consuming its wake-up, and
-        // the two would then share (and could steal) the park's signal. Full fence; orders nothing else.
-        if (Interlocked.CompareExchange(ref _waiterActive, 1, 0) != 0) EventThrowHelper.ThrowConcurrentWaiter();
-        try
-        {
-            return WaitSlowCore(millisecondsTimeout, cancellationToken);
-        }
-        finally
-        {
-            Volatile.Write(ref _waiterActive, 0); // release: the next waiter starts after everything this one did
-        }
-    }
-
-    private bool WaitSlowCore(int millisecondsTimeout, CancellationToken cancellationToken)
-    {
         int state = Volatile.Read(ref _state); // a hint only: every decision below is taken by a CAS
         if (state == Disposed) EventThrowHelper.ThrowObjectDisposed(this);
+        if (state == Waiting || Volatile.Read(ref _waiterActive) != 0) EventThrowHelper.ThrowConcurrentWaiter(); // a hint: the CAS below decides
         if (millisecondsTimeout == 0) return false;
 
         // Spin: a Set that lands within a few microseconds is caught without blocking. Not adaptive
@@ -47,12 +32,29 @@ public sealed partial class EconomicResetEvent
                 if (Interlocked.CompareExchange(ref _state, Unset, Signaled) == Signaled) return true;
                 continue;
             }
-            if (state != Unset) break; // Disposed: the claim below reports it
+            if (state != Unset) break; // Waiting (another waiter) or Disposed: the claim below reports it
             cancellationToken.ThrowIfCancellationRequested();
             spinner.SpinOnce(sleep1Threshold: -1);
         }
 
         var park = Volatile.Read(ref _park) ?? CreatePark(); // acquire: pairs with the CAS that published it
+        // One blocking waiter at a time, from its claim until it has consumed its wake-up: the
+        // Waiting state alone would miss a second waiter arriving while the first still consumes,
+        // and the two could then steal each other's park signal. Full fence; orders nothing else.
+        if (Interlocked.CompareExchange(ref _waiterActive, 1, 0) != 0) EventThrowHelper.ThrowConcurrentWaiter();
+        try
+        {
+            return ClaimAndBlock(park, millisecondsTimeout, cancellationToken);
+        }
+        finally
+        {
+            Volatile.Write(ref _waiterActive, 0); // release: the next blocking waiter starts after everything this one did
+        }
+    }
+
+    private bool ClaimAndBlock(AutoResetEvent park, int millisecondsTimeout, CancellationToken cancellationToken)
+    {
+        int state;
         while (true)
         {
             // Claim the right to block: Unset→Waiting. Full fence; from here a setter hands its signal to us.
@@ -63,7 +65,7 @@ public sealed partial class EconomicResetEvent
                 if (Interlocked.CompareExchange(ref _state, Unset, Signaled) == Signaled) return true; // full fence
                 continue;
             }
-            Debug.Assert(state == Disposed, "Only this waiter claims Waiting (the slow path admits one waiter).");
+            Debug.Assert(state == Disposed, "Only the flag holder claims Waiting.");
             EventThrowHelper.ThrowObjectDisposed(this);
         }
         Interlocked.Increment(ref s_blockedWaits); // statistics only
