@@ -1,0 +1,252 @@
+using System.Runtime.CompilerServices;
+using Manaloc.Lab.Harness;
+using Manaloc.Threading;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// Seed 004, "Performance Comparison on Reader-Writer Locks": threads repeatedly enter a critical
+/// region that approximates e, each time becoming a writer with some probability; the region's
+/// hold time is E iterations. There, boost's shared_mutex lost to a plain mutex except at long
+/// holds and almost no writers, and Windows' SRW lock beat both. Today: <c>lock</c>,
+/// System.Threading.Lock, ReaderWriterLockSlim and SlimReaderWriterLock over writer percentage ×
+/// hold time × threads.
+/// </summary>
+public sealed class Rwlock : Experiment
+{
+    private const string Monitor = "lock";
+    private const string LockType = "System.Threading.Lock";
+    private const string Rwls = "ReaderWriterLockSlim";
+    private const string Slim = "SlimReaderWriterLock";
+    private static double s_sink;
+
+    /// <inheritdoc/>
+    public override string Name => "rwlock";
+    /// <inheritdoc/>
+    public override string Article => "Performance Comparison on Reader-Writer Locks (seed 004)";
+    /// <inheritdoc/>
+    public override string Description => "Writer % × hold time × threads: lock, System.Threading.Lock, ReaderWriterLockSlim, SlimReaderWriterLock.";
+    /// <inheritdoc/>
+    public override ArticleFigure Figure => new("SRW beat mutex and shared_mutex at every writer frequency; shared_mutex lost to a mutex except at long holds and ≤ 2% writers (charts only, no table)");
+    /// <inheritdoc/>
+    public override IReadOnlyList<string> Variants { get; } = [Monitor, LockType, Rwls, Slim];
+    /// <inheritdoc/>
+    public override string Baseline => Monitor;
+    /// <inheritdoc/>
+    public override string? SweepParameter => "threads";
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
+    [
+        new("writers", "percentage of lock acquisitions that are writes", WriterPercents(settings).Select(Invariant).ToArray()),
+        new("hold", "E: iterations of the e series computed inside the lock (hold time)", Holds(settings).Select(Invariant).ToArray()),
+    ];
+
+    private static int[] WriterPercents(RunSettings s) => s.IsSmoke ? [0, 50] : s.IsQuick ? [0, 2, 50] : [0, 1, 2, 5, 10, 25, 50];
+    private static int[] Holds(RunSettings s) => s.IsSmoke ? [1] : [1, 50];
+    private static string Invariant(int v) => v.ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+    /// <inheritdoc/>
+    public override void Run(ExperimentContext context)
+    {
+        // The grid has 4 variants × writers × holds × threads cells (72 in quick mode, 168 in full
+        // mode on 2 cores), so each cell gets a shorter warm-up and fewer samples than the run's
+        // defaults: about 3-5 s in quick mode and under 2 minutes in full mode on 2 cores.
+        var settings = context.IsSmoke ? context.Settings
+            : context.IsQuick ? context.Settings with { WarmUp = TimeSpan.FromMilliseconds(10), SampleTarget = TimeSpan.FromMilliseconds(8), Samples = 3 }
+            : context.Settings with { WarmUp = TimeSpan.FromMilliseconds(100), SampleTarget = TimeSpan.FromMilliseconds(50), Samples = 7 };
+        var region = new Region();
+        var monitor = new object();
+        var lockType = new Lock();
+        using var rwls = new ReaderWriterLockSlim(LockRecursionPolicy.NoRecursion);
+        var slim = new SlimReaderWriterLock();
+        foreach (int writers in WriterPercents(context.Settings))
+        {
+            foreach (int hold in Holds(context.Settings))
+            {
+                foreach (int threads in context.ThreadCounts)
+                {
+                    var p = Parameters.Of(("writers", writers), ("hold", hold));
+                    Measure(context, settings, Monitor, threads, p, new MonitorAdapter(monitor), region, writers, hold);
+                    Measure(context, settings, LockType, threads, p, new LockAdapter(lockType), region, writers, hold);
+                    Measure(context, settings, Rwls, threads, p, new RwlsAdapter(rwls), region, writers, hold);
+                    Measure(context, settings, Slim, threads, p, new SlimAdapter(slim), region, writers, hold);
+                }
+            }
+        }
+        context.Note("ns per lock acquisition, all threads together (lower is better); ratios are to `lock` in the same cell.");
+    }
+
+    private static void Measure<TLock>(
+        ExperimentContext context, RunSettings settings, string variant, int threads, IReadOnlyDictionary<string, string> parameters,
+        TLock gate, Region region, int writerPercent, int hold)
+        where TLock : struct, ILockAdapter
+    {
+        context.Status($"{variant} threads={threads} {Measurement.FormatParameters(parameters)}");
+        context.Cancellation.ThrowIfCancellationRequested();
+        uint threshold = (uint)((ulong)writerPercent * uint.MaxValue / 100);
+        var rngs = new ulong[threads * 16]; // one padded seed per thread: no false sharing between the threads' generators
+        for (int t = 0; t < threads; t++) rngs[t * 16] = (ulong)(t + 1) * 0x9E3779B97F4A7C15UL;
+        // A fixed operation count from an uncontended pilot (best of three short runs) rather than the
+        // harness's calibration: on a loaded machine one descheduled calibration round can shrink the
+        // count to a few operations per sample, and the samples then time the start barrier, not the lock.
+        long total = Math.Max(threads * 64L, (long)(settings.SampleTarget.TotalNanoseconds / PilotNsPerOp(gate, region, threshold, hold)));
+        context.Record(ThreadSweep.Measure(variant, threads, (t, n) => Work(gate, region, ref rngs[t * 16], threshold, hold, n), settings, parameters, total));
+    }
+
+    private static double PilotNsPerOp<TLock>(TLock gate, Region region, uint writeThreshold, int hold)
+        where TLock : struct, ILockAdapter
+    {
+        ulong rng = 0x2545F4914F6CDD1DUL;
+        double best = double.MaxValue;
+        for (int round = 0; round < 3; round++)
+        {
+            long ops = 0;
+            long start = System.Diagnostics.Stopwatch.GetTimestamp();
+            TimeSpan elapsed;
+            do
+            {
+                Work(gate, region, ref rng, writeThreshold, hold, 256);
+                ops += 256;
+                elapsed = System.Diagnostics.Stopwatch.GetElapsedTime(start);
+            }
+            while (elapsed < TimeSpan.FromMilliseconds(0.5));
+            best = Math.Min(best, elapsed.TotalNanoseconds / ops);
+        }
+        return Math.Max(best, 0.5);
+    }
+
+    private static void Work<TLock>(TLock gate, Region region, ref ulong rng, uint writeThreshold, int hold, long operations)
+        where TLock : struct, ILockAdapter
+    {
+        double sink = 0;
+        ulong x = rng;
+        for (long i = 0; i < operations; i++)
+        {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            if ((uint)x < writeThreshold)
+            {
+                gate.EnterWrite();
+                region.Write(hold);
+                gate.ExitWrite();
+            }
+            else
+            {
+                gate.EnterRead();
+                sink += region.Read(hold);
+                gate.ExitRead();
+            }
+        }
+        rng = x;
+        s_sink = sink; // keeps the reads alive
+    }
+
+    /// <inheritdoc/>
+    /// <remarks>
+    /// The targets are judged at hold 1, where the lock's own cost dominates the critical section;
+    /// at hold 50 the region's arithmetic dwarfs any lock and every ratio tends to 1, so those cells
+    /// are reported beside, not judged.
+    /// </remarks>
+    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
+    {
+        double? Versus(string other, Func<Measurement, bool> where)
+        {
+            var ratios = new List<double>();
+            foreach (var s in measurements.Where(m => m.Variant == Slim && where(m)))
+            {
+                var o = measurements.FirstOrDefault(m => m.Variant == other && m.ParameterKey == s.ParameterKey);
+                if (o is not null && s.Statistics.Median > 0) ratios.Add(o.Statistics.Median / s.Statistics.Median);
+            }
+            return ratios.Count == 0 ? null : Math.Exp(ratios.Average(Math.Log)); // geometric mean of the cells
+        }
+        var readMostly = Versus(Rwls, m => Writers(m) <= 2 && Hold(m) == 1);
+        var halfWriters = Versus(Monitor, m => Writers(m) == 50 && Hold(m) == 1);
+        var overall = Versus(Rwls, _ => true);
+        if (readMostly is null || halfWriters is null || overall is null)
+        {
+            return new(Verdict.NotComparable, "SlimReaderWriterLock, ReaderWriterLockSlim and lock were not all measured at hold 1.");
+        }
+        string longHolds = Versus(Rwls, m => Writers(m) <= 2 && Hold(m) > 1) is double r ? $"; at hold 50 {Format.Ratio(r)}" : "";
+        string longHalf = Versus(Monitor, m => Writers(m) == 50 && Hold(m) > 1) is double h ? $"; at hold 50 {Format.Ratio(h)}" : "";
+        var verdict = overall >= 1.1 ? Verdict.Holds : overall >= 0.9 ? Verdict.Shrinks : Verdict.Reversed;
+        string text = $"SlimReaderWriterLock vs ReaderWriterLockSlim over the whole grid: {Format.Ratio(overall.Value)} faster (the article: SRW ahead of shared_mutex). "
+            + $"Targets, hold 1, geometric mean over thread counts: at 0–2% writers {Format.Ratio(readMostly.Value)} ReaderWriterLockSlim (goal ≥ 1.5x: {(readMostly >= 1.5 ? "met" : "not met")}{longHolds}); "
+            + $"at 50% writers {Format.Ratio(halfWriters.Value)} lock (goal ≥ 0.9x: {(halfWriters >= 0.9 ? "met" : "not met")}{longHalf}).";
+        return new(verdict, text, overall, "x");
+    }
+
+    private static int Hold(Measurement m)
+        => int.TryParse(m.Parameters.GetValueOrDefault("hold"), System.Globalization.CultureInfo.InvariantCulture, out int h) ? h : -1;
+
+    private static int Writers(Measurement m)
+        => int.TryParse(m.Parameters.GetValueOrDefault("writers"), System.Globalization.CultureInfo.InvariantCulture, out int w) ? w : -1;
+
+    /// <summary>The shared critical region: readers sum a series over shared terms; writers rewrite them.</summary>
+    private sealed class Region
+    {
+        private readonly double[] _terms = Enumerable.Range(0, 64).Select(i => 1.0 / (i + 1)).ToArray();
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public double Read(int hold)
+        {
+            double sum = 1, term = 1;
+            for (int k = 1; k <= hold; k++)
+            {
+                term /= k;
+                sum += term * _terms[k & 63];
+            }
+            return sum;
+        }
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void Write(int hold)
+        {
+            double term = 1;
+            for (int k = 1; k <= hold; k++)
+            {
+                term /= k;
+                _terms[k & 63] = 1 + term;
+            }
+        }
+    }
+
+    private interface ILockAdapter
+    {
+        void EnterRead();
+        void ExitRead();
+        void EnterWrite();
+        void ExitWrite();
+    }
+
+    private readonly struct MonitorAdapter(object gate) : ILockAdapter
+    {
+        public void EnterRead() => System.Threading.Monitor.Enter(gate);
+        public void ExitRead() => System.Threading.Monitor.Exit(gate);
+        public void EnterWrite() => System.Threading.Monitor.Enter(gate);
+        public void ExitWrite() => System.Threading.Monitor.Exit(gate);
+    }
+
+    private readonly struct LockAdapter(Lock gate) : ILockAdapter
+    {
+        public void EnterRead() => gate.Enter();
+        public void ExitRead() => gate.Exit();
+        public void EnterWrite() => gate.Enter();
+        public void ExitWrite() => gate.Exit();
+    }
+
+    private readonly struct RwlsAdapter(ReaderWriterLockSlim gate) : ILockAdapter
+    {
+        public void EnterRead() => gate.EnterReadLock();
+        public void ExitRead() => gate.ExitReadLock();
+        public void EnterWrite() => gate.EnterWriteLock();
+        public void ExitWrite() => gate.ExitWriteLock();
+    }
+
+    private readonly struct SlimAdapter(SlimReaderWriterLock gate) : ILockAdapter
+    {
+        public void EnterRead() => gate.EnterReadLock();
+        public void ExitRead() => gate.ExitReadLock();
+        public void EnterWrite() => gate.EnterWriteLock();
+        public void ExitWrite() => gate.ExitWriteLock();
+    }
+}

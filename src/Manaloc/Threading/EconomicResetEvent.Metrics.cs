@@ -1,0 +1,15 @@
+using System.Diagnostics.Metrics;
+using Manaloc.Diagnostics;
+
+namespace Manaloc.Threading;
+
+/// <summary>Telemetry: how often waits had to block, over every event in the process.</summary>
+public sealed partial class EconomicResetEvent
+{
+    // Observable: reads the counter the slow path keeps anyway; the fast paths pay nothing.
+    private static readonly ObservableCounter<long> s_blockedWaitsInstrument = ManalocMeters.Threading.CreateObservableCounter(
+        "manaloc.reset_event.blocked_waits",
+        () => BlockedWaits,
+        unit: "{wait}",
+        description: "Waits on an EconomicResetEvent that found it unset after spinning and blocked.");
+}

@@ -1,0 +1,86 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+
+namespace Manaloc.Threading;
+
+/// <summary>Contended paths: spin, then sleep on <c>_sync</c> until a release wakes everyone.</summary>
+public sealed partial class SlimReaderWriterLock
+{
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void EnterReadSlow()
+    {
+        ReleaseRead(); // back out of the fast path's +1, exactly like an exit (it may wake a writer)
+        var spinner = new SpinWait();
+        int spins = 0;
+        while (true)
+        {
+            long state = Volatile.Read(ref _state); // a hint: the CAS decides
+            if ((state & (WriterHeld | WaitingWriterMask)) == 0)
+            {
+                Debug.Assert((state & ReaderMask) < ReaderMask, "Too many readers.");
+                if (Interlocked.CompareExchange(ref _state, state + 1, state) == state) return; // full fence: acquire
+                continue;
+            }
+            if (spins++ < _spinCount)
+            {
+                spinner.SpinOnce(sleep1Threshold: -1);
+                continue;
+            }
+            Sleep(WriterHeld | WaitingWriterMask);
+            spins = 0;
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void EnterWriteSlow()
+    {
+        // Register as waiting: from here new readers stay out, so the readers inside drain. Full fence.
+        Interlocked.Add(ref _state, WaitingWriterOne);
+        var spinner = new SpinWait();
+        int spins = 0;
+        while (true)
+        {
+            long state = Volatile.Read(ref _state); // a hint: the CAS decides
+            if ((state & (ReaderMask | WriterHeld)) == 0)
+            {
+                Debug.Assert((state & WaitingWriterMask) != 0, "We are counted as waiting.");
+                // Take the lock and stop waiting in one step. Full fence: acquire.
+                if (Interlocked.CompareExchange(ref _state, (state - WaitingWriterOne) | WriterHeld, state) == state) return;
+                continue;
+            }
+            if (spins++ < _spinCount)
+            {
+                spinner.SpinOnce(sleep1Threshold: -1);
+                continue;
+            }
+            Sleep(ReaderMask | WriterHeld);
+            spins = 0;
+        }
+    }
+
+    /// <summary>Sleeps until a release, unless the bits in <paramref name="busy"/> clear first.</summary>
+    private void Sleep(long busy)
+    {
+        lock (_sync)
+        {
+            // Full fence: publishes Blocked before re-checking; a release after this sees it and pulses under _sync.
+            long state = Interlocked.Or(ref _state, Blocked);
+            if ((state & busy) != 0)
+            {
+                Interlocked.Increment(ref s_sleeps); // statistics only
+                Monitor.Wait(_sync);
+            }
+        }
+    }
+
+    private void WakeAll()
+    {
+        lock (_sync)
+        {
+            // Atomic, as other bits change concurrently; under _sync, so no sleeper is between its
+            // Or(Blocked) and Monitor.Wait. Sleepers that still cannot proceed set Blocked again.
+            Interlocked.And(ref _state, ~Blocked);
+            Monitor.PulseAll(_sync);
+        }
+    }
+}

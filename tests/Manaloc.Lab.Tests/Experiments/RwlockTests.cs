@@ -1,0 +1,49 @@
+using Manaloc.Lab.Experiments;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Tests.Experiments;
+
+public sealed class RwlockTests
+{
+    [Fact]
+    public void Quick_grid_is_small_and_full_grid_is_the_articles()
+    {
+        var rw = new Rwlock();
+        var quick = rw.DescribeParameters(RunSettings.Quick([1, 2, 4]));
+        var full = rw.DescribeParameters(RunSettings.Full([1, 2, 4]));
+
+        Assert.Equal(["0", "2", "50"], quick.Single(p => p.Name == "writers").Values);
+        Assert.Equal(["1", "50"], quick.Single(p => p.Name == "hold").Values);
+        Assert.True(full.Single(p => p.Name == "writers").Values.Count >= 6);
+    }
+
+    [Fact]
+    public void Smoke_run_covers_the_grid_for_every_lock()
+    {
+        var result = ExperimentRunner.Run(new Rwlock(), RunSettings.Smoke());
+
+        Assert.Null(result.Error);
+        var cells = result.Measurements.GroupBy(m => m.ParameterKey).ToList();
+        Assert.Equal(2 * 1 * 2, cells.Count); // writers {0, 50} × hold {1} × threads {1, 2}
+        Assert.All(cells, c => Assert.Equal(4, c.Count()));
+    }
+
+    [Fact]
+    public void Judge_states_both_targets()
+    {
+        static Measurement M(string variant, int writers, double ns) => new()
+        {
+            Variant = variant, Parameters = Parameters.Of(("writers", writers), ("hold", 1), ("threads", 2)), Unit = "ns/op", Statistics = Statistics.From([ns]),
+        };
+        var verdict = new Rwlock().Judge(
+        [
+            M("lock", 0, 30), M("ReaderWriterLockSlim", 0, 40), M("SlimReaderWriterLock", 0, 20),
+            M("lock", 50, 30), M("ReaderWriterLockSlim", 50, 60), M("SlimReaderWriterLock", 50, 40),
+        ]);
+
+        Assert.Equal(Verdict.Holds, verdict.Verdict);
+        Assert.Contains("at 0–2% writers 2x ReaderWriterLockSlim (goal ≥ 1.5x: met)", verdict.Text, StringComparison.Ordinal);
+        Assert.DoesNotContain("at hold 50", verdict.Text, StringComparison.Ordinal);
+        Assert.Contains("at 50% writers 0.75x lock (goal ≥ 0.9x: not met)", verdict.Text, StringComparison.Ordinal);
+    }
+}
