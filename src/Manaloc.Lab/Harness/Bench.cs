@@ -98,13 +98,17 @@ public static class Bench
             ops = elapsed < targetNs / 1000 ? ops * 16 : ops * 2;
         }
         ops = ClampOps(targetNs / Math.Max(nsPerOp, 0.01));
-        // Warm-up: keep running full samples until the time is spent, recalibrating as the JIT tiers up.
+        // Warm-up: keep running full samples until the time is spent, recalibrating as the JIT tiers
+        // up. The count follows the fastest round seen, never the last one: a round in which the
+        // thread was descheduled would otherwise shrink the count until a sample times the
+        // scheduler instead of the body.
+        double fastest = nsPerOp;
         while (Stopwatch.GetElapsedTime(warmUpStart) < settings.WarmUp)
         {
             long start = Stopwatch.GetTimestamp();
             body(ops);
-            nsPerOp = Stopwatch.GetElapsedTime(start).TotalNanoseconds / ops;
-            ops = ClampOps(targetNs / Math.Max(nsPerOp, 0.01));
+            fastest = Math.Min(fastest, Stopwatch.GetElapsedTime(start).TotalNanoseconds / ops);
+            ops = ClampOps(targetNs / Math.Max(fastest, 0.01));
         }
         return ops;
     }

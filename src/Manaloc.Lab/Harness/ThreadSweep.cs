@@ -71,10 +71,13 @@ public static class ThreadSweep
             perThread = elapsed < target / 1000 ? perThread * 16 : perThread * 2;
         }
         perThread = (long)Math.Clamp(target / Math.Max(nsPerRound, 0.01), 1, 1L << 36);
+        // As in Bench.Calibrate: follow the fastest round, so one descheduled round cannot shrink
+        // the count until a sample times the barrier instead of the body.
+        double fastest = nsPerRound;
         while (Stopwatch.GetElapsedTime(warmStart) < settings.WarmUp)
         {
-            nsPerRound = crew.Run(perThread).TotalNanoseconds / perThread;
-            perThread = (long)Math.Clamp(target / Math.Max(nsPerRound, 0.01), 1, 1L << 36);
+            fastest = Math.Min(fastest, crew.Run(perThread).TotalNanoseconds / perThread);
+            perThread = (long)Math.Clamp(target / Math.Max(fastest, 0.01), 1, 1L << 36);
         }
         return perThread * threads;
     }

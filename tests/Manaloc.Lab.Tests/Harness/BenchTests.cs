@@ -2,6 +2,7 @@ using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Tests.Harness;
 
+[Collection(ProcessWideCollection.Name)]
 public sealed class BenchTests
 {
     private static readonly RunSettings Tiny = RunSettings.Smoke() with { Samples = 4 };
@@ -62,6 +63,29 @@ public sealed class BenchTests
             }
         }, Tiny, fixedOperations: 1);
         Assert.True(m.LockContentions >= 4, $"contentions = {m.LockContentions}");
+    }
+
+    [Fact]
+    public void A_descheduled_warm_up_round_does_not_shrink_the_samples()
+    {
+        // Each operation busy-waits 100 ns. The first full-size warm-up round also sleeps 60 ms, as
+        // if the thread had been descheduled; it ends the 40 ms warm-up. Calibrating from that last
+        // round would cut the count about sevenfold; the fastest round keeps it.
+        var settings = RunSettings.Smoke() with { WarmUp = TimeSpan.FromMilliseconds(40), SampleTarget = TimeSpan.FromMilliseconds(10), Samples = 2 };
+        int fullSizeCalls = 0;
+        long slowRound = 0;
+        var m = Bench.Measure("descheduled", n =>
+        {
+            long end = System.Diagnostics.Stopwatch.GetTimestamp() + (long)(n * 100e-9 * System.Diagnostics.Stopwatch.Frequency);
+            while (System.Diagnostics.Stopwatch.GetTimestamp() < end) { }
+            if (n * 100 >= 10_000_000 / 8 && ++fullSizeCalls == 2)
+            {
+                slowRound = n;
+                Thread.Sleep(60);
+            }
+        }, settings);
+        Assert.True(slowRound > 0);
+        Assert.True(m.OperationsPerSample >= slowRound / 2, $"calibrated to {m.OperationsPerSample} operations after a slow round of {slowRound}");
     }
 
     private sealed class TwoLongs

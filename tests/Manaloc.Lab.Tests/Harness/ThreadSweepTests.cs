@@ -3,6 +3,7 @@ using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Tests.Harness;
 
+[Collection(ProcessWideCollection.Name)]
 public sealed class ThreadSweepTests
 {
     private static readonly RunSettings Tiny = RunSettings.Smoke() with { Samples = 3 };
