@@ -98,7 +98,12 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     {
         if (item is null) PoolThrowHelper.ThrowArgumentNull(nameof(item));
         _debug?.OnReturn(item);
-        if (!_policy.Return(item) || !Store(item, countDrop: true))
+        if (!_policy.Return(item))
+        {
+            lock (_lock) _drops++;
+            PoolDrop.Drop(item);
+        }
+        else if (!Store(item, countDrop: true))
         {
             PoolDrop.Drop(item);
         }

@@ -1,0 +1,125 @@
+using Manaloc.Buffers;
+
+namespace Manaloc.Tests.Buffers;
+
+/// <summary>What the buffer manager adds to the ArrayPool contract.</summary>
+public sealed class BufferManagerTests
+{
+    [Fact]
+    public void Sizes_round_up_to_powers_of_two_and_large_rents_are_plain_allocations()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "sizes", MaxBufferSize = 1 << 16 });
+        Assert.Equal(16, manager.Rent(1).Length);
+        Assert.Equal(32, manager.Rent(17).Length);
+        Assert.Equal(1 << 16, manager.Rent(40_000).Length);
+        var big = manager.Rent((1 << 16) + 1);
+        Assert.Equal((1 << 16) + 1, big.Length);
+        manager.Return(big); // not pooled: ignored
+        manager.Return(new byte[1 << 17]); // power of two above the largest class: ignored
+        Assert.Equal(0, manager.GetStatistics().Retained);
+    }
+
+    [Fact]
+    public void A_double_return_on_one_thread_never_hands_the_buffer_to_two_renters()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "double" });
+        var a = manager.Rent(4096);
+        manager.Return(a);
+        manager.Return(a);
+        var x = manager.Rent(4096);
+        var y = manager.Rent(4096);
+        Assert.NotSame(x, y);
+        Assert.Equal(1, manager.GetStatistics(4096).Drops);
+    }
+
+    [Fact]
+    public void Debug_mode_detects_double_and_foreign_returns()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "debug-buffers", DebugMode = true });
+        var a = manager.Rent(4096);
+        manager.Return(a);
+        var other = manager.Rent(4096); // a again; take it out and give it back on another thread later
+        Assert.Same(a, other);
+        manager.Return(other);
+        Assert.Throws<InvalidOperationException>(() => manager.Return(a));
+        Assert.Throws<InvalidOperationException>(() => manager.Return(new byte[4096]));
+    }
+
+    [Fact]
+    public void RentedBuffer_returns_itself_once()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "rented" });
+        byte[] array;
+        using (var buffer = manager.RentBuffer(1000))
+        {
+            Assert.Equal(1000, buffer.Span.Length);
+            Assert.Equal(1000, buffer.Memory.Length);
+            array = buffer.Array;
+        }
+        Assert.Equal(1, manager.GetStatistics().Retained);
+        Assert.Same(array, manager.Rent(1000));
+        var empty = manager.RentBuffer(0);
+        empty.Dispose();
+        empty.Dispose();
+    }
+
+    [Fact]
+    public void Steady_state_rent_and_return_allocate_nothing()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "alloc" });
+        for (int i = 0; i < 1000; i++) manager.Return(manager.Rent(4096));
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < 10_000; i++) manager.Return(manager.Rent(4096));
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+    }
+
+    [Fact]
+    public void Concurrent_renters_never_share_a_buffer()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "stress-buffers", BuffersPerThread = 4, BatchSize = 2 });
+        Pooling.Watchdog.Run(4, (index, progress) =>
+        {
+            var held = new Stack<byte[]>();
+            var random = new Random(index);
+            byte mark = (byte)(index + 1);
+            for (int i = 0; i < 40_000; i++)
+            {
+                if (held.Count < 8 && (held.Count == 0 || random.Next(2) == 0))
+                {
+                    var b = manager.Rent(1 << random.Next(4, 13));
+                    b.AsSpan().Fill(mark);
+                    held.Push(b);
+                }
+                else
+                {
+                    var b = held.Pop();
+                    Assert.True(b.AsSpan().IndexOfAnyExcept(mark) < 0, "another renter wrote into a buffer this thread holds");
+                    // Return on a random thread's behalf is modelled by returning out of order.
+                    manager.Return(b);
+                }
+                if ((i & 1023) == 0) progress();
+            }
+            while (held.Count > 0) manager.Return(held.Pop());
+        });
+        Assert.True(manager.GetStatistics().Rents >= 80_000);
+    }
+
+    [Fact]
+    public void Options_out_of_range_are_rejected()
+    {
+        Assert.Throws<ArgumentOutOfRangeException>(() => new BufferManager(new BufferManagerOptions { MaxBufferSize = 1000 }));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new BufferManager(new BufferManagerOptions { BuffersPerThread = 0 }));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new BufferManager(new BufferManagerOptions { BatchSize = 9 }));
+    }
+
+    [Fact]
+    public void Rent_after_Dispose_throws_and_Return_is_ignored()
+    {
+        var manager = new BufferManager(new BufferManagerOptions { Name = "disposed" });
+        var a = manager.Rent(64);
+        manager.Dispose();
+        manager.Return(a);
+        Assert.Throws<ObjectDisposedException>(() => manager.Rent(64));
+        Assert.Equal(0, manager.GetStatistics().Retained);
+    }
+}
