@@ -9,6 +9,7 @@ public static class ExperimentRegistry
     public static IReadOnlyList<Experiment> All() =>
     [
         new ClockAllocations(),
+        new PoolScaling(),
     ];
 
     /// <summary>Finds an experiment by name (case-insensitive).</summary>

@@ -6,4 +6,6 @@ internal sealed class DelegatePoolPolicy<T>(Func<T> create, Func<T, bool>? reset
     public override T Create() => create() ?? throw new InvalidOperationException("The pool policy's create delegate returned null.");
 
     public override bool Return(T item) => reset is null || reset(item);
+
+    internal override bool ResetsObjects => reset is not null;
 }

@@ -16,4 +16,7 @@ public abstract class PoolPolicy<T> where T : class
 
     /// <summary>Resets <paramref name="item"/> for reuse; false drops it instead.</summary>
     public virtual bool Return(T item) => true;
+
+    /// <summary>False when <see cref="Return"/> is known to keep every object untouched, so pools skip the call.</summary>
+    internal virtual bool ResetsObjects => true;
 }

@@ -19,13 +19,14 @@ public sealed partial class SemiLocalPool<T>
         public int Limit;
         /// <summary>1 when a trimmer asked the owner to empty its stack.</summary>
         public int TrimRequested;
-        public long Rents;
+        /// <summary>Rents served by the slow path (total rents = this + <see cref="LocalHits"/>).</summary>
+        public long SlowRents;
         public long LocalHits;
         public long SharedTransfers;
         public long Creations;
         public long Drops;
         public long Trimmed;
-        /// <summary>Rents seen by the last gen-2 trim pass (written by the trimmer only, under the lock).</summary>
+        /// <summary>Rents (local hits + slow rents) seen by the last gen-2 trim pass (written by the trimmer only, under the lock).</summary>
         public long RentsAtLastGen2;
     }
 }

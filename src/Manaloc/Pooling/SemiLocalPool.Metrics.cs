@@ -17,7 +17,7 @@ public sealed partial class SemiLocalPool<T>
             foreach (var local in _locals)
             {
                 // Owner-written counters, read racily: each read is atomic on 64-bit platforms.
-                rents += Volatile.Read(ref local.Rents);
+                rents += Volatile.Read(ref local.LocalHits) + Volatile.Read(ref local.SlowRents);
                 hits += Volatile.Read(ref local.LocalHits);
                 transfers += Volatile.Read(ref local.SharedTransfers);
                 creations += Volatile.Read(ref local.Creations);

@@ -28,7 +28,6 @@ public sealed partial class SemiLocalPool<T>
             // A trim request sent us here with objects still on the stack (count > 0): serve from it.
             T top = local.Items[--local.Count].Value!;
             local.Items[local.Count].Value = null;
-            local.Rents++;
             local.LocalHits++;
             return top;
         }
@@ -53,7 +52,7 @@ public sealed partial class SemiLocalPool<T>
             local.Count = taken - 1;
             PublishLimit(local);
             local.SharedTransfers++;
-            local.Rents++;
+            local.SlowRents++;
             T item = local.Items[taken - 1].Value!;
             local.Items[taken - 1].Value = null;
             AssertLocal(local);
@@ -62,7 +61,7 @@ public sealed partial class SemiLocalPool<T>
         // Nothing idle anywhere: create one, outside any lock (a throwing factory changes nothing).
         T created = _policy.Create();
         local.Creations++;
-        local.Rents++;
+        local.SlowRents++;
         return created;
     }
 

@@ -47,7 +47,7 @@ public sealed partial class SemiLocalPool<T>
             }
             foreach (var local in _locals)
             {
-                long rents = Volatile.Read(ref local.Rents); // racy snapshot of the owner's counter; only "changed or not" matters
+                long rents = Volatile.Read(ref local.LocalHits) + Volatile.Read(ref local.SlowRents); // racy snapshot of the owner's counter; only "changed or not" matters
                 bool idle = rents == local.RentsAtLastGen2;
                 local.RentsAtLastGen2 = rents;
                 if ((!idleOnly || idle) && Volatile.Read(ref local.Count) > 0) RequestTrim(local);
@@ -130,7 +130,7 @@ public sealed partial class SemiLocalPool<T>
             Array.Clear(local.Items);
             local.Count = 0;
             local.Credit = 0;
-            _retiredRents += local.Rents;
+            _retiredRents += local.LocalHits + local.SlowRents;
             _retiredLocalHits += local.LocalHits;
             _retiredTransfers += local.SharedTransfers;
             _retiredCreations += local.Creations;

@@ -43,6 +43,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     private readonly long _token;
     private readonly PoolDebugTracker<T>? _debug;
     private readonly bool _scanForDuplicates;
+    private readonly bool _resets;
     private int _disposed;
 
     /// <summary>Creates a pool with <paramref name="policy"/> and <paramref name="options"/> (defaults when null).</summary>
@@ -59,6 +60,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
         _policy = policy;
+        _resets = policy.ResetsObjects;
         Name = options.Name ?? typeof(T).Name;
         _batch = options.BatchSize;
         _localCapacity = options.LocalCapacity;
@@ -100,7 +102,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     {
         if (item is null) PoolThrowHelper.ThrowArgumentNull(nameof(item));
         _debug?.OnReturn(item);
-        if (!_policy.Return(item))
+        if (_resets && !_policy.Return(item))
         {
             DropOne(item);
             return;
@@ -122,8 +124,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
                 T item = items[top].Value!;
                 items[top].Value = null;
                 local.Count = top;
-                local.Rents++;
-                local.LocalHits++;
+                local.LocalHits++; // rents = local hits + slow rents
                 return item;
             }
         }
