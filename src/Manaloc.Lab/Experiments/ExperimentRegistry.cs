@@ -10,6 +10,7 @@ public static class ExperimentRegistry
     [
         new ClockAllocations(),
         new PoolScaling(),
+        new Buffers(),
     ];
 
     /// <summary>Finds an experiment by name (case-insensitive).</summary>

@@ -17,6 +17,7 @@ internal sealed class PoolDebugTracker<T>(string poolName) where T : class
     private readonly ConditionalWeakTable<T, State> _states = new();
 
     /// <summary>Marks <paramref name="item"/> as out.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)] // keep the table code out of inlined rent paths
     public void OnRent(T item)
     {
         var state = _states.GetValue(item, static _ => new State());
@@ -24,6 +25,7 @@ internal sealed class PoolDebugTracker<T>(string poolName) where T : class
     }
 
     /// <summary>Checks and marks <paramref name="item"/> as back; throws on a double or foreign return.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public void OnReturn(T item)
     {
         if (!_states.TryGetValue(item, out var state))
