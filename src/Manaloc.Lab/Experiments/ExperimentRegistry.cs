@@ -11,6 +11,7 @@ public static class ExperimentRegistry
         new ClockAllocations(),
         new PoolScaling(),
         new Buffers(),
+        new GcModes(),
     ];
 
     /// <summary>Finds an experiment by name (case-insensitive).</summary>
