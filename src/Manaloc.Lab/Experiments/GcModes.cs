@@ -140,12 +140,13 @@ public sealed class GcModes : Experiment
         GC.KeepAlive(loop(iterations));
         // Runtime events reach an in-process listener through a dispatch thread: wait until the count settles.
         long seen = -1;
-        var deadline = Stopwatch.GetTimestamp() + Stopwatch.Frequency;
-        while (Stopwatch.GetTimestamp() < deadline)
+        long waitStart = Stopwatch.GetTimestamp();
+        while (Stopwatch.GetElapsedTime(waitStart) < TimeSpan.FromSeconds(1))
         {
             Thread.Sleep(50);
             long now = sampler.TotalSamples;
-            if (now == seen && now > 0) break;
+            // Settled: no new event for one poll (after a short grace period when none came at all).
+            if (now == seen && (now > 0 || Stopwatch.GetElapsedTime(waitStart) > TimeSpan.FromMilliseconds(300))) break;
             seen = now;
         }
         var top = sampler.Snapshot().OrderByDescending(t => t.Bytes).Take(5).ToArray();
