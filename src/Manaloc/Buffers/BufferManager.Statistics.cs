@@ -10,7 +10,7 @@ public sealed partial class BufferManager
     {
         var total = default(PoolStatistics);
         foreach (var pool in _classes) total += pool.GetStatistics();
-        return total;
+        return AddHot(total, -1);
     }
 
     /// <summary>The counters of the size class that serves <paramref name="size"/>-byte rents.</summary>
@@ -20,13 +20,15 @@ public sealed partial class BufferManager
         int index = SelectClass(size);
         if (size < 1 || (uint)index >= (uint)_classes.Length)
             PoolThrowHelper.ThrowArgumentOutOfRange(nameof(size), size, $"The size must be between 1 and {MaxBufferSize}.");
-        return _classes[index].GetStatistics();
+        return AddHot(_classes[index].GetStatistics(), index);
     }
 
     /// <summary>Drops idle buffers of every class (each thread's own stack the next time that thread returns a buffer).</summary>
     /// <remarks>Thread safety: safe from any thread.</remarks>
     public void Trim()
     {
+        long hot = TrimHot(idleOnly: false);
+        if (hot > 0) Diagnostics.ManalocEventSource.Log.PoolTrimmed(Name, hot, "requested: hot buffers");
         foreach (var pool in _classes) pool.Trim();
     }
 
@@ -34,8 +36,10 @@ public sealed partial class BufferManager
     /// <remarks>Idempotent. Do not dispose <see cref="Default"/>. Thread safety: safe from any thread.</remarks>
     public void Dispose()
     {
-        if (Interlocked.Exchange(ref _disposed, 1) != 0) return; // first caller only
+        if (Interlocked.Exchange(ref _disposed, 1) != 0) return; // first caller only; the fast paths read the flag
+        TrimHot(idleOnly: false);
         foreach (var pool in _classes) pool.Dispose();
         PoolMetrics.Unregister(this);
+        _lease.Release();
     }
 }

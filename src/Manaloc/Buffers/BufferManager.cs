@@ -7,14 +7,16 @@ namespace Manaloc.Buffers;
 
 /// <summary>
 /// Byte buffers by power-of-two size class (16 B up to <see cref="BufferManagerOptions.MaxBufferSize"/>),
-/// each class a semi-local pool: a per-thread stack without synchronisation over a shared, locked tier.
+/// each class a semi-local pool: per thread, one hot buffer and a stack, used without synchronisation, over a shared, locked tier.
 /// An <see cref="ArrayPool{T}"/> of bytes, so it drops into any code that takes one.
 /// </summary>
 /// <remarks>
 /// <para>Why: <see cref="ArrayPool{T}.Shared"/> keeps one buffer per size per thread and per-core
-/// stacks beyond that; this manager keeps a small stack per thread (so a thread that holds several
-/// buffers of one size at once still reuses without locking), caps what each class retains across
-/// all threads, publishes statistics, and can detect misuse.</para>
+/// stacks beyond that; this manager keeps, per thread and class, one hot buffer (found with one
+/// thread-static lookup) and a small stack behind it (so a thread that holds several buffers of one
+/// size at once still reuses without locking), caps what each class's stacks and shared tier retain
+/// across all threads (plus at most one hot buffer per class per thread), publishes statistics, and
+/// can detect misuse.</para>
 /// <para>ArrayPool contract, exactly as <see cref="ArrayPool{T}.Shared"/> behaves: <c>Rent(0)</c>
 /// returns an empty array; a negative length throws <see cref="ArgumentOutOfRangeException"/>; a
 /// length above the largest class is a plain allocation, and such an array is silently dropped on
@@ -22,10 +24,10 @@ namespace Manaloc.Buffers;
 /// a class size throws <see cref="ArgumentException"/>; <c>clearArray</c> zeroes the array before it is
 /// stored. A rented array may be longer than asked for, and its contents are unspecified.</para>
 /// <para>Double return. <see cref="ArrayPool{T}.Shared"/> does not detect it: the array is stored
-/// twice and later handed to two renters. Here, outside debug mode, a return of an array already on
-/// the returning thread's stack (the usual <c>Return(a); Return(a);</c> bug) is refused, counted as a
-/// drop and reported as a DoubleReturn event, at the cost of a scan of at most
-/// <see cref="BufferManagerOptions.BuffersPerThread"/> references. A double return that crosses
+/// twice and later handed to two renters. Here, outside debug mode, a return of an array already held
+/// by the returning thread (its hot buffer or its stack: the usual <c>Return(a); Return(a);</c> bug)
+/// is refused, counted as a drop and reported as a DoubleReturn event, at the cost of one compare or a
+/// scan of at most <see cref="BufferManagerOptions.BuffersPerThread"/> references. A double return that crosses
 /// threads, or happens after the array was rented again, cannot be seen without per-buffer state; in
 /// debug mode (<see cref="BufferManagerOptions.DebugMode"/>) every outstanding buffer is tracked and any
 /// double or foreign return throws <see cref="InvalidOperationException"/> before the pool is touched.</para>
@@ -37,6 +39,9 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     private const int MinimumSize = 16;
     private readonly SemiLocalPool<byte[]>[] _classes;
     private readonly PoolDebugTracker<byte[]>? _debug;
+    private readonly SlotLease _lease;
+    private readonly int _slotId;
+    private readonly long _token;
     private int _disposed;
 
     /// <summary>Creates a buffer manager with <paramref name="options"/> (defaults when null).</summary>
@@ -63,6 +68,14 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
             };
             _classes[i] = new SemiLocalPool<byte[]>(new BufferPolicy(size), classOptions, register: false, scanForDuplicates: true);
         }
+        _lease = ThreadSlots.Lease();
+        _slotId = _lease.Id;
+        _token = _lease.Token;
+        if (options.TrimAfterGen2)
+        {
+            var lease = _lease;
+            Gen2GcCallback.Register(static manager => ((BufferManager)manager).OnGen2(), this, lease.Release);
+        }
         PoolMetrics.Register(this);
     }
 
@@ -84,14 +97,32 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     public override byte[] Rent(int minimumLength)
     {
         int index = SelectClass(minimumLength);
-        var classes = _classes;
-        if ((uint)index < (uint)classes.Length) // 0 and negative lengths map past the last class
+        if ((uint)index < (uint)_classes.Length) // 0 and negative lengths map past the last class
         {
-            byte[] buffer = classes[index].RentCore();
-            _debug?.OnRent(buffer);
-            return buffer;
+            var cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _token));
+            if (cache is not null && _disposed == 0)
+            {
+                ref var slot = ref cache.Slots[index];
+                byte[]? hot = slot.Hot;
+                if (hot is not null)
+                {
+                    slot.Hot = null;
+                    slot.Rents++;
+                    _debug?.OnRent(hot);
+                    return hot;
+                }
+            }
+            return RentFromClass(index);
         }
         return RentUnpooled(minimumLength);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private byte[] RentFromClass(int index)
+    {
+        byte[] buffer = _classes[index].RentCore();
+        _debug?.OnRent(buffer);
+        return buffer;
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -112,13 +143,32 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         if (array is null) PoolThrowHelper.ThrowArgumentNull(nameof(array));
         int length = array.Length;
         int index = SelectClass(length);
-        var classes = _classes;
-        if ((uint)index < (uint)classes.Length)
+        if ((uint)index < (uint)_classes.Length)
         {
             if (length != MinimumSize << index) ThrowNotFromPool();
             _debug?.OnReturn(array);
             if (clearArray) Array.Clear(array);
-            classes[index].ReturnCore(array);
+            var cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _token));
+            if (cache is not null && _disposed == 0)
+            {
+                ref var slot = ref cache.Slots[index];
+                var hot = slot.Hot;
+                if (hot is null)
+                {
+                    var stack = slot.Stack;
+                    if (stack is null || stack.Count == 0) // hot only while the stack is empty: no buffer is kept twice
+                    {
+                        slot.Hot = array;
+                        return;
+                    }
+                }
+                else if (ReferenceEquals(hot, array))
+                {
+                    RefuseDoubleReturn(ref slot, array);
+                    return;
+                }
+            }
+            ReturnToClass(cache, index, array);
         }
         // Empty arrays and arrays above the largest class were never pooled: dropped, as ArrayPool.Shared does.
     }

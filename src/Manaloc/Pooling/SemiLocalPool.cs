@@ -152,6 +152,9 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         ReturnSlow(local, item);
     }
 
+    /// <summary>The calling thread's stack, if it has one (the buffer manager checks whether it is empty).</summary>
+    internal Local? CurrentLocal() => Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
+
     private static bool Contains(Slot[] items, int count, T item)
     {
         for (int i = 0; i < count; i++)
