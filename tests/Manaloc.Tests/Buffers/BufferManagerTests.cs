@@ -33,6 +33,44 @@ public sealed class BufferManagerTests
     }
 
     [Fact]
+    public void A_double_return_into_the_hot_slot_is_refused()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "double-hot" });
+        var b = manager.Rent(512);
+        manager.Return(b); // first return on this thread: goes to the class stack and sets up the thread's hot tier
+        Assert.Same(b, manager.Rent(512));
+        manager.Return(b); // stack empty: becomes the hot buffer
+        manager.Return(b); // already the hot buffer: refused
+        var x = manager.Rent(512);
+        var y = manager.Rent(512);
+        Assert.Same(b, x);
+        Assert.NotSame(x, y);
+        Assert.Equal(1, manager.GetStatistics(512).Drops);
+    }
+
+    [Fact]
+    public void Idle_hot_buffers_are_trimmed_after_gen2_collections()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "gen2-hot" });
+        var sizes = new[] { 64, 1024, 8192 };
+        foreach (int size in sizes)
+        {
+            var first = manager.Rent(size);
+            manager.Return(first);
+            manager.Return(manager.Rent(size)); // now the hot buffer of its class
+        }
+        Assert.Equal(3, manager.GetStatistics().Retained);
+        for (int i = 0; i < 4 && manager.GetStatistics().Trimmed < 3; i++)
+        {
+            GC.Collect(2, GCCollectionMode.Forced, blocking: true);
+            GC.WaitForPendingFinalizers();
+        }
+        var stats = manager.GetStatistics();
+        Assert.True(stats.Trimmed >= 3, $"hot buffers trimmed ({stats.Trimmed})");
+        Assert.Equal(0, stats.Retained);
+    }
+
+    [Fact]
     public void Debug_mode_detects_double_and_foreign_returns()
     {
         using var manager = new BufferManager(new BufferManagerOptions { Name = "debug-buffers", DebugMode = true });
