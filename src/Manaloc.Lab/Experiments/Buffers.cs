@@ -89,11 +89,12 @@ public sealed class Buffers : Experiment
             var manager = Find(Manager, threads);
             if (shared?.OpsPerSecond is not double s || manager?.OpsPerSecond is not double m) continue;
             double ratio = m / s;
-            rows.Add([$"BufferManager / ArrayPool.Shared throughput, 4 KiB, {threads} thread(s)", Format.Ratio(ratio), "≥ 1x", ratio >= 1 ? "met" : "NOT met"]);
+            double best = shared.Statistics.Min / manager.Statistics.Min; // fastest sample of each: least disturbed by other processes
+            rows.Add([$"BufferManager / ArrayPool.Shared throughput, 4 KiB, {threads} thread(s)", Format.Ratio(ratio), Format.Ratio(best), "≥ 1x", ratio >= 1 ? "met" : "NOT met"]);
             double bytes = manager.AllocatedBytesPerOp ?? double.NaN;
-            rows.Add([$"BufferManager bytes per rent/return, 4 KiB, {threads} thread(s)", Format.Significant(bytes) + " B", "0 B", bytes < 0.01 ? "met" : "NOT met"]);
+            rows.Add([$"BufferManager bytes per rent/return, 4 KiB, {threads} thread(s)", Format.Significant(bytes) + " B", "", "0 B", bytes < 0.01 ? "met" : "NOT met"]);
         }
-        context.AddTable(new ResultTable("Issue targets (ratios from this run)", ["target", "today", "goal", "verdict"], rows));
+        context.AddTable(new ResultTable("Issue targets (ratios from this run)", ["target", "today (medians)", "best samples", "goal", "verdict (medians)"], rows));
     }
 
     /// <inheritdoc/>
