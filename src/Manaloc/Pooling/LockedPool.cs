@@ -75,15 +75,23 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
         // Create the batch outside the lock; a throwing factory loses only the objects made so far.
         T first = _policy.Create();
         Interlocked.Increment(ref _creations); // counter only; read under the lock or racily for statistics
-        for (int i = 1; i < _batch; i++)
+        try
         {
-            T extra = _policy.Create();
-            Interlocked.Increment(ref _creations); // counter only
-            if (!Store(extra, countDrop: false))
+            for (int i = 1; i < _batch; i++)
             {
-                PoolDrop.Drop(extra);
-                break;
+                T extra = _policy.Create();
+                Interlocked.Increment(ref _creations); // counter only
+                if (!Store(extra, countDrop: false))
+                {
+                    PoolDrop.Drop(extra);
+                    break;
+                }
             }
+        }
+        catch
+        {
+            PoolDrop.Drop(first); // the renter gets the exception, not the object
+            throw;
         }
         lock (_lock)
         {
