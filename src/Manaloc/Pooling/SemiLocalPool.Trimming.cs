@@ -79,23 +79,25 @@ public sealed partial class SemiLocalPool<T>
     }
 
     /// <summary>On the owner thread: drops every object on its stack and gives its credit back.</summary>
+    /// <remarks>The stack is consistent (empty, no credit) before any object's Dispose runs, so a throwing Dispose leaves no hole.</remarks>
     private void EmptyOwnStack(Local local, bool countAsTrim)
     {
         int count = local.Count;
-        if (count > 0 && countAsTrim) ManalocEventSource.Log.PoolTrimmed(Name, count, "thread stack emptied on request");
+        List<T>? dropped = count > 0 ? new List<T>(count) : null;
         for (int i = 0; i < count; i++)
         {
-            var item = local.Items[i].Value;
+            dropped!.Add(local.Items[i].Value!);
             local.Items[i].Value = null;
-            PoolDrop.Drop(item);
         }
-        if (countAsTrim) local.Trimmed += count;
-        else local.Drops += count;
         local.Count = 0;
         Release(local.Credit);
         local.Credit = 0;
         local.Limit = 0;
+        if (countAsTrim) local.Trimmed += count;
+        else local.Drops += count;
         AssertLocal(local);
+        if (count > 0 && countAsTrim) ManalocEventSource.Log.PoolTrimmed(Name, count, "thread stack emptied on request");
+        DropAll(dropped, quietly: false);
     }
 
     /// <summary>
