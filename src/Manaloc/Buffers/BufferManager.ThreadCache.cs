@@ -44,8 +44,7 @@ public sealed partial class BufferManager
     private bool OnGen2()
     {
         if (Volatile.Read(ref _disposed) != 0) return false;
-        var info = GC.GetGCMemoryInfo();
-        bool pressure = info.HighMemoryLoadThresholdBytes > 0 && info.MemoryLoadBytes >= info.HighMemoryLoadThresholdBytes * 9 / 10;
+        bool pressure = SemiLocalPool<byte[]>.IsMemoryLoadHigh();
         long trimmed = TrimHot(idleOnly: !pressure);
         if (trimmed > 0) ManalocEventSource.Log.PoolTrimmed(Name, trimmed, pressure ? "memory pressure" : "gen-2 GC: idle hot buffers");
         return true;

@@ -17,10 +17,19 @@ public sealed partial class SemiLocalPool<T>
     private bool OnGen2()
     {
         if (Volatile.Read(ref _disposed) != 0) return false;
-        var info = GC.GetGCMemoryInfo();
-        bool pressure = info.HighMemoryLoadThresholdBytes > 0 && info.MemoryLoadBytes >= info.HighMemoryLoadThresholdBytes * 9 / 10;
+        bool pressure = PressureProbe?.Invoke() ?? IsMemoryLoadHigh();
         TrimCore(idleOnly: !pressure, reason: pressure ? "memory pressure" : "gen-2 GC, idle since the previous one");
         return true;
+    }
+
+    /// <summary>Tests replace the memory-load check of this pool's gen-2 pass.</summary>
+    internal Func<bool>? PressureProbe { get; set; }
+
+    /// <summary>True when the machine's memory load is at 90 % of the GC's high-load threshold or more.</summary>
+    internal static bool IsMemoryLoadHigh()
+    {
+        var info = GC.GetGCMemoryInfo();
+        return info.HighMemoryLoadThresholdBytes > 0 && info.MemoryLoadBytes >= info.HighMemoryLoadThresholdBytes * 9 / 10;
     }
 
     /// <summary>

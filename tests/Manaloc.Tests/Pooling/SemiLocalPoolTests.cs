@@ -67,6 +67,23 @@ public sealed class SemiLocalPoolTests
     }
 
     [Fact]
+    public void Under_memory_pressure_a_gen2_collection_trims_everything_at_once()
+    {
+        using var pool = Create(new PoolOptions { Name = "pressure", BatchSize = 4, LocalCapacity = 8 });
+        pool.PressureProbe = () => true;
+        var things = Enumerable.Range(0, 60).Select(_ => pool.Rent()).ToArray();
+        foreach (var t in things) pool.Return(t);
+        pool.Rent(); // the shared tier and this stack were just used: not idle
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true);
+        GC.WaitForPendingFinalizers();
+        pool.Return(new PooledThing()); // the stack serves the trim request on its next return
+        var stats = pool.GetStatistics();
+        Assert.True(stats.Retained <= 1, $"retained {stats.Retained}");
+        Assert.True(stats.Trimmed >= 58);
+        Assert.True(things.Count(t => t.Disposed) >= 58, "trimmed objects are disposed");
+    }
+
+    [Fact]
     public void Objects_returned_on_another_thread_come_back()
     {
         using var pool = Create(new PoolOptions { Name = "cross", BatchSize = 4, LocalCapacity = 8, MaxRetained = 1000 });
