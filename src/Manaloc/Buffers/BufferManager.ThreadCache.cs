@@ -18,7 +18,8 @@ public sealed partial class BufferManager
         if (Volatile.Read(ref _disposed) != 0) return;
         cache ??= CreateCache();
         ref var slot = ref cache.Slots[index];
-        slot.Stack ??= pool.CurrentLocal(); // from now on the fast path can see whether the stack is empty
+        slot.Stack ??= pool.CurrentLocal();
+        slot.StackMayHoldBuffers = slot.Stack is { Count: > 0 }; // the return may have been dropped (cap) instead
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]

@@ -99,8 +99,9 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         int index = SelectClass(minimumLength);
         if ((uint)index < (uint)_classes.Length) // 0 and negative lengths map past the last class
         {
+            // No disposed check here: Dispose empties every hot slot, and a return after Dispose never fills one.
             var cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _token));
-            if (cache is not null && _disposed == 0)
+            if (cache is not null)
             {
                 ref var slot = ref cache.Slots[index];
                 byte[]? hot = slot.Hot;
@@ -112,15 +113,20 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
                     return hot;
                 }
             }
-            return RentFromClass(index);
+            return RentFromClass(cache, index);
         }
         return RentUnpooled(minimumLength);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private byte[] RentFromClass(int index)
+    private byte[] RentFromClass(BufferThreadCache? cache, int index)
     {
         byte[] buffer = _classes[index].RentCore();
+        if (cache is not null)
+        {
+            ref var slot = ref cache.Slots[index];
+            slot.StackMayHoldBuffers = slot.Stack is { Count: > 0 }; // a refill from the shared tier may have filled it
+        }
         _debug?.OnRent(buffer);
         return buffer;
     }
@@ -155,8 +161,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
                 var hot = slot.Hot;
                 if (hot is null)
                 {
-                    var stack = slot.Stack;
-                    if (stack is null || stack.Count == 0) // hot only while the stack is empty: no buffer is kept twice
+                    if (!slot.StackMayHoldBuffers) // hot only while the stack is empty: no buffer is kept twice
                     {
                         slot.Hot = array;
                         return;

@@ -22,10 +22,15 @@ internal sealed class BufferThreadCache(long token, Thread owner) : ThreadSlotEn
     /// <summary>One size class's front tier on this thread.</summary>
     internal struct ClassSlot
     {
-        /// <summary>The hot buffer; only ever filled while <see cref="Stack"/> is empty, so no buffer is in both.</summary>
+        /// <summary>The hot buffer; only ever filled while the stack is empty, so no buffer is in both.</summary>
         public byte[]? Hot;
         /// <summary>This thread's stack in the class pool, once it exists.</summary>
         public SemiLocalPool<byte[]>.Local? Stack;
+        /// <summary>
+        /// False only when <see cref="Stack"/> is surely empty: set after every return that reached the
+        /// stack, recomputed after every rent served by the class pool (the only ways it fills).
+        /// </summary>
+        public bool StackMayHoldBuffers;
         public long Rents;
         public long Drops;
         /// <summary>Rents seen by the last gen-2 pass (trimmer only, under the manager's lock).</summary>
