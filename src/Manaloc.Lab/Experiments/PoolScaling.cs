@@ -183,6 +183,7 @@ public sealed class PoolScaling : Experiment
         Row($"SemiLocalPool cross-thread / LockedPool cross-thread throughput, {two} threads", Ops(SemiLocal + CrossSuffix, two) / Ops(Locked + CrossSuffix, two), null, true, "x");
         Row($"SemiLocalPool cross-thread / DefaultObjectPool cross-thread throughput, {two} threads", Ops(SemiLocal + CrossSuffix, two) / Ops(Default + CrossSuffix, two), null, true, "x");
         context.AddTable(new ResultTable("Issue targets (ratios from this run)", ["target", "today (medians)", "best samples", "goal", "verdict (medians)"], rows));
+        context.Note("CategorizedPool looks its category up by name on every operation (the article's Allocate(category, type)); code that holds Category(name) pays what SemiLocalPool pays.");
         context.Note($"Machine: {Environment.ProcessorCount} logical processors; thread counts above that oversubscribe. The cross-thread variants add one Interlocked.Exchange per operation (the mailbox), the same for each pool.");
     }
 
