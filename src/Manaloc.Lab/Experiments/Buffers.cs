@@ -46,22 +46,44 @@ public sealed class Buffers : Experiment
         var shared = ArrayPool<byte>.Shared;
         using var manager = new BufferManager(new BufferManagerOptions { Name = "lab.buffers" });
         long sink = 0;
+        var sized = new List<(int Size, string Variant, Action<long> Body)>();
         foreach (int size in Sizes(context.Settings))
         {
-            var p = Parameters.Of(("size", size));
-            context.Measure(New, n => { for (long i = 0; i < n; i++) { var b = new byte[size]; sink += Touch(b, size); } }, p);
-            context.Measure(Shared, n => { for (long i = 0; i < n; i++) { var b = shared.Rent(size); sink += Touch(b, size); shared.Return(b); } }, p);
-            context.Measure(Manager, n => { for (long i = 0; i < n; i++) { var b = manager.Rent(size); sink += Touch(b, size); manager.Return(b); } }, p);
+            sized.Add((size, New, n => { for (long i = 0; i < n; i++) { var b = new byte[size]; sink += Touch(b, size); } }));
+            sized.Add((size, Shared, n => { for (long i = 0; i < n; i++) { var b = shared.Rent(size); sink += Touch(b, size); shared.Return(b); } }));
+            sized.Add((size, Manager, n => { for (long i = 0; i < n; i++) { var b = manager.Rent(size); sink += Touch(b, size); manager.Return(b); } }));
         }
-
         const int Size = 4096;
         var sinks = new long[3 * 16];
+        var threaded = new (string Variant, Action<int, long> Body)[]
+        {
+            (New, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = new byte[Size]; s += Touch(b, Size); } sinks[t * 16] += s; }),
+            (Shared, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = shared.Rent(Size); s += Touch(b, Size); shared.Return(b); } sinks[t * 16] += s; }),
+            (Manager, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = manager.Rent(Size); s += Touch(b, Size); manager.Return(b); } sinks[t * 16] += s; }),
+        };
+
+        // Tiered JIT: ArrayPool.Shared runs precompiled, optimised code from the first call; bring every
+        // body (and the manager's code inlined into it) to optimised code before measuring.
+        context.Status("warming up the JIT");
+        for (int round = 0; round < 2; round++)
+        {
+            for (int call = 0; call < 40; call++)
+            {
+                foreach (var (size, _, body) in sized) body(size >= 1 << 20 ? 1 : 50);
+                foreach (var (_, body) in threaded) body(0, 50);
+            }
+            if (!context.IsSmoke) Thread.Sleep(150); // the runtime promotes hot methods after ~100 ms without new tier-0 code
+        }
+
+        foreach (var (size, variant, body) in sized) context.Measure(variant, body, Parameters.Of(("size", size)));
+
         var tp = Parameters.Of(("size", Size), ("pattern", "threads"));
+        // Fixed totals, not calibration: on a busy machine a slow first round (thread start, barrier
+        // wake-ups) can make calibration settle on rounds of a few operations timed mostly as overhead.
+        long pooledTotal = context.IsSmoke ? 4_000 : context.IsQuick ? 1_000_000 : 8_000_000;
         foreach (int threads in new[] { 1, 2 })
         {
-            context.MeasureThreads(New, threads, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = new byte[Size]; s += Touch(b, Size); } sinks[t * 16] += s; }, tp);
-            context.MeasureThreads(Shared, threads, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = shared.Rent(Size); s += Touch(b, Size); shared.Return(b); } sinks[t * 16] += s; }, tp);
-            context.MeasureThreads(Manager, threads, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = manager.Rent(Size); s += Touch(b, Size); manager.Return(b); } sinks[t * 16] += s; }, tp);
+            foreach (var (variant, body) in threaded) context.MeasureThreads(variant, threads, body, tp, variant == New ? pooledTotal / 10 : pooledTotal);
         }
         GC.KeepAlive(sink);
         GC.KeepAlive(sinks);
