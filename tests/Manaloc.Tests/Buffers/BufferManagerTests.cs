@@ -143,6 +143,49 @@ public sealed class BufferManagerTests
     }
 
     [Fact]
+    public void Trimming_while_threads_rent_and_return_never_hands_a_buffer_to_two_renters()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "trim-race-buffers", BuffersPerThread = 4, BatchSize = 2 });
+        int stop = 0, started = 0; // workers start once the trimmer runs, so the two overlap
+        Pooling.Watchdog.Run(3, (index, progress) =>
+        {
+            if (index == 2)
+            {
+                while (Volatile.Read(ref stop) == 0)
+                {
+                    Volatile.Write(ref started, 1);
+                    manager.Trim(); // takes hot buffers away with Interlocked.Exchange while their owners use them (no progress() here)
+                    Thread.Yield();
+                }
+                return;
+            }
+            var held = new Stack<byte[]>();
+            var random = new Random(index);
+            byte mark = (byte)(index + 1);
+            while (Volatile.Read(ref started) == 0) Thread.Yield();
+            for (int i = 0; i < 200_000; i++)
+            {
+                if (held.Count < 4 && (held.Count == 0 || random.Next(2) == 0))
+                {
+                    var b = manager.Rent(random.Next(2) == 0 ? 64 : 4096);
+                    b.AsSpan().Fill(mark);
+                    held.Push(b);
+                }
+                else
+                {
+                    var b = held.Pop();
+                    Assert.True(b.AsSpan().IndexOfAnyExcept(mark) < 0, "another renter wrote into a buffer this thread holds");
+                    manager.Return(b);
+                }
+                if ((i & 1023) == 0) progress();
+            }
+            while (held.Count > 0) manager.Return(held.Pop());
+            if (index == 0) Volatile.Write(ref stop, 1);
+        });
+        Assert.True(manager.GetStatistics().Rents >= 60_000);
+    }
+
+    [Fact]
     public void Options_out_of_range_are_rejected()
     {
         Assert.Throws<ArgumentOutOfRangeException>(() => new BufferManager(new BufferManagerOptions { MaxBufferSize = 1000 }));

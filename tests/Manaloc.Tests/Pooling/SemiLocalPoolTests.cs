@@ -131,6 +131,51 @@ public sealed class SemiLocalPoolTests
     }
 
     [Fact]
+    public void Trimming_while_threads_rent_and_return_never_hands_an_object_out_twice()
+    {
+        using var pool = Create(new PoolOptions { Name = "trim-race", BatchSize = 4, LocalCapacity = 8, MaxRetained = 48 });
+        int stop = 0, started = 0; // workers start once the trimmer runs, so the two overlap
+        Watchdog.Run(3, (index, progress) =>
+        {
+            if (index == 2)
+            {
+                // The trimmer: asks every stack to empty itself, over and over, while the owners work.
+                while (Volatile.Read(ref stop) == 0)
+                {
+                    Volatile.Write(ref started, 1);
+                    pool.Trim(); // no progress() here: only the workers' progress counts
+                    Thread.Yield();
+                }
+                return;
+            }
+            var held = new Stack<PooledThing>();
+            var random = new Random(index);
+            while (Volatile.Read(ref started) == 0) Thread.Yield();
+            for (int i = 0; i < 200_000; i++)
+            {
+                if (held.Count < 6 && (held.Count == 0 || random.Next(2) == 0))
+                {
+                    var t = pool.Rent();
+                    Assert.Equal(0, Interlocked.Exchange(ref t.Out, 1));
+                    Assert.False(t.Disposed, "a trimmed (disposed) object was handed out");
+                    held.Push(t);
+                }
+                else
+                {
+                    var t = held.Pop();
+                    Assert.Equal(1, Interlocked.Exchange(ref t.Out, 0));
+                    pool.Return(t);
+                }
+                if ((i & 1023) == 0) progress();
+            }
+            while (held.Count > 0) { var t = held.Pop(); t.Out = 0; pool.Return(t); }
+            if (index == 0) Volatile.Write(ref stop, 1);
+        });
+        var stats = pool.GetStatistics();
+        Assert.InRange(pool.BudgetInUse, stats.Retained, 48);
+    }
+
+    [Fact]
     public void Many_pool_instances_on_one_thread_keep_their_objects_apart()
     {
         var pools = Enumerable.Range(0, 100).Select(i => Create(new PoolOptions { Name = "many" + i })).ToArray();
