@@ -34,7 +34,7 @@ public sealed partial class BufferManager
         var cache = new BufferThreadCache(_token, Thread.CurrentThread);
         lock (_cachesLock)
         {
-            _caches.RemoveAll(c => !c.Owner.IsAlive); // an exited thread's hot buffers go with its cache
+            RemoveExitedThreadsLocked(); // an exited thread's hot buffers go with its cache
             _caches.Add(cache);
         }
         ThreadSlots.Set(_slotId, cache);
@@ -57,7 +57,7 @@ public sealed partial class BufferManager
         long trimmed = 0;
         lock (_cachesLock)
         {
-            _caches.RemoveAll(c => !c.Owner.IsAlive);
+            RemoveExitedThreadsLocked();
             foreach (var cache in _caches)
             {
                 for (int i = 0; i < _classes.Length; i++)
@@ -78,7 +78,23 @@ public sealed partial class BufferManager
         return trimmed;
     }
 
-    private long _hotTrimmed;
+    private long _hotTrimmed, _retiredHotRents, _retiredHotDrops;
+
+    /// <summary>Under the lock: forgets the caches of exited threads, keeping their counters.</summary>
+    private void RemoveExitedThreadsLocked()
+    {
+        for (int c = _caches.Count - 1; c >= 0; c--)
+        {
+            var cache = _caches[c];
+            if (cache.Owner.IsAlive) continue;
+            for (int i = 0; i < _classes.Length; i++)
+            {
+                _retiredHotRents += cache.Slots[i].Rents; // the owner has exited: its last writes are visible
+                _retiredHotDrops += cache.Slots[i].Drops;
+            }
+            _caches.RemoveAt(c);
+        }
+    }
 
     /// <summary>Adds the hot tier's counters of class <paramref name="index"/> (or every class when -1) to <paramref name="stats"/>.</summary>
     private PoolStatistics AddHot(PoolStatistics stats, int index)
@@ -96,6 +112,11 @@ public sealed partial class BufferManager
                     drops += Volatile.Read(ref slot.Drops);
                     if (Volatile.Read(ref slot.Hot) is not null) retained++;
                 }
+            }
+            if (index < 0)
+            {
+                rents += _retiredHotRents;
+                drops += _retiredHotDrops;
             }
             return stats + new PoolStatistics(rents, rents, 0, 0, drops, index < 0 ? _hotTrimmed : 0, retained);
         }
