@@ -125,6 +125,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         if (cache is not null)
         {
             ref var slot = ref cache.Slots[index];
+            slot.Stack ??= _classes[index].CurrentLocal(); // the rent may have created this thread's stack
             slot.StackMayHoldBuffers = slot.Stack is { Count: > 0 }; // a refill from the shared tier may have filled it
         }
         _debug?.OnRent(buffer);

@@ -49,6 +49,27 @@ public sealed class BufferManagerTests
     }
 
     [Fact]
+    public void A_double_return_after_a_refill_from_the_shared_tier_is_refused()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "refill-hot", BuffersPerThread = 4, BatchSize = 4 });
+        // Another thread leaves buffers in the shared tier (its stack spills when full, then it exits).
+        var filler = new Thread(() =>
+        {
+            var many = Enumerable.Range(0, 12).Select(_ => manager.Rent(256)).ToArray();
+            foreach (var b in many) manager.Return(b);
+        });
+        filler.Start();
+        filler.Join();
+        manager.Return(manager.Rent(64)); // this thread now has a thread cache, but no 256-byte stack yet
+        var a = manager.Rent(256); // refills this thread's 256-byte stack from the shared tier
+        manager.Return(a); // the stack is not empty: goes to the stack, not the hot slot
+        manager.Return(a); // found on the stack: refused
+        var rented = Enumerable.Range(0, 8).Select(_ => manager.Rent(256)).ToArray();
+        Assert.Equal(rented.Length, rented.Distinct().Count());
+        Assert.Equal(1, manager.GetStatistics(256).Drops);
+    }
+
+    [Fact]
     public void Idle_hot_buffers_are_trimmed_after_gen2_collections()
     {
         using var manager = new BufferManager(new BufferManagerOptions { Name = "gen2-hot" });
