@@ -58,11 +58,26 @@ public sealed class PoolScaling : Experiment
         var sinks = new long[(maxThreads + 1) * 16]; // one padded slot per thread keeps results observable
         var p = Parameters.Of(("pairs", total));
         var options = new PoolOptions { Name = "lab.pool-scaling", BatchSize = 16, LocalCapacity = 64 };
-        using var locked = new LockedPool<Payload>(PoolPolicies.New<Payload>(), options);
-        using var semi = new SemiLocalPool<Payload>(PoolPolicies.New<Payload>(), options);
-        using var categorized = new CategorizedPool<Payload>(PoolPolicies.New<Payload>(), options);
-        var defaultPool = new DefaultObjectPool<Payload>(new DefaultPooledObjectPolicy<Payload>(), 64 * maxThreads);
-        var bag = new ConcurrentBag<Payload>();
+        LockedPool<Payload> locked = null!;
+        SemiLocalPool<Payload> semi = null!;
+        CategorizedPool<Payload> categorized = null!;
+        DefaultObjectPool<Payload> defaultPool = null!;
+        ConcurrentBag<Payload> bag = null!;
+        // Fresh, empty pools for every measurement: each thread then creates its own objects in its own
+        // allocation context. Objects created by one thread lie side by side in memory; handed to two
+        // threads, two of them can share a cache line and the measurement shows false sharing, not the pool.
+        void Fresh()
+        {
+            locked?.Dispose();
+            semi?.Dispose();
+            categorized?.Dispose();
+            locked = new LockedPool<Payload>(PoolPolicies.New<Payload>(), options);
+            semi = new SemiLocalPool<Payload>(PoolPolicies.New<Payload>(), options);
+            categorized = new CategorizedPool<Payload>(PoolPolicies.New<Payload>(), options);
+            defaultPool = new DefaultObjectPool<Payload>(new DefaultPooledObjectPolicy<Payload>(), 64 * maxThreads);
+            bag = new ConcurrentBag<Payload>();
+        }
+        Fresh();
         var bodies = new (string Variant, Action<int, long> Body)[]
         {
             (New, (t, n) =>
@@ -74,37 +89,42 @@ public sealed class PoolScaling : Experiment
             (Locked, (t, n) =>
             {
                 long sum = 0;
-                for (long i = 0; i < n; i++) { var o = locked.Rent(); o.Touch(i); sum += o.A; locked.Return(o); }
+                var pool = locked;
+                for (long i = 0; i < n; i++) { var o = pool.Rent(); o.Touch(i); sum += o.A; pool.Return(o); }
                 sinks[t * 16] += sum;
             }),
             (SemiLocal, (t, n) =>
             {
                 long sum = 0;
-                for (long i = 0; i < n; i++) { var o = semi.Rent(); o.Touch(i); sum += o.A; semi.Return(o); }
+                var pool = semi;
+                for (long i = 0; i < n; i++) { var o = pool.Rent(); o.Touch(i); sum += o.A; pool.Return(o); }
                 sinks[t * 16] += sum;
             }),
             (Categorized, (t, n) =>
             {
                 string section = (t & 1) == 0 ? "network" : "algorithm"; // the article's code sections
                 long sum = 0;
-                for (long i = 0; i < n; i++) { var o = categorized.Rent(section); o.Touch(i); sum += o.A; categorized.Return(section, o); }
+                var pool = categorized;
+                for (long i = 0; i < n; i++) { var o = pool.Rent(section); o.Touch(i); sum += o.A; pool.Return(section, o); }
                 sinks[t * 16] += sum;
             }),
             (Default, (t, n) =>
             {
                 long sum = 0;
-                for (long i = 0; i < n; i++) { var o = defaultPool.Get(); o.Touch(i); sum += o.A; defaultPool.Return(o); }
+                var pool = defaultPool;
+                for (long i = 0; i < n; i++) { var o = pool.Get(); o.Touch(i); sum += o.A; pool.Return(o); }
                 sinks[t * 16] += sum;
             }),
             (Bag, (t, n) =>
             {
                 long sum = 0;
+                var pool = bag;
                 for (long i = 0; i < n; i++)
                 {
-                    if (!bag.TryTake(out var o)) o = new Payload();
+                    if (!pool.TryTake(out var o)) o = new Payload();
                     o.Touch(i);
                     sum += o.A;
-                    bag.Add(o);
+                    pool.Add(o);
                 }
                 sinks[t * 16] += sum;
             }),
@@ -132,10 +152,22 @@ public sealed class PoolScaling : Experiment
 
         foreach (int threads in threadCounts)
         {
-            foreach (var (variant, body) in bodies) context.MeasureThreads(variant, threads, body, p, total);
+            foreach (var (variant, body) in bodies)
+            {
+                Fresh();
+                context.MeasureThreads(variant, threads, body, p, total);
+            }
             if (threads < 2) continue;
-            foreach (var (variant, body) in crossBodies) context.MeasureThreads(variant, threads, body, p, total);
+            foreach (var (variant, body) in crossBodies)
+            {
+                Fresh();
+                Array.ForEach(crossBoxes, boxes => Array.Clear(boxes));
+                context.MeasureThreads(variant, threads, body, p, total);
+            }
         }
+        locked.Dispose();
+        semi.Dispose();
+        categorized.Dispose();
         GC.KeepAlive(sinks);
         AddTargets(context);
     }
