@@ -1,0 +1,138 @@
+using System.Buffers;
+using Manaloc.Buffers;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// Seed 002, "Tradeoffs in High Performance Software" (buffer reuse, as in Netty's allocators and
+/// MiscUtil's IBufferManager): rent, touch and return buffers from 256 B to 1 MiB with
+/// <c>new byte[]</c>, <see cref="ArrayPool{T}.Shared"/> and Manaloc's <see cref="BufferManager"/>;
+/// then 4 KiB buffers on 1 and 2 threads.
+/// </summary>
+public sealed class Buffers : Experiment
+{
+    private const string New = "new byte[]";
+    private const string Shared = "ArrayPool.Shared";
+    private const string Manager = "BufferManager";
+
+    /// <inheritdoc/>
+    public override string Name => "buffers";
+    /// <inheritdoc/>
+    public override string Article => "Tradeoffs in High Performance Software (seed 002)";
+    /// <inheritdoc/>
+    public override string Description => "Rent, touch, return buffers of 256 B to 1 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.";
+    /// <inheritdoc/>
+    public override ArticleFigure Figure => new("No figure: reusing byte buffers instead of allocating them relieves the GC, especially for large arrays");
+    /// <inheritdoc/>
+    public override IReadOnlyList<string> Variants { get; } = [New, Shared, Manager];
+    /// <inheritdoc/>
+    public override string Baseline => Shared;
+    /// <inheritdoc/>
+    public override string? SweepParameter => "size";
+
+    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [256, 4096] : [256, 4096, 65536, 1 << 20];
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
+    [
+        new("size", "bytes asked for per rent", Sizes(settings).Select(s => s.ToString(System.Globalization.CultureInfo.InvariantCulture)).ToArray()),
+        new("threads", "threads renting 4 KiB buffers at once (second part)", ["1", "2"]),
+    ];
+
+    /// <inheritdoc/>
+    public override void Run(ExperimentContext context)
+    {
+        var shared = ArrayPool<byte>.Shared;
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "lab.buffers" });
+        long sink = 0;
+        var sized = new List<(int Size, string Variant, Action<long> Body)>();
+        foreach (int size in Sizes(context.Settings))
+        {
+            sized.Add((size, New, n => { for (long i = 0; i < n; i++) { var b = new byte[size]; sink += Touch(b, size); } }));
+            sized.Add((size, Shared, n => { for (long i = 0; i < n; i++) { var b = shared.Rent(size); sink += Touch(b, size); shared.Return(b); } }));
+            sized.Add((size, Manager, n => { for (long i = 0; i < n; i++) { var b = manager.Rent(size); sink += Touch(b, size); manager.Return(b); } }));
+        }
+        const int Size = 4096;
+        var sinks = new long[3 * 16];
+        var threaded = new (string Variant, Action<int, long> Body)[]
+        {
+            (New, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = new byte[Size]; s += Touch(b, Size); } sinks[t * 16] += s; }),
+            (Shared, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = shared.Rent(Size); s += Touch(b, Size); shared.Return(b); } sinks[t * 16] += s; }),
+            (Manager, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = manager.Rent(Size); s += Touch(b, Size); manager.Return(b); } sinks[t * 16] += s; }),
+        };
+
+        // Tiered JIT: ArrayPool.Shared runs precompiled, optimised code from the first call; bring every
+        // body (and the manager's code inlined into it) to optimised code before measuring.
+        context.Status("warming up the JIT");
+        for (int round = 0; round < 2; round++)
+        {
+            for (int call = 0; call < 40; call++)
+            {
+                foreach (var (size, _, body) in sized) body(size >= 1 << 20 ? 1 : 50);
+                foreach (var (_, body) in threaded) body(0, 50);
+            }
+            if (!context.IsSmoke) Thread.Sleep(150); // the runtime promotes hot methods after ~100 ms without new tier-0 code
+        }
+
+        foreach (var (size, variant, body) in sized) context.Measure(variant, body, Parameters.Of(("size", size)));
+
+        var tp = Parameters.Of(("size", Size), ("pattern", "threads"));
+        // Fixed totals, not calibration: on a busy machine a slow first round (thread start, barrier
+        // wake-ups) can make calibration settle on rounds of a few operations timed mostly as overhead.
+        long pooledTotal = context.IsSmoke ? 4_000 : context.IsQuick ? 1_000_000 : 8_000_000;
+        foreach (int threads in new[] { 1, 2 })
+        {
+            foreach (var (variant, body) in threaded) context.MeasureThreads(variant, threads, body, tp, variant == New ? pooledTotal / 10 : pooledTotal);
+        }
+        GC.KeepAlive(sink);
+        GC.KeepAlive(sinks);
+        AddTargets(context);
+        var stats = manager.GetStatistics();
+        context.Note($"BufferManager counters after the run: {stats.Rents:N0} rents, {stats.LocalHits:N0} from the thread's own stack, {stats.Creations:N0} buffers created, {stats.Retained:N0} retained.");
+    }
+
+    /// <summary>Writes the first and last byte and reads one in the middle: enough that the buffer is really used.</summary>
+    private static long Touch(byte[] buffer, int size)
+    {
+        buffer[0] = 1;
+        buffer[size - 1] = 2;
+        return buffer[size / 2];
+    }
+
+    private static void AddTargets(ExperimentContext context)
+    {
+        var ms = context.Measurements.Where(m => m.Parameters.ContainsKey("pattern")).ToArray();
+        Measurement? Find(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads);
+        var rows = new List<IReadOnlyList<string>>();
+        foreach (int threads in new[] { 1, 2 })
+        {
+            var shared = Find(Shared, threads);
+            var manager = Find(Manager, threads);
+            if (shared?.OpsPerSecond is not double s || manager?.OpsPerSecond is not double m) continue;
+            double ratio = m / s;
+            double best = shared.Statistics.Min / manager.Statistics.Min; // fastest sample of each: least disturbed by other processes
+            rows.Add([$"BufferManager / ArrayPool.Shared throughput, 4 KiB, {threads} thread(s)", Format.Ratio(ratio), Format.Ratio(best), "≥ 1x", ratio >= 1 ? "met" : "NOT met"]);
+            double bytes = manager.AllocatedBytesPerOp ?? double.NaN;
+            rows.Add([$"BufferManager bytes per rent/return, 4 KiB, {threads} thread(s)", Format.Significant(bytes) + " B", "", "0 B", bytes < 0.01 ? "met" : "NOT met"]);
+        }
+        context.AddTable(new ResultTable("Issue targets (ratios from this run)", ["target", "today (medians)", "best samples", "goal", "verdict (medians)"], rows));
+    }
+
+    /// <inheritdoc/>
+    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
+    {
+        var single = measurements.Where(m => !m.Parameters.ContainsKey("pattern") && m.Parameters.ContainsKey("size")).ToArray();
+        int largest = single.Select(m => int.Parse(m.Parameters["size"], System.Globalization.CultureInfo.InvariantCulture)).DefaultIfEmpty(0).Max();
+        var fresh = single.FirstOrDefault(m => m.Variant == New && m.Parameters["size"] == largest.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        var pooled = single.FirstOrDefault(m => m.Variant == Manager && m.Parameters["size"] == largest.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        if (fresh is null || pooled is null) return new(Verdict.NotComparable, "new byte[] and BufferManager were not both measured.");
+        double ratio = fresh.Statistics.Median / pooled.Statistics.Median;
+        var verdict = ratio >= 1.1 ? Verdict.Holds : ratio >= 0.9 ? Verdict.Shrinks : Verdict.Reversed;
+        int gcs = fresh.Gc.Gen0 + fresh.Gc.Gen1 + fresh.Gc.Gen2;
+        int pooledGcs = pooled.Gc.Gen0 + pooled.Gc.Gen1 + pooled.Gc.Gen2;
+        return new(verdict,
+            $"At {largest:N0} B, reusing through BufferManager is {Format.Ratio(ratio)} as fast as new byte[] ({Format.Value(fresh.Statistics.Median, fresh.Unit)} → {Format.Value(pooled.Statistics.Median, pooled.Unit)}), with {pooledGcs} GCs instead of {gcs}.",
+            ratio, "x");
+    }
+}

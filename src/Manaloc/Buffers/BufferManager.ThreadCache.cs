@@ -1,0 +1,124 @@
+using System.Runtime.CompilerServices;
+using Manaloc.Diagnostics;
+using Manaloc.Pooling;
+
+namespace Manaloc.Buffers;
+
+public sealed partial class BufferManager
+{
+    // Every thread's front tier, for statistics, trimming and exited-thread cleanup; guarded by _cachesLock.
+    private readonly Lock _cachesLock = new();
+    private readonly List<BufferThreadCache> _caches = [];
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ReturnToClass(BufferThreadCache? cache, int index, byte[] array)
+    {
+        var pool = _classes[index];
+        pool.ReturnCore(array);
+        if (Volatile.Read(ref _disposed) != 0) return;
+        cache ??= CreateCache();
+        ref var slot = ref cache.Slots[index];
+        slot.Stack ??= pool.CurrentLocal();
+        slot.StackMayHoldBuffers = slot.Stack is { Count: > 0 }; // the return may have been dropped (cap) instead
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void RefuseDoubleReturn(ref BufferThreadCache.ClassSlot slot, byte[] array)
+    {
+        slot.Drops++;
+        ManalocEventSource.Log.DoubleReturn(Name, $"byte[{array.Length}]");
+    }
+
+    private BufferThreadCache CreateCache()
+    {
+        var cache = new BufferThreadCache(_token, Thread.CurrentThread);
+        lock (_cachesLock)
+        {
+            RemoveExitedThreadsLocked(); // an exited thread's hot buffers go with its cache
+            _caches.Add(cache);
+        }
+        ThreadSlots.Set(_slotId, cache);
+        return cache;
+    }
+
+    /// <summary>Gen-2 callback: drops hot buffers idle since the previous gen-2 (all under memory pressure). False stops it.</summary>
+    private bool OnGen2()
+    {
+        if (Volatile.Read(ref _disposed) != 0) return false;
+        bool pressure = SemiLocalPool<byte[]>.IsMemoryLoadHigh();
+        long trimmed = TrimHot(idleOnly: !pressure);
+        if (trimmed > 0) ManalocEventSource.Log.PoolTrimmed(Name, trimmed, pressure ? "memory pressure" : "gen-2 GC: idle hot buffers");
+        return true;
+    }
+
+    /// <summary>Takes hot buffers away from every thread (only idle ones when <paramref name="idleOnly"/>); returns how many.</summary>
+    private long TrimHot(bool idleOnly)
+    {
+        long trimmed = 0;
+        lock (_cachesLock)
+        {
+            RemoveExitedThreadsLocked();
+            foreach (var cache in _caches)
+            {
+                for (int i = 0; i < _classes.Length; i++)
+                {
+                    ref var slot = ref cache.Slots[i];
+                    long rents = Volatile.Read(ref slot.Rents); // racy snapshot: only "changed or not" matters
+                    bool idle = rents == slot.RentsAtLastGen2;
+                    slot.RentsAtLastGen2 = rents;
+                    // Exchange, not a plain store: the owner may be renting this very buffer (see BufferThreadCache).
+                    if ((!idleOnly || idle) && Volatile.Read(ref slot.Hot) is not null && Interlocked.Exchange(ref slot.Hot, null) is not null)
+                    {
+                        trimmed++;
+                    }
+                }
+            }
+            _hotTrimmed += trimmed;
+        }
+        return trimmed;
+    }
+
+    private long _hotTrimmed, _retiredHotRents, _retiredHotDrops;
+
+    /// <summary>Under the lock: forgets the caches of exited threads, keeping their counters.</summary>
+    private void RemoveExitedThreadsLocked()
+    {
+        for (int c = _caches.Count - 1; c >= 0; c--)
+        {
+            var cache = _caches[c];
+            if (cache.Owner.IsAlive) continue;
+            for (int i = 0; i < _classes.Length; i++)
+            {
+                _retiredHotRents += cache.Slots[i].Rents; // the owner has exited: its last writes are visible
+                _retiredHotDrops += cache.Slots[i].Drops;
+            }
+            _caches.RemoveAt(c);
+        }
+    }
+
+    /// <summary>Adds the hot tier's counters of class <paramref name="index"/> (or every class when -1) to <paramref name="stats"/>.</summary>
+    private PoolStatistics AddHot(PoolStatistics stats, int index)
+    {
+        long rents = 0, drops = 0, retained = 0;
+        lock (_cachesLock)
+        {
+            foreach (var cache in _caches)
+            {
+                for (int i = 0; i < _classes.Length; i++)
+                {
+                    if (index >= 0 && i != index) continue;
+                    ref var slot = ref cache.Slots[i];
+                    rents += Volatile.Read(ref slot.Rents); // owner-written counters, read racily (atomic on 64-bit)
+                    drops += Volatile.Read(ref slot.Drops);
+                    if (Volatile.Read(ref slot.Hot) is not null) retained++;
+                }
+            }
+            if (index < 0)
+            {
+                rents += _retiredHotRents;
+                drops += _retiredHotDrops;
+            }
+            return stats + new PoolStatistics(rents, rents, 0, 0, drops, index < 0 ? _hotTrimmed : 0, retained);
+        }
+    }
+}

@@ -1,0 +1,192 @@
+using System.Buffers;
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using Manaloc.Pooling;
+
+namespace Manaloc.Buffers;
+
+/// <summary>
+/// Byte buffers by power-of-two size class (16 B up to <see cref="BufferManagerOptions.MaxBufferSize"/>),
+/// each class a semi-local pool: per thread, one hot buffer and a stack, used without synchronisation, over a shared, locked tier.
+/// An <see cref="ArrayPool{T}"/> of bytes, so it drops into any code that takes one.
+/// </summary>
+/// <remarks>
+/// <para>Why: <see cref="ArrayPool{T}.Shared"/> keeps one buffer per size per thread and per-core
+/// stacks beyond that; this manager keeps, per thread and class, one hot buffer (found with one
+/// thread-static lookup) and a small stack behind it (so a thread that holds several buffers of one
+/// size at once still reuses without locking), caps what each class's stacks and shared tier retain
+/// across all threads (plus at most one hot buffer per class per thread), publishes statistics, and
+/// can detect misuse.</para>
+/// <para>ArrayPool contract, exactly as <see cref="ArrayPool{T}.Shared"/> behaves: <c>Rent(0)</c>
+/// returns an empty array; a negative length throws <see cref="ArgumentOutOfRangeException"/>; a
+/// length above the largest class is a plain allocation, and such an array is silently dropped on
+/// return, as is an empty array; returning an array whose length lies in the pooled range but is not
+/// a class size throws <see cref="ArgumentException"/>; <c>clearArray</c> zeroes the array before it is
+/// stored. A rented array may be longer than asked for, and its contents are unspecified.</para>
+/// <para>Double return. <see cref="ArrayPool{T}.Shared"/> does not detect it: the array is stored
+/// twice and later handed to two renters. Here, outside debug mode, a return of an array already held
+/// by the returning thread (its hot buffer or its stack: the usual <c>Return(a); Return(a);</c> bug)
+/// is refused, counted as a drop and reported as a DoubleReturn event, at the cost of one compare or a
+/// scan of at most <see cref="BufferManagerOptions.BuffersPerThread"/> references. A double return that crosses
+/// threads, or happens after the array was rented again, cannot be seen without per-buffer state; in
+/// debug mode (<see cref="BufferManagerOptions.DebugMode"/>) every outstanding buffer is tracked and any
+/// double or foreign return throws <see cref="InvalidOperationException"/> before the pool is touched.</para>
+/// <para>Thread safety: every member is safe from any thread; a buffer may be returned on a thread other
+/// than the renter's.</para>
+/// </remarks>
+public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolStatisticsSource
+{
+    private const int MinimumSize = 16;
+    private readonly SemiLocalPool<byte[]>[] _classes;
+    private readonly PoolDebugTracker<byte[]>? _debug;
+    private readonly SlotLease _lease;
+    private readonly int _slotId;
+    private readonly long _token;
+    private int _disposed;
+
+    /// <summary>Creates a buffer manager with <paramref name="options"/> (defaults when null).</summary>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
+    public BufferManager(BufferManagerOptions? options = null)
+    {
+        options ??= new BufferManagerOptions();
+        options.Validate();
+        Name = options.Name;
+        MaxBufferSize = options.MaxBufferSize;
+        _debug = options.DebugMode ? new PoolDebugTracker<byte[]>(Name) : null;
+        _classes = new SemiLocalPool<byte[]>[SelectClass(options.MaxBufferSize) + 1];
+        for (int i = 0; i < _classes.Length; i++)
+        {
+            int size = MinimumSize << i;
+            long retained = Math.Clamp(options.MaxRetainedBytesPerClass / size, options.BuffersPerThread, 4096);
+            var classOptions = new PoolOptions
+            {
+                Name = $"{Name}/{size}",
+                BatchSize = options.BatchSize,
+                LocalCapacity = options.BuffersPerThread,
+                MaxRetained = (int)retained,
+                TrimAfterGen2 = options.TrimAfterGen2,
+            };
+            _classes[i] = new SemiLocalPool<byte[]>(new BufferPolicy(size), classOptions, register: false, scanForDuplicates: true);
+        }
+        _lease = ThreadSlots.Lease();
+        _slotId = _lease.Id;
+        _token = _lease.Token;
+        if (options.TrimAfterGen2)
+        {
+            var lease = _lease;
+            Gen2GcCallback.Register(static manager => ((BufferManager)manager).OnGen2(), this, lease.Release);
+        }
+        PoolMetrics.Register(this);
+    }
+
+    /// <summary>A process-wide manager with default options, for code that has no manager of its own.</summary>
+    public static BufferManager Default { get; } = new(new BufferManagerOptions { Name = "buffers.default" });
+
+    /// <summary>The manager's name (metrics tag).</summary>
+    public string Name { get; }
+
+    string IPoolStatisticsSource.Kind => "buffer";
+
+    /// <summary>The largest pooled buffer size.</summary>
+    public int MaxBufferSize { get; }
+
+    /// <summary>Rents a buffer of at least <paramref name="minimumLength"/> bytes (rounded up to a power of two ≥ 16).</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="minimumLength"/> is negative.</exception>
+    /// <exception cref="ObjectDisposedException">The manager was disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public override byte[] Rent(int minimumLength)
+    {
+        int index = SelectClass(minimumLength);
+        if ((uint)index < (uint)_classes.Length) // 0 and negative lengths map past the last class
+        {
+            // No disposed check here: Dispose empties every hot slot, and a return after Dispose never fills one.
+            var cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _token));
+            if (cache is not null)
+            {
+                ref var slot = ref cache.Slots[index];
+                byte[]? hot = slot.Hot;
+                if (hot is not null)
+                {
+                    slot.Hot = null;
+                    slot.Rents++;
+                    _debug?.OnRent(hot);
+                    return hot;
+                }
+            }
+            return RentFromClass(cache, index);
+        }
+        return RentUnpooled(minimumLength);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private byte[] RentFromClass(BufferThreadCache? cache, int index)
+    {
+        byte[] buffer = _classes[index].RentCore();
+        if (cache is not null)
+        {
+            ref var slot = ref cache.Slots[index];
+            slot.Stack ??= _classes[index].CurrentLocal(); // the rent may have created this thread's stack
+            slot.StackMayHoldBuffers = slot.Stack is { Count: > 0 }; // a refill from the shared tier may have filled it
+        }
+        _debug?.OnRent(buffer);
+        return buffer;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static byte[] RentUnpooled(int minimumLength)
+    {
+        if (minimumLength == 0) return [];
+        if (minimumLength < 0) PoolThrowHelper.ThrowArgumentOutOfRange(nameof(minimumLength), minimumLength, "A buffer length must not be negative.");
+        return GC.AllocateUninitializedArray<byte>(minimumLength);
+    }
+
+    /// <summary>Returns <paramref name="array"/> for reuse, zeroing it first when <paramref name="clearArray"/> is true.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="array"/> is null.</exception>
+    /// <exception cref="ArgumentException">The length is in the pooled range but not a class size: the array did not come from this pool.</exception>
+    /// <exception cref="InvalidOperationException">Debug mode only: a double or foreign return.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public override void Return(byte[] array, bool clearArray = false)
+    {
+        if (array is null) PoolThrowHelper.ThrowArgumentNull(nameof(array));
+        int length = array.Length;
+        int index = SelectClass(length);
+        if ((uint)index < (uint)_classes.Length)
+        {
+            if (length != MinimumSize << index) ThrowNotFromPool();
+            _debug?.OnReturn(array);
+            if (clearArray) Array.Clear(array);
+            var cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _token));
+            if (cache is not null && _disposed == 0)
+            {
+                ref var slot = ref cache.Slots[index];
+                var hot = slot.Hot;
+                if (hot is null)
+                {
+                    if (!slot.StackMayHoldBuffers) // hot only while the stack is empty: no buffer is kept twice
+                    {
+                        slot.Hot = array;
+                        return;
+                    }
+                }
+                else if (ReferenceEquals(hot, array))
+                {
+                    RefuseDoubleReturn(ref slot, array);
+                    return;
+                }
+            }
+            ReturnToClass(cache, index, array);
+        }
+        // Empty arrays and arrays above the largest class were never pooled: dropped, as ArrayPool.Shared does.
+    }
+
+    /// <summary>Rents a buffer of at least <paramref name="minimumLength"/> bytes that returns itself on Dispose.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="minimumLength"/> is negative.</exception>
+    public RentedBuffer RentBuffer(int minimumLength) => new(this, Rent(minimumLength), minimumLength);
+
+    /// <summary>The size class of a length: 0 for 1..16, 1 for 17..32, …; out of range for 0, negatives and huge lengths.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static int SelectClass(int length) => BitOperations.Log2((uint)(length - 1) | (MinimumSize - 1)) - 3;
+
+    private static void ThrowNotFromPool()
+        => PoolThrowHelper.ThrowArgument("array", "The buffer's length is not one of this pool's size classes, so it did not come from this pool.");
+}

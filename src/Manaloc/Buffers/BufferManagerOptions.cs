@@ -1,0 +1,43 @@
+namespace Manaloc.Buffers;
+
+/// <summary>Sizes and switches of a <see cref="BufferManager"/>. Validated when the manager is created.</summary>
+/// <remarks>Thread safety: read once by the constructor; do not change it concurrently with that.</remarks>
+public sealed class BufferManagerOptions
+{
+    /// <summary>The manager's name (metrics tag, event text). Default <c>buffers</c>.</summary>
+    public string Name { get; set; } = "buffers";
+
+    /// <summary>The largest pooled buffer: a power of two from 16 B to 1 GiB. Larger rents are plain allocations. Default 1 MiB.</summary>
+    public int MaxBufferSize { get; set; } = 1 << 20;
+
+    /// <summary>Buffers of one size class a thread keeps for itself. Default 8.</summary>
+    public int BuffersPerThread { get; set; } = 8;
+
+    /// <summary>Buffers moved at once between a thread and the shared tier of a class. Default 4; 1 to <see cref="BuffersPerThread"/>.</summary>
+    public int BatchSize { get; set; } = 4;
+
+    /// <summary>
+    /// Bytes retained per size class across all threads; each class keeps at least
+    /// <see cref="BuffersPerThread"/> buffers and at most 4,096. Default 16 MiB.
+    /// </summary>
+    public long MaxRetainedBytesPerClass { get; set; } = 16L << 20;
+
+    /// <summary>Tracks outstanding buffers to detect double and foreign returns exactly (costs a table lookup per operation). Default off.</summary>
+    public bool DebugMode { get; set; }
+
+    /// <summary>Trims idle buffers after gen-2 collections and under memory pressure. Default on.</summary>
+    public bool TrimAfterGen2 { get; set; } = true;
+
+    internal void Validate()
+    {
+        if (string.IsNullOrEmpty(Name)) Pooling.PoolThrowHelper.ThrowArgument(nameof(Name), "A buffer manager needs a non-empty name.");
+        if (MaxBufferSize < 16 || MaxBufferSize > 1 << 30 || (MaxBufferSize & (MaxBufferSize - 1)) != 0)
+            Pooling.PoolThrowHelper.ThrowArgumentOutOfRange(nameof(MaxBufferSize), MaxBufferSize, "MaxBufferSize must be a power of two from 16 to 1,073,741,824.");
+        if (BuffersPerThread is < 1 or > 4096)
+            Pooling.PoolThrowHelper.ThrowArgumentOutOfRange(nameof(BuffersPerThread), BuffersPerThread, "BuffersPerThread must be between 1 and 4,096.");
+        if (BatchSize < 1 || BatchSize > BuffersPerThread)
+            Pooling.PoolThrowHelper.ThrowArgumentOutOfRange(nameof(BatchSize), BatchSize, "BatchSize must be between 1 and BuffersPerThread.");
+        if (MaxRetainedBytesPerClass < 0)
+            Pooling.PoolThrowHelper.ThrowArgumentOutOfRange(nameof(MaxRetainedBytesPerClass), MaxRetainedBytesPerClass, "MaxRetainedBytesPerClass must not be negative.");
+    }
+}

@@ -1,0 +1,177 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+
+namespace Manaloc.Pooling;
+
+/// <summary>
+/// The seed article's baseline: one stack under one lock, refilled in batches of
+/// <see cref="PoolOptions.BatchSize"/> new objects when it runs empty.
+/// </summary>
+/// <typeparam name="T">The pooled type.</typeparam>
+/// <remarks>
+/// <para>Why: the simplest correct pool, and the right one when few threads rent at a low rate, or
+/// when retained memory must be exact and small. Every rent and return takes the lock, so under
+/// contention it serialises threads (the lab's <c>pool-scaling</c> experiment shows how much);
+/// <see cref="SemiLocalPool{T}"/> avoids that. Unlike the article's sample, objects are created
+/// outside the lock, so a slow or throwing factory never blocks or corrupts the pool.</para>
+/// <para>Memory ordering: every field but <c>_disposed</c> is guarded by <c>_lock</c>; <c>_disposed</c>
+/// is set once under the lock and read under it. Thread safety: every member is safe from any thread.</para>
+/// </remarks>
+public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where T : class
+{
+    private readonly Lock _lock = new();
+    private readonly PoolPolicy<T> _policy;
+    private readonly int _batch;
+    private readonly int _maxRetained;
+    private readonly PoolDebugTracker<T>? _debug;
+    private T?[] _items;
+    private int _count;
+    private bool _disposed;
+    private long _rents, _creations, _drops, _trimmed;
+
+    /// <summary>Creates a pool with <paramref name="policy"/> and <paramref name="options"/> (defaults when null).</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
+    public LockedPool(PoolPolicy<T> policy, PoolOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(policy);
+        options ??= new PoolOptions();
+        options.Validate();
+        _policy = policy;
+        Name = options.Name ?? typeof(T).Name;
+        _batch = options.BatchSize;
+        _maxRetained = options.ResolveMaxRetained();
+        _debug = options.DebugMode ? new PoolDebugTracker<T>(Name) : null;
+        _items = new T?[Math.Min(_maxRetained, Math.Max(16, _batch * 2))];
+        PoolMetrics.Register(this);
+    }
+
+    /// <inheritdoc/>
+    public string Name { get; }
+
+    string IPoolStatisticsSource.Kind => "object";
+
+    /// <inheritdoc/>
+    public T Rent()
+    {
+        lock (_lock)
+        {
+            if (_disposed) PoolThrowHelper.ThrowObjectDisposed(Name);
+            if (_count > 0)
+            {
+                T item = _items[--_count]!;
+                _items[_count] = null;
+                _rents++;
+                _debug?.OnRent(item);
+                return item;
+            }
+        }
+        return RentAndRefill();
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private T RentAndRefill()
+    {
+        // Create the batch outside the lock; a throwing factory loses only the objects made so far.
+        T first = _policy.Create();
+        Interlocked.Increment(ref _creations); // counter only; read under the lock or racily for statistics
+        try
+        {
+            for (int i = 1; i < _batch; i++)
+            {
+                T extra = _policy.Create();
+                Interlocked.Increment(ref _creations); // counter only
+                if (!Store(extra, countDrop: false))
+                {
+                    PoolDrop.Drop(extra);
+                    break;
+                }
+            }
+        }
+        catch
+        {
+            PoolDrop.Drop(first); // the renter gets the exception, not the object
+            throw;
+        }
+        lock (_lock)
+        {
+            _rents++;
+        }
+        _debug?.OnRent(first);
+        return first;
+    }
+
+    /// <inheritdoc/>
+    public void Return(T item)
+    {
+        if (item is null) PoolThrowHelper.ThrowArgumentNull(nameof(item));
+        _debug?.OnReturn(item);
+        if (!_policy.Return(item))
+        {
+            lock (_lock) _drops++;
+            PoolDrop.Drop(item);
+        }
+        else if (!Store(item, countDrop: true))
+        {
+            PoolDrop.Drop(item);
+        }
+    }
+
+    private bool Store(T item, bool countDrop)
+    {
+        lock (_lock)
+        {
+            if (_disposed || _count >= _maxRetained)
+            {
+                if (countDrop) _drops++;
+                return false;
+            }
+            if (_count == _items.Length) Array.Resize(ref _items, Math.Min(_maxRetained, _items.Length * 2));
+            _items[_count++] = item;
+            Debug.Assert(_count <= _maxRetained, "retained never exceeds the cap");
+            return true;
+        }
+    }
+
+    /// <inheritdoc/>
+    public void Trim()
+    {
+        T?[] dropped;
+        lock (_lock)
+        {
+            dropped = _items[.._count];
+            Array.Clear(_items, 0, _count);
+            _trimmed += _count;
+            _count = 0;
+        }
+        if (dropped.Length > 0) Diagnostics.ManalocEventSource.Log.PoolTrimmed(Name, dropped.Length, "requested");
+        foreach (var item in dropped) PoolDrop.Drop(item);
+    }
+
+    /// <inheritdoc/>
+    public PoolStatistics GetStatistics()
+    {
+        lock (_lock)
+        {
+            return new PoolStatistics(_rents, 0, 0, Interlocked.Read(ref _creations), _drops, _trimmed, _count);
+        }
+    }
+
+    /// <summary>Stops the pool: idle objects are dropped, later returns dropped, later rents throw.</summary>
+    /// <remarks>Idempotent. Thread safety: safe from any thread.</remarks>
+    public void Dispose()
+    {
+        T?[] dropped;
+        lock (_lock)
+        {
+            if (_disposed) return;
+            _disposed = true;
+            dropped = _items[.._count];
+            Array.Clear(_items, 0, _count);
+            _drops += _count;
+            _count = 0;
+        }
+        foreach (var item in dropped) PoolDrop.Drop(item);
+        PoolMetrics.Unregister(this);
+    }
+}

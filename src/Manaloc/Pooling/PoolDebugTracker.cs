@@ -1,0 +1,47 @@
+using System.Runtime.CompilerServices;
+using Manaloc.Diagnostics;
+
+namespace Manaloc.Pooling;
+
+/// <summary>
+/// Debug mode: remembers, weakly, every object a pool handed out and whether it is out now, so a
+/// double return and a foreign return are caught.
+/// </summary>
+/// <remarks>
+/// Memory ordering: the state of one object is flipped with <see cref="Interlocked.Exchange(ref int, int)"/>,
+/// so two threads returning the same object at once see exactly one success. The table is weak, so a
+/// renter that never returns does not leak through it. Thread safety: safe from any thread.
+/// </remarks>
+internal sealed class PoolDebugTracker<T>(string poolName) where T : class
+{
+    private readonly ConditionalWeakTable<T, State> _states = new();
+
+    /// <summary>Marks <paramref name="item"/> as out.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)] // keep the table code out of inlined rent paths
+    public void OnRent(T item)
+    {
+        var state = _states.GetValue(item, static _ => new State());
+        Interlocked.Exchange(ref state.Out, 1); // pairs with the Exchange in OnReturn: one flip per hand-out
+    }
+
+    /// <summary>Checks and marks <paramref name="item"/> as back; throws on a double or foreign return.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public void OnReturn(T item)
+    {
+        if (!_states.TryGetValue(item, out var state))
+        {
+            ManalocEventSource.Log.ForeignReturn(poolName, item.GetType().Name);
+            PoolThrowHelper.ThrowForeignReturn(poolName, item.GetType().Name);
+        }
+        if (Interlocked.Exchange(ref state.Out, 0) == 0) // only one of two racing returns sees 1
+        {
+            ManalocEventSource.Log.DoubleReturn(poolName, item.GetType().Name);
+            PoolThrowHelper.ThrowDoubleReturn(poolName, item.GetType().Name);
+        }
+    }
+
+    private sealed class State
+    {
+        public int Out;
+    }
+}

@@ -1,0 +1,76 @@
+using System.Diagnostics.Metrics;
+using Manaloc.Diagnostics;
+
+namespace Manaloc.Pooling;
+
+/// <summary>
+/// The observable instruments of the <c>Manaloc.Pooling</c> meter, over every live pool and buffer
+/// manager: <c>manaloc.pool.rents</c>, <c>.local_hits</c>, <c>.shared_transfers</c>, <c>.creations</c>,
+/// <c>.drops</c>, <c>.trimmed</c> (counters) and <c>.retained</c> (up-down counter), tagged with the
+/// pool's name and kind.
+/// </summary>
+/// <remarks>
+/// Pools register weakly, so a forgotten pool is not kept alive by its metrics. The instruments read
+/// counters the pools keep anyway: an unobserved pool pays nothing. Thread safety: the source list is
+/// guarded by a lock; observation callbacks take a snapshot of it.
+/// </remarks>
+internal static class PoolMetrics
+{
+    private static readonly Lock s_lock = new();
+    private static readonly List<WeakReference<IPoolStatisticsSource>> s_sources = [];
+
+    /// <summary>Names of every instrument, for tests and docs.</summary>
+    public static readonly string[] InstrumentNames =
+    [
+        "manaloc.pool.rents", "manaloc.pool.local_hits", "manaloc.pool.shared_transfers", "manaloc.pool.creations",
+        "manaloc.pool.drops", "manaloc.pool.trimmed", "manaloc.pool.retained",
+    ];
+
+    static PoolMetrics()
+    {
+        var meter = ManalocMeters.Pooling;
+        meter.CreateObservableCounter(InstrumentNames[0], () => Observe(s => s.Rents), "{object}", "Objects handed out.");
+        meter.CreateObservableCounter(InstrumentNames[1], () => Observe(s => s.LocalHits), "{object}", "Rents served from the calling thread's own stack.");
+        meter.CreateObservableCounter(InstrumentNames[2], () => Observe(s => s.SharedTransfers), "{batch}", "Batches moved between a thread's stack and the shared tier.");
+        meter.CreateObservableCounter(InstrumentNames[3], () => Observe(s => s.Creations), "{object}", "Objects created by the policy.");
+        meter.CreateObservableCounter(InstrumentNames[4], () => Observe(s => s.Drops), "{object}", "Returned objects not kept.");
+        meter.CreateObservableCounter(InstrumentNames[5], () => Observe(s => s.Trimmed), "{object}", "Idle objects released by trimming.");
+        meter.CreateObservableUpDownCounter(InstrumentNames[6], () => Observe(s => s.Retained), "{object}", "Idle objects held now.");
+    }
+
+    /// <summary>Publishes <paramref name="source"/>'s counters until it is unregistered or collected.</summary>
+    public static void Register(IPoolStatisticsSource source)
+    {
+        lock (s_lock)
+        {
+            s_sources.RemoveAll(w => !w.TryGetTarget(out _));
+            s_sources.Add(new WeakReference<IPoolStatisticsSource>(source));
+        }
+    }
+
+    /// <summary>Stops publishing <paramref name="source"/>.</summary>
+    public static void Unregister(IPoolStatisticsSource source)
+    {
+        lock (s_lock)
+        {
+            s_sources.RemoveAll(w => !w.TryGetTarget(out var s) || ReferenceEquals(s, source));
+        }
+    }
+
+    private static IEnumerable<Measurement<long>> Observe(Func<PoolStatistics, long> pick)
+    {
+        IPoolStatisticsSource?[] sources;
+        lock (s_lock)
+        {
+            sources = s_sources.Select(w => w.TryGetTarget(out var s) ? s : null).ToArray();
+        }
+        var result = new List<Measurement<long>>(sources.Length);
+        foreach (var source in sources)
+        {
+            if (source is null) continue;
+            result.Add(new Measurement<long>(pick(source.GetStatistics()),
+                new KeyValuePair<string, object?>("pool", source.Name), new KeyValuePair<string, object?>("kind", source.Kind)));
+        }
+        return result;
+    }
+}

@@ -1,0 +1,43 @@
+namespace Manaloc.Pooling;
+
+/// <summary>Sizes and switches of a pool. Validated when the pool is created.</summary>
+/// <remarks>
+/// The defaults suit objects rented and returned at a high rate by a few threads. Thread safety:
+/// an options object is read once by the pool's constructor; do not change it concurrently with that.
+/// </remarks>
+public sealed class PoolOptions
+{
+    /// <summary>The pool's name (metrics tag, event text). Null: the pooled type's name.</summary>
+    public string? Name { get; set; }
+
+    /// <summary>
+    /// Objects moved at once between a thread's stack and the shared tier (the article's LOCAL_PRIME),
+    /// and the batch a <see cref="LockedPool{T}"/> creates when empty. Default 16; 1 to <see cref="LocalCapacity"/>.
+    /// </summary>
+    public int BatchSize { get; set; } = 16;
+
+    /// <summary>Idle objects one thread keeps for itself (the article's LOCAL_MAX). Default 64; 1 to 1,048,576.</summary>
+    public int LocalCapacity { get; set; } = 64;
+
+    /// <summary>
+    /// Idle objects kept across all threads and the shared tier together; returns beyond it are dropped.
+    /// Default: 4 × <see cref="LocalCapacity"/> × processors (at least 256).
+    /// </summary>
+    public int? MaxRetained { get; set; }
+
+    /// <summary>Tracks outstanding objects to detect double and foreign returns (costs a table lookup per operation). Default off.</summary>
+    public bool DebugMode { get; set; }
+
+    /// <summary>Trims idle objects after gen-2 collections and under memory pressure. Default on.</summary>
+    public bool TrimAfterGen2 { get; set; } = true;
+
+    internal int ResolveMaxRetained() => MaxRetained ?? Math.Max(256, 4 * LocalCapacity * Environment.ProcessorCount);
+
+    internal void Validate()
+    {
+        if (Name is { Length: 0 }) PoolThrowHelper.ThrowArgument(nameof(Name), "A pool name must not be empty; leave it null for the type's name.");
+        if (LocalCapacity is < 1 or > 1 << 20) PoolThrowHelper.ThrowArgumentOutOfRange(nameof(LocalCapacity), LocalCapacity, "LocalCapacity must be between 1 and 1,048,576.");
+        if (BatchSize < 1 || BatchSize > LocalCapacity) PoolThrowHelper.ThrowArgumentOutOfRange(nameof(BatchSize), BatchSize, "BatchSize must be between 1 and LocalCapacity.");
+        if (MaxRetained is < 0) PoolThrowHelper.ThrowArgumentOutOfRange(nameof(MaxRetained), MaxRetained, "MaxRetained must not be negative.");
+    }
+}

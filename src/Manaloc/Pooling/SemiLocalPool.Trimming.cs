@@ -1,0 +1,166 @@
+using System.Runtime.CompilerServices;
+using Manaloc.Diagnostics;
+
+namespace Manaloc.Pooling;
+
+public sealed partial class SemiLocalPool<T>
+{
+    /// <inheritdoc/>
+    /// <remarks>
+    /// Drops the shared tier and the stacks of exited threads now, and the calling thread's own stack;
+    /// other live threads empty their stacks the next time they return an object (their stacks are
+    /// never touched from outside — see the class remarks). Thread safety: safe from any thread.
+    /// </remarks>
+    public void Trim() => TrimCore(idleOnly: false, reason: "requested");
+
+    /// <summary>Gen-2 callback: trims idle objects, or everything under memory pressure. False stops the callback.</summary>
+    private bool OnGen2()
+    {
+        if (Volatile.Read(ref _disposed) != 0) return false;
+        bool pressure = PressureProbe?.Invoke() ?? IsMemoryLoadHigh();
+        TrimCore(idleOnly: !pressure, reason: pressure ? "memory pressure" : "gen-2 GC, idle since the previous one");
+        return true;
+    }
+
+    /// <summary>Tests replace the memory-load check of this pool's gen-2 pass.</summary>
+    internal Func<bool>? PressureProbe { get; set; }
+
+    /// <summary>True when the machine's memory load is at 90 % of the GC's high-load threshold or more.</summary>
+    internal static bool IsMemoryLoadHigh()
+    {
+        var info = GC.GetGCMemoryInfo();
+        return info.HighMemoryLoadThresholdBytes > 0 && info.MemoryLoadBytes >= info.HighMemoryLoadThresholdBytes * 9 / 10;
+    }
+
+    /// <summary>
+    /// Reclaims exited threads' stacks, drops the shared tier (when <paramref name="idleOnly"/>: only if
+    /// no thread used it since the last pass) and asks stacks to empty themselves (when idleOnly: only
+    /// those that rented nothing since the last pass).
+    /// </summary>
+    private void TrimCore(bool idleOnly, string reason)
+    {
+        List<T>? dropped;
+        lock (_lock)
+        {
+            dropped = ReclaimExitedThreadsLocked();
+            bool sharedIdle = !idleOnly || _sharedOperations == _sharedOperationsAtLastGen2;
+            _sharedOperationsAtLastGen2 = _sharedOperations;
+            if (sharedIdle && _sharedCount > 0)
+            {
+                dropped ??= new List<T>(_sharedCount);
+                for (int i = 0; i < _sharedCount; i++) dropped.Add(_shared[i].Value!);
+                Array.Clear(_shared, 0, _sharedCount);
+                _sharedTrimmed += _sharedCount;
+                Release(_sharedCount);
+                _sharedCount = 0;
+            }
+            foreach (var local in _locals)
+            {
+                long rents = Volatile.Read(ref local.LocalHits) + Volatile.Read(ref local.SlowRents); // racy snapshot of the owner's counter; only "changed or not" matters
+                bool idle = rents == local.RentsAtLastGen2;
+                local.RentsAtLastGen2 = rents;
+                if ((!idleOnly || idle) && Volatile.Read(ref local.Count) > 0) RequestTrim(local);
+            }
+        }
+        if (dropped is { Count: > 0 })
+        {
+            ManalocEventSource.Log.PoolTrimmed(Name, dropped.Count, reason);
+        }
+        DropAll(dropped, quietly: true);
+        var own = Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
+        if (own is not null && !idleOnly) ServeTrimRequest(own);
+    }
+
+    private long _sharedOperationsAtLastGen2 = -1;
+
+    private static void RequestTrim(Local local)
+    {
+        Volatile.Write(ref local.TrimRequested, 1); // before Limit = 0: an owner that sees Limit 0 finds the request (see PublishLimit)
+        Volatile.Write(ref local.Limit, 0); // sends the owner's next return to the slow path
+    }
+
+    /// <summary>On the owner thread: empties the stack if a trim (or Dispose) asked for it.</summary>
+    private void ServeTrimRequest(Local local)
+    {
+        if (Volatile.Read(ref local.TrimRequested) == 0) return;
+        if (Interlocked.Exchange(ref local.TrimRequested, 0) == 0) return; // take the request once
+        EmptyOwnStack(local, countAsTrim: true);
+    }
+
+    /// <summary>On the owner thread: drops every object on its stack and gives its credit back.</summary>
+    /// <remarks>The stack is consistent (empty, no credit) before any object's Dispose runs, so a throwing Dispose leaves no hole.</remarks>
+    private void EmptyOwnStack(Local local, bool countAsTrim)
+    {
+        int count = local.Count;
+        List<T>? dropped = count > 0 ? new List<T>(count) : null;
+        for (int i = 0; i < count; i++)
+        {
+            dropped!.Add(local.Items[i].Value!);
+            local.Items[i].Value = null;
+        }
+        local.Count = 0;
+        Release(local.Credit);
+        local.Credit = 0;
+        local.Limit = 0;
+        if (countAsTrim) local.Trimmed += count;
+        else local.Drops += count;
+        AssertLocal(local);
+        if (count > 0 && countAsTrim) ManalocEventSource.Log.PoolTrimmed(Name, count, "thread stack emptied on request");
+        DropAll(dropped, quietly: false);
+    }
+
+    /// <summary>
+    /// Under the lock: moves the objects of stacks whose thread has exited to the shared tier (their
+    /// credit becomes shared count; the rest of it is released), folds their counters into the pool's,
+    /// and forgets them. Returns objects to drop if the pool is disposed.
+    /// </summary>
+    private List<T>? ReclaimExitedThreadsLocked()
+    {
+        List<T>? drop = null;
+        bool disposed = Volatile.Read(ref _disposed) != 0;
+        for (int i = _locals.Count - 1; i >= 0; i--)
+        {
+            var local = _locals[i];
+            if (local.Owner.IsAlive) continue;
+            // The owner has exited: nobody else writes this stack any more.
+            int count = local.Count;
+            if (disposed)
+            {
+                drop ??= [];
+                for (int k = 0; k < count; k++) drop.Add(local.Items[k].Value!);
+                _retiredDrops += count;
+                Release(local.Credit);
+            }
+            else
+            {
+                EnsureSharedCapacity(_sharedCount + count);
+                Array.Copy(local.Items, 0, _shared, _sharedCount, count);
+                _sharedCount += count;
+                Release(local.Credit - count); // count slots of credit become shared count
+            }
+            Array.Clear(local.Items);
+            local.Count = 0;
+            local.Credit = 0;
+            _retiredRents += local.LocalHits + local.SlowRents;
+            _retiredLocalHits += local.LocalHits;
+            _retiredTransfers += local.SharedTransfers;
+            _retiredCreations += local.Creations;
+            _retiredDrops += local.Drops;
+            _retiredTrimmed += local.Trimmed;
+            _locals.RemoveAt(i);
+        }
+        return drop;
+    }
+
+    /// <summary>Stacks registered now (live threads plus exited ones not yet reclaimed); for tests.</summary>
+    internal int RegisteredThreadStacks
+    {
+        get
+        {
+            lock (_lock) return _locals.Count;
+        }
+    }
+
+    /// <summary>Slots of the global budget in use (≥ retained); for tests.</summary>
+    internal int BudgetInUse => Volatile.Read(ref _budget);
+}

@@ -1,0 +1,187 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+
+namespace Manaloc.Pooling;
+
+/// <summary>
+/// A pool with a per-thread stack used without synchronisation, refilled from and spilled to one
+/// shared, locked tier in batches (the seed article's semi-local pool), with a cap on the objects
+/// retained across all threads, reclamation of exited threads' stacks, and trimming after gen-2 GCs
+/// and under memory pressure.
+/// </summary>
+/// <typeparam name="T">The pooled type.</typeparam>
+/// <remarks>
+/// <para>Why: one lock around one stack (<see cref="LockedPool{T}"/>) serialises every thread; here a
+/// thread in steady state (rent, return, rent, …) touches only its own stack and its own counters, so
+/// throughput scales with threads. The shared tier is visited once per <see cref="PoolOptions.BatchSize"/>
+/// objects when a thread's stack runs empty or full.</para>
+/// <para>Memory ordering. A thread's stack (<c>Local</c>: items, count, credit, its counters) is written
+/// only by its owner thread. Other threads touch a stack in three ways: (1) they read its counters and
+/// count for statistics (racy, approximate, 64-bit reads are atomic on 64-bit platforms); (2) a trimmer or
+/// <see cref="Dispose"/> publishes a request with <c>Volatile.Write(TrimRequested = 1)</c> then
+/// <c>Volatile.Write(Limit = 0)</c>; the owner's fast return path reads <c>Limit</c> with
+/// <c>Volatile.Read</c>, so it falls to the slow path, which takes the request with
+/// <c>Interlocked.Exchange</c> and empties its own stack (a request that races with the owner resetting
+/// Limit is only delayed to the next slow path, never lost or applied twice); (3) the stack of a thread
+/// that has exited is drained under the shared lock — the owner can no longer run, and thread exit
+/// publishes its last writes. The global cap is a budget, <c>_budget</c> = Σ credit of every stack + the
+/// shared count, changed only with Interlocked (a CAS loop that never lets it pass the cap); a stack
+/// holds at most its credit, so retained ≤ budget ≤ <see cref="PoolOptions.MaxRetained"/>.</para>
+/// <para>A cross-thread return (rent on A, return on B) works: the object joins B's stack, and when
+/// B's stack fills, the surplus spills to the shared tier where A refills from. Its cost is one
+/// shared-tier visit per batch (measured by the lab's <c>pool-scaling</c> experiment).</para>
+/// <para>Thread safety: every member is safe from any thread.</para>
+/// </remarks>
+public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSource where T : class
+{
+    private readonly PoolPolicy<T> _policy;
+    private readonly int _batch;
+    private readonly int _localCapacity;
+    private readonly int _maxRetained;
+    private readonly SlotLease _lease;
+    private readonly int _slotId;
+    private readonly long _token;
+    private readonly PoolDebugTracker<T>? _debug;
+    private readonly bool _scanForDuplicates;
+    private readonly bool _resets;
+    private int _disposed;
+
+    /// <summary>Creates a pool with <paramref name="policy"/> and <paramref name="options"/> (defaults when null).</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
+    public SemiLocalPool(PoolPolicy<T> policy, PoolOptions? options = null)
+        : this(policy, options ?? new PoolOptions(), register: true, scanForDuplicates: false)
+    {
+    }
+
+    internal SemiLocalPool(PoolPolicy<T> policy, PoolOptions options, bool register, bool scanForDuplicates)
+    {
+        ArgumentNullException.ThrowIfNull(policy);
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate();
+        _policy = policy;
+        _resets = policy.ResetsObjects;
+        Name = options.Name ?? typeof(T).Name;
+        _batch = options.BatchSize;
+        _localCapacity = options.LocalCapacity;
+        _maxRetained = options.ResolveMaxRetained();
+        _debug = options.DebugMode ? new PoolDebugTracker<T>(Name) : null;
+        _scanForDuplicates = scanForDuplicates;
+        _shared = new Slot[Math.Min(_maxRetained, Math.Max(_batch * 2, 16))];
+        _lease = ThreadSlots.Lease();
+        _slotId = _lease.Id;
+        _token = _lease.Token;
+        if (options.TrimAfterGen2)
+        {
+            var lease = _lease;
+            Gen2GcCallback.Register(static pool => ((SemiLocalPool<T>)pool).OnGen2(), this, lease.Release);
+        }
+        if (register) PoolMetrics.Register(this);
+    }
+
+    /// <inheritdoc/>
+    public string Name { get; }
+
+    string IPoolStatisticsSource.Kind => "object";
+
+    /// <summary>The cap on idle objects over all threads (resolved <see cref="PoolOptions.MaxRetained"/>).</summary>
+    public int MaxRetained => _maxRetained;
+
+    /// <inheritdoc/>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public T Rent()
+    {
+        T item = RentCore();
+        _debug?.OnRent(item);
+        return item;
+    }
+
+    /// <inheritdoc/>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Return(T item)
+    {
+        if (item is null) PoolThrowHelper.ThrowArgumentNull(nameof(item));
+        _debug?.OnReturn(item);
+        if (_resets && !_policy.Return(item))
+        {
+            DropOne(item);
+            return;
+        }
+        ReturnCore(item);
+    }
+
+    /// <summary>Rent without debug tracking (the buffer manager tracks at its own level).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal T RentCore()
+    {
+        var local = Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
+        if (local is not null && _disposed == 0)
+        {
+            int top = local.Count - 1;
+            var items = local.Items;
+            if ((uint)top < (uint)items.Length)
+            {
+                T item = items[top].Value!;
+                items[top].Value = null;
+                local.Count = top;
+                local.LocalHits++; // rents = local hits + slow rents
+                return item;
+            }
+        }
+        return RentSlow(local);
+    }
+
+    /// <summary>Return without the null check, policy reset and debug tracking.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void ReturnCore(T item)
+    {
+        var local = Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
+        if (local is not null)
+        {
+            int count = local.Count;
+            var items = local.Items;
+            // Limit is lowered to 0 by a trimmer or Dispose (see the class remarks): read it fresh each call.
+            if ((uint)count < (uint)Volatile.Read(ref local.Limit) && (uint)count < (uint)items.Length
+                && (!_scanForDuplicates || !Contains(items, count, item)))
+            {
+                items[count].Value = item;
+                local.Count = count + 1;
+                return;
+            }
+        }
+        ReturnSlow(local, item);
+    }
+
+    /// <summary>The calling thread's stack, if it has one (the buffer manager checks whether it is empty).</summary>
+    internal Local? CurrentLocal() => Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
+
+    private static bool Contains(Slot[] items, int count, T item)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            if (ReferenceEquals(items[i].Value, item)) return true;
+        }
+        return false;
+    }
+
+    private void DropOne(T item)
+    {
+        var local = Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
+        if (local is not null) local.Drops++;
+        else Interlocked.Increment(ref _orphanDrops); // no stack on this thread: count at pool level
+        PoolDrop.Drop(item);
+    }
+
+    /// <summary>One stored object; a struct so stores into the array need no covariance check.</summary>
+    internal struct Slot
+    {
+        public T? Value;
+    }
+
+    [Conditional("DEBUG")]
+    private static void AssertLocal(Local local)
+    {
+        Debug.Assert(local.Count >= 0 && local.Count <= local.Credit, "a stack holds at most its credit");
+        Debug.Assert(local.Credit <= local.Items.Length, "credit never exceeds the stack's capacity");
+    }
+}

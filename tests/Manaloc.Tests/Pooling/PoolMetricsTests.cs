@@ -1,0 +1,42 @@
+using System.Diagnostics.Metrics;
+using Manaloc.Buffers;
+using Manaloc.Diagnostics;
+using Manaloc.Pooling;
+
+namespace Manaloc.Tests.Pooling;
+
+/// <summary>Every instrument of the pooling meter publishes a measurement tagged with the pool's name.</summary>
+public sealed class PoolMetricsTests
+{
+    [Fact]
+    public void Every_instrument_publishes_for_pools_and_buffer_managers()
+    {
+        using var pool = new SemiLocalPool<PooledThing>(PoolPolicies.New<PooledThing>(), new PoolOptions { Name = "metrics-pool" });
+        using var buffers = new BufferManager(new BufferManagerOptions { Name = "metrics-buffers" });
+        pool.Return(pool.Rent());
+        buffers.Return(buffers.Rent(100));
+
+        var seen = new Dictionary<(string Instrument, string Pool), long>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == ManalocMeters.PoolingName) l.EnableMeasurementEvents(instrument);
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            string? name = null;
+            foreach (var tag in tags) if (tag.Key == "pool") name = tag.Value as string;
+            if (name is "metrics-pool" or "metrics-buffers") seen[(instrument.Name, name)] = value;
+        });
+        listener.Start();
+        listener.RecordObservableInstruments();
+
+        foreach (string instrument in PoolMetrics.InstrumentNames)
+        {
+            Assert.True(seen.ContainsKey((instrument, "metrics-pool")), $"{instrument} published nothing for the pool");
+            Assert.True(seen.ContainsKey((instrument, "metrics-buffers")), $"{instrument} published nothing for the buffer manager");
+        }
+        Assert.Equal(1, seen[("manaloc.pool.rents", "metrics-pool")]);
+        Assert.Equal(1, seen[("manaloc.pool.retained", "metrics-buffers")]);
+    }
+}
