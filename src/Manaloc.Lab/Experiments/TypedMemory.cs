@@ -243,13 +243,13 @@ public sealed class TypedMemory : Experiment
         double scanUnchecked = Median(Class, "scan") / Median(BulkUnchecked, "scan");
         double heapClass = Median(Class, "heap"), heapTyped = Median(Typed, "heap"), heapBulk = Median(Bulk, "heap");
         double bulkAlloc = measurements.FirstOrDefault(m => m.Variant == Bulk && m.Parameters.GetValueOrDefault("op") == "scan")?.AllocatedBytes ?? double.NaN;
-        string text = $"layout 24 B aligned (article 21 B misaligned); New+Delete {Format.Ratio(pair)} faster than AllocHGlobal+FreeHGlobal (target ≥ 3x); "
-            + $"get+set {Format.Ratio(getSet)} the class's time (target ≤ 1.3x); bulk scan {Format.Ratio(scan)} the class array's speed (unchecked {Format.Ratio(scanUnchecked)}; target ≥ 1x), {Format.Significant(bulkAlloc)} B allocated over all samples; "
+        string text = $"verdict on the claim that native records keep data off the GC heap; layout 24 B aligned (article 21 B misaligned); New+Delete at {Format.Ratio(pair)} the speed of AllocHGlobal+FreeHGlobal (target ≥ 3x); "
+            + $"get+set {Format.Ratio(getSet)} the class's time (target ≤ 1.3x); bulk scan at {Format.Ratio(scan)} the class array's speed (unchecked {Format.Ratio(scanUnchecked)}; target ≥ 1x), {Format.Significant(bulkAlloc)} B allocated over all samples; "
             + $"managed heap per live record: class {Format.Significant(heapClass)} B, TypeAllocator {Format.Significant(heapTyped)} B, bulk {Format.Significant(heapBulk)} B.";
         if (double.IsNaN(heapBulk) || double.IsNaN(heapClass)) return new(Verdict.NotComparable, text);
         // The article's claim: records in native memory keep their data off the GC heap.
         var verdict = heapBulk < heapClass / 10 ? Verdict.Holds : heapBulk < heapClass ? Verdict.Shrinks : Verdict.Reversed;
-        return new(verdict, text, 24, "B/record");
+        return new(verdict, text, heapBulk, "B/record on the managed heap");
     }
 
     private sealed class ManagedFoo : IFooData
