@@ -46,6 +46,9 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
 {
     private const long ClosedBit = 1L << 62;
 
+    /// <summary>The longest delay a timer (and so <see cref="Task.Delay(TimeSpan, TimeProvider)"/>) accepts; longer drain timeouts are infinite.</summary>
+    private static readonly TimeSpan MaxDrainTimeout = TimeSpan.FromMilliseconds(uint.MaxValue - 1);
+
     [ThreadStatic]
     private static DedicatedThreadDispatcher? t_current; // the dispatcher whose worker this thread is
 
@@ -182,7 +185,7 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
     /// Stops accepting items, lets the workers drain the queue for up to <paramref name="drainTimeout"/>
     /// (on the options' <see cref="TimeProvider"/>), and returns the accepted items that did not run.
     /// </summary>
-    /// <param name="drainTimeout">Zero or more, or <see cref="Timeout.InfiniteTimeSpan"/> to run everything.</param>
+    /// <param name="drainTimeout">Zero or more, or <see cref="Timeout.InfiniteTimeSpan"/> to run everything. A timeout beyond what a timer can wait (about 49.7 days, e.g. <see cref="TimeSpan.MaxValue"/>) counts as infinite.</param>
     /// <returns>The items that did not run, in queue order; empty when the workers drained everything.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="drainTimeout"/> is negative and not infinite.</exception>
     /// <exception cref="InvalidOperationException">Called from one of this dispatcher's workers.</exception>
@@ -197,6 +200,12 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
         if (drainTimeout < TimeSpan.Zero && drainTimeout != Timeout.InfiniteTimeSpan)
         {
             DispatcherThrowHelper.ThrowBadTimeout(nameof(drainTimeout), drainTimeout);
+        }
+        if (drainTimeout > MaxDrainTimeout)
+        {
+            // Task.Delay refuses more than uint.MaxValue - 1 ms; normalised here, before any state
+            // changes, so the faulted delay never ends up in the cached shutdown task.
+            drainTimeout = Timeout.InfiniteTimeSpan;
         }
         if (t_current == this)
         {

@@ -225,6 +225,27 @@ public sealed class DedicatedThreadDispatcherTests
     }
 
     [Fact]
+    public void Shutdown_with_a_timeout_beyond_the_timer_range_waits_like_infinite()
+    {
+        var clock = new FakeTimeProvider();
+        using var gate = new ManualResetEventSlim();
+        int ran = 0;
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 8, TimeProvider = clock });
+        BlockWorkers(d, gate); // the workers are busy, so the shutdown really reaches its deadline wait
+        d.Post(() => Interlocked.Increment(ref ran));
+        var shutdown = d.ShutdownAsync(TimeSpan.FromDays(60)); // Task.Delay refuses more than ~49.7 days
+        Assert.False(shutdown.IsCompleted);
+        Assert.Same(shutdown, d.ShutdownAsync(TimeSpan.MaxValue));
+        clock.Advance(TimeSpan.FromDays(61)); // "infinite": no deadline passes on the fake clock either
+        Assert.False(shutdown.IsCompleted);
+        gate.Set();
+        Assert.Empty(Await(shutdown, "the shutdown with a 60-day timeout"));
+        Assert.Equal(1, ran);
+        Assert.Empty(d.Shutdown(TimeSpan.MaxValue)); // later calls return the same, successful task
+        d.Dispose();
+    }
+
+    [Fact]
     public void Shutdown_from_a_worker_is_refused()
     {
         var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1 });
