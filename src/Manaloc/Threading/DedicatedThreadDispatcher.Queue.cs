@@ -23,6 +23,9 @@ public sealed partial class DedicatedThreadDispatcher
 
     private enum EnqueueResult { Accepted, Full, Closed }
 
+    /// <summary>Producers waiting for room (blocked or awaiting), for tests: a relaxed read.</summary>
+    internal int WaitingProducerCount => Volatile.Read(ref _waitingProducers);
+
     private struct Slot
     {
         public long Sequence; // == position: free for it; == position + 1: holds its item

@@ -213,8 +213,7 @@ public sealed class DedicatedThreadDispatcherTests
         BlockWorkers(d, gate);
         d.Post(() => Interlocked.Increment(ref ran));
         d.Post(() => Interlocked.Increment(ref ran));
-        var blocked = Task.Run(() => d.Post(() => Interlocked.Increment(ref ran)));
-        Thread.Sleep(50); // likely blocked in Post by now; if not, Post meets a closed queue: the same outcome
+        var blocked = StartBlockedPost(d, () => d.Post(() => Interlocked.Increment(ref ran))); // returns once really blocked
         var shutdown = d.ShutdownAsync(Timeout.InfiniteTimeSpan);
         var e = Assert.Throws<AggregateException>(() => blocked.Wait(Watchdog));
         Assert.IsType<InvalidOperationException>(e.InnerException);
