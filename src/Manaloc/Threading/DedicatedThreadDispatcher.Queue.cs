@@ -156,18 +156,25 @@ public sealed partial class DedicatedThreadDispatcher
         lock (_workLock) Monitor.PulseAll(_workLock);
     }
 
+    /// <summary>
+    /// Called by a consumer that just freed a slot while producers wait. Wakes one of them per freed
+    /// slot, and all of them at the resume mark (one wake-up per batch when many wait). Waking only
+    /// at the mark could leave a producer blocked beside free slots forever: with one worker whose
+    /// current item waits for that producer's Post to return, nothing would take the queue down to it.
+    /// </summary>
     private void WakeProducersIfRoom(long head)
     {
         long queued = (Volatile.Read(ref _tail.Value) & ~ClosedBit) - head;
-        if (queued <= _resumeMark) WakeProducers();
+        WakeProducers(all: queued <= _resumeMark);
     }
 
-    private void WakeProducers()
+    private void WakeProducers(bool all = true)
     {
         lock (_spaceLock)
         {
-            Monitor.PulseAll(_spaceLock);
-            var signal = _spaceSignal;
+            if (all) Monitor.PulseAll(_spaceLock);
+            else Monitor.Pulse(_spaceLock);
+            var signal = _spaceSignal; // asynchronous waiters share one signal: all of them retry
             _spaceSignal = null;
             signal?.TrySetResult();
         }
@@ -241,9 +248,10 @@ public sealed partial class DedicatedThreadDispatcher
     /// Waits for room. Dekker handshake with TryDequeue: we increment _waitingProducers (a full
     /// fence) and then re-check the head inside TryEnqueue; a consumer CASes the head (a full
     /// fence) and then reads _waitingProducers. If our re-check missed a consumer's progress, that
-    /// consumer sees us waiting and, once the queue is at or below the resume mark, takes
-    /// _spaceLock to pulse — which it can only do after we are inside Monitor.Wait. The count stays
-    /// raised for the whole loop, so every later consumer sees it too.
+    /// consumer sees us waiting and takes _spaceLock to pulse (one waiter per freed slot, all at the
+    /// resume mark) — which it can only do after we are inside Monitor.Wait. The count stays raised
+    /// for the whole loop, so every later consumer sees it too: each slot freed while we wait wakes
+    /// a waiter, which either fills it or finds it refilled by another producer and waits again.
     /// </summary>
     private void PostBlocking(Action item)
     {

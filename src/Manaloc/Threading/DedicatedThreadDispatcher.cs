@@ -75,8 +75,8 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
         Validate(options);
         _name = options.Name;
         _capacity = options.Capacity;
-        // Blocked producers resume once 1/16 of the queue is free, so a consumer pays one wake-up
-        // per batch of freed slots, not one per item.
+        // All blocked producers resume once 1/16 of the queue is free (one wake-up for a batch);
+        // above that mark each freed slot wakes one of them (see WakeProducersIfRoom).
         _resumeMark = _capacity - Math.Max(1, _capacity / 16);
         _fullMode = options.FullMode;
         _timeProvider = options.TimeProvider;

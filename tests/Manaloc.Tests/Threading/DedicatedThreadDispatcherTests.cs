@@ -89,6 +89,53 @@ public sealed class DedicatedThreadDispatcherTests
     }
 
     [Fact]
+    public void Block_mode_wakes_a_blocked_producer_as_soon_as_one_slot_is_free()
+    {
+        // Capacity 32, one worker: the resume mark is 30 queued. The worker's item waits for the
+        // blocked Post to return; it takes one slot's worth off a full queue (31 left), so waking
+        // producers only at the mark would deadlock the two (the item's wait is the watchdog).
+        using var gate = new ManualResetEventSlim();
+        using var postReturned = new ManualResetEventSlim();
+        bool sawPostReturn = false;
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 32 });
+        BlockWorkers(d, gate);
+        d.Post(() => sawPostReturn = postReturned.Wait(Watchdog));
+        for (int i = 1; i < 32; i++) d.Post(() => { });
+        Assert.Equal(32, d.QueuedCount);
+        var blocked = StartBlockedPost(d, () =>
+        {
+            d.Post(() => { });
+            postReturned.Set();
+        });
+        gate.Set();
+        Await(blocked, "the blocked Post once a slot is free");
+        d.Dispose();
+        Assert.True(sawPostReturn, "the worker's item saw the blocked Post return (no deadlock)");
+        Assert.Equal(34, d.ExecutedCount);
+    }
+
+    [Fact]
+    public void Block_mode_wakes_an_awaiting_producer_as_soon_as_one_slot_is_free()
+    {
+        using var gate = new ManualResetEventSlim();
+        using var postReturned = new ManualResetEventSlim();
+        bool sawPostReturn = false;
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 32 });
+        BlockWorkers(d, gate);
+        d.Post(() => sawPostReturn = postReturned.Wait(Watchdog));
+        for (int i = 1; i < 32; i++) d.Post(() => { });
+        var waiting = d.PostAsync(() => { }).AsTask();
+        WaitUntil(() => d.WaitingProducerCount == 1, "PostAsync waiting for room");
+        Assert.False(waiting.IsCompleted);
+        gate.Set();
+        Await(waiting, "the awaiting PostAsync once a slot is free");
+        postReturned.Set();
+        d.Dispose();
+        Assert.True(sawPostReturn, "the worker's item saw the PostAsync complete (no deadlock)");
+        Assert.Equal(34, d.ExecutedCount);
+    }
+
+    [Fact]
     public void FailFast_mode_refuses_when_full()
     {
         using var gate = new ManualResetEventSlim();
