@@ -326,8 +326,11 @@ public sealed partial class DedicatedThreadDispatcher
                 WakeWorkerIfIdle();
                 return true;
             }
-            if (result == EnqueueResult.Closed)
+            if (result == EnqueueResult.Closed || (Volatile.Read(ref _tail.Value) & ClosedBit) != 0)
             {
+                // Closed, or closed since TryEnqueue saw the queue full: refuse before dropping
+                // anything. (A close between this check and the dequeue below can still drop one
+                // item and then refuse this one; the drop is reported, so nothing is lost unseen.)
                 _rejected.Increment();
                 return false;
             }
