@@ -85,8 +85,9 @@ public sealed partial class DedicatedThreadDispatcher
             }
             else if (sequence < tail)
             {
-                // The consumer of the slot's previous lap has claimed it but not freed it yet.
-                spin.SpinOnce(sleep1Threshold: -1);
+                // The consumer of the slot's previous lap has claimed it but not freed it yet. Default
+                // SpinOnce: it falls back to Sleep(1), so a preempted consumer gets the core back.
+                spin.SpinOnce();
             }
             // sequence > tail: our tail was stale; read it again.
         }
@@ -122,8 +123,11 @@ public sealed partial class DedicatedThreadDispatcher
                     item = null;
                     return false; // empty
                 }
-                // A producer has claimed position head and not published it yet: it is a few instructions away.
-                spin.SpinOnce(sleep1Threshold: -1);
+                // A producer has claimed position head and not published it yet: a few instructions
+                // away unless it was preempted, so default SpinOnce (falls back to Sleep(1), which lets
+                // a lower-priority or descheduled producer run; Yield and Sleep(0) may not). The
+                // shutdown drain and exiting workers wait here too.
+                spin.SpinOnce();
             }
             // sequence > head + 1: our head was stale; read it again.
         }
