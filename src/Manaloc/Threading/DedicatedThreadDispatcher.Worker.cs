@@ -67,11 +67,13 @@ public sealed partial class DedicatedThreadDispatcher
         }
         catch (Exception e)
         {
-            stats.Failed++;
+            // Only this worker writes its counters, so read-add-write needs no Interlocked; the
+            // Volatile.Write is a single atomic 64-bit store (no tearing for readers on 32-bit) and
+            // pairs with the readers' Volatile.Read. Readers may see a slightly stale count.
+            Volatile.Write(ref stats.Failed, stats.Failed + 1);
             ReportFailure(e);
         }
-        // Plain write by the only writer; readers tolerate a slightly stale count (aligned longs do not tear on 64-bit).
-        stats.Executed++;
+        Volatile.Write(ref stats.Executed, stats.Executed + 1); // as above
     }
 
     private void ReportFailure(Exception e)
