@@ -80,7 +80,7 @@ public sealed partial class DedicatedThreadDispatcher
     {
         if (ManalocEventSourceLog.IsEnabled())
         {
-            ManalocEventSourceLog.DispatcherItemFailed(_name, $"{e.GetType().FullName}: {e.Message}");
+            ManalocEventSourceLog.DispatcherItemFailed(_name, Describe(e));
         }
         var handler = _onItemFailed;
         if (handler is null) return;
@@ -91,7 +91,21 @@ public sealed partial class DedicatedThreadDispatcher
         catch (Exception inner)
         {
             // The handler itself threw: log it and keep the worker alive.
-            ManalocEventSourceLog.DispatcherItemFailed(_name, $"OnItemFailed threw {inner.GetType().FullName}: {inner.Message}");
+            ManalocEventSourceLog.DispatcherItemFailed(_name, "OnItemFailed threw " + Describe(inner));
+        }
+    }
+
+    /// <summary>"Type: Message", formatted inside a try: a throwing Message getter must not kill the worker.</summary>
+    private static string Describe(Exception e)
+    {
+        string type = e.GetType().FullName ?? e.GetType().Name;
+        try
+        {
+            return $"{type}: {e.Message}";
+        }
+        catch (Exception)
+        {
+            return type + " (its Message property threw)";
         }
     }
 

@@ -66,6 +66,32 @@ public sealed class DedicatedThreadDispatcherTests
     }
 
     [Fact]
+    public void An_exception_whose_Message_throws_does_not_kill_the_worker()
+    {
+        using var listener = new FailureListener("bad-message"); // enables the event, so the message is formatted
+        int handled = 0, ran = 0;
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions
+        {
+            Name = "bad-message",
+            ThreadCount = 1,
+            OnItemFailed = e => Interlocked.Increment(ref handled),
+        });
+        d.Post(() => throw new BadMessageException());
+        d.Post(() => Interlocked.Increment(ref ran));
+        Assert.Empty(d.Shutdown(Timeout.InfiniteTimeSpan));
+        Assert.Equal(1, ran); // the worker survived the first item
+        Assert.Equal(1, handled);
+        Assert.Equal(1, d.FailedCount);
+        Assert.Equal(2, d.ExecutedCount);
+        Assert.Equal(1, listener.Count);
+    }
+
+    private sealed class BadMessageException : Exception
+    {
+        public override string Message => throw new FormatException("Message getter throws");
+    }
+
+    [Fact]
     public void Block_mode_blocks_the_producer_until_there_is_room()
     {
         using var gate = new ManualResetEventSlim();
