@@ -13,6 +13,7 @@ public sealed partial class DedicatedThreadDispatcher
         public long Failed;
         public long BusyTicks; // timestamp ticks spent awake, completed intervals
         public long BusySince; // timestamp the current awake interval began; 0 while asleep
+        public int BusyVersion; // seqlock over BusyTicks + BusySince: odd while EndBusy updates them
     }
 
     private void WorkerMain(int index, int processor)
@@ -160,13 +161,22 @@ public sealed partial class DedicatedThreadDispatcher
         }
     }
 
+    /// <summary>
+    /// Moves the current awake interval into BusyTicks. The two fields change together under a
+    /// seqlock (BusyVersion odd meanwhile), so BusyTime never adds the interval twice (new total
+    /// plus old start) or drops it (old total, no start). Starting an interval changes one field
+    /// only (BusySince from 0), which needs no seqlock.
+    /// </summary>
     private void EndBusy(ref WorkerStats stats)
     {
         long since = Volatile.Read(ref stats.BusySince);
         if (since == 0) return;
-        long now = _timeProvider.GetTimestamp();
+        long now = _timeProvider.GetTimestamp(); // before the odd version: a throwing clock cannot leave it odd
+        Interlocked.Increment(ref stats.BusyVersion); // odd; full fence: a reader that sees either write below sees this first
         Volatile.Write(ref stats.BusyTicks, stats.BusyTicks + Math.Max(0, now - since));
         Volatile.Write(ref stats.BusySince, 0);
+        Volatile.Write(ref stats.BusyVersion, stats.BusyVersion + 1); // even; release: after both writes above
         Debug.Assert(stats.BusyTicks >= 0);
+        Debug.Assert((stats.BusyVersion & 1) == 0, "the seqlock is released");
     }
 }

@@ -278,6 +278,53 @@ public sealed class DedicatedThreadDispatcherTests
     }
 
     [Fact]
+    public void Busy_time_never_goes_backwards_when_a_reader_overlaps_the_end_of_an_interval()
+    {
+        // The worker reads the clock to end its awake interval, then stalls (here: inside that very
+        // read) before publishing; a reader in between counts the open interval up to its own,
+        // later clock reading. The published total must not then read lower.
+        var clock = new GatedClock();
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, TimeProvider = clock });
+        d.Post(clock.StallNextReadOnThisThread); // on the worker: its next clock read is EndBusy's
+        Assert.True(clock.Stalled.Wait(Watchdog), "watchdog: the worker ending its awake interval");
+        clock.Advance(TimeSpan.FromSeconds(5));
+        var during = d.BusyTime;
+        clock.Release.Set();
+        d.Dispose();
+        var after = d.BusyTime;
+        Assert.True(after >= during, $"BusyTime went backwards: {during} then {after}");
+    }
+
+    /// <summary>A manual clock that can stall one thread inside its next read, after taking the timestamp.</summary>
+    private sealed class GatedClock : TimeProvider
+    {
+        [ThreadStatic]
+        private static bool t_stallNext;
+        private long _now = TimeSpan.TicksPerDay;
+
+        public ManualResetEventSlim Stalled { get; } = new();
+        public ManualResetEventSlim Release { get; } = new();
+
+        public override long TimestampFrequency => TimeSpan.TicksPerSecond;
+
+        public override long GetTimestamp()
+        {
+            long now = Interlocked.Read(ref _now);
+            if (t_stallNext)
+            {
+                t_stallNext = false;
+                Stalled.Set();
+                Release.Wait(Watchdog);
+            }
+            return now;
+        }
+
+        public void StallNextReadOnThisThread() => t_stallNext = true;
+
+        public void Advance(TimeSpan by) => Interlocked.Add(ref _now, by.Ticks);
+    }
+
+    [Fact]
     public void Shutdown_without_deadline_runs_everything_and_wakes_blocked_producers()
     {
         using var gate = new ManualResetEventSlim();
