@@ -23,7 +23,7 @@ public sealed partial class DedicatedThreadDispatcher
 
     private enum EnqueueResult { Accepted, Full, Closed }
 
-    /// <summary>Producers waiting for room (blocked or awaiting), for tests: a relaxed read.</summary>
+    /// <summary>Producers registered as waiting for room (blocked or awaiting); a snapshot, for tests.</summary>
     internal int WaitingProducerCount => Volatile.Read(ref _waitingProducers);
 
     private struct Slot

@@ -16,7 +16,8 @@ namespace Manaloc.Threading;
 /// </para>
 /// <para>
 /// Memory ordering: the two values are readonly fields written in the constructor; the state is
-/// one int (pending, flipped, cancelled) changed only by interlocked operations (full fences), and
+/// one int (pending, flipped, cancelled), after the constructor changed only by interlocked
+/// operations (full fences), and
 /// <see cref="Value"/> is a <see cref="Volatile.Read(ref readonly int)"/> of it, so a reader that
 /// sees the flip sees the final value (which, being readonly, never tears even for large structs).
 /// Once flipped it stays flipped. The timer's callback flips only a pending value (CAS) and
@@ -81,7 +82,7 @@ public sealed class ScheduledValue<T> : IDisposable
     }
 
     /// <summary>Stops the timer and cancels a flip that has not happened yet: once this returns, the value no longer flips by itself.</summary>
-    /// <remarks>A timer callback already running when this is called loses to it (both compare-and-swap a pending state), so the value stays what it is now; only <see cref="FlipNow"/> can still flip it.</remarks>
+    /// <remarks>A timer callback already running when this is called flips the value only if its compare-and-swap of the pending state comes first; once this returns the callback cannot flip it, and only <see cref="FlipNow"/> can.</remarks>
     public void Dispose()
     {
         Interlocked.CompareExchange(ref _state, Cancelled, Pending); // loses only to a flip that already happened
