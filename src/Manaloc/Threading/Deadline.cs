@@ -58,7 +58,9 @@ public readonly struct Deadline : IEquatable<Deadline>
         bool system = ReferenceEquals(provider, TimeProvider.System);
         long now = system ? Stopwatch.GetTimestamp() : provider.GetTimestamp();
         long span = ToTimestampTicks(timeout.Ticks, system ? Stopwatch.Frequency : provider.TimestampFrequency);
-        return span >= long.MaxValue - now ? Infinite : new Deadline(provider, now + span);
+        // now + span >= long.MaxValue, written so it cannot overflow: span is never negative, while a
+        // custom provider's now may be (long.MaxValue - now would wrap).
+        return now >= long.MaxValue - span ? Infinite : new Deadline(provider, now + span);
     }
 
     /// <summary><paramref name="ticks"/> × <paramref name="frequency"/> / TicksPerSecond, saturating at <see cref="long.MaxValue"/>.</summary>
@@ -94,7 +96,13 @@ public readonly struct Deadline : IEquatable<Deadline>
     public bool IsInfinite => _provider is null;
 
     /// <summary>Time left: zero once expired, <see cref="Timeout.InfiniteTimeSpan"/> for <see cref="Infinite"/>.</summary>
-    /// <remarks>Suitable as a wait timeout: <c>event.Wait(deadline.Remaining)</c>.</remarks>
+    /// <remarks>
+    /// Suitable as a wait timeout (<c>event.Wait(deadline.Remaining)</c>) up to about 24.8 days:
+    /// most wait APIs refuse more than <see cref="int.MaxValue"/> milliseconds with
+    /// <see cref="ArgumentOutOfRangeException"/>. It is not clamped, since a wait that times out at
+    /// the clamp would look like an expired deadline; for longer deadlines wait in slices and
+    /// re-check <see cref="IsExpired"/>.
+    /// </remarks>
     public TimeSpan Remaining
     {
         get

@@ -10,6 +10,7 @@ public sealed partial class DedicatedThreadDispatcher
     private static readonly ConcurrentDictionary<DedicatedThreadDispatcher, byte> s_live = new();
     private static int s_instrumentsCreated;
     private int _pinned;
+    private long _busyReported; // the largest BusyTime (in timestamp ticks) returned so far
 
     /// <summary>Items queued now (accepted and not yet taken by a worker, the drain or a drop).</summary>
     public long QueuedCount => Math.Max(0, (Volatile.Read(ref _tail.Value) & ~ClosedBit) - Volatile.Read(ref _head.Value));
@@ -40,20 +41,47 @@ public sealed partial class DedicatedThreadDispatcher
     public int PinnedThreadCount => Volatile.Read(ref _pinned);
 
     /// <summary>Time the workers have spent awake (running items or looking for them), summed over workers.</summary>
-    /// <remarks>Measured on the options' <see cref="TimeProvider"/> per awake interval, not per item, so it costs nothing per item.</remarks>
+    /// <remarks>
+    /// Measured on the options' <see cref="TimeProvider"/> per awake interval, not per item, so it
+    /// costs nothing per item. Never decreases from one read to the next (it backs an observable
+    /// counter): a worker ending an interval may have read the clock just before a reader did, so a
+    /// reading can run a little ahead of the worker's own total; the largest value returned so far
+    /// is kept and returned until the total passes it.
+    /// </remarks>
     public TimeSpan BusyTime
     {
         get
         {
-            long now = _timeProvider.GetTimestamp();
             long ticks = 0;
-            for (int i = 0; i < _stats.Length; i++)
+            for (int i = 0; i < _stats.Length; i++) ticks += ReadBusyTicks(ref _stats[i].Value);
+            long reported = Volatile.Read(ref _busyReported);
+            // CAS loop: a maximum that only grows; a lost race retries against the larger value.
+            while (ticks > reported)
             {
-                ref WorkerStats s = ref _stats[i].Value;
-                long since = Volatile.Read(ref s.BusySince);
-                ticks += Volatile.Read(ref s.BusyTicks) + (since != 0 ? Math.Max(0, now - since) : 0);
+                long previous = Interlocked.CompareExchange(ref _busyReported, ticks, reported);
+                if (previous == reported) break;
+                reported = previous;
             }
-            return TimeSpan.FromSeconds((double)ticks / _timeProvider.TimestampFrequency);
+            return TimeSpan.FromSeconds((double)Math.Max(ticks, reported) / _timeProvider.TimestampFrequency);
+        }
+    }
+
+    /// <summary>One worker's busy ticks: a seqlock read of BusyTicks and BusySince (see EndBusy), plus the open interval.</summary>
+    private long ReadBusyTicks(ref WorkerStats s)
+    {
+        SpinWait spin = default;
+        while (true)
+        {
+            int version = Volatile.Read(ref s.BusyVersion); // acquire: the field reads below come after it
+            if ((version & 1) == 0)
+            {
+                long since = Volatile.Read(ref s.BusySince);
+                long ticks = Volatile.Read(ref s.BusyTicks);
+                long open = since != 0 ? Math.Max(0, _timeProvider.GetTimestamp() - since) : 0;
+                // Acquire reads above keep this re-read after them: unchanged means no EndBusy overlapped.
+                if (Volatile.Read(ref s.BusyVersion) == version) return ticks + open;
+            }
+            spin.SpinOnce(); // an EndBusy is a few instructions; Sleep(1) fallback if its worker was preempted
         }
     }
 

@@ -23,6 +23,9 @@ public sealed partial class DedicatedThreadDispatcher
 
     private enum EnqueueResult { Accepted, Full, Closed }
 
+    /// <summary>Producers registered as waiting for room (blocked or awaiting); a snapshot, for tests.</summary>
+    internal int WaitingProducerCount => Volatile.Read(ref _waitingProducers);
+
     private struct Slot
     {
         public long Sequence; // == position: free for it; == position + 1: holds its item
@@ -82,8 +85,9 @@ public sealed partial class DedicatedThreadDispatcher
             }
             else if (sequence < tail)
             {
-                // The consumer of the slot's previous lap has claimed it but not freed it yet.
-                spin.SpinOnce(sleep1Threshold: -1);
+                // The consumer of the slot's previous lap has claimed it but not freed it yet. Default
+                // SpinOnce: it falls back to Sleep(1), so a preempted consumer gets the core back.
+                spin.SpinOnce();
             }
             // sequence > tail: our tail was stale; read it again.
         }
@@ -119,8 +123,11 @@ public sealed partial class DedicatedThreadDispatcher
                     item = null;
                     return false; // empty
                 }
-                // A producer has claimed position head and not published it yet: it is a few instructions away.
-                spin.SpinOnce(sleep1Threshold: -1);
+                // A producer has claimed position head and not published it yet: a few instructions
+                // away unless it was preempted, so default SpinOnce (falls back to Sleep(1), which lets
+                // a lower-priority or descheduled producer run; Yield and Sleep(0) may not). The
+                // shutdown drain and exiting workers wait here too.
+                spin.SpinOnce();
             }
             // sequence > head + 1: our head was stale; read it again.
         }
@@ -153,18 +160,25 @@ public sealed partial class DedicatedThreadDispatcher
         lock (_workLock) Monitor.PulseAll(_workLock);
     }
 
+    /// <summary>
+    /// Called by a consumer that just freed a slot while producers wait. Wakes one of them per freed
+    /// slot, and all of them at the resume mark (one wake-up per batch when many wait). Waking only
+    /// at the mark could leave a producer blocked beside free slots forever: with one worker whose
+    /// current item waits for that producer's Post to return, nothing would take the queue down to it.
+    /// </summary>
     private void WakeProducersIfRoom(long head)
     {
         long queued = (Volatile.Read(ref _tail.Value) & ~ClosedBit) - head;
-        if (queued <= _resumeMark) WakeProducers();
+        WakeProducers(all: queued <= _resumeMark);
     }
 
-    private void WakeProducers()
+    private void WakeProducers(bool all = true)
     {
         lock (_spaceLock)
         {
-            Monitor.PulseAll(_spaceLock);
-            var signal = _spaceSignal;
+            if (all) Monitor.PulseAll(_spaceLock);
+            else Monitor.Pulse(_spaceLock);
+            var signal = _spaceSignal; // asynchronous waiters share one signal: all of them retry
             _spaceSignal = null;
             signal?.TrySetResult();
         }
@@ -238,9 +252,10 @@ public sealed partial class DedicatedThreadDispatcher
     /// Waits for room. Dekker handshake with TryDequeue: we increment _waitingProducers (a full
     /// fence) and then re-check the head inside TryEnqueue; a consumer CASes the head (a full
     /// fence) and then reads _waitingProducers. If our re-check missed a consumer's progress, that
-    /// consumer sees us waiting and, once the queue is at or below the resume mark, takes
-    /// _spaceLock to pulse — which it can only do after we are inside Monitor.Wait. The count stays
-    /// raised for the whole loop, so every later consumer sees it too.
+    /// consumer sees us waiting and takes _spaceLock to pulse (one waiter per freed slot, all at the
+    /// resume mark) — which it can only do after we are inside Monitor.Wait. The count stays raised
+    /// for the whole loop, so every later consumer sees it too: each slot freed while we wait wakes
+    /// a waiter, which either fills it or finds it refilled by another producer and waits again.
     /// </summary>
     private void PostBlocking(Action item)
     {
@@ -315,8 +330,11 @@ public sealed partial class DedicatedThreadDispatcher
                 WakeWorkerIfIdle();
                 return true;
             }
-            if (result == EnqueueResult.Closed)
+            if (result == EnqueueResult.Closed || (Volatile.Read(ref _tail.Value) & ClosedBit) != 0)
             {
+                // Closed, or closed since TryEnqueue saw the queue full: refuse before dropping
+                // anything. (A close between this check and the dequeue below can still drop one
+                // item and then refuse this one; the drop is reported, so nothing is lost unseen.)
                 _rejected.Increment();
                 return false;
             }

@@ -13,6 +13,7 @@ public sealed partial class DedicatedThreadDispatcher
         public long Failed;
         public long BusyTicks; // timestamp ticks spent awake, completed intervals
         public long BusySince; // timestamp the current awake interval began; 0 while asleep
+        public int BusyVersion; // seqlock over BusyTicks + BusySince: odd while EndBusy updates them
     }
 
     private void WorkerMain(int index, int processor)
@@ -67,18 +68,20 @@ public sealed partial class DedicatedThreadDispatcher
         }
         catch (Exception e)
         {
-            stats.Failed++;
+            // Only this worker writes its counters, so read-add-write needs no Interlocked; the
+            // Volatile.Write is a single atomic 64-bit store (no tearing for readers on 32-bit) and
+            // pairs with the readers' Volatile.Read. Readers may see a slightly stale count.
+            Volatile.Write(ref stats.Failed, stats.Failed + 1);
             ReportFailure(e);
         }
-        // Plain write by the only writer; readers tolerate a slightly stale count (aligned longs do not tear on 64-bit).
-        stats.Executed++;
+        Volatile.Write(ref stats.Executed, stats.Executed + 1); // as above
     }
 
     private void ReportFailure(Exception e)
     {
         if (ManalocEventSourceLog.IsEnabled())
         {
-            ManalocEventSourceLog.DispatcherItemFailed(_name, $"{e.GetType().FullName}: {e.Message}");
+            ManalocEventSourceLog.DispatcherItemFailed(_name, Describe(e));
         }
         var handler = _onItemFailed;
         if (handler is null) return;
@@ -89,7 +92,21 @@ public sealed partial class DedicatedThreadDispatcher
         catch (Exception inner)
         {
             // The handler itself threw: log it and keep the worker alive.
-            ManalocEventSourceLog.DispatcherItemFailed(_name, $"OnItemFailed threw {inner.GetType().FullName}: {inner.Message}");
+            ManalocEventSourceLog.DispatcherItemFailed(_name, "OnItemFailed threw " + Describe(inner));
+        }
+    }
+
+    /// <summary>"Type: Message", formatted inside a try: a throwing Message getter must not kill the worker.</summary>
+    private static string Describe(Exception e)
+    {
+        string type = e.GetType().FullName ?? e.GetType().Name;
+        try
+        {
+            return $"{type}: {e.Message}";
+        }
+        catch (Exception)
+        {
+            return type + " (its Message property threw)";
         }
     }
 
@@ -144,13 +161,22 @@ public sealed partial class DedicatedThreadDispatcher
         }
     }
 
+    /// <summary>
+    /// Moves the current awake interval into BusyTicks. The two fields change together under a
+    /// seqlock (BusyVersion odd meanwhile), so BusyTime never adds the interval twice (new total
+    /// plus old start) or drops it (old total, no start). Starting an interval changes one field
+    /// only (BusySince from 0), which needs no seqlock.
+    /// </summary>
     private void EndBusy(ref WorkerStats stats)
     {
         long since = Volatile.Read(ref stats.BusySince);
         if (since == 0) return;
-        long now = _timeProvider.GetTimestamp();
+        long now = _timeProvider.GetTimestamp(); // before the odd version: a throwing clock cannot leave it odd
+        Interlocked.Increment(ref stats.BusyVersion); // odd; full fence: a reader that sees either write below sees this first
         Volatile.Write(ref stats.BusyTicks, stats.BusyTicks + Math.Max(0, now - since));
         Volatile.Write(ref stats.BusySince, 0);
+        Volatile.Write(ref stats.BusyVersion, stats.BusyVersion + 1); // even; release: after both writes above
         Debug.Assert(stats.BusyTicks >= 0);
+        Debug.Assert((stats.BusyVersion & 1) == 0, "the seqlock is released");
     }
 }

@@ -46,6 +46,9 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
 {
     private const long ClosedBit = 1L << 62;
 
+    /// <summary>The longest delay a timer (and so <see cref="Task.Delay(TimeSpan, TimeProvider)"/>) accepts; longer drain timeouts are infinite.</summary>
+    private static readonly TimeSpan MaxDrainTimeout = TimeSpan.FromMilliseconds(uint.MaxValue - 1);
+
     [ThreadStatic]
     private static DedicatedThreadDispatcher? t_current; // the dispatcher whose worker this thread is
 
@@ -72,8 +75,8 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
         Validate(options);
         _name = options.Name;
         _capacity = options.Capacity;
-        // Blocked producers resume once 1/16 of the queue is free, so a consumer pays one wake-up
-        // per batch of freed slots, not one per item.
+        // All blocked producers resume once 1/16 of the queue is free (one wake-up for a batch);
+        // above that mark each freed slot wakes one of them (see WakeProducersIfRoom).
         _resumeMark = _capacity - Math.Max(1, _capacity / 16);
         _fullMode = options.FullMode;
         _timeProvider = options.TimeProvider;
@@ -182,7 +185,7 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
     /// Stops accepting items, lets the workers drain the queue for up to <paramref name="drainTimeout"/>
     /// (on the options' <see cref="TimeProvider"/>), and returns the accepted items that did not run.
     /// </summary>
-    /// <param name="drainTimeout">Zero or more, or <see cref="Timeout.InfiniteTimeSpan"/> to run everything.</param>
+    /// <param name="drainTimeout">Zero or more, or <see cref="Timeout.InfiniteTimeSpan"/> to run everything. A timeout beyond what a timer can wait (about 49.7 days, e.g. <see cref="TimeSpan.MaxValue"/>) counts as infinite.</param>
     /// <returns>The items that did not run, in queue order; empty when the workers drained everything.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="drainTimeout"/> is negative and not infinite.</exception>
     /// <exception cref="InvalidOperationException">Called from one of this dispatcher's workers.</exception>
@@ -197,6 +200,12 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
         if (drainTimeout < TimeSpan.Zero && drainTimeout != Timeout.InfiniteTimeSpan)
         {
             DispatcherThrowHelper.ThrowBadTimeout(nameof(drainTimeout), drainTimeout);
+        }
+        if (drainTimeout > MaxDrainTimeout)
+        {
+            // Task.Delay refuses more than uint.MaxValue - 1 ms; normalised here, before any state
+            // changes, so the faulted delay never ends up in the cached shutdown task.
+            drainTimeout = Timeout.InfiniteTimeSpan;
         }
         if (t_current == this)
         {

@@ -15,12 +15,15 @@ namespace Manaloc.Threading;
 /// a <see cref="Deadline"/> is the better trade.
 /// </para>
 /// <para>
-/// Memory ordering: the two values are readonly fields written in the constructor; the flip is a
-/// <see cref="Volatile.Write(ref int, int)"/> of a flag, and <see cref="Value"/> is a
-/// <see cref="Volatile.Read(ref readonly int)"/> of it, so a reader that sees the flip sees the
-/// final value (which, being readonly, never tears even for large structs). Once flipped it stays
-/// flipped. The timer fires on the provider's timer thread, so the flip may be observed a little
-/// after the due time, never before.
+/// Memory ordering: the two values are readonly fields written in the constructor; the state is
+/// one int (pending, flipped, cancelled), after the constructor changed only by interlocked
+/// operations (full fences), and
+/// <see cref="Value"/> is a <see cref="Volatile.Read(ref readonly int)"/> of it, so a reader that
+/// sees the flip sees the final value (which, being readonly, never tears even for large structs).
+/// Once flipped it stays flipped. The timer's callback flips only a pending value (CAS) and
+/// <see cref="Dispose"/> cancels only a pending one (CAS), so exactly one of them wins, even when
+/// the callback is already running as Dispose is called. The timer fires on the provider's timer
+/// thread, so the flip may be observed a little after the due time, never before.
 /// </para>
 /// <para>Thread safety: every member is safe to call from any thread.</para>
 /// </remarks>
@@ -29,7 +32,8 @@ public sealed class ScheduledValue<T> : IDisposable
     private readonly T _initial;
     private readonly T _final;
     private readonly ITimer? _timer;
-    private int _flipped; // 0 until the timer fires or FlipNow runs; then 1 forever
+    private const int Pending = 0, Flipped = 1, Cancelled = 2;
+    private int _state; // Pending until the timer flips it, FlipNow flips it, or Dispose cancels it; Flipped is final
 
     /// <summary>Holds <paramref name="initial"/> until <paramref name="delay"/> has passed on <paramref name="timeProvider"/>'s clock, then <paramref name="final"/>.</summary>
     /// <param name="initial">The value before the flip.</param>
@@ -47,13 +51,14 @@ public sealed class ScheduledValue<T> : IDisposable
         _final = final;
         if (delay == TimeSpan.Zero)
         {
-            _flipped = 1;
+            _state = Flipped;
         }
         else if (delay != Timeout.InfiniteTimeSpan)
         {
-            // The timer holds this instance as its state and this instance holds the timer: an
-            // instance nobody can poll any more may be collected together with its timer.
-            _timer = (timeProvider ?? TimeProvider.System).CreateTimer(static s => ((ScheduledValue<T>)s!).FlipNow(), this, delay, Timeout.InfiniteTimeSpan);
+            // The timer's state is this instance, and a scheduled timer is rooted by its provider
+            // (the system timer queue for TimeProvider.System): an undisposed instance stays
+            // reachable, even if nobody polls it any more, until the timer fires or Dispose stops it.
+            _timer = (timeProvider ?? TimeProvider.System).CreateTimer(static s => ((ScheduledValue<T>)s!).OnDue(), this, delay, Timeout.InfiniteTimeSpan);
         }
     }
 
@@ -64,20 +69,31 @@ public sealed class ScheduledValue<T> : IDisposable
     public T Final => _final;
 
     /// <summary>True once the value has flipped.</summary>
-    public bool IsFlipped => Volatile.Read(ref _flipped) != 0; // pairs with the Volatile.Write in FlipNow
+    public bool IsFlipped => Volatile.Read(ref _state) == Flipped; // acquire: pairs with the interlocked flip
 
     /// <summary><see cref="Initial"/> until the timer fires, <see cref="Final"/> from then on. One volatile read.</summary>
-    public T Value => Volatile.Read(ref _flipped) != 0 ? _final : _initial; // acquire: pairs with FlipNow's release
+    public T Value => Volatile.Read(ref _state) == Flipped ? _final : _initial; // acquire: pairs with the interlocked flip
 
-    /// <summary>Flips now (if not flipped yet) and stops the timer.</summary>
+    /// <summary>Flips now (if not flipped yet, also after <see cref="Dispose"/>) and stops the timer.</summary>
     public void FlipNow()
     {
-        Volatile.Write(ref _flipped, 1); // release: readers that see 1 choose _final
+        Interlocked.Exchange(ref _state, Flipped); // full fence: readers that see Flipped choose _final
         _timer?.Dispose();
     }
 
-    /// <summary>Stops the timer. The value stays what it is now: disposing before the due time cancels the flip.</summary>
-    public void Dispose() => _timer?.Dispose();
+    /// <summary>Stops the timer and cancels a flip that has not happened yet: once this returns, the value no longer flips by itself.</summary>
+    /// <remarks>A timer callback already running when this is called flips the value only if its compare-and-swap of the pending state comes first; once this returns the callback cannot flip it, and only <see cref="FlipNow"/> can.</remarks>
+    public void Dispose()
+    {
+        Interlocked.CompareExchange(ref _state, Cancelled, Pending); // loses only to a flip that already happened
+        _timer?.Dispose();
+    }
+
+    private void OnDue()
+    {
+        Interlocked.CompareExchange(ref _state, Flipped, Pending); // loses only to Dispose (or an earlier flip)
+        _timer?.Dispose();
+    }
 
     /// <inheritdoc/>
     public override string ToString() => $"{Value} ({(IsFlipped ? "flipped" : "not flipped yet")})";

@@ -50,6 +50,27 @@ public sealed class DeadlineTests
     }
 
     [Fact]
+    public void A_clock_with_negative_timestamps_gives_a_finite_deadline()
+    {
+        var clock = new NegativeClock();
+        var deadline = Deadline.After(TimeSpan.FromSeconds(1), clock);
+        Assert.False(deadline.IsInfinite);
+        Assert.False(deadline.IsExpired);
+        Assert.Equal(TimeSpan.FromSeconds(1), deadline.Remaining);
+        var far = Deadline.After(TimeSpan.MaxValue, clock); // now + span still fits below long.MaxValue here
+        Assert.False(far.IsExpired);
+        Assert.Equal(TimeSpan.MaxValue, far.Remaining);
+    }
+
+    /// <summary>A fixed clock before its epoch: timestamps are negative.</summary>
+    private sealed class NegativeClock : TimeProvider
+    {
+        public override long TimestampFrequency => TimeSpan.TicksPerSecond;
+
+        public override long GetTimestamp() => -TimeSpan.TicksPerDay;
+    }
+
+    [Fact]
     public void Negative_timeout_is_refused()
     {
         var e = Assert.Throws<ArgumentOutOfRangeException>(() => Deadline.After(TimeSpan.FromMilliseconds(-2)));

@@ -66,6 +66,32 @@ public sealed class DedicatedThreadDispatcherTests
     }
 
     [Fact]
+    public void An_exception_whose_Message_throws_does_not_kill_the_worker()
+    {
+        using var listener = new FailureListener("bad-message"); // enables the event, so the message is formatted
+        int handled = 0, ran = 0;
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions
+        {
+            Name = "bad-message",
+            ThreadCount = 1,
+            OnItemFailed = e => Interlocked.Increment(ref handled),
+        });
+        d.Post(() => throw new BadMessageException());
+        d.Post(() => Interlocked.Increment(ref ran));
+        Assert.Empty(d.Shutdown(Timeout.InfiniteTimeSpan));
+        Assert.Equal(1, ran); // the worker survived the first item
+        Assert.Equal(1, handled);
+        Assert.Equal(1, d.FailedCount);
+        Assert.Equal(2, d.ExecutedCount);
+        Assert.Equal(1, listener.Count);
+    }
+
+    private sealed class BadMessageException : Exception
+    {
+        public override string Message => throw new FormatException("Message getter throws");
+    }
+
+    [Fact]
     public void Block_mode_blocks_the_producer_until_there_is_room()
     {
         using var gate = new ManualResetEventSlim();
@@ -86,6 +112,53 @@ public sealed class DedicatedThreadDispatcherTests
         Assert.Equal(6, ran);
         Assert.Equal(1, d.RejectedCount);
         Assert.Equal(4, d.DeepestQueue);
+    }
+
+    [Fact]
+    public void Block_mode_wakes_a_blocked_producer_as_soon_as_one_slot_is_free()
+    {
+        // Capacity 32, one worker: the resume mark is 30 queued. The worker's item waits for the
+        // blocked Post to return; it takes one slot's worth off a full queue (31 left), so waking
+        // producers only at the mark would deadlock the two (the item's wait is the watchdog).
+        using var gate = new ManualResetEventSlim();
+        using var postReturned = new ManualResetEventSlim();
+        bool sawPostReturn = false;
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 32 });
+        BlockWorkers(d, gate);
+        d.Post(() => sawPostReturn = postReturned.Wait(Watchdog));
+        for (int i = 1; i < 32; i++) d.Post(() => { });
+        Assert.Equal(32, d.QueuedCount);
+        var blocked = StartBlockedPost(d, () =>
+        {
+            d.Post(() => { });
+            postReturned.Set();
+        });
+        gate.Set();
+        Await(blocked, "the blocked Post once a slot is free");
+        d.Dispose();
+        Assert.True(sawPostReturn, "the worker's item saw the blocked Post return (no deadlock)");
+        Assert.Equal(34, d.ExecutedCount);
+    }
+
+    [Fact]
+    public void Block_mode_wakes_an_awaiting_producer_as_soon_as_one_slot_is_free()
+    {
+        using var gate = new ManualResetEventSlim();
+        using var postReturned = new ManualResetEventSlim();
+        bool sawPostReturn = false;
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 32 });
+        BlockWorkers(d, gate);
+        d.Post(() => sawPostReturn = postReturned.Wait(Watchdog));
+        for (int i = 1; i < 32; i++) d.Post(() => { });
+        var waiting = d.PostAsync(() => { }).AsTask();
+        WaitUntil(() => d.WaitingProducerCount == 1, "PostAsync waiting for room");
+        Assert.False(waiting.IsCompleted);
+        gate.Set();
+        Await(waiting, "the awaiting PostAsync once a slot is free");
+        postReturned.Set();
+        d.Dispose();
+        Assert.True(sawPostReturn, "the worker's item saw the PostAsync complete (no deadlock)");
+        Assert.Equal(34, d.ExecutedCount);
     }
 
     [Fact]
@@ -205,6 +278,53 @@ public sealed class DedicatedThreadDispatcherTests
     }
 
     [Fact]
+    public void Busy_time_never_goes_backwards_when_a_reader_overlaps_the_end_of_an_interval()
+    {
+        // The worker reads the clock to end its awake interval, then stalls (here: inside that very
+        // read) before publishing; a reader in between counts the open interval up to its own,
+        // later clock reading. The published total must not then read lower.
+        var clock = new GatedClock();
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, TimeProvider = clock });
+        d.Post(clock.StallNextReadOnThisThread); // on the worker: its next clock read is EndBusy's
+        Assert.True(clock.Stalled.Wait(Watchdog), "watchdog: the worker ending its awake interval");
+        clock.Advance(TimeSpan.FromSeconds(5));
+        var during = d.BusyTime;
+        clock.Release.Set();
+        d.Dispose();
+        var after = d.BusyTime;
+        Assert.True(after >= during, $"BusyTime went backwards: {during} then {after}");
+    }
+
+    /// <summary>A manual clock that can stall one thread inside its next read, after taking the timestamp.</summary>
+    private sealed class GatedClock : TimeProvider
+    {
+        [ThreadStatic]
+        private static bool t_stallNext;
+        private long _now = TimeSpan.TicksPerDay;
+
+        public ManualResetEventSlim Stalled { get; } = new();
+        public ManualResetEventSlim Release { get; } = new();
+
+        public override long TimestampFrequency => TimeSpan.TicksPerSecond;
+
+        public override long GetTimestamp()
+        {
+            long now = Interlocked.Read(ref _now);
+            if (t_stallNext)
+            {
+                t_stallNext = false;
+                Stalled.Set();
+                Release.Wait(Watchdog);
+            }
+            return now;
+        }
+
+        public void StallNextReadOnThisThread() => t_stallNext = true;
+
+        public void Advance(TimeSpan by) => Interlocked.Add(ref _now, by.Ticks);
+    }
+
+    [Fact]
     public void Shutdown_without_deadline_runs_everything_and_wakes_blocked_producers()
     {
         using var gate = new ManualResetEventSlim();
@@ -213,8 +333,7 @@ public sealed class DedicatedThreadDispatcherTests
         BlockWorkers(d, gate);
         d.Post(() => Interlocked.Increment(ref ran));
         d.Post(() => Interlocked.Increment(ref ran));
-        var blocked = Task.Run(() => d.Post(() => Interlocked.Increment(ref ran)));
-        Thread.Sleep(50); // likely blocked in Post by now; if not, Post meets a closed queue: the same outcome
+        var blocked = StartBlockedPost(d, () => d.Post(() => Interlocked.Increment(ref ran))); // returns once really blocked
         var shutdown = d.ShutdownAsync(Timeout.InfiniteTimeSpan);
         var e = Assert.Throws<AggregateException>(() => blocked.Wait(Watchdog));
         Assert.IsType<InvalidOperationException>(e.InnerException);
@@ -222,6 +341,27 @@ public sealed class DedicatedThreadDispatcherTests
         gate.Set();
         Assert.Empty(Await(shutdown, "the infinite shutdown"));
         Assert.Equal(2, ran);
+    }
+
+    [Fact]
+    public void Shutdown_with_a_timeout_beyond_the_timer_range_waits_like_infinite()
+    {
+        var clock = new FakeTimeProvider();
+        using var gate = new ManualResetEventSlim();
+        int ran = 0;
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 8, TimeProvider = clock });
+        BlockWorkers(d, gate); // the workers are busy, so the shutdown really reaches its deadline wait
+        d.Post(() => Interlocked.Increment(ref ran));
+        var shutdown = d.ShutdownAsync(TimeSpan.FromDays(60)); // Task.Delay refuses more than ~49.7 days
+        Assert.False(shutdown.IsCompleted);
+        Assert.Same(shutdown, d.ShutdownAsync(TimeSpan.MaxValue));
+        clock.Advance(TimeSpan.FromDays(61)); // "infinite": no deadline passes on the fake clock either
+        Assert.False(shutdown.IsCompleted);
+        gate.Set();
+        Assert.Empty(Await(shutdown, "the shutdown with a 60-day timeout"));
+        Assert.Equal(1, ran);
+        Assert.Empty(d.Shutdown(TimeSpan.MaxValue)); // later calls return the same, successful task
+        d.Dispose();
     }
 
     [Fact]

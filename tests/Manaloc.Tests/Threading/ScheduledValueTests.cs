@@ -35,6 +35,58 @@ public sealed class ScheduledValueTests
     }
 
     [Fact]
+    public void Dispose_wins_over_a_timer_callback_already_running()
+    {
+        // A timer callback may run after its timer's Dispose returned (it was already under way).
+        var clock = new CapturingTimeProvider();
+        var value = new ScheduledValue<bool>(true, false, TimeSpan.FromSeconds(1), clock);
+        value.Dispose();
+        clock.RunCapturedCallback(); // the callback that was already running
+        Assert.True(value.Value);
+        Assert.False(value.IsFlipped);
+        value.FlipNow(); // an explicit flip still works
+        Assert.False(value.Value);
+    }
+
+    [Fact]
+    public void A_flip_that_happened_stays_after_Dispose()
+    {
+        var clock = new CapturingTimeProvider();
+        var value = new ScheduledValue<bool>(true, false, TimeSpan.FromSeconds(1), clock);
+        clock.RunCapturedCallback();
+        value.Dispose();
+        Assert.False(value.Value);
+        Assert.True(value.IsFlipped);
+    }
+
+    /// <summary>Hands out timers that never fire by themselves; the test runs the callback when it likes.</summary>
+    private sealed class CapturingTimeProvider : TimeProvider
+    {
+        private TimerCallback? _callback;
+        private object? _state;
+
+        public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
+        {
+            _callback = callback;
+            _state = state;
+            return new InertTimer();
+        }
+
+        public void RunCapturedCallback() => _callback!(_state);
+
+        private sealed class InertTimer : ITimer
+        {
+            public bool Change(TimeSpan dueTime, TimeSpan period) => true;
+
+            public void Dispose()
+            {
+            }
+
+            public ValueTask DisposeAsync() => default;
+        }
+    }
+
+    [Fact]
     public void FlipNow_flips_and_stops_the_timer()
     {
         var clock = new FakeTimeProvider();
