@@ -1,7 +1,7 @@
 namespace Manaloc.Tests.Threading;
 
 /// <summary>
-/// A manual clock for tests (Microsoft.Extensions.TimeProvider.Testing does not restore here):
+/// A manual clock for tests (Microsoft.Extensions.TimeProvider.Testing does not restore here), shared by every test that waits or expires:
 /// time moves only through <see cref="Advance"/>, which fires due timers in due order on the
 /// calling thread. Timestamps tick in <see cref="TimeSpan"/> ticks.
 /// </summary>
