@@ -90,35 +90,70 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     /// <summary>The largest pooled buffer size.</summary>
     public int MaxBufferSize { get; }
 
+    /// <summary>
+    /// The cache of the manager this thread used last: the fast paths' one thread-static load (as
+    /// <see cref="ArrayPool{T}.Shared"/>'s per-thread buckets). Never a debug-mode manager's, so the
+    /// fast paths need no debug check; a thread that alternates managers takes the slow path, which
+    /// finds the cache through <see cref="ThreadSlots"/> and makes it the last one.
+    /// </summary>
+    [ThreadStatic]
+    private static BufferThreadCache? t_last;
+
     /// <summary>Rents a buffer of at least <paramref name="minimumLength"/> bytes (rounded up to a power of two ≥ 16).</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="minimumLength"/> is negative.</exception>
     /// <exception cref="ObjectDisposedException">The manager was disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public override byte[] Rent(int minimumLength)
     {
-        int index = SelectClass(minimumLength);
-        if ((uint)index < (uint)_classes.Length) // 0 and negative lengths map past the last class
+        var cache = t_last;
+        if (cache is not null && cache.Token == _token)
         {
             // No disposed check here: Dispose empties every hot slot, and a return after Dispose never fills one.
-            var cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _token));
-            if (cache is not null)
+            int index = SelectClass(minimumLength);
+            var slots = cache.Slots;
+            if ((uint)index < (uint)slots.Length) // 0 and negative lengths map past the last class
             {
-                ref var slot = ref cache.Slots[index];
+                ref var slot = ref slots[index];
                 byte[]? hot = slot.Hot;
                 if (hot is not null)
                 {
                     slot.Hot = null;
                     slot.Rents++;
-                    _debug?.OnRent(hot);
                     return hot;
                 }
             }
-            return RentFromClass(cache, index);
         }
-        return RentUnpooled(minimumLength);
+        return RentSlow(minimumLength);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
+    private byte[] RentSlow(int minimumLength)
+    {
+        int index = SelectClass(minimumLength);
+        if ((uint)index >= (uint)_classes.Length) return RentUnpooled(minimumLength);
+        var cache = FindCache();
+        if (cache is not null && _debug is null)
+        {
+            ref var slot = ref cache.Slots[index];
+            byte[]? hot = slot.Hot; // this thread used another manager in between: its hot buffer is still here
+            if (hot is not null)
+            {
+                slot.Hot = null;
+                slot.Rents++;
+                return hot;
+            }
+        }
+        return RentFromClass(cache, index);
+    }
+
+    /// <summary>The calling thread's cache through its slots (made the fast paths' last one), or null.</summary>
+    private BufferThreadCache? FindCache()
+    {
+        var cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _token));
+        if (cache is not null && _debug is null) t_last = cache;
+        return cache;
+    }
+
     private byte[] RentFromClass(BufferThreadCache? cache, int index)
     {
         byte[] buffer = _classes[index].RentCore();
@@ -148,35 +183,57 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     public override void Return(byte[] array, bool clearArray = false)
     {
         if (array is null) PoolThrowHelper.ThrowArgumentNull(nameof(array));
-        int length = array.Length;
-        int index = SelectClass(length);
-        if ((uint)index < (uint)_classes.Length)
+        var cache = t_last;
+        if (cache is not null && cache.Token == _token && _disposed == 0)
         {
-            if (length != MinimumSize << index) ThrowNotFromPool();
-            _debug?.OnReturn(array);
-            if (clearArray) Array.Clear(array);
-            var cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _token));
-            if (cache is not null && _disposed == 0)
+            int length = array.Length;
+            int index = SelectClass(length);
+            var slots = cache.Slots;
+            if ((uint)index < (uint)slots.Length && length == MinimumSize << index)
             {
-                ref var slot = ref cache.Slots[index];
-                var hot = slot.Hot;
-                if (hot is null)
+                ref var slot = ref slots[index];
+                // Hot only while the stack is empty, so no buffer is kept twice; a full hot slot (perhaps
+                // holding this very array: a double return) is the slow path's business.
+                if (slot.Hot is null && !slot.StackMayHoldBuffers)
                 {
-                    if (!slot.StackMayHoldBuffers) // hot only while the stack is empty: no buffer is kept twice
-                    {
-                        slot.Hot = array;
-                        return;
-                    }
-                }
-                else if (ReferenceEquals(hot, array))
-                {
-                    RefuseDoubleReturn(ref slot, array);
+                    if (clearArray) Array.Clear(array);
+                    slot.Hot = array;
                     return;
                 }
             }
-            ReturnToClass(cache, index, array);
         }
-        // Empty arrays and arrays above the largest class were never pooled: dropped, as ArrayPool.Shared does.
+        ReturnSlow(array, clearArray);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ReturnSlow(byte[] array, bool clearArray)
+    {
+        int length = array.Length;
+        int index = SelectClass(length);
+        if ((uint)index >= (uint)_classes.Length) return; // empty arrays and arrays above the largest class were never pooled: dropped, as ArrayPool.Shared does
+        if (length != MinimumSize << index) ThrowNotFromPool();
+        _debug?.OnReturn(array);
+        if (clearArray) Array.Clear(array);
+        var cache = FindCache();
+        if (cache is not null && _debug is null && Volatile.Read(ref _disposed) == 0)
+        {
+            ref var slot = ref cache.Slots[index];
+            var hot = slot.Hot;
+            if (hot is null)
+            {
+                if (!slot.StackMayHoldBuffers) // hot only while the stack is empty: no buffer is kept twice
+                {
+                    slot.Hot = array;
+                    return;
+                }
+            }
+            else if (ReferenceEquals(hot, array))
+            {
+                RefuseDoubleReturn(ref slot, array);
+                return;
+            }
+        }
+        ReturnToClass(cache, index, array);
     }
 
     /// <summary>Rents a buffer of at least <paramref name="minimumLength"/> bytes that returns itself on Dispose.</summary>
