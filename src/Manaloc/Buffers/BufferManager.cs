@@ -42,6 +42,8 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     private readonly SlotLease _lease;
     private readonly int _slotId;
     private readonly long _token;
+    // The token the fast paths look for: _token, or -1 in debug mode (never matches: debug work stays on the slow paths).
+    private readonly long _fastToken;
     private int _disposed;
 
     /// <summary>Creates a buffer manager with <paramref name="options"/> (defaults when null).</summary>
@@ -71,6 +73,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         _lease = ThreadSlots.Lease();
         _slotId = _lease.Id;
         _token = _lease.Token;
+        _fastToken = _debug is null ? _token : -1;
         if (options.TrimAfterGen2)
         {
             var lease = _lease;
@@ -91,10 +94,11 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     public int MaxBufferSize { get; }
 
     /// <summary>
-    /// The cache of the manager this thread used last: the fast paths' one thread-static load (as
-    /// <see cref="ArrayPool{T}.Shared"/>'s per-thread buckets). Never a debug-mode manager's, so the
-    /// fast paths need no debug check; a thread that alternates managers takes the slow path, which
-    /// finds the cache through <see cref="ThreadSlots"/> and makes it the last one.
+    /// The cache of the manager whose slow path this thread ran last: the fast paths' one thread-static
+    /// load and token compare (as <see cref="ArrayPool{T}.Shared"/>'s per-thread buckets); other
+    /// managers' fast paths find their cache through <see cref="ThreadSlots"/> (inlined). Never a
+    /// debug-mode manager's cache, and debug managers look for a token no cache has, so the fast paths
+    /// need no debug check.
     /// </summary>
     [ThreadStatic]
     private static BufferThreadCache? t_last;
@@ -106,7 +110,8 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     public override byte[] Rent(int minimumLength)
     {
         var cache = t_last;
-        if (cache is not null && cache.Token == _token)
+        if (cache is null || cache.Token != _fastToken) cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _fastToken)); // another manager was last
+        if (cache is not null)
         {
             // No disposed check here: Dispose empties every hot slot, and a return after Dispose never fills one.
             int index = SelectClass(minimumLength);
@@ -184,7 +189,8 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     {
         if (array is null) PoolThrowHelper.ThrowArgumentNull(nameof(array));
         var cache = t_last;
-        if (cache is not null && cache.Token == _token && _disposed == 0)
+        if (cache is null || cache.Token != _fastToken) cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _fastToken));
+        if (cache is not null && _disposed == 0)
         {
             int length = array.Length;
             int index = SelectClass(length);

@@ -41,6 +41,8 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     private readonly SlotLease _lease;
     private readonly int _slotId;
     private readonly long _token;
+    // The token the fast paths look for: _token, or -1 in debug mode (never matches: debug work stays on the slow paths).
+    private readonly long _fastToken;
     private readonly PoolDebugTracker<T>? _debug;
     private readonly bool _scanForDuplicates;
     private readonly bool _resets;
@@ -73,6 +75,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         _lease = ThreadSlots.Lease();
         _slotId = _lease.Id;
         _token = _lease.Token;
+        _fastToken = options.DebugMode ? -1 : _token;
         if (options.TrimAfterGen2)
         {
             var lease = _lease;
@@ -91,15 +94,17 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
 
     /// <inheritdoc/>
     /// <remarks>
-    /// Fast path: the stack of the pool this thread used last (one thread-static load and a token
-    /// compare), popped without synchronisation. Anything else (another pool in between, an empty
-    /// stack, debug mode, Dispose) goes through <see cref="RentChecked"/>.
+    /// Fast path: the thread's stack, popped without synchronisation. It is found with one
+    /// thread-static load and a token compare when this pool is the one whose slow path the thread ran
+    /// last, else through the thread's slot array. An empty stack, debug mode and Dispose go through
+    /// <see cref="RentChecked"/>.
     /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public T Rent()
     {
         var entry = ThreadSlots.t_lastPool;
-        if (entry is not null && entry.Token == _token && _disposed == 0)
+        if (entry is null || entry.Token != _fastToken) entry = ThreadSlots.Get(_slotId, _fastToken); // another pool was last
+        if (entry is not null && _disposed == 0)
         {
             var local = Unsafe.As<Local>(entry); // the token is this pool's, never reused: the entry is our Local
             int top = local.Count - 1;
@@ -118,16 +123,17 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
 
     /// <inheritdoc/>
     /// <remarks>
-    /// Fast path (no debug mode, a policy that resets nothing): a push on the stack of the pool this
-    /// thread used last. Otherwise <see cref="ReturnChecked"/> runs the debug check and the policy first.
+    /// Fast path (no debug mode, a policy that resets nothing): a push on the thread's stack, found as
+    /// in <see cref="Rent"/>. Otherwise <see cref="ReturnChecked"/> runs the debug check and the policy first.
     /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Return(T item)
     {
         if (item is null) PoolThrowHelper.ThrowArgumentNull(nameof(item));
         var entry = ThreadSlots.t_lastPool;
-        // Debug pools never become t_lastPool; _plainReturn is false when the policy resets objects.
-        if (entry is not null && entry.Token == _token && _plainReturn)
+        if (entry is null || entry.Token != _fastToken) entry = ThreadSlots.Get(_slotId, _fastToken); // another pool was last
+        // _plainReturn is false in debug mode and when the policy resets objects.
+        if (entry is not null && _plainReturn)
         {
             var local = Unsafe.As<Local>(entry);
             int count = local.Count;
