@@ -10,7 +10,6 @@ public sealed partial class BufferManager
     private readonly Lock _cachesLock = new();
     private readonly List<BufferThreadCache> _caches = [];
 
-    [MethodImpl(MethodImplOptions.NoInlining)]
     private void ReturnToClass(BufferThreadCache? cache, int index, byte[] array)
     {
         var pool = _classes[index];
@@ -22,7 +21,6 @@ public sealed partial class BufferManager
         slot.StackMayHoldBuffers = slot.Stack is { Count: > 0 }; // the return may have been dropped (cap) instead
     }
 
-    [MethodImpl(MethodImplOptions.NoInlining)]
     private void RefuseDoubleReturn(ref BufferThreadCache.ClassSlot slot, byte[] array)
     {
         slot.Drops++;
@@ -31,13 +29,14 @@ public sealed partial class BufferManager
 
     private BufferThreadCache CreateCache()
     {
-        var cache = new BufferThreadCache(_token, Thread.CurrentThread);
+        var cache = new BufferThreadCache(_token, Thread.CurrentThread, _classes.Length);
         lock (_cachesLock)
         {
             RemoveExitedThreadsLocked(); // an exited thread's hot buffers go with its cache
             _caches.Add(cache);
         }
         ThreadSlots.Set(_slotId, cache);
+        if (_debug is null) t_last = cache; // debug mode keeps every operation on the slow path, where it tracks
         return cache;
     }
 

@@ -42,6 +42,8 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     private readonly SlotLease _lease;
     private readonly int _slotId;
     private readonly long _token;
+    // The token the fast paths look for: _token, or -1 in debug mode (never matches: debug work stays on the slow paths).
+    private readonly long _fastToken;
     private int _disposed;
 
     /// <summary>Creates a buffer manager with <paramref name="options"/> (defaults when null).</summary>
@@ -71,6 +73,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         _lease = ThreadSlots.Lease();
         _slotId = _lease.Id;
         _token = _lease.Token;
+        _fastToken = _debug is null ? _token : -1;
         if (options.TrimAfterGen2)
         {
             var lease = _lease;
@@ -90,35 +93,72 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     /// <summary>The largest pooled buffer size.</summary>
     public int MaxBufferSize { get; }
 
+    /// <summary>
+    /// The cache of the manager whose slow path this thread ran last: the fast paths' one thread-static
+    /// load and token compare (as <see cref="ArrayPool{T}.Shared"/>'s per-thread buckets); other
+    /// managers' fast paths find their cache through <see cref="ThreadSlots"/> (inlined). Never a
+    /// debug-mode manager's cache, and debug managers look for a token no cache has, so the fast paths
+    /// need no debug check.
+    /// </summary>
+    [ThreadStatic]
+    private static BufferThreadCache? t_last;
+
     /// <summary>Rents a buffer of at least <paramref name="minimumLength"/> bytes (rounded up to a power of two ≥ 16).</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="minimumLength"/> is negative.</exception>
     /// <exception cref="ObjectDisposedException">The manager was disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public override byte[] Rent(int minimumLength)
     {
-        int index = SelectClass(minimumLength);
-        if ((uint)index < (uint)_classes.Length) // 0 and negative lengths map past the last class
+        var cache = t_last;
+        if (cache is null || cache.Token != _fastToken) cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _fastToken)); // another manager was last
+        if (cache is not null)
         {
             // No disposed check here: Dispose empties every hot slot, and a return after Dispose never fills one.
-            var cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _token));
-            if (cache is not null)
+            int index = SelectClass(minimumLength);
+            var slots = cache.Slots;
+            if ((uint)index < (uint)slots.Length) // 0 and negative lengths map past the last class
             {
-                ref var slot = ref cache.Slots[index];
+                ref var slot = ref slots[index];
                 byte[]? hot = slot.Hot;
                 if (hot is not null)
                 {
                     slot.Hot = null;
                     slot.Rents++;
-                    _debug?.OnRent(hot);
                     return hot;
                 }
             }
-            return RentFromClass(cache, index);
         }
-        return RentUnpooled(minimumLength);
+        return RentSlow(minimumLength);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
+    private byte[] RentSlow(int minimumLength)
+    {
+        int index = SelectClass(minimumLength);
+        if ((uint)index >= (uint)_classes.Length) return RentUnpooled(minimumLength);
+        var cache = FindCache();
+        if (cache is not null && _debug is null)
+        {
+            ref var slot = ref cache.Slots[index];
+            byte[]? hot = slot.Hot; // this thread used another manager in between: its hot buffer is still here
+            if (hot is not null)
+            {
+                slot.Hot = null;
+                slot.Rents++;
+                return hot;
+            }
+        }
+        return RentFromClass(cache, index);
+    }
+
+    /// <summary>The calling thread's cache through its slots (made the fast paths' last one), or null.</summary>
+    private BufferThreadCache? FindCache()
+    {
+        var cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _token));
+        if (cache is not null && _debug is null) t_last = cache;
+        return cache;
+    }
+
     private byte[] RentFromClass(BufferThreadCache? cache, int index)
     {
         byte[] buffer = _classes[index].RentCore();
@@ -148,35 +188,58 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     public override void Return(byte[] array, bool clearArray = false)
     {
         if (array is null) PoolThrowHelper.ThrowArgumentNull(nameof(array));
-        int length = array.Length;
-        int index = SelectClass(length);
-        if ((uint)index < (uint)_classes.Length)
+        var cache = t_last;
+        if (cache is null || cache.Token != _fastToken) cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _fastToken));
+        if (cache is not null && _disposed == 0)
         {
-            if (length != MinimumSize << index) ThrowNotFromPool();
-            _debug?.OnReturn(array);
-            if (clearArray) Array.Clear(array);
-            var cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _token));
-            if (cache is not null && _disposed == 0)
+            int length = array.Length;
+            int index = SelectClass(length);
+            var slots = cache.Slots;
+            if ((uint)index < (uint)slots.Length && length == MinimumSize << index)
             {
-                ref var slot = ref cache.Slots[index];
-                var hot = slot.Hot;
-                if (hot is null)
+                ref var slot = ref slots[index];
+                // Hot only while the stack is empty, so no buffer is kept twice; a full hot slot (perhaps
+                // holding this very array: a double return) is the slow path's business.
+                if (slot.Hot is null && !slot.StackMayHoldBuffers)
                 {
-                    if (!slot.StackMayHoldBuffers) // hot only while the stack is empty: no buffer is kept twice
-                    {
-                        slot.Hot = array;
-                        return;
-                    }
-                }
-                else if (ReferenceEquals(hot, array))
-                {
-                    RefuseDoubleReturn(ref slot, array);
+                    if (clearArray) Array.Clear(array);
+                    slot.Hot = array;
                     return;
                 }
             }
-            ReturnToClass(cache, index, array);
         }
-        // Empty arrays and arrays above the largest class were never pooled: dropped, as ArrayPool.Shared does.
+        ReturnSlow(array, clearArray);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ReturnSlow(byte[] array, bool clearArray)
+    {
+        int length = array.Length;
+        int index = SelectClass(length);
+        if ((uint)index >= (uint)_classes.Length) return; // empty arrays and arrays above the largest class were never pooled: dropped, as ArrayPool.Shared does
+        if (length != MinimumSize << index) ThrowNotFromPool();
+        _debug?.OnReturn(array);
+        if (clearArray) Array.Clear(array);
+        var cache = FindCache();
+        if (cache is not null && _debug is null && Volatile.Read(ref _disposed) == 0)
+        {
+            ref var slot = ref cache.Slots[index];
+            var hot = slot.Hot;
+            if (hot is null)
+            {
+                if (!slot.StackMayHoldBuffers) // hot only while the stack is empty: no buffer is kept twice
+                {
+                    slot.Hot = array;
+                    return;
+                }
+            }
+            else if (ReferenceEquals(hot, array))
+            {
+                RefuseDoubleReturn(ref slot, array);
+                return;
+            }
+        }
+        ReturnToClass(cache, index, array);
     }
 
     /// <summary>Rents a buffer of at least <paramref name="minimumLength"/> bytes that returns itself on Dispose.</summary>

@@ -1,12 +1,12 @@
-using System.Runtime.CompilerServices;
 using Manaloc.Pooling;
 
 namespace Manaloc.Buffers;
 
 /// <summary>
 /// One thread's front tier of one <see cref="BufferManager"/>: a single "hot" buffer per size class,
-/// reached with one thread-static lookup (as ArrayPool.Shared's per-thread slots), in front of the
-/// class's semi-local stack.
+/// in front of the class's semi-local stack. The manager a thread used last finds it with one
+/// thread-static load and one compare of the never-reused token (which, unlike a reference to the
+/// manager, does not keep a dropped manager alive); other managers through the thread's slots.
 /// </summary>
 /// <remarks>
 /// Written by its owner thread with plain stores. A trimmer or Dispose may take a hot buffer away with
@@ -14,10 +14,11 @@ namespace Manaloc.Buffers;
 /// rented by the owner or forgotten by the trimmer, never both kept and handed out (byte arrays need no
 /// disposal, so forgetting one is harmless).
 /// </remarks>
-internal sealed class BufferThreadCache(long token, Thread owner) : ThreadSlotEntry(token)
+internal sealed class BufferThreadCache(long token, Thread owner, int classes) : ThreadSlotEntry(token)
 {
     public readonly Thread Owner = owner;
-    public ClassSlots Slots;
+    /// <summary>One slot per size class of the manager: its length bounds the class index, one check for both.</summary>
+    public readonly ClassSlot[] Slots = new ClassSlot[classes];
 
     /// <summary>One size class's front tier on this thread.</summary>
     internal struct ClassSlot
@@ -35,12 +36,5 @@ internal sealed class BufferThreadCache(long token, Thread owner) : ThreadSlotEn
         public long Drops;
         /// <summary>Rents seen by the last gen-2 pass (trimmer only, under the manager's lock).</summary>
         public long RentsAtLastGen2;
-    }
-
-    /// <summary>Room for every class from 16 B to 1 GiB.</summary>
-    [InlineArray(27)]
-    internal struct ClassSlots
-    {
-        private ClassSlot _first;
     }
 }

@@ -41,9 +41,12 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     private readonly SlotLease _lease;
     private readonly int _slotId;
     private readonly long _token;
+    // The token the fast paths look for: _token, or -1 in debug mode (never matches: debug work stays on the slow paths).
+    private readonly long _fastToken;
     private readonly PoolDebugTracker<T>? _debug;
     private readonly bool _scanForDuplicates;
     private readonly bool _resets;
+    private readonly bool _plainReturn;
     private int _disposed;
 
     /// <summary>Creates a pool with <paramref name="policy"/> and <paramref name="options"/> (defaults when null).</summary>
@@ -61,6 +64,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         options.Validate();
         _policy = policy;
         _resets = policy.ResetsObjects;
+        _plainReturn = !_resets && !options.DebugMode;
         Name = options.Name ?? typeof(T).Name;
         _batch = options.BatchSize;
         _localCapacity = options.LocalCapacity;
@@ -71,6 +75,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         _lease = ThreadSlots.Lease();
         _slotId = _lease.Id;
         _token = _lease.Token;
+        _fastToken = options.DebugMode ? -1 : _token;
         if (options.TrimAfterGen2)
         {
             var lease = _lease;
@@ -88,19 +93,74 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     public int MaxRetained => _maxRetained;
 
     /// <inheritdoc/>
+    /// <remarks>
+    /// Fast path: the thread's stack, popped without synchronisation. It is found with one
+    /// thread-static load and a token compare when this pool is the one whose slow path the thread ran
+    /// last, else through the thread's slot array. An empty stack, debug mode and Dispose go through
+    /// <see cref="RentChecked"/>.
+    /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public T Rent()
     {
-        T item = RentCore();
-        _debug?.OnRent(item);
-        return item;
+        var entry = ThreadSlots.t_lastPool;
+        if (entry is null || entry.Token != _fastToken) entry = ThreadSlots.Get(_slotId, _fastToken); // another pool was last
+        if (entry is not null && _disposed == 0)
+        {
+            var local = Unsafe.As<Local>(entry); // the token is this pool's, never reused: the entry is our Local
+            int top = local.Count - 1;
+            var items = local.Items;
+            if ((uint)top < (uint)items.Length)
+            {
+                T item = items[top].Value!;
+                items[top].Value = null;
+                local.Count = top;
+                local.LocalHits++; // rents = local hits + slow rents
+                return item;
+            }
+        }
+        return RentChecked();
     }
 
     /// <inheritdoc/>
+    /// <remarks>
+    /// Fast path (no debug mode, a policy that resets nothing): a push on the thread's stack, found as
+    /// in <see cref="Rent"/>. Otherwise <see cref="ReturnChecked"/> runs the debug check and the policy first.
+    /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Return(T item)
     {
         if (item is null) PoolThrowHelper.ThrowArgumentNull(nameof(item));
+        var entry = ThreadSlots.t_lastPool;
+        if (entry is null || entry.Token != _fastToken) entry = ThreadSlots.Get(_slotId, _fastToken); // another pool was last
+        // _plainReturn is false in debug mode and when the policy resets objects.
+        if (entry is not null && _plainReturn)
+        {
+            var local = Unsafe.As<Local>(entry);
+            int count = local.Count;
+            var items = local.Items;
+            // Limit is lowered to 0 by a trimmer or Dispose (see the class remarks): read it fresh each call.
+            if ((uint)count < (uint)Volatile.Read(ref local.Limit) && (uint)count < (uint)items.Length)
+            {
+                items[count].Value = item;
+                local.Count = count + 1;
+                return;
+            }
+        }
+        ReturnChecked(item);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private T RentChecked()
+    {
+        T item = RentCore();
+        if (_debug is null) MakeLast();
+        else _debug.OnRent(item);
+        return item;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ReturnChecked(T item)
+    {
         _debug?.OnReturn(item);
         if (_resets && !_policy.Return(item))
         {
@@ -108,6 +168,14 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
             return;
         }
         ReturnCore(item);
+        if (_debug is null && ThreadSlots.t_lastPool?.Token != _token) MakeLast();
+    }
+
+    /// <summary>Makes this thread's stack (if any) the fast paths' "pool used last".</summary>
+    private void MakeLast()
+    {
+        var local = ThreadSlots.Get(_slotId, _token);
+        if (local is not null) ThreadSlots.t_lastPool = local;
     }
 
     /// <summary>Rent without debug tracking (the buffer manager tracks at its own level).</summary>

@@ -19,6 +19,14 @@ internal static class ThreadSlots
     [ThreadStatic]
     private static ThreadSlotEntry?[]? t_entries;
 
+    /// <summary>
+    /// The entry of the object pool this thread used last (set by the pools' slow paths, never for a
+    /// debug-mode pool): the pools' fast paths check only its token, one thread-static load and a compare.
+    /// Only its own thread reads or writes it.
+    /// </summary>
+    [ThreadStatic]
+    internal static ThreadSlotEntry? t_lastPool;
+
     private static readonly Lock s_lock = new();
     private static readonly Stack<int> s_free = new();
     private static int s_next;

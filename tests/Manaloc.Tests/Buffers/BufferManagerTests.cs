@@ -226,4 +226,42 @@ public sealed class BufferManagerTests
         Assert.Throws<ObjectDisposedException>(() => manager.Rent(64));
         Assert.Equal(0, manager.GetStatistics().Retained);
     }
+
+    [Fact]
+    public void Managers_used_alternately_on_one_thread_each_keep_and_reuse_their_own_buffers()
+    {
+        using var first = new BufferManager(new BufferManagerOptions { Name = "alternate-1" });
+        using var second = new BufferManager(new BufferManagerOptions { Name = "alternate-2" });
+        byte[]? firstSeen = null, secondSeen = null;
+        for (int i = 0; i < 100; i++)
+        {
+            var a = first.Rent(4096);
+            var b = second.Rent(4096);
+            Assert.NotSame(a, b);
+            Assert.Same(firstSeen ?? a, a); // each manager hands its one buffer back every time
+            Assert.Same(secondSeen ?? b, b);
+            firstSeen = a;
+            secondSeen = b;
+            first.Return(a);
+            second.Return(b);
+        }
+        Assert.Equal(100, first.GetStatistics().Rents);
+        Assert.Equal(1, first.GetStatistics().Creations);
+        Assert.Equal(100, second.GetStatistics().Rents);
+        Assert.Equal(1, second.GetStatistics().Creations);
+    }
+
+    [Fact]
+    public void Debug_mode_still_checks_when_the_thread_used_another_manager_last()
+    {
+        using var plain = new BufferManager(new BufferManagerOptions { Name = "plain-before-debug" });
+        using var debug = new BufferManager(new BufferManagerOptions { Name = "debug-after-plain", DebugMode = true });
+        var p = plain.Rent(256);
+        plain.Return(p); // the plain manager is now this thread's last one
+        var d = debug.Rent(256);
+        debug.Return(d);
+        plain.Return(plain.Rent(256));
+        Assert.Throws<InvalidOperationException>(() => debug.Return(d));
+        Assert.Throws<InvalidOperationException>(() => debug.Return(new byte[256]));
+    }
 }

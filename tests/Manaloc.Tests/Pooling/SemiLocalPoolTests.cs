@@ -19,6 +19,49 @@ public sealed class SemiLocalPoolTests
     }
 
     [Fact]
+    public void Pools_used_alternately_on_one_thread_keep_exact_counts_and_their_own_objects()
+    {
+        using var first = Create(new PoolOptions { Name = "alternate-1" });
+        using var second = Create(new PoolOptions { Name = "alternate-2" });
+        for (int i = 0; i < 100; i++)
+        {
+            var a = first.Rent();
+            var b = second.Rent();
+            Assert.NotSame(a, b);
+            first.Return(a);
+            second.Return(b);
+        }
+        foreach (var pool in new[] { first, second })
+        {
+            var stats = pool.GetStatistics();
+            Assert.Equal(100, stats.Rents);
+            Assert.Equal(99, stats.LocalHits);
+            Assert.Equal(1, stats.Creations);
+            Assert.Equal(1, stats.Retained);
+        }
+    }
+
+    [Fact]
+    public void Debug_mode_and_resetting_policies_apply_when_the_thread_used_a_plain_pool_last()
+    {
+        using var plain = Create(new PoolOptions { Name = "plain-last" });
+        int resets = 0;
+        using var resetting = new SemiLocalPool<PooledThing>(PoolPolicies.Create(() => new PooledThing(), _ => { resets++; return true; }), new PoolOptions { Name = "resetting" });
+        using var debug = Create(new PoolOptions { Name = "debug-after-plain", DebugMode = true });
+        for (int i = 0; i < 10; i++)
+        {
+            plain.Return(plain.Rent()); // the plain pool's stack becomes this thread's last one
+            resetting.Return(resetting.Rent());
+        }
+        Assert.Equal(10, resets);
+        var d = debug.Rent();
+        debug.Return(d);
+        plain.Return(plain.Rent());
+        Assert.Throws<InvalidOperationException>(() => debug.Return(d));
+        Assert.Throws<InvalidOperationException>(() => debug.Return(new PooledThing()));
+    }
+
+    [Fact]
     public void Thread_churn_does_not_grow_the_pool()
     {
         const int Cap = 200;
