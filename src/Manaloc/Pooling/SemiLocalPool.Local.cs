@@ -1,3 +1,6 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+
 namespace Manaloc.Pooling;
 
 public sealed partial class SemiLocalPool<T>
@@ -28,5 +31,39 @@ public sealed partial class SemiLocalPool<T>
         public long Trimmed;
         /// <summary>Rents (local hits + slow rents) seen by the last gen-2 trim pass (written by the trimmer only, under the lock).</summary>
         public long RentsAtLastGen2;
+
+        /// <summary>Pops the top object (owner thread only): the fast rent path shared by every caller.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public bool TryPop([MaybeNullWhen(false)] out T item)
+        {
+            int top = Count - 1;
+            var items = Items;
+            if ((uint)top < (uint)items.Length)
+            {
+                item = items[top].Value!;
+                items[top].Value = null;
+                Count = top;
+                LocalHits++; // rents = local hits + slow rents
+                return true;
+            }
+            item = default;
+            return false;
+        }
+
+        /// <summary>Pushes an object if the stack is under its limit (owner thread only): the fast return path.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public bool TryPush(T item)
+        {
+            int count = Count;
+            var items = Items;
+            // Limit is lowered to 0 by a trimmer or Dispose (see the class remarks): read it fresh each call.
+            if ((uint)count < (uint)Volatile.Read(ref Limit) && (uint)count < (uint)items.Length)
+            {
+                items[count].Value = item;
+                Count = count + 1;
+                return true;
+            }
+            return false;
+        }
     }
 }

@@ -104,19 +104,10 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     {
         var entry = ThreadSlots.t_lastPool;
         if (entry is null || entry.Token != _fastToken) entry = ThreadSlots.Get(_slotId, _fastToken); // another pool was last
-        if (entry is not null && _disposed == 0)
+        // The token is this pool's and never reused, so the entry is our Local.
+        if (entry is not null && _disposed == 0 && Unsafe.As<Local>(entry).TryPop(out T? item))
         {
-            var local = Unsafe.As<Local>(entry); // the token is this pool's, never reused: the entry is our Local
-            int top = local.Count - 1;
-            var items = local.Items;
-            if ((uint)top < (uint)items.Length)
-            {
-                T item = items[top].Value!;
-                items[top].Value = null;
-                local.Count = top;
-                local.LocalHits++; // rents = local hits + slow rents
-                return item;
-            }
+            return item;
         }
         return RentChecked();
     }
@@ -133,18 +124,9 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         var entry = ThreadSlots.t_lastPool;
         if (entry is null || entry.Token != _fastToken) entry = ThreadSlots.Get(_slotId, _fastToken); // another pool was last
         // _plainReturn is false in debug mode and when the policy resets objects.
-        if (entry is not null && _plainReturn)
+        if (entry is not null && _plainReturn && Unsafe.As<Local>(entry).TryPush(item))
         {
-            var local = Unsafe.As<Local>(entry);
-            int count = local.Count;
-            var items = local.Items;
-            // Limit is lowered to 0 by a trimmer or Dispose (see the class remarks): read it fresh each call.
-            if ((uint)count < (uint)Volatile.Read(ref local.Limit) && (uint)count < (uint)items.Length)
-            {
-                items[count].Value = item;
-                local.Count = count + 1;
-                return;
-            }
+            return;
         }
         ReturnChecked(item);
     }
@@ -183,18 +165,9 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     internal T RentCore()
     {
         var local = Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
-        if (local is not null && _disposed == 0)
+        if (local is not null && _disposed == 0 && local.TryPop(out T? item))
         {
-            int top = local.Count - 1;
-            var items = local.Items;
-            if ((uint)top < (uint)items.Length)
-            {
-                T item = items[top].Value!;
-                items[top].Value = null;
-                local.Count = top;
-                local.LocalHits++; // rents = local hits + slow rents
-                return item;
-            }
+            return item;
         }
         return RentSlow(local);
     }
@@ -204,18 +177,9 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     internal void ReturnCore(T item)
     {
         var local = Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
-        if (local is not null)
+        if (local is not null && (!_scanForDuplicates || !Contains(local.Items, local.Count, item)) && local.TryPush(item))
         {
-            int count = local.Count;
-            var items = local.Items;
-            // Limit is lowered to 0 by a trimmer or Dispose (see the class remarks): read it fresh each call.
-            if ((uint)count < (uint)Volatile.Read(ref local.Limit) && (uint)count < (uint)items.Length
-                && (!_scanForDuplicates || !Contains(items, count, item)))
-            {
-                items[count].Value = item;
-                local.Count = count + 1;
-                return;
-            }
+            return;
         }
         ReturnSlow(local, item);
     }
