@@ -97,6 +97,8 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     public void Free(void* block)
     {
         if (block == null) return;
+        // Before touching the chunk header: after Dispose the chunk is unmapped.
+        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
         nuint address = (nuint)block;
         if ((address & (SizeClasses.ChunkSize - 1)) == 0)
         {

@@ -101,6 +101,17 @@ public sealed unsafe class NativeSlabAllocatorTests
     }
 
     [Fact]
+    public void Raw_free_after_dispose_throws_instead_of_reading_the_released_chunk()
+    {
+        var slab = new NativeSlabAllocator();
+        void* small = slab.Allocate(48);
+        void* large = slab.Allocate(1 << 20);
+        slab.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => slab.Free(small));
+        Assert.Throws<ObjectDisposedException>(() => slab.Free(large));
+    }
+
+    [Fact]
     public void Raw_free_of_an_unknown_chunk_aligned_pointer_throws()
     {
         using var slab = new NativeSlabAllocator();
