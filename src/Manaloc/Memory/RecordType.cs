@@ -14,6 +14,15 @@ internal sealed unsafe class RecordType
         Create = create;
         Tag = tag;
         ArrayTag = arrayTag;
+        // The layout guarantees every field inside the record; a violation here would make accessors write past the block.
+        foreach (var field in layout.Fields)
+        {
+            if ((long)field.Offset + field.Size > layout.Size)
+            {
+                throw new InvalidOperationException($"Layout of '{@interface.FullName}' is inconsistent: field '{field.Name}' ends at {(long)field.Offset + field.Size}, past the record size {layout.Size}.");
+            }
+        }
+        // Only an empty record (no fields, size 0) is rounded up, so it still gets a block of its own.
         BlockSize = (nuint)Math.Max(layout.Size, 1);
         Alignment = (nuint)Math.Max(layout.Alignment, 16);
         ClassIndex = SizeClasses.ForSize(BlockSize, Alignment);

@@ -15,7 +15,8 @@ public sealed partial class TypeLayout
         ValidateType(type);
         var fields = CollectFields(type);
         bool alignRecord = type.IsDefined(typeof(CacheLineAlignedAttribute), inherit: false);
-        var occupied = new List<(int Start, int End)>();
+        // Offsets and ends are computed in long: a [RecordOffset] near int.MaxValue must be rejected, not wrap.
+        var occupied = new List<(long Start, long End)>();
         var placed = new List<FieldLayout>();
 
         // 1. Fixed offsets.
@@ -26,20 +27,24 @@ public sealed partial class TypeLayout
             {
                 throw Invalid(type, field.Name, $"[RecordOffset({at})] is not a non-negative multiple of the type's natural alignment {field.Alignment}");
             }
-            if (Overlaps(occupied, at, at + field.Size))
+            long end = (long)at + field.Size;
+            CheckFits(type, field.Name, end, $"[RecordOffset({at})] puts its end at byte {end}");
+            if (Overlaps(occupied, at, end))
             {
                 throw Invalid(type, field.Name, $"[RecordOffset({at})] overlaps another property");
             }
             field.Offset = at;
-            occupied.Add((at, at + field.Size));
+            occupied.Add((at, end));
             placed.Add(field);
         }
         // 2. Own cache lines.
         foreach (var (field, _, _) in fields.Where(f => f.Offset is null && f.OwnLine))
         {
-            int span = AlignUp(Math.Max(field.Size, 1), CacheLineSize);
-            field.Offset = FirstFit(occupied, span, CacheLineSize);
-            occupied.Add((field.Offset, field.Offset + span));
+            long span = AlignUp(Math.Max(field.Size, 1), CacheLineSize);
+            long at = FirstFit(occupied, span, CacheLineSize);
+            CheckFits(type, field.Name, at + span, $"its own cache line would end at byte {at + span}");
+            field.Offset = (int)at;
+            occupied.Add((at, at + span));
             placed.Add(field);
             alignRecord = true;
         }
@@ -47,36 +52,51 @@ public sealed partial class TypeLayout
         foreach (var (field, _, _) in fields.Where(f => f.Offset is null && !f.OwnLine)
                      .OrderByDescending(f => f.Field.Alignment).ThenByDescending(f => f.Field.Size))
         {
-            field.Offset = FirstFit(occupied, field.Size, field.Alignment);
-            occupied.Add((field.Offset, field.Offset + field.Size));
+            long at = FirstFit(occupied, field.Size, field.Alignment);
+            CheckFits(type, field.Name, at + field.Size, $"placed after the other properties it would end at byte {at + field.Size}");
+            field.Offset = (int)at;
+            occupied.Add((at, at + field.Size));
             placed.Add(field);
         }
 
         int alignment = placed.Count == 0 ? 1 : placed.Max(f => f.Alignment);
         if (alignRecord) alignment = Math.Max(alignment, CacheLineSize);
-        int end = occupied.Count == 0 ? 0 : occupied.Max(o => o.End);
-        int size = AlignUp(end, alignment);
-        return new TypeLayout(type, size, alignment, placed.OrderBy(f => f.Offset).ToArray());
+        long last = occupied.Count == 0 ? 0 : occupied.Max(o => o.End);
+        long size = AlignUp(last, alignment);
+        if (size > MaxRecordSize)
+        {
+            var lastField = placed.MaxBy(f => (long)f.Offset + f.Size)!;
+            throw Invalid(type, lastField.Name, $"the record rounded up to its alignment {alignment} would be {size} bytes, more than the limit of {MaxRecordSize}");
+        }
+        return new TypeLayout(type, (int)size, alignment, placed.OrderBy(f => f.Offset).ToArray());
     }
 
-    private static bool Overlaps(List<(int Start, int End)> occupied, int start, int end)
+    /// <summary>Largest record size in bytes (int.MaxValue rounded down to a cache line): sizes and offsets stay valid ints.</summary>
+    internal const int MaxRecordSize = int.MaxValue & ~(CacheLineSize - 1);
+
+    private static void CheckFits(Type type, string member, long end, string what)
+    {
+        if (end > MaxRecordSize) throw Invalid(type, member, $"{what}, beyond the largest record size {MaxRecordSize}");
+    }
+
+    private static bool Overlaps(List<(long Start, long End)> occupied, long start, long end)
         => occupied.Any(o => start < o.End && o.Start < end);
 
-    private static int FirstFit(List<(int Start, int End)> occupied, int size, int alignment)
+    private static long FirstFit(List<(long Start, long End)> occupied, long size, int alignment)
     {
-        int at = 0;
+        long at = 0;
         while (true)
         {
             at = AlignUp(at, alignment);
-            int s = at;
-            int e = at + Math.Max(size, 1);
+            long s = at;
+            long e = at + Math.Max(size, 1);
             var hit = occupied.Where(o => s < o.End && o.Start < e).Select(o => o.End).DefaultIfEmpty(-1).Max();
             if (hit < 0) return at;
             at = hit;
         }
     }
 
-    private static int AlignUp(int value, int alignment) => (value + alignment - 1) / alignment * alignment;
+    private static long AlignUp(long value, int alignment) => (value + alignment - 1) / alignment * alignment;
 
     private static void ValidateType(Type type)
     {
