@@ -55,6 +55,8 @@ public sealed unsafe class RecordArray<T> : IDisposable where T : class
     public bool IsAllocated => *_stamp == _generation;
 
     /// <summary>The array's reusable view, positioned by <see cref="MoveTo"/> and the enumerator.</summary>
+    /// <remarks>Before the first <see cref="MoveTo"/> it is at record 0. For an empty array (Length 0) that is a zeroed
+    /// scratch record the array owns (its block always holds one record), so a stray access cannot reach another block.</remarks>
     public T View => _viewAsT;
 
     /// <summary>Points <see cref="View"/> at record <paramref name="index"/> and returns it.</summary>

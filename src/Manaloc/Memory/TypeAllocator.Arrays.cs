@@ -6,7 +6,8 @@ namespace Manaloc.Memory;
 public sealed unsafe partial class TypeAllocator
 {
     /// <summary>Allocates <paramref name="count"/> zeroed records of <typeparamref name="T"/> in one block, visited through a reusable view.</summary>
-    /// <remarks>Thread-safe. The array is freed by its Dispose (or this allocator's). See <see cref="RecordArray{T}"/>.</remarks>
+    /// <remarks>Thread-safe. The array is freed by its Dispose (or this allocator's). See <see cref="RecordArray{T}"/>.
+    /// The block always holds at least one record (an empty array too), because the view starts at record 0.</remarks>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="count"/> is negative or the block would exceed the address space.</exception>
     /// <exception cref="ArgumentException">T cannot be a record.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
@@ -19,7 +20,9 @@ public sealed unsafe partial class TypeAllocator
         var record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>();
         ulong bytes = (ulong)count * (ulong)record.Layout.Size;
         if (bytes > (ulong)nint.MaxValue / 2) MemoryThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The array would not fit in the address space.");
-        nuint size = (nuint)Math.Max(bytes, 1UL);
+        // At least one record: the view starts at record 0 (View, CreateView) and is usable before MoveTo, so even an
+        // empty array's block must hold the whole layout or a write through it lands in the next block.
+        nuint size = (nuint)Math.Max(bytes, (ulong)record.BlockSize);
         int cls = SizeClasses.ForSize(size, record.Alignment);
         byte* p = _slab.AllocateStamped(cls, size, record.Alignment, out SlabChunk chunk, out int slot, out uint generation);
         NativeMemory.Clear(p, size);
