@@ -189,19 +189,39 @@ public sealed partial class TypeLayout
         if (!t.IsValueType) throw Invalid(type, member, $"its type {t.Name} is a reference type; native records hold only unmanaged values");
         if (t.IsByRefLike) throw Invalid(type, member, $"its type {t.Name} is a ref struct");
         if (t.ContainsGenericParameters) throw Invalid(type, member, $"its type {t.Name} is an open generic type");
-        string? reference = FindReference(t, t.Name, 0);
+        string? reference = FindReference(t);
         if (reference is not null) throw Invalid(type, member, $"its type {t.Name} contains a reference ({reference})");
     }
 
+    /// <summary>Nesting depth the field walk follows; deeper, it cannot tell and answers "reference" (never accepts unseen fields).</summary>
+    private const int MaxWalkDepth = 32;
+
+    /// <summary>The path of a reference inside value type <paramref name="t"/>, or null when it holds none.</summary>
+    /// <remarks>The yes/no comes from the runtime (<see cref="RuntimeHelpers.IsReferenceOrContainsReferences{T}"/>,
+    /// exact at any depth) when dynamic code is available; the field walk only names the member. Without
+    /// dynamic code the walk decides, and a struct nested deeper than it follows is rejected.</remarks>
     [RequiresUnreferencedCode("Reads the type's fields through reflection.")]
-    private static string? FindReference(Type t, string path, int depth)
+    [UnconditionalSuppressMessage("AOT", "IL3050", Justification = "Guarded by RuntimeFeature.IsDynamicCodeSupported; without it the conservative walk decides.")]
+    private static string? FindReference(Type t)
+    {
+        if (RuntimeFeature.IsDynamicCodeSupported)
+        {
+            var check = typeof(RuntimeHelpers).GetMethod(nameof(RuntimeHelpers.IsReferenceOrContainsReferences), Type.EmptyTypes)!;
+            if (!(bool)check.MakeGenericMethod(t).Invoke(null, null)!) return null;
+            return WalkForReference(t, t.Name, 0) ?? $"{t.Name}: reported by the runtime";
+        }
+        return WalkForReference(t, t.Name, 0);
+    }
+
+    [RequiresUnreferencedCode("Reads the type's fields through reflection.")]
+    private static string? WalkForReference(Type t, string path, int depth)
     {
         if (t.IsPrimitive || t.IsEnum || t.IsPointer || t.IsFunctionPointer) return null;
         if (!t.IsValueType) return path;
-        if (depth > 32) return null;
+        if (depth > MaxWalkDepth) return $"{path}: nested deeper than {MaxWalkDepth} levels, not verified";
         foreach (var f in t.GetFields(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic))
         {
-            var hit = FindReference(f.FieldType, $"{path}.{f.Name}", depth + 1);
+            var hit = WalkForReference(f.FieldType, $"{path}.{f.Name}", depth + 1);
             if (hit is not null) return hit;
         }
         return null;
