@@ -103,10 +103,10 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     public void Delete<T>(T instance) where T : class
     {
         // The whole check is one expression so the hot path stays small; ThrowDeleteFailure says which part failed.
-        // Checked: the stamp moves by compare-exchange, so of two racing Deletes exactly one frees. Unchecked: a
-        // plain compare and store, which still catches a sequential double Delete but not a racing one.
+        // In both modes the stamp moves by compare-exchange, so of two racing Deletes exactly one frees (a plain
+        // compare and store would let both free and the block be handed out twice).
         if (instance is NativeRecord handle && handle.Chunk is { } chunk && chunk.Owner == _slab && !handle.IsViewHandle && !_disposed
-            && (_checked ? NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation) : ReleaseStampUnchecked(handle.Stamp, handle.Generation)))
+            && NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation))
         {
             if (_stacks is not null) _stacks.TryRemove((nint)handle.Address, out _);
             _slab.FreeStamped(handle.Address, chunk);
@@ -181,14 +181,6 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
 
     /// <summary>What was still alive when <see cref="Dispose"/> ran (null before).</summary>
     public LiveObjectReport? LastLeakReport { get; private set; }
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static bool ReleaseStampUnchecked(uint* stamp, uint generation)
-    {
-        if (*stamp != generation) return false;
-        *stamp = generation + 1;
-        return true;
-    }
 
     /// <summary>Zeroes a record: a few vector stores for class blocks (whole 16-byte multiples), memset otherwise.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
