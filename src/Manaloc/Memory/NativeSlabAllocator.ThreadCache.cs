@@ -31,7 +31,9 @@ public sealed unsafe partial class NativeSlabAllocator
         public long Allocations;
         public long Frees;
 
-        /// <summary>The thread died without flushing: give its blocks back so they are not stranded until Dispose.</summary>
+        /// <summary>Gives the blocks back if the cache is ever finalized with its owner alive.</summary>
+        /// <remarks>The owner's ThreadLocal tracks all values, so an exited thread's cache stays reachable until the
+        /// allocator's Dispose: in practice this runs only when the allocator itself is already unreachable.</remarks>
         ~ThreadCache()
         {
             Owner?.RetireCache(this);

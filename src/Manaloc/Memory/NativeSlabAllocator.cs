@@ -24,13 +24,16 @@ namespace Manaloc.Memory;
 /// once; a block may be freed on another thread than the one that allocated it (it goes to the
 /// freeing thread's cache). <see cref="Dispose"/> must not run concurrently with other calls (like
 /// any Dispose); afterwards every call throws <see cref="ObjectDisposedException"/> and every
-/// checked handle reports that it is no longer allocated. Blocks cached by a thread that exits are
-/// given back when its cache is finalized, and in any case at Dispose.</para>
+/// checked handle reports that it is no longer allocated. Blocks cached by a thread that exits stay
+/// in its cache until Dispose: the caches are held by a <see cref="ThreadLocal{T}"/> that tracks all
+/// values (for statistics and Dispose), which keeps an exited thread's cache reachable, so its
+/// finalizer does not run while the allocator lives. Call <see cref="FlushThreadCache"/> before a
+/// thread ends to give its blocks back.</para>
 /// <para>Memory-ordering argument: a block moves between threads only through (a) a class lock
 /// (batch transfer), which orders the writes of the giving thread (free-list link, stamp) before the
 /// reads of the taking thread, or (b) the user's own hand-off of the pointer, which must itself be a
-/// synchronizing publication. The thread cache is touched only by its thread (and by its finalizer
-/// after the thread is gone). The chunk table is published with <see cref="Volatile.Write{T}(ref T, T)"/>
+/// synchronizing publication. The thread cache is touched only by its thread (and by its finalizer,
+/// which in practice runs only once the allocator itself is unreachable). The chunk table is published with <see cref="Volatile.Write{T}(ref T, T)"/>
 /// before any block of a new chunk leaves the class lock.</para>
 /// <para>There is no finalizer: freeing native memory behind handles that may still be in use is the
 /// crash this type exists to prevent. Dispose it (a forgotten allocator keeps its memory).</para>
