@@ -42,7 +42,8 @@ internal static class RecordEmitter
             var tb = module.DefineType(name, TypeAttributes.Public | TypeAttributes.Sealed | TypeAttributes.Class | TypeAttributes.BeforeFieldInit, typeof(NativeRecord));
             tb.AddInterfaceImplementation(iface);
 
-            var ctor = tb.DefineConstructor(MethodAttributes.Public | MethodAttributes.HideBySig | MethodAttributes.SpecialName | MethodAttributes.RTSpecialName, CallingConventions.Standard, Type.EmptyTypes);
+            // Private: only Create (same type) constructs; users cannot make an unbound handle with Activator.
+            var ctor = tb.DefineConstructor(MethodAttributes.Private | MethodAttributes.HideBySig | MethodAttributes.SpecialName | MethodAttributes.RTSpecialName, CallingConventions.Standard, Type.EmptyTypes);
             var il = ctor.GetILGenerator();
             il.Emit(OpCodes.Ldarg_0);
             il.Emit(OpCodes.Call, s_baseConstructor);

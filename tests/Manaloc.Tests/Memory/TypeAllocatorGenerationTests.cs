@@ -51,4 +51,14 @@ public sealed class TypeAllocatorGenerationTests
         using var b = new TypeAllocator(new TypeAllocatorOptions { Checked = false });
         Assert.NotEqual(New(a, type).GetType(), New(b, type).GetType());
     }
+
+    [Fact]
+    public void Generated_record_types_have_no_public_constructor()
+    {
+        using var allocator = new TypeAllocator();
+        var record = allocator.New<IFooData>();
+        Assert.Empty(record.GetType().GetConstructors());
+        Assert.ThrowsAny<MissingMethodException>(() => Activator.CreateInstance(record.GetType()));
+        allocator.Delete(record);
+    }
 }
