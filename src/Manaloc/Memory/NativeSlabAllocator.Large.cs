@@ -69,6 +69,7 @@ public sealed unsafe partial class NativeSlabAllocator
                 chunk.InvalidateLiveStamps();
                 NativeMemory.AlignedFree(chunk.Memory);
             }
+            _largeFrees += _large.Count; // released by Dispose: counted as frees, as FreeLarge does
             _large.Clear();
             _largeBytes = 0;
         }

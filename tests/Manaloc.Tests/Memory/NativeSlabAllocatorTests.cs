@@ -133,4 +133,19 @@ public sealed unsafe class NativeSlabAllocatorTests
         slab.Free(b);
         Assert.Equal(0, slab.GetStatistics().LiveBlocks);
     }
+
+    [Fact]
+    public void Large_blocks_released_by_Dispose_count_as_frees()
+    {
+        var slab = new NativeSlabAllocator();
+        void* kept = slab.Allocate(1 << 20);
+        slab.Free(slab.Allocate(1 << 20));
+        Assert.True(kept != null);
+        slab.Dispose();
+        var stats = slab.GetStatistics();
+        Assert.Equal(2, stats.Allocations);
+        Assert.Equal(2, stats.Frees);
+        Assert.Equal(0, stats.LiveBlocks);
+        Assert.Equal(0, stats.LargeBlocks);
+    }
 }
