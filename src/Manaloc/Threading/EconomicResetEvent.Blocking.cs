@@ -96,6 +96,17 @@ public sealed partial class EconomicResetEvent
             if (TryWithdraw()) throw new OperationCanceledException(cancellationToken);
             return Consume(park, woken: false); // a waker won the race: the signal is ours, not lost
         }
+        catch (Exception) when (!TryWithdraw())
+        {
+            // Any other exception out of the wait (ThreadInterruptedException, a disposed token's
+            // handle, out of memory): the filter withdrew our Waiting state if it could, and then the
+            // exception simply propagates with the event Unset. Here a setter or Dispose took Waiting
+            // first: absorb its park.Set() so the next episode starts clean, and put a setter's signal
+            // back (Unset→Signaled; fails harmlessly if Dispose took it) so it is not lost.
+            WaitUninterruptibly(park);
+            Interlocked.CompareExchange(ref _state, Signaled, Unset); // full fence, as in Set
+            throw;
+        }
         if (!woken && TryWithdraw())
         {
             return false;
@@ -111,10 +122,32 @@ public sealed partial class EconomicResetEvent
     {
         // Not yet woken: the waker took our Waiting state and its park.Set() is a few instructions
         // away. Waiting for it consumes the park's signal, so the next blocking episode starts clean.
-        if (!woken) park.WaitOne();
+        if (!woken) WaitUninterruptibly(park);
         if (Volatile.Read(ref _wokenByDispose)) EventThrowHelper.ThrowObjectDisposed(this); // acquire: pairs with Dispose's write, ordered by the park
         Debug.Assert(Volatile.Read(ref _state) != Waiting, "Nobody else may claim Waiting while we have not returned.");
         return true;
+    }
+
+    /// <summary>
+    /// Waits for a Set that is known to be coming (a few instructions away on the waker's thread); an
+    /// interrupt meanwhile is held back and re-raised afterwards, so the park never keeps a stale signal.
+    /// </summary>
+    private static void WaitUninterruptibly(AutoResetEvent park)
+    {
+        bool interrupted = false;
+        while (true)
+        {
+            try
+            {
+                park.WaitOne();
+                break;
+            }
+            catch (ThreadInterruptedException)
+            {
+                interrupted = true;
+            }
+        }
+        if (interrupted) Thread.CurrentThread.Interrupt(); // the caller's next blocking call sees it
     }
 
     private bool ParkWait(AutoResetEvent park, int millisecondsTimeout, CancellationToken cancellationToken)

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using System.Runtime.Intrinsics.X86;
 
 namespace Manaloc.Threading;
 
@@ -118,6 +119,9 @@ public sealed partial class EconomicResetEvent : IDisposable
     public void Set()
     {
         // Full fence first, never a plain read: the caller's enqueue is published before _state is read (see the header).
+        // A compare-exchange that fails writes nothing, and on Arm64 it is then not guaranteed to order an earlier
+        // plain store before its load; the explicit barrier makes the argument hold there (folded away on x86/x64).
+        if (!X86Base.IsSupported) Interlocked.MemoryBarrier();
         int previous = Interlocked.CompareExchange(ref _state, Signaled, Unset);
         if (previous > Signaled)
         {

@@ -36,6 +36,24 @@ public sealed partial class SlimReaderWriterLock
     {
         // Register as waiting: from here new readers stay out, so the readers inside drain. Full fence.
         Interlocked.Add(ref _state, WaitingWriterOne);
+        try
+        {
+            WaitForWrite();
+        }
+        catch
+        {
+            // An exception out of the wait (ThreadInterruptedException in Sleep or Monitor.Wait, out of
+            // memory): unregister, or readers would wait for this departed writer forever. Full fence;
+            // readers that slept because of us are woken to re-check.
+            long after = Interlocked.Add(ref _state, -WaitingWriterOne);
+            if ((after & Blocked) != 0) WakeAll();
+            throw;
+        }
+    }
+
+    /// <summary>The waiting writer's loop: returns holding the lock, no longer counted as waiting.</summary>
+    private void WaitForWrite()
+    {
         var spinner = new SpinWait();
         int spins = 0;
         while (true)

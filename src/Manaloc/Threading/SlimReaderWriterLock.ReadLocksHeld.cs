@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 
 namespace Manaloc.Threading;
@@ -40,11 +41,19 @@ public sealed partial class SlimReaderWriterLock
             return false;
         }
 
+        /// <summary>Grows the record before a lock is taken, so <see cref="Add"/> after it cannot fail.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void EnsureRoom()
+        {
+            if (_count == _locks.Length) Array.Resize(ref _locks, _count * 2);
+        }
+
+        /// <summary>Records a read lock now held; <see cref="EnsureRoom"/> ran before it was taken.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public void Add(SlimReaderWriterLock rwLock)
         {
             int count = _count;
-            if (count == _locks.Length) Array.Resize(ref _locks, count * 2);
+            Debug.Assert(count < _locks.Length, "EnsureRoom runs before the lock is taken.");
             _locks[count] = rwLock;
             _count = count + 1;
         }

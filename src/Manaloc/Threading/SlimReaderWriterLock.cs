@@ -50,6 +50,9 @@ public sealed partial class SlimReaderWriterLock
     private const long ReaderMask = (1L << 24) - 1;
     private const long WriterHeld = 1L << 24;
     private const long Blocked = 1L << 25;
+    /// <summary>Writers counted as waiting (tests and diagnostics; a snapshot).</summary>
+    internal int WaitingWriters => (int)((ulong)Volatile.Read(ref _state) >> 32); // snapshot, orders nothing
+
     private const long WaitingWriterOne = 1L << 32;
     private const long WaitingWriterMask = ~((1L << 32) - 1);
 
@@ -84,6 +87,7 @@ public sealed partial class SlimReaderWriterLock
     {
         var me = ThreadRecord.Current;
         CheckNotHeld(me);
+        me.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
         // Full fence: the critical section's reads cannot move above this acquire.
         long state = Interlocked.Increment(ref _state);
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
@@ -101,6 +105,7 @@ public sealed partial class SlimReaderWriterLock
     {
         var me = ThreadRecord.Current;
         CheckNotHeld(me);
+        me.EnsureRoom(); // may allocate: before the lock is taken
         long state = Interlocked.Increment(ref _state); // full fence, as in EnterReadLock
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
         {

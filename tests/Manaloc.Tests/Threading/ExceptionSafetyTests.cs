@@ -1,0 +1,118 @@
+using System.Diagnostics;
+using Manaloc.Threading;
+
+namespace Manaloc.Tests.Threading;
+
+/// <summary>
+/// An exception out of a blocked wait (an interrupt, a disposed token) must leave the event and the
+/// lock as if the waiter had never come; and a Set racing a timeout must never leak into a later Wait.
+/// </summary>
+public sealed class ExceptionSafetyTests
+{
+    [Fact]
+    public void An_interrupted_waiter_leaves_the_event_unset_and_usable()
+    {
+        using var e = new EconomicResetEvent(spinCount: 0);
+        Exception? caught = null;
+        var waiter = new Thread(() => { try { e.Wait(); } catch (Exception x) { caught = x; } }) { IsBackground = true };
+        waiter.Start();
+        EventTestSupport.WaitUntil(() => e.HasBlockedWaiter && (waiter.ThreadState & System.Threading.ThreadState.WaitSleepJoin) != 0, "the waiter blocking");
+        waiter.Interrupt();
+        Assert.True(waiter.Join(EventTestSupport.Stall));
+
+        Assert.IsType<ThreadInterruptedException>(caught);
+        Assert.False(e.HasBlockedWaiter);
+        Assert.False(e.Wait(0)); // usable, and not signalled
+        e.Set();
+        Assert.True(e.Wait(0));
+        Assert.False(e.Wait(20)); // no stale signal left in the park
+        Assert.False(e.HasBlockedWaiter);
+    }
+
+    [Fact]
+    public void A_disposed_token_fails_the_wait_without_leaving_it_registered()
+    {
+        using var e = new EconomicResetEvent(spinCount: 0);
+        var cts = new CancellationTokenSource();
+        var token = cts.Token;
+        cts.Dispose();
+        Assert.IsType<ObjectDisposedException>(Record.Exception(() => e.Wait(50, token)));
+        Assert.False(e.HasBlockedWaiter);
+        Assert.False(e.Wait(10));
+        e.Set();
+        Assert.True(e.Wait(0));
+    }
+
+    [Fact]
+    public void A_set_racing_a_timeout_is_delivered_once_and_never_early()
+    {
+        // Each round the setter sets around the waiter's 1 ms timeout. Whether the wait times out or
+        // not, the round's one Set must be consumed exactly once (by the wait or by the Wait(0) after
+        // it), and a wait must never return true before its round's Set was issued.
+        using var e = new EconomicResetEvent(spinCount: 0);
+        const int Rounds = 2000;
+        int setIssued = -1;
+        long early = 0, delivered = 0;
+        using var start = new Barrier(2);
+        using var end = new Barrier(2);
+        var setter = new Thread(() =>
+        {
+            var random = new Random(5);
+            for (int r = 0; r < Rounds; r++)
+            {
+                start.SignalAndWait();
+                var spin = Stopwatch.StartNew();
+                double target = 0.7 + random.NextDouble() * 0.8;
+                while (spin.Elapsed.TotalMilliseconds < target) { }
+                Volatile.Write(ref setIssued, r);
+                e.Set();
+                end.SignalAndWait();
+            }
+        }) { IsBackground = true };
+        setter.Start();
+        for (int r = 0; r < Rounds; r++)
+        {
+            start.SignalAndWait();
+            if (e.Wait(1))
+            {
+                delivered++;
+                if (Volatile.Read(ref setIssued) != r) early++;
+            }
+            end.SignalAndWait();
+            if (e.Wait(0)) delivered++;
+        }
+        Assert.True(setter.Join(EventTestSupport.Stall));
+        Assert.Equal(0, early);
+        Assert.Equal(Rounds, delivered);
+        Assert.False(e.HasBlockedWaiter);
+    }
+
+    [Fact]
+    public void An_interrupted_waiting_writer_unregisters_so_readers_get_in()
+    {
+        var rw = new SlimReaderWriterLock(spinCount: 0);
+        rw.EnterReadLock();
+        Exception? caught = null;
+        var writer = new Thread(() => { try { rw.EnterWriteLock(); } catch (Exception x) { caught = x; } }) { IsBackground = true };
+        writer.Start();
+        EventTestSupport.WaitUntil(() => rw.WaitingWriters == 1 && (writer.ThreadState & System.Threading.ThreadState.WaitSleepJoin) != 0, "the writer sleeping");
+        writer.Interrupt();
+        Assert.True(writer.Join(EventTestSupport.Stall));
+        Assert.IsType<ThreadInterruptedException>(caught);
+        Assert.Equal(0, rw.WaitingWriters);
+        rw.ExitReadLock();
+
+        // The lock is free: a reader on another thread gets in without waiting, and so does a writer.
+        bool readerGotIn = false;
+        var reader = new Thread(() =>
+        {
+            readerGotIn = rw.TryEnterReadLock();
+            if (readerGotIn) rw.ExitReadLock();
+        });
+        reader.Start();
+        Assert.True(reader.Join(EventTestSupport.Stall));
+        Assert.True(readerGotIn);
+        Assert.True(rw.TryEnterWriteLock());
+        rw.ExitWriteLock();
+    }
+}
