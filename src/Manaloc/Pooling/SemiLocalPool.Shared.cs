@@ -19,7 +19,11 @@ public sealed partial class SemiLocalPool<T>
     [MethodImpl(MethodImplOptions.NoInlining)]
     private T RentSlow(Local? local)
     {
-        if (Volatile.Read(ref _disposed) != 0) PoolThrowHelper.ThrowObjectDisposed(Name);
+        if (Volatile.Read(ref _disposed) != 0)
+        {
+            if (local is not null) EmptyOwnStack(local, countAsTrim: false); // a return that raced Dispose may have left objects here
+            PoolThrowHelper.ThrowObjectDisposed(Name);
+        }
         local ??= CreateLocal();
         ServeTrimRequest(local);
         AssertLocal(local);
@@ -95,6 +99,11 @@ public sealed partial class SemiLocalPool<T>
         {
             local.Items[local.Count++].Value = item;
             PublishLimit(local);
+            // PublishLimit's Interlocked.Exchange is a full fence before this load; Dispose sets _disposed
+            // with Interlocked.Exchange before its lock and RequestTrim pass. So either Dispose's trim
+            // request reached this stack after our Limit store (Limit is 0 again), or we see _disposed
+            // here: a stack created after, or a request consumed by, Dispose never keeps a later return.
+            if (Volatile.Read(ref _disposed) != 0) EmptyOwnStack(local, countAsTrim: false);
             AssertLocal(local);
             return;
         }
