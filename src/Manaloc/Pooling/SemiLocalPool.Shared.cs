@@ -62,7 +62,16 @@ public sealed partial class SemiLocalPool<T>
             AssertLocal(local);
             return item;
         }
-        // Nothing idle anywhere: create one, outside any lock (a throwing factory changes nothing).
+        // Nothing idle anywhere. The stack ran dry: give its unused credit back so other threads can
+        // retain (credit is the owner's; Limit = 0 sends our next return to the slow path, which reserves again).
+        if (local.Credit > 0)
+        {
+            Release(local.Credit);
+            local.Credit = 0;
+            local.Limit = 0; // owner-only store; a trimmer only ever stores 0 too
+            AssertLocal(local);
+        }
+        // Create one, outside any lock (a throwing factory changes nothing).
         T created = _policy.Create();
         local.Creations++;
         local.SlowRents++;

@@ -8,8 +8,10 @@ public sealed partial class SemiLocalPool<T>
     /// <inheritdoc/>
     /// <remarks>
     /// Drops the shared tier and the stacks of exited threads now, and the calling thread's own stack;
-    /// other live threads empty their stacks the next time they return an object (their stacks are
-    /// never touched from outside — see the class remarks). Thread safety: safe from any thread.
+    /// other live threads empty their stacks and give back their budget credit the next time they use
+    /// the pool's slow path (their stacks are never touched from outside — see the class remarks), so a
+    /// thread that never uses the pool again keeps its stack's objects and credit until it exits.
+    /// Thread safety: safe from any thread.
     /// </remarks>
     public void Trim() => TrimCore(idleOnly: false, reason: "requested");
 
@@ -59,7 +61,8 @@ public sealed partial class SemiLocalPool<T>
                 long rents = Volatile.Read(ref local.LocalHits) + Volatile.Read(ref local.SlowRents); // racy snapshot of the owner's counter; only "changed or not" matters
                 bool idle = rents == local.RentsAtLastGen2;
                 local.RentsAtLastGen2 = rents;
-                if ((!idleOnly || idle) && Volatile.Read(ref local.Count) > 0) RequestTrim(local);
+                // Credit > 0 (not Count > 0): an empty stack that still holds credit gives it back on its next slow path.
+                if ((!idleOnly || idle) && Volatile.Read(ref local.Credit) > 0) RequestTrim(local);
             }
         }
         if (dropped is { Count: > 0 })

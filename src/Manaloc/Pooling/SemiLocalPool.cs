@@ -26,7 +26,11 @@ namespace Manaloc.Pooling;
 /// that has exited is drained under the shared lock — the owner can no longer run, and thread exit
 /// publishes its last writes. The global cap is a budget, <c>_budget</c> = Σ credit of every stack + the
 /// shared count, changed only with Interlocked (a CAS loop that never lets it pass the cap); a stack
-/// holds at most its credit, so retained ≤ budget ≤ <see cref="PoolOptions.MaxRetained"/>.</para>
+/// holds at most its credit, so retained ≤ budget ≤ <see cref="PoolOptions.MaxRetained"/>. Credit is
+/// given back by its owner only: when its stack and the shared tier have run dry (a rent that creates),
+/// or when it serves a trim request (trims ask every stack holding credit, empty or not). A thread
+/// that stops using the pool without exiting keeps its credit until it exits (then it is reclaimed),
+/// so while it is blocked the other threads can retain that much less.</para>
 /// <para>A cross-thread return (rent on A, return on B) works: the object joins B's stack, and when
 /// B's stack fills, the surplus spills to the shared tier where A refills from. Its cost is one
 /// shared-tier visit per batch (measured by the lab's <c>pool-scaling</c> experiment).</para>

@@ -37,4 +37,55 @@ public sealed class SemiLocalPoolLifetimeTests
         }
         Assert.Equal(0, kept);
     }
+
+    // Two threads return a batch, then rent it all back (stack empty, credit 8 each = the whole cap of 16),
+    // then block. extraRent: each rents one more (its stack and the shared tier are dry: it creates and
+    // gives its credit back); else the test trims, and each thread serves the request on one more rent.
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void Empty_stacks_of_blocked_threads_give_their_credit_back(bool extraRent)
+    {
+        using var pool = new SemiLocalPool<PooledThing>(PoolPolicies.New<PooledThing>(),
+            new PoolOptions { Name = "credit", LocalCapacity = 8, BatchSize = 8, MaxRetained = 16, TrimAfterGen2 = false });
+        using var hold = new ManualResetEventSlim();
+        using var emptied = new CountdownEvent(2);
+        using var go = new ManualResetEventSlim();
+        using var ready = new CountdownEvent(2);
+        var threads = Enumerable.Range(0, 2).Select(_ => new Thread(() =>
+        {
+            var things = Enumerable.Range(0, 8).Select(_ => pool.Rent()).ToArray();
+            foreach (var t in things) pool.Return(t);
+            things = Enumerable.Range(0, 8).Select(_ => pool.Rent()).ToArray(); // stack empty, credit 8 kept
+            emptied.Signal();
+            go.Wait();
+            var extra = pool.Rent(); // slow path: serves the trim request, or finds everything dry
+            ready.Signal();
+            hold.Wait();
+            GC.KeepAlive(things);
+            GC.KeepAlive(extra);
+        })).ToArray();
+        foreach (var t in threads) t.Start();
+        try
+        {
+            Assert.True(emptied.Wait(TimeSpan.FromSeconds(30)), "threads did not empty their stacks");
+            Assert.Equal(16, pool.BudgetInUse);
+            if (!extraRent)
+            {
+                pool.Trim();
+            }
+            go.Set();
+            Assert.True(ready.Wait(TimeSpan.FromSeconds(30)), "threads did not rent");
+            Assert.Equal(0, pool.BudgetInUse);
+            for (int i = 0; i < 10; i++) pool.Return(pool.Rent());
+            var stats = pool.GetStatistics();
+            Assert.Equal(1, stats.Retained); // the main thread keeps what it returns
+        }
+        finally
+        {
+            go.Set();
+            hold.Set();
+            foreach (var t in threads) t.Join();
+        }
+    }
 }
