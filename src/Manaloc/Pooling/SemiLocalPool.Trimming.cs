@@ -15,10 +15,11 @@ public sealed partial class SemiLocalPool<T>
     /// </remarks>
     public void Trim() => TrimCore(idleOnly: false, reason: "requested");
 
-    /// <summary>Gen-2 callback: trims idle objects, or everything under memory pressure. False stops the callback.</summary>
+    /// <summary>Gen-2 callback: trims idle objects, or everything under memory pressure (when trimming is on).</summary>
+    /// <remarks>Always answers true: the callback keeps watching for the pool's collection (see <see cref="ForgetStacks"/>).</remarks>
     private bool OnGen2()
     {
-        if (Volatile.Read(ref _disposed) != 0) return false;
+        if (!_trimAfterGen2 || Volatile.Read(ref _disposed) != 0) return true;
         bool pressure = PressureProbe?.Invoke() ?? IsMemoryLoadHigh();
         TrimCore(idleOnly: !pressure, reason: pressure ? "memory pressure" : "gen-2 GC, idle since the previous one");
         return true;
@@ -75,6 +76,34 @@ public sealed partial class SemiLocalPool<T>
     }
 
     private long _sharedOperationsAtLastGen2 = -1;
+
+    /// <summary>
+    /// On the finalizer thread, once the pool has been collected without Dispose: clears every thread's
+    /// stack (still reachable from the threads' slot arrays) so its objects can be collected, and frees
+    /// the slot id. No owner can run pool code any more (that would need the pool), so the plain stores
+    /// race with nobody; the objects are not disposed (no user code on the finalizer thread).
+    /// </summary>
+    private static void ForgetStacks(List<Local> locals, Lock gate, SlotLease lease)
+    {
+        try
+        {
+            lock (gate)
+            {
+                foreach (var local in locals)
+                {
+                    Array.Clear(local.Items);
+                    local.Count = 0;
+                    local.Credit = 0;
+                    local.Limit = 0;
+                }
+                locals.Clear();
+            }
+        }
+        finally
+        {
+            lease.Release();
+        }
+    }
 
     private static void RequestTrim(Local local)
     {

@@ -51,6 +51,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     private readonly bool _scanForDuplicates;
     private readonly bool _resets;
     private readonly bool _plainReturn;
+    private readonly bool _trimAfterGen2;
     private int _disposed;
 
     /// <summary>Creates a pool with <paramref name="policy"/> and <paramref name="options"/> (defaults when null).</summary>
@@ -80,11 +81,14 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         _slotId = _lease.Id;
         _token = _lease.Token;
         _fastToken = options.DebugMode ? -1 : _token;
-        if (options.TrimAfterGen2)
-        {
-            var lease = _lease;
-            Gen2GcCallback.Register(static pool => ((SemiLocalPool<T>)pool).OnGen2(), this, lease.Release);
-        }
+        _trimAfterGen2 = options.TrimAfterGen2;
+        // Always registered: with trimming off it only watches for the pool being collected without
+        // Dispose, then forgets every thread's stack and frees the slot id. The hook holds the stacks,
+        // the lock and the lease, never the pool.
+        var locals = _locals;
+        var gate = _lock;
+        var lease = _lease;
+        Gen2GcCallback.Register(static pool => ((SemiLocalPool<T>)pool).OnGen2(), this, () => ForgetStacks(locals, gate, lease));
         if (register) PoolMetrics.Register(this);
     }
 

@@ -88,4 +88,37 @@ public sealed class SemiLocalPoolLifetimeTests
             foreach (var t in threads) t.Join();
         }
     }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Pools_dropped_without_Dispose_free_their_objects_and_slot_ids(bool trimAfterGen2)
+    {
+        var weak = new List<WeakReference>();
+        var leases = new List<SlotLease>();
+        MakeAndDrop(weak, leases, trimAfterGen2);
+        for (int i = 0; i < 4 && (weak.Any(w => w.IsAlive) || leases.Any(l => !IsReleased(l))); i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+        Assert.Equal(0, weak.Count(w => w.IsAlive));
+        Assert.Equal(0, leases.Count(l => !IsReleased(l)));
+    }
+
+    private static bool IsReleased(SlotLease lease)
+        => (int)typeof(SlotLease).GetField("_released", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(lease)! != 0;
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void MakeAndDrop(List<WeakReference> weak, List<SlotLease> leases, bool trimAfterGen2)
+    {
+        for (int i = 0; i < 100; i++)
+        {
+            var pool = new SemiLocalPool<PooledThing>(PoolPolicies.New<PooledThing>(), new PoolOptions { Name = "dropped" + i, TrimAfterGen2 = trimAfterGen2 });
+            leases.Add((SlotLease)pool.GetType().GetField("_lease", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(pool)!);
+            var thing = pool.Rent();
+            weak.Add(new WeakReference(thing));
+            pool.Return(thing); // kept on this thread's stack, reachable from the thread's slot array
+        }
+    }
 }
