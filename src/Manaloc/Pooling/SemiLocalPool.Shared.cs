@@ -193,10 +193,11 @@ public sealed partial class SemiLocalPool<T>
     private static void DropAll(List<T>? items, bool quietly)
     {
         if (items is null) return;
-        foreach (var item in items)
+        if (!quietly)
         {
-            if (quietly) PoolDrop.DropQuietly(item);
-            else PoolDrop.Drop(item);
+            PoolDrop.DropAll(items); // every item is dropped; then the first failure (or all of them) is rethrown
+            return;
         }
+        foreach (var item in items) PoolDrop.DropQuietly(item);
     }
 }

@@ -121,4 +121,47 @@ public sealed class SemiLocalPoolLifetimeTests
             pool.Return(thing); // kept on this thread's stack, reachable from the thread's slot array
         }
     }
+
+    private sealed class Bomb : IDisposable
+    {
+        public bool Disposed;
+        public bool Throw;
+
+        public void Dispose()
+        {
+            Disposed = true;
+            if (Throw) throw new InvalidOperationException("boom");
+        }
+    }
+
+    [Fact]
+    public void A_throwing_object_Dispose_in_pool_Dispose_drops_the_rest_and_frees_the_slot_id()
+    {
+        var pool = new SemiLocalPool<Bomb>(PoolPolicies.Create(() => new Bomb()), new PoolOptions { Name = "bombs", LocalCapacity = 4, BatchSize = 2 });
+        var lease = (SlotLease)pool.GetType().GetField("_lease", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(pool)!;
+        var items = Enumerable.Range(0, 40).Select(_ => pool.Rent()).ToArray(); // most spill into the shared tier
+        items[0].Throw = true;
+        items[39].Throw = true; // one in the shared tier, one on this thread's stack
+        foreach (var b in items) pool.Return(b);
+        Assert.ThrowsAny<Exception>(() => pool.Dispose());
+        pool.Dispose(); // idempotent
+        Assert.Equal(0, items.Count(b => !b.Disposed));
+        Assert.True(IsReleased(lease));
+        Assert.Equal(0, pool.GetStatistics().Retained);
+    }
+
+    [Fact]
+    public void A_throwing_object_Dispose_in_LockedPool_Dispose_drops_the_rest()
+    {
+        var pool = new LockedPool<Bomb>(PoolPolicies.Create(() => new Bomb()), new PoolOptions { Name = "locked-bombs" });
+        var items = Enumerable.Range(0, 10).Select(_ => pool.Rent()).ToArray();
+        items[0].Throw = true;
+        items[5].Throw = true;
+        foreach (var b in items) pool.Return(b);
+        var e = Assert.Throws<AggregateException>(() => pool.Dispose());
+        Assert.Equal(2, e.InnerExceptions.Count);
+        pool.Dispose();
+        Assert.Equal(0, items.Count(b => !b.Disposed));
+        Assert.Equal(0, pool.GetStatistics().Retained);
+    }
 }
