@@ -108,6 +108,7 @@ public sealed partial class BufferManager
         {
             var cache = _caches[c];
             if (cache.Owner.IsAlive) continue;
+            Interlocked.MemoryBarrier(); // the counter loads below must not pass the IsAlive load (Arm64 may reorder loads)
             for (int i = 0; i < _classes.Length; i++)
             {
                 _retiredHotRents += cache.Slots[i].Rents; // the owner has exited: its last writes are visible

@@ -116,7 +116,9 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         if (cache is null || cache.Token != _fastToken) cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _fastToken)); // another manager was last
         if (cache is not null)
         {
-            // No disposed check here: Dispose empties every hot slot, and a return after Dispose never fills one.
+            // No disposed check here: Dispose empties every hot slot and later returns never fill one; only a
+            // return racing Dispose (past its check, before TrimHot) can, and then one rent may get that
+            // buffer instead of ObjectDisposedException (harmless: byte arrays need no disposal).
             int index = SelectClass(minimumLength);
             var slots = cache.Slots;
             if ((uint)index < (uint)slots.Length) // 0 and negative lengths map past the last class

@@ -72,7 +72,8 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private T RentAndRefill()
     {
-        // Create the batch outside the lock; a throwing factory loses only the objects made so far.
+        // Create the batch outside the lock. A throwing factory: the extras already stored stay in the
+        // pool, the first object (the renter's) is dropped, and the renter gets the exception.
         T first = _policy.Create();
         Interlocked.Increment(ref _creations); // counter only; read under the lock or racily for statistics
         try

@@ -154,6 +154,9 @@ public sealed partial class SemiLocalPool<T>
         {
             var local = _locals[i];
             if (local.Owner.IsAlive) continue;
+            // Full fence: the loads of the stack below must not be satisfied before the IsAlive load
+            // (load-load reordering is allowed on Arm64); thread exit published the owner's last writes.
+            Interlocked.MemoryBarrier();
             // The owner has exited: nobody else writes this stack any more.
             int count = local.Count;
             if (disposed)
