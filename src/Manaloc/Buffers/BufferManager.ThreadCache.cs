@@ -40,10 +40,11 @@ public sealed partial class BufferManager
         return cache;
     }
 
-    /// <summary>Gen-2 callback: drops hot buffers idle since the previous gen-2 (all under memory pressure). False stops it.</summary>
+    /// <summary>Gen-2 callback: drops hot buffers idle since the previous gen-2 (all under memory pressure), when trimming is on.</summary>
+    /// <remarks>Always answers true: the callback keeps watching for the manager's collection (see <see cref="ForgetCaches"/>).</remarks>
     private bool OnGen2()
     {
-        if (Volatile.Read(ref _disposed) != 0) return false;
+        if (!_trimAfterGen2 || Volatile.Read(ref _disposed) != 0) return true;
         bool pressure = SemiLocalPool<byte[]>.IsMemoryLoadHigh();
         long trimmed = TrimHot(idleOnly: !pressure);
         if (trimmed > 0) ManalocEventSource.Log.PoolTrimmed(Name, trimmed, pressure ? "memory pressure" : "gen-2 GC: idle hot buffers");
@@ -79,6 +80,27 @@ public sealed partial class BufferManager
 
     private long _hotTrimmed, _retiredHotRents, _retiredHotDrops;
 
+    /// <summary>
+    /// On the finalizer thread, once the manager has been collected without Dispose: clears every
+    /// thread's hot buffers and stack references (still reachable from the threads' slot arrays) and frees
+    /// the slot id. No owner can run manager code any more, so the plain stores race with nobody.
+    /// </summary>
+    private static void ForgetCaches(List<BufferThreadCache> caches, Lock cachesLock, SlotLease lease)
+    {
+        try
+        {
+            lock (cachesLock)
+            {
+                foreach (var cache in caches) Array.Clear(cache.Slots);
+                caches.Clear();
+            }
+        }
+        finally
+        {
+            lease.Release();
+        }
+    }
+
     /// <summary>Under the lock: forgets the caches of exited threads, keeping their counters.</summary>
     private void RemoveExitedThreadsLocked()
     {
@@ -86,6 +108,7 @@ public sealed partial class BufferManager
         {
             var cache = _caches[c];
             if (cache.Owner.IsAlive) continue;
+            Interlocked.MemoryBarrier(); // the counter loads below must not pass the IsAlive load (Arm64 may reorder loads)
             for (int i = 0; i < _classes.Length; i++)
             {
                 _retiredHotRents += cache.Slots[i].Rents; // the owner has exited: its last writes are visible

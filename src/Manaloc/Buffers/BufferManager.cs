@@ -40,6 +40,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     private readonly SemiLocalPool<byte[]>[] _classes;
     private readonly PoolDebugTracker<byte[]>? _debug;
     private readonly SlotLease _lease;
+    private readonly bool _trimAfterGen2;
     private readonly int _slotId;
     private readonly long _token;
     // The token the fast paths look for: _token, or -1 in debug mode (never matches: debug work stays on the slow paths).
@@ -74,11 +75,13 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         _slotId = _lease.Id;
         _token = _lease.Token;
         _fastToken = _debug is null ? _token : -1;
-        if (options.TrimAfterGen2)
-        {
-            var lease = _lease;
-            Gen2GcCallback.Register(static manager => ((BufferManager)manager).OnGen2(), this, lease.Release);
-        }
+        _trimAfterGen2 = options.TrimAfterGen2;
+        // Always registered: with trimming off it only watches for the manager being collected without
+        // Dispose, then forgets every thread's hot buffers and frees the slot id (it holds the caches, not the manager).
+        var caches = _caches;
+        var cachesLock = _cachesLock;
+        var lease = _lease;
+        Gen2GcCallback.Register(static manager => ((BufferManager)manager).OnGen2(), this, () => ForgetCaches(caches, cachesLock, lease));
         PoolMetrics.Register(this);
     }
 
@@ -113,7 +116,9 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         if (cache is null || cache.Token != _fastToken) cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _fastToken)); // another manager was last
         if (cache is not null)
         {
-            // No disposed check here: Dispose empties every hot slot, and a return after Dispose never fills one.
+            // No disposed check here: Dispose empties every hot slot and later returns never fill one; only a
+            // return racing Dispose (past its check, before TrimHot) can, and then one rent may get that
+            // buffer instead of ObjectDisposedException (harmless: byte arrays need no disposal).
             int index = SelectClass(minimumLength);
             var slots = cache.Slots;
             if ((uint)index < (uint)slots.Length) // 0 and negative lengths map past the last class

@@ -49,15 +49,20 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
     public SemiLocalPool<T> Category(string category)
     {
         if (_categories.TryGetValue(category ?? "", out var pool)) return pool;
-        return CreateCategory(category!);
+        return CreateCategory(category!, forReturn: false)!;
     }
 
-    private SemiLocalPool<T> CreateCategory(string category)
+    /// <summary>Creates the category's pool; once disposed, throws, or answers null when <paramref name="forReturn"/>.</summary>
+    private SemiLocalPool<T>? CreateCategory(string category, bool forReturn)
     {
         ArgumentException.ThrowIfNullOrEmpty(category);
         lock (_createLock)
         {
-            if (_disposed) PoolThrowHelper.ThrowObjectDisposed(Name);
+            if (_disposed)
+            {
+                if (forReturn) return null; // a return racing Dispose: the caller drops its object
+                PoolThrowHelper.ThrowObjectDisposed(Name);
+            }
             if (_categories.TryGetValue(category, out var existing)) return existing;
             var options = new PoolOptions
             {
@@ -78,16 +83,20 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
     public T Rent(string category) => Category(category).Rent();
 
     /// <summary>Returns <paramref name="item"/> to <paramref name="category"/>'s pool.</summary>
-    /// <remarks>After Dispose, an object returned to a category that never existed is dropped like any other.</remarks>
+    /// <remarks>After Dispose (or racing with it), an object returned to a category that never existed is dropped like any other.</remarks>
     public void Return(string category, T item)
     {
-        if (!_categories.TryGetValue(category ?? "", out var pool) && Volatile.Read(ref _disposed))
+        if (!_categories.TryGetValue(category ?? "", out var pool))
         {
-            ArgumentNullException.ThrowIfNull(item);
-            PoolDrop.Drop(item);
-            return;
+            pool = Volatile.Read(ref _disposed) ? null : CreateCategory(category!, forReturn: true);
+            if (pool is null)
+            {
+                ArgumentNullException.ThrowIfNull(item);
+                PoolDrop.Drop(item);
+                return;
+            }
         }
-        (pool ?? Category(category!)).Return(item);
+        pool.Return(item);
     }
 
     /// <summary>Trims every category.</summary>

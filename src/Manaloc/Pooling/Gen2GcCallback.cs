@@ -34,7 +34,13 @@ internal sealed class Gen2GcCallback
         if (target is null)
         {
             _weakTarget.Free();
-            _onTargetGone?.Invoke();
+            try
+            {
+                _onTargetGone?.Invoke();
+            }
+            catch (Exception) // never let the clean-up take the finalizer thread (and the process) down
+            {
+            }
             return;
         }
         bool again;

@@ -72,7 +72,8 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private T RentAndRefill()
     {
-        // Create the batch outside the lock; a throwing factory loses only the objects made so far.
+        // Create the batch outside the lock. A throwing factory: the extras already stored stay in the
+        // pool, the first object (the renter's) is dropped, and the renter gets the exception.
         T first = _policy.Create();
         Interlocked.Increment(ref _creations); // counter only; read under the lock or racily for statistics
         try
@@ -145,7 +146,7 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
             _count = 0;
         }
         if (dropped.Length > 0) Diagnostics.ManalocEventSource.Log.PoolTrimmed(Name, dropped.Length, "requested");
-        foreach (var item in dropped) PoolDrop.Drop(item);
+        PoolDrop.DropAll(dropped); // drops every object; then rethrows the failure (AggregateException for several)
     }
 
     /// <inheritdoc/>
@@ -158,7 +159,9 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     }
 
     /// <summary>Stops the pool: idle objects are dropped, later returns dropped, later rents throw.</summary>
-    /// <remarks>Idempotent. Thread safety: safe from any thread.</remarks>
+    /// <remarks>Idempotent. If objects' Dispose methods throw, every other object is still dropped and the
+    /// pool is still disposed; then the exception is rethrown (an <see cref="AggregateException"/> when
+    /// several failed). Thread safety: safe from any thread.</remarks>
     public void Dispose()
     {
         T?[] dropped;
@@ -171,7 +174,13 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
             _drops += _count;
             _count = 0;
         }
-        foreach (var item in dropped) PoolDrop.Drop(item);
-        PoolMetrics.Unregister(this);
+        try
+        {
+            PoolDrop.DropAll(dropped); // drops every object; then rethrows the failure (AggregateException for several)
+        }
+        finally
+        {
+            PoolMetrics.Unregister(this);
+        }
     }
 }

@@ -20,4 +20,28 @@ internal static class PoolDrop
         {
         }
     }
+
+    /// <summary>
+    /// Drops every item even when some Dispose throws; then rethrows the failure: the exception itself
+    /// when one item failed, an <see cref="AggregateException"/> of all of them when several did.
+    /// </summary>
+    public static void DropAll<T>(IEnumerable<T> items)
+    {
+        List<Exception>? failures = null;
+        foreach (var item in items)
+        {
+            try
+            {
+                Drop(item);
+            }
+            catch (Exception e) // keep dropping the rest; reported below
+            {
+                (failures ??= []).Add(e);
+            }
+        }
+        if (failures is null) return;
+        if (failures.Count == 1) System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(failures[0]);
+        throw new AggregateException("Disposing several dropped pool objects failed.", failures);
+    }
 }
+

@@ -34,7 +34,10 @@ public sealed partial class SemiLocalPool<T>
     /// later returns are dropped, later rents throw <see cref="ObjectDisposedException"/>. Stacks of
     /// live threads are emptied the next time their thread uses the pool.
     /// </summary>
-    /// <remarks>Idempotent. Thread safety: safe from any thread; a return racing with Dispose may keep its object on its thread's stack until that thread's next use of the pool.</remarks>
+    /// <remarks>Idempotent. If objects' Dispose methods throw, every other object is still dropped and the
+    /// pool is still disposed; then the exception is rethrown (an <see cref="AggregateException"/> when
+    /// several objects of one batch failed; if the calling thread's own stack fails too, its exception wins).
+    /// Thread safety: safe from any thread; a return racing with Dispose may keep its object on its thread's stack until that thread's next use of the pool.</remarks>
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0) return; // the first caller disposes; the flag is read by every slow path
@@ -49,10 +52,23 @@ public sealed partial class SemiLocalPool<T>
             _sharedCount = 0;
             foreach (var local in _locals) RequestTrim(local);
         }
-        DropAll(dropped, quietly: false);
-        var own = System.Runtime.CompilerServices.Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
-        if (own is not null) EmptyOwnStack(own, countAsTrim: false);
-        PoolMetrics.Unregister(this);
-        _lease.Release();
+        // A throwing object Dispose neither stops the other drops nor leaves the pool registered or its slot id taken.
+        try
+        {
+            DropAll(dropped, quietly: false);
+        }
+        finally
+        {
+            try
+            {
+                var own = System.Runtime.CompilerServices.Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
+                if (own is not null) EmptyOwnStack(own, countAsTrim: false);
+            }
+            finally
+            {
+                PoolMetrics.Unregister(this);
+                _lease.Release();
+            }
+        }
     }
 }

@@ -19,7 +19,11 @@ public sealed partial class SemiLocalPool<T>
     [MethodImpl(MethodImplOptions.NoInlining)]
     private T RentSlow(Local? local)
     {
-        if (Volatile.Read(ref _disposed) != 0) PoolThrowHelper.ThrowObjectDisposed(Name);
+        if (Volatile.Read(ref _disposed) != 0)
+        {
+            if (local is not null) EmptyOwnStack(local, countAsTrim: false); // a return that raced Dispose may have left objects here
+            PoolThrowHelper.ThrowObjectDisposed(Name);
+        }
         local ??= CreateLocal();
         ServeTrimRequest(local);
         AssertLocal(local);
@@ -58,7 +62,16 @@ public sealed partial class SemiLocalPool<T>
             AssertLocal(local);
             return item;
         }
-        // Nothing idle anywhere: create one, outside any lock (a throwing factory changes nothing).
+        // Nothing idle anywhere. The stack ran dry: give its unused credit back so other threads can
+        // retain (credit is the owner's; Limit = 0 sends our next return to the slow path, which reserves again).
+        if (local.Credit > 0)
+        {
+            Release(local.Credit);
+            local.Credit = 0;
+            local.Limit = 0; // owner-only store; a trimmer only ever stores 0 too
+            AssertLocal(local);
+        }
+        // Create one, outside any lock (a throwing factory changes nothing).
         T created = _policy.Create();
         local.Creations++;
         local.SlowRents++;
@@ -95,6 +108,11 @@ public sealed partial class SemiLocalPool<T>
         {
             local.Items[local.Count++].Value = item;
             PublishLimit(local);
+            // PublishLimit's Interlocked.Exchange is a full fence before this load; Dispose sets _disposed
+            // with Interlocked.Exchange before its lock and RequestTrim pass. So either Dispose's trim
+            // request reached this stack after our Limit store (Limit is 0 again), or we see _disposed
+            // here: a stack created after, or a request consumed by, Dispose never keeps a later return.
+            if (Volatile.Read(ref _disposed) != 0) EmptyOwnStack(local, countAsTrim: false);
             AssertLocal(local);
             return;
         }
@@ -175,10 +193,11 @@ public sealed partial class SemiLocalPool<T>
     private static void DropAll(List<T>? items, bool quietly)
     {
         if (items is null) return;
-        foreach (var item in items)
+        if (!quietly)
         {
-            if (quietly) PoolDrop.DropQuietly(item);
-            else PoolDrop.Drop(item);
+            PoolDrop.DropAll(items); // every item is dropped; then the first failure (or all of them) is rethrown
+            return;
         }
+        foreach (var item in items) PoolDrop.DropQuietly(item);
     }
 }

@@ -8,15 +8,18 @@ public sealed partial class SemiLocalPool<T>
     /// <inheritdoc/>
     /// <remarks>
     /// Drops the shared tier and the stacks of exited threads now, and the calling thread's own stack;
-    /// other live threads empty their stacks the next time they return an object (their stacks are
-    /// never touched from outside — see the class remarks). Thread safety: safe from any thread.
+    /// other live threads empty their stacks and give back their budget credit the next time they use
+    /// the pool's slow path (their stacks are never touched from outside — see the class remarks), so a
+    /// thread that never uses the pool again keeps its stack's objects and credit until it exits.
+    /// Thread safety: safe from any thread.
     /// </remarks>
     public void Trim() => TrimCore(idleOnly: false, reason: "requested");
 
-    /// <summary>Gen-2 callback: trims idle objects, or everything under memory pressure. False stops the callback.</summary>
+    /// <summary>Gen-2 callback: trims idle objects, or everything under memory pressure (when trimming is on).</summary>
+    /// <remarks>Always answers true: the callback keeps watching for the pool's collection (see <see cref="ForgetStacks"/>).</remarks>
     private bool OnGen2()
     {
-        if (Volatile.Read(ref _disposed) != 0) return false;
+        if (!_trimAfterGen2 || Volatile.Read(ref _disposed) != 0) return true;
         bool pressure = PressureProbe?.Invoke() ?? IsMemoryLoadHigh();
         TrimCore(idleOnly: !pressure, reason: pressure ? "memory pressure" : "gen-2 GC, idle since the previous one");
         return true;
@@ -59,7 +62,8 @@ public sealed partial class SemiLocalPool<T>
                 long rents = Volatile.Read(ref local.LocalHits) + Volatile.Read(ref local.SlowRents); // racy snapshot of the owner's counter; only "changed or not" matters
                 bool idle = rents == local.RentsAtLastGen2;
                 local.RentsAtLastGen2 = rents;
-                if ((!idleOnly || idle) && Volatile.Read(ref local.Count) > 0) RequestTrim(local);
+                // Credit > 0 (not Count > 0): an empty stack that still holds credit gives it back on its next slow path.
+                if ((!idleOnly || idle) && Volatile.Read(ref local.Credit) > 0) RequestTrim(local);
             }
         }
         if (dropped is { Count: > 0 })
@@ -72,6 +76,34 @@ public sealed partial class SemiLocalPool<T>
     }
 
     private long _sharedOperationsAtLastGen2 = -1;
+
+    /// <summary>
+    /// On the finalizer thread, once the pool has been collected without Dispose: clears every thread's
+    /// stack (still reachable from the threads' slot arrays) so its objects can be collected, and frees
+    /// the slot id. No owner can run pool code any more (that would need the pool), so the plain stores
+    /// race with nobody; the objects are not disposed (no user code on the finalizer thread).
+    /// </summary>
+    private static void ForgetStacks(List<Local> locals, Lock gate, SlotLease lease)
+    {
+        try
+        {
+            lock (gate)
+            {
+                foreach (var local in locals)
+                {
+                    Array.Clear(local.Items);
+                    local.Count = 0;
+                    local.Credit = 0;
+                    local.Limit = 0;
+                }
+                locals.Clear();
+            }
+        }
+        finally
+        {
+            lease.Release();
+        }
+    }
 
     private static void RequestTrim(Local local)
     {
@@ -122,6 +154,9 @@ public sealed partial class SemiLocalPool<T>
         {
             var local = _locals[i];
             if (local.Owner.IsAlive) continue;
+            // Full fence: the loads of the stack below must not be satisfied before the IsAlive load
+            // (load-load reordering is allowed on Arm64); thread exit published the owner's last writes.
+            Interlocked.MemoryBarrier();
             // The owner has exited: nobody else writes this stack any more.
             int count = local.Count;
             if (disposed)

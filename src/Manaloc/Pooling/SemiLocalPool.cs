@@ -26,7 +26,11 @@ namespace Manaloc.Pooling;
 /// that has exited is drained under the shared lock — the owner can no longer run, and thread exit
 /// publishes its last writes. The global cap is a budget, <c>_budget</c> = Σ credit of every stack + the
 /// shared count, changed only with Interlocked (a CAS loop that never lets it pass the cap); a stack
-/// holds at most its credit, so retained ≤ budget ≤ <see cref="PoolOptions.MaxRetained"/>.</para>
+/// holds at most its credit, so retained ≤ budget ≤ <see cref="PoolOptions.MaxRetained"/>. Credit is
+/// given back by its owner only: when its stack and the shared tier have run dry (a rent that creates),
+/// or when it serves a trim request (trims ask every stack holding credit, empty or not). A thread
+/// that stops using the pool without exiting keeps its credit until it exits (then it is reclaimed),
+/// so while it is blocked the other threads can retain that much less.</para>
 /// <para>A cross-thread return (rent on A, return on B) works: the object joins B's stack, and when
 /// B's stack fills, the surplus spills to the shared tier where A refills from. Its cost is one
 /// shared-tier visit per batch (measured by the lab's <c>pool-scaling</c> experiment).</para>
@@ -47,6 +51,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     private readonly bool _scanForDuplicates;
     private readonly bool _resets;
     private readonly bool _plainReturn;
+    private readonly bool _trimAfterGen2;
     private int _disposed;
 
     /// <summary>Creates a pool with <paramref name="policy"/> and <paramref name="options"/> (defaults when null).</summary>
@@ -76,11 +81,14 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         _slotId = _lease.Id;
         _token = _lease.Token;
         _fastToken = options.DebugMode ? -1 : _token;
-        if (options.TrimAfterGen2)
-        {
-            var lease = _lease;
-            Gen2GcCallback.Register(static pool => ((SemiLocalPool<T>)pool).OnGen2(), this, lease.Release);
-        }
+        _trimAfterGen2 = options.TrimAfterGen2;
+        // Always registered: with trimming off it only watches for the pool being collected without
+        // Dispose, then forgets every thread's stack and frees the slot id. The hook holds the stacks,
+        // the lock and the lease, never the pool.
+        var locals = _locals;
+        var gate = _lock;
+        var lease = _lease;
+        Gen2GcCallback.Register(static pool => ((SemiLocalPool<T>)pool).OnGen2(), this, () => ForgetStacks(locals, gate, lease));
         if (register) PoolMetrics.Register(this);
     }
 

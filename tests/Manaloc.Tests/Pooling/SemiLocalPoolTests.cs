@@ -219,20 +219,44 @@ public sealed class SemiLocalPoolTests
     }
 
     [Fact]
-    public void Many_pool_instances_on_one_thread_keep_their_objects_apart()
+    public void Many_pool_instances_keep_their_objects_apart_and_reused_ids_never_see_stale_stacks()
     {
-        var pools = Enumerable.Range(0, 100).Select(i => Create(new PoolOptions { Name = "many" + i })).ToArray();
-        var things = pools.Select(p => p.Rent()).ToArray();
-        for (int i = 0; i < pools.Length; i++) pools[i].Return(things[i]);
-        for (int i = 0; i < pools.Length; i++) Assert.Same(things[i], pools[i].Rent());
-        foreach (var p in pools) p.Dispose();
-        // Slot ids are reused: new pools must not see the disposed pools' stacks.
-        var fresh = Enumerable.Range(0, 100).Select(i => Create(new PoolOptions { Name = "fresh" + i })).ToArray();
-        foreach (var p in fresh)
+        var pools = Enumerable.Range(0, 100).Select(i => Create(new PoolOptions { Name = "many" + i, TrimAfterGen2 = false })).ToArray();
+        var things = new PooledThing[pools.Length];
+        SemiLocalPool<PooledThing>[]? fresh = null;
+        var freshRents = new List<PooledThing>();
+        Exception? failure = null;
+        using var filled = new ManualResetEventSlim();
+        using var disposed = new ManualResetEventSlim();
+        var worker = new Thread(() =>
         {
-            Assert.DoesNotContain(p.Rent(), things);
-            p.Dispose();
-        }
+            try
+            {
+                for (int i = 0; i < pools.Length; i++) things[i] = pools[i].Rent();
+                for (int i = 0; i < pools.Length; i++) pools[i].Return(things[i]);
+                for (int i = 0; i < pools.Length; i++) Assert.Same(things[i], pools[i].Rent());
+                for (int i = 0; i < pools.Length; i++) pools[i].Return(things[i]); // left on this thread's stacks
+                filled.Set();
+                if (!disposed.Wait(TimeSpan.FromSeconds(30))) throw new TimeoutException("pools were not disposed");
+                // The disposed pools' stacks are still in this thread's slot array, never touched since:
+                // the fresh pools reuse their ids and must not take them for their own (token check).
+                foreach (var p in fresh!) freshRents.Add(p.Rent());
+            }
+            catch (Exception e)
+            {
+                failure = e;
+            }
+        });
+        worker.Start();
+        Assert.True(filled.Wait(TimeSpan.FromSeconds(30)), "worker did not fill its stacks");
+        foreach (var p in pools) p.Dispose(); // from this thread: the worker's stacks stay as they are
+        fresh = Enumerable.Range(0, 100).Select(i => Create(new PoolOptions { Name = "fresh" + i, TrimAfterGen2 = false })).ToArray();
+        disposed.Set();
+        Assert.True(worker.Join(TimeSpan.FromSeconds(30)), "worker hung");
+        Assert.Null(failure);
+        Assert.Equal(100, freshRents.Count);
+        foreach (var t in freshRents) Assert.DoesNotContain(t, things);
+        foreach (var p in fresh) p.Dispose();
     }
 
     [Fact]
