@@ -40,6 +40,9 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     private readonly SemiLocalPool<byte[]>[] _classes;
     private readonly PoolDebugTracker<byte[]>? _debug;
     private readonly SlotLease _lease;
+
+    /// <summary>This manager's slot lease (tests: is it given back once the manager is gone?).</summary>
+    internal SlotLease Lease => _lease;
     private readonly bool _trimAfterGen2;
     private readonly int _slotId;
     private readonly long _token;

@@ -43,6 +43,9 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     private readonly int _localCapacity;
     private readonly int _maxRetained;
     private readonly SlotLease _lease;
+
+    /// <summary>This pool's slot lease (tests: is it given back once the pool is gone?).</summary>
+    internal SlotLease Lease => _lease;
     private readonly int _slotId;
     private readonly long _token;
     // The token the fast paths look for: _token, or -1 in debug mode (never matches: debug work stays on the slow paths).

@@ -9,6 +9,9 @@ internal sealed class SlotLease(int id, long token)
     public int Id { get; } = id;
     public long Token { get; } = token;
 
+    /// <summary>True once the id has been given back (tests and diagnostics).</summary>
+    public bool IsReleased => Volatile.Read(ref _released) != 0; // snapshot
+
     public void Release()
     {
         if (Interlocked.Exchange(ref _released, 1) == 0) // the first caller frees the id, later ones do nothing

@@ -1,6 +1,6 @@
-using System.Reflection;
 using Manaloc.Buffers;
 using Manaloc.Pooling;
+using Manaloc.Tests.Pooling;
 
 namespace Manaloc.Tests.Buffers;
 
@@ -15,17 +15,8 @@ public sealed class BufferManagerLifetimeTests
         var weak = new List<WeakReference>();
         var leases = new List<SlotLease>();
         MakeAndDrop(weak, leases, trimAfterGen2);
-        for (int i = 0; i < 4 && (weak.Any(w => w.IsAlive) || leases.Any(l => !IsReleased(l))); i++)
-        {
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
-        }
-        Assert.Equal(0, weak.Count(w => w.IsAlive));
-        Assert.Equal(0, leases.Count(l => !IsReleased(l)));
+        DroppedOwners.AssertCollectedAndReleased(weak, leases);
     }
-
-    private static bool IsReleased(SlotLease lease)
-        => (int)typeof(SlotLease).GetField("_released", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(lease)! != 0;
 
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static void MakeAndDrop(List<WeakReference> weak, List<SlotLease> leases, bool trimAfterGen2)
@@ -33,7 +24,7 @@ public sealed class BufferManagerLifetimeTests
         for (int i = 0; i < 20; i++)
         {
             var manager = new BufferManager(new BufferManagerOptions { Name = "dropped" + i, TrimAfterGen2 = trimAfterGen2 });
-            leases.Add((SlotLease)typeof(BufferManager).GetField("_lease", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(manager)!);
+            leases.Add(manager.Lease);
             var a = manager.Rent(64);
             var b = manager.Rent(64);
             weak.Add(new WeakReference(a));

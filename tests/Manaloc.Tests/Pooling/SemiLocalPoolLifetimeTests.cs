@@ -97,17 +97,8 @@ public sealed class SemiLocalPoolLifetimeTests
         var weak = new List<WeakReference>();
         var leases = new List<SlotLease>();
         MakeAndDrop(weak, leases, trimAfterGen2);
-        for (int i = 0; i < 4 && (weak.Any(w => w.IsAlive) || leases.Any(l => !IsReleased(l))); i++)
-        {
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
-        }
-        Assert.Equal(0, weak.Count(w => w.IsAlive));
-        Assert.Equal(0, leases.Count(l => !IsReleased(l)));
+        DroppedOwners.AssertCollectedAndReleased(weak, leases);
     }
-
-    private static bool IsReleased(SlotLease lease)
-        => (int)typeof(SlotLease).GetField("_released", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(lease)! != 0;
 
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static void MakeAndDrop(List<WeakReference> weak, List<SlotLease> leases, bool trimAfterGen2)
@@ -115,7 +106,7 @@ public sealed class SemiLocalPoolLifetimeTests
         for (int i = 0; i < 100; i++)
         {
             var pool = new SemiLocalPool<PooledThing>(PoolPolicies.New<PooledThing>(), new PoolOptions { Name = "dropped" + i, TrimAfterGen2 = trimAfterGen2 });
-            leases.Add((SlotLease)pool.GetType().GetField("_lease", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(pool)!);
+            leases.Add(pool.Lease);
             var thing = pool.Rent();
             weak.Add(new WeakReference(thing));
             pool.Return(thing); // kept on this thread's stack, reachable from the thread's slot array
@@ -138,7 +129,7 @@ public sealed class SemiLocalPoolLifetimeTests
     public void A_throwing_object_Dispose_in_pool_Dispose_drops_the_rest_and_frees_the_slot_id()
     {
         var pool = new SemiLocalPool<Bomb>(PoolPolicies.Create(() => new Bomb()), new PoolOptions { Name = "bombs", LocalCapacity = 4, BatchSize = 2 });
-        var lease = (SlotLease)pool.GetType().GetField("_lease", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(pool)!;
+        var lease = pool.Lease;
         var items = Enumerable.Range(0, 40).Select(_ => pool.Rent()).ToArray(); // most spill into the shared tier
         items[0].Throw = true;
         items[39].Throw = true; // one in the shared tier, one on this thread's stack
@@ -146,7 +137,7 @@ public sealed class SemiLocalPoolLifetimeTests
         Assert.ThrowsAny<Exception>(() => pool.Dispose());
         pool.Dispose(); // idempotent
         Assert.Equal(0, items.Count(b => !b.Disposed));
-        Assert.True(IsReleased(lease));
+        Assert.True(lease.IsReleased);
         Assert.Equal(0, pool.GetStatistics().Retained);
     }
 
