@@ -17,7 +17,7 @@ public static class SvgChart
     private static readonly string[] Palette =
         ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
 
-    private const int Width = 760, Height = 420, Left = 80, Right = 200, Top = 40, Bottom = 56;
+    private const int PlotWidth = 480, Height = 420, Left = 80, Top = 40, Bottom = 56;
 
     /// <summary>Renders the chart. X values are placed on a log₂ scale when <paramref name="logX"/> (thread counts, sizes).</summary>
     public static string Render(string title, string xLabel, string yLabel, IReadOnlyList<ChartSeries> series, bool logX = false)
@@ -34,17 +34,20 @@ public static class SvgChart
         double yMin = Math.Min(0, all.Min(p => p.Y));
         if (yMax <= yMin) yMax = yMin + 1;
 
-        double plotW = Width - Left - Right, plotH = Height - Top - Bottom;
+        // The legend column is as wide as the longest name needs (about 7 px a character at 12 px).
+        int right = Math.Max(200, 60 + 7 * series.Max(x => x.Name.Length));
+        int width = Left + PlotWidth + right;
+        double plotW = PlotWidth, plotH = Height - Top - Bottom;
         double Px(double x) => Left + (Tx(x) - xMin) / (xMax - xMin) * plotW;
         double Py(double y) => Top + plotH - (y - yMin) / (yMax - yMin) * plotH;
 
         XNamespace ns = "http://www.w3.org/2000/svg";
         var svg = new XElement(ns + "svg",
-            new XAttribute("width", Width), new XAttribute("height", Height),
-            new XAttribute("viewBox", $"0 0 {Width} {Height}"),
+            new XAttribute("width", width), new XAttribute("height", Height),
+            new XAttribute("viewBox", $"0 0 {width} {Height}"),
             new XAttribute("font-family", "DejaVu Sans, Arial, sans-serif"), new XAttribute("font-size", 12));
-        svg.Add(new XElement(ns + "rect", new XAttribute("width", Width), new XAttribute("height", Height), new XAttribute("fill", "white")));
-        svg.Add(Text(ns, Width / 2.0, 22, title, 15, "middle", bold: true));
+        svg.Add(new XElement(ns + "rect", new XAttribute("width", width), new XAttribute("height", Height), new XAttribute("fill", "white")));
+        svg.Add(Text(ns, width / 2.0, 22, title, 15, "middle", bold: true));
 
         // Y grid and ticks.
         foreach (double tick in Ticks(yMin, yMax, 5))
@@ -83,8 +86,8 @@ public static class SvgChart
                     new XAttribute("r", 3.5), new XAttribute("fill", colour)));
             }
             double ly = Top + 10 + i * 20;
-            svg.Add(Line(ns, Width - Right + 16, ly, Width - Right + 40, ly, colour, 3));
-            svg.Add(Text(ns, Width - Right + 46, ly + 4, series[i].Name, 12, "start"));
+            svg.Add(Line(ns, width - right + 16, ly, width - right + 40, ly, colour, 3));
+            svg.Add(Text(ns, width - right + 46, ly + 4, series[i].Name, 12, "start"));
         }
         return new XDocument(svg).ToString();
     }

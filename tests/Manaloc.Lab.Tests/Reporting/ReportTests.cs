@@ -35,6 +35,18 @@ public sealed class ReportTests : IDisposable
     }
 
     [Fact]
+    public void The_legend_column_fits_the_longest_name()
+    {
+        string longName = new('x', 40);
+        var svg = XDocument.Parse(SvgChart.Render("t", "x", "y", [new ChartSeries("a", [(1, 1), (2, 2)]), new ChartSeries(longName, [(1, 2), (2, 3)])]));
+        XNamespace ns = "http://www.w3.org/2000/svg";
+        double width = double.Parse(svg.Root!.Attribute("width")!.Value, System.Globalization.CultureInfo.InvariantCulture);
+        var legend = svg.Descendants(ns + "text").Single(t => t.Value == longName);
+        double x = double.Parse(legend.Attribute("x")!.Value, System.Globalization.CultureInfo.InvariantCulture);
+        Assert.True(x + 7 * longName.Length <= width, $"legend text at {x} with {longName.Length} characters overflows a {width} px chart");
+    }
+
+    [Fact]
     public void No_sweep_no_chart()
     {
         var result = JsonSchemaTests.Sample().Experiments[0] with { SweepParameter = null };
