@@ -2,7 +2,12 @@ using System.Diagnostics.CodeAnalysis;
 
 namespace Manaloc;
 
-/// <summary>Throwing lives here so hot paths that check stay small enough to inline.</summary>
+/// <summary>
+/// Throwing lives here so hot paths that check stay small enough to inline. The generic throws
+/// (argument, range, null, state, disposed) are here for every area; an area's own helper
+/// (MemoryThrowHelper, PoolThrowHelper, EventThrowHelper, DispatcherThrowHelper) holds only the
+/// throws whose messages belong to that area.
+/// </summary>
 internal static class ThrowHelper
 {
     [DoesNotReturn]

@@ -19,7 +19,7 @@ public sealed partial class BufferManager
     {
         int index = SelectClass(size);
         if (size < 1 || (uint)index >= (uint)_classes.Length)
-            PoolThrowHelper.ThrowArgumentOutOfRange(nameof(size), size, $"The size must be between 1 and {MaxBufferSize}.");
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(size), size, $"The size must be between 1 and {MaxBufferSize}.");
         return AddHot(_classes[index].GetStatistics(), index);
     }
 

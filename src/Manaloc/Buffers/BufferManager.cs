@@ -184,7 +184,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     private static byte[] RentUnpooled(int minimumLength)
     {
         if (minimumLength == 0) return [];
-        if (minimumLength < 0) PoolThrowHelper.ThrowArgumentOutOfRange(nameof(minimumLength), minimumLength, "A buffer length must not be negative.");
+        if (minimumLength < 0) ThrowHelper.ThrowArgumentOutOfRange(nameof(minimumLength), minimumLength, "A buffer length must not be negative.");
         return GC.AllocateUninitializedArray<byte>(minimumLength);
     }
 
@@ -195,7 +195,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public override void Return(byte[] array, bool clearArray = false)
     {
-        if (array is null) PoolThrowHelper.ThrowArgumentNull(nameof(array));
+        if (array is null) ThrowHelper.ThrowArgumentNull(nameof(array));
         var cache = t_last;
         if (cache is null || cache.Token != _fastToken) cache = Unsafe.As<BufferThreadCache?>(ThreadSlots.Get(_slotId, _fastToken));
         if (cache is not null && _disposed == 0)
@@ -259,5 +259,5 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     internal static int SelectClass(int length) => BitOperations.Log2((uint)(length - 1) | (MinimumSize - 1)) - 3;
 
     private static void ThrowNotFromPool()
-        => PoolThrowHelper.ThrowArgument("array", "The buffer's length is not one of this pool's size classes, so it did not come from this pool.");
+        => ThrowHelper.ThrowArgument("array", "The buffer's length is not one of this pool's size classes, so it did not come from this pool.");
 }

@@ -30,14 +30,14 @@ public sealed class BufferManagerOptions
 
     internal void Validate()
     {
-        if (string.IsNullOrEmpty(Name)) Pooling.PoolThrowHelper.ThrowArgument(nameof(Name), "A buffer manager needs a non-empty name.");
+        if (string.IsNullOrEmpty(Name)) ThrowHelper.ThrowArgument(nameof(Name), "A buffer manager needs a non-empty name.");
         if (MaxBufferSize < 16 || MaxBufferSize > 1 << 30 || (MaxBufferSize & (MaxBufferSize - 1)) != 0)
-            Pooling.PoolThrowHelper.ThrowArgumentOutOfRange(nameof(MaxBufferSize), MaxBufferSize, "MaxBufferSize must be a power of two from 16 to 1,073,741,824.");
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(MaxBufferSize), MaxBufferSize, "MaxBufferSize must be a power of two from 16 to 1,073,741,824.");
         if (BuffersPerThread is < 1 or > 4096)
-            Pooling.PoolThrowHelper.ThrowArgumentOutOfRange(nameof(BuffersPerThread), BuffersPerThread, "BuffersPerThread must be between 1 and 4,096.");
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(BuffersPerThread), BuffersPerThread, "BuffersPerThread must be between 1 and 4,096.");
         if (BatchSize < 1 || BatchSize > BuffersPerThread)
-            Pooling.PoolThrowHelper.ThrowArgumentOutOfRange(nameof(BatchSize), BatchSize, "BatchSize must be between 1 and BuffersPerThread.");
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(BatchSize), BatchSize, "BatchSize must be between 1 and BuffersPerThread.");
         if (MaxRetainedBytesPerClass < 0)
-            Pooling.PoolThrowHelper.ThrowArgumentOutOfRange(nameof(MaxRetainedBytesPerClass), MaxRetainedBytesPerClass, "MaxRetainedBytesPerClass must not be negative.");
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(MaxRetainedBytesPerClass), MaxRetainedBytesPerClass, "MaxRetainedBytesPerClass must not be negative.");
     }
 }

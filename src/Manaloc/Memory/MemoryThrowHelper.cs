@@ -17,20 +17,8 @@ internal static class MemoryThrowHelper
         => throw new ArgumentException(message, paramName);
 
     [DoesNotReturn]
-    public static void ThrowInvalidOperation(string message)
-        => throw new InvalidOperationException(message);
-
-    [DoesNotReturn]
     public static void ThrowIndexOutOfRange(int index, int length)
         => throw new ArgumentOutOfRangeException(nameof(index), index, $"The index must be in [0, {length}).");
-
-    [DoesNotReturn]
-    public static void ThrowArgumentOutOfRange(string paramName, object? value, string message)
-        => throw new ArgumentOutOfRangeException(paramName, value, message);
-
-    [DoesNotReturn]
-    public static void ThrowArgumentNull(string paramName)
-        => throw new ArgumentNullException(paramName);
 
     [DoesNotReturn]
     public static void ThrowOutOfMemory(nuint size)

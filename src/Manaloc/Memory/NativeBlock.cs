@@ -55,7 +55,7 @@ public readonly unsafe struct NativeBlock : IEquatable<NativeBlock>
     public Span<byte> AsSpan()
     {
         EnsureAllocated();
-        if (Length > int.MaxValue) MemoryThrowHelper.ThrowInvalidOperation("The block is longer than a Span<byte> can describe.");
+        if (Length > int.MaxValue) ThrowHelper.ThrowInvalidOperation("The block is longer than a Span<byte> can describe.");
         return new Span<byte>(Pointer, (int)Length);
     }
 
@@ -68,10 +68,10 @@ public readonly unsafe struct NativeBlock : IEquatable<NativeBlock>
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowStale()
     {
-        if (Chunk is null) MemoryThrowHelper.ThrowInvalidOperation("The block is default: it was never allocated.");
+        if (Chunk is null) ThrowHelper.ThrowInvalidOperation("The block is default: it was never allocated.");
         if (Chunk.Owner.IsDisposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
         Diagnostics.ManalocEventSource.Log.UseAfterFree("NativeBlock");
-        MemoryThrowHelper.ThrowInvalidOperation("The block was used after it was freed.");
+        ThrowHelper.ThrowInvalidOperation("The block was used after it was freed.");
     }
 
     /// <summary>Same block and same generation.</summary>

@@ -60,7 +60,7 @@ public abstract unsafe class NativeRecord
             MemoryThrowHelper.ThrowDisposed($"TypeAllocator (the {name} record's allocator)");
         }
         Diagnostics.ManalocEventSource.Log.UseAfterFree(name);
-        MemoryThrowHelper.ThrowInvalidOperation(IsViewHandle
+        ThrowHelper.ThrowInvalidOperation(IsViewHandle
             ? $"The {name} view was used after its RecordArray was disposed."
             : $"The {name} record was used after it was deleted.");
     }

@@ -39,7 +39,7 @@ public sealed unsafe partial class NativeSlabAllocator
         lock (_largeLock)
         {
             if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
-            if (!_large.Remove((nint)chunk.Memory)) MemoryThrowHelper.ThrowInvalidOperation("The large block was already freed.");
+            if (!_large.Remove((nint)chunk.Memory)) ThrowHelper.ThrowInvalidOperation("The large block was already freed.");
             chunk.Released = true;
             _largeBytes -= (long)chunk.Length;
             _largeFrees++;

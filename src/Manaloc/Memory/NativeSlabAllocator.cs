@@ -143,7 +143,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
         if (!TryReleaseStamp(block.Stamp, block.Generation))
         {
             Diagnostics.ManalocEventSource.Log.DoubleFree("NativeBlock");
-            MemoryThrowHelper.ThrowInvalidOperation("The block was already freed.");
+            ThrowHelper.ThrowInvalidOperation("The block was already freed.");
         }
         FreeStamped(block.Pointer, chunk);
     }
@@ -242,7 +242,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     {
         if (alignment == 0 || (alignment & (alignment - 1)) != 0)
         {
-            MemoryThrowHelper.ThrowArgumentOutOfRange(nameof(alignment), alignment, "The alignment must be a power of two.");
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(alignment), alignment, "The alignment must be a power of two.");
         }
     }
 }

@@ -15,11 +15,11 @@ public sealed unsafe partial class TypeAllocator
     [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
     public RecordArray<T> NewArray<T>(int count) where T : class
     {
-        if (count < 0) MemoryThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count must not be negative.");
+        if (count < 0) ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count must not be negative.");
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
         var record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>();
         ulong bytes = (ulong)count * (ulong)record.Layout.Size;
-        if (bytes > (ulong)nint.MaxValue / 2) MemoryThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The array would not fit in the address space.");
+        if (bytes > (ulong)nint.MaxValue / 2) ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The array would not fit in the address space.");
         // At least one record: the view starts at record 0 (View, CreateView) and is usable before MoveTo, so even an
         // empty array's block must hold the whole layout or a write through it lands in the next block.
         nuint size = (nuint)Math.Max(bytes, (ulong)record.BlockSize);

@@ -118,7 +118,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowDeleteFailure(object? instance)
     {
-        if (instance is null) MemoryThrowHelper.ThrowArgumentNull(nameof(instance));
+        if (instance is null) ThrowHelper.ThrowArgumentNull(nameof(instance));
         if (instance is not NativeRecord handle || handle.Chunk is null)
         {
             MemoryThrowHelper.ThrowNotOurs(nameof(instance), $"The {instance.GetType().Name} was not created by a TypeAllocator.");
@@ -132,7 +132,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         if (handle.IsViewHandle) MemoryThrowHelper.ThrowNotOurs(nameof(instance), "The object is the view of a RecordArray; dispose the array instead.");
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
         Diagnostics.ManalocEventSource.Log.DoubleFree(handle.RecordInterface.Name);
-        MemoryThrowHelper.ThrowInvalidOperation($"The {handle.RecordInterface.Name} record was already deleted.");
+        ThrowHelper.ThrowInvalidOperation($"The {handle.RecordInterface.Name} record was already deleted.");
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -149,7 +149,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         ArgumentNullException.ThrowIfNull(types);
         foreach (var type in types)
         {
-            if (type is null) MemoryThrowHelper.ThrowArgumentNull(nameof(types));
+            if (type is null) ThrowHelper.ThrowArgumentNull(nameof(types));
             RecordTypes.Get(type, _checked);
         }
     }

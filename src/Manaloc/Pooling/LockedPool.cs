@@ -105,7 +105,7 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     /// <inheritdoc/>
     public void Return(T item)
     {
-        if (item is null) PoolThrowHelper.ThrowArgumentNull(nameof(item));
+        if (item is null) ThrowHelper.ThrowArgumentNull(nameof(item));
         _debug?.OnReturn(item);
         if (!_policy.Return(item))
         {

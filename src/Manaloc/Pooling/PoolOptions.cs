@@ -35,9 +35,9 @@ public sealed class PoolOptions
 
     internal void Validate()
     {
-        if (Name is { Length: 0 }) PoolThrowHelper.ThrowArgument(nameof(Name), "A pool name must not be empty; leave it null for the type's name.");
-        if (LocalCapacity is < 1 or > 1 << 20) PoolThrowHelper.ThrowArgumentOutOfRange(nameof(LocalCapacity), LocalCapacity, "LocalCapacity must be between 1 and 1,048,576.");
-        if (BatchSize < 1 || BatchSize > LocalCapacity) PoolThrowHelper.ThrowArgumentOutOfRange(nameof(BatchSize), BatchSize, "BatchSize must be between 1 and LocalCapacity.");
-        if (MaxRetained is < 0) PoolThrowHelper.ThrowArgumentOutOfRange(nameof(MaxRetained), MaxRetained, "MaxRetained must not be negative.");
+        if (Name is { Length: 0 }) ThrowHelper.ThrowArgument(nameof(Name), "A pool name must not be empty; leave it null for the type's name.");
+        if (LocalCapacity is < 1 or > 1 << 20) ThrowHelper.ThrowArgumentOutOfRange(nameof(LocalCapacity), LocalCapacity, "LocalCapacity must be between 1 and 1,048,576.");
+        if (BatchSize < 1 || BatchSize > LocalCapacity) ThrowHelper.ThrowArgumentOutOfRange(nameof(BatchSize), BatchSize, "BatchSize must be between 1 and LocalCapacity.");
+        if (MaxRetained is < 0) ThrowHelper.ThrowArgumentOutOfRange(nameof(MaxRetained), MaxRetained, "MaxRetained must not be negative.");
     }
 }

@@ -5,15 +5,6 @@ namespace Manaloc.Pooling;
 /// <summary>Throwing for the pooling and buffer areas, so rent/return stay small enough to inline.</summary>
 internal static class PoolThrowHelper
 {
-    [DoesNotReturn]
-    public static void ThrowArgumentNull(string paramName) => throw new ArgumentNullException(paramName);
-
-    [DoesNotReturn]
-    public static void ThrowArgument(string paramName, string message) => throw new ArgumentException(message, paramName);
-
-    [DoesNotReturn]
-    public static void ThrowArgumentOutOfRange(string paramName, object? value, string message)
-        => throw new ArgumentOutOfRangeException(paramName, value, message);
 
     [DoesNotReturn]
     public static void ThrowObjectDisposed(string poolName) => throw new ObjectDisposedException(poolName, $"The pool '{poolName}' was disposed.");

@@ -131,7 +131,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Return(T item)
     {
-        if (item is null) PoolThrowHelper.ThrowArgumentNull(nameof(item));
+        if (item is null) ThrowHelper.ThrowArgumentNull(nameof(item));
         var entry = ThreadSlots.t_lastPool;
         if (entry is null || entry.Token != _fastToken) entry = ThreadSlots.Get(_slotId, _fastToken); // another pool was last
         // _plainReturn is false in debug mode and when the policy resets objects.

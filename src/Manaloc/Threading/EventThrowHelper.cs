@@ -37,7 +37,4 @@ internal static class EventThrowHelper
     public static void ThrowNotHeld(string message)
         => throw new SynchronizationLockException(message);
 
-    [DoesNotReturn]
-    public static void ThrowArgumentNull(string paramName)
-        => throw new ArgumentNullException(paramName);
 }

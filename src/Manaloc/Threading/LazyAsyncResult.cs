@@ -102,7 +102,7 @@ public sealed class LazyAsyncResult<TResult> : IAsyncResult, IDisposable
     /// <exception cref="InvalidOperationException">The operation has already completed.</exception>
     public void SetException(Exception error, bool completedSynchronously = false)
     {
-        if (error is null) EventThrowHelper.ThrowArgumentNull(nameof(error));
+        if (error is null) ThrowHelper.ThrowArgumentNull(nameof(error));
         BeginCompletion();
         _error = ExceptionDispatchInfo.Capture(error);
         FinishCompletion(completedSynchronously);

@@ -53,7 +53,7 @@ public sealed class ReusableValueTaskSource<TResult> : IValueTaskSource<TResult>
     /// <exception cref="InvalidOperationException">The operation has already completed.</exception>
     public void SetException(Exception error)
     {
-        if (error is null) EventThrowHelper.ThrowArgumentNull(nameof(error));
+        if (error is null) ThrowHelper.ThrowArgumentNull(nameof(error));
         _core.SetException(error);
     }
 
