@@ -8,15 +8,7 @@ internal static class DispatcherTestKit
     /// <summary>Generous bound for things that should happen "soon": only a hang reaches it.</summary>
     public static readonly TimeSpan Watchdog = TimeSpan.FromSeconds(30);
 
-    public static void WaitUntil(Func<bool> condition, string what)
-    {
-        var limit = DateTime.UtcNow + Watchdog;
-        while (!condition())
-        {
-            Assert.True(DateTime.UtcNow < limit, $"watchdog: {what} did not happen within {Watchdog.TotalSeconds} s");
-            Thread.Sleep(1);
-        }
-    }
+    public static void WaitUntil(Func<bool> condition, string what) => EventTestSupport.WaitUntil(condition, what, Watchdog);
 
     public static T Await<T>(Task<T> task, string what)
     {

@@ -8,13 +8,14 @@ internal static class EventTestSupport
     /// <summary>How long nothing may change before a test calls it a stall.</summary>
     public static readonly TimeSpan Stall = TimeSpan.FromSeconds(10);
 
-    /// <summary>Polls until <paramref name="condition"/> holds; fails if it has not after <see cref="Stall"/>.</summary>
-    public static void WaitUntil(Func<bool> condition, string what)
+    /// <summary>Polls until <paramref name="condition"/> holds; fails if it has not after <paramref name="limit"/> (default <see cref="Stall"/>).</summary>
+    public static void WaitUntil(Func<bool> condition, string what, TimeSpan? limit = null)
     {
+        var bound = limit ?? Stall;
         var start = Stopwatch.GetTimestamp();
         while (!condition())
         {
-            if (Stopwatch.GetElapsedTime(start) > Stall) Assert.Fail($"Stalled: {what} did not happen within {Stall.TotalSeconds} s.");
+            if (Stopwatch.GetElapsedTime(start) > bound) Assert.Fail($"Stalled: {what} did not happen within {bound.TotalSeconds} s.");
             Thread.Sleep(1);
         }
     }
