@@ -158,7 +158,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
         if (cache is null) return;
         for (int cls = 0; cls < _classes.Length; cls++)
         {
-            ref Bin bin = ref cache.Bins[cls];
+            ref Bin bin = ref cache.BinOf(cls);
             if (bin.Count > 0) ReturnToShared(cls, ref bin, bin.Count);
         }
     }
