@@ -88,6 +88,8 @@ public sealed class CommandLineTests : IDisposable
         Assert.Contains(result.Measurements, m => m.Variant == "Clock.GetTimestamp" && m.AllocatedBytesPerOp == 0);
         Assert.All(result.Measurements, m => Assert.NotNull(m.RatioToBaseline));
         Assert.True(File.Exists(Path.Combine(_dir, "report.md")));
+        // No byte-order mark: strict JSON parsers (Python's json.load) reject a file that starts with one.
+        Assert.Equal((byte)'{', File.ReadAllBytes(Path.Combine(_dir, "results.json"))[0]);
         using var doc = JsonDocument.Parse(output); // stdout is pure JSON: tables went to stderr
         Assert.Equal("quick", doc.RootElement.GetProperty("mode").GetString());
         Assert.Contains("clock-allocations", error);

@@ -40,6 +40,9 @@ public static class ReportWriter
     public static LabReport FromJson(string json)
         => JsonSerializer.Deserialize<LabReport>(json, LabJson.Options) ?? throw new JsonException("results.json is empty.");
 
+    // No byte-order mark: JSON (RFC 8259 §8.1) must not start with one, and strict parsers (Python's json) reject it.
+    private static readonly UTF8Encoding Utf8NoBom = new(encoderShouldEmitUTF8Identifier: false);
+
     /// <summary>Writes the whole report into <paramref name="outDir"/>.</summary>
     public static WrittenReport Write(LabReport report, string outDir)
     {
@@ -52,12 +55,12 @@ public static class ReportWriter
         try
         {
             Directory.CreateDirectory(Path.Combine(staging, "charts"));
-            File.WriteAllText(Path.Combine(staging, "results.json"), json, Encoding.UTF8);
-            File.WriteAllText(Path.Combine(staging, "report.md"), markdown, Encoding.UTF8);
+            File.WriteAllText(Path.Combine(staging, "results.json"), json, Utf8NoBom);
+            File.WriteAllText(Path.Combine(staging, "report.md"), markdown, Utf8NoBom);
             var chartNames = new List<string>();
             foreach (var chart in charts.Values.SelectMany(c => c))
             {
-                File.WriteAllText(Path.Combine(staging, "charts", chart.FileName), chart.Svg, Encoding.UTF8);
+                File.WriteAllText(Path.Combine(staging, "charts", chart.FileName), chart.Svg, Utf8NoBom);
                 chartNames.Add(chart.FileName);
             }
             // Everything rendered and on disk: now swap it in.
