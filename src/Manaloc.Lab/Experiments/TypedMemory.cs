@@ -17,6 +17,7 @@ public sealed class TypedMemory : Experiment
     private const string PerObject = "AllocHGlobal per object";
     private const string Typed = "TypeAllocator";
     private const string TypedUnchecked = "TypeAllocator unchecked";
+    private const string TypedRecycled = "TypeAllocator unchecked, recycled handles";
     private const string Bulk = "RecordArray (bulk)";
     private const string BulkUnchecked = "RecordArray unchecked";
 
@@ -42,7 +43,7 @@ public sealed class TypedMemory : Experiment
     /// <inheritdoc/>
     public override ArticleFigure Figure => new("IFooData as a 21-byte native record (Bar @0, Jar @4, Car @12, Tar @20: long and double misaligned), one AllocHGlobal per object", 21, "B/record");
     /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Class, PerObject, Typed, TypedUnchecked, Bulk, BulkUnchecked];
+    public override IReadOnlyList<string> Variants { get; } = [Class, PerObject, Typed, TypedUnchecked, TypedRecycled, Bulk, BulkUnchecked];
     /// <inheritdoc/>
     public override string Baseline => Class;
 
@@ -61,6 +62,7 @@ public sealed class TypedMemory : Experiment
     {
         using var typed = new TypeAllocator(new TypeAllocatorOptions { Name = "typed-memory" });
         using var typedUnchecked = new TypeAllocator(new TypeAllocatorOptions { Name = "typed-memory-unchecked", Checked = false });
+        using var typedRecycled = new TypeAllocator(new TypeAllocatorOptions { Name = "typed-memory-recycled", Checked = false, RecycleHandles = true });
         typed.PreGenerate(typeof(IFooData));
         typedUnchecked.PreGenerate(typeof(IFooData));
         AddLayoutTable(context);
@@ -71,6 +73,7 @@ public sealed class TypedMemory : Experiment
         Action<long> articlePair = n => { for (long i = 0; i < n; i++) { var f = new ArticleFoo(); f.Bar = 1; sink += f.Bar; f.Delete(); } };
         Action<long> typedPair = n => { for (long i = 0; i < n; i++) { var f = typed.New<IFooData>(); f.Bar = 1; sink += f.Bar; typed.Delete(f); } };
         Action<long> uncheckedPair = n => { for (long i = 0; i < n; i++) { var f = typedUnchecked.New<IFooData>(); f.Bar = 1; sink += f.Bar; typedUnchecked.Delete(f); } };
+        Action<long> recycledPair = n => { for (long i = 0; i < n; i++) { var f = typedRecycled.New<IFooData>(); f.Bar = 1; sink += f.Bar; typedRecycled.Delete(f); } };
         // Each get+set variant gets its own instantiation (a struct type argument), hence its own call
         // sites: a shared call site would turn polymorphic and penalise whichever variant runs later.
         var article = new ArticleFoo();
@@ -83,12 +86,13 @@ public sealed class TypedMemory : Experiment
             (TypedUnchecked, GetSetBody<Site4>(typedUnchecked.New<IFooData>())),
             (Bulk, GetSetBody<Site5>(one.MoveTo(0))),
         };
-        WarmUpTiers([classPair, articlePair, typedPair, uncheckedPair, .. getSetBodies.Select(b => b.Body)]);
+        WarmUpTiers([classPair, articlePair, typedPair, uncheckedPair, recycledPair, .. getSetBodies.Select(b => b.Body)]);
 
         context.Measure(Class, classPair, pair);
         context.Measure(PerObject, articlePair, pair);
         context.Measure(Typed, typedPair, pair);
         context.Measure(TypedUnchecked, uncheckedPair, pair);
+        context.Measure(TypedRecycled, recycledPair, pair);
         var getSet = Parameters.Of(("op", "get+set"));
         foreach (var (variant, body) in getSetBodies) context.Measure(variant, body, getSet);
         article.Delete();
@@ -238,12 +242,14 @@ public sealed class TypedMemory : Experiment
     {
         double Median(string variant, string op) => measurements.FirstOrDefault(m => m.Variant == variant && m.Parameters.GetValueOrDefault("op") == op)?.Statistics.Median ?? double.NaN;
         double pair = Median(PerObject, "new+delete") / Median(Typed, "new+delete");
+        double pairUnchecked = Median(PerObject, "new+delete") / Median(TypedUnchecked, "new+delete");
+        double pairRecycled = Median(PerObject, "new+delete") / Median(TypedRecycled, "new+delete");
         double getSet = Median(Typed, "get+set") / Median(Class, "get+set");
         double scan = Median(Class, "scan") / Median(Bulk, "scan");
         double scanUnchecked = Median(Class, "scan") / Median(BulkUnchecked, "scan");
         double heapClass = Median(Class, "heap"), heapTyped = Median(Typed, "heap"), heapBulk = Median(Bulk, "heap");
         double bulkAlloc = measurements.FirstOrDefault(m => m.Variant == Bulk && m.Parameters.GetValueOrDefault("op") == "scan")?.AllocatedBytes ?? double.NaN;
-        string text = $"verdict on the claim that native records keep data off the GC heap; layout 24 B aligned (article 21 B misaligned); New+Delete at {Format.Ratio(pair)} the speed of AllocHGlobal+FreeHGlobal (target ≥ 3x); "
+        string text = $"verdict on the claim that native records keep data off the GC heap; layout 24 B aligned (article 21 B misaligned); New+Delete at {Format.Ratio(pair)} the speed of AllocHGlobal+FreeHGlobal (unchecked {Format.Ratio(pairUnchecked)}, unchecked with recycled handles {Format.Ratio(pairRecycled)}; target ≥ 3x); "
             + $"get+set {Format.Ratio(getSet)} the class's time (target ≤ 1.3x); bulk scan at {Format.Ratio(scan)} the class array's speed (unchecked {Format.Ratio(scanUnchecked)}; target ≥ 1x), {Format.Significant(bulkAlloc)} B allocated over all samples; "
             + $"managed heap per live record: class {Format.Significant(heapClass)} B, TypeAllocator {Format.Significant(heapTyped)} B, bulk {Format.Significant(heapBulk)} B.";
         if (double.IsNaN(heapBulk) || double.IsNaN(heapClass)) return new(Verdict.NotComparable, text);

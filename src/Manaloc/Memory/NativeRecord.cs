@@ -26,6 +26,8 @@ public abstract unsafe class NativeRecord
     internal byte* Address;
     internal uint* Stamp;
     internal uint Generation;
+    /// <summary>With recycling: the generated type's index (<see cref="RecordType.Index"/>), so Delete finds the stack to keep the handle in. Fits the object's padding.</summary>
+    internal ushort RecycleIndex;
     internal bool IsViewHandle;
     internal SlabChunk? Chunk;
 

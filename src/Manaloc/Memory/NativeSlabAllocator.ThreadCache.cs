@@ -45,6 +45,9 @@ public sealed unsafe partial class NativeSlabAllocator
 
         public NativeSlabAllocator? Owner;
 
+        /// <summary>A TypeAllocator's recycled handles, by record type index (<see cref="TypeAllocatorOptions.RecycleHandles"/>); null otherwise.</summary>
+        public HandleStack?[]? Handles;
+
         public static int ClassCount => SizeClasses.Count;
 
         /// <summary>The bin of size class <paramref name="cls"/> (0 ≤ cls &lt; <see cref="ClassCount"/>, checked by the callers).</summary>
@@ -90,6 +93,13 @@ public sealed unsafe partial class NativeSlabAllocator
         return cache;
     }
 
+    /// <summary>The calling thread's cache of this allocator (created on first use).</summary>
+    internal ThreadCache CurrentCache
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => GetCache();
+    }
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     private ThreadCache GetCacheSlow()
     {
@@ -105,9 +115,15 @@ public sealed unsafe partial class NativeSlabAllocator
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal byte* AllocateFromClass(int cls)
+    internal byte* AllocateFromClass(int cls) => AllocateFromClass(GetCache(), cls);
+
+    /// <summary>Pops a block of class <paramref name="cls"/> from <paramref name="cache"/>, the calling thread's own.</summary>
+    /// <remarks>Callers that do several things per operation fetch the cache once: a thread-static read costs
+    /// a call into the runtime's TLS lookup on Linux (about 4 ns measured), more than the pop itself.</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal byte* AllocateFromClass(ThreadCache cache, int cls)
     {
-        var cache = GetCache();
+        Debug.Assert(cache == t_cache && cache.Owner == this, "only the calling thread's own cache");
         ref Bin bin = ref cache.BinOf(cls);
         byte* p = bin.Head;
         if (p == null) return RefillAndAllocate(ref bin, cls);
@@ -118,9 +134,13 @@ public sealed unsafe partial class NativeSlabAllocator
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal void FreeToClass(byte* p, int cls)
+    internal void FreeToClass(byte* p, int cls) => FreeToClass(GetCache(), p, cls);
+
+    /// <summary>Pushes a block of class <paramref name="cls"/> onto <paramref name="cache"/>, the calling thread's own.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void FreeToClass(ThreadCache cache, byte* p, int cls)
     {
-        var cache = GetCache();
+        Debug.Assert(cache == t_cache && cache.Owner == this, "only the calling thread's own cache");
         ref Bin bin = ref cache.BinOf(cls);
         *(byte**)p = bin.Head;
         bin.Head = p;

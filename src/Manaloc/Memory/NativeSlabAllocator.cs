@@ -192,11 +192,16 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     /// <summary>Allocates from class <paramref name="cls"/> (or a large block when -1) and stamps the slot as handed out.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal byte* AllocateStamped(int cls, nuint size, nuint alignment, out SlabChunk chunk, out int slot, out uint generation)
+        => AllocateStamped(GetCache(), cls, size, alignment, out chunk, out slot, out generation);
+
+    /// <summary>As <see cref="AllocateStamped(int, nuint, nuint, out SlabChunk, out int, out uint)"/> with the calling thread's cache already at hand.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal byte* AllocateStamped(ThreadCache cache, int cls, nuint size, nuint alignment, out SlabChunk chunk, out int slot, out uint generation)
     {
         byte* p;
         if (cls >= 0)
         {
-            p = AllocateFromClass(cls);
+            p = AllocateFromClass(cache, cls);
             chunk = ChunkOf(p);
             slot = chunk.SlotOf(p);
         }
@@ -225,6 +230,14 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     internal void FreeStamped(byte* p, SlabChunk chunk)
     {
         if (chunk.ClassIndex >= 0) FreeToClass(p, chunk.ClassIndex);
+        else FreeLarge(chunk);
+    }
+
+    /// <summary>As <see cref="FreeStamped(byte*, SlabChunk)"/> with the calling thread's cache already at hand.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void FreeStamped(ThreadCache cache, byte* p, SlabChunk chunk)
+    {
+        if (chunk.ClassIndex >= 0) FreeToClass(cache, p, chunk.ClassIndex);
         else FreeLarge(chunk);
     }
 

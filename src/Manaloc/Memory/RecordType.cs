@@ -4,8 +4,9 @@ namespace Manaloc.Memory;
 /// <remarks>Immutable after construction; shared by every allocator in the process.</remarks>
 internal sealed unsafe class RecordType
 {
-    public RecordType(Type @interface, TypeLayout layout, Type generated, bool isChecked, delegate*<NativeRecord> create, ushort tag, ushort arrayTag)
+    public RecordType(Type @interface, TypeLayout layout, Type generated, bool isChecked, delegate*<NativeRecord> create, ushort tag, ushort arrayTag, int index)
     {
+        Index = index;
         Interface = @interface;
         InterfaceHandle = @interface.TypeHandle.Value;
         Layout = layout;
@@ -46,6 +47,9 @@ internal sealed unsafe class RecordType
     public nuint Alignment { get; }
     /// <summary>Tag of single records in the slab's side table (leak reports by type).</summary>
     public ushort Tag { get; }
+    /// <summary>Unique, dense number of this generated type in the process: the slot of its recycled handles in a thread's cache.</summary>
+    public int Index { get; }
+
     /// <summary>Tag of record arrays of this type.</summary>
     public ushort ArrayTag { get; }
 }

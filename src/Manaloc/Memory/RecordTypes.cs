@@ -16,6 +16,7 @@ internal static class RecordTypes
     private static readonly object s_tagLock = new();
     private static readonly List<string> s_tagNames = ["(untyped)"];
     private static long s_generatedCount;
+    private static int s_nextIndex = -1;
 
     /// <summary>Implementations generated so far in this process (each (interface, mode) counts once).</summary>
     public static long GeneratedCount => Interlocked.Read(ref s_generatedCount); // statistics: no ordering needed
@@ -45,7 +46,9 @@ internal static class RecordTypes
     {
         var layout = TypeLayout.Of(type);
         var (generated, create) = RecordEmitter.Emit(layout, isChecked);
-        var record = new RecordType(type, layout, generated, isChecked, (delegate*<NativeRecord>)create, NewTag(TypeName(type)), NewTag($"RecordArray<{TypeName(type)}>"));
+        // Index: dense and unique per generated type (tags are per name and may be shared by two interfaces).
+        int index = Interlocked.Increment(ref s_nextIndex);
+        var record = new RecordType(type, layout, generated, isChecked, (delegate*<NativeRecord>)create, NewTag(TypeName(type)), NewTag($"RecordArray<{TypeName(type)}>"), index);
         s_byGenerated[generated] = record;
         Interlocked.Increment(ref s_generatedCount); // statistics: read by tests and the first-use experiment
         return record;

@@ -34,6 +34,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
 {
     private readonly NativeSlabAllocator _slab;
     private readonly bool _checked;
+    private readonly bool _recycle;
     private readonly ConcurrentDictionary<nint, string>? _stacks;
     private readonly Action<LiveObjectReport>? _leakReported;
     private volatile bool _disposed;
@@ -49,6 +50,11 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         ArgumentNullException.ThrowIfNull(options);
         Name = string.IsNullOrWhiteSpace(options.Name) ? "default" : options.Name;
         _checked = options.Checked;
+        if (options.RecycleHandles && options.Checked)
+        {
+            ThrowHelper.ThrowArgument(nameof(options), "RecycleHandles requires Checked = false: a recycled handle makes a reference kept after Delete refer to a later object, which the checks cannot detect.");
+        }
+        _recycle = options.RecycleHandles;
         _stacks = options.CaptureAllocationStacks ? new ConcurrentDictionary<nint, string>() : null;
         _leakReported = options.LeakReported;
         _slab = new NativeSlabAllocator($"{Name} (TypeAllocator)", tagged: true);
@@ -67,7 +73,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     /// <inheritdoc/>
     /// <remarks>Thread-safe. The first New of a type generates its implementation (once per process, even
     /// under races) unless <see cref="PreGenerate"/> did; later calls allocate from the calling thread's
-    /// slab cache and create one small handle.</remarks>
+    /// slab cache and create one small handle (with <see cref="TypeAllocatorOptions.RecycleHandles"/>, reuse one
+    /// this thread deleted).</remarks>
     /// <exception cref="ArgumentException">T cannot be a record; the message names the type, member and reason.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
     [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
@@ -82,10 +89,16 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>();
             _last = record; // benign race: any RecordType of this mode is valid here
         }
-        byte* p = _slab.AllocateStamped(record.ClassIndex, record.BlockSize, record.Alignment, out SlabChunk chunk, out int slot, out uint generation);
+        var cache = _slab.CurrentCache; // one thread-static read for the whole New
+        byte* p = _slab.AllocateStamped(cache, record.ClassIndex, record.BlockSize, record.Alignment, out SlabChunk chunk, out int slot, out uint generation);
         ClearRecord(p, record);
         chunk.Tags![slot] = record.Tag;
-        var handle = record.Create();
+        NativeRecord handle;
+        if (!_recycle || !TryReuseHandle(cache, record, out handle))
+        {
+            handle = record.Create();
+            handle.RecycleIndex = record.Index < ushort.MaxValue ? (ushort)record.Index : ushort.MaxValue; // MaxValue: never recycled
+        }
         handle.Address = p;
         handle.Stamp = chunk.StampBase + slot;
         handle.Generation = generation;
@@ -109,7 +122,9 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             && NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation))
         {
             if (_stacks is not null) _stacks.TryRemove((nint)handle.Address, out _);
-            _slab.FreeStamped(handle.Address, chunk);
+            var cache = _slab.CurrentCache; // one thread-static read for the whole Delete
+            _slab.FreeStamped(cache, handle.Address, chunk);
+            if (_recycle && handle.RecycleIndex != ushort.MaxValue) KeepHandle(cache, handle, handle.RecycleIndex);
             return;
         }
         ThrowDeleteFailure(instance);

@@ -14,6 +14,14 @@ public sealed class TypeAllocatorOptions
     /// </summary>
     public bool Checked { get; set; } = true;
 
+    /// <summary>
+    /// True: Delete keeps the handle (up to 64 per type and thread) and the next New of that type on the
+    /// same thread hands it out again, so a New+Delete pair allocates nothing on the managed heap.
+    /// Requires <see cref="Checked"/> = false: a reference kept after Delete would then refer to a later
+    /// object, which no check can tell apart. Default false.
+    /// </summary>
+    public bool RecycleHandles { get; set; }
+
     /// <summary>Capture the allocation stack of every object, shown in leak reports (slow: for diagnosis only).</summary>
     public bool CaptureAllocationStacks { get; set; }
 

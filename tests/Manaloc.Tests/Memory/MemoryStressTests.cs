@@ -9,11 +9,13 @@ public sealed unsafe class MemoryStressTests
     private const int Threads = 4;
     private static readonly TimeSpan s_noProgress = TimeSpan.FromSeconds(10);
 
-    [Fact]
-    public void TypeAllocator_new_and_cross_thread_delete_keep_every_value_and_leave_nothing()
+    [Theory]
+    [InlineData(true, false)]
+    [InlineData(false, true)] // recycled handles: a handle deleted on one thread serves the next New there
+    public void TypeAllocator_new_and_cross_thread_delete_keep_every_value_and_leave_nothing(bool isChecked, bool recycle)
     {
         LiveObjectReport? leaked = null;
-        var allocator = new TypeAllocator(new TypeAllocatorOptions { LeakReported = r => leaked = r });
+        var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked, RecycleHandles = recycle, LeakReported = r => leaked = r });
         var handOff = new ConcurrentQueue<(IFooData Record, int Value)>();
         long progress = 0;
         var errors = new ConcurrentQueue<string>();
