@@ -86,13 +86,12 @@ public sealed class AsyncResult : Experiment
         var verdict = JudgeRatio(measurements, Eager, Lazy, m => m.Parameters.GetValueOrDefault("size") == "1");
         if (verdict.TodayValue is double ratio)
         {
-            string goal = $"goal ≥ 2x: {(ratio >= 2 ? "met" : "not met")}";
             var largest = measurements.Where(m => m.Variant == Lazy && m.RatioToBaseline is not null)
                 .MaxBy(m => int.Parse(m.Parameters.GetValueOrDefault("size") ?? "0", System.Globalization.CultureInfo.InvariantCulture));
             string fade = largest is null ? "" : $"; at size {largest.Parameters["size"]} {Format.Ratio(1 / largest.RatioToBaseline!.Value)}";
-            return verdict with { Text = $"{verdict.Text} ({goal}){fade}" };
+            return verdict with { Text = $"{verdict.Text}{fade}", Targets = [TargetResult.AtLeast("lazy lock-free result vs eager handle at size 1", ratio, 2)] };
         }
-        return verdict;
+        return verdict with { Targets = [TargetResult.AtLeast("lazy lock-free result vs eager handle at size 1", null, 2)] };
     }
 
     private static void Start(object result, int size) => ThreadPool.UnsafeQueueUserWorkItem(new FibJob(result, size), preferLocal: false);

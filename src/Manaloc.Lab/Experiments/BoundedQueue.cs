@@ -166,12 +166,18 @@ public sealed class BoundedQueue : Experiment
         }
         double memoryRatio = dMem.Statistics.Median / Math.Max(uMem.Statistics.Median, 1);
         double rateRatio = dRate.Statistics.Median / uRate.Statistics.Median;
-        bool met = memoryRatio <= 0.05 && rateRatio >= 0.9;
         var verdict = memoryRatio <= 0.5 && rateRatio >= 0.9 ? Verdict.Holds : memoryRatio < 1 ? Verdict.Shrinks : Verdict.Reversed;
         string blocking = bMem is null || bRate is null ? "" :
             $" BlockingCollection capped: {Format.Value(bMem.Statistics.Median, "bytes")} at {Format.Ratio(bRate.Statistics.Median / uRate.Statistics.Median)} throughput.";
         return new(verdict,
-            $"peak queue memory {Format.Value(uMem.Statistics.Median, "bytes")} unbounded → {Format.Value(dMem.Statistics.Median, "bytes")} with the dispatcher capped at {Cap:N0} ({Format.Significant(memoryRatio * 100)}% of unbounded) at {Format.Ratio(rateRatio)} of its throughput; target ≤ 5% memory at ≥ 0.9x throughput: {(met ? "met" : "not met")}.{blocking} Article: 1.1 GB → 5 MB (0.45%).",
-            memoryRatio, "x memory");
+            $"peak queue memory {Format.Value(uMem.Statistics.Median, "bytes")} unbounded → {Format.Value(dMem.Statistics.Median, "bytes")} with the dispatcher capped at {Cap:N0} ({Format.Significant(memoryRatio * 100)}% of unbounded) at {Format.Ratio(rateRatio)} of its throughput.{blocking} Article: 1.1 GB → 5 MB (0.45%).",
+            memoryRatio, "x memory")
+        {
+            Targets =
+            [
+                TargetResult.AtMost("capped dispatcher's peak queue memory, % of unbounded", memoryRatio * 100, 5, "%"),
+                TargetResult.AtLeast("capped dispatcher's throughput vs unbounded", rateRatio, 0.9),
+            ],
+        };
     }
 }

@@ -87,7 +87,6 @@ public sealed class Buffers : Experiment
         }
         GC.KeepAlive(sink);
         GC.KeepAlive(sinks);
-        AddTargets(context);
         var stats = manager.GetStatistics();
         context.Note($"BufferManager counters after the run: {stats.Rents:N0} rents, {stats.LocalHits:N0} from the thread's own stack, {stats.Creations:N0} buffers created, {stats.Retained:N0} retained.");
     }
@@ -100,23 +99,22 @@ public sealed class Buffers : Experiment
         return buffer[size / 2];
     }
 
-    private static void AddTargets(ExperimentContext context)
+    /// <summary>The issue's targets, judged on the medians (the fastest samples beside them).</summary>
+    private static TargetResult[] Targets(IReadOnlyList<Measurement> measurements)
     {
-        var ms = context.Measurements.Where(m => m.Parameters.ContainsKey("pattern")).ToArray();
+        var ms = measurements.Where(m => m.Parameters.ContainsKey("pattern")).ToArray();
         Measurement? Find(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads);
-        var rows = new List<IReadOnlyList<string>>();
+        var targets = new List<TargetResult>();
         foreach (int threads in new[] { 1, 2 })
         {
             var shared = Find(Shared, threads);
             var manager = Find(Manager, threads);
             if (shared?.OpsPerSecond is not double s || manager?.OpsPerSecond is not double m) continue;
-            double ratio = m / s;
-            double best = shared.Statistics.Min / manager.Statistics.Min; // fastest sample of each: least disturbed by other processes
-            rows.Add([$"BufferManager / ArrayPool.Shared throughput, 4 KiB, {threads} thread(s)", Format.Ratio(ratio), Format.Ratio(best), "≥ 1x", ratio >= 1 ? "met" : "NOT met"]);
-            double bytes = manager.AllocatedBytesPerOp ?? double.NaN;
-            rows.Add([$"BufferManager bytes per rent/return, 4 KiB, {threads} thread(s)", Format.Significant(bytes) + " B", "", "0 B", bytes < 0.01 ? "met" : "NOT met"]);
+            targets.Add(TargetResult.AtLeast($"BufferManager / ArrayPool.Shared throughput, 4 KiB, {threads} thread(s)", m / s, 1)
+                with { Best = shared.Statistics.Min / manager.Statistics.Min });
+            targets.Add(TargetResult.AtMost($"BufferManager bytes per rent/return, 4 KiB, {threads} thread(s)", manager.AllocatedBytesPerOp, 0.01, "B"));
         }
-        context.AddTable(new ResultTable("Issue targets (ratios from this run)", ["target", "today (medians)", "best samples", "goal", "verdict (medians)"], rows));
+        return [.. targets];
     }
 
     /// <inheritdoc/>
@@ -126,13 +124,13 @@ public sealed class Buffers : Experiment
         int largest = single.Select(m => int.Parse(m.Parameters["size"], System.Globalization.CultureInfo.InvariantCulture)).DefaultIfEmpty(0).Max();
         var fresh = single.FirstOrDefault(m => m.Variant == New && m.Parameters["size"] == largest.ToString(System.Globalization.CultureInfo.InvariantCulture));
         var pooled = single.FirstOrDefault(m => m.Variant == Manager && m.Parameters["size"] == largest.ToString(System.Globalization.CultureInfo.InvariantCulture));
-        if (fresh is null || pooled is null) return new(Verdict.NotComparable, "new byte[] and BufferManager were not both measured.");
+        if (fresh is null || pooled is null) return new(Verdict.NotComparable, "new byte[] and BufferManager were not both measured.") { Targets = Targets(measurements) };
         double ratio = fresh.Statistics.Median / pooled.Statistics.Median;
         var verdict = ratio >= 1.1 ? Verdict.Holds : ratio >= 0.9 ? Verdict.Shrinks : Verdict.Reversed;
         int gcs = fresh.Gc.Gen0 + fresh.Gc.Gen1 + fresh.Gc.Gen2;
         int pooledGcs = pooled.Gc.Gen0 + pooled.Gc.Gen1 + pooled.Gc.Gen2;
         return new(verdict,
             $"At {largest:N0} B, reusing through BufferManager is {Format.Ratio(ratio)} as fast as new byte[] ({Format.Value(fresh.Statistics.Median, fresh.Unit)} → {Format.Value(pooled.Statistics.Median, pooled.Unit)}), with {pooledGcs} GCs instead of {gcs}.",
-            ratio, "x");
+            ratio, "x") { Targets = Targets(measurements) };
     }
 }

@@ -169,6 +169,10 @@ public sealed unsafe class HeapContention : Experiment
         var hglobal = measurements.FirstOrDefault(m => m.Variant == HGlobal && m.Threads == 2);
         var malloc = measurements.FirstOrDefault(m => m.Variant == Malloc && m.Threads == 2);
         string extra = hglobal is null || malloc is null ? "" : $"; AllocHGlobal {Format.Ratio(malloc.Statistics.Median / hglobal.Statistics.Median)} of malloc's throughput";
-        return verdict with { Text = $"Two threads: {verdict.Text}{extra}. Compared by throughput, since the system heap's lock contention is not observable here (target: slab ≥ 2x malloc)." };
+        return verdict with
+        {
+            Text = $"Two threads: {verdict.Text}{extra}. Compared by throughput, since the system heap's lock contention is not observable here.",
+            Targets = [TargetResult.AtLeast("slab throughput vs malloc, two threads, random sizes", verdict.TodayValue, 2)],
+        };
     }
 }

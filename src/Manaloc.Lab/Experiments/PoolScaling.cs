@@ -169,7 +169,7 @@ public sealed class PoolScaling : Experiment
         semi.Dispose();
         categorized.Dispose();
         GC.KeepAlive(sinks);
-        AddTargets(context);
+        AddCrossThreadTable(context);
     }
 
     /// <summary>
@@ -193,28 +193,35 @@ public sealed class PoolScaling : Experiment
         return sum;
     }
 
-    private static void AddTargets(ExperimentContext context)
+    /// <summary>The issue's targets, judged on the medians (the fastest samples beside them).</summary>
+    private static TargetResult[] Targets(IReadOnlyList<Measurement> ms)
     {
-        var ms = context.Measurements;
         double? Ops(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads)?.OpsPerSecond;
         double? Best(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads) is { } m ? 1e9 / m.Statistics.Min : null;
         double? Bytes(string variant) => ms.Where(m => m.Variant == variant).Max(m => m.AllocatedBytesPerOp);
+        if (ms.Count == 0) return [];
         int two = ms.Any(m => m.Threads == 2) ? 2 : ms.Max(m => m.Threads);
-        var rows = new List<IReadOnlyList<string>>();
-        void Row(string target, double? value, double? goal, bool higherIsBetter, string unit, double? best = null)
-        {
-            string met = value is null ? "not measured" : goal is null ? "measured (no goal)" : (higherIsBetter ? value >= goal : value <= goal) ? "met" : "NOT met";
-            string goalText = goal is null ? "-" : (higherIsBetter ? "≥ " : "≤ ") + Format.Significant(goal.Value) + unit;
-            rows.Add([target, value is null ? "n/a" : Format.Significant(value.Value) + unit, best is null ? "" : Format.Significant(best.Value) + unit, goalText, met]);
-        }
-        Row($"SemiLocalPool / LockedPool throughput, {two} threads", Ops(SemiLocal, two) / Ops(Locked, two), 3, true, "x", Best(SemiLocal, two) / Best(Locked, two));
-        Row($"SemiLocalPool / DefaultObjectPool throughput, {two} threads", Ops(SemiLocal, two) / Ops(Default, two), 1.5, true, "x", Best(SemiLocal, two) / Best(Default, two));
-        Row($"SemiLocalPool {two} threads / 1 thread throughput", Ops(SemiLocal, two) / Ops(SemiLocal, 1), 1.7, true, "x", Best(SemiLocal, two) / Best(SemiLocal, 1));
-        Row("SemiLocalPool bytes per rent/return (worst thread count)", Bytes(SemiLocal), 0.01, false, " B");
-        Row($"SemiLocalPool cross-thread: time per pair vs same-thread, {two} threads", Ops(SemiLocal, two) / Ops(SemiLocal + CrossSuffix, two), null, false, "x");
-        Row($"SemiLocalPool cross-thread / LockedPool cross-thread throughput, {two} threads", Ops(SemiLocal + CrossSuffix, two) / Ops(Locked + CrossSuffix, two), null, true, "x");
-        Row($"SemiLocalPool cross-thread / DefaultObjectPool cross-thread throughput, {two} threads", Ops(SemiLocal + CrossSuffix, two) / Ops(Default + CrossSuffix, two), null, true, "x");
-        context.AddTable(new ResultTable("Issue targets (ratios from this run)", ["target", "today (medians)", "best samples", "goal", "verdict (medians)"], rows));
+        return
+        [
+            TargetResult.AtLeast($"SemiLocalPool / LockedPool throughput, {two} threads", Ops(SemiLocal, two) / Ops(Locked, two), 3) with { Best = Best(SemiLocal, two) / Best(Locked, two) },
+            TargetResult.AtLeast($"SemiLocalPool / DefaultObjectPool throughput, {two} threads", Ops(SemiLocal, two) / Ops(Default, two), 1.5) with { Best = Best(SemiLocal, two) / Best(Default, two) },
+            TargetResult.AtLeast($"SemiLocalPool {two} threads / 1 thread throughput", Ops(SemiLocal, two) / Ops(SemiLocal, 1), 1.7) with { Best = Best(SemiLocal, two) / Best(SemiLocal, 1) },
+            TargetResult.AtMost("SemiLocalPool bytes per rent/return (worst thread count)", Bytes(SemiLocal), 0.01, "B"),
+        ];
+    }
+
+    private static void AddCrossThreadTable(ExperimentContext context)
+    {
+        var ms = context.Measurements;
+        double? Ops(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads)?.OpsPerSecond;
+        int two = ms.Any(m => m.Threads == 2) ? 2 : ms.Max(m => m.Threads);
+        string Show(double? ratio) => ratio is { } r ? Format.Ratio(r) : "n/a";
+        context.AddTable(new ResultTable("Cross-thread handoff (no goal; ratios from this run)", ["comparison", "today (medians)"],
+        [
+            [$"SemiLocalPool same-thread / cross-thread throughput, {two} threads", Show(Ops(SemiLocal, two) / Ops(SemiLocal + CrossSuffix, two))],
+            [$"SemiLocalPool / LockedPool cross-thread throughput, {two} threads", Show(Ops(SemiLocal + CrossSuffix, two) / Ops(Locked + CrossSuffix, two))],
+            [$"SemiLocalPool / DefaultObjectPool cross-thread throughput, {two} threads", Show(Ops(SemiLocal + CrossSuffix, two) / Ops(Default + CrossSuffix, two))],
+        ]));
         context.Note("CategorizedPool looks its category up by name on every operation (the article's Allocate(category, type)); code that holds Category(name) pays what SemiLocalPool pays.");
         context.Note($"Machine: {Environment.ProcessorCount} logical processors; thread counts above that oversubscribe. The cross-thread variants add one Interlocked.Exchange per operation (the mailbox), the same for each pool.");
     }
@@ -227,14 +234,14 @@ public sealed class PoolScaling : Experiment
         if (max < 2 || Ops(SemiLocal, max) is not double semiMax || Ops(Locked, max) is not double lockedMax
             || Ops(SemiLocal, 1) is not double semi1 || Ops(Locked, 1) is not double locked1)
         {
-            return new(Verdict.NotComparable, "No multi-thread measurement of both pools.");
+            return new(Verdict.NotComparable, "No multi-thread measurement of both pools.") { Targets = Targets(measurements) };
         }
         double ratio = semiMax / lockedMax;
         double lockedScaling = lockedMax / locked1, semiScaling = semiMax / semi1;
         var verdict = ratio < 0.9 ? Verdict.Reversed : ratio >= 1.1 && semiScaling > lockedScaling ? Verdict.Holds : Verdict.Shrinks;
         return new(verdict,
             $"At {max} threads the semi-local pool does {Format.Ratio(ratio)} the locked pool's rent/return pairs per second; from 1 to {max} threads the locked pool scales {Format.Ratio(lockedScaling)}, the semi-local {Format.Ratio(semiScaling)}.",
-            ratio, "x");
+            ratio, "x") { Targets = Targets(measurements) };
     }
 
     /// <summary>The pooled object: a few fields, touched each use.</summary>

@@ -249,13 +249,22 @@ public sealed class TypedMemory : Experiment
         double scanUnchecked = Median(Class, "scan") / Median(BulkUnchecked, "scan");
         double heapClass = Median(Class, "heap"), heapTyped = Median(Typed, "heap"), heapBulk = Median(Bulk, "heap");
         double bulkAlloc = measurements.FirstOrDefault(m => m.Variant == Bulk && m.Parameters.GetValueOrDefault("op") == "scan")?.AllocatedBytes ?? double.NaN;
-        string text = $"verdict on the claim that native records keep data off the GC heap; layout 24 B aligned (article 21 B misaligned); New+Delete at {Format.Ratio(pair)} the speed of AllocHGlobal+FreeHGlobal (unchecked {Format.Ratio(pairUnchecked)}, unchecked with recycled handles {Format.Ratio(pairRecycled)}; target ≥ 3x); "
-            + $"get+set {Format.Ratio(getSet)} the class's time (target ≤ 1.3x); bulk scan at {Format.Ratio(scan)} the class array's speed (unchecked {Format.Ratio(scanUnchecked)}; target ≥ 1x), {Format.Significant(bulkAlloc)} B allocated over all samples; "
+        string records = measurements.FirstOrDefault(m => m.Variant == Bulk && m.Parameters.GetValueOrDefault("op") == "scan")?.Parameters.GetValueOrDefault("records") ?? "?";
+        TargetResult[] targets =
+        [
+            TargetResult.AtLeast("New+Delete vs AllocHGlobal+FreeHGlobal per object (checked)", pair, 3),
+            TargetResult.AtLeast("New+Delete vs AllocHGlobal+FreeHGlobal per object (unchecked, recycled handles)", pairRecycled, 3),
+            TargetResult.AtMost("get+set time vs a managed class through the interface (checked)", getSet, 1.3),
+            TargetResult.AtLeast($"bulk scan+update speed vs a managed class array ({records} records, checked)", scan, 1),
+            TargetResult.AtMost("managed bytes allocated by the bulk scans (all samples)", bulkAlloc, 1024, "B"),
+        ];
+        string text = $"verdict on the claim that native records keep data off the GC heap; layout 24 B aligned (article 21 B misaligned); New+Delete at {Format.Ratio(pair)} the speed of AllocHGlobal+FreeHGlobal (unchecked {Format.Ratio(pairUnchecked)}, unchecked with recycled handles {Format.Ratio(pairRecycled)}); "
+            + $"get+set {Format.Ratio(getSet)} the class's time (unchecked {Format.Ratio(Median(TypedUnchecked, "get+set") / Median(Class, "get+set"))}); bulk scan at {Format.Ratio(scan)} the class array's speed (unchecked {Format.Ratio(scanUnchecked)}); "
             + $"managed heap per live record: class {Format.Significant(heapClass)} B, TypeAllocator {Format.Significant(heapTyped)} B, bulk {Format.Significant(heapBulk)} B.";
-        if (double.IsNaN(heapBulk) || double.IsNaN(heapClass)) return new(Verdict.NotComparable, text);
+        if (double.IsNaN(heapBulk) || double.IsNaN(heapClass)) return new(Verdict.NotComparable, text) { Targets = targets };
         // The article's claim: records in native memory keep their data off the GC heap.
         var verdict = heapBulk < heapClass / 10 ? Verdict.Holds : heapBulk < heapClass ? Verdict.Shrinks : Verdict.Reversed;
-        return new(verdict, text, heapBulk, "B/record on the managed heap");
+        return new(verdict, text, heapBulk, "B/record on the managed heap") { Targets = targets };
     }
 
     private sealed class ManagedFoo : IFooData

@@ -26,6 +26,9 @@ public enum Verdict
 /// <param name="TodayUnit">Unit of <paramref name="TodayValue"/>.</param>
 public sealed record VerdictResult(Verdict Verdict, string Text, double? TodayValue = null, string? TodayUnit = null)
 {
+    /// <summary>The project's own targets for this experiment (from its issue), judged on this run; empty when it has none.</summary>
+    public IReadOnlyList<TargetResult> Targets { get; init; } = [];
+
     /// <summary>
     /// Judges a "candidate is <paramref name="articleRatio"/>× better than baseline" claim against
     /// today's ratio: holds at ≥ half the published ratio, shrinks above 0.9 (the effect is smaller or

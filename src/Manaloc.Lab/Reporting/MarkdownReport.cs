@@ -23,6 +23,14 @@ public static class MarkdownReport
             if (result.ArticleFigure is { } figure) sb.AppendLine($"- Article: {figure.Text}");
             sb.AppendLine($"- Today: **{result.Verdict.Verdict}** — {result.Verdict.Text}");
             if (result.Error is not null) sb.AppendLine($"- Error: {result.Error}");
+            if (result.Verdict.Targets.Count > 0)
+            {
+                sb.AppendLine($"- Targets: {TargetCount(result.Verdict)}").AppendLine();
+                sb.AppendLine("| target | today (medians) | best samples | goal | |");
+                sb.AppendLine("|---|---|---|---|---|");
+                foreach (var t in result.Verdict.Targets) sb.AppendLine($"| {Cell(t.Name)} | {Cell(t.TodayText())} | {Cell(t.BestText())} | {Cell(t.GoalText())} | {t.MetWord()} |");
+                sb.AppendLine();
+            }
             foreach (var p in result.Parameters) sb.AppendLine($"- Parameter `{p.Name}`: {p.Description} ({string.Join(", ", p.Values)})");
             sb.AppendLine($"- Baseline: {result.Baseline}; took {result.ElapsedSeconds:0.0} s").AppendLine();
             if (result.Measurements.Count > 0) sb.Append(MeasurementTable(result));
@@ -44,13 +52,22 @@ public static class MarkdownReport
     public static string SummaryTable(LabReport report)
     {
         var sb = new StringBuilder();
-        sb.AppendLine("| experiment | article | today | verdict |");
-        sb.AppendLine("|---|---|---|---|");
+        sb.AppendLine("| experiment | article | today | verdict | targets |");
+        sb.AppendLine("|---|---|---|---|---|");
         foreach (var r in report.Experiments)
         {
-            sb.AppendLine($"| {Cell(r.Experiment)} | {Cell(r.ArticleFigure?.Text ?? "—")} | {Cell(r.Verdict.Text)} | {Cell(VerdictWord(r.Verdict.Verdict))} |");
+            sb.AppendLine($"| {Cell(r.Experiment)} | {Cell(r.ArticleFigure?.Text ?? "—")} | {Cell(r.Verdict.Text)} | {Cell(VerdictWord(r.Verdict.Verdict))} | {Cell(TargetCount(r.Verdict))} |");
         }
         return sb.ToString();
+    }
+
+    /// <summary>"2 of 3 met", or "—" when the experiment has no targets.</summary>
+    public static string TargetCount(VerdictResult verdict)
+    {
+        if (verdict.Targets.Count == 0) return "—";
+        int met = verdict.Targets.Count(t => t.Met == true);
+        int unmeasured = verdict.Targets.Count(t => t.Met is null);
+        return $"{met} of {verdict.Targets.Count} met" + (unmeasured > 0 ? $" ({unmeasured} not measured)" : "");
     }
 
     /// <summary>The verdict as a word for tables.</summary>

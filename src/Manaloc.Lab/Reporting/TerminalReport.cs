@@ -36,14 +36,19 @@ public static class TerminalReport
             }
             if (result.ArticleFigure is { } figure) console.MarkupLine($"  article: {Markup.Escape(figure.Text)}");
             console.MarkupLine($"  verdict: [bold]{MarkdownReport.VerdictWord(result.Verdict.Verdict)}[/] — {Markup.Escape(result.Verdict.Text)}");
+            foreach (var t in result.Verdict.Targets)
+            {
+                string color = t.Met switch { true => "green", false => "red", null => "yellow" };
+                console.MarkupLine($"  target: {Markup.Escape(t.Name)} {Markup.Escape(t.TodayText())}{(t.Best is null ? "" : Markup.Escape($" (best samples {t.BestText()})"))}, goal {Markup.Escape(t.GoalText())}: [{color}]{Markup.Escape(t.MetWord())}[/]");
+            }
             foreach (var note in result.Notes) console.MarkupLine($"  note: {Markup.Escape(note)}");
             if (result.Error is not null) console.MarkupLine($"  [red]error:[/] {Markup.Escape(result.Error)}");
             console.WriteLine();
         }
-        var summary = new Table().Border(TableBorder.Rounded).Title("[bold]summary[/]").AddColumns("experiment", "article", "today", "verdict");
+        var summary = new Table().Border(TableBorder.Rounded).Title("[bold]summary[/]").AddColumns("experiment", "article", "today", "verdict", "targets");
         foreach (var r in report.Experiments)
         {
-            summary.AddRow(Markup.Escape(r.Experiment), Markup.Escape(r.ArticleFigure?.Text ?? "—"), Markup.Escape(r.Verdict.Text), MarkdownReport.VerdictWord(r.Verdict.Verdict));
+            summary.AddRow(Markup.Escape(r.Experiment), Markup.Escape(r.ArticleFigure?.Text ?? "—"), Markup.Escape(r.Verdict.Text), MarkdownReport.VerdictWord(r.Verdict.Verdict), Markup.Escape(MarkdownReport.TargetCount(r.Verdict)));
         }
         console.Write(summary);
     }

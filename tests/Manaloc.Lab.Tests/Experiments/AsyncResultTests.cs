@@ -30,7 +30,9 @@ public sealed class AsyncResultTests
 
         Assert.Equal(Verdict.Holds, verdict.Verdict);
         Assert.Equal(3, verdict.TodayValue!.Value, 3);
-        Assert.Contains("goal ≥ 2x: met", verdict.Text, StringComparison.Ordinal);
+        var target = Assert.Single(verdict.Targets);
+        Assert.Equal(3, target.Today!.Value, 3);
+        Assert.True(target.Met);
         Assert.Contains("at size 15", verdict.Text, StringComparison.Ordinal);
     }
 }

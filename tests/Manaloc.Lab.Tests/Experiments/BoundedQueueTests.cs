@@ -36,7 +36,8 @@ public sealed class BoundedQueueTests
         ]);
         Assert.Equal(Verdict.Holds, verdict.Verdict);
         Assert.Equal(0.04, verdict.TodayValue!.Value, 6);
-        Assert.Contains(": met", verdict.Text);
+        Assert.All(verdict.Targets, t => Assert.True(t.Met, t.ToString()));
+        Assert.Equal(4, verdict.Targets[0].Today!.Value, 6); // percent of unbounded
     }
 
     [Fact]
@@ -48,6 +49,7 @@ public sealed class BoundedQueueTests
             M("DedicatedThreadDispatcher capped", "bytes", 4e6), M("DedicatedThreadDispatcher capped", "ops/s", 0.5e6),
         ]);
         Assert.Equal(Verdict.Shrinks, verdict.Verdict);
-        Assert.Contains("not met", verdict.Text);
+        Assert.True(verdict.Targets[0].Met); // memory is fine …
+        Assert.False(verdict.Targets[1].Met); // … throughput is not
     }
 }

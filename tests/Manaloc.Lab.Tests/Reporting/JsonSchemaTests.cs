@@ -39,7 +39,10 @@ public sealed class JsonSchemaTests
                         RatioToBaseline = 1 / 11.0, Threads = 1,
                     },
                 ],
-                Verdict = new VerdictResult(Verdict.Holds, "new 11x faster", 11, "x"),
+                Verdict = new VerdictResult(Verdict.Holds, "new 11x faster", 11, "x")
+                {
+                    Targets = [TargetResult.AtLeast("new vs pool", 11, 2) with { Best = 12 }, TargetResult.AtMost("peak memory", double.NaN, 5, "%")],
+                },
                 Notes = ["a note"],
                 Tables = [new ResultTable("layout", ["field", "offset"], [["A", "0"], ["B", "8"]])],
                 ElapsedSeconds = 1.25,
@@ -57,6 +60,20 @@ public sealed class JsonSchemaTests
         Assert.Equal(report.Experiments[0].Measurements[0].Statistics, back.Experiments[0].Measurements[0].Statistics);
         Assert.Equal(report.Machine, back.Machine);
         Assert.Equal(Verdict.Holds, back.Experiments[0].Verdict.Verdict);
+        Assert.Equal(report.Experiments[0].Verdict.Targets, back.Experiments[0].Verdict.Targets);
+    }
+
+    [Fact]
+    public void Targets_serialize_their_judgement()
+    {
+        using var doc = JsonDocument.Parse(ReportWriter.ToJson(Sample()));
+        var targets = doc.RootElement.GetProperty("experiments")[0].GetProperty("verdict").GetProperty("targets");
+        Assert.Equal(2, targets.GetArrayLength());
+        foreach (string field in new[] { "name", "today", "comparison", "goal", "unit", "best", "met" })
+            Assert.True(targets[0].TryGetProperty(field, out _), field);
+        Assert.True(targets[0].GetProperty("met").GetBoolean());
+        Assert.Equal(JsonValueKind.Null, targets[1].GetProperty("today").ValueKind); // NaN is "not measured", not a number
+        Assert.Equal(JsonValueKind.Null, targets[1].GetProperty("met").ValueKind);
     }
 
     [Fact]
