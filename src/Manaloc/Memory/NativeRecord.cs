@@ -51,18 +51,27 @@ public abstract unsafe class NativeRecord
     public override string ToString()
         => $"{RecordInterface.Name} record{(IsViewHandle ? " view" : "")} at 0x{(nuint)Address:x} ({(IsAllocated ? "allocated" : "not allocated")})";
 
-    /// <summary>Called by generated accessors when the stamp does not match.</summary>
+    /// <summary>Called when the stamp does not match (or a checked view's address is null): throws <see cref="StaleException"/>.</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
     [DoesNotReturn]
-    internal void ThrowStale()
+    internal void ThrowStale() => throw StaleException();
+
+    /// <summary>
+    /// The exception for a use after Delete or Dispose. Generated accessors emit <c>throw StaleException()</c>:
+    /// a block that ends in <c>throw</c> is cold to the JIT, so the check does not disturb register
+    /// allocation on the hot path (a call to a throwing method looks like it may return, and did).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal Exception StaleException()
     {
         string name = RecordInterface.Name;
         if (Chunk is not null && Chunk.Owner.IsDisposed)
         {
-            MemoryThrowHelper.ThrowDisposed($"TypeAllocator (the {name} record's allocator)");
+            string what = $"TypeAllocator (the {name} record's allocator)";
+            return new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");
         }
         Diagnostics.ManalocEventSource.Log.UseAfterFree(name);
-        ThrowHelper.ThrowInvalidOperation(IsViewHandle
+        return new InvalidOperationException(IsViewHandle
             ? $"The {name} view was used after its RecordArray was disposed."
             : $"The {name} record was used after it was deleted.");
     }

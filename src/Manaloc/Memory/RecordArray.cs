@@ -12,14 +12,17 @@ namespace Manaloc.Memory;
 /// for millions of records that is millions of objects to mark. Here the GC sees this object and
 /// one view. <see cref="MoveTo"/> (or <c>foreach</c>, whose enumerator is a ref struct) points the
 /// view at a record; reading and writing its properties goes straight to native memory, with the
-/// same layout and, in checked mode, the same stamp check as single records (the array's stamp: use
-/// after <see cref="Dispose"/> throws).</para>
+/// same layout. In checked mode the array's stamp is compared once per move (MoveTo, MoveNext) rather
+/// than once per property access, and <see cref="Dispose"/> (or the allocator's) nulls the address of
+/// every view of the array, which the view's accessors test (the address is loaded for the access
+/// anyway): use after Dispose throws, at the cost of one test per access instead of three loads and a
+/// compare.</para>
 /// <para>The view is one object: after <c>MoveTo(j)</c> a reference taken at <c>MoveTo(i)</c> sees
 /// record j. Memory is zeroed at creation. Thread safety: the records may be read and written from
 /// several threads (natural alignment, no atomicity beyond one property), but the view moves: give
 /// each thread its own with <see cref="CreateView"/>. Dispose is not thread-safe with other calls.</para>
 /// </remarks>
-public sealed unsafe class RecordArray<T> : IDisposable where T : class
+public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : class
 {
     private readonly NativeSlabAllocator _slab;
     private readonly byte* _base;
@@ -30,9 +33,13 @@ public sealed unsafe class RecordArray<T> : IDisposable where T : class
     private readonly RecordType _record;
     private readonly NativeRecord _view;
     private readonly T _viewAsT;
+    private readonly TypeAllocator _owner;
+    private readonly Lock _viewsLock = new();
+    private List<NativeRecord>? _otherViews; // views from CreateView; guarded by _viewsLock
 
-    internal RecordArray(NativeSlabAllocator slab, RecordType record, byte* block, int length, SlabChunk chunk, uint* stamp, uint generation)
+    internal RecordArray(TypeAllocator owner, NativeSlabAllocator slab, RecordType record, byte* block, int length, SlabChunk chunk, uint* stamp, uint generation)
     {
+        _owner = owner;
         _slab = slab;
         _record = record;
         _base = block;
@@ -65,6 +72,7 @@ public sealed unsafe class RecordArray<T> : IDisposable where T : class
     public T MoveTo(int index)
     {
         if ((uint)index >= (uint)Length) MemoryThrowHelper.ThrowIndexOutOfRange(index, Length);
+        if (*_stamp != _generation) throw _view.StaleException(); // disposed: do not point the view at freed memory
         _view.Address = _base + index * _stride;
         return _viewAsT;
     }
@@ -74,12 +82,18 @@ public sealed unsafe class RecordArray<T> : IDisposable where T : class
     public RecordView<T> CreateView()
     {
         if (!IsAllocated) MemoryThrowHelper.ThrowDisposed($"RecordArray<{typeof(T).Name}>");
-        return new RecordView<T>(this, NewView());
+        var view = NewView();
+        lock (_viewsLock)
+        {
+            (_otherViews ??= []).Add(view);
+        }
+        return new RecordView<T>(this, view);
     }
 
     internal void Position(NativeRecord view, int index)
     {
         if ((uint)index >= (uint)Length) MemoryThrowHelper.ThrowIndexOutOfRange(index, Length);
+        if (*_stamp != _generation) throw view.StaleException();
         view.Address = _base + index * _stride;
     }
 
@@ -93,7 +107,22 @@ public sealed unsafe class RecordArray<T> : IDisposable where T : class
         if (_slab.IsDisposed) return;
         if (NativeSlabAllocator.TryReleaseStamp(_stamp, _generation))
         {
+            InvalidateViews(); // before the memory goes: a view's next access throws instead of reading it
+            _owner.Untrack(this);
             _slab.FreeStamped(_base, _chunk);
+        }
+    }
+
+    /// <summary>Nulls the address of every view of this array (Dispose, or the allocator's Dispose).</summary>
+    void IRecordArray.InvalidateViews() => InvalidateViews();
+
+    private void InvalidateViews()
+    {
+        _view.Address = null;
+        lock (_viewsLock)
+        {
+            if (_otherViews is null) return;
+            foreach (var view in _otherViews) view.Address = null;
         }
     }
 
@@ -117,9 +146,13 @@ public sealed unsafe class RecordArray<T> : IDisposable where T : class
         private byte* _next;
         private int _remaining;
         private readonly nint _stride;
+        private readonly uint* _stamp;
+        private readonly uint _generation;
 
         internal Enumerator(RecordArray<T> array)
         {
+            _stamp = array._stamp;
+            _generation = array._generation;
             _view = array._view;
             _viewAsT = array._viewAsT;
             _stride = array._stride;
@@ -132,6 +165,8 @@ public sealed unsafe class RecordArray<T> : IDisposable where T : class
         public bool MoveNext()
         {
             if (_remaining == 0) return false;
+            // Once per record, not per access: an array disposed in the loop body is not walked on into freed memory.
+            if (*_stamp != _generation) throw _view.StaleException();
             _remaining--;
             _view.Address = _next;
             _next += _stride;

@@ -25,20 +25,20 @@ internal static class RecordEmitter
     private static readonly FieldInfo s_address = Field(nameof(NativeRecord.Address));
     private static readonly FieldInfo s_stamp = Field(nameof(NativeRecord.Stamp));
     private static readonly FieldInfo s_generation = Field(nameof(NativeRecord.Generation));
-    private static readonly MethodInfo s_throwStale = typeof(NativeRecord).GetMethod(nameof(NativeRecord.ThrowStale), BindingFlags.Instance | BindingFlags.NonPublic)!;
+    private static readonly MethodInfo s_staleException = typeof(NativeRecord).GetMethod(nameof(NativeRecord.StaleException), BindingFlags.Instance | BindingFlags.NonPublic)!;
     private static readonly ConstructorInfo s_baseConstructor = typeof(NativeRecord).GetConstructor(BindingFlags.Instance | BindingFlags.NonPublic, Type.EmptyTypes)!;
 
     private static FieldInfo Field(string name) => typeof(NativeRecord).GetField(name, BindingFlags.Instance | BindingFlags.NonPublic)!;
 
     [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
     [RequiresUnreferencedCode("Implements the interface's properties found through reflection.")]
-    public static (Type Generated, nint Create) Emit(TypeLayout layout, bool isChecked)
+    public static (Type Generated, nint Create) Emit(TypeLayout layout, RecordMode mode)
     {
         lock (s_lock)
         {
             var module = s_module ??= CreateModule();
             var iface = layout.Type;
-            string name = $"Manaloc.Generated.{Sanitize(RecordTypes.TypeName(iface))}_{(isChecked ? "Checked" : "Unchecked")}_{++s_counter}";
+            string name = $"Manaloc.Generated.{Sanitize(RecordTypes.TypeName(iface))}_{mode}_{++s_counter}";
             var tb = module.DefineType(name, TypeAttributes.Public | TypeAttributes.Sealed | TypeAttributes.Class | TypeAttributes.BeforeFieldInit, typeof(NativeRecord));
             tb.AddInterfaceImplementation(iface);
 
@@ -58,7 +58,7 @@ internal static class RecordEmitter
             {
                 foreach (var property in field.Properties)
                 {
-                    EmitProperty(tb, property, field.Offset, isChecked);
+                    EmitProperty(tb, property, field.Offset, mode);
                 }
             }
 
@@ -70,7 +70,7 @@ internal static class RecordEmitter
     }
 
     [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
-    private static void EmitProperty(TypeBuilder tb, PropertyInfo property, int offset, bool isChecked)
+    private static void EmitProperty(TypeBuilder tb, PropertyInfo property, int offset, RecordMode mode)
     {
         string qualified = $"{Sanitize(RecordTypes.TypeName(property.DeclaringType!))}.{property.Name}";
         var pb = tb.DefineProperty(qualified, PropertyAttributes.None, property.PropertyType, Type.EmptyTypes);
@@ -79,9 +79,10 @@ internal static class RecordEmitter
         if (property.GetMethod is { } getter)
         {
             var mb = tb.DefineMethod($"{qualified}.get", accessor, property.PropertyType, Type.EmptyTypes);
+            mb.SetImplementationFlags(MethodImplAttributes.AggressiveInlining);
             var il = mb.GetILGenerator();
-            if (isChecked) EmitCheck(il);
-            EmitAddress(il, offset);
+            if (mode == RecordMode.Checked) EmitCheck(il);
+            EmitAddress(il, offset, mode);
             il.Emit(OpCodes.Ldobj, property.PropertyType);
             il.Emit(OpCodes.Ret);
             tb.DefineMethodOverride(mb, getter);
@@ -90,9 +91,10 @@ internal static class RecordEmitter
         if (property.SetMethod is { } setter)
         {
             var mb = tb.DefineMethod($"{qualified}.set", accessor, typeof(void), [property.PropertyType]);
+            mb.SetImplementationFlags(MethodImplAttributes.AggressiveInlining);
             var il = mb.GetILGenerator();
-            if (isChecked) EmitCheck(il);
-            EmitAddress(il, offset);
+            if (mode == RecordMode.Checked) EmitCheck(il);
+            EmitAddress(il, offset, mode);
             il.Emit(OpCodes.Ldarg_1);
             il.Emit(OpCodes.Stobj, property.PropertyType);
             il.Emit(OpCodes.Ret);
@@ -101,7 +103,7 @@ internal static class RecordEmitter
         }
     }
 
-    // if (*this.Stamp != this.Generation) this.ThrowStale();
+    // if (*this.Stamp != this.Generation) throw this.StaleException();
     private static void EmitCheck(ILGenerator il)
     {
         var ok = il.DefineLabel();
@@ -112,15 +114,29 @@ internal static class RecordEmitter
         il.Emit(OpCodes.Ldfld, s_generation);
         il.Emit(OpCodes.Beq_S, ok);
         il.Emit(OpCodes.Ldarg_0);
-        il.Emit(OpCodes.Call, s_throwStale);
+        il.Emit(OpCodes.Call, s_staleException);
+        il.Emit(OpCodes.Throw);
         il.MarkLabel(ok);
     }
 
-    // this.Address + offset
-    private static void EmitAddress(ILGenerator il, int offset)
+    // this.Address + offset; for a checked view: byte* a = this.Address; if (a == null) throw this.StaleException(); a + offset
+    private static void EmitAddress(ILGenerator il, int offset, RecordMode mode)
     {
         il.Emit(OpCodes.Ldarg_0);
         il.Emit(OpCodes.Ldfld, s_address);
+        if (mode == RecordMode.CheckedView)
+        {
+            var address = il.DeclareLocal(typeof(byte*));
+            var ok = il.DefineLabel();
+            il.Emit(OpCodes.Stloc, address);
+            il.Emit(OpCodes.Ldloc, address);
+            il.Emit(OpCodes.Brtrue_S, ok);
+            il.Emit(OpCodes.Ldarg_0);
+            il.Emit(OpCodes.Call, s_staleException);
+            il.Emit(OpCodes.Throw);
+            il.MarkLabel(ok);
+            il.Emit(OpCodes.Ldloc, address);
+        }
         if (offset != 0)
         {
             il.Emit(OpCodes.Ldc_I4, offset);

@@ -4,14 +4,14 @@ namespace Manaloc.Memory;
 /// <remarks>Immutable after construction; shared by every allocator in the process.</remarks>
 internal sealed unsafe class RecordType
 {
-    public RecordType(Type @interface, TypeLayout layout, Type generated, bool isChecked, delegate*<NativeRecord> create, ushort tag, ushort arrayTag, int index)
+    public RecordType(Type @interface, TypeLayout layout, Type generated, RecordMode mode, delegate*<NativeRecord> create, ushort tag, ushort arrayTag, int index)
     {
         Index = index;
         Interface = @interface;
         InterfaceHandle = @interface.TypeHandle.Value;
         Layout = layout;
         Generated = generated;
-        Checked = isChecked;
+        Mode = mode;
         Create = create;
         Tag = tag;
         ArrayTag = arrayTag;
@@ -38,7 +38,7 @@ internal sealed unsafe class RecordType
     public nint InterfaceHandle { get; }
     public TypeLayout Layout { get; }
     public Type Generated { get; }
-    public bool Checked { get; }
+    public RecordMode Mode { get; }
     /// <summary>The generated type's static factory: a direct call, cheaper than a delegate to a static method.</summary>
     public delegate*<NativeRecord> Create { get; }
     /// <summary>Slab size class of one record, or -1 when a record is larger than the largest class.</summary>

@@ -5,4 +5,5 @@ internal static class RecordTypeCache<T> where T : class
 {
     public static RecordType? Checked;
     public static RecordType? Unchecked;
+    public static RecordType? CheckedView;
 }

@@ -11,7 +11,7 @@ namespace Manaloc.Memory;
 /// </summary>
 internal static class RecordTypes
 {
-    private static readonly ConcurrentDictionary<(Type, bool), Lazy<RecordType>> s_types = new();
+    private static readonly ConcurrentDictionary<(Type, RecordMode), Lazy<RecordType>> s_types = new();
     private static readonly ConcurrentDictionary<Type, RecordType> s_byGenerated = new();
     private static readonly object s_tagLock = new();
     private static readonly List<string> s_tagNames = ["(untyped)"];
@@ -23,10 +23,10 @@ internal static class RecordTypes
 
     [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
     [RequiresUnreferencedCode("Reads the interface through reflection.")]
-    public static RecordType Get(Type type, bool isChecked)
+    public static RecordType Get(Type type, RecordMode mode)
     {
         ArgumentNullException.ThrowIfNull(type);
-        var lazy = s_types.GetOrAdd((type, isChecked), static key => new Lazy<RecordType>(() => Generate(key.Item1, key.Item2), LazyThreadSafetyMode.ExecutionAndPublication));
+        var lazy = s_types.GetOrAdd((type, mode), static key => new Lazy<RecordType>(() => Generate(key.Item1, key.Item2), LazyThreadSafetyMode.ExecutionAndPublication));
         return lazy.Value;
     }
 
@@ -42,13 +42,13 @@ internal static class RecordTypes
 
     [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
     [RequiresUnreferencedCode("Reads the interface through reflection.")]
-    private static unsafe RecordType Generate(Type type, bool isChecked)
+    private static unsafe RecordType Generate(Type type, RecordMode mode)
     {
         var layout = TypeLayout.Of(type);
-        var (generated, create) = RecordEmitter.Emit(layout, isChecked);
+        var (generated, create) = RecordEmitter.Emit(layout, mode);
         // Index: dense and unique per generated type (tags are per name and may be shared by two interfaces).
         int index = Interlocked.Increment(ref s_nextIndex);
-        var record = new RecordType(type, layout, generated, isChecked, (delegate*<NativeRecord>)create, NewTag(TypeName(type)), NewTag($"RecordArray<{TypeName(type)}>"), index);
+        var record = new RecordType(type, layout, generated, mode, (delegate*<NativeRecord>)create, NewTag(TypeName(type)), NewTag($"RecordArray<{TypeName(type)}>"), index);
         s_byGenerated[generated] = record;
         Interlocked.Increment(ref s_generatedCount); // statistics: read by tests and the first-use experiment
         return record;

@@ -17,7 +17,7 @@ public sealed unsafe partial class TypeAllocator
     {
         if (count < 0) ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count must not be negative.");
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        var record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>();
+        var record = (_checked ? RecordTypeCache<T>.CheckedView : RecordTypeCache<T>.Unchecked) ?? Resolve<T>(ViewMode);
         ulong bytes = (ulong)count * (ulong)record.Layout.Size;
         if (bytes > (ulong)nint.MaxValue / 2) ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The array would not fit in the address space.");
         // At least one record: the view starts at record 0 (View, CreateView) and is usable before MoveTo, so even an
@@ -27,6 +27,31 @@ public sealed unsafe partial class TypeAllocator
         byte* p = _slab.AllocateStamped(cls, size, record.Alignment, out SlabChunk chunk, out int slot, out uint generation);
         NativeMemory.Clear(p, size);
         chunk.Tags![slot] = record.ArrayTag;
-        return new RecordArray<T>(_slab, record, p, count, chunk, chunk.StampBase + slot, generation);
+        var array = new RecordArray<T>(this, _slab, record, p, count, chunk, chunk.StampBase + slot, generation);
+        lock (_arrays)
+        {
+            _arrays.Add(array);
+        }
+        return array;
+    }
+
+    // Live record arrays, so Dispose can null their views' addresses (checked views test only that).
+    private readonly HashSet<IRecordArray> _arrays = new(ReferenceEqualityComparer.Instance);
+
+    internal void Untrack(IRecordArray array)
+    {
+        lock (_arrays)
+        {
+            _arrays.Remove(array);
+        }
+    }
+
+    private void InvalidateAllViews()
+    {
+        lock (_arrays)
+        {
+            foreach (var array in _arrays) array.InvalidateViews();
+            _arrays.Clear();
+        }
     }
 }

@@ -86,7 +86,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         var record = _last;
         if (record is null || record.InterfaceHandle != typeof(T).TypeHandle.Value)
         {
-            record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>();
+            record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>(ObjectMode);
             _last = record; // benign race: any RecordType of this mode is valid here
         }
         var cache = _slab.CurrentCache; // one thread-static read for the whole New
@@ -154,7 +154,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     private void CaptureStack(byte* p) => _stacks![(nint)p] = new StackTrace(2, fNeedFileInfo: true).ToString();
 
     /// <inheritdoc/>
-    /// <remarks>Thread-safe. Generates the implementation for this allocator's mode (checked or unchecked).</remarks>
+    /// <remarks>Thread-safe. Generates the implementations this allocator's New and NewArray use (for a checked
+    /// allocator: the checked handle and the record-array view; for an unchecked one: one for both).</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="types"/> or one of its items is null.</exception>
     /// <exception cref="ArgumentException">A type cannot be a record; the message names the type, member and reason.</exception>
     [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
@@ -165,7 +166,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         foreach (var type in types)
         {
             if (type is null) ThrowHelper.ThrowArgumentNull(nameof(types));
-            RecordTypes.Get(type, _checked);
+            RecordTypes.Get(type, ObjectMode);
+            if (ViewMode != ObjectMode) RecordTypes.Get(type, ViewMode);
         }
     }
 
@@ -184,6 +186,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         if (_disposed) return;
         var leaks = GetLiveObjects(withStacks: _stacks is not null);
         _disposed = true;
+        InvalidateAllViews(); // before the memory goes
         LastLeakReport = leaks;
         foreach (var entry in leaks.Entries)
         {
@@ -218,13 +221,23 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
     [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private RecordType Resolve<T>() where T : class
+    private RecordType Resolve<T>(RecordMode mode) where T : class
     {
-        var record = RecordTypes.Get(typeof(T), _checked);
+        var record = RecordTypes.Get(typeof(T), mode);
         // Plain publication is enough: the record is immutable and fully built (by Lazy, which fences), and
         // .NET stores of object references are releases, so a reader that sees it sees its fields.
-        if (_checked) RecordTypeCache<T>.Checked = record;
-        else RecordTypeCache<T>.Unchecked = record;
+        switch (mode)
+        {
+            case RecordMode.Checked: RecordTypeCache<T>.Checked = record; break;
+            case RecordMode.Unchecked: RecordTypeCache<T>.Unchecked = record; break;
+            default: RecordTypeCache<T>.CheckedView = record; break;
+        }
         return record;
     }
+
+    /// <summary>The mode of handles from New in this allocator.</summary>
+    private RecordMode ObjectMode => _checked ? RecordMode.Checked : RecordMode.Unchecked;
+
+    /// <summary>The mode of record-array views in this allocator.</summary>
+    private RecordMode ViewMode => _checked ? RecordMode.CheckedView : RecordMode.Unchecked;
 }

@@ -69,6 +69,66 @@ public sealed class RecordArrayTests
     }
 
     [Fact]
+    public void Every_view_and_every_way_of_moving_throws_after_the_array_is_disposed()
+    {
+        using var allocator = new TypeAllocator();
+        var records = allocator.NewArray<IFooData>(10);
+        var own = records.MoveTo(2);
+        var extra = records.CreateView();
+        extra.MoveTo(5).Bar = 5;
+        records.Dispose();
+        Assert.Throws<InvalidOperationException>(() => own.Bar = 1); // setters too
+        Assert.Throws<InvalidOperationException>(() => extra.Value.Bar);
+        Assert.Throws<InvalidOperationException>(() => extra.MoveTo(1));
+        Assert.Throws<InvalidOperationException>(() => records.MoveTo(1));
+        Assert.Throws<InvalidOperationException>(() => { foreach (var r in records) r.Bar++; });
+        Assert.Throws<ObjectDisposedException>(() => records.CreateView());
+    }
+
+    [Fact]
+    public void Disposing_the_array_inside_a_loop_stops_the_loop_before_freed_memory_is_touched()
+    {
+        using var allocator = new TypeAllocator();
+        var records = allocator.NewArray<IFooData>(10);
+        int visited = 0;
+        var error = Assert.Throws<InvalidOperationException>(() =>
+        {
+            foreach (var r in records)
+            {
+                r.Bar = ++visited;
+                if (visited == 3) records.Dispose();
+            }
+        });
+        Assert.Equal(3, visited);
+        Assert.Contains("disposed", error.Message);
+    }
+
+    [Fact]
+    public void Views_of_a_live_array_throw_object_disposed_after_the_allocator_is_disposed()
+    {
+        var allocator = new TypeAllocator();
+        var records = allocator.NewArray<IFooData>(4);
+        var own = records.MoveTo(1);
+        var extra = records.CreateView().MoveTo(2);
+        allocator.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => own.Bar);
+        Assert.Throws<ObjectDisposedException>(() => extra.Jar = 1);
+        Assert.False(records.IsAllocated);
+        records.Dispose(); // nothing left to free
+    }
+
+    [Fact]
+    public void Views_of_an_unchecked_allocator_are_bare_and_its_arrays_still_refuse_to_move_after_dispose()
+    {
+        using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = false });
+        var records = allocator.NewArray<IFooData>(4);
+        records.MoveTo(3).Car = 2.5;
+        Assert.Equal(2.5, records.MoveTo(3).Car);
+        records.Dispose();
+        Assert.Throws<InvalidOperationException>(() => records.MoveTo(0));
+    }
+
+    [Fact]
     public void Empty_and_cache_line_aligned_arrays_work()
     {
         using var allocator = new TypeAllocator();
