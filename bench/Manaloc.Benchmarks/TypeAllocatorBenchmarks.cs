@@ -27,6 +27,7 @@ public class TypeAllocatorBenchmarks
     private const int Records = 100_000;
     private TypeAllocator _typed = null!;
     private TypeAllocator _unchecked = null!;
+    private TypeAllocator _recycled = null!;
     private IBenchFoo _class = null!;
     private IBenchFoo _record = null!;
     private IBenchFoo _uncheckedRecord = null!;
@@ -39,6 +40,7 @@ public class TypeAllocatorBenchmarks
     {
         _typed = new TypeAllocator();
         _unchecked = new TypeAllocator(new TypeAllocatorOptions { Checked = false });
+        _recycled = new TypeAllocator(new TypeAllocatorOptions { Checked = false, RecycleHandles = true });
         _class = new ManagedFoo();
         _record = _typed.New<IBenchFoo>();
         _uncheckedRecord = _unchecked.New<IBenchFoo>();
@@ -54,6 +56,7 @@ public class TypeAllocatorBenchmarks
         _bulk.Dispose();
         _typed.Dispose();
         _unchecked.Dispose();
+        _recycled.Dispose();
     }
 
     /// <summary>Anchor: a managed object per record.</summary>
@@ -95,6 +98,17 @@ public class TypeAllocatorBenchmarks
         f.Bar = 1;
         int v = f.Bar;
         _unchecked.Delete(f);
+        return v;
+    }
+
+    /// <summary>TypeAllocator New + Delete, unchecked with recycled handles: nothing allocated on the managed heap.</summary>
+    [Benchmark]
+    public int NewDeleteTypeAllocatorRecycled()
+    {
+        var f = _recycled.New<IBenchFoo>();
+        f.Bar = 1;
+        int v = f.Bar;
+        _recycled.Delete(f);
         return v;
     }
 
