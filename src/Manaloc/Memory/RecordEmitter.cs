@@ -113,10 +113,16 @@ internal static class RecordEmitter
         il.Emit(OpCodes.Ldarg_0);
         il.Emit(OpCodes.Ldfld, s_generation);
         il.Emit(OpCodes.Beq_S, ok);
+        EmitThrowStale(il);
+        il.MarkLabel(ok);
+    }
+
+    // throw this.StaleException(); — a block ending in throw, which the JIT keeps out of the hot path
+    private static void EmitThrowStale(ILGenerator il)
+    {
         il.Emit(OpCodes.Ldarg_0);
         il.Emit(OpCodes.Call, s_staleException);
         il.Emit(OpCodes.Throw);
-        il.MarkLabel(ok);
     }
 
     // this.Address + offset; for a checked view: byte* a = this.Address; if (a == null) throw this.StaleException(); a + offset
@@ -131,9 +137,7 @@ internal static class RecordEmitter
             il.Emit(OpCodes.Stloc, address);
             il.Emit(OpCodes.Ldloc, address);
             il.Emit(OpCodes.Brtrue_S, ok);
-            il.Emit(OpCodes.Ldarg_0);
-            il.Emit(OpCodes.Call, s_staleException);
-            il.Emit(OpCodes.Throw);
+            EmitThrowStale(il);
             il.MarkLabel(ok);
             il.Emit(OpCodes.Ldloc, address);
         }
