@@ -20,7 +20,7 @@ public interface ITypeAllocator
     [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
     T New<T>() where T : class;
 
-    /// <summary>Frees a record from <see cref="New{T}"/>; the handle is invalid afterwards.</summary>
+    /// <summary>Frees a record from <see cref="New{T}"/>; the handle is invalid afterwards (with <see cref="TypeAllocatorOptions.RecycleHandles"/> a later New may hand the same handle out again).</summary>
     /// <param name="instance">The record to free.</param>
     void Delete<T>(T instance) where T : class;
 

@@ -11,7 +11,7 @@ namespace Manaloc.Memory;
 /// <remarks>
 /// <para>A record's property accessors are loads and stores at constant offsets from the record's
 /// address. In checked mode each first compares the slot's generation stamp with the handle's
-/// generation (one load, one compare, a call that never returns on mismatch), so a handle used after
+/// generation (two loads and a compare; on mismatch <c>throw StaleException()</c>), so a handle used after
 /// <see cref="TypeAllocator.Delete{T}(T)"/> — even after the slot holds a new object — or after the
 /// allocator was disposed throws instead of reading freed or reused memory.</para>
 /// <para>Validity is explicit: <see cref="IsAllocated"/>. A handle converts implicitly to no number,
@@ -50,11 +50,6 @@ public abstract unsafe class NativeRecord
     /// <inheritdoc/>
     public override string ToString()
         => $"{RecordInterface.Name} record{(IsViewHandle ? " view" : "")} at 0x{(nuint)Address:x} ({(IsAllocated ? "allocated" : "not allocated")})";
-
-    /// <summary>Called when the stamp does not match (or a checked view's address is null): throws <see cref="StaleException"/>.</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    [DoesNotReturn]
-    internal void ThrowStale() => throw StaleException();
 
     /// <summary>
     /// The exception for a use after Delete or Dispose. Generated accessors emit <c>throw StaleException()</c>:

@@ -31,14 +31,13 @@ public sealed unsafe partial class NativeSlabAllocator
     /// </remarks>
     internal sealed class ThreadCache
     {
-        /// <summary>Unused bins at each end of the array: 128 bytes, two cache lines (the adjacent-line prefetcher pairs them).</summary>
-        private const int PadBins = 128 / 32;
+        /// <summary>Unused bins at each end of the array: at least 128 bytes, two cache lines (the adjacent-line prefetcher pairs them).</summary>
+        private static readonly int PadBins = (128 + Unsafe.SizeOf<Bin>() - 1) / Unsafe.SizeOf<Bin>();
 
         private readonly Bin[] _bins;
 
         public ThreadCache(NativeSlabAllocator owner)
         {
-            Debug.Assert(Unsafe.SizeOf<Bin>() == 32, "PadBins assumes 32-byte bins");
             Owner = owner;
             _bins = new Bin[SizeClasses.Count + 2 * PadBins];
         }

@@ -156,6 +156,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
         var cache = t_cache;
         if (cache is null || cache.Owner != this) cache = _caches.IsValueCreated ? _caches.Value : null;
         if (cache is null) return;
+        cache.Handles = null; // a TypeAllocator's recycled handles: let the GC have them
         for (int cls = 0; cls < _classes.Length; cls++)
         {
             ref Bin bin = ref cache.BinOf(cls);
@@ -172,6 +173,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
         foreach (var cache in _caches.Values)
         {
             cache.Owner = null;
+            cache.Handles = null; // a thread's t_cache may outlive us: it must not keep handles (and through them us) alive
         }
         _caches.Dispose();
         foreach (var state in _classes)

@@ -35,7 +35,10 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     private readonly T _viewAsT;
     private readonly TypeAllocator _owner;
     private readonly Lock _viewsLock = new();
-    private List<NativeRecord>? _otherViews; // views from CreateView; guarded by _viewsLock
+    // Views from CreateView, weakly: a long-lived array must not keep every view ever made. Guarded by _viewsLock.
+    private List<WeakReference<NativeRecord>>? _otherViews;
+    private int _pruneAt = 16;
+    private bool _viewsInvalidated;
 
     internal RecordArray(TypeAllocator owner, NativeSlabAllocator slab, RecordType record, byte* block, int length, SlabChunk chunk, uint* stamp, uint generation)
     {
@@ -68,11 +71,12 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
 
     /// <summary>Points <see cref="View"/> at record <paramref name="index"/> and returns it.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is outside [0, Length).</exception>
+    /// <exception cref="ObjectDisposedException">The array or its allocator was disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public T MoveTo(int index)
     {
         if ((uint)index >= (uint)Length) MemoryThrowHelper.ThrowIndexOutOfRange(index, Length);
-        if (*_stamp != _generation) throw _view.StaleException(); // disposed: do not point the view at freed memory
+        if (*_stamp != _generation) throw DisposedException(_view); // do not point the view at freed memory
         _view.Address = _base + index * _stride;
         return _viewAsT;
     }
@@ -83,9 +87,18 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     {
         if (!IsAllocated) MemoryThrowHelper.ThrowDisposed($"RecordArray<{typeof(T).Name}>");
         var view = NewView();
+        if (_record.Mode != RecordMode.CheckedView) return new RecordView<T>(this, view); // unchecked views are bare: nothing to null later
         lock (_viewsLock)
         {
-            (_otherViews ??= []).Add(view);
+            // Checked under the lock InvalidateViews takes: a view made while the array is disposed is never left pointing at it.
+            if (_viewsInvalidated) MemoryThrowHelper.ThrowDisposed($"RecordArray<{typeof(T).Name}>");
+            var views = _otherViews ??= [];
+            if (views.Count >= _pruneAt)
+            {
+                views.RemoveAll(static w => !w.TryGetTarget(out _));
+                _pruneAt = Math.Max(16, 2 * views.Count);
+            }
+            views.Add(new WeakReference<NativeRecord>(view));
         }
         return new RecordView<T>(this, view);
     }
@@ -93,7 +106,7 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     internal void Position(NativeRecord view, int index)
     {
         if ((uint)index >= (uint)Length) MemoryThrowHelper.ThrowIndexOutOfRange(index, Length);
-        if (*_stamp != _generation) throw view.StaleException();
+        if (*_stamp != _generation) throw DisposedException(view);
         view.Address = _base + index * _stride;
     }
 
@@ -101,16 +114,29 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     public Enumerator GetEnumerator() => new(this);
 
     /// <summary>Frees the records; in checked mode the views throw <see cref="InvalidOperationException"/> when used afterwards.</summary>
-    /// <remarks>Idempotent; does nothing after the allocator's Dispose (which freed the memory already). Not thread-safe with other calls.</remarks>
+    /// <remarks>Idempotent; does nothing after the allocator's Dispose (which freed the memory already). Not thread-safe
+    /// with other calls: a move racing Dispose can leave a view pointing at the freed block. In unchecked mode the
+    /// views are bare (using one afterwards is undefined), but moves still throw.</remarks>
     public void Dispose()
     {
         if (_slab.IsDisposed) return;
         if (NativeSlabAllocator.TryReleaseStamp(_stamp, _generation))
         {
-            InvalidateViews(); // before the memory goes: a view's next access throws instead of reading it
-            _owner.Untrack(this);
+            if (_record.Mode == RecordMode.CheckedView)
+            {
+                InvalidateViews(); // before the memory goes: a view's next access throws instead of reading it
+                _owner.Untrack(this);
+            }
             _slab.FreeStamped(_base, _chunk);
         }
+    }
+
+    /// <summary>For a move on a disposed array: the allocator's disposal if that is why, else the array's.</summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static ObjectDisposedException DisposedException(NativeRecord view)
+    {
+        string what = view.Chunk is { Owner.IsDisposed: true } ? "TypeAllocator" : $"RecordArray<{typeof(T).Name}>";
+        return new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");
     }
 
     /// <summary>Nulls the address of every view of this array (Dispose, or the allocator's Dispose).</summary>
@@ -121,8 +147,13 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
         _view.Address = null;
         lock (_viewsLock)
         {
+            _viewsInvalidated = true;
             if (_otherViews is null) return;
-            foreach (var view in _otherViews) view.Address = null;
+            foreach (var weak in _otherViews)
+            {
+                if (weak.TryGetTarget(out var view)) view.Address = null;
+            }
+            _otherViews = null;
         }
     }
 
@@ -161,12 +192,13 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
         }
 
         /// <summary>Moves the view to the next record.</summary>
+        /// <exception cref="ObjectDisposedException">The array or its allocator was disposed during the loop.</exception>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public bool MoveNext()
         {
             if (_remaining == 0) return false;
             // Once per record, not per access: an array disposed in the loop body is not walked on into freed memory.
-            if (*_stamp != _generation) throw _view.StaleException();
+            if (*_stamp != _generation) throw DisposedException(_view);
             _remaining--;
             _view.Address = _next;
             _next += _stride;

@@ -8,7 +8,8 @@ namespace Manaloc.Memory;
 /// <summary>
 /// Emits, with Reflection.Emit (no compiler at run time), a sealed class per interface and mode:
 /// <c>sealed class IFoo_Record : NativeRecord, IFoo</c> whose accessors are constant-offset loads and
-/// stores from <see cref="NativeRecord.Address"/>, preceded in checked mode by the stamp compare.
+/// stores from <see cref="NativeRecord.Address"/>, preceded in <see cref="RecordMode.Checked"/> by the stamp
+/// compare and in <see cref="RecordMode.CheckedView"/> by a null test of the address.
 /// </summary>
 /// <remarks>
 /// All types live in one run-only dynamic assembly that declares

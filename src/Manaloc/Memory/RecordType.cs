@@ -1,6 +1,6 @@
 namespace Manaloc.Memory;
 
-/// <summary>An interface's generated implementation for one mode (checked or unchecked), with what New needs precomputed.</summary>
+/// <summary>An interface's generated implementation for one <see cref="RecordMode"/>, with what New needs precomputed.</summary>
 /// <remarks>Immutable after construction; shared by every allocator in the process.</remarks>
 internal sealed unsafe class RecordType
 {

@@ -23,6 +23,7 @@ public sealed class RecordView<T> where T : class
 
     /// <summary>Points the view at record <paramref name="index"/> and returns it.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is outside the array.</exception>
+    /// <exception cref="ObjectDisposedException">The array or its allocator was disposed.</exception>
     public T MoveTo(int index)
     {
         _array.Position(_view, index);

@@ -2,8 +2,15 @@ using System.Runtime.CompilerServices;
 
 namespace Manaloc.Memory;
 
-public sealed partial class TypeAllocator
+public sealed unsafe partial class TypeAllocator
 {
+    /// <summary>
+    /// Gives the calling thread's cached native blocks back to the shared lists and drops its recycled
+    /// handles: call it before a thread that used this allocator ends.
+    /// </summary>
+    /// <remarks>Thread-safe; affects only the calling thread's cache. Does nothing after Dispose.</remarks>
+    public void FlushThreadCache() => _slab.FlushThreadCache();
+
     /// <summary>
     /// With <see cref="TypeAllocatorOptions.RecycleHandles"/>: the calling thread's deleted handle of the
     /// record's type, if it kept one.
@@ -21,9 +28,15 @@ public sealed partial class TypeAllocator
     }
 
     /// <summary>Keeps a deleted handle for the calling thread's next New of its type (bounded per type and thread).</summary>
+    /// <remarks>A parked handle holds no pointer and no chunk: a stale use faults on null instead of touching the
+    /// freed block, IsAllocated is false, a second Delete says "already deleted", and it keeps no released chunk's
+    /// stamp table alive.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void KeepHandle(NativeSlabAllocator.ThreadCache cache, NativeRecord handle, int index)
     {
+        handle.Address = null;
+        handle.Stamp = null;
+        handle.Chunk = null;
         var stacks = cache.Handles;
         if (stacks is not null && (uint)index < (uint)stacks.Length && stacks[index] is { } stack) stack.Push(handle);
         else KeepHandleSlow(cache, handle, index);

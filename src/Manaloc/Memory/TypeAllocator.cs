@@ -134,6 +134,12 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     private void ThrowDeleteFailure(object? instance)
     {
         if (instance is null) ThrowHelper.ThrowArgumentNull(nameof(instance));
+        if (instance is NativeRecord { Chunk: null, IsViewHandle: false } parked)
+        {
+            // Only a recycled handle waiting for reuse has no chunk (every handle New makes gets one).
+            Diagnostics.ManalocEventSource.Log.DoubleFree(parked.RecordInterface.Name);
+            ThrowHelper.ThrowInvalidOperation($"The {parked.RecordInterface.Name} record was already deleted.");
+        }
         if (instance is not NativeRecord handle || handle.Chunk is null)
         {
             MemoryThrowHelper.ThrowNotOurs(nameof(instance), $"The {instance.GetType().Name} was not created by a TypeAllocator.");

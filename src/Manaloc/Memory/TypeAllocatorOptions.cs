@@ -8,7 +8,8 @@ public sealed class TypeAllocatorOptions
     public string Name { get; set; } = "default";
 
     /// <summary>
-    /// True (the default): every property access compares the record's generation stamp, so use after
+    /// True (the default): every property access through a handle from New compares the record's generation
+    /// stamp (a record array's views test a pointer the array nulls at Dispose, and its moves compare the stamp), so use after
     /// Delete or Dispose throws. False: accessors are bare loads and stores (faster; misuse is undefined
     /// behaviour). Delete is checked either way.
     /// </summary>

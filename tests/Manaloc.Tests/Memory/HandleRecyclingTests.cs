@@ -2,12 +2,6 @@ using Manaloc.Memory;
 
 namespace Manaloc.Tests.Memory;
 
-public static class OtherOuter
-{
-    // Same simple name as Outer.INested: the two must never share recycled handles.
-    public interface INested { long Value { get; set; } }
-}
-
 /// <summary><see cref="TypeAllocatorOptions.RecycleHandles"/>: reuse, zeroing, bounds, and the checks that remain.</summary>
 public sealed class HandleRecyclingTests
 {
@@ -67,22 +61,47 @@ public sealed class HandleRecyclingTests
     }
 
     [Fact]
-    public void Types_with_the_same_name_keep_separate_handles()
+    public void Types_with_the_same_name_in_other_namespaces_keep_separate_handles()
     {
         using var allocator = Create();
-        var a = allocator.New<Outer.INested>();
-        var b = allocator.New<OtherOuter.INested>();
+        var a = allocator.New<Manaloc.Tests.Memory.RecyclingA.IDup>();
+        var b = allocator.New<Manaloc.Tests.Memory.RecyclingB.IDup>();
         allocator.Delete(a);
-        allocator.Delete(b);
-        var b2 = allocator.New<OtherOuter.INested>();
-        var a2 = allocator.New<Outer.INested>();
-        Assert.Same(b, b2);
+        allocator.Delete(b); // b is on top of a shared stack, if there were one
+        var a2 = allocator.New<Manaloc.Tests.Memory.RecyclingA.IDup>();
         Assert.Same(a, a2);
-        b2.Value = long.MaxValue;
+        Assert.IsAssignableFrom<Manaloc.Tests.Memory.RecyclingA.IDup>(a2);
+        var b2 = allocator.New<Manaloc.Tests.Memory.RecyclingB.IDup>();
+        Assert.Same(b, b2);
         a2.Value = 3;
+        b2.Value = long.MaxValue;
+        Assert.Equal(3, a2.Value);
         Assert.Equal(long.MaxValue, b2.Value);
         allocator.Delete(a2);
         allocator.Delete(b2);
+    }
+
+    [Fact]
+    public void A_parked_handle_reports_itself_deleted_and_holds_no_pointer()
+    {
+        using var allocator = Create();
+        var f = allocator.New<IFooData>();
+        allocator.Delete(f);
+        var record = (NativeRecord)(object)f;
+        Assert.False(record.IsAllocated);
+        Assert.Contains("not allocated", record.ToString());
+        Assert.Contains("already deleted", Assert.Throws<InvalidOperationException>(() => allocator.Delete(f)).Message);
+        Assert.Throws<NullReferenceException>(() => f.Bar); // unchecked: a stale use faults on null, not on the freed block
+    }
+
+    [Fact]
+    public void Flushing_the_thread_cache_drops_the_parked_handles()
+    {
+        using var allocator = Create();
+        var f = allocator.New<IFooData>();
+        allocator.Delete(f);
+        allocator.FlushThreadCache();
+        Assert.NotSame(f, allocator.New<IFooData>());
     }
 
     [Fact]

@@ -79,9 +79,9 @@ public sealed class RecordArrayTests
         records.Dispose();
         Assert.Throws<InvalidOperationException>(() => own.Bar = 1); // setters too
         Assert.Throws<InvalidOperationException>(() => extra.Value.Bar);
-        Assert.Throws<InvalidOperationException>(() => extra.MoveTo(1));
-        Assert.Throws<InvalidOperationException>(() => records.MoveTo(1));
-        Assert.Throws<InvalidOperationException>(() => { foreach (var r in records) r.Bar++; });
+        Assert.Throws<ObjectDisposedException>(() => extra.MoveTo(1));
+        Assert.Throws<ObjectDisposedException>(() => records.MoveTo(1));
+        Assert.Throws<ObjectDisposedException>(() => { foreach (var r in records) r.Bar++; });
         Assert.Throws<ObjectDisposedException>(() => records.CreateView());
     }
 
@@ -91,7 +91,7 @@ public sealed class RecordArrayTests
         using var allocator = new TypeAllocator();
         var records = allocator.NewArray<IFooData>(10);
         int visited = 0;
-        var error = Assert.Throws<InvalidOperationException>(() =>
+        var error = Assert.Throws<ObjectDisposedException>(() =>
         {
             foreach (var r in records)
             {
@@ -100,7 +100,44 @@ public sealed class RecordArrayTests
             }
         });
         Assert.Equal(3, visited);
-        Assert.Contains("disposed", error.Message);
+        Assert.Contains("RecordArray", error.Message);
+    }
+
+    [Fact]
+    public void Disposing_the_allocator_inside_a_loop_stops_the_loop_with_the_allocators_disposal()
+    {
+        var allocator = new TypeAllocator();
+        var records = allocator.NewArray<IFooData>(10);
+        int visited = 0;
+        var error = Assert.Throws<ObjectDisposedException>(() =>
+        {
+            foreach (var r in records)
+            {
+                r.Bar = ++visited;
+                if (visited == 3) allocator.Dispose();
+            }
+        });
+        Assert.Equal(3, visited);
+        Assert.Contains("TypeAllocator", error.Message);
+    }
+
+    [Fact]
+    public void Many_views_of_a_long_lived_array_are_not_kept_alive_by_it()
+    {
+        using var allocator = new TypeAllocator();
+        using var records = allocator.NewArray<IFooData>(4);
+        var weak = MakeViews(records, 1000);
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        GC.Collect();
+        Assert.DoesNotContain(weak, w => w.TryGetTarget(out _));
+        var kept = records.CreateView(); // the array still works, and still invalidates the views it has
+        records.Dispose();
+        Assert.Throws<InvalidOperationException>(() => kept.Value.Bar);
+
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+        static WeakReference<IFooData>[] MakeViews(RecordArray<IFooData> array, int count)
+            => Enumerable.Range(0, count).Select(_ => new WeakReference<IFooData>(array.CreateView().MoveTo(1))).ToArray();
     }
 
     [Fact]
@@ -118,14 +155,15 @@ public sealed class RecordArrayTests
     }
 
     [Fact]
-    public void Views_of_an_unchecked_allocator_are_bare_and_its_arrays_still_refuse_to_move_after_dispose()
+    public void Arrays_of_an_unchecked_allocator_still_refuse_to_move_after_dispose()
     {
         using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = false });
         var records = allocator.NewArray<IFooData>(4);
         records.MoveTo(3).Car = 2.5;
         Assert.Equal(2.5, records.MoveTo(3).Car);
         records.Dispose();
-        Assert.Throws<InvalidOperationException>(() => records.MoveTo(0));
+        Assert.Throws<ObjectDisposedException>(() => records.MoveTo(0));
+        Assert.Throws<ObjectDisposedException>(() => records.CreateView());
     }
 
     [Fact]
