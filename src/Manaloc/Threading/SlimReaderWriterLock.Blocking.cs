@@ -10,6 +10,8 @@ public sealed partial class SlimReaderWriterLock
     private void EnterReadSlow()
     {
         ReleaseRead(); // back out of the fast path's +1, exactly like an exit (it may wake a writer)
+        // The fast paths skip this check: a thread holding the write side always lands here.
+        if (_writerThreadId == ThreadRecord.Current?.ThreadId) ThrowWriteRecursion();
         var spinner = new SpinWait();
         int spins = 0;
         while (true)
@@ -34,6 +36,8 @@ public sealed partial class SlimReaderWriterLock
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void EnterWriteSlow()
     {
+        // The fast path skips this check: a thread holding this lock (either side) always lands here.
+        CheckNotHeld(ThreadRecord.Current);
         // Register as waiting: from here new readers stay out, so the readers inside drain. Full fence.
         Interlocked.Add(ref _state, WaitingWriterOne);
         try

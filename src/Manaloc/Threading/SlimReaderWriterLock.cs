@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 
 namespace Manaloc.Threading;
@@ -75,19 +76,24 @@ public sealed partial class SlimReaderWriterLock
     public int CurrentReadCount => (int)(Volatile.Read(ref _state) & ReaderMask); // snapshot
 
     /// <summary>True if the calling thread holds the write lock.</summary>
-    public bool IsWriteLockHeld => _writerThreadId == ThreadRecord.Current.ThreadId; // only this thread writes its own id
+    public bool IsWriteLockHeld => _writerThreadId == ThreadRecord.Current?.ThreadId; // only the writer stores its own id
 
     /// <summary>True if the calling thread holds a read lock on this lock.</summary>
-    public bool IsReadLockHeld => ThreadRecord.Current.Holds(this);
+    public bool IsReadLockHeld => ThreadRecord.Current?.Holds(_id) == true;
 
     /// <summary>Takes a read lock, waiting while a writer holds or waits for the lock.</summary>
     /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void EnterReadLock()
     {
-        var me = ThreadRecord.Current;
-        CheckNotHeld(me);
-        me.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
+        // Fast path: this thread holds no read lock at all, so it cannot be re-entering one. (Holding
+        // this lock's write side shows in _state as WriterHeld and is caught on the slow path.)
+        var held = ThreadRecord.Current;
+        if (held is null || held.First != 0)
+        {
+            EnterReadTracked();
+            return;
+        }
         // Full fence: the critical section's reads cannot move above this acquire.
         long state = Interlocked.Increment(ref _state);
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
@@ -95,7 +101,7 @@ public sealed partial class SlimReaderWriterLock
             EnterReadSlow();
         }
         Debug.Assert((Volatile.Read(ref _state) & WriterHeld) == 0, "No writer inside while a reader is.");
-        me.Add(this);
+        held.First = _id;
     }
 
     /// <summary>Takes a read lock if that is possible without waiting.</summary>
@@ -103,16 +109,16 @@ public sealed partial class SlimReaderWriterLock
     /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
     public bool TryEnterReadLock()
     {
-        var me = ThreadRecord.Current;
-        CheckNotHeld(me);
-        me.EnsureRoom(); // may allocate: before the lock is taken
+        var held = ThreadRecord.CurrentOrCreate;
+        CheckNotHeld(held);
+        held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
         long state = Interlocked.Increment(ref _state); // full fence, as in EnterReadLock
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
         {
             ReleaseRead();
             return false;
         }
-        me.Add(this);
+        held.Add(_id);
         return true;
     }
 
@@ -121,7 +127,13 @@ public sealed partial class SlimReaderWriterLock
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void ExitReadLock()
     {
-        if (!ThreadRecord.Current.Remove(this)) EventThrowHelper.ThrowNotHeld("ExitReadLock: the calling thread does not hold a read lock on this SlimReaderWriterLock.");
+        var held = ThreadRecord.Current;
+        if (held is null || held.First != _id || held.MoreCount != 0)
+        {
+            ExitReadTracked(held);
+            return;
+        }
+        held.First = 0;
         ReleaseRead();
     }
 
@@ -130,8 +142,8 @@ public sealed partial class SlimReaderWriterLock
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void EnterWriteLock()
     {
-        var me = ThreadRecord.Current;
-        CheckNotHeld(me);
+        // No recursion check here: if this thread held the lock (either side), _state would show a
+        // reader or the writer and the CAS below would not be tried; the slow path checks.
         long state = Volatile.Read(ref _state); // a hint: the CAS decides
         // Full fence: the critical section cannot move above this acquire.
         if ((state & (ReaderMask | WriterHeld)) != 0 || Interlocked.CompareExchange(ref _state, state | WriterHeld, state) != state)
@@ -139,7 +151,7 @@ public sealed partial class SlimReaderWriterLock
             EnterWriteSlow();
         }
         Debug.Assert(_writerThreadId == 0, "Two writers inside.");
-        _writerThreadId = me.ThreadId;
+        _writerThreadId = ThreadRecord.CurrentOrCreate.ThreadId; // plain: read only by this thread, or compared by others with their own id
     }
 
     /// <summary>Takes the write lock if that is possible without waiting.</summary>
@@ -147,15 +159,14 @@ public sealed partial class SlimReaderWriterLock
     /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
     public bool TryEnterWriteLock()
     {
-        var me = ThreadRecord.Current;
-        CheckNotHeld(me);
         long state = Volatile.Read(ref _state); // a hint: the CAS decides
         // Full fence on success: the critical section cannot move above this acquire.
         if ((state & (ReaderMask | WriterHeld)) != 0 || Interlocked.CompareExchange(ref _state, state | WriterHeld, state) != state)
         {
+            CheckNotHeld(ThreadRecord.Current);
             return false;
         }
-        _writerThreadId = me.ThreadId;
+        _writerThreadId = ThreadRecord.CurrentOrCreate.ThreadId; // plain, as in EnterWriteLock
         return true;
     }
 
@@ -164,7 +175,7 @@ public sealed partial class SlimReaderWriterLock
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void ExitWriteLock()
     {
-        if (_writerThreadId != ThreadRecord.Current.ThreadId) EventThrowHelper.ThrowNotHeld("ExitWriteLock: the calling thread does not hold the write lock of this SlimReaderWriterLock.");
+        if (_writerThreadId != ThreadRecord.Current?.ThreadId) EventThrowHelper.ThrowNotHeld("ExitWriteLock: the calling thread does not hold the write lock of this SlimReaderWriterLock.");
         _writerThreadId = 0; // plain: ordered before the release below
         // Full fence: the critical section's writes are visible before the lock reads as free.
         long state = Interlocked.Add(ref _state, -WriterHeld);
@@ -188,10 +199,37 @@ public sealed partial class SlimReaderWriterLock
         }
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void CheckNotHeld(ThreadRecord me)
+    /// <summary>EnterReadLock for a thread that already holds a read lock (or has no record yet).</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void EnterReadTracked()
     {
-        if (_writerThreadId == me.ThreadId) EventThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
-        if (me.Holds(this)) EventThrowHelper.ThrowRecursion("The calling thread already holds a read lock on this SlimReaderWriterLock; it is not recursive and has no upgrades.");
+        var held = ThreadRecord.CurrentOrCreate;
+        CheckNotHeld(held);
+        held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
+        long state = Interlocked.Increment(ref _state); // full fence, as in EnterReadLock
+        if ((state & (WriterHeld | WaitingWriterMask)) != 0)
+        {
+            EnterReadSlow();
+        }
+        held.Add(_id);
     }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ExitReadTracked(ThreadRecord? held)
+    {
+        if (held is null || !held.Remove(_id)) EventThrowHelper.ThrowNotHeld("ExitReadLock: the calling thread does not hold a read lock on this SlimReaderWriterLock.");
+        ReleaseRead();
+    }
+
+    /// <summary>Throws if the calling thread holds this lock, on either side.</summary>
+    private void CheckNotHeld(ThreadRecord? held)
+    {
+        if (held is null) return; // no record: this thread has never taken a lock
+        if (_writerThreadId == held.ThreadId) ThrowWriteRecursion();
+        if (held.Holds(_id)) EventThrowHelper.ThrowRecursion("The calling thread already holds a read lock on this SlimReaderWriterLock; it is not recursive and has no upgrades.");
+    }
+
+    [DoesNotReturn]
+    private static void ThrowWriteRecursion()
+        => EventThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
 }
