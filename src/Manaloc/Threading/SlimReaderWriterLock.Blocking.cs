@@ -38,6 +38,7 @@ public sealed partial class SlimReaderWriterLock
     {
         // The fast path skips this check: a thread holding this lock (either side) always lands here.
         CheckNotHeld(ThreadRecord.Current);
+        if (SpinForWrite()) return;
         // Register as waiting: from here new readers stay out, so the readers inside drain. Full fence.
         Interlocked.Add(ref _state, WaitingWriterOne);
         try
@@ -53,6 +54,27 @@ public sealed partial class SlimReaderWriterLock
             if ((after & Blocked) != 0) WakeAll();
             throw;
         }
+    }
+
+    /// <summary>
+    /// A writer's first, unregistered spin, like a plain spin lock's: short holds (the common case)
+    /// end here with one CAS, without the two extra read-modify-writes of registering as waiting and
+    /// without turning readers away. Bounded, so a stream of readers delays a writer only this long
+    /// before it registers and readers stay out.
+    /// </summary>
+    private bool SpinForWrite()
+    {
+        var spinner = new SpinWait();
+        int limit = Math.Min(_spinCount, UnregisteredSpins);
+        for (int i = 0; i < limit; i++)
+        {
+            spinner.SpinOnce(sleep1Threshold: -1); // busy-waits only: the first spins never yield
+            long state = Volatile.Read(ref _state); // a hint: the CAS decides
+            // Full fence on success: acquire, as in EnterWriteLock. Barging past registered writers is
+            // allowed: they are not starved by it, only by readers, whom their count keeps out.
+            if ((state & (ReaderMask | WriterHeld)) == 0 && Interlocked.CompareExchange(ref _state, state | WriterHeld, state) == state) return true;
+        }
+        return false;
     }
 
     /// <summary>The waiting writer's loop: returns holding the lock, no longer counted as waiting.</summary>

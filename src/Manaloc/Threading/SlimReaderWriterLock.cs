@@ -48,6 +48,9 @@ public sealed partial class SlimReaderWriterLock
     /// <summary>The spin count used when none is given.</summary>
     public const int DefaultSpinCount = 20;
 
+    /// <summary>Spins a writer makes before it registers as waiting (see SpinForWrite).</summary>
+    private const int UnregisteredSpins = 6;
+
     private const long ReaderMask = (1L << 24) - 1;
     private const long WriterHeld = 1L << 24;
     private const long Blocked = 1L << 25;
