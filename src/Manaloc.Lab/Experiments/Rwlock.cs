@@ -251,8 +251,19 @@ public sealed class Rwlock : Experiment
         {
             return new(Verdict.NotComparable, "SlimReaderWriterLock, ReaderWriterLockSlim and lock were not all measured at hold 1.");
         }
-        string longHolds = Versus(Rwls, m => Writers(m) <= 2 && Hold(m) > 1) is double r ? $"; at hold 50 {Format.Ratio(r)}" : "";
-        string longHalf = Versus(Monitor, m => Writers(m) == 50 && Hold(m) > 1) is double h ? $"; at hold 50 {Format.Ratio(h)}" : "";
+        // The per-thread-count figures beside the mean: on a small machine the 1-thread cells (the
+        // locks' own costs) and the contended cells (scheduling, cache-line traffic) tell different stories.
+        string ByThreads(string other, Func<Measurement, bool> where)
+        {
+            var counts = measurements.Where(m => m.Variant == Slim && where(m)).Select(ThreadCount).Distinct().Order().ToList();
+            if (counts.Count < 2) return "";
+            var parts = counts.Select(t => Versus(other, m => where(m) && ThreadCount(m) == t) is double x ? $"{t}: {Format.Ratio(x)}" : $"{t}: n/a");
+            return "; by threads " + string.Join(", ", parts);
+        }
+        string longHolds = ByThreads(Rwls, m => Writers(m) <= 2 && Hold(m) == 1)
+            + (Versus(Rwls, m => Writers(m) <= 2 && Hold(m) > 1) is double r ? $"; at hold 50 {Format.Ratio(r)}" : "");
+        string longHalf = ByThreads(Monitor, m => Writers(m) == 50 && Hold(m) == 1)
+            + (Versus(Monitor, m => Writers(m) == 50 && Hold(m) > 1) is double h ? $"; at hold 50 {Format.Ratio(h)}" : "");
         var verdict = overall >= 1.1 ? Verdict.Holds : overall >= 0.9 ? Verdict.Shrinks : Verdict.Reversed;
         string text = $"SlimReaderWriterLock vs ReaderWriterLockSlim over the whole grid: {Format.Ratio(overall.Value)} faster (the article: SRW ahead of shared_mutex). "
             + $"Targets, hold 1, geometric mean over thread counts: at 0–2% writers {Format.Ratio(readMostly.Value)} ReaderWriterLockSlim (goal ≥ 1.5x: {(readMostly >= 1.5 ? "met" : "not met")}{longHolds}); "
@@ -262,6 +273,9 @@ public sealed class Rwlock : Experiment
 
     private static int Hold(Measurement m)
         => int.TryParse(m.Parameters.GetValueOrDefault("hold"), System.Globalization.CultureInfo.InvariantCulture, out int h) ? h : -1;
+
+    private static int ThreadCount(Measurement m)
+        => int.TryParse(m.Parameters.GetValueOrDefault("threads"), System.Globalization.CultureInfo.InvariantCulture, out int t) ? t : m.Threads;
 
     private static int Writers(Measurement m)
         => int.TryParse(m.Parameters.GetValueOrDefault("writers"), System.Globalization.CultureInfo.InvariantCulture, out int w) ? w : -1;
