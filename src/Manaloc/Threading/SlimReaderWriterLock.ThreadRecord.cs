@@ -54,6 +54,7 @@ public sealed partial class SlimReaderWriterLock
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static ThreadRecord Create() => t_current = new ThreadRecord();
 
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public bool Holds(long id)
         {
             if (First == id) return true;
@@ -65,12 +66,17 @@ public sealed partial class SlimReaderWriterLock
         }
 
         /// <summary>Grows the record before a lock is taken, so <see cref="Add"/> after it cannot fail.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public void EnsureRoom()
         {
-            if (First != 0 && _moreCount == _more.Length) Array.Resize(ref _more, Math.Max(4, _moreCount * 2));
+            if (First != 0 && _moreCount == _more.Length) Grow();
         }
 
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void Grow() => Array.Resize(ref _more, Math.Max(4, _moreCount * 2));
+
         /// <summary>Records a read lock now held; <see cref="EnsureRoom"/> ran before it was taken.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public void Add(long id)
         {
             Debug.Assert(id != 0 && !Holds(id), "A lock is recorded once.");
@@ -86,6 +92,7 @@ public sealed partial class SlimReaderWriterLock
         }
 
         /// <summary>Forgets a read lock; false if this thread does not hold it.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public bool Remove(long id)
         {
             if (First == id)
@@ -94,12 +101,27 @@ public sealed partial class SlimReaderWriterLock
                 First = _moreCount == 0 ? 0 : _more[--_moreCount];
                 return true;
             }
-            for (int i = _moreCount - 1; i >= 0; i--)
+            var more = _more;
+            int last = _moreCount - 1;
+            if (last >= 0 && more[last] == id)
             {
-                if (_more[i] == id)
+                _moreCount = last; // the innermost: the usual order
+                return true;
+            }
+            return RemoveOutOfOrder(id);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private bool RemoveOutOfOrder(long id)
+        {
+            var more = _more;
+            int last = _moreCount - 1;
+            for (int i = last - 1; i >= 0; i--)
+            {
+                if (more[i] == id)
                 {
-                    Array.Copy(_more, i + 1, _more, i, _moreCount - i - 1);
-                    _moreCount--;
+                    Array.Copy(more, i + 1, more, i, last - i);
+                    _moreCount = last;
                     return true;
                 }
             }

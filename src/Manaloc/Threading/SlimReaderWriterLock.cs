@@ -243,6 +243,7 @@ public sealed partial class SlimReaderWriterLock
     }
 
     /// <summary>Throws if the calling thread holds this lock, on either side.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void CheckNotHeld(ThreadRecord? held)
     {
         if (held is null) return; // no record: this thread has never taken a lock
