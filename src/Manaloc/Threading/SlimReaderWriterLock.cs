@@ -165,6 +165,7 @@ public sealed partial class SlimReaderWriterLock
     {
         // No recursion check here: if this thread held the lock (either side), _state would show a
         // reader or the writer and the CAS below would not be tried; the slow path checks.
+        int me = ThreadRecord.CurrentOrCreate.ThreadId; // may allocate (first use): before the lock is taken
         long state = Volatile.Read(ref _state); // a hint: the CAS decides
         // Full fence: the critical section cannot move above this acquire.
         if ((state & (ReaderMask | WriterHeld)) != 0 || Interlocked.CompareExchange(ref _state, state | WriterHeld, state) != state)
@@ -172,7 +173,7 @@ public sealed partial class SlimReaderWriterLock
             EnterWriteSlow();
         }
         Debug.Assert(_writerThreadId == 0, "Two writers inside.");
-        _writerThreadId = ThreadRecord.CurrentOrCreate.ThreadId; // plain: read only by this thread, or compared by others with their own id
+        _writerThreadId = me; // plain: read only by this thread, or compared by others with their own id
     }
 
     /// <summary>Takes the write lock if that is possible without waiting.</summary>
@@ -180,14 +181,15 @@ public sealed partial class SlimReaderWriterLock
     /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
     public bool TryEnterWriteLock()
     {
+        var me = ThreadRecord.CurrentOrCreate; // may allocate (first use): before the lock is taken
         long state = Volatile.Read(ref _state); // a hint: the CAS decides
         // Full fence on success: the critical section cannot move above this acquire.
         if ((state & (ReaderMask | WriterHeld)) != 0 || Interlocked.CompareExchange(ref _state, state | WriterHeld, state) != state)
         {
-            CheckNotHeld(ThreadRecord.Current);
+            CheckNotHeld(me);
             return false;
         }
-        _writerThreadId = ThreadRecord.CurrentOrCreate.ThreadId; // plain, as in EnterWriteLock
+        _writerThreadId = me.ThreadId; // plain, as in EnterWriteLock
         return true;
     }
 
