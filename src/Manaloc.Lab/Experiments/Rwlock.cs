@@ -51,14 +51,14 @@ public sealed class Rwlock : Experiment
     public override void Run(ExperimentContext context)
     {
         // The grid has 4 variants × writers × holds × threads cells (72 in quick mode, 168 in full
-        // mode on 2 cores), so each cell gets a short warm-up and few samples: about 6 s in quick
+        // mode on 2 cores), so each cell gets a short warm-up and few samples: 4-7 s in quick
         // mode and under 2 minutes in full mode on 2 cores.
         // Fairness on a shared, noisy machine: a cell's samples are taken in rounds, one sample of
         // every variant per round (in a rotating order), so a burst of outside load hits all four
         // variants alike instead of all the samples of one; every round uses fresh lock objects,
         // so no variant inherits state from another cell (an inflated monitor, spin statistics).
         var perRound = context.IsSmoke ? context.Settings with { Samples = 1 }
-            : context.IsQuick ? context.Settings with { WarmUp = TimeSpan.Zero, SampleTarget = TimeSpan.FromMilliseconds(6), Samples = 1 }
+            : context.IsQuick ? context.Settings with { WarmUp = TimeSpan.Zero, SampleTarget = TimeSpan.FromMilliseconds(5), Samples = 1 }
             : context.Settings with { WarmUp = TimeSpan.FromMilliseconds(20), SampleTarget = TimeSpan.FromMilliseconds(50), Samples = 1 };
         int rounds = context.IsSmoke ? context.Settings.Samples : context.IsQuick ? 4 : 7;
         var region = new Region();
