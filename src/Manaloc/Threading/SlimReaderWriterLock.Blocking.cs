@@ -71,7 +71,8 @@ public sealed partial class SlimReaderWriterLock
             spinner.SpinOnce(sleep1Threshold: -1); // busy-waits only: the first spins never yield
             long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
             // Full fence on success: acquire, as in EnterWriteLock. Barging past registered writers is
-            // allowed: they are not starved by it, only by readers, whom their count keeps out.
+            // allowed: writers compete by CAS among themselves anyway (no FIFO); what registration
+            // guarantees is that readers cannot starve a writer.
             if ((state & (ReaderMask | WriterHeld)) == 0 && Interlocked.CompareExchange(ref _state.Value, state | WriterHeld, state) == state) return true;
         }
         return false;
