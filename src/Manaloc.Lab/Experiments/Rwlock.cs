@@ -52,7 +52,8 @@ public sealed class Rwlock : Experiment
     {
         // The grid has 4 variants × writers × holds × threads cells (72 in quick mode, 168 in full
         // mode on 2 cores), so each cell gets a short warm-up and few samples: 4-7 s in quick
-        // mode and under 2 minutes in full mode on 2 cores.
+        // mode and about 2 minutes in full mode on 2 cores (each round also starts its threads and
+        // runs one warm-up pass, untimed).
         // Fairness on a shared, noisy machine: a cell's samples are taken in rounds, one sample of
         // every variant per round (in a rotating order), so a burst of outside load hits all four
         // variants alike instead of all the samples of one; every round uses fresh lock objects,
