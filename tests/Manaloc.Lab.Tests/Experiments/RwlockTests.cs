@@ -26,6 +26,9 @@ public sealed class RwlockTests
         var cells = result.Measurements.GroupBy(m => m.ParameterKey).ToList();
         Assert.Equal(2 * 1 * 2, cells.Count); // writers {0, 50} × hold {1} × threads {1, 2}
         Assert.All(cells, c => Assert.Equal(4, c.Count()));
+        // One sample per round, merged: each measurement holds every round's sample and its operations.
+        Assert.All(result.Measurements, m => Assert.Equal(RunSettings.Smoke().Samples, m.Statistics.Count));
+        Assert.All(result.Measurements, m => Assert.True(m.NsPerOp > 0 && m.OperationsPerSample > 0));
     }
 
     [Fact]
