@@ -29,7 +29,8 @@ public sealed class Rwlock : Experiment
     /// <inheritdoc/>
     public override ArticleFigure Figure => new("SRW beat mutex and shared_mutex at every writer frequency; shared_mutex lost to a mutex except at long holds and ≤ 2% writers (charts only, no table)");
     /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Monitor, LockType, Rwls, Slim];
+    public override IReadOnlyList<string> Variants => AllVariants;
+    private static readonly string[] AllVariants = [Monitor, LockType, Rwls, Slim];
     /// <inheritdoc/>
     public override string Baseline => Monitor;
     /// <inheritdoc/>
@@ -50,16 +51,19 @@ public sealed class Rwlock : Experiment
     public override void Run(ExperimentContext context)
     {
         // The grid has 4 variants × writers × holds × threads cells (72 in quick mode, 168 in full
-        // mode on 2 cores), so each cell gets a shorter warm-up and fewer samples than the run's
-        // defaults: about 3-5 s in quick mode and under 2 minutes in full mode on 2 cores.
-        var settings = context.IsSmoke ? context.Settings
-            : context.IsQuick ? context.Settings with { WarmUp = TimeSpan.FromMilliseconds(10), SampleTarget = TimeSpan.FromMilliseconds(8), Samples = 3 }
-            : context.Settings with { WarmUp = TimeSpan.FromMilliseconds(100), SampleTarget = TimeSpan.FromMilliseconds(50), Samples = 7 };
+        // mode on 2 cores), so each cell gets a short warm-up and few samples: 4-7 s in quick
+        // mode and about 2 minutes in full mode on 2 cores (each round also starts its threads and
+        // runs one warm-up pass, untimed).
+        // Fairness on a shared, noisy machine: a cell's samples are taken in rounds, one sample of
+        // every variant per round (in a rotating order), so a burst of outside load hits all four
+        // variants alike instead of all the samples of one; every round uses fresh lock objects,
+        // so no variant inherits state from another cell (an inflated monitor, spin statistics).
+        var perRound = context.IsSmoke ? context.Settings with { Samples = 1 }
+            : context.IsQuick ? context.Settings with { WarmUp = TimeSpan.Zero, SampleTarget = TimeSpan.FromMilliseconds(5), Samples = 1 }
+            : context.Settings with { WarmUp = TimeSpan.FromMilliseconds(20), SampleTarget = TimeSpan.FromMilliseconds(50), Samples = 1 };
+        int rounds = context.IsSmoke ? context.Settings.Samples : context.IsQuick ? 4 : 7;
         var region = new Region();
-        var monitor = new object();
-        var lockType = new Lock();
-        using var rwls = new ReaderWriterLockSlim(LockRecursionPolicy.NoRecursion);
-        var slim = new SlimReaderWriterLock();
+        if (!context.IsSmoke) WarmUpJit(context, perRound, region);
         foreach (int writers in WriterPercents(context.Settings))
         {
             foreach (int hold in Holds(context.Settings))
@@ -67,31 +71,113 @@ public sealed class Rwlock : Experiment
                 foreach (int threads in context.ThreadCounts)
                 {
                     var p = Parameters.Of(("writers", writers), ("hold", hold));
-                    Measure(context, settings, Monitor, threads, p, new MonitorAdapter(monitor), region, writers, hold);
-                    Measure(context, settings, LockType, threads, p, new LockAdapter(lockType), region, writers, hold);
-                    Measure(context, settings, Rwls, threads, p, new RwlsAdapter(rwls), region, writers, hold);
-                    Measure(context, settings, Slim, threads, p, new SlimAdapter(slim), region, writers, hold);
+                    context.Status($"threads={threads} {Measurement.FormatParameters(p)}");
+                    var parts = AllVariants.Select(_ => new List<Measurement>(rounds)).ToArray();
+                    var totals = new long[AllVariants.Length];
+                    for (int round = 0; round < rounds; round++)
+                    {
+                        for (int k = 0; k < AllVariants.Length; k++)
+                        {
+                            int v = (k + round) % AllVariants.Length;
+                            context.Cancellation.ThrowIfCancellationRequested();
+                            parts[v].Add(MeasureCell(AllVariants[v], perRound, threads, p, region, writers, hold, ref totals[v]));
+                        }
+                    }
+                    foreach (var part in parts) context.Record(Merge(part));
                 }
             }
         }
-        context.Note("ns per lock acquisition, all threads together (lower is better); ratios are to `lock` in the same cell.");
+        context.Note($"ns per lock acquisition, all threads together (lower is better); ratios are to `lock` in the same cell. Each cell: {rounds} rounds of one sample per variant in rotating order, fresh lock objects every round.");
     }
 
-    private static void Measure<TLock>(
-        ExperimentContext context, RunSettings settings, string variant, int threads, IReadOnlyDictionary<string, string> parameters,
-        TLock gate, Region region, int writerPercent, int hold)
+    /// <summary>
+    /// Tiered JIT: the cells' loops and the locks' slow paths (reached only under contention) must
+    /// run optimised code from the first cell on, or the first cells measure tier-0 code and flatter
+    /// or punish whichever variant comes first. Short one- and two-thread runs of every variant at
+    /// 0% and 50% writers, then a pause for the background tier-1 compiles.
+    /// </summary>
+    private static void WarmUpJit(ExperimentContext context, RunSettings settings, Region region)
+    {
+        context.Status("warming up the JIT");
+        var brief = settings with { WarmUp = TimeSpan.FromMilliseconds(2), SampleTarget = TimeSpan.FromMilliseconds(2), Samples = 1 };
+        for (int round = 0; round < 2; round++)
+        {
+            foreach (int writers in new[] { 0, 50 })
+            {
+                foreach (int threads in new[] { 1, 2 })
+                {
+                    foreach (string variant in AllVariants)
+                    {
+                        context.Cancellation.ThrowIfCancellationRequested();
+                        long total = 0;
+                        _ = MeasureCell(variant, brief, threads, Parameters.Of(("writers", writers), ("hold", 1)), region, writers, 1, ref total);
+                    }
+                }
+            }
+            Thread.Sleep(150); // the runtime promotes hot methods after ~100 ms without new tier-0 code
+        }
+    }
+
+    /// <summary>One round of one cell for one variant, on a lock object of its own.</summary>
+    /// <param name="total">The operation count per sample; 0 on the first round, which sizes it from a pilot run.</param>
+    private static Measurement MeasureCell(
+        string variant, RunSettings settings, int threads, IReadOnlyDictionary<string, string> parameters, Region region, int writers, int hold, ref long total)
+    {
+        switch (variant)
+        {
+            case Monitor:
+                return Measure(settings, variant, threads, parameters, new MonitorAdapter(new object()), region, writers, hold, ref total);
+            case LockType:
+                return Measure(settings, variant, threads, parameters, new LockAdapter(new Lock()), region, writers, hold, ref total);
+            case Rwls:
+                using (var rwls = new ReaderWriterLockSlim(LockRecursionPolicy.NoRecursion))
+                {
+                    return Measure(settings, variant, threads, parameters, new RwlsAdapter(rwls), region, writers, hold, ref total);
+                }
+            default:
+                return Measure(settings, variant, threads, parameters, new SlimAdapter(new SlimReaderWriterLock()), region, writers, hold, ref total);
+        }
+    }
+
+    private static Measurement Measure<TLock>(
+        RunSettings settings, string variant, int threads, IReadOnlyDictionary<string, string> parameters,
+        TLock gate, Region region, int writerPercent, int hold, ref long total)
         where TLock : struct, ILockAdapter
     {
-        context.Status($"{variant} threads={threads} {Measurement.FormatParameters(parameters)}");
-        context.Cancellation.ThrowIfCancellationRequested();
         uint threshold = (uint)((ulong)writerPercent * uint.MaxValue / 100);
         var rngs = new ulong[threads * 16]; // one padded seed per thread: no false sharing between the threads' generators
         for (int t = 0; t < threads; t++) rngs[t * 16] = (ulong)(t + 1) * 0x9E3779B97F4A7C15UL;
         // A fixed operation count from an uncontended pilot (best of three short runs) rather than the
         // harness's calibration: on a loaded machine one descheduled calibration round can shrink the
         // count to a few operations per sample, and the samples then time the start barrier, not the lock.
-        long total = Math.Max(threads * 64L, (long)(settings.SampleTarget.TotalNanoseconds / PilotNsPerOp(gate, region, threshold, hold)));
-        context.Record(ThreadSweep.Measure(variant, threads, (t, n) => Work(gate, region, ref rngs[t * 16], threshold, hold, n), settings, parameters, total));
+        if (total == 0) total = Math.Max(threads * 64L, (long)(settings.SampleTarget.TotalNanoseconds / PilotNsPerOp(gate, region, threshold, hold)));
+        return ThreadSweep.Measure(variant, threads, (t, n) => Work(gate, region, ref rngs[t * 16], threshold, hold, n), settings, parameters, total);
+    }
+
+    /// <summary>One measurement from a cell's rounds: the rounds' samples together, their costs summed.</summary>
+    private static Measurement Merge(List<Measurement> rounds)
+    {
+        var samples = new List<double>(rounds.Count);
+        foreach (var r in rounds)
+        {
+            if (r.Statistics.Count != 1) throw new InvalidOperationException("A round takes exactly one sample.");
+            samples.Add(r.Statistics.Median);
+        }
+        var stats = Statistics.From(samples);
+        long operations = rounds.Sum(r => r.OperationsPerSample);
+        long allocated = rounds.Sum(r => r.AllocatedBytes);
+        return rounds[0] with
+        {
+            Statistics = stats,
+            NsPerOp = stats.Median,
+            OpsPerSecond = stats.Median > 0 ? 1e9 / stats.Median : null,
+            AllocatedBytes = allocated,
+            AllocatedBytesPerOp = operations > 0 ? (double)allocated / operations : null,
+            Gc = new GcCounts { Gen0 = rounds.Sum(r => r.Gc.Gen0), Gen1 = rounds.Sum(r => r.Gc.Gen1), Gen2 = rounds.Sum(r => r.Gc.Gen2) },
+            GcPauseMs = rounds.Sum(r => r.GcPauseMs),
+            LockContentions = rounds.Sum(r => r.LockContentions),
+            PeakWorkingSetBytes = rounds.Max(r => r.PeakWorkingSetBytes),
+        };
     }
 
     private static double PilotNsPerOp<TLock>(TLock gate, Region region, uint writeThreshold, int hold)
@@ -166,8 +252,19 @@ public sealed class Rwlock : Experiment
         {
             return new(Verdict.NotComparable, "SlimReaderWriterLock, ReaderWriterLockSlim and lock were not all measured at hold 1.");
         }
-        string longHolds = Versus(Rwls, m => Writers(m) <= 2 && Hold(m) > 1) is double r ? $"; at hold 50 {Format.Ratio(r)}" : "";
-        string longHalf = Versus(Monitor, m => Writers(m) == 50 && Hold(m) > 1) is double h ? $"; at hold 50 {Format.Ratio(h)}" : "";
+        // The per-thread-count figures beside the mean: on a small machine the 1-thread cells (the
+        // locks' own costs) and the contended cells (scheduling, cache-line traffic) tell different stories.
+        string ByThreads(string other, Func<Measurement, bool> where)
+        {
+            var counts = measurements.Where(m => m.Variant == Slim && where(m)).Select(ThreadCount).Distinct().Order().ToList();
+            if (counts.Count < 2) return "";
+            var parts = counts.Select(t => Versus(other, m => where(m) && ThreadCount(m) == t) is double x ? $"{t}: {Format.Ratio(x)}" : $"{t}: n/a");
+            return "; by threads " + string.Join(", ", parts);
+        }
+        string longHolds = ByThreads(Rwls, m => Writers(m) <= 2 && Hold(m) == 1)
+            + (Versus(Rwls, m => Writers(m) <= 2 && Hold(m) > 1) is double r ? $"; at hold 50 {Format.Ratio(r)}" : "");
+        string longHalf = ByThreads(Monitor, m => Writers(m) == 50 && Hold(m) == 1)
+            + (Versus(Monitor, m => Writers(m) == 50 && Hold(m) > 1) is double h ? $"; at hold 50 {Format.Ratio(h)}" : "");
         var verdict = overall >= 1.1 ? Verdict.Holds : overall >= 0.9 ? Verdict.Shrinks : Verdict.Reversed;
         string text = $"SlimReaderWriterLock vs ReaderWriterLockSlim over the whole grid: {Format.Ratio(overall.Value)} faster (the article: SRW ahead of shared_mutex). "
             + $"Targets, hold 1, geometric mean over thread counts: at 0–2% writers {Format.Ratio(readMostly.Value)} ReaderWriterLockSlim (goal ≥ 1.5x: {(readMostly >= 1.5 ? "met" : "not met")}{longHolds}); "
@@ -177,6 +274,9 @@ public sealed class Rwlock : Experiment
 
     private static int Hold(Measurement m)
         => int.TryParse(m.Parameters.GetValueOrDefault("hold"), System.Globalization.CultureInfo.InvariantCulture, out int h) ? h : -1;
+
+    private static int ThreadCount(Measurement m)
+        => int.TryParse(m.Parameters.GetValueOrDefault("threads"), System.Globalization.CultureInfo.InvariantCulture, out int t) ? t : m.Threads;
 
     private static int Writers(Measurement m)
         => int.TryParse(m.Parameters.GetValueOrDefault("writers"), System.Globalization.CultureInfo.InvariantCulture, out int w) ? w : -1;

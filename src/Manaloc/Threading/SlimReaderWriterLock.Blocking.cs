@@ -10,15 +10,17 @@ public sealed partial class SlimReaderWriterLock
     private void EnterReadSlow()
     {
         ReleaseRead(); // back out of the fast path's +1, exactly like an exit (it may wake a writer)
+        // The fast paths skip this check: a thread holding the write side always lands here.
+        if (_writerThreadId == ThreadRecord.Current?.ThreadId) ThrowWriteRecursion();
         var spinner = new SpinWait();
         int spins = 0;
         while (true)
         {
-            long state = Volatile.Read(ref _state); // a hint: the CAS decides
+            long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
             if ((state & (WriterHeld | WaitingWriterMask)) == 0)
             {
                 Debug.Assert((state & ReaderMask) < ReaderMask, "Too many readers.");
-                if (Interlocked.CompareExchange(ref _state, state + 1, state) == state) return; // full fence: acquire
+                if (Interlocked.CompareExchange(ref _state.Value, state + 1, state) == state) return; // full fence: acquire
                 continue;
             }
             if (spins++ < _spinCount)
@@ -34,8 +36,11 @@ public sealed partial class SlimReaderWriterLock
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void EnterWriteSlow()
     {
+        // The fast path skips this check: a thread holding this lock (either side) always lands here.
+        CheckNotHeld(ThreadRecord.Current);
+        if (SpinForWrite()) return;
         // Register as waiting: from here new readers stay out, so the readers inside drain. Full fence.
-        Interlocked.Add(ref _state, WaitingWriterOne);
+        Interlocked.Add(ref _state.Value, WaitingWriterOne);
         try
         {
             WaitForWrite();
@@ -45,10 +50,32 @@ public sealed partial class SlimReaderWriterLock
             // An exception out of the wait (ThreadInterruptedException in Sleep or Monitor.Wait, out of
             // memory): unregister, or readers would wait for this departed writer forever. Full fence;
             // readers that slept because of us are woken to re-check.
-            long after = Interlocked.Add(ref _state, -WaitingWriterOne);
+            long after = Interlocked.Add(ref _state.Value, -WaitingWriterOne);
             if ((after & Blocked) != 0) WakeAll();
             throw;
         }
+    }
+
+    /// <summary>
+    /// A writer's first, unregistered spin, like a plain spin lock's: short holds (the common case)
+    /// end here with one CAS, without the two extra read-modify-writes of registering as waiting and
+    /// without turning readers away. Bounded, so a stream of readers delays a writer only this long
+    /// before it registers and readers stay out.
+    /// </summary>
+    private bool SpinForWrite()
+    {
+        var spinner = new SpinWait();
+        int limit = Math.Min(_spinCount, UnregisteredSpins);
+        for (int i = 0; i < limit; i++)
+        {
+            spinner.SpinOnce(sleep1Threshold: -1); // busy-waits only: the first spins never yield
+            long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
+            // Full fence on success: acquire, as in EnterWriteLock. Barging past registered writers is
+            // allowed: writers compete by CAS among themselves anyway (no FIFO); what registration
+            // guarantees is that readers cannot starve a writer.
+            if ((state & (ReaderMask | WriterHeld)) == 0 && Interlocked.CompareExchange(ref _state.Value, state | WriterHeld, state) == state) return true;
+        }
+        return false;
     }
 
     /// <summary>The waiting writer's loop: returns holding the lock, no longer counted as waiting.</summary>
@@ -58,12 +85,12 @@ public sealed partial class SlimReaderWriterLock
         int spins = 0;
         while (true)
         {
-            long state = Volatile.Read(ref _state); // a hint: the CAS decides
+            long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
             if ((state & (ReaderMask | WriterHeld)) == 0)
             {
                 Debug.Assert((state & WaitingWriterMask) != 0, "We are counted as waiting.");
                 // Take the lock and stop waiting in one step. Full fence: acquire.
-                if (Interlocked.CompareExchange(ref _state, (state - WaitingWriterOne) | WriterHeld, state) == state) return;
+                if (Interlocked.CompareExchange(ref _state.Value, (state - WaitingWriterOne) | WriterHeld, state) == state) return;
                 continue;
             }
             if (spins++ < _spinCount)
@@ -82,7 +109,7 @@ public sealed partial class SlimReaderWriterLock
         lock (_sync)
         {
             // Full fence: publishes Blocked before re-checking; a release after this sees it and pulses under _sync.
-            long state = Interlocked.Or(ref _state, Blocked);
+            long state = Interlocked.Or(ref _state.Value, Blocked);
             if ((state & busy) != 0)
             {
                 Interlocked.Increment(ref s_sleeps); // statistics only
@@ -97,7 +124,7 @@ public sealed partial class SlimReaderWriterLock
         {
             // Atomic, as other bits change concurrently; under _sync, so no sleeper is between its
             // Or(Blocked) and Monitor.Wait. Sleepers that still cannot proceed set Blocked again.
-            Interlocked.And(ref _state, ~Blocked);
+            Interlocked.And(ref _state.Value, ~Blocked);
             Monitor.PulseAll(_sync);
         }
     }

@@ -26,6 +26,9 @@ public sealed class RwlockTests
         var cells = result.Measurements.GroupBy(m => m.ParameterKey).ToList();
         Assert.Equal(2 * 1 * 2, cells.Count); // writers {0, 50} × hold {1} × threads {1, 2}
         Assert.All(cells, c => Assert.Equal(4, c.Count()));
+        // One sample per round, merged: each measurement holds every round's sample and its operations.
+        Assert.All(result.Measurements, m => Assert.Equal(RunSettings.Smoke().Samples, m.Statistics.Count));
+        Assert.All(result.Measurements, m => Assert.True(m.NsPerOp > 0 && m.OperationsPerSample > 0));
     }
 
     [Fact]
@@ -45,5 +48,26 @@ public sealed class RwlockTests
         Assert.Contains("at 0–2% writers 2x ReaderWriterLockSlim (goal ≥ 1.5x: met)", verdict.Text, StringComparison.Ordinal);
         Assert.DoesNotContain("at hold 50", verdict.Text, StringComparison.Ordinal);
         Assert.Contains("at 50% writers 0.75x lock (goal ≥ 0.9x: not met)", verdict.Text, StringComparison.Ordinal);
+        Assert.DoesNotContain("by threads", verdict.Text, StringComparison.Ordinal); // one thread count: the mean says it all
+    }
+
+    [Fact]
+    public void Judge_gives_each_thread_count_beside_the_mean()
+    {
+        static Measurement M(string variant, int writers, int threads, double ns) => new()
+        {
+            Variant = variant, Parameters = Parameters.Of(("writers", writers), ("hold", 1), ("threads", threads)), Unit = "ns/op", Statistics = Statistics.From([ns]),
+        };
+        var verdict = new Rwlock().Judge(
+        [
+            M("lock", 0, 1, 10), M("ReaderWriterLockSlim", 0, 1, 40), M("SlimReaderWriterLock", 0, 1, 10),
+            M("lock", 0, 2, 10), M("ReaderWriterLockSlim", 0, 2, 10), M("SlimReaderWriterLock", 0, 2, 10),
+            M("lock", 50, 1, 20), M("ReaderWriterLockSlim", 50, 1, 60), M("SlimReaderWriterLock", 50, 1, 10),
+            M("lock", 50, 2, 20), M("ReaderWriterLockSlim", 50, 2, 60), M("SlimReaderWriterLock", 50, 2, 40),
+        ]);
+
+        // 0% writers: 4x at one thread, 1x at two: geometric mean 2x.
+        Assert.Contains("at 0–2% writers 2x ReaderWriterLockSlim (goal ≥ 1.5x: met; by threads 1: 4x, 2: 1x)", verdict.Text, StringComparison.Ordinal);
+        Assert.Contains("at 50% writers 1x lock (goal ≥ 0.9x: met; by threads 1: 2x, 2: 0.5x)", verdict.Text, StringComparison.Ordinal);
     }
 }

@@ -5,7 +5,10 @@ namespace Manaloc.Tests.Threading;
 /// <summary>
 /// Invariant checker under stress: threads mix reads and writes at random with random hold
 /// times; inside, a writer must be alone and a reader must see no writer, and a writer's two-word
-/// update must never be seen half-done. A lost wakeup or deadlock shows as a stall.
+/// update must never be seen half-done. Some reads nest inside a read lock on a second lock (which
+/// sees writers too), so the per-thread record's several-locks path runs under contention as well.
+/// A lost wakeup or deadlock shows as a stall; a starved thread shows as the slowest thread making
+/// no progress while the others do (the watchdog follows the minimum per-thread count).
 /// </summary>
 public sealed class SlimReaderWriterLockStressTests
 {
@@ -13,13 +16,16 @@ public sealed class SlimReaderWriterLockStressTests
     [InlineData(4, 2, 20)]   // mostly readers, spinning
     [InlineData(4, 50, 0)]   // half writers, always blocking when contended
     [InlineData(6, 10, 2)]   // oversubscribed, short spins
+    [InlineData(3, 90, 20)]  // writers almost only: readers must still get in
     public void Nobody_is_ever_inside_with_a_writer(int threads, int writerPercent, int spinCount)
     {
-        const int OpsPerThread = 150_000;
+        const int OpsPerThread = 120_000;
         var rw = new SlimReaderWriterLock(spinCount);
-        int readersInside = 0, writersInside = 0;
+        var outer = new SlimReaderWriterLock(spinCount); // always taken before rw, never while holding rw: no lock-order cycle
+        int readersInside = 0, writersInside = 0, outerWritersInside = 0;
         long a = 0, b = 0; // a writer keeps b == -a; a reader checks it
-        long done = 0, violations = 0, reads = 0, writes = 0;
+        long violations = 0, reads = 0, writes = 0;
+        var progress = new long[threads * 16]; // per thread, padded
         var errors = new List<Exception>();
 
         var workers = Enumerable.Range(0, threads).Select(t => EventTestSupport.Start(() =>
@@ -39,8 +45,22 @@ public sealed class SlimReaderWriterLockStressTests
                     Interlocked.Decrement(ref writersInside);
                     rw.ExitWriteLock();
                 }
+                else if ((rng & 0x70000) == 0)
+                {
+                    // Rarely: write the outer lock, alone.
+                    outer.EnterWriteLock();
+                    if (Interlocked.Increment(ref outerWritersInside) != 1) Interlocked.Increment(ref violations);
+                    Interlocked.Decrement(ref outerWritersInside);
+                    outer.ExitWriteLock();
+                }
                 else
                 {
+                    bool nested = (rng & 0x4000) == 0; // about one read in four also holds the outer lock
+                    if (nested)
+                    {
+                        outer.EnterReadLock();
+                        if (Volatile.Read(ref outerWritersInside) != 0) Interlocked.Increment(ref violations);
+                    }
                     rw.EnterReadLock();
                     Interlocked.Increment(ref readersInside);
                     if (Volatile.Read(ref writersInside) != 0) Interlocked.Increment(ref violations);
@@ -49,23 +69,33 @@ public sealed class SlimReaderWriterLockStressTests
                     if (seenA + b != 0) Interlocked.Increment(ref violations);
                     Interlocked.Increment(ref reads);
                     Interlocked.Decrement(ref readersInside);
+                    // Released in either order: the record must cope with out-of-order exits.
+                    if (nested && (rng & 0x8000) == 0) outer.ExitReadLock();
                     rw.ExitReadLock();
+                    if (nested && outer.IsReadLockHeld) outer.ExitReadLock();
                 }
                 if ((rng & 0xF000) == 0) Thread.Yield();
-                Interlocked.Increment(ref done);
+                Volatile.Write(ref progress[t * 16], i + 1);
             }
         }, errors, $"worker {t}")).ToList();
 
-        EventTestSupport.JoinWithWatchdog(workers, () => Volatile.Read(ref done),
-            () => $"done {Volatile.Read(ref done)}, readers {rw.CurrentReadCount}, inside r={readersInside} w={writersInside}");
+        // Progress = the slowest thread's count: a stall anywhere, or one thread starved while the others run, fails.
+        EventTestSupport.JoinWithWatchdog(workers, () => Enumerable.Range(0, threads).Min(t => Volatile.Read(ref progress[t * 16])),
+            () => $"per-thread progress [{string.Join(", ", Enumerable.Range(0, threads).Select(t => Volatile.Read(ref progress[t * 16])))}], "
+                + $"readers {rw.CurrentReadCount}, waiting writers {rw.WaitingWriters}, inside r={readersInside} w={writersInside}");
 
         Assert.Empty(errors);
         Assert.Equal(0, violations);
-        Assert.Equal((long)threads * OpsPerThread, done);
+        Assert.All(Enumerable.Range(0, threads), t => Assert.Equal(OpsPerThread, progress[t * 16]));
         Assert.Equal(writes, a);
         Assert.Equal(-a, b);
+        Assert.True(reads > 0 || writerPercent == 100);
         Assert.Equal(0, rw.CurrentReadCount);
+        Assert.Equal(0, outer.CurrentReadCount);
+        Assert.Equal(0, rw.WaitingWriters);
         Assert.True(rw.TryEnterWriteLock());
         rw.ExitWriteLock();
+        Assert.True(outer.TryEnterWriteLock());
+        outer.ExitWriteLock();
     }
 }

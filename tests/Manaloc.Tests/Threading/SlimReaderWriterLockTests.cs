@@ -97,6 +97,99 @@ public sealed class SlimReaderWriterLockTests
     }
 
     [Fact]
+    public void Recursion_is_caught_while_other_read_locks_are_held()
+    {
+        // The fast paths check only "holds no read lock at all"; with others held, the record's list decides.
+        var a = new SlimReaderWriterLock();
+        var b = new SlimReaderWriterLock();
+        var c = new SlimReaderWriterLock();
+        a.EnterReadLock();
+        b.EnterReadLock();
+        Assert.Throws<LockRecursionException>(() => a.EnterReadLock());
+        Assert.Throws<LockRecursionException>(() => b.EnterReadLock());
+        Assert.Throws<LockRecursionException>(() => a.EnterWriteLock());
+        Assert.Throws<LockRecursionException>(() => a.TryEnterWriteLock());
+
+        c.EnterWriteLock();
+        Assert.Throws<LockRecursionException>(() => c.EnterReadLock()); // read in write, with read locks held elsewhere
+        Assert.Throws<LockRecursionException>(() => c.TryEnterReadLock());
+        Assert.Throws<LockRecursionException>(() => c.EnterWriteLock());
+        c.ExitWriteLock();
+
+        a.ExitReadLock(); // out of order: b, the innermost, is still held
+        Assert.True(b.IsReadLockHeld);
+        Assert.Throws<LockRecursionException>(() => b.EnterReadLock());
+        Assert.Throws<SynchronizationLockException>(() => a.ExitReadLock());
+        b.ExitReadLock();
+        Assert.All(new[] { a, b, c }, l => Assert.Equal(0, l.CurrentReadCount));
+        Assert.All(new[] { a, b, c }, l => Assert.Equal(0, l.WaitingWriters));
+    }
+
+    [Fact]
+    public void Releasing_another_threads_read_lock_throws_and_leaves_it_held()
+    {
+        var rw = new SlimReaderWriterLock();
+        var other = new SlimReaderWriterLock();
+        rw.EnterReadLock();
+        var errors = new List<Exception>();
+        bool otherSawHeld = true;
+        EventTestSupport.Start(() =>
+        {
+            otherSawHeld = rw.IsReadLockHeld;
+            other.EnterReadLock(); // this thread holds some read lock, just not rw
+            try { rw.ExitReadLock(); }
+            finally { other.ExitReadLock(); }
+        }, errors, "stranger").Join();
+
+        Assert.False(otherSawHeld);
+        Assert.IsType<SynchronizationLockException>(Assert.Single(errors));
+        Assert.True(rw.IsReadLockHeld);
+        Assert.Equal(1, rw.CurrentReadCount);
+        rw.ExitReadLock();
+        Assert.Equal(0, rw.CurrentReadCount);
+    }
+
+    [Fact]
+    public void A_thread_may_hold_many_read_locks()
+    {
+        var locks = Enumerable.Range(0, 20).Select(_ => new SlimReaderWriterLock()).ToArray();
+        foreach (var l in locks) l.EnterReadLock();
+        Assert.All(locks, l => Assert.Throws<LockRecursionException>(() => l.EnterReadLock()));
+        for (int i = 0; i < locks.Length; i += 2) locks[i].ExitReadLock(); // every other one, oldest first
+        for (int i = 0; i < locks.Length; i++) Assert.Equal(i % 2 == 1, locks[i].IsReadLockHeld);
+        for (int i = locks.Length - 1; i >= 1; i -= 2) locks[i].ExitReadLock();
+        Assert.All(locks, l => Assert.Equal(0, l.CurrentReadCount));
+        Assert.All(locks, l => Assert.True(l.TryEnterWriteLock()));
+        Assert.All(locks, l => l.ExitWriteLock());
+    }
+
+    [Fact]
+    public void Enter_and_exit_allocate_nothing_after_first_use()
+    {
+        var rw = new SlimReaderWriterLock();
+        var second = new SlimReaderWriterLock();
+        void Round()
+        {
+            for (int i = 0; i < 1000; i++)
+            {
+                rw.EnterReadLock();
+                rw.ExitReadLock();
+                rw.EnterWriteLock();
+                rw.ExitWriteLock();
+                second.EnterReadLock();
+                rw.EnterReadLock(); // nested: the record's list, within the room it already has
+                rw.ExitReadLock();
+                second.ExitReadLock();
+                using (rw.EnterReadScope()) { }
+            }
+        }
+        Round(); // first use: the thread's record and its list are created
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        Round();
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+    }
+
+    [Fact]
     public void Bad_spin_count_is_rejected()
     {
         Assert.Throws<ArgumentOutOfRangeException>(() => new SlimReaderWriterLock(-1));
