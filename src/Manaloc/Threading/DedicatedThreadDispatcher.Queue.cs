@@ -161,23 +161,24 @@ public sealed partial class DedicatedThreadDispatcher
     }
 
     /// <summary>
-    /// Called by a consumer that just freed a slot while producers wait. Wakes one of them per freed
-    /// slot, and all of them at the resume mark (one wake-up per batch when many wait). Waking only
-    /// at the mark could leave a producer blocked beside free slots forever: with one worker whose
-    /// current item waits for that producer's Post to return, nothing would take the queue down to it.
+    /// Called by a consumer that just freed a slot while producers wait: wakes them all once the
+    /// queue is down to the resume mark (1/16 of it free), so blocked producers refill it in one
+    /// burst and block again — one wake-up per batch, not a wake-up (and a context switch on each
+    /// side) per item. A producer blocked above the mark also re-checks on its own every
+    /// <see cref="RoomPollMilliseconds"/> and then takes any free slot: without that, a worker whose
+    /// item waits for that producer's Post to return would deadlock with it beside free slots.
     /// </summary>
     private void WakeProducersIfRoom(long head)
     {
         long queued = (Volatile.Read(ref _tail.Value) & ~ClosedBit) - head;
-        WakeProducers(all: queued <= _resumeMark);
+        if (queued <= _resumeMark) WakeProducers();
     }
 
-    private void WakeProducers(bool all = true)
+    private void WakeProducers()
     {
         lock (_spaceLock)
         {
-            if (all) Monitor.PulseAll(_spaceLock);
-            else Monitor.Pulse(_spaceLock);
+            Monitor.PulseAll(_spaceLock);
             var signal = _spaceSignal; // asynchronous waiters share one signal: all of them retry
             _spaceSignal = null;
             signal?.TrySetResult();
@@ -230,13 +231,35 @@ public sealed partial class DedicatedThreadDispatcher
         return false;
     }
 
-    /// <summary>Retries a full queue for a bounded spin-then-yield before blocking; true once queued.</summary>
+    /// <summary>
+    /// How often a producer blocked above the resume mark re-checks the queue by itself and takes
+    /// any free slot: the liveness guarantee when no worker brings the queue down to the mark.
+    /// </summary>
+    private const int RoomPollMilliseconds = 1;
+
+    /// <summary>True when the queue is at or below the resume mark (a snapshot).</summary>
+    private bool BelowResumeMark()
+        // acquire reads, tail first: a stale head only overstates the depth, so this never says
+        // "room" too early; the decision that matters is TryEnqueue's.
+        => (Volatile.Read(ref _tail.Value) & ~ClosedBit) - Volatile.Read(ref _head.Value) <= _resumeMark;
+
+    /// <summary>
+    /// Spins, then yields, for a bounded while until the queue is down to the resume mark, and
+    /// queues the item then; true once queued. Spinning for any single free slot would keep the
+    /// producer awake at the consumer's pace, one item per slot freed, for as long as the consumer
+    /// is slower — burning a core that the rest of the application needs.
+    /// </summary>
     private bool SpinForRoom(Action item)
     {
         SpinWait spin = default;
         for (int i = 0; i < SpinIterations; i++)
         {
             spin.SpinOnce(sleep1Threshold: -1);
+            if (!BelowResumeMark())
+            {
+                if ((Volatile.Read(ref _tail.Value) & ClosedBit) != 0) return false; // PostBlocking reports it
+                continue;
+            }
             var result = TryEnqueue(item);
             if (result == EnqueueResult.Accepted)
             {
@@ -249,13 +272,15 @@ public sealed partial class DedicatedThreadDispatcher
     }
 
     /// <summary>
-    /// Waits for room. Dekker handshake with TryDequeue: we increment _waitingProducers (a full
-    /// fence) and then re-check the head inside TryEnqueue; a consumer CASes the head (a full
-    /// fence) and then reads _waitingProducers. If our re-check missed a consumer's progress, that
-    /// consumer sees us waiting and takes _spaceLock to pulse (one waiter per freed slot, all at the
-    /// resume mark) — which it can only do after we are inside Monitor.Wait. The count stays raised
-    /// for the whole loop, so every later consumer sees it too: each slot freed while we wait wakes
-    /// a waiter, which either fills it or finds it refilled by another producer and waits again.
+    /// Waits for room: until the queue is down to the resume mark, or for any free slot once a
+    /// <see cref="RoomPollMilliseconds"/> wait passed without a wake-up. Dekker handshake with
+    /// TryDequeue: we increment _waitingProducers (a full fence) and then read the head; a consumer
+    /// CASes the head (a full fence) and then reads _waitingProducers. If our read missed the
+    /// consumer's step to the mark, that consumer sees us waiting and takes _spaceLock to pulse all
+    /// waiters — which it can only do after we are inside Monitor.Wait. The count stays raised for
+    /// the whole loop, so every later consumer sees it too. Should a wake-up still be missed (the
+    /// mark passed while another producer refilled the queue), the timed wait re-checks anyway:
+    /// the handshake makes resuming prompt, the poll makes it certain.
     /// </summary>
     private void PostBlocking(Action item)
     {
@@ -264,16 +289,20 @@ public sealed partial class DedicatedThreadDispatcher
             Interlocked.Increment(ref _waitingProducers); // full fence: before the re-check of the head
             try
             {
+                bool polled = false;
                 while (true)
                 {
-                    var result = TryEnqueue(item);
-                    if (result == EnqueueResult.Accepted) break;
-                    if (result == EnqueueResult.Closed)
+                    if (polled || BelowResumeMark())
                     {
-                        _rejected.Increment();
-                        DispatcherThrowHelper.ThrowShuttingDown(_name);
+                        var result = TryEnqueue(item);
+                        if (result == EnqueueResult.Accepted) break;
+                        if (result == EnqueueResult.Closed) ThrowClosedWhileWaiting();
                     }
-                    Monitor.Wait(_spaceLock);
+                    else if ((Volatile.Read(ref _tail.Value) & ClosedBit) != 0) // acquire: Close sets the bit before it pulses
+                    {
+                        ThrowClosedWhileWaiting();
+                    }
+                    polled = !Monitor.Wait(_spaceLock, RoomPollMilliseconds);
                 }
             }
             finally
@@ -284,16 +313,27 @@ public sealed partial class DedicatedThreadDispatcher
         WakeWorkerIfIdle();
     }
 
-    /// <summary>The asynchronous form of <see cref="PostBlocking"/>, with the same handshake.</summary>
+    private void ThrowClosedWhileWaiting()
+    {
+        _rejected.Increment();
+        DispatcherThrowHelper.ThrowShuttingDown(_name);
+    }
+
+    /// <summary>
+    /// The asynchronous form of <see cref="PostBlocking"/>, with the same handshake, resume mark
+    /// and poll (asynchronous waiters share one signal, completed at the mark).
+    /// </summary>
     private async ValueTask PostWaitAsync(Action item, CancellationToken cancellationToken)
     {
+        bool polled = false;
         while (true)
         {
             Task signal;
             lock (_spaceLock)
             {
                 Interlocked.Increment(ref _waitingProducers); // full fence: before the re-check of the head
-                var result = TryEnqueue(item);
+                var result = polled || BelowResumeMark() ? TryEnqueue(item)
+                    : (Volatile.Read(ref _tail.Value) & ClosedBit) != 0 ? EnqueueResult.Closed : EnqueueResult.Full; // acquire: Close sets the bit before it signals
                 if (result != EnqueueResult.Full)
                 {
                     Interlocked.Decrement(ref _waitingProducers);
@@ -308,7 +348,12 @@ public sealed partial class DedicatedThreadDispatcher
             }
             try
             {
-                await signal.WaitAsync(cancellationToken).ConfigureAwait(false);
+                // The poll is a liveness re-check, not a deadline the caller sees: it runs on the
+                // system timer, like PostBlocking's timed Monitor.Wait, whatever the options' clock.
+                var wait = signal.WaitAsync(TimeSpan.FromMilliseconds(RoomPollMilliseconds), cancellationToken);
+                await wait.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                cancellationToken.ThrowIfCancellationRequested();
+                polled = !signal.IsCompleted;
             }
             finally
             {

@@ -51,6 +51,40 @@ public sealed class DispatcherTests
     }
 
     [Fact]
+    public void Verdict_uses_the_p99_when_the_dispatcher_is_as_quiet_as_no_flood()
+    {
+        var measurements = new[]
+        {
+            M("BlockingCollection workers", "ops/s", [1e6], lowerIsBetter: false),
+            M("DedicatedThreadDispatcher", "ops/s", [3e6], lowerIsBetter: false),
+            M("heartbeat, no flood", "ms", [0.05, 0.1]),
+            M("heartbeat, flood on ThreadPool", "ms", [5, 20]),
+            M("heartbeat, flood on dispatcher", "ms", [0.05, 0.1]),
+        };
+        var verdict = new Dispatcher().Judge(measurements);
+        Assert.Equal(Verdict.Holds, verdict.Verdict);
+        Assert.Equal(200, verdict.TodayValue!.Value, 3); // p99 20 / 0.1, not the medians' 12.5 / 0.075
+        Assert.DoesNotContain("verdict uses the medians", verdict.Text);
+    }
+
+    [Fact]
+    public void Verdict_uses_the_medians_when_the_machine_alone_has_a_long_tail()
+    {
+        var measurements = new[]
+        {
+            M("BlockingCollection workers", "ops/s", [1e6], lowerIsBetter: false),
+            M("DedicatedThreadDispatcher", "ops/s", [3e6], lowerIsBetter: false),
+            M("heartbeat, no flood", "ms", [0.05, 3]),
+            M("heartbeat, flood on ThreadPool", "ms", [5, 20]),
+            M("heartbeat, flood on dispatcher", "ms", [0.1, 4]),
+        };
+        var verdict = new Dispatcher().Judge(measurements);
+        Assert.Equal(12.5 / 2.05, verdict.TodayValue!.Value, 3);
+        Assert.Contains("verdict uses the medians", verdict.Text);
+        Assert.Contains("target ≥ 10x: not met", verdict.Text);
+    }
+
+    [Fact]
     public void Verdict_is_reversed_when_the_dispatcher_flood_hurts_more()
     {
         var measurements = new[]

@@ -115,11 +115,12 @@ public sealed class DedicatedThreadDispatcherTests
     }
 
     [Fact]
-    public void Block_mode_wakes_a_blocked_producer_as_soon_as_one_slot_is_free()
+    public void Block_mode_lets_a_blocked_producer_take_a_free_slot_above_the_resume_mark()
     {
         // Capacity 32, one worker: the resume mark is 30 queued. The worker's item waits for the
-        // blocked Post to return; it takes one slot's worth off a full queue (31 left), so waking
-        // producers only at the mark would deadlock the two (the item's wait is the watchdog).
+        // blocked Post to return; it takes one slot's worth off a full queue (31 left), so a
+        // producer that waited only for the mark would deadlock with it (the item's wait is the
+        // watchdog). The producer's periodic re-check takes the free slot.
         using var gate = new ManualResetEventSlim();
         using var postReturned = new ManualResetEventSlim();
         bool sawPostReturn = false;
@@ -141,7 +142,7 @@ public sealed class DedicatedThreadDispatcherTests
     }
 
     [Fact]
-    public void Block_mode_wakes_an_awaiting_producer_as_soon_as_one_slot_is_free()
+    public void Block_mode_lets_an_awaiting_producer_take_a_free_slot_above_the_resume_mark()
     {
         using var gate = new ManualResetEventSlim();
         using var postReturned = new ManualResetEventSlim();
@@ -159,6 +160,49 @@ public sealed class DedicatedThreadDispatcherTests
         d.Dispose();
         Assert.True(sawPostReturn, "the worker's item saw the PostAsync complete (no deadlock)");
         Assert.Equal(34, d.ExecutedCount);
+    }
+
+    [Fact]
+    public void Block_mode_resumes_blocked_producers_once_the_queue_is_down_to_the_resume_mark()
+    {
+        // Capacity 64, two workers held at a gate: the resume mark is 60 queued. Two producers block
+        // on the full queue; opening the gate drains it, and both complete and leave the wait.
+        using var gate = new ManualResetEventSlim();
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 2, Capacity = 64 });
+        BlockWorkers(d, gate);
+        for (int i = 0; i < 64; i++) d.Post(() => { });
+        var first = StartBlockedPost(d, () => d.Post(() => { }));
+        var second = StartBlockedPost(d, () => d.Post(() => { }));
+        Assert.Equal(2, d.WaitingProducerCount);
+        gate.Set();
+        Await(first, "the first blocked Post");
+        Await(second, "the second blocked Post");
+        Assert.Equal(0, d.WaitingProducerCount);
+        d.Dispose();
+        Assert.Equal(2 + 64 + 2, d.ExecutedCount);
+    }
+
+    [Fact]
+    public void A_busy_worker_yields_its_processor_now_and_then()
+    {
+        // One worker runs 400 items of at least 25 µs each back to back (the gate holds it until
+        // they are all queued): 10 ms or more of continuous work, a hundred yield intervals.
+        using var gate = new ManualResetEventSlim();
+        using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 512 });
+        BlockWorkers(d, gate);
+        long before = d.VoluntaryYields;
+        for (int i = 0; i < 400; i++)
+        {
+            d.Post(static () =>
+            {
+                long start = System.Diagnostics.Stopwatch.GetTimestamp();
+                while (System.Diagnostics.Stopwatch.GetElapsedTime(start).TotalMicroseconds < 25) Thread.SpinWait(10);
+            });
+        }
+        gate.Set();
+        d.Dispose();
+        Assert.Equal(401, d.ExecutedCount);
+        Assert.True(d.VoluntaryYields > before, "a worker busy for 10 ms yielded at least once");
     }
 
     [Fact]
