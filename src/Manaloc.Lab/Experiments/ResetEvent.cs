@@ -131,27 +131,17 @@ public sealed class ResetEvent : Experiment
         var verdict = JudgeRatio(measurements, Are, Economic, m => Scenario(m) == SetWait);
         double? Median(string variant, string scenario)
             => measurements.FirstOrDefault(m => m.Variant == variant && Scenario(m) == scenario)?.Statistics.Median;
-        var targets = new List<string>();
-        if (Median(Economic, SetWait) is double econ && Median(Are, SetWait) is double are && Median(Semaphore, SetWait) is double sem)
-        {
-            targets.Add($"1,000,000 pairs: {Format.Significant(are)} ms → {Format.Significant(econ)} ms");
-            targets.Add(Target("Set+Wait vs AutoResetEvent", are / econ, 20));
-            targets.Add(Target("Set+Wait vs SemaphoreSlim", sem / econ, 1.5));
-        }
-        if (Median(Economic, PingPong) is double pp)
-        {
-            var others = new[] { Are, Mres, Semaphore }.Select(v => (v, t: Median(v, PingPong))).Where(x => x.t is not null).ToArray();
-            if (others.Length > 0)
-            {
-                var best = others.MinBy(x => x.t!.Value);
-                targets.Add(Target($"ping-pong vs the best other ({best.v})", best.t!.Value / pp, 1));
-            }
-        }
-        return verdict with { Text = targets.Count == 0 ? verdict.Text : $"{verdict.Text}. Targets: {string.Join("; ", targets)}" };
+        var targets = new List<TargetResult>();
+        string pairs = "";
+        double? econ = Median(Economic, SetWait), are = Median(Are, SetWait), sem = Median(Semaphore, SetWait);
+        if (econ is double e && are is double a) pairs = $"1,000,000 pairs: {Format.Significant(a)} ms → {Format.Significant(e)} ms";
+        targets.Add(TargetResult.AtLeast("Set+Wait on one thread vs AutoResetEvent", are / econ, 20));
+        targets.Add(TargetResult.AtLeast("Set+Wait on one thread vs SemaphoreSlim", sem / econ, 1.5));
+        var others = new[] { Are, Mres, Semaphore }.Select(v => (v, t: Median(v, PingPong))).Where(x => x.t is not null).ToArray();
+        var best = others.Length > 0 ? others.MinBy(x => x.t!.Value) : default;
+        targets.Add(TargetResult.AtLeast($"two-thread ping-pong vs the best other ({best.v ?? "none measured"})", best.t / Median(Economic, PingPong), 1));
+        return verdict with { Text = pairs.Length == 0 ? verdict.Text : $"{verdict.Text}. {pairs}", Targets = [.. targets] };
     }
-
-    private static string Target(string what, double ratio, double goal)
-        => $"{what} {Format.Ratio(ratio)} (goal ≥ {Format.Ratio(goal)}: {(ratio >= goal ? "met" : "not met")})";
 
     private static string? Scenario(Measurement m) => m.Parameters.GetValueOrDefault("scenario");
 
