@@ -120,12 +120,33 @@ public sealed partial class SlimReaderWriterLock
 
     private void WakeAll()
     {
-        lock (_sync)
+        // The release already happened: this wake must complete, or a sleeper stays asleep beside a free
+        // lock. Monitor.Enter throws ThreadInterruptedException when _sync is busy and the thread has a
+        // pending interrupt, so enter uninterruptibly and re-arm the interrupt afterwards.
+        bool interrupted = false;
+        while (true)
+        {
+            try
+            {
+                Monitor.Enter(_sync);
+                break;
+            }
+            catch (ThreadInterruptedException)
+            {
+                interrupted = true;
+            }
+        }
+        try
         {
             // Atomic, as other bits change concurrently; under _sync, so no sleeper is between its
             // Or(Blocked) and Monitor.Wait. Sleepers that still cannot proceed set Blocked again.
             Interlocked.And(ref _state.Value, ~Blocked);
             Monitor.PulseAll(_sync);
         }
+        finally
+        {
+            Monitor.Exit(_sync);
+        }
+        if (interrupted) Thread.CurrentThread.Interrupt(); // the interrupt was meant for the caller's next wait
     }
 }

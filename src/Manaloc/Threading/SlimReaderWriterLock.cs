@@ -38,7 +38,8 @@ namespace Manaloc.Threading;
 /// <summary>
 /// A reader-writer lock in one state word: readers enter and leave with one interlocked add each,
 /// a writer with one compare-and-swap; contended threads spin briefly, then block. Writers do not
-/// starve. Not recursive: re-entering (read or write) throws <see cref="LockRecursionException"/>.
+/// starve; readers can (a steady stream of several writers keeps them out: writer preference, as the
+/// contract asks; a phase-fair hand-off would bound their wait). Not recursive: re-entering (read or write) throws <see cref="LockRecursionException"/>.
 /// </summary>
 /// <remarks>
 /// <para>Why: <see cref="ReaderWriterLockSlim"/> keeps per-thread bookkeeping for recursion and
@@ -89,6 +90,9 @@ public sealed partial class SlimReaderWriterLock
     private int _writerThreadId;
     private readonly int _spinCount;
     private readonly object _sync = new();
+
+    /// <summary>The monitor sleepers wait on (tests hold it to make a wake contend).</summary>
+    internal object SyncForTests => _sync;
 
     /// <summary>Creates a lock.</summary>
     /// <param name="spinCount">How many times a contended thread re-checks (busy-spinning, then

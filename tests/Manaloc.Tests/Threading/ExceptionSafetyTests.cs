@@ -88,6 +88,49 @@ public sealed class ExceptionSafetyTests
     }
 
     [Fact]
+    public void A_release_by_a_thread_with_a_pending_interrupt_still_wakes_the_sleepers()
+    {
+        var rw = new SlimReaderWriterLock(spinCount: 0);
+        rw.EnterWriteLock();
+        bool readerIn = false;
+        var reader = new Thread(() => { rw.EnterReadLock(); Volatile.Write(ref readerIn, true); rw.ExitReadLock(); }) { IsBackground = true };
+        reader.Start();
+        EventTestSupport.WaitUntil(() => (reader.ThreadState & System.Threading.ThreadState.WaitSleepJoin) != 0, "the reader sleeping");
+
+        // Another thread holds the monitor the wake needs (in use: a thread inside Sleep or WakeAll), so the
+        // release's wake must wait for it, and this thread has an interrupt pending for some other wait.
+        using var held = new ManualResetEventSlim();
+        var holder = new Thread(() => { lock (rw.SyncForTests) { held.Set(); Thread.Sleep(200); } }) { IsBackground = true };
+        holder.Start();
+        held.Wait();
+        Thread.CurrentThread.Interrupt();
+        rw.ExitWriteLock(); // must neither throw nor skip the wake
+        Assert.True(holder.Join(EventTestSupport.Stall));
+        EventTestSupport.WaitUntil(() => Volatile.Read(ref readerIn), "the reader woken by the release");
+        Assert.True(reader.Join(EventTestSupport.Stall));
+        // The interrupt was kept for this thread's next wait, not swallowed.
+        Assert.Throws<ThreadInterruptedException>(() => Thread.Sleep(10));
+    }
+
+    [Fact]
+    public void A_reader_asleep_behind_a_writer_gets_in_when_that_writer_is_interrupted()
+    {
+        var rw = new SlimReaderWriterLock(spinCount: 0);
+        rw.EnterReadLock(); // keeps the writer waiting
+        var writer = new Thread(() => { try { rw.EnterWriteLock(); rw.ExitWriteLock(); } catch (ThreadInterruptedException) { } }) { IsBackground = true };
+        writer.Start();
+        EventTestSupport.WaitUntil(() => rw.WaitingWriters == 1 && (writer.ThreadState & System.Threading.ThreadState.WaitSleepJoin) != 0, "the writer sleeping");
+        bool readerIn = false;
+        var reader = new Thread(() => { rw.EnterReadLock(); Volatile.Write(ref readerIn, true); rw.ExitReadLock(); }) { IsBackground = true };
+        reader.Start();
+        EventTestSupport.WaitUntil(() => (reader.ThreadState & System.Threading.ThreadState.WaitSleepJoin) != 0, "the reader sleeping behind the writer");
+        writer.Interrupt();
+        Assert.True(writer.Join(EventTestSupport.Stall));
+        EventTestSupport.WaitUntil(() => Volatile.Read(ref readerIn), "the reader behind the departed writer");
+        rw.ExitReadLock();
+    }
+
+    [Fact]
     public void An_interrupted_waiting_writer_unregisters_so_readers_get_in()
     {
         var rw = new SlimReaderWriterLock(spinCount: 0);

@@ -7,8 +7,9 @@ namespace Manaloc.Tests.Threading;
 /// times; inside, a writer must be alone and a reader must see no writer, and a writer's two-word
 /// update must never be seen half-done. Some reads nest inside a read lock on a second lock (which
 /// sees writers too), so the per-thread record's several-locks path runs under contention as well.
-/// A lost wakeup or deadlock shows as a stall; a starved thread shows as the slowest thread making
-/// no progress while the others do (the watchdog follows the minimum per-thread count).
+/// A lost wakeup or deadlock shows as a stall; a thread starved for the watchdog's whole stall limit
+/// shows as the slowest thread making no progress (the watchdog follows the minimum per-thread
+/// count). Shorter starvation is not caught: readers can wait long behind a stream of writers.
 /// </summary>
 public sealed class SlimReaderWriterLockStressTests
 {
