@@ -105,11 +105,11 @@ public sealed class ExceptionSafetyTests
         held.Wait();
         Thread.CurrentThread.Interrupt();
         rw.ExitWriteLock(); // must neither throw nor skip the wake
+        // The interrupt was kept for this thread's next wait, not swallowed (consumed here, so the waits below are plain).
+        Assert.Throws<ThreadInterruptedException>(() => Thread.Sleep(10));
         Assert.True(holder.Join(EventTestSupport.Stall));
         EventTestSupport.WaitUntil(() => Volatile.Read(ref readerIn), "the reader woken by the release");
         Assert.True(reader.Join(EventTestSupport.Stall));
-        // The interrupt was kept for this thread's next wait, not swallowed.
-        Assert.Throws<ThreadInterruptedException>(() => Thread.Sleep(10));
     }
 
     [Fact]
