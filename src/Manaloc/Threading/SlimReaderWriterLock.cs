@@ -38,8 +38,9 @@ namespace Manaloc.Threading;
 /// <summary>
 /// A reader-writer lock in one state word: readers enter and leave with one interlocked add each,
 /// a writer with one compare-and-swap; contended threads spin briefly, then block. Writers do not
-/// starve; readers can (a steady stream of several writers keeps them out: writer preference, as the
-/// contract asks; a phase-fair hand-off would bound their wait). Not recursive: re-entering (read or write) throws <see cref="LockRecursionException"/>.
+/// starve; readers can (a steady stream of several writers keeps them out: writer preference, as
+/// the contract asks; a phase-fair hand-off would bound their wait). Not recursive: re-entering
+/// (read or write) throws <see cref="LockRecursionException"/>.
 /// </summary>
 /// <remarks>
 /// <para>Why: <see cref="ReaderWriterLockSlim"/> keeps per-thread bookkeeping for recursion and
