@@ -55,7 +55,7 @@ public sealed class Rwlock : Experiment
         // mode and about 2 minutes in full mode on 2 cores (each round also starts its threads and
         // runs one warm-up pass, untimed).
         // Fairness on a shared, noisy machine: a cell's samples are taken in rounds, one sample of
-        // every variant per round (in a rotating order), so a burst of outside load hits all four
+        // every variant per round (in a balanced Williams order), so a burst of outside load hits all four
         // variants alike instead of all the samples of one; every round uses fresh lock objects,
         // so no variant inherits state from another cell (an inflated monitor, spin statistics).
         var perRound = context.IsSmoke ? context.Settings with { Samples = 1 }
@@ -78,7 +78,7 @@ public sealed class Rwlock : Experiment
                     {
                         for (int k = 0; k < AllVariants.Length; k++)
                         {
-                            int v = (k + round) % AllVariants.Length;
+                            int v = BalancedOrder(AllVariants.Length, round, k);
                             context.Cancellation.ThrowIfCancellationRequested();
                             parts[v].Add(MeasureCell(AllVariants[v], perRound, threads, p, region, writers, hold, ref totals[v]));
                         }
@@ -87,7 +87,19 @@ public sealed class Rwlock : Experiment
                 }
             }
         }
-        context.Note($"ns per lock acquisition, all threads together (lower is better); ratios are to `lock` in the same cell. Each cell: {rounds} rounds of one sample per variant in rotating order, fresh lock objects every round.");
+        context.Note($"ns per lock acquisition, all threads together (lower is better); ratios are to `lock` in the same cell. Each cell: {rounds} rounds of one sample per variant in a balanced (Williams) order, fresh lock objects every round.");
+    }
+
+    /// <summary>
+    /// Position <paramref name="k"/> of round <paramref name="round"/> in a Williams design: over n rounds
+    /// (n even) every variant takes every position once and follows every other variant once, so what one
+    /// variant leaves behind (a GC, a dying thread, a hot cache) does not always fall on the same neighbour
+    /// as a plain rotation would make it. Base sequence 0, 1, n−1, 2, n−2, …, shifted by the round.
+    /// </summary>
+    internal static int BalancedOrder(int n, int round, int k)
+    {
+        int step = k == 0 ? 0 : k % 2 == 1 ? (k + 1) / 2 : n - k / 2;
+        return (step + round) % n;
     }
 
     /// <summary>
