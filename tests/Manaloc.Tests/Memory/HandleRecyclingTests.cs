@@ -35,14 +35,16 @@ public sealed class HandleRecyclingTests
     {
         using var allocator = Create();
         for (int i = 0; i < 1000; i++) allocator.Delete(allocator.New<IFooData>());
-        long before = GC.GetAllocatedBytesForCurrentThread();
-        for (int i = 0; i < 10_000; i++)
+        long allocated = Allocations.OnThisThread(() =>
         {
-            var f = allocator.New<IFooData>();
-            f.Bar = i;
-            allocator.Delete(f);
-        }
-        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+            for (int i = 0; i < 10_000; i++)
+            {
+                var f = allocator.New<IFooData>();
+                f.Bar = i;
+                allocator.Delete(f);
+            }
+        });
+        Assert.Equal(0, allocated);
     }
 
     [Fact]

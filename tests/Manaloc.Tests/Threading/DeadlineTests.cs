@@ -96,14 +96,15 @@ public sealed class DeadlineTests
         var clock = new FakeTimeProvider();
         bool sink = false;
         for (int i = 0; i < 100; i++) sink ^= Deadline.After(TimeSpan.FromSeconds(1)).IsExpired ^ Deadline.After(TimeSpan.FromSeconds(1), clock).IsExpired;
-        long before = GC.GetAllocatedBytesForCurrentThread();
-        for (int i = 0; i < 10_000; i++)
+        long allocated = Allocations.OnThisThread(() =>
         {
-            var system = Deadline.After(TimeSpan.FromSeconds(1));
-            var fake = Deadline.After(TimeSpan.FromSeconds(1), clock);
-            sink ^= system.IsExpired ^ fake.IsExpired;
-        }
-        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+            for (int i = 0; i < 10_000; i++)
+            {
+                var system = Deadline.After(TimeSpan.FromSeconds(1));
+                var fake = Deadline.After(TimeSpan.FromSeconds(1), clock);
+                sink ^= system.IsExpired ^ fake.IsExpired;
+            }
+        });
         Assert.Equal(0, allocated);
         GC.KeepAlive(sink);
     }

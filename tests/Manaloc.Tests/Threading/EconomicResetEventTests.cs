@@ -168,16 +168,17 @@ public sealed class EconomicResetEventTests
         using var e = new EconomicResetEvent();
         for (int i = 0; i < 1000; i++) { e.Set(); e.Wait(); }
 
-        long before = GC.GetAllocatedBytesForCurrentThread();
-        for (int i = 0; i < 100_000; i++)
+        long allocated = Allocations.OnThisThread(() =>
         {
-            e.Set();
-            e.Set();
-            e.Wait();
-            e.Wait(0);
-        }
-        long after = GC.GetAllocatedBytesForCurrentThread();
+            for (int i = 0; i < 100_000; i++)
+            {
+                e.Set();
+                e.Set();
+                e.Wait();
+                e.Wait(0);
+            }
+        });
 
-        Assert.Equal(0, after - before);
+        Assert.Equal(0, allocated);
     }
 }
