@@ -78,28 +78,16 @@ public sealed class Rwlock : Experiment
                     {
                         for (int k = 0; k < AllVariants.Length; k++)
                         {
-                            int v = BalancedOrder(AllVariants.Length, round, k);
+                            int v = Rounds.BalancedOrder(AllVariants.Length, round, k);
                             context.Cancellation.ThrowIfCancellationRequested();
                             parts[v].Add(MeasureCell(AllVariants[v], perRound, threads, p, region, writers, hold, ref totals[v]));
                         }
                     }
-                    foreach (var part in parts) context.Record(Merge(part));
+                    foreach (var part in parts) context.Record(Rounds.Merge(part));
                 }
             }
         }
         context.Note($"ns per lock acquisition, all threads together (lower is better); ratios are to `lock` in the same cell. Each cell: {rounds} rounds of one sample per variant in a balanced (Williams) order, fresh lock objects every round.");
-    }
-
-    /// <summary>
-    /// Position <paramref name="k"/> of round <paramref name="round"/> in a Williams design: over n rounds
-    /// (n even) every variant takes every position once and follows every other variant once, so what one
-    /// variant leaves behind (a GC, a dying thread, a hot cache) does not always fall on the same neighbour
-    /// as a plain rotation would make it. Base sequence 0, 1, n−1, 2, n−2, …, shifted by the round.
-    /// </summary>
-    internal static int BalancedOrder(int n, int round, int k)
-    {
-        int step = k == 0 ? 0 : k % 2 == 1 ? (k + 1) / 2 : n - k / 2;
-        return (step + round) % n;
     }
 
     /// <summary>
@@ -164,32 +152,6 @@ public sealed class Rwlock : Experiment
         // count to a few operations per sample, and the samples then time the start barrier, not the lock.
         if (total == 0) total = Math.Max(threads * 64L, (long)(settings.SampleTarget.TotalNanoseconds / PilotNsPerOp(gate, region, threshold, hold)));
         return ThreadSweep.Measure(variant, threads, (t, n) => Work(gate, region, ref rngs[t * 16], threshold, hold, n), settings, parameters, total);
-    }
-
-    /// <summary>One measurement from a cell's rounds: the rounds' samples together, their costs summed.</summary>
-    private static Measurement Merge(List<Measurement> rounds)
-    {
-        var samples = new List<double>(rounds.Count);
-        foreach (var r in rounds)
-        {
-            if (r.Statistics.Count != 1) throw new InvalidOperationException("A round takes exactly one sample.");
-            samples.Add(r.Statistics.Median);
-        }
-        var stats = Statistics.From(samples);
-        long operations = rounds.Sum(r => r.OperationsPerSample);
-        long allocated = rounds.Sum(r => r.AllocatedBytes);
-        return rounds[0] with
-        {
-            Statistics = stats,
-            NsPerOp = stats.Median,
-            OpsPerSecond = stats.Median > 0 ? 1e9 / stats.Median : null,
-            AllocatedBytes = allocated,
-            AllocatedBytesPerOp = operations > 0 ? (double)allocated / operations : null,
-            Gc = new GcCounts { Gen0 = rounds.Sum(r => r.Gc.Gen0), Gen1 = rounds.Sum(r => r.Gc.Gen1), Gen2 = rounds.Sum(r => r.Gc.Gen2) },
-            GcPauseMs = rounds.Sum(r => r.GcPauseMs),
-            LockContentions = rounds.Sum(r => r.LockContentions),
-            PeakWorkingSetBytes = rounds.Max(r => r.PeakWorkingSetBytes),
-        };
     }
 
     private static double PilotNsPerOp<TLock>(TLock gate, Region region, uint writeThreshold, int hold)

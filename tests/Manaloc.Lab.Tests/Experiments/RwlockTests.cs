@@ -75,22 +75,4 @@ public sealed class RwlockTests
         Assert.Contains("at 50% writers 1x lock; by threads 1: 2x, 2: 0.5x.", verdict.Text, StringComparison.Ordinal);
         Assert.All(verdict.Targets, t => Assert.True(t.Met, t.ToString()));
     }
-
-    [Theory]
-    [InlineData(4)]
-    [InlineData(6)]
-    public void Balanced_order_puts_every_variant_in_every_position_and_after_every_other_once(int n)
-    {
-        var positions = new HashSet<(int Variant, int Position)>();
-        var pairs = new HashSet<(int Before, int After)>();
-        for (int round = 0; round < n; round++)
-        {
-            var order = Enumerable.Range(0, n).Select(k => Rwlock.BalancedOrder(n, round, k)).ToArray();
-            Assert.Equal(Enumerable.Range(0, n), order.Order()); // a permutation
-            for (int k = 0; k < n; k++) positions.Add((order[k], k));
-            for (int k = 1; k < n; k++) Assert.True(pairs.Add((order[k - 1], order[k])), $"pair {order[k - 1]}→{order[k]} twice");
-        }
-        Assert.Equal(n * n, positions.Count);
-        Assert.Equal(n * (n - 1), pairs.Count);
-    }
 }

@@ -1,0 +1,55 @@
+namespace Manaloc.Lab.Harness;
+
+/// <summary>
+/// Interleaved measurement for noisy, shared machines: instead of all the samples of one variant and
+/// then all of the next, one sample of every variant per round, in a balanced order, merged at the end.
+/// A burst of outside load (another process, a descheduled vCPU) then hits every variant alike instead
+/// of all the samples of one, so the ratios between variants survive it.
+/// </summary>
+public static class Rounds
+{
+    /// <summary>
+    /// Position <paramref name="k"/> of round <paramref name="round"/> in a Williams design: over n rounds
+    /// (n even) every variant takes every position once and follows every other variant once, so what one
+    /// variant leaves behind (a GC, a dying thread, a hot cache) does not always fall on the same neighbour
+    /// as a plain rotation would make it. Base sequence 0, 1, n−1, 2, n−2, …, shifted by the round.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="n"/> is not positive, or <paramref name="k"/> is outside 0..n−1, or <paramref name="round"/> is negative.</exception>
+    public static int BalancedOrder(int n, int round, int k)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(n);
+        ArgumentOutOfRangeException.ThrowIfNegative(round);
+        if ((uint)k >= (uint)n) throw new ArgumentOutOfRangeException(nameof(k), k, $"The position must be in 0..{n - 1}.");
+        int step = k == 0 ? 0 : k % 2 == 1 ? (k + 1) / 2 : n - k / 2;
+        return (step + round) % n;
+    }
+
+    /// <summary>One measurement from rounds of one sample each: the rounds' samples together, their costs summed.</summary>
+    /// <exception cref="ArgumentException"><paramref name="rounds"/> is empty, or a round took other than one sample.</exception>
+    public static Measurement Merge(IReadOnlyList<Measurement> rounds)
+    {
+        ArgumentNullException.ThrowIfNull(rounds);
+        if (rounds.Count == 0) throw new ArgumentException("No rounds to merge.", nameof(rounds));
+        var samples = new List<double>(rounds.Count);
+        foreach (var r in rounds)
+        {
+            if (r.Statistics.Count != 1) throw new ArgumentException($"A round takes exactly one sample; one of {r.Variant} took {r.Statistics.Count}.", nameof(rounds));
+            samples.Add(r.Statistics.Median);
+        }
+        var stats = Statistics.From(samples);
+        long operations = rounds.Sum(r => r.OperationsPerSample);
+        long allocated = rounds.Sum(r => r.AllocatedBytes);
+        return rounds[0] with
+        {
+            Statistics = stats,
+            NsPerOp = stats.Median,
+            OpsPerSecond = stats.Median > 0 ? 1e9 / stats.Median : null,
+            AllocatedBytes = allocated,
+            AllocatedBytesPerOp = operations > 0 ? (double)allocated / operations : null,
+            Gc = new GcCounts { Gen0 = rounds.Sum(r => r.Gc.Gen0), Gen1 = rounds.Sum(r => r.Gc.Gen1), Gen2 = rounds.Sum(r => r.Gc.Gen2) },
+            GcPauseMs = rounds.Sum(r => r.GcPauseMs),
+            LockContentions = rounds.Sum(r => r.LockContentions),
+            PeakWorkingSetBytes = rounds.Max(r => r.PeakWorkingSetBytes),
+        };
+    }
+}

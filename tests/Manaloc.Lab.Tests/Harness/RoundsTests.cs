@@ -1,0 +1,71 @@
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Tests.Harness;
+
+public sealed class RoundsTests
+{
+    [Theory]
+    [InlineData(4)]
+    [InlineData(6)]
+    public void Balanced_order_puts_every_variant_in_every_position_and_after_every_other_once(int n)
+    {
+        var positions = new HashSet<(int Variant, int Position)>();
+        var pairs = new HashSet<(int Before, int After)>();
+        for (int round = 0; round < n; round++)
+        {
+            var order = Enumerable.Range(0, n).Select(k => Rounds.BalancedOrder(n, round, k)).ToArray();
+            Assert.Equal(Enumerable.Range(0, n), order.Order()); // a permutation
+            for (int k = 0; k < n; k++) positions.Add((order[k], k));
+            for (int k = 1; k < n; k++) Assert.True(pairs.Add((order[k - 1], order[k])), $"pair {order[k - 1]}→{order[k]} twice");
+        }
+        Assert.Equal(n * n, positions.Count);
+        Assert.Equal(n * (n - 1), pairs.Count);
+    }
+
+    [Fact]
+    public void Balanced_order_rejects_a_position_outside_the_variants()
+    {
+        Assert.Throws<ArgumentOutOfRangeException>(() => Rounds.BalancedOrder(4, 0, 4));
+        Assert.Throws<ArgumentOutOfRangeException>(() => Rounds.BalancedOrder(0, 0, 0));
+        Assert.Throws<ArgumentOutOfRangeException>(() => Rounds.BalancedOrder(4, -1, 0));
+    }
+
+    [Fact]
+    public void Merge_keeps_every_round_sample_and_sums_the_costs()
+    {
+        static Measurement Round(double ns, long ops, long bytes, int gen0, long peak) => new()
+        {
+            Variant = "v",
+            Unit = "ns/op",
+            Statistics = Statistics.From([ns]),
+            OperationsPerSample = ops,
+            NsPerOp = ns,
+            AllocatedBytes = bytes,
+            Gc = new GcCounts { Gen0 = gen0 },
+            LockContentions = 1,
+            PeakWorkingSetBytes = peak,
+        };
+
+        var merged = Rounds.Merge([Round(30, 100, 0, 1, 10), Round(10, 100, 400, 0, 30), Round(20, 200, 0, 2, 20)]);
+
+        Assert.Equal(3, merged.Statistics.Count);
+        Assert.Equal(20, merged.Statistics.Median);
+        Assert.Equal(10, merged.Statistics.Min);
+        Assert.Equal(30, merged.Statistics.Max);
+        Assert.Equal(20, merged.NsPerOp);
+        Assert.Equal(1e9 / 20, merged.OpsPerSecond);
+        Assert.Equal(400, merged.AllocatedBytes);
+        Assert.Equal(1.0, merged.AllocatedBytesPerOp); // 400 B over 400 operations
+        Assert.Equal(3, merged.Gc.Gen0);
+        Assert.Equal(3, merged.LockContentions);
+        Assert.Equal(30, merged.PeakWorkingSetBytes);
+    }
+
+    [Fact]
+    public void Merge_rejects_rounds_of_several_samples_and_no_rounds()
+    {
+        var two = new Measurement { Variant = "v", Unit = "ns/op", Statistics = Statistics.From([1.0, 2.0]) };
+        Assert.Contains("exactly one sample", Assert.Throws<ArgumentException>(() => Rounds.Merge([two])).Message, StringComparison.Ordinal);
+        Assert.Throws<ArgumentException>(() => Rounds.Merge([]));
+    }
+}
