@@ -78,7 +78,9 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void* Allocate(nuint size)
     {
-        int cls = size <= 1024 ? SizeClasses.ForSize(size) : SizeClasses.ForSize(size, 16);
+        // Small sizes (the common case) take their class from one inlined table load; ForSize is a call with a loop.
+        if (size <= SizeClasses.SmallLimit) return AllocateFromClass(SizeClasses.ForSmall(size));
+        int cls = SizeClasses.ForSize(size, 16);
         return cls >= 0 ? AllocateFromClass(cls) : AllocateLarge(size, 16, out _);
     }
 

@@ -1,4 +1,6 @@
+using System.Diagnostics;
 using System.Numerics;
+using System.Runtime.CompilerServices;
 
 namespace Manaloc.Memory;
 
@@ -35,12 +37,23 @@ internal static class SizeClasses
 
     public static int Count => Sizes.Length;
 
+    /// <summary>Sizes up to this many bytes (at 16-byte alignment) find their class with one table load (<see cref="ForSmall"/>).</summary>
+    public const int SmallLimit = 1024;
+
+    /// <summary>The class for <paramref name="size"/> ≤ <see cref="SmallLimit"/> bytes at 16-byte alignment: one table load, inlined into the allocation path.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int ForSmall(nuint size)
+    {
+        Debug.Assert(size <= SmallLimit, "only small sizes");
+        return s_small[(int)((size + 15) >> 4)];
+    }
+
     /// <summary>The class for <paramref name="size"/> bytes aligned to <paramref name="alignment"/> (a power of two), or -1 when too large.</summary>
     public static int ForSize(nuint size, nuint alignment = 16)
     {
-        if (alignment <= 16 && size <= 1024)
+        if (alignment <= 16 && size <= SmallLimit)
         {
-            return s_small[(int)((size + 15) >> 4)];
+            return ForSmall(size);
         }
         if (size > MaxSize || alignment > MaxClassAlignment)
         {

@@ -43,5 +43,29 @@ public sealed class MemoryExperimentsTests
             Assert.Contains(result.Measurements, m => m.Variant == variant && m.Threads == 2 && m.OpsPerSecond > 0);
         }
         Assert.NotEqual(Verdict.NotComparable, result.Verdict.Verdict);
+        Assert.Single(result.Verdict.Targets);
+    }
+
+    [Fact]
+    public void HeapContention_judges_the_allocators_net_of_the_loop_only_floor()
+    {
+        static Measurement Ns(string variant, double ns) => new()
+        {
+            Variant = variant, Unit = "ns/op", Threads = 2, Statistics = Statistics.From([ns]), NsPerOp = ns,
+            Parameters = Parameters.Of(("threads", 2)),
+        };
+        var verdict = new HeapContention().Judge([Ns("NativeMemory.Alloc", 10), Ns("Marshal.AllocHGlobal", 10), Ns("NativeSlabAllocator", 4), Ns("loop only (no allocator)", 2)]);
+
+        var target = Assert.Single(verdict.Targets);
+        Assert.Equal(4, target.Today!.Value, 6); // (10 - 2) / (4 - 2)
+        Assert.True(target.Met);
+        Assert.Equal(2.5, verdict.TodayValue!.Value, 6); // the workload's ratio, floor included
+        Assert.Contains("Net of the loop's own", verdict.Text, StringComparison.Ordinal);
+
+        // A floor at or above an allocator's time gives no ratio rather than a negative or infinite one.
+        Assert.Null(HeapContention.NetRatio(Ns("NativeMemory.Alloc", 10), Ns("NativeSlabAllocator", 2), Ns("loop only (no allocator)", 2)));
+        Assert.Null(HeapContention.NetRatio(Ns("NativeMemory.Alloc", 10), Ns("NativeSlabAllocator", 4), null));
+        var missing = new HeapContention().Judge([Ns("NativeMemory.Alloc", 10), Ns("NativeSlabAllocator", 4)]);
+        Assert.Null(Assert.Single(missing.Targets).Today); // unmeasured, not met
     }
 }

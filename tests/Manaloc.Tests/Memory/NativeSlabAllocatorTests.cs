@@ -148,4 +148,33 @@ public sealed unsafe class NativeSlabAllocatorTests
         Assert.Equal(0, stats.LiveBlocks);
         Assert.Equal(0, stats.LargeBlocks);
     }
+
+    [Fact]
+    public void Small_sizes_take_the_smallest_class_that_holds_them()
+    {
+        for (nuint size = 0; size <= (nuint)SizeClasses.SmallLimit; size++)
+        {
+            int cls = SizeClasses.ForSmall(size);
+            Assert.Equal(SizeClasses.ForSize(size, 16), cls);
+            Assert.True((nuint)SizeClasses.Sizes[cls] >= size, $"{size} B in class {cls} of {SizeClasses.Sizes[cls]} B");
+            Assert.True(cls == 0 || (nuint)SizeClasses.Sizes[cls - 1] < size, $"{size} B fits class {cls - 1} already");
+        }
+    }
+
+    [Fact]
+    public unsafe void Every_small_size_allocates_a_block_that_holds_it()
+    {
+        using var slab = new NativeSlabAllocator("small-sizes");
+        var blocks = new List<nint>();
+        for (nuint size = 0; size <= (nuint)SizeClasses.SmallLimit + 1; size++)
+        {
+            byte* p = (byte*)slab.Allocate(size);
+            Assert.Equal(0u, (uint)((nuint)p % 16));
+            new Span<byte>(p, (int)Math.Max(size, 1)).Fill(0xAB); // the whole size is ours
+            blocks.Add((nint)p);
+        }
+        Assert.Equal(blocks.Count, blocks.Distinct().Count());
+        foreach (var p in blocks) slab.Free((void*)p);
+        Assert.Equal(0, slab.GetStatistics().LiveBlocks);
+    }
 }
