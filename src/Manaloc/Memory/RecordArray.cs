@@ -169,26 +169,23 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     }
 
     /// <summary>Moves the array's view over every record in order.</summary>
-    /// <remarks>A ref struct: cannot be boxed or captured, so it allocates nothing.</remarks>
+    /// <remarks>A ref struct: cannot be boxed or captured, so it allocates nothing. Its state is four fields (the view, the
+    /// next and end addresses, the stride) and the disposal check reads the view's own stamp pointer and generation: in a
+    /// loop whose accessors are guarded devirtualized calls, every extra field is a register the fallback call would
+    /// clobber, so the JIT spills it on every record.</remarks>
     public ref struct Enumerator
     {
         private readonly NativeRecord _view;
-        private readonly T _viewAsT;
         private byte* _next;
-        private int _remaining;
+        private readonly byte* _end;
         private readonly nint _stride;
-        private readonly uint* _stamp;
-        private readonly uint _generation;
 
         internal Enumerator(RecordArray<T> array)
         {
-            _stamp = array._stamp;
-            _generation = array._generation;
             _view = array._view;
-            _viewAsT = array._viewAsT;
-            _stride = array._stride;
             _next = array._base;
-            _remaining = array.Length;
+            _end = array._base + array.Length * array._stride;
+            _stride = array._stride;
         }
 
         /// <summary>Moves the view to the next record.</summary>
@@ -196,16 +193,18 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public bool MoveNext()
         {
-            if (_remaining == 0) return false;
+            byte* next = _next;
+            if (next == _end) return false;
+            var view = _view;
             // Once per record, not per access: an array disposed in the loop body is not walked on into freed memory.
-            if (*_stamp != _generation) throw DisposedException(_view);
-            _remaining--;
-            _view.Address = _next;
-            _next += _stride;
+            // The view holds the array's stamp pointer and generation (NewView), so this costs no enumerator field.
+            if (*view.Stamp != view.Generation) throw DisposedException(view);
+            view.Address = next;
+            _next = next + _stride;
             return true;
         }
 
         /// <summary>The view, positioned at the current record.</summary>
-        public readonly T Current => _viewAsT;
+        public readonly T Current => Unsafe.As<T>(_view);
     }
 }
