@@ -52,7 +52,7 @@ public sealed class TypedMemory : Experiment
 
     private static int Records(RunSettings s) => s.IsSmoke ? 10_000 : s.IsQuick ? 1_000_000 : TargetRecords;
 
-    /// <summary>Quick mode also scans at the target's size (class and checked RecordArray only, about 2.5 s): the target is
+    /// <summary>Quick mode also scans at the target's size (class and checked RecordArray only, about 2 s): the target is
     /// stated at 10M records, and 1M records (24 MB) fit in a 32 MB L3 where 10M (240 MB) do not.</summary>
     private static bool ScansAtTarget(RunSettings s) => s.IsQuick && !s.IsSmoke;
 
