@@ -12,11 +12,12 @@ namespace Manaloc.Memory;
 /// for millions of records that is millions of objects to mark. Here the GC sees this object and
 /// one view. <see cref="MoveTo"/> (or <c>foreach</c>, whose enumerator is a ref struct) points the
 /// view at a record; reading and writing its properties goes straight to native memory, with the
-/// same layout. In checked mode the array's stamp is compared once per move (MoveTo, MoveNext) rather
-/// than once per property access, and <see cref="Dispose"/> (or the allocator's) nulls the address of
-/// every view of the array, which the view's accessors test (the address is loaded for the access
-/// anyway): use after Dispose throws, at the cost of one test per access instead of three loads and a
-/// compare.</para>
+/// same layout. Disposal is checked once per move rather than once per property access: <see cref="MoveTo"/>
+/// compares the array's stamp, and the enumerator tests its view's address for null, because
+/// <see cref="Dispose"/> (or the allocator's) nulls the address of the array's own view in both modes before the
+/// block is freed. In checked mode it nulls every view of the array, which the view's accessors test (the
+/// address is loaded for the access anyway): use after Dispose throws, at the cost of one test per access
+/// instead of three loads and a compare.</para>
 /// <para>The view is one object: after <c>MoveTo(j)</c> a reference taken at <c>MoveTo(i)</c> sees
 /// record j. Memory is zeroed at creation. Thread safety: the records may be read and written from
 /// several threads (natural alignment, no atomicity beyond one property), but the view moves: give
@@ -116,17 +117,17 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     /// <summary>Frees the records; in checked mode the views throw <see cref="InvalidOperationException"/> when used afterwards.</summary>
     /// <remarks>Idempotent; does nothing after the allocator's Dispose (which freed the memory already). Not thread-safe
     /// with other calls: a move racing Dispose can leave a view pointing at the freed block. In unchecked mode the
-    /// views are bare (using one afterwards is undefined), but moves still throw.</remarks>
+    /// views are bare (using one afterwards is undefined; the array's own view is nulled, so a loop's next move
+    /// throws), and moves still throw.</remarks>
     public void Dispose()
     {
         if (_slab.IsDisposed) return;
         if (NativeSlabAllocator.TryReleaseStamp(_stamp, _generation))
         {
-            if (_record.Mode == RecordMode.CheckedView)
-            {
-                InvalidateViews(); // before the memory goes: a view's next access throws instead of reading it
-                _owner.Untrack(this);
-            }
+            // Before the memory goes: a checked view's next access throws instead of reading it, and in both modes the
+            // enumerator's next move sees the array's own view nulled.
+            InvalidateViews();
+            _owner.Untrack(this);
             _slab.FreeStamped(_base, _chunk);
         }
     }
@@ -139,7 +140,8 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
         return new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");
     }
 
-    /// <summary>Nulls the address of every view of this array (Dispose, or the allocator's Dispose).</summary>
+    /// <summary>Nulls the address of every view of this array (Dispose, or the allocator's Dispose): in unchecked mode only
+    /// the array's own view, as views from <see cref="CreateView"/> are not kept.</summary>
     void IRecordArray.InvalidateViews() => InvalidateViews();
 
     private void InvalidateViews()
@@ -169,26 +171,22 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     }
 
     /// <summary>Moves the array's view over every record in order.</summary>
-    /// <remarks>A ref struct: cannot be boxed or captured, so it allocates nothing.</remarks>
+    /// <remarks>A ref struct: cannot be boxed or captured, so it allocates nothing. Four fields (the view, the next and end
+    /// addresses, the stride), and the disposal check is a null test of the view's address, which the array's Dispose and
+    /// the allocator's null in both modes: fewer values for the JIT to keep across the loop (see docs/memory.md, bulk path).</remarks>
     public ref struct Enumerator
     {
         private readonly NativeRecord _view;
-        private readonly T _viewAsT;
         private byte* _next;
-        private int _remaining;
+        private readonly byte* _end;
         private readonly nint _stride;
-        private readonly uint* _stamp;
-        private readonly uint _generation;
 
         internal Enumerator(RecordArray<T> array)
         {
-            _stamp = array._stamp;
-            _generation = array._generation;
             _view = array._view;
-            _viewAsT = array._viewAsT;
-            _stride = array._stride;
             _next = array._base;
-            _remaining = array.Length;
+            _end = array._base + array.Length * array._stride;
+            _stride = array._stride;
         }
 
         /// <summary>Moves the view to the next record.</summary>
@@ -196,16 +194,19 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public bool MoveNext()
         {
-            if (_remaining == 0) return false;
+            byte* next = _next;
+            if (next == _end) return false;
+            var view = _view;
             // Once per record, not per access: an array disposed in the loop body is not walked on into freed memory.
-            if (*_stamp != _generation) throw DisposedException(_view);
-            _remaining--;
-            _view.Address = _next;
-            _next += _stride;
+            // Dispose (the array's or the allocator's) nulls this view's address before it frees the block, in both modes;
+            // nothing else does, and a move never stores null. One load of the line the next store writes anyway.
+            if (view.Address == null) throw DisposedException(view);
+            view.Address = next;
+            _next = next + _stride;
             return true;
         }
 
         /// <summary>The view, positioned at the current record.</summary>
-        public readonly T Current => _viewAsT;
+        public readonly T Current => Unsafe.As<T>(_view);
     }
 }

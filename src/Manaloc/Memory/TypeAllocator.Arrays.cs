@@ -28,18 +28,16 @@ public sealed unsafe partial class TypeAllocator
         NativeMemory.Clear(p, size);
         chunk.Tags![slot] = record.ArrayTag;
         var array = new RecordArray<T>(this, _slab, record, p, count, chunk, chunk.StampBase + slot, generation);
-        if (_checked)
+        lock (_arrays)
         {
-            lock (_arrays)
-            {
-                _arrays.Add(array);
-            }
+            _arrays.Add(array);
         }
         return array;
     }
 
-    // Live record arrays of a checked allocator, so Dispose can null their views' addresses (checked views test only
-    // that). An array never disposed stays here until Dispose, as its native block does (and the leak report shows it).
+    // Live record arrays (both modes), so Dispose can null their views' addresses: checked views test only that on each
+    // access, and every array's enumerator tests its own view's address on each move. An array never disposed stays here
+    // until Dispose, as its native block does (and the leak report shows it).
     private readonly HashSet<IRecordArray> _arrays = new(ReferenceEqualityComparer.Instance);
 
     internal void Untrack(IRecordArray array)

@@ -24,6 +24,34 @@ public sealed class MemoryExperimentsTests
     }
 
     [Fact]
+    public void TypedMemory_judges_the_scan_target_at_the_largest_size_and_still_reports_the_smaller_one()
+    {
+        static Measurement Scan(string variant, int records, double ns, long allocated = 0) => new()
+        {
+            Variant = variant,
+            Unit = "ns/op",
+            Statistics = Statistics.From([ns]),
+            AllocatedBytes = allocated,
+            Parameters = new Dictionary<string, string> { ["op"] = "scan", ["records"] = records.ToString(System.Globalization.CultureInfo.InvariantCulture) },
+        };
+        var measurements = new[]
+        {
+            Scan("class instances", 1_000_000, 2.0),
+            Scan("RecordArray (bulk)", 1_000_000, 4.0, allocated: 100),
+            Scan("RecordArray unchecked", 1_000_000, 2.0),
+            Scan("class instances", 10_000_000, 2.0),
+            Scan("RecordArray (bulk)", 10_000_000, 1.0, allocated: 200),
+        };
+        var verdict = new TypedMemory().Judge(measurements);
+        var scan = Assert.Single(verdict.Targets, t => t.Name.StartsWith("bulk scan", StringComparison.Ordinal));
+        Assert.Contains("10000000 records", scan.Name, StringComparison.Ordinal);
+        Assert.Equal(2.0, scan.Today!.Value, 6);
+        Assert.Contains("1000000 records: 0.5", verdict.Text, StringComparison.Ordinal);
+        var allocation = Assert.Single(verdict.Targets, t => t.Name.StartsWith("managed bytes", StringComparison.Ordinal));
+        Assert.Equal(300, allocation.Today!.Value, 6); // every bulk scan's samples, both sizes
+    }
+
+    [Fact]
     public void FirstUse_never_generates_on_New_after_PreGenerate()
     {
         var result = ExperimentRunner.Run(new FirstUse(), RunSettings.Smoke());

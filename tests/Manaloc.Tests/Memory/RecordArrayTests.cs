@@ -168,6 +168,48 @@ public sealed class RecordArrayTests
         Assert.Throws<ObjectDisposedException>(() => records.CreateView());
     }
 
+    [Theory]
+    [InlineData(false, true)]
+    [InlineData(false, false)]
+    [InlineData(true, false)]
+    public void A_loop_stops_at_the_next_record_after_its_array_or_allocator_is_disposed_in_either_mode(bool isChecked, bool disposeAllocator)
+    {
+        // Unchecked views are not nulled at Dispose, so only the enumerator's stamp check stops these loops.
+        var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
+        var records = allocator.NewArray<IFooData>(10);
+        int visited = 0;
+        var error = Assert.Throws<ObjectDisposedException>(() =>
+        {
+            foreach (var r in records)
+            {
+                ++visited;
+                if (visited == 3)
+                {
+                    if (disposeAllocator) allocator.Dispose();
+                    else records.Dispose();
+                }
+            }
+        });
+        Assert.Equal(3, visited);
+        Assert.Contains(disposeAllocator ? "TypeAllocator" : "RecordArray", error.Message);
+        allocator.Dispose();
+    }
+
+    [Fact]
+    public void Moving_the_view_inside_a_loop_does_not_move_the_loop()
+    {
+        using var allocator = new TypeAllocator();
+        using var records = allocator.NewArray<IFooData>(5);
+        for (int i = 0; i < records.Length; i++) records.MoveTo(i).Bar = i;
+        var seen = new List<int>();
+        foreach (var r in records)
+        {
+            seen.Add(r.Bar);
+            records.MoveTo(4); // the same view object: the enumerator keeps its own cursor
+        }
+        Assert.Equal([0, 1, 2, 3, 4], seen);
+    }
+
     [Fact]
     public void Empty_and_cache_line_aligned_arrays_work()
     {
