@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 
 namespace Manaloc.Threading;
@@ -100,13 +99,12 @@ public sealed partial class SlimReaderWriterLock
     /// yielding) before it blocks; 0 blocks at once.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="spinCount"/> is negative or above 2047.</exception>
     public SlimReaderWriterLock(int spinCount = DefaultSpinCount)
+        : this(spinCount, DefaultInhibitFactor)
     {
-        if ((uint)spinCount > EconomicResetEvent.MaxSpinCount) EventThrowHelper.ThrowSpinCount(spinCount);
-        _spinCount = spinCount;
     }
 
     /// <summary>Readers inside the lock now (a snapshot; may include a reader that is backing out).</summary>
-    public int CurrentReadCount => (int)(Volatile.Read(ref _state.Value) & ReaderMask); // snapshot
+    public int CurrentReadCount => (int)((Volatile.Read(ref _state.Value) & ReaderMask) + BiasedReaderCount()); // snapshot
 
     /// <summary>True if the calling thread holds the write lock.</summary>
     public bool IsWriteLockHeld => _writerThreadId == ThreadRecord.Current?.ThreadId; // only the writer stores its own id
@@ -120,13 +118,15 @@ public sealed partial class SlimReaderWriterLock
     public void EnterReadLock()
     {
         // Fast path: this thread holds no read lock at all, so it cannot be re-entering one. (Holding
-        // this lock's write side shows in _state as WriterHeld and is caught on the slow path.)
+        // this lock's write side shows in _state as WriterHeld, with the bias off, and is caught on the slow path.)
         var held = ThreadRecord.Current;
         if (held is null || held.First != 0)
         {
             EnterReadTracked();
             return;
         }
+        // A hint (TryEnterBiased re-reads it after its fence): biased, the read touches only this thread's slot.
+        if (Volatile.Read(ref _readBias) != 0 && TryEnterBiased(held)) return;
         // Full fence: the critical section's reads cannot move above this acquire.
         long state = Interlocked.Increment(ref _state.Value);
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
@@ -135,6 +135,7 @@ public sealed partial class SlimReaderWriterLock
         }
         Debug.Assert((Volatile.Read(ref _state.Value) & WriterHeld) == 0, "No writer inside while a reader is.");
         held.First = _id;
+        if (--held.BiasCheckCountdown < 0) MaybeRestoreBias(held); // holding the state word: allowed to re-enable the bias
     }
 
     /// <summary>Takes a read lock if that is possible without waiting.</summary>
@@ -144,6 +145,7 @@ public sealed partial class SlimReaderWriterLock
     {
         var held = ThreadRecord.CurrentOrCreate;
         CheckNotHeld(held);
+        if (held.First == 0 && Volatile.Read(ref _readBias) != 0 && TryEnterBiased(held)) return true; // a hint, as in EnterReadLock
         held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
         long state = Interlocked.Increment(ref _state.Value); // full fence, as in EnterReadLock
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
@@ -161,13 +163,23 @@ public sealed partial class SlimReaderWriterLock
     public void ExitReadLock()
     {
         var held = ThreadRecord.Current;
-        if (held is null || held.First != _id || held.MoreCount != 0)
+        if (held is not null && held.MoreCount == 0)
         {
-            ExitReadTracked(held);
-            return;
+            long first = held.First;
+            if (first == _id)
+            {
+                held.First = 0;
+                ReleaseRead();
+                return;
+            }
+            if (first == -_id)
+            {
+                held.First = 0;
+                ReleaseBiased(held);
+                return;
+            }
         }
-        held.First = 0;
-        ReleaseRead();
+        ExitReadTracked(held);
     }
 
     /// <summary>Takes the write lock, waiting for readers and any writer to leave.</summary>
@@ -176,7 +188,8 @@ public sealed partial class SlimReaderWriterLock
     public void EnterWriteLock()
     {
         // No recursion check here: if this thread held the lock (either side), _state would show a
-        // reader or the writer and the CAS below would not be tried; the slow path checks.
+        // reader or the writer and the CAS below would not be tried, or (a biased read) RevokeBias
+        // would see it; the slow paths check.
         int me = ThreadRecord.CurrentOrCreate.ThreadId; // may allocate (first use): before the lock is taken
         long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
         // Full fence: the critical section cannot move above this acquire.
@@ -184,6 +197,9 @@ public sealed partial class SlimReaderWriterLock
         {
             EnterWriteSlow();
         }
+        // After the acquire: sees any re-enabling reader's store (its release preceded our acquire). No one
+        // turns the bias on while we hold the state word, so off here means no biased reader is inside.
+        if (Volatile.Read(ref _readBias) != 0) RevokeBias(wait: true);
         Debug.Assert(_writerThreadId == 0, "Two writers inside.");
         _writerThreadId = me; // plain: read only by this thread, or compared by others with their own id
     }
@@ -201,6 +217,8 @@ public sealed partial class SlimReaderWriterLock
             CheckNotHeld(me);
             return false;
         }
+        // As in EnterWriteLock; biased readers inside: the bias is restored and the lock released.
+        if (Volatile.Read(ref _readBias) != 0 && !RevokeBias(wait: false)) return false;
         _writerThreadId = me.ThreadId; // plain, as in EnterWriteLock
         return true;
     }
@@ -212,6 +230,13 @@ public sealed partial class SlimReaderWriterLock
     {
         if (_writerThreadId != ThreadRecord.Current?.ThreadId) EventThrowHelper.ThrowNotHeld("ExitWriteLock: the calling thread does not hold the write lock of this SlimReaderWriterLock.");
         _writerThreadId = 0; // plain: ordered before the release below
+        ReleaseWrite();
+    }
+
+    /// <summary>Clears WriterHeld and wakes sleepers (a writer's exit, or a writer backing out of a revocation).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void ReleaseWrite()
+    {
         // Full fence: the critical section's writes are visible before the lock reads as free.
         long state = Interlocked.Add(ref _state.Value, -WriterHeld);
         if ((state & Blocked) != 0)
@@ -233,39 +258,4 @@ public sealed partial class SlimReaderWriterLock
             WakeAll();
         }
     }
-
-    /// <summary>EnterReadLock for a thread that already holds a read lock (or has no record yet).</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void EnterReadTracked()
-    {
-        var held = ThreadRecord.CurrentOrCreate;
-        CheckNotHeld(held);
-        held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
-        long state = Interlocked.Increment(ref _state.Value); // full fence, as in EnterReadLock
-        if ((state & (WriterHeld | WaitingWriterMask)) != 0)
-        {
-            EnterReadSlow();
-        }
-        held.Add(_id);
-    }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ExitReadTracked(ThreadRecord? held)
-    {
-        if (held is null || !held.Remove(_id)) EventThrowHelper.ThrowNotHeld("ExitReadLock: the calling thread does not hold a read lock on this SlimReaderWriterLock.");
-        ReleaseRead();
-    }
-
-    /// <summary>Throws if the calling thread holds this lock, on either side.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void CheckNotHeld(ThreadRecord? held)
-    {
-        if (held is null) return; // no record: this thread has never taken a lock
-        if (_writerThreadId == held.ThreadId) ThrowWriteRecursion();
-        if (held.Holds(_id)) EventThrowHelper.ThrowRecursion("The calling thread already holds a read lock on this SlimReaderWriterLock; it is not recursive and has no upgrades.");
-    }
-
-    [DoesNotReturn]
-    private static void ThrowWriteRecursion()
-        => EventThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
 }
