@@ -24,8 +24,9 @@ namespace Manaloc.Threading;
 //     equal it (only a thread stores its own id). The fast paths skip the recursion checks because
 //     a holder cannot reach them: a thread holding the write side sees WriterHeld in the value its
 //     own RMW returns (or in its CAS precondition) and goes to a slow path, which checks; a thread
-//     holding this read lock has either a non-empty record (read fast path refused) or its own +1
-//     in the reader count (write CAS refused). The record is thread-local: no ordering needed.
+//     holding this read lock has a non-empty record (read fast path refused) and either its own +1
+//     in the reader count (write CAS refused) or a biased read, which RevokeBias checks before it
+//     waits (see below). The record is thread-local: no ordering needed.
 //   * Sleeping: a thread that must block takes _sync, sets Blocked with an Interlocked.Or (full
 //     fence) and re-checks the value that Or returned before Monitor.Wait. A releaser changes
 //     _state first and, if the value it produced has Blocked, takes _sync, clears Blocked and
@@ -33,26 +34,46 @@ namespace Manaloc.Threading;
 //     returns the released value and it does not sleep) or the Or comes first (the releaser sees
 //     Blocked and, because the sleeper holds _sync until Monitor.Wait releases it, its PulseAll
 //     reaches the sleeper). No wakeup is lost; spurious ones just loop.
+//   * Reader bias (SlimReaderWriterLock.Bias.cs, BRAVO): while _readBias is 1, a thread's first read
+//     lock is +1 on its own padded slot, not on _state. Reader: slot RMW (full fence), then re-read
+//     _readBias; kept only if still 1, otherwise -1 and the path above. Writer: holding WriterHeld,
+//     clears _readBias with Interlocked.Exchange (full fence), then reads every slot and waits until
+//     all are 0. Dekker: each side writes its variable, fences, reads the other's, so at least one
+//     sees the other: either the writer's scan sees the reader's +1 (and waits for its -1, itself a
+//     full fence after the critical section) or the reader's re-read sees 0 (and backs out). The
+//     flag is set to 1 only by a thread holding _state (a reader through it, or a writer undoing a
+//     failed revocation), so while a writer holds the lock it stays 0, and 0 with _state free means
+//     no biased reader inside: a writer that finds it 0 after its acquiring RMW need not scan. A
+//     biased exit re-reads the flag after its -1; 0 means a writer may be asleep on the slots, so it
+//     checks Blocked (the sleeper sets Blocked, then re-scans: Dekker again) and wakes it.
 
 /// <summary>
-/// A reader-writer lock in one state word: readers enter and leave with one interlocked add each,
-/// a writer with one compare-and-swap; contended threads spin briefly, then block. Writers do not
-/// starve; readers can (a steady stream of several writers keeps them out: writer preference, as
-/// the contract asks; a phase-fair hand-off would bound their wait). Not recursive: re-entering
-/// (read or write) throws <see cref="LockRecursionException"/>.
+/// A reader-writer lock in one state word, with reader bias: readers enter and leave with one
+/// interlocked add each, on a slot of their own while the lock is read-biased and on the shared
+/// word otherwise; a writer takes the word with one compare-and-swap and, if readers are biased,
+/// revokes the bias and waits for their slots to drain. Contended threads spin briefly, then block.
+/// Writers do not starve; readers can (a steady stream of several writers keeps them out: writer
+/// preference, as the contract asks; a phase-fair hand-off would bound their wait). Not recursive:
+/// re-entering (read or write) throws <see cref="LockRecursionException"/>.
 /// </summary>
 /// <remarks>
 /// <para>Why: <see cref="ReaderWriterLockSlim"/> keeps per-thread bookkeeping for recursion and
 /// upgrades that costs more than a short read-mostly critical section; Windows' SRW lock showed that
 /// a lock that gives those up can beat a plain mutex for readers. This is that design for .NET.</para>
-/// <para>Cost: an uncontended read pair is one thread-static load, a compare, and two interlocked
-/// adds; a write pair one CAS and one interlocked add. Size: about 300 bytes, most of it padding
-/// that keeps the state word alone on its cache lines. Recursion is detected without a dictionary:
-/// a thread's record holds the one read lock it usually holds in a field and any others in a small
+/// <para>Cost: an uncontended read pair is one thread-static load, a few compares, and two
+/// interlocked adds; a write pair one CAS and one interlocked add. Reader bias (after BRAVO, Dice
+/// and Kogan, 2019): a thread's first read lock goes to a per-thread slot on its own cache lines,
+/// so readers on different cores share no written line and scale; the first write after a biased
+/// period pays a revocation (a scan of the slots, waiting for biased readers inside), after which
+/// the bias stays off for nine times the revocation's duration, and a reader turns it back on
+/// later. Size: about 300 bytes plus 264 per slot (twice the processor count rounded up to a power
+/// of two, at most 32 slots), most of it padding. Recursion is detected without a dictionary: a
+/// thread's record holds the one read lock it usually holds in a field and any others in a small
 /// list that only the out-of-line paths touch.</para>
-/// <para>Fairness: once a writer waits, new readers wait behind it; the readers inside finish, the
-/// writer runs, then readers and writers compete again. Readers can wait long under a continuous
-/// stream of writers.</para>
+/// <para>Fairness: once a writer waits, new readers wait behind it (a writer revoking the bias holds
+/// the state word, so new readers go to it and wait); the readers inside finish, the writer runs,
+/// then readers and writers compete again. Readers can wait long under a continuous stream of
+/// writers.</para>
 /// <para>Thread safety: all members may be used from any thread. A lock must be released by the
 /// thread that took it. Misuse is reported, not tolerated: taking a lock this thread already
 /// holds (read in read, write in write, read in write, write in read — there are no upgrades)
