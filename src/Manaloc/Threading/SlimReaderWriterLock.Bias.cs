@@ -208,6 +208,7 @@ public sealed partial class SlimReaderWriterLock
     {
         held.BiasCheckCountdown = BiasCheckInterval;
         if (Volatile.Read(ref _readBias) != 0) return; // a hint: a racing reader may set it too (same value)
+        if ((Volatile.Read(ref _state.Value) & WaitingWriterMask) != 0) return; // a hint: a writer waits and would revoke it at once
         if (Clock.GetTimestamp() - Volatile.Read(ref _inhibitUntil) < 0) return; // atomic 64-bit read, orders nothing
         // Ordered before this reader's release (an RMW on the state word), which precedes any writer's acquire:
         // the next writer sees the bias and revokes it.
