@@ -25,9 +25,14 @@ public sealed partial class SlimReaderWriterLock
     /// <summary>Read locks a thread takes through the state word between two looks at the clock for re-enabling the bias.</summary>
     private const int BiasCheckInterval = 64;
 
-    /// <summary>Biased readers per slot, each on its own cache lines; a thread's slot is its record's <c>SlotIndex</c> masked.</summary>
-    private readonly Padded<long>[] _slots;
-    private readonly int _slotMask;
+    /// <summary>
+    /// Slots per lock: twice the processor count rounded up to a power of two, at most <see cref="MaxSlots"/>.
+    /// The same for every lock, so a thread's record keeps its slot's offset ready (<c>SlotOffset</c>).
+    /// </summary>
+    internal static readonly int SlotCount = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Clamp(2 * Environment.ProcessorCount, 1, MaxSlots));
+
+    /// <summary>Biased readers per slot, each on its own cache lines; a thread's slot is at its record's <c>SlotOffset</c>.</summary>
+    private readonly Padded<long>[] _slots = new Padded<long>[SlotCount];
     private readonly int _inhibitFactor;
 
     /// <summary>1 while readers may take the slots; written only by a thread holding the state word (a writer, or a reader through it).</summary>
@@ -45,9 +50,6 @@ public sealed partial class SlimReaderWriterLock
         if ((uint)spinCount > EconomicResetEvent.MaxSpinCount) EventThrowHelper.ThrowSpinCount(spinCount);
         _spinCount = spinCount;
         _inhibitFactor = inhibitFactor;
-        int slots = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Clamp(2 * Environment.ProcessorCount, 1, MaxSlots));
-        _slots = new Padded<long>[slots];
-        _slotMask = slots - 1;
     }
 
     /// <summary>True while readers take the lock through their slots (tests and diagnostics; a snapshot).</summary>
@@ -64,10 +66,10 @@ public sealed partial class SlimReaderWriterLock
         ExitWriteLock();
     }
 
-    /// <summary>The calling thread's reader slot on this lock. The mask keeps the index below the length.</summary>
+    /// <summary>The calling thread's reader slot on this lock. Every lock has <see cref="SlotCount"/> slots, so the offset is in range.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private ref long Slot(ThreadRecord held)
-        => ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_slots), held.SlotIndex & _slotMask).Value;
+        => ref Unsafe.AddByteOffset(ref MemoryMarshal.GetArrayDataReference(_slots), held.SlotOffset).Value;
 
     /// <summary>Takes a read lock through the slot if the bias holds after the slot's increment.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

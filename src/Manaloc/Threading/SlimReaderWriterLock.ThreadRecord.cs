@@ -70,10 +70,10 @@ public sealed partial class SlimReaderWriterLock
         public readonly int ThreadId = Environment.CurrentManagedThreadId;
 
         /// <summary>
-        /// Which reader slot this thread uses on every lock (masked by the lock's slot count). Handed out
-        /// in sequence, so up to a lock's slot count of threads that start together use distinct slots.
+        /// Byte offset, in every lock's slot array, of the reader slot this thread uses. Slots are handed
+        /// out in sequence, so up to <see cref="SlotCount"/> threads that start together use distinct slots.
         /// </summary>
-        public readonly int SlotIndex = Interlocked.Increment(ref s_lastSlot); // uniqueness only: orders nothing
+        public readonly nint SlotOffset = (nint)(Interlocked.Increment(ref s_lastSlot) & (SlotCount - 1)) * Unsafe.SizeOf<Padded<long>>(); // uniqueness only: orders nothing
 
         /// <summary>Read locks taken through the state word until this thread next asks whether a lock's bias may come back.</summary>
         public int BiasCheckCountdown;
