@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 
 namespace Manaloc.Threading;
@@ -15,6 +16,43 @@ public sealed partial class SlimReaderWriterLock
     /// </summary>
     private readonly long _id = Interlocked.Increment(ref s_lastId); // uniqueness only: orders nothing
 
+    /// <summary>EnterReadLock for a thread that already holds a read lock (or has no record yet).</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void EnterReadTracked()
+    {
+        var held = ThreadRecord.CurrentOrCreate;
+        CheckNotHeld(held);
+        held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
+        long state = Interlocked.Increment(ref _state.Value); // full fence, as in EnterReadLock
+        if ((state & (WriterHeld | WaitingWriterMask)) != 0)
+        {
+            EnterReadSlow();
+        }
+        held.Add(_id);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ExitReadTracked(ThreadRecord? held)
+    {
+        bool biased = held?.First == -_id; // before Remove, which may refill First
+        if (held is null || !held.Remove(_id)) EventThrowHelper.ThrowNotHeld("ExitReadLock: the calling thread does not hold a read lock on this SlimReaderWriterLock.");
+        if (biased) ReleaseBiased(held);
+        else ReleaseRead();
+    }
+
+    /// <summary>Throws if the calling thread holds this lock, on either side.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void CheckNotHeld(ThreadRecord? held)
+    {
+        if (held is null) return; // no record: this thread has never taken a lock
+        if (_writerThreadId == held.ThreadId) ThrowWriteRecursion();
+        if (held.Holds(_id)) ThrowReadRecursion();
+    }
+
+    [DoesNotReturn]
+    private static void ThrowWriteRecursion()
+        => EventThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
+
     /// <summary>
     /// The calling thread's identity and read locks, reached through one thread-static reference.
     /// The common case, one read lock held, lives in <see cref="First"/> and costs the fast paths a
@@ -26,10 +64,26 @@ public sealed partial class SlimReaderWriterLock
     {
         [ThreadStatic] private static ThreadRecord? t_current;
 
+        private static int s_lastSlot;
+
         /// <summary>The thread's managed id (never 0): what a lock stores as its writer.</summary>
         public readonly int ThreadId = Environment.CurrentManagedThreadId;
 
-        /// <summary>Id of a read lock this thread holds, 0 if none. Invariant: 0 only if <see cref="_moreCount"/> is 0.</summary>
+        /// <summary>
+        /// Byte offset, in every lock's slot array, of the reader slot this thread uses. Slots are handed
+        /// out in sequence, so up to <see cref="SlotCount"/> threads that start together use distinct slots.
+        /// </summary>
+        public readonly nint SlotOffset = (nint)(Interlocked.Increment(ref s_lastSlot) & (SlotCount - 1)) * Unsafe.SizeOf<Padded<long>>(); // uniqueness only: orders nothing
+
+        /// <summary>Read locks taken through the state word until this thread next asks whether a lock's bias may come back.</summary>
+        public int BiasCheckCountdown;
+
+        /// <summary>
+        /// Id of a read lock this thread holds, 0 if none; negated (<c>-id</c>) if that read lock was taken
+        /// through the lock's reader slots (biased) rather than its state word. Only this field can hold a
+        /// biased lock: a thread that already holds a read lock takes the next one through the state word.
+        /// Invariant: 0 only if <see cref="_moreCount"/> is 0.
+        /// </summary>
         public long First;
         private long[] _more = [];
         private int _moreCount;
@@ -57,7 +111,7 @@ public sealed partial class SlimReaderWriterLock
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public bool Holds(long id)
         {
-            if (First == id) return true;
+            if (First == id || First == -id) return true;
             for (int i = 0; i < _moreCount; i++)
             {
                 if (_more[i] == id) return true;
@@ -79,7 +133,7 @@ public sealed partial class SlimReaderWriterLock
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public void Add(long id)
         {
-            Debug.Assert(id != 0 && !Holds(id), "A lock is recorded once.");
+            Debug.Assert(id > 0 && !Holds(id), "A lock is recorded once, and only First holds a biased (negated) id.");
             if (First == 0)
             {
                 Debug.Assert(_moreCount == 0, "First is empty only when nothing else is held.");
@@ -91,11 +145,11 @@ public sealed partial class SlimReaderWriterLock
             }
         }
 
-        /// <summary>Forgets a read lock; false if this thread does not hold it.</summary>
+        /// <summary>Forgets a read lock (biased or not); false if this thread does not hold it.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public bool Remove(long id)
         {
-            if (First == id)
+            if (First == id || First == -id)
             {
                 // Keep the invariant: refill First from the others (innermost first).
                 First = _moreCount == 0 ? 0 : _more[--_moreCount];

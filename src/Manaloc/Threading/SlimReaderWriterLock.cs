@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 
 namespace Manaloc.Threading;
@@ -25,8 +24,9 @@ namespace Manaloc.Threading;
 //     equal it (only a thread stores its own id). The fast paths skip the recursion checks because
 //     a holder cannot reach them: a thread holding the write side sees WriterHeld in the value its
 //     own RMW returns (or in its CAS precondition) and goes to a slow path, which checks; a thread
-//     holding this read lock has either a non-empty record (read fast path refused) or its own +1
-//     in the reader count (write CAS refused). The record is thread-local: no ordering needed.
+//     holding this read lock has a non-empty record (read fast path refused) and either its own +1
+//     in the reader count (write CAS refused) or a biased read, which RevokeBias checks before it
+//     waits (see below). The record is thread-local: no ordering needed.
 //   * Sleeping: a thread that must block takes _sync, sets Blocked with an Interlocked.Or (full
 //     fence) and re-checks the value that Or returned before Monitor.Wait. A releaser changes
 //     _state first and, if the value it produced has Blocked, takes _sync, clears Blocked and
@@ -34,26 +34,46 @@ namespace Manaloc.Threading;
 //     returns the released value and it does not sleep) or the Or comes first (the releaser sees
 //     Blocked and, because the sleeper holds _sync until Monitor.Wait releases it, its PulseAll
 //     reaches the sleeper). No wakeup is lost; spurious ones just loop.
+//   * Reader bias (SlimReaderWriterLock.Bias.cs, BRAVO): while _readBias is 1, a thread's first read
+//     lock is +1 on its own padded slot, not on _state. Reader: slot RMW (full fence), then re-read
+//     _readBias; kept only if still 1, otherwise -1 and the path above. Writer: holding WriterHeld,
+//     clears _readBias with Interlocked.Exchange (full fence), then reads every slot and waits until
+//     all are 0. Dekker: each side writes its variable, fences, reads the other's, so at least one
+//     sees the other: either the writer's scan sees the reader's +1 (and waits for its -1, itself a
+//     full fence after the critical section) or the reader's re-read sees 0 (and backs out). The
+//     flag is set to 1 only by a thread holding _state (a reader through it, or a writer undoing a
+//     failed revocation), so while a writer holds the lock it stays 0, and 0 with _state free means
+//     no biased reader inside: a writer that finds it 0 after its acquiring RMW need not scan. A
+//     biased exit re-reads the flag after its -1; 0 means a writer may be asleep on the slots, so it
+//     checks Blocked (the sleeper sets Blocked, then re-scans: Dekker again) and wakes it.
 
 /// <summary>
-/// A reader-writer lock in one state word: readers enter and leave with one interlocked add each,
-/// a writer with one compare-and-swap; contended threads spin briefly, then block. Writers do not
-/// starve; readers can (a steady stream of several writers keeps them out: writer preference, as
-/// the contract asks; a phase-fair hand-off would bound their wait). Not recursive: re-entering
-/// (read or write) throws <see cref="LockRecursionException"/>.
+/// A reader-writer lock in one state word, with reader bias: readers enter and leave with one
+/// interlocked add each, on a slot of their own while the lock is read-biased and on the shared
+/// word otherwise; a writer takes the word with one compare-and-swap and, if readers are biased,
+/// revokes the bias and waits for their slots to drain. Contended threads spin briefly, then block.
+/// Writers do not starve; readers can (a steady stream of several writers keeps them out: writer
+/// preference, as the contract asks; a phase-fair hand-off would bound their wait). Not recursive:
+/// re-entering (read or write) throws <see cref="LockRecursionException"/>.
 /// </summary>
 /// <remarks>
 /// <para>Why: <see cref="ReaderWriterLockSlim"/> keeps per-thread bookkeeping for recursion and
 /// upgrades that costs more than a short read-mostly critical section; Windows' SRW lock showed that
 /// a lock that gives those up can beat a plain mutex for readers. This is that design for .NET.</para>
-/// <para>Cost: an uncontended read pair is one thread-static load, a compare, and two interlocked
-/// adds; a write pair one CAS and one interlocked add. Size: about 300 bytes, most of it padding
-/// that keeps the state word alone on its cache lines. Recursion is detected without a dictionary:
-/// a thread's record holds the one read lock it usually holds in a field and any others in a small
+/// <para>Cost: an uncontended read pair is one thread-static load, a few compares, and two
+/// interlocked adds; a write pair one CAS and one interlocked add. Reader bias (after BRAVO, Dice
+/// and Kogan, 2019): a thread's first read lock goes to a per-thread slot on its own cache lines,
+/// so readers on different cores share no written line and scale; the first write after a biased
+/// period pays a revocation (a scan of the slots, waiting for biased readers inside), after which
+/// the bias stays off for nine times the revocation's duration, and a reader turns it back on
+/// later. Size: about 300 bytes plus 264 per slot (twice the processor count rounded up to a power
+/// of two, at most 32 slots), most of it padding. Recursion is detected without a dictionary: a
+/// thread's record holds the one read lock it usually holds in a field and any others in a small
 /// list that only the out-of-line paths touch.</para>
-/// <para>Fairness: once a writer waits, new readers wait behind it; the readers inside finish, the
-/// writer runs, then readers and writers compete again. Readers can wait long under a continuous
-/// stream of writers.</para>
+/// <para>Fairness: once a writer waits, new readers wait behind it (a writer revoking the bias holds
+/// the state word, so new readers go to it and wait); the readers inside finish, the writer runs,
+/// then readers and writers compete again. Readers can wait long under a continuous stream of
+/// writers.</para>
 /// <para>Thread safety: all members may be used from any thread. A lock must be released by the
 /// thread that took it. Misuse is reported, not tolerated: taking a lock this thread already
 /// holds (read in read, write in write, read in write, write in read — there are no upgrades)
@@ -100,13 +120,12 @@ public sealed partial class SlimReaderWriterLock
     /// yielding) before it blocks; 0 blocks at once.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="spinCount"/> is negative or above 2047.</exception>
     public SlimReaderWriterLock(int spinCount = DefaultSpinCount)
+        : this(spinCount, DefaultInhibitFactor)
     {
-        if ((uint)spinCount > EconomicResetEvent.MaxSpinCount) EventThrowHelper.ThrowSpinCount(spinCount);
-        _spinCount = spinCount;
     }
 
     /// <summary>Readers inside the lock now (a snapshot; may include a reader that is backing out).</summary>
-    public int CurrentReadCount => (int)(Volatile.Read(ref _state.Value) & ReaderMask); // snapshot
+    public int CurrentReadCount => (int)((Volatile.Read(ref _state.Value) & ReaderMask) + BiasedReaderCount()); // snapshot
 
     /// <summary>True if the calling thread holds the write lock.</summary>
     public bool IsWriteLockHeld => _writerThreadId == ThreadRecord.Current?.ThreadId; // only the writer stores its own id
@@ -120,13 +139,15 @@ public sealed partial class SlimReaderWriterLock
     public void EnterReadLock()
     {
         // Fast path: this thread holds no read lock at all, so it cannot be re-entering one. (Holding
-        // this lock's write side shows in _state as WriterHeld and is caught on the slow path.)
+        // this lock's write side shows in _state as WriterHeld, with the bias off, and is caught on the slow path.)
         var held = ThreadRecord.Current;
         if (held is null || held.First != 0)
         {
             EnterReadTracked();
             return;
         }
+        // A hint (TryEnterBiased re-reads it after its fence): biased, the read touches only this thread's slot.
+        if (Volatile.Read(ref _readBias) != 0 && TryEnterBiased(held)) return;
         // Full fence: the critical section's reads cannot move above this acquire.
         long state = Interlocked.Increment(ref _state.Value);
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
@@ -135,6 +156,7 @@ public sealed partial class SlimReaderWriterLock
         }
         Debug.Assert((Volatile.Read(ref _state.Value) & WriterHeld) == 0, "No writer inside while a reader is.");
         held.First = _id;
+        if (--held.BiasCheckCountdown < 0) MaybeRestoreBias(held); // holding the state word: allowed to re-enable the bias
     }
 
     /// <summary>Takes a read lock if that is possible without waiting.</summary>
@@ -144,6 +166,7 @@ public sealed partial class SlimReaderWriterLock
     {
         var held = ThreadRecord.CurrentOrCreate;
         CheckNotHeld(held);
+        if (held.First == 0 && Volatile.Read(ref _readBias) != 0 && TryEnterBiased(held)) return true; // a hint, as in EnterReadLock
         held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
         long state = Interlocked.Increment(ref _state.Value); // full fence, as in EnterReadLock
         if ((state & (WriterHeld | WaitingWriterMask)) != 0)
@@ -161,13 +184,23 @@ public sealed partial class SlimReaderWriterLock
     public void ExitReadLock()
     {
         var held = ThreadRecord.Current;
-        if (held is null || held.First != _id || held.MoreCount != 0)
+        if (held is not null && held.MoreCount == 0)
         {
-            ExitReadTracked(held);
-            return;
+            long first = held.First;
+            if (first == _id)
+            {
+                held.First = 0;
+                ReleaseRead();
+                return;
+            }
+            if (first == -_id)
+            {
+                held.First = 0;
+                ReleaseBiased(held);
+                return;
+            }
         }
-        held.First = 0;
-        ReleaseRead();
+        ExitReadTracked(held);
     }
 
     /// <summary>Takes the write lock, waiting for readers and any writer to leave.</summary>
@@ -176,7 +209,8 @@ public sealed partial class SlimReaderWriterLock
     public void EnterWriteLock()
     {
         // No recursion check here: if this thread held the lock (either side), _state would show a
-        // reader or the writer and the CAS below would not be tried; the slow path checks.
+        // reader or the writer and the CAS below would not be tried, or (a biased read) RevokeBias
+        // would see it; the slow paths check.
         int me = ThreadRecord.CurrentOrCreate.ThreadId; // may allocate (first use): before the lock is taken
         long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
         // Full fence: the critical section cannot move above this acquire.
@@ -184,6 +218,9 @@ public sealed partial class SlimReaderWriterLock
         {
             EnterWriteSlow();
         }
+        // After the acquire: sees any re-enabling reader's store (its release preceded our acquire). No one
+        // turns the bias on while we hold the state word, so off here means no biased reader is inside.
+        if (Volatile.Read(ref _readBias) != 0) RevokeBias(wait: true);
         Debug.Assert(_writerThreadId == 0, "Two writers inside.");
         _writerThreadId = me; // plain: read only by this thread, or compared by others with their own id
     }
@@ -201,6 +238,8 @@ public sealed partial class SlimReaderWriterLock
             CheckNotHeld(me);
             return false;
         }
+        // As in EnterWriteLock; biased readers inside: the bias is restored and the lock released.
+        if (Volatile.Read(ref _readBias) != 0 && !RevokeBias(wait: false)) return false;
         _writerThreadId = me.ThreadId; // plain, as in EnterWriteLock
         return true;
     }
@@ -212,6 +251,13 @@ public sealed partial class SlimReaderWriterLock
     {
         if (_writerThreadId != ThreadRecord.Current?.ThreadId) EventThrowHelper.ThrowNotHeld("ExitWriteLock: the calling thread does not hold the write lock of this SlimReaderWriterLock.");
         _writerThreadId = 0; // plain: ordered before the release below
+        ReleaseWrite();
+    }
+
+    /// <summary>Clears WriterHeld and wakes sleepers (a writer's exit, or a writer backing out of a revocation).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void ReleaseWrite()
+    {
         // Full fence: the critical section's writes are visible before the lock reads as free.
         long state = Interlocked.Add(ref _state.Value, -WriterHeld);
         if ((state & Blocked) != 0)
@@ -233,39 +279,4 @@ public sealed partial class SlimReaderWriterLock
             WakeAll();
         }
     }
-
-    /// <summary>EnterReadLock for a thread that already holds a read lock (or has no record yet).</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void EnterReadTracked()
-    {
-        var held = ThreadRecord.CurrentOrCreate;
-        CheckNotHeld(held);
-        held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
-        long state = Interlocked.Increment(ref _state.Value); // full fence, as in EnterReadLock
-        if ((state & (WriterHeld | WaitingWriterMask)) != 0)
-        {
-            EnterReadSlow();
-        }
-        held.Add(_id);
-    }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ExitReadTracked(ThreadRecord? held)
-    {
-        if (held is null || !held.Remove(_id)) EventThrowHelper.ThrowNotHeld("ExitReadLock: the calling thread does not hold a read lock on this SlimReaderWriterLock.");
-        ReleaseRead();
-    }
-
-    /// <summary>Throws if the calling thread holds this lock, on either side.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void CheckNotHeld(ThreadRecord? held)
-    {
-        if (held is null) return; // no record: this thread has never taken a lock
-        if (_writerThreadId == held.ThreadId) ThrowWriteRecursion();
-        if (held.Holds(_id)) EventThrowHelper.ThrowRecursion("The calling thread already holds a read lock on this SlimReaderWriterLock; it is not recursive and has no upgrades.");
-    }
-
-    [DoesNotReturn]
-    private static void ThrowWriteRecursion()
-        => EventThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
 }

@@ -116,6 +116,7 @@ public sealed class ExceptionSafetyTests
     public void A_reader_asleep_behind_a_writer_gets_in_when_that_writer_is_interrupted()
     {
         var rw = new SlimReaderWriterLock(spinCount: 0);
+        rw.TurnBiasOffForTests(); // the reader on the state word, so the writer registers as waiting
         rw.EnterReadLock(); // keeps the writer waiting
         var writer = new Thread(() => { try { rw.EnterWriteLock(); rw.ExitWriteLock(); } catch (ThreadInterruptedException) { } }) { IsBackground = true };
         writer.Start();
@@ -134,6 +135,7 @@ public sealed class ExceptionSafetyTests
     public void An_interrupted_waiting_writer_unregisters_so_readers_get_in()
     {
         var rw = new SlimReaderWriterLock(spinCount: 0);
+        rw.TurnBiasOffForTests(); // the reader on the state word, so the writer registers as waiting
         rw.EnterReadLock();
         Exception? caught = null;
         var writer = new Thread(() => { try { rw.EnterWriteLock(); } catch (Exception x) { caught = x; } }) { IsBackground = true };
@@ -157,5 +159,41 @@ public sealed class ExceptionSafetyTests
         Assert.True(readerGotIn);
         Assert.True(rw.TryEnterWriteLock());
         rw.ExitWriteLock();
+    }
+
+    [Fact]
+    public void A_writer_interrupted_while_waiting_for_biased_readers_leaves_them_biased_and_the_lock_usable()
+    {
+        var rw = new SlimReaderWriterLock(spinCount: 0);
+        Assert.True(rw.IsReadBiased);
+        rw.EnterReadLock(); // biased: the writer holds the state word at once, revokes, and sleeps on the slots
+        Exception? caught = null;
+        var writer = new Thread(() => { try { rw.EnterWriteLock(); } catch (Exception x) { caught = x; } }) { IsBackground = true };
+        writer.Start();
+        EventTestSupport.WaitUntil(() => !rw.IsReadBiased && (writer.ThreadState & System.Threading.ThreadState.WaitSleepJoin) != 0, "the writer waiting for the biased reader");
+        writer.Interrupt();
+        Assert.True(writer.Join(EventTestSupport.Stall));
+        Assert.IsType<ThreadInterruptedException>(caught);
+
+        // As if the writer had never come: the bias is back (the reader inside still holds its slot), the state word is free.
+        Assert.True(rw.IsReadBiased);
+        Assert.Equal(0, rw.Revocations);
+        Assert.Equal(0, rw.WaitingWriters);
+        Assert.Equal(1, rw.CurrentReadCount);
+        bool otherWrote = true, otherRead = false;
+        var other = new Thread(() =>
+        {
+            otherWrote = rw.TryEnterWriteLock(); // must still see the biased reader
+            otherRead = rw.TryEnterReadLock();
+            if (otherRead) rw.ExitReadLock();
+        });
+        other.Start();
+        Assert.True(other.Join(EventTestSupport.Stall));
+        Assert.False(otherWrote);
+        Assert.True(otherRead);
+        rw.ExitReadLock();
+        Assert.True(rw.TryEnterWriteLock());
+        rw.ExitWriteLock();
+        Assert.Equal(1, rw.Revocations);
     }
 }
