@@ -10,10 +10,12 @@ namespace Manaloc.Memory;
 /// </summary>
 /// <remarks>
 /// <para>A record's property accessors are loads and stores at constant offsets from the record's
-/// address. In checked mode each first compares the slot's generation stamp with the handle's
-/// generation (two loads and a compare; on mismatch <c>throw StaleException()</c>), so a handle used after
-/// <see cref="TypeAllocator.Delete{T}(T)"/> — even after the slot holds a new object — or after the
-/// allocator was disposed throws instead of reading freed or reused memory.</para>
+/// address. In checked mode each first tests the address for null (it is loaded for the access anyway;
+/// on null <c>throw StaleException()</c>): <see cref="TypeAllocator.Delete{T}(T)"/> nulls the address of
+/// the handle it deletes, and the allocator's Dispose that of every live handle (a checked allocator's
+/// chunks track them), so a handle used after Delete — even after the slot holds a new object, which
+/// gets a handle of its own — or after Dispose throws instead of reading freed or reused memory. Delete
+/// and <see cref="IsAllocated"/> compare the slot's generation stamp, which also stops a second Delete.</para>
 /// <para>Validity is explicit: <see cref="IsAllocated"/>. A handle converts implicitly to no number,
 /// pointer or bool (seed 004, "shared_ptr and NULL"). Users cannot derive from this class.</para>
 /// <para>Thread safety: a handle may be read and written from several threads like any object with

@@ -19,7 +19,7 @@ public sealed unsafe partial class NativeSlabAllocator
         nuint length = size == 0 ? 1 : size;
         byte* memory = (byte*)NativeMemory.AlignedAlloc(length, Math.Max(alignment, SizeClasses.ChunkSize));
         if (memory == null) MemoryThrowHelper.ThrowOutOfMemory(length);
-        chunk = new SlabChunk(this, -1, memory, -1, length, _tagged);
+        chunk = new SlabChunk(this, -1, memory, -1, length, _tagged, _trackHandles);
         lock (_largeLock)
         {
             if (_disposed)

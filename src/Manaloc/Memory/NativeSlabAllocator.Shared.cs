@@ -150,7 +150,7 @@ public sealed unsafe partial class NativeSlabAllocator
                 // Publish the copy before any block of the new chunk leaves the class lock (ChunkOf reads it lock-free).
                 Volatile.Write(ref _chunkTable, bigger);
             }
-            chunk = new SlabChunk(this, id, memory, state.Index, SizeClasses.ChunkSize, _tagged);
+            chunk = new SlabChunk(this, id, memory, state.Index, SizeClasses.ChunkSize, _tagged, _trackHandles);
             ((int*)memory)[0] = id;
             ((int*)memory)[1] = state.Index;
             _chunkTable[id] = chunk;

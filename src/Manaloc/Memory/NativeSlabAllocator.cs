@@ -46,14 +46,16 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     private readonly ThreadLocal<ThreadCache> _caches;
     private readonly ClassState[] _classes;
     private readonly bool _tagged;
+    private readonly bool _trackHandles;
     private volatile bool _disposed;
 
     /// <summary>Creates an allocator that owns no memory until the first allocation.</summary>
     /// <param name="name">Name used in statistics, metrics tags and messages.</param>
     public NativeSlabAllocator(string? name = null) : this(name, tagged: false) { }
 
-    internal NativeSlabAllocator(string? name, bool tagged)
+    internal NativeSlabAllocator(string? name, bool tagged, bool trackHandles = false)
     {
+        _trackHandles = trackHandles;
         Name = string.IsNullOrWhiteSpace(name) ? "slab" : name;
         _tagged = tagged;
         _caches = new ThreadLocal<ThreadCache>(trackAllValues: true);

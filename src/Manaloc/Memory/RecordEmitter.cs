@@ -8,8 +8,9 @@ namespace Manaloc.Memory;
 /// <summary>
 /// Emits, with Reflection.Emit (no compiler at run time), a sealed class per interface and mode:
 /// <c>sealed class IFoo_Record : NativeRecord, IFoo</c> whose accessors are constant-offset loads and
-/// stores from <see cref="NativeRecord.Address"/>, preceded in <see cref="RecordMode.Checked"/> by the stamp
-/// compare and in <see cref="RecordMode.CheckedView"/> by a null test of the address.
+/// stores from <see cref="NativeRecord.Address"/>, preceded in <see cref="RecordMode.Checked"/> and
+/// <see cref="RecordMode.CheckedView"/> by a null test of the address (Delete, a record array's Dispose and
+/// the allocator's Dispose null it).
 /// </summary>
 /// <remarks>
 /// All types live in one run-only dynamic assembly that declares
@@ -24,8 +25,6 @@ internal static class RecordEmitter
     private static int s_counter;
 
     private static readonly FieldInfo s_address = Field(nameof(NativeRecord.Address));
-    private static readonly FieldInfo s_stamp = Field(nameof(NativeRecord.Stamp));
-    private static readonly FieldInfo s_generation = Field(nameof(NativeRecord.Generation));
     private static readonly MethodInfo s_staleException = typeof(NativeRecord).GetMethod(nameof(NativeRecord.StaleException), BindingFlags.Instance | BindingFlags.NonPublic)!;
     private static readonly ConstructorInfo s_baseConstructor = typeof(NativeRecord).GetConstructor(BindingFlags.Instance | BindingFlags.NonPublic, Type.EmptyTypes)!;
 
@@ -82,7 +81,6 @@ internal static class RecordEmitter
             var mb = tb.DefineMethod($"{qualified}.get", accessor, property.PropertyType, Type.EmptyTypes);
             mb.SetImplementationFlags(MethodImplAttributes.AggressiveInlining);
             var il = mb.GetILGenerator();
-            if (mode == RecordMode.Checked) EmitCheck(il);
             EmitAddress(il, offset, mode);
             il.Emit(OpCodes.Ldobj, property.PropertyType);
             il.Emit(OpCodes.Ret);
@@ -94,7 +92,6 @@ internal static class RecordEmitter
             var mb = tb.DefineMethod($"{qualified}.set", accessor, typeof(void), [property.PropertyType]);
             mb.SetImplementationFlags(MethodImplAttributes.AggressiveInlining);
             var il = mb.GetILGenerator();
-            if (mode == RecordMode.Checked) EmitCheck(il);
             EmitAddress(il, offset, mode);
             il.Emit(OpCodes.Ldarg_1);
             il.Emit(OpCodes.Stobj, property.PropertyType);
@@ -102,20 +99,6 @@ internal static class RecordEmitter
             tb.DefineMethodOverride(mb, setter);
             pb.SetSetMethod(mb);
         }
-    }
-
-    // if (*this.Stamp != this.Generation) throw this.StaleException();
-    private static void EmitCheck(ILGenerator il)
-    {
-        var ok = il.DefineLabel();
-        il.Emit(OpCodes.Ldarg_0);
-        il.Emit(OpCodes.Ldfld, s_stamp);
-        il.Emit(OpCodes.Ldind_U4);
-        il.Emit(OpCodes.Ldarg_0);
-        il.Emit(OpCodes.Ldfld, s_generation);
-        il.Emit(OpCodes.Beq_S, ok);
-        EmitThrowStale(il);
-        il.MarkLabel(ok);
     }
 
     // throw this.StaleException(); — a block ending in throw, which the JIT keeps out of the hot path
@@ -126,12 +109,12 @@ internal static class RecordEmitter
         il.Emit(OpCodes.Throw);
     }
 
-    // this.Address + offset; for a checked view: byte* a = this.Address; if (a == null) throw this.StaleException(); a + offset
+    // this.Address + offset; checked (handle or view): byte* a = this.Address; if (a == null) throw this.StaleException(); a + offset
     private static void EmitAddress(ILGenerator il, int offset, RecordMode mode)
     {
         il.Emit(OpCodes.Ldarg_0);
         il.Emit(OpCodes.Ldfld, s_address);
-        if (mode == RecordMode.CheckedView)
+        if (mode is RecordMode.Checked or RecordMode.CheckedView)
         {
             var address = il.DeclareLocal(typeof(byte*));
             var ok = il.DefineLabel();

@@ -3,7 +3,11 @@ namespace Manaloc.Memory;
 /// <summary>Which accessors an implementation gets; each (interface, mode) is generated once per process.</summary>
 internal enum RecordMode
 {
-    /// <summary>Handles from New in a checked allocator: every access compares the slot's generation stamp.</summary>
+    /// <summary>
+    /// Handles from New in a checked allocator: an access tests only that the handle's address is not null
+    /// (loaded for the access anyway). Delete nulls it, and the allocator's Dispose nulls every live handle's
+    /// (its chunks track them), so a handle used after either throws. Delete itself checks the generation stamp.
+    /// </summary>
     Checked,
 
     /// <summary>Unchecked allocators (handles and views): bare loads and stores.</summary>

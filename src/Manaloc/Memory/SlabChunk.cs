@@ -19,7 +19,7 @@ namespace Manaloc.Memory;
 /// </remarks>
 internal sealed unsafe class SlabChunk
 {
-    public SlabChunk(NativeSlabAllocator owner, int id, byte* memory, int classIndex, nuint length, bool tagged)
+    public SlabChunk(NativeSlabAllocator owner, int id, byte* memory, int classIndex, nuint length, bool tagged, bool trackHandles = false)
     {
         Owner = owner;
         Id = id;
@@ -43,6 +43,7 @@ internal sealed unsafe class SlabChunk
         Stamps = GC.AllocateArray<uint>(Capacity, pinned: true);
         StampBase = (uint*)Unsafe.AsPointer(ref Stamps[0]);
         Tags = tagged ? new ushort[Capacity] : null;
+        Handles = trackHandles ? new TrackedHandle[Capacity] : null;
     }
 
     public readonly NativeSlabAllocator Owner;
@@ -62,6 +63,17 @@ internal sealed unsafe class SlabChunk
     public readonly uint* StampBase;
     /// <summary>What each slot holds (a TypeAllocator type tag), when the owner tags.</summary>
     public readonly ushort[]? Tags;
+    /// <summary>
+    /// A checked TypeAllocator's live handle per slot (set by New, cleared by Delete; both by the thread that owns the
+    /// block at that moment), so Dispose can null every live handle's address: a checked accessor tests only that.
+    /// </summary>
+    public readonly TrackedHandle[]? Handles;
+
+    /// <summary>One slot of <see cref="Handles"/>: a struct, so a store skips the covariance check a NativeRecord[] store pays.</summary>
+    public struct TrackedHandle
+    {
+        public NativeRecord? Handle;
+    }
 
     // ---- shared state, guarded by the class lock (large blocks: by the large-block lock) ----
     public byte* FreeList;
@@ -84,12 +96,24 @@ internal sealed unsafe class SlabChunk
         return slot;
     }
 
-    /// <summary>Invalidates every handle of a block still handed out (odd stamp), at Dispose.</summary>
+    /// <summary>
+    /// Invalidates every handle of a block still handed out, at Dispose, before the memory is freed: its stamp moves on
+    /// (odd to even: <c>IsAllocated</c> false, Delete refused) and a tracked handle's address is nulled (its accessors throw).
+    /// </summary>
     public void InvalidateLiveStamps()
     {
         for (int i = 0; i < Stamps.Length; i++)
         {
             if ((Stamps[i] & 1) != 0) Stamps[i]++;
+        }
+        if (Handles is null) return;
+        for (int i = 0; i < Handles.Length; i++)
+        {
+            if (Handles[i].Handle is { } handle)
+            {
+                handle.Address = null; // plain: Dispose is not thread-safe with other calls (documented)
+                Handles[i].Handle = null;
+            }
         }
     }
 }

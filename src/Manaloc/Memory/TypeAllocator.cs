@@ -57,7 +57,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         _recycle = options.RecycleHandles;
         _stacks = options.CaptureAllocationStacks ? new ConcurrentDictionary<nint, string>() : null;
         _leakReported = options.LeakReported;
-        _slab = new NativeSlabAllocator($"{Name} (TypeAllocator)", tagged: true);
+        // A checked allocator's chunks track their live handles, so Dispose can null the handles' addresses.
+        _slab = new NativeSlabAllocator($"{Name} (TypeAllocator)", tagged: true, trackHandles: _checked);
         MemoryMetrics.Register(this);
     }
 
@@ -103,6 +104,9 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         handle.Stamp = chunk.StampBase + slot;
         handle.Generation = generation;
         handle.Chunk = chunk;
+        // Checked: tracked until Delete, so Dispose can null the address the accessors test. Published to other threads
+        // with the handle itself (the user's hand-off); Dispose does not run concurrently with New.
+        if (_checked) chunk.Handles![slot].Handle = handle;
         if (_stacks is not null) CaptureStack(p);
         return Unsafe.As<T>(handle);
     }
@@ -121,9 +125,18 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         if (instance is NativeRecord handle && handle.Chunk is { } chunk && chunk.Owner == _slab && !handle.IsViewHandle && !_disposed
             && NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation))
         {
-            if (_stacks is not null) _stacks.TryRemove((nint)handle.Address, out _);
+            byte* address = handle.Address;
+            if (_stacks is not null) _stacks.TryRemove((nint)address, out _);
+            if (_checked)
+            {
+                // Before the block is freed: a later use through this handle finds a null address and throws (its
+                // accessors test nothing else). Plain stores: a use ordered after this Delete by the program sees them;
+                // a use racing it is not checked exactly, as documented on NativeRecord.
+                handle.Address = null;
+                chunk.Handles![(int)(handle.Stamp - chunk.StampBase)].Handle = null;
+            }
             var cache = _slab.CurrentCache; // one thread-static read for the whole Delete
-            _slab.FreeStamped(cache, handle.Address, chunk);
+            _slab.FreeStamped(cache, address, chunk);
             if (_recycle && handle.RecycleIndex != ushort.MaxValue) KeepHandle(cache, handle, handle.RecycleIndex);
             return;
         }

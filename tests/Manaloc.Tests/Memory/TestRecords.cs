@@ -135,3 +135,16 @@ public struct HasReference { public int A; public object B; }
 public interface IWithReferenceStruct { HasReference Value { get; set; } }
 public interface IWithDefault { int X { get => 1; } }
 public interface IBadOffset { [RecordOffset(3)] int X { get; set; } }
+
+/// <summary>40 × 256 B: a record larger than the largest size class (8 KB), so it gets a block of its own.</summary>
+[System.Runtime.CompilerServices.InlineArray(40)]
+public struct HugeRun
+{
+    private Huge _first;
+}
+
+public interface IVeryLarge
+{
+    HugeRun Run { get; set; }
+    int Last { get; set; }
+}

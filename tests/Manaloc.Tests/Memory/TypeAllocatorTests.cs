@@ -247,17 +247,54 @@ public sealed class CheckedTypeAllocatorTests : TypeAllocatorContractTests
     protected override bool Checked => true;
 
     [Fact]
+    public void Large_records_throw_after_delete_and_after_dispose()
+    {
+        var allocator = Create();
+        Assert.True(TypeLayout.Of<IVeryLarge>().Size > NativeSlabAllocator.LargestClassSize, "a block of its own, not a class block");
+        var deleted = allocator.New<IVeryLarge>();
+        var live = allocator.New<IVeryLarge>();
+        live.Last = 3;
+        allocator.Delete(deleted);
+        Assert.Throws<InvalidOperationException>(() => deleted.Last);
+        Assert.Equal(3, live.Last);
+        allocator.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => live.Last);
+        Assert.Throws<ObjectDisposedException>(() => live.Last = 4);
+    }
+
+    [Fact]
+    public void Deleted_handles_are_not_kept_alive_by_the_allocator()
+    {
+        using var allocator = Create();
+        var weak = NewAndDelete(allocator);
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        GC.Collect();
+        Assert.False(weak.TryGetTarget(out _), "the allocator still references a deleted handle");
+
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+        static WeakReference<IFooData> NewAndDelete(TypeAllocator allocator)
+        {
+            var f = allocator.New<IFooData>();
+            allocator.Delete(f);
+            return new WeakReference<IFooData>(f);
+        }
+    }
+
+    [Fact]
     public void Use_after_delete_throws_also_after_the_slot_was_reused()
     {
         using var allocator = Create();
         var old = allocator.New<IFooData>();
+        nint oldAddress;
+        unsafe { oldAddress = (nint)((NativeRecord)(object)old).Address; }
         allocator.Delete(old);
         Assert.False(((NativeRecord)(object)old).IsAllocated);
         Assert.Contains("used after it was deleted", Assert.Throws<InvalidOperationException>(() => old.Bar).Message, StringComparison.Ordinal);
         var reused = allocator.New<IFooData>();
         unsafe
         {
-            Assert.True(((NativeRecord)(object)reused).Address == ((NativeRecord)(object)old).Address, "the slot was reused");
+            Assert.True((nint)((NativeRecord)(object)reused).Address == oldAddress, "the slot was reused");
         }
         reused.Bar = 7;
         Assert.Throws<InvalidOperationException>(() => old.Bar = 8);
