@@ -2,6 +2,7 @@ using System.Diagnostics.CodeAnalysis;
 using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics.X86;
 using Manaloc.Time;
 
 namespace Manaloc.Threading;
@@ -44,6 +45,9 @@ public sealed partial class SlimReaderWriterLock
     /// <summary>Completed revocations; written only by a writer holding the lock.</summary>
     private long _revocations;
 
+    /// <summary>Completed revocations whose first scan found a biased reader inside (tests: proof that writers met biased readers).</summary>
+    private long _revocationsThatWaited;
+
     /// <summary>A lock with a chosen inhibit factor (tests: 0 turns the bias back on at once, so revocations are frequent).</summary>
     internal SlimReaderWriterLock(int spinCount, int inhibitFactor)
     {
@@ -57,6 +61,12 @@ public sealed partial class SlimReaderWriterLock
 
     /// <summary>Revocations completed so far (tests; exact once the writers are joined).</summary>
     internal long Revocations => Volatile.Read(ref _revocations); // snapshot, orders nothing
+
+    /// <summary>Revocations that had to wait for a biased reader (tests; exact once the writers are joined).</summary>
+    internal long RevocationsThatWaited => Volatile.Read(ref _revocationsThatWaited); // snapshot, orders nothing
+
+    /// <summary>True if the calling thread holds a read lock on this lock through its reader slot (tests).</summary>
+    internal bool IsBiasedReadHeld => ThreadRecord.Current?.First == -_id;
 
     /// <summary>Turns the bias off for good, so readers use the state word (tests of the state word's own paths). No reader may be inside.</summary>
     internal void TurnBiasOffForTests()
@@ -78,6 +88,7 @@ public sealed partial class SlimReaderWriterLock
         ref long slot = ref Slot(held);
         // Full fence: the +1 is visible before the flag is read again (Dekker with RevokeBias' clear, fence, scan).
         Interlocked.Increment(ref slot);
+        StoreLoadFence();
         if (Volatile.Read(ref _readBias) != 0) // acquire: the critical section's reads stay below it
         {
             held.First = -_id;
@@ -92,6 +103,7 @@ public sealed partial class SlimReaderWriterLock
     private void BackOutBiased(ref long slot)
     {
         Interlocked.Decrement(ref slot); // full fence: before the Blocked check in WakeRevoker
+        StoreLoadFence();
         WakeRevoker();
     }
 
@@ -101,6 +113,7 @@ public sealed partial class SlimReaderWriterLock
     {
         // Full fence: the critical section's reads complete before a revoking writer can see the slot drained.
         Interlocked.Decrement(ref Slot(held));
+        StoreLoadFence();
         // Read after the decrement: if a writer cleared the flag and its scan missed this decrement, this read sees the clear (Dekker).
         if (Volatile.Read(ref _readBias) == 0) WakeRevoker();
     }
@@ -132,10 +145,11 @@ public sealed partial class SlimReaderWriterLock
         long start = Clock.GetTimestamp();
         // Full fence: the clear is visible before the slots are read (Dekker with TryEnterBiased's increment, then flag re-read).
         Interlocked.Exchange(ref _readBias, 0);
-        bool drained;
+        StoreLoadFence();
+        bool drained, waited;
         try
         {
-            drained = WaitForBiasedReaders(wait);
+            drained = WaitForBiasedReaders(wait, out waited);
         }
         catch
         {
@@ -153,16 +167,21 @@ public sealed partial class SlimReaderWriterLock
         long end = Clock.GetTimestamp();
         Volatile.Write(ref _inhibitUntil, end + (end - start) * _inhibitFactor); // atomic 64-bit store; read by re-enabling readers, orders nothing
         _revocations++; // plain: only a writer holding the lock writes it
+        if (waited) _revocationsThatWaited++; // plain, as above
         return true;
     }
 
     /// <summary>Spins, then sleeps, until every slot is zero. False at once if <paramref name="wait"/> is false and a slot is not.</summary>
-    private bool WaitForBiasedReaders(bool wait)
+    /// <param name="wait">False: do not wait for biased readers.</param>
+    /// <param name="waited">True if a biased reader was inside at the first scan.</param>
+    private bool WaitForBiasedReaders(bool wait, out bool waited)
     {
         var spinner = new SpinWait();
         int spins = 0;
+        waited = false;
         while (AnyBiasedReader())
         {
+            waited = true;
             if (!wait) return false;
             if (spins++ < _spinCount)
             {
@@ -193,6 +212,7 @@ public sealed partial class SlimReaderWriterLock
         {
             // Full fence: publishes Blocked before the re-scan; a biased exit after the scan sees it and pulses under _sync.
             Interlocked.Or(ref _state.Value, Blocked);
+            StoreLoadFence();
             if (AnyBiasedReader())
             {
                 Interlocked.Increment(ref s_sleeps); // statistics only
@@ -224,6 +244,20 @@ public sealed partial class SlimReaderWriterLock
         var slots = _slots;
         for (int i = 0; i < slots.Length; i++) sum += Volatile.Read(ref slots[i].Value); // snapshot, orders nothing
         return sum;
+    }
+
+    /// <summary>
+    /// Orders an interlocked write before a later load of another variable on every platform. Each Dekker
+    /// hand-shake of the bias (slot, then flag; flag, then slots; slot, then Blocked; Blocked, then slots)
+    /// reads a different variable than the one its RMW wrote. On x86/x64 a locked RMW is a full fence (and
+    /// this folds away at JIT time); on Arm64 the JIT emits the RMW as an acquire-release atomic (ldaddal,
+    /// swpal, ldsetal) with no trailing barrier, and a later Volatile.Read may be an RCpc load (ldapr), which
+    /// the architecture lets complete before the RMW's store is visible: both sides could read stale values.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void StoreLoadFence()
+    {
+        if (!X86Base.IsSupported) Interlocked.MemoryBarrier();
     }
 
     [DoesNotReturn]

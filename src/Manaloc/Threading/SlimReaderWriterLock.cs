@@ -38,7 +38,9 @@ namespace Manaloc.Threading;
 //     lock is +1 on its own padded slot, not on _state. Reader: slot RMW (full fence), then re-read
 //     _readBias; kept only if still 1, otherwise -1 and the path above. Writer: holding WriterHeld,
 //     clears _readBias with Interlocked.Exchange (full fence), then reads every slot and waits until
-//     all are 0. Dekker: each side writes its variable, fences, reads the other's, so at least one
+//     all are 0. Dekker: each side writes its variable, fences (the RMW, plus an explicit barrier on
+//     Arm64, where an acquire-release atomic does not order a later load of another variable:
+//     StoreLoadFence in the Bias file), reads the other's, so at least one
 //     sees the other: either the writer's scan sees the reader's +1 (and waits for its -1, itself a
 //     full fence after the critical section) or the reader's re-read sees 0 (and backs out). The
 //     flag is set to 1 only by a thread holding _state (a reader through it, or a writer undoing a

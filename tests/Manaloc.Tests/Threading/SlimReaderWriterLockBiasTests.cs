@@ -35,9 +35,24 @@ public sealed class SlimReaderWriterLockBiasTests
     [Fact]
     public void Recursion_through_the_biased_path_throws_and_leaves_the_lock_as_it_was()
     {
+        // On a thread of its own: if RevokeBias stopped checking for the caller's own biased read, EnterWriteLock
+        // would wait for this thread's slot forever; the join below turns that hang into a failure.
+        var errors = new List<Exception>();
+        var body = EventTestSupport.Start(Body, errors, "biased reader");
+        Assert.True(body.Join(EventTestSupport.Stall), "a recursive write on a biased read hung instead of throwing");
+        Assert.Empty(errors);
+    }
+
+    private static void Body()
+    {
+        // A thread's very first read lock creates its record and goes through the state word; take one first.
+        var warm = new SlimReaderWriterLock();
+        warm.EnterReadLock();
+        warm.ExitReadLock();
         var rw = new SlimReaderWriterLock();
         Assert.True(rw.IsReadBiased);
         rw.EnterReadLock(); // biased: the state word does not show it, so the write fast path's CAS succeeds
+        Assert.True(rw.IsBiasedReadHeld);
         Assert.Throws<LockRecursionException>(() => rw.EnterReadLock());
         Assert.Throws<LockRecursionException>(() => rw.TryEnterReadLock());
         Assert.Throws<LockRecursionException>(() => rw.EnterWriteLock());
@@ -61,6 +76,7 @@ public sealed class SlimReaderWriterLockBiasTests
     {
         var rw = new SlimReaderWriterLock(spinCount: 0);
         rw.EnterReadLock(); // biased
+        Assert.True(rw.IsBiasedReadHeld);
         var errors = new List<Exception>();
         bool writerIn = false;
         var writer = EventTestSupport.Start(() => { rw.EnterWriteLock(); Volatile.Write(ref writerIn, true); rw.ExitWriteLock(); }, errors, "writer");
@@ -156,6 +172,9 @@ public sealed class SlimReaderWriterLockBiasTests
         var b = new SlimReaderWriterLock();
         a.EnterReadLock(); // biased
         b.EnterReadLock(); // state word
+        Assert.True(a.IsBiasedReadHeld);
+        Assert.False(b.IsBiasedReadHeld);
+        Assert.True(b.IsReadLockHeld);
         Assert.Equal(1, a.CurrentReadCount);
         Assert.Equal(1, b.CurrentReadCount);
         a.ExitReadLock(); // the biased one first: the record refills its first entry with b
