@@ -48,7 +48,9 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
         _record = record;
         _base = block;
         Length = length;
-        _stride = record.Layout.Size;
+        // At least 1: the enumerator walks addresses up to base + Length × stride, so a record with no fields (size 0)
+        // still steps (nothing is ever read through its address). NewArray sizes the block the same way.
+        _stride = Math.Max(record.Layout.Size, 1);
         _chunk = chunk;
         _stamp = stamp;
         _generation = generation;
@@ -59,7 +61,7 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     /// <summary>Records in the array.</summary>
     public int Length { get; }
 
-    /// <summary>Bytes from one record to the next (the layout's size).</summary>
+    /// <summary>Bytes from one record to the next: the layout's size (1 for a record with no fields).</summary>
     public int Stride => (int)_stride;
 
     /// <summary>True until <see cref="Dispose"/> (or the allocator's Dispose).</summary>

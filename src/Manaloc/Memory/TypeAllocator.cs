@@ -65,7 +65,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     /// <summary>The name given in the options.</summary>
     public string Name { get; }
 
-    /// <summary>True when accessors check the generation stamp (the default).</summary>
+    /// <summary>True when handles are checked (the default): an access after Delete or Dispose throws, and so does a second Delete.</summary>
     public bool IsChecked => _checked;
 
     /// <summary>True once <see cref="Dispose"/> has run.</summary>
@@ -112,7 +112,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     }
 
     /// <inheritdoc/>
-    /// <remarks>Thread-safe; any thread may delete. Of two racing Deletes of one object exactly one succeeds.</remarks>
+    /// <remarks>Thread-safe; any thread may delete. Of two racing Deletes of one object exactly one succeeds (not with
+    /// <see cref="TypeAllocatorOptions.RecycleHandles"/>, where the winner may already have handed the handle out again).</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="instance"/> is null.</exception>
     /// <exception cref="ArgumentException">The object was not made by a TypeAllocator, was made by another one, or is a record array's view.</exception>
     /// <exception cref="InvalidOperationException">The object was already deleted.</exception>
@@ -122,8 +123,10 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         // The whole check is one expression so the hot path stays small; ThrowDeleteFailure says which part failed.
         // In both modes the stamp moves by compare-exchange, so of two racing Deletes exactly one frees (a plain
         // compare and store would let both free and the block be handed out twice).
+        // A null address means deleted (checked handles, parked recycled ones) whatever the stamp says: a stale Delete
+        // after the 32-bit stamp wrapped could otherwise release a live object's slot.
         if (instance is NativeRecord handle && handle.Chunk is { } chunk && chunk.Owner == _slab && !handle.IsViewHandle && !_disposed
-            && NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation))
+            && handle.Address != null && NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation))
         {
             byte* address = handle.Address;
             if (_stacks is not null) _stacks.TryRemove((nint)address, out _);

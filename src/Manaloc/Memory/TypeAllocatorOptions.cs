@@ -8,10 +8,10 @@ public sealed class TypeAllocatorOptions
     public string Name { get; set; } = "default";
 
     /// <summary>
-    /// True (the default): every property access through a handle from New compares the record's generation
-    /// stamp (a record array's views test a pointer the array nulls at Dispose, and its moves compare the stamp), so use after
-    /// Delete or Dispose throws. False: accessors are bare loads and stores (faster; misuse is undefined
-    /// behaviour). Delete is checked either way.
+    /// True (the default): every property access through a handle from New tests the handle's address, which
+    /// Delete and the allocator's Dispose null (a record array's views test an address the array nulls at Dispose,
+    /// and its moves compare the stamp), so use after Delete or Dispose throws. False: accessors are bare loads and
+    /// stores (faster; misuse is undefined behaviour). Delete is checked either way (the slot's generation stamp).
     /// </summary>
     public bool Checked { get; set; } = true;
 
@@ -19,7 +19,8 @@ public sealed class TypeAllocatorOptions
     /// True: Delete keeps the handle (up to 64 per type and thread) and the next New of that type on the
     /// same thread hands it out again, so a New+Delete pair allocates nothing on the managed heap.
     /// Requires <see cref="Checked"/> = false: a reference kept after Delete would then refer to a later
-    /// object, which no check can tell apart. Default false.
+    /// object, which no check can tell apart. Two Deletes of one handle racing on two threads are undefined with
+    /// recycling (the winner may already have handed the handle out again). Default false.
     /// </summary>
     public bool RecycleHandles { get; set; }
 

@@ -46,4 +46,22 @@ public sealed class EmptyRecordArrayTests
         Assert.Throws<ArgumentOutOfRangeException>(() => empty.MoveTo(0));
         foreach (var r in neighbours) allocator.Delete(r);
     }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void Foreach_visits_every_record_of_an_array_of_records_without_fields(bool isChecked)
+    {
+        // Size 0: the enumerator still steps (stride 1), so a loop runs Length times (found in review: it ran 0 times).
+        using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
+        using var records = allocator.NewArray<IEmpty>(5);
+        int visited = 0;
+        foreach (var record in records)
+        {
+            Assert.NotNull(record);
+            visited++;
+        }
+        Assert.Equal(5, visited);
+        Assert.Equal(1, records.Stride);
+    }
 }

@@ -174,7 +174,7 @@ public sealed class RecordArrayTests
     [InlineData(true, false)]
     public void A_loop_stops_at_the_next_record_after_its_array_or_allocator_is_disposed_in_either_mode(bool isChecked, bool disposeAllocator)
     {
-        // Unchecked views are not nulled at Dispose, so only the enumerator's stamp check stops these loops.
+        // Dispose nulls the array's own view in both modes, which the enumerator tests on each move.
         var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
         var records = allocator.NewArray<IFooData>(10);
         int visited = 0;

@@ -263,6 +263,32 @@ public sealed class CheckedTypeAllocatorTests : TypeAllocatorContractTests
     }
 
     [Fact]
+    public unsafe void A_stale_delete_is_refused_even_when_the_slot_stamp_has_wrapped_round_to_its_generation()
+    {
+        // Found in review: after 2^31 reuses of a slot a stale handle's generation can match the stamp again; its
+        // Delete then released the live object's slot and untracked it. The null address refuses it.
+        using var allocator = Create();
+        var old = allocator.New<IFooData>();
+        var oldRecord = (NativeRecord)(object)old;
+        uint generation = oldRecord.Generation;
+        uint* stamp = oldRecord.Stamp;
+        allocator.Delete(old);
+        *stamp = generation - 1; // as after 2^31 - 1 more New/Delete pairs on this slot
+        var live = allocator.New<IFooData>();
+        var liveRecord = (NativeRecord)(object)live;
+        Assert.Equal(generation, liveRecord.Generation); // the stale handle's generation matches the stamp
+
+        Assert.Throws<InvalidOperationException>(() => allocator.Delete(old));
+
+        Assert.True(liveRecord.IsAllocated);
+        live.Bar = 7;
+        Assert.Equal(7, live.Bar);
+        Assert.Equal(1, allocator.LiveObjectCount);
+        allocator.Delete(live);
+        Assert.Throws<InvalidOperationException>(() => live.Bar);
+    }
+
+    [Fact]
     public void Deleted_handles_are_not_kept_alive_by_the_allocator()
     {
         using var allocator = Create();
