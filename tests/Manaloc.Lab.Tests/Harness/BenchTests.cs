@@ -38,8 +38,16 @@ public sealed class BenchTests
         // An object with two longs: 16 bytes of header and method table, 16 of fields → 32 bytes.
         var allocating = Bench.Measure("alloc", n => { for (long i = 0; i < n; i++) keep = new TwoLongs(); }, Tiny, fixedOperations: 10_000);
         Assert.Equal(32.0, allocating.AllocatedBytesPerOp!.Value, 1);
-        var quiet = Bench.Measure("quiet", n => { for (long i = 0; i < n; i++) Thread.SpinWait(1); }, Tiny, fixedOperations: 10_000);
-        Assert.Equal(0.0, quiet.AllocatedBytesPerOp!.Value);
+        // The runtime now and then allocates on the measuring thread for itself (tiered compilation promoting a
+        // method mid-loop: one run counted 0.02 B/op, 800 bytes); a loop that allocates does so in every run, so
+        // the fewest of up to five runs must be exactly 0.
+        double fewest = double.MaxValue;
+        for (int run = 0; run < 5 && fewest != 0; run++)
+        {
+            var quiet = Bench.Measure("quiet", n => { for (long i = 0; i < n; i++) Thread.SpinWait(1); }, Tiny, fixedOperations: 10_000);
+            fewest = Math.Min(fewest, quiet.AllocatedBytesPerOp!.Value);
+        }
+        Assert.Equal(0.0, fewest);
         GC.KeepAlive(keep);
     }
 

@@ -92,6 +92,7 @@ public sealed class SlimReaderWriterLockBiasTests
         Assert.Empty(errors);
         Assert.True(writerIn);
         Assert.Equal(1, rw.Revocations);
+        Assert.Equal(1, rw.RevocationsThatWaited); // the revocation found this thread's biased read inside and waited for it
     }
 
     [Fact]

@@ -39,9 +39,10 @@ public sealed class SlimReaderWriterLockStressTests
         var rw = new SlimReaderWriterLock(spinCount, inhibitFactor: 0);
         Run(threads, writerPercent, rw, new SlimReaderWriterLock(spinCount, inhibitFactor: 0), opsPerThread: 400_000);
         // Every new lock starts biased, so one revocation proves nothing: the bias must have come back many times
-        // (4,000-14,000 revocations per case measured), and writers must have met biased readers inside.
-        Assert.True(rw.Revocations >= 100, $"only {rw.Revocations} revocations: the bias did not keep coming back");
-        Assert.True(rw.RevocationsThatWaited > 0, $"no revocation met a biased reader ({rw.Revocations} revocations): the test did not exercise biased readers against writers");
+        // (4,000-14,000 revocations per case measured; a bias that never comes back makes one). Whether a revocation
+        // met a biased reader inside is left to chance here (under load the threads can run one at a time: one run
+        // made 3,992 revocations and met none); the bias tests force that meeting.
+        Assert.True(rw.Revocations >= 100, $"only {rw.Revocations} revocations ({rw.RevocationsThatWaited} met a biased reader): the bias did not keep coming back");
     }
 
     private static void Run(int threads, int writerPercent, SlimReaderWriterLock rw, SlimReaderWriterLock outer, int opsPerThread)
