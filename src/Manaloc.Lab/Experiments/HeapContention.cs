@@ -82,24 +82,18 @@ public sealed unsafe class HeapContention : Experiment
         int rounds = context.IsSmoke ? 1 : context.IsQuick ? 8 : 16;
         foreach (int threads in Threads(context.Settings))
         {
-            var parts = Variants.Select(_ => new List<Measurement>(rounds)).ToArray();
-            for (int round = 0; round < rounds; round++)
+            var merged = Rounds.Interleave(Variants.Count, rounds, context.Cancellation, (v, round) =>
             {
-                for (int k = 0; k < Variants.Count; k++)
+                context.Status($"{Variants[v]} threads={threads}, round {round + 1} of {rounds}");
+                return Variants[v] switch
                 {
-                    int v = Rounds.BalancedOrder(Variants.Count, round, k);
-                    context.Cancellation.ThrowIfCancellationRequested();
-                    context.Status($"{Variants[v]} threads={threads}, round {round + 1} of {rounds}");
-                    parts[v].Add(Variants[v] switch
-                    {
-                        Malloc => Measure(context, perRound, Malloc, threads, sizes, _ => malloc),
-                        HGlobal => Measure(context, perRound, HGlobal, threads, sizes, _ => hglobal),
-                        Slab => Measure(context, perRound, Slab, threads, sizes, _ => slabHeap),
-                        _ => Measure(context, perRound, LoopOnly, threads, sizes, floor.HeapOf),
-                    });
-                }
-            }
-            var merged = parts.Select(part => context.Record(Rounds.Merge(part))).ToArray();
+                    Malloc => Measure(context, perRound, Malloc, threads, sizes, _ => malloc),
+                    HGlobal => Measure(context, perRound, HGlobal, threads, sizes, _ => hglobal),
+                    Slab => Measure(context, perRound, Slab, threads, sizes, _ => slabHeap),
+                    _ => Measure(context, perRound, LoopOnly, threads, sizes, floor.HeapOf),
+                };
+            });
+            foreach (var m in merged) context.Record(m);
             if (threads == 2)
             {
                 long contentions = merged.Single(m => m.Variant == Slab).LockContentions;

@@ -96,34 +96,27 @@ public sealed class ResetEvent : Experiment
         int rounds = context.IsSmoke ? 1 : context.IsQuick ? 8 : 16;
         var parameters = Parameters.Of(("scenario", PingPong));
         var totals = new long[Variants.Count];
-        var parts = Variants.Select(_ => new List<Measurement>(rounds)).ToArray();
-        for (int round = -1; round < rounds; round++)
+        // One sample on fresh events; the first call per event (round -1, not recorded) also sizes its sample from a pilot.
+        Measurement Once(int v, int round)
         {
-            for (int k = 0; k < Variants.Count; k++)
+            context.Cancellation.ThrowIfCancellationRequested();
+            context.Status($"{Variants[v]} ping-pong, round {round + 1} of {rounds}");
+            using var pair = Signal.Create(Variants[v]);
+            using var back = Signal.Create(Variants[v]);
+            Action<int, long> body = (t, n) =>
             {
-                int v = round < 0 ? k : Rounds.BalancedOrder(Variants.Count, round, k);
-                context.Cancellation.ThrowIfCancellationRequested();
-                context.Status($"{Variants[v]} ping-pong, round {Math.Max(round + 1, 0)} of {rounds}");
-                using var pair = Signal.Create(Variants[v]);
-                using var back = Signal.Create(Variants[v]);
-                Action<int, long> body = (t, n) =>
+                for (long i = 0; i < n; i++)
                 {
-                    for (long i = 0; i < n; i++)
-                    {
-                        if (t == 0) { pair.Set(); back.Wait(); }
-                        else { pair.Wait(); back.Set(); }
-                    }
-                };
-                if (round < 0)
-                {
-                    totals[v] = PilotTotal(body, settings);
-                    _ = ThreadSweep.Measure(Variants[v], 2, body, settings with { Samples = 1 }, parameters, totals[v]); // JIT warm-up
-                    continue;
+                    if (t == 0) { pair.Set(); back.Wait(); }
+                    else { pair.Wait(); back.Set(); }
                 }
-                parts[v].Add(ThreadSweep.Measure(Variants[v], 2, body, perRound, parameters, totals[v]));
-            }
+            };
+            if (round >= 0) return ThreadSweep.Measure(Variants[v], 2, body, perRound, parameters, totals[v]);
+            totals[v] = PilotTotal(body, settings);
+            return ThreadSweep.Measure(Variants[v], 2, body, settings with { Samples = 1 }, parameters, totals[v]); // JIT warm-up
         }
-        foreach (var part in parts) context.Record(Rounds.Merge(part));
+        for (int v = 0; v < Variants.Count; v++) _ = Once(v, round: -1);
+        foreach (var m in Rounds.Interleave(Variants.Count, rounds, context.Cancellation, Once)) context.Record(m);
     }
 
     /// <summary>

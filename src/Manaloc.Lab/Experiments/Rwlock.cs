@@ -72,18 +72,10 @@ public sealed class Rwlock : Experiment
                 {
                     var p = Parameters.Of(("writers", writers), ("hold", hold));
                     context.Status($"threads={threads} {Measurement.FormatParameters(p)}");
-                    var parts = AllVariants.Select(_ => new List<Measurement>(rounds)).ToArray();
                     var totals = new long[AllVariants.Length];
-                    for (int round = 0; round < rounds; round++)
-                    {
-                        for (int k = 0; k < AllVariants.Length; k++)
-                        {
-                            int v = Rounds.BalancedOrder(AllVariants.Length, round, k);
-                            context.Cancellation.ThrowIfCancellationRequested();
-                            parts[v].Add(MeasureCell(AllVariants[v], perRound, threads, p, region, writers, hold, ref totals[v]));
-                        }
-                    }
-                    foreach (var part in parts) context.Record(Rounds.Merge(part));
+                    var merged = Rounds.Interleave(AllVariants.Length, rounds, context.Cancellation,
+                        (v, _) => MeasureCell(AllVariants[v], perRound, threads, p, region, writers, hold, ref totals[v]));
+                    foreach (var m in merged) context.Record(m);
                 }
             }
         }

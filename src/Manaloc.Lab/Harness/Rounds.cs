@@ -24,6 +24,34 @@ public static class Rounds
         return (step + round) % n;
     }
 
+    /// <summary>
+    /// Measures <paramref name="variants"/> variants in <paramref name="rounds"/> rounds, one sample each per round in
+    /// <see cref="BalancedOrder"/>, and returns one merged measurement per variant (<see cref="Merge"/>), in variant order.
+    /// </summary>
+    /// <param name="variants">How many variants (indices 0..variants−1).</param>
+    /// <param name="rounds">Rounds; whole multiples of <paramref name="variants"/> keep the order balanced.</param>
+    /// <param name="cancellation">Checked before every sample.</param>
+    /// <param name="measureOne">Takes one sample: (variant index, round) → a measurement of exactly one sample.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="variants"/> or <paramref name="rounds"/> is not positive.</exception>
+    public static Measurement[] Interleave(int variants, int rounds, CancellationToken cancellation, Func<int, int, Measurement> measureOne)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(variants);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(rounds);
+        ArgumentNullException.ThrowIfNull(measureOne);
+        var parts = new List<Measurement>[variants];
+        for (int v = 0; v < variants; v++) parts[v] = new List<Measurement>(rounds);
+        for (int round = 0; round < rounds; round++)
+        {
+            for (int k = 0; k < variants; k++)
+            {
+                int v = BalancedOrder(variants, round, k);
+                cancellation.ThrowIfCancellationRequested();
+                parts[v].Add(measureOne(v, round));
+            }
+        }
+        return parts.Select(Merge).ToArray();
+    }
+
     /// <summary>One measurement from rounds of one sample each: the rounds' samples together, their costs summed.</summary>
     /// <exception cref="ArgumentException"><paramref name="rounds"/> is empty, or a round took other than one sample.</exception>
     public static Measurement Merge(IReadOnlyList<Measurement> rounds)

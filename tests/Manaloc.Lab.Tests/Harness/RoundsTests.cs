@@ -68,4 +68,40 @@ public sealed class RoundsTests
         Assert.Contains("exactly one sample", Assert.Throws<ArgumentException>(() => Rounds.Merge([two])).Message, StringComparison.Ordinal);
         Assert.Throws<ArgumentException>(() => Rounds.Merge([]));
     }
+
+    [Fact]
+    public void Interleave_takes_one_sample_per_variant_per_round_in_balanced_order_and_merges_them()
+    {
+        var calls = new List<(int Variant, int Round)>();
+        var merged = Rounds.Interleave(4, 4, CancellationToken.None, (v, round) =>
+        {
+            calls.Add((v, round));
+            return new Measurement { Variant = $"v{v}", Unit = "ns/op", Statistics = Statistics.From([10.0 * v + round]) };
+        });
+
+        Assert.Equal(16, calls.Count);
+        for (int round = 0; round < 4; round++)
+        {
+            var order = calls.Where(c => c.Round == round).Select(c => c.Variant);
+            Assert.Equal(Enumerable.Range(0, 4).Select(k => Rounds.BalancedOrder(4, round, k)), order);
+        }
+        Assert.Equal(["v0", "v1", "v2", "v3"], merged.Select(m => m.Variant));
+        Assert.All(merged, m => Assert.Equal(4, m.Statistics.Count));
+        Assert.Equal(31.5, merged[3].Statistics.Median); // samples 30, 31, 32, 33
+    }
+
+    [Fact]
+    public void Interleave_stops_when_cancelled_and_rejects_no_variants_or_rounds()
+    {
+        using var cts = new CancellationTokenSource();
+        int calls = 0;
+        Assert.Throws<OperationCanceledException>(() => Rounds.Interleave(4, 4, cts.Token, (v, _) =>
+        {
+            if (++calls == 3) cts.Cancel();
+            return new Measurement { Variant = "v", Unit = "ns/op", Statistics = Statistics.From([1.0]) };
+        }));
+        Assert.Equal(3, calls);
+        Assert.Throws<ArgumentOutOfRangeException>(() => Rounds.Interleave(0, 4, CancellationToken.None, (_, _) => null!));
+        Assert.Throws<ArgumentOutOfRangeException>(() => Rounds.Interleave(4, 0, CancellationToken.None, (_, _) => null!));
+    }
 }
