@@ -100,20 +100,8 @@ public sealed class SlimReaderWriterLockBiasTests
     {
         // Inhibit factor 0: the readers turn the bias back on as soon as they can, so nearly every write revokes it.
         var rw = new SlimReaderWriterLock(spinCount: 0, inhibitFactor: 0);
-        bool stop = false;
-        long reads = 0;
         var errors = new List<Exception>();
-        var readers = Enumerable.Range(0, 3).Select(i => EventTestSupport.Start(() =>
-        {
-            while (!Volatile.Read(ref stop))
-            {
-                rw.EnterReadLock();
-                Thread.SpinWait(200); // long enough that readers overlap continuously
-                Interlocked.Increment(ref reads);
-                rw.ExitReadLock();
-            }
-        }, errors, $"reader {i}")).ToList();
-        EventTestSupport.WaitUntil(() => Volatile.Read(ref reads) > 1000, "readers running");
+        var readers = new OverlappingReaders(rw, 3, errors);
         Assert.True(rw.IsReadBiased); // no writer yet: the readers are on their slots
 
         long writes = 0;
@@ -125,13 +113,12 @@ public sealed class SlimReaderWriterLockBiasTests
                 Interlocked.Increment(ref writes);
                 rw.ExitWriteLock();
                 // Let the readers turn the bias back on before the next write, so the next one revokes it again.
-                long seen = Volatile.Read(ref reads);
-                EventTestSupport.WaitUntil(() => Volatile.Read(ref reads) > seen + 200, "readers after a write");
+                long seen = readers.Reads;
+                EventTestSupport.WaitUntil(() => readers.Reads > seen + 200, "readers after a write");
             }
         }, errors, "writer");
         EventTestSupport.JoinWithWatchdog([writer], () => Volatile.Read(ref writes), () => $"writer starved after {Volatile.Read(ref writes)} writes, biased {rw.IsReadBiased}");
-        Volatile.Write(ref stop, true);
-        foreach (var r in readers) r.Join();
+        readers.Stop();
 
         Assert.Empty(errors);
         Assert.Equal(200, writes);

@@ -198,20 +198,8 @@ public sealed class SlimReaderWriterLockTests
     public void A_writer_gets_in_while_readers_keep_overlapping()
     {
         var rw = new SlimReaderWriterLock(spinCount: 0);
-        bool stop = false;
-        long reads = 0;
         var errors = new List<Exception>();
-        var readers = Enumerable.Range(0, 3).Select(i => EventTestSupport.Start(() =>
-        {
-            while (!Volatile.Read(ref stop))
-            {
-                rw.EnterReadLock();
-                Thread.SpinWait(200); // long enough that readers overlap continuously
-                Interlocked.Increment(ref reads);
-                rw.ExitReadLock();
-            }
-        }, errors, $"reader {i}")).ToList();
-        EventTestSupport.WaitUntil(() => Volatile.Read(ref reads) > 1000, "readers running");
+        var readers = new OverlappingReaders(rw, 3, errors);
 
         long writes = 0;
         var writer = EventTestSupport.Start(() =>
@@ -224,8 +212,7 @@ public sealed class SlimReaderWriterLockTests
             }
         }, errors, "writer");
         EventTestSupport.JoinWithWatchdog([writer], () => Volatile.Read(ref writes), () => $"writer starved after {Volatile.Read(ref writes)} writes");
-        Volatile.Write(ref stop, true);
-        foreach (var r in readers) r.Join();
+        readers.Stop();
 
         Assert.Empty(errors);
         Assert.Equal(200, writes);
