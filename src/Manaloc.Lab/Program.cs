@@ -19,6 +19,26 @@ public static class Program
     /// <summary>Runs the command line with the given output writers; returns the exit code.</summary>
     public static int Run(string[] args, TextWriter stdout, TextWriter stderr)
     {
+        var parse = BuildCommandLine(stdout, stderr).Parse(args);
+        if (parse.Errors.Count > 0)
+        {
+            stderr.WriteLine($"error: {parse.Errors[0].Message}");
+            return UsageError;
+        }
+        return parse.Invoke(new InvocationConfiguration
+        {
+            Output = stdout,
+            Error = stderr,
+            // The run handles Ctrl+C itself (no report on cancel) and lets exceptions surface as crashes of the lab,
+            // not as exit code 1, which means "an experiment reported an error".
+            ProcessTerminationTimeout = null,
+            EnableDefaultExceptionHandler = false,
+        });
+    }
+
+    /// <summary>The command tree, each command with its action; actions write to the given writers.</summary>
+    internal static RootCommand BuildCommandLine(TextWriter stdout, TextWriter stderr)
+    {
         var names = new Argument<string[]>("names") { Description = "Experiments to run (default: all). See 'list'.", Arity = ArgumentArity.ZeroOrMore };
         var quick = new Option<bool>("--quick") { Description = "Short warm-up and few samples: every experiment in seconds (the default)." };
         var full = new Option<bool>("--full") { Description = "Longer warm-up, more and longer samples, larger sizes." };
@@ -50,48 +70,61 @@ public static class Program
         root.Subcommands.Add(list);
         root.Subcommands.Add(child);
 
-        var parse = root.Parse(args);
-        if (parse.Errors.Count > 0)
-        {
-            stderr.WriteLine($"error: {parse.Errors[0].Message}");
-            return UsageError;
-        }
-        var command = parse.CommandResult.Command;
-        if (command == list)
+        // Every command has an action, so the parser never demands a subcommand: no arguments runs every
+        // experiment in quick mode (the README's command). Help and version are options with actions of their
+        // own; they print and return before any experiment runs or any report is touched.
+        var runOptions = new RunOptions(quick, full, threads, output, json, readme);
+        root.SetAction(p => RunExperiments(p, runOptions, requested: [], stdout, stderr));
+        run.SetAction(p => RunExperiments(p, runOptions, p.GetValue(names) ?? [], stdout, stderr));
+        list.SetAction(_ =>
         {
             TerminalReport.WriteList(ConsoleOn(stdout), ExperimentRegistry.All());
             return 0;
-        }
-        if (command != run && command != root && command != child)
+        });
+        child.SetAction(p =>
         {
-            // --help, --version and the like.
-            return parse.Invoke(new InvocationConfiguration { Output = stdout, Error = stderr });
-        }
-
-        if (parse.GetValue(quick) && parse.GetValue(full))
-        {
-            return Usage(stderr, "--quick and --full cannot both be given.");
-        }
-        IReadOnlyList<int>? threadCounts = null;
-        if (parse.GetValue(threads) is { } threadText)
-        {
-            try { threadCounts = RunSettings.ParseThreadCounts(threadText); }
-            catch (FormatException e) { return Usage(stderr, e.Message); }
-        }
-        var settings = parse.GetValue(full) ? RunSettings.Full(threadCounts) : RunSettings.Quick(threadCounts);
-
-        if (command == child)
-        {
-            settings = parse.GetValue(childMode) switch
+            if (!TryReadThreads(p, threads, stderr, out var threadCounts, out int usage)) return usage;
+            var settings = p.GetValue(childMode) switch
             {
                 "smoke" => RunSettings.Smoke(threadCounts),
                 "full" => RunSettings.Full(threadCounts),
                 _ => RunSettings.Quick(threadCounts),
             };
-            return RunChild(parse.GetValue(childExperiment)!, parse.GetValue(childKey)!, parse.GetValue(childArgs) ?? [], settings, stdout, stderr);
-        }
+            return RunChild(p.GetValue(childExperiment)!, p.GetValue(childKey)!, p.GetValue(childArgs) ?? [], settings, stdout, stderr);
+        });
 
-        string[] requested = command == run ? parse.GetValue(names) ?? [] : [];
+        return root;
+    }
+
+    /// <summary>The options that <c>run</c> and the root command share.</summary>
+    private sealed record RunOptions(Option<bool> Quick, Option<bool> Full, Option<string?> Threads, Option<string> Output, Option<bool> Json, Option<string?> Readme);
+
+    private static bool TryReadThreads(ParseResult parse, Option<string?> threads, TextWriter stderr, out IReadOnlyList<int>? threadCounts, out int usage)
+    {
+        threadCounts = null;
+        usage = 0;
+        if (parse.GetValue(threads) is not { } threadText) return true;
+        try
+        {
+            threadCounts = RunSettings.ParseThreadCounts(threadText);
+            return true;
+        }
+        catch (FormatException e)
+        {
+            usage = Usage(stderr, e.Message);
+            return false;
+        }
+    }
+
+    private static int RunExperiments(ParseResult parse, RunOptions options, string[] requested, TextWriter stdout, TextWriter stderr)
+    {
+        if (parse.GetValue(options.Quick) && parse.GetValue(options.Full))
+        {
+            return Usage(stderr, "--quick and --full cannot both be given.");
+        }
+        if (!TryReadThreads(parse, options.Threads, stderr, out var threadCounts, out int usage)) return usage;
+        var settings = parse.GetValue(options.Full) ? RunSettings.Full(threadCounts) : RunSettings.Quick(threadCounts);
+
         var experiments = new List<Experiment>();
         var all = ExperimentRegistry.All();
         foreach (string name in requested)
@@ -105,8 +138,8 @@ public static class Program
         }
         if (experiments.Count == 0) experiments.AddRange(all);
 
-        string outDir = parse.GetValue(output)!;
-        string? readmePath = parse.GetValue(readme);
+        string outDir = parse.GetValue(options.Output)!;
+        string? readmePath = parse.GetValue(options.Readme);
         try
         {
             ReportWriter.EnsureWritable(outDir);
@@ -120,7 +153,7 @@ public static class Program
             return Usage(stderr, $"--readme '{readmePath}' does not exist.");
         }
 
-        bool printJson = parse.GetValue(json);
+        bool printJson = parse.GetValue(options.Json);
         var tables = ConsoleOn(printJson ? stderr : stdout);
         using var cancel = new CancellationTokenSource();
         ConsoleCancelEventHandler onCancel = (_, e) => { e.Cancel = true; cancel.Cancel(); };
