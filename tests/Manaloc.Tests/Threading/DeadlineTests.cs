@@ -1,4 +1,5 @@
 using Manaloc.Threading;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Manaloc.Tests.Threading;
 
