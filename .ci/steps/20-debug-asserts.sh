@@ -3,7 +3,7 @@
 # so its Debug.Assert invariants run. A failed assertion throws DebugAssertException
 # (tests/Manaloc.Tests/DebugAssertions.cs) instead of FailFast: a test thread fails its test with the
 # message; a background thread's exception stops the test host, which also fails this step.
-# Measured on 2 busy cores: about 1 minute to build, 1.5 minutes of tests (255 tests); bounded at 12 minutes.
+# Measured on 2 busy cores (load ~25): 2-3 minutes in all (build 1-1.5 min, 250 tests in 55-90 s); bounded at 12 minutes.
 set -euo pipefail
 
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
