@@ -21,7 +21,8 @@ namespace Manaloc.Threading;
 /// The timestamp comes from <see cref="TimeProvider.GetTimestamp"/> of the provider given (the
 /// system clock by default, read directly through <see cref="Stopwatch.GetTimestamp"/> to skip a
 /// virtual call), so it is monotonic, unaffected by wall-clock changes, and tests can use a fake
-/// provider. A due time beyond the clock's range saturates to "never".
+/// provider. The timeout is rounded up to the clock's unit, so on a coarse clock a deadline expires
+/// at or after the time asked, never before. A due time beyond the clock's range saturates to "never".
 /// <c>default(Deadline)</c> equals <see cref="Infinite"/>: it never expires and reads no clock.
 /// </para>
 /// <para>Thread safety: immutable; safe to share and poll from any thread.</para>
@@ -63,7 +64,7 @@ public readonly struct Deadline : IEquatable<Deadline>
         return now >= long.MaxValue - span ? Infinite : new Deadline(provider, now + span);
     }
 
-    /// <summary><paramref name="ticks"/> × <paramref name="frequency"/> / TicksPerSecond, saturating at <see cref="long.MaxValue"/>.</summary>
+    /// <summary><paramref name="ticks"/> × <paramref name="frequency"/> / TicksPerSecond, rounded up (a deadline is never earlier than asked), saturating at <see cref="long.MaxValue"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static long ToTimestampTicks(long ticks, long frequency)
     {
@@ -74,8 +75,9 @@ public readonly struct Deadline : IEquatable<Deadline>
             long factor = frequency / TimeSpan.TicksPerSecond;
             return ticks > long.MaxValue / factor ? long.MaxValue : ticks * factor;
         }
-        // Any other frequency: 128-bit intermediate, so no overflow and no rounding drift.
-        Int128 scaled = (Int128)ticks * frequency / TimeSpan.TicksPerSecond;
+        // Any other frequency (a millisecond clock, a 3.579545 MHz ACPI timer): 128-bit intermediate, so no
+        // overflow, rounded up to the clock's next unit, so the deadline never falls before the timeout.
+        Int128 scaled = ((Int128)ticks * frequency + TimeSpan.TicksPerSecond - 1) / TimeSpan.TicksPerSecond;
         return scaled >= long.MaxValue ? long.MaxValue : (long)scaled;
     }
 

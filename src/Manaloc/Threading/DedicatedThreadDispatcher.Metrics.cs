@@ -24,7 +24,7 @@ public sealed partial class DedicatedThreadDispatcher
     /// <summary>Items that threw (a subset of <see cref="ExecutedCount"/>).</summary>
     public long FailedCount => SumStats(static (ref WorkerStats s) => Volatile.Read(ref s.Failed));
 
-    /// <summary>Posts refused: a full queue in <see cref="FullQueueMode.FailFast"/> mode or for <see cref="TryPost"/>, or a shutdown.</summary>
+    /// <summary>Posts refused: a full queue in <see cref="FullQueueMode.FailFast"/> mode or for <see cref="TryPost"/>, a shutdown, or a <see cref="PostAsync"/> whose token was cancelled before the item was queued.</summary>
     public long RejectedCount => _rejected.Sum();
 
     /// <summary>Items removed by <see cref="FullQueueMode.DropOldest"/> and handed to the drop callback.</summary>
@@ -111,7 +111,7 @@ public sealed partial class DedicatedThreadDispatcher
         meter.CreateObservableCounter("manaloc.dispatcher.posted", () => Observe(d => d.PostedCount), "{item}", "Items accepted.");
         meter.CreateObservableCounter("manaloc.dispatcher.executed", () => Observe(d => d.ExecutedCount), "{item}", "Items run.");
         meter.CreateObservableCounter("manaloc.dispatcher.failed", () => Observe(d => d.FailedCount), "{item}", "Items that threw.");
-        meter.CreateObservableCounter("manaloc.dispatcher.rejected", () => Observe(d => d.RejectedCount), "{item}", "Posts refused (full or shutting down).");
+        meter.CreateObservableCounter("manaloc.dispatcher.rejected", () => Observe(d => d.RejectedCount), "{item}", "Posts refused (full, shutting down, or cancelled before queued).");
         meter.CreateObservableCounter("manaloc.dispatcher.dropped", () => Observe(d => d.DroppedCount), "{item}", "Items dropped by DropOldest.");
         meter.CreateObservableGauge("manaloc.dispatcher.deepest_queue", () => Observe(d => d.DeepestQueue), "{item}", "Deepest queue seen.");
         meter.CreateObservableCounter("manaloc.dispatcher.busy_time", ObserveBusy, "s", "Worker time spent awake, summed over workers.");

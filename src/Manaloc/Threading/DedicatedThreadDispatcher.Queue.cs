@@ -352,7 +352,11 @@ public sealed partial class DedicatedThreadDispatcher
                 // system timer, like PostBlocking's timed Monitor.Wait, whatever the options' clock.
                 var wait = signal.WaitAsync(TimeSpan.FromMilliseconds(RoomPollMilliseconds), cancellationToken);
                 await wait.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-                cancellationToken.ThrowIfCancellationRequested();
+                if (cancellationToken.IsCancellationRequested)
+                {
+                    _rejected.Increment(); // a cancelled post is a refused post
+                    throw new OperationCanceledException(cancellationToken);
+                }
                 polled = !signal.IsCompleted;
             }
             finally

@@ -156,10 +156,16 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
     /// <returns>A task that completes when the item is queued (not when it has run).</returns>
     /// <exception cref="ArgumentNullException"><paramref name="item"/> is null.</exception>
     /// <exception cref="InvalidOperationException">(In the task.) Shutting down, or full in <see cref="FullQueueMode.FailFast"/> mode; not queued.</exception>
-    /// <exception cref="OperationCanceledException">(In the task.) <paramref name="cancellationToken"/> fired while waiting; not queued.</exception>
+    /// <exception cref="OperationCanceledException">(In the task.) <paramref name="cancellationToken"/> was cancelled before the call or fired while waiting; not queued, and counted in <see cref="RejectedCount"/>.</exception>
     public ValueTask PostAsync(Action item, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(item);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            // Cancelled before the call: refused without queueing, as a wait would be (SemaphoreSlim.WaitAsync's rule).
+            _rejected.Increment();
+            return ValueTask.FromCanceled(cancellationToken);
+        }
         var result = TryEnqueue(item);
         if (result == EnqueueResult.Accepted)
         {

@@ -12,12 +12,14 @@ public sealed partial class EconomicResetEvent
     internal static long BlockedWaits => Interlocked.Read(ref s_blockedWaits); // statistics: orders nothing
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool WaitSlow(int millisecondsTimeout, CancellationToken cancellationToken)
+    private bool WaitSlow(long timeoutTicks, CancellationToken cancellationToken)
     {
         int state = Volatile.Read(ref _state); // a hint only: every decision below is taken by a CAS
         if (state == Disposed) EventThrowHelper.ThrowObjectDisposed(this);
         if (state == Waiting || Volatile.Read(ref _waiterActive) != 0) EventThrowHelper.ThrowConcurrentWaiter(); // a hint: the CAS below decides
-        if (millisecondsTimeout == 0) return false;
+        if (timeoutTicks == 0) return false;
+        // The timeout runs from here (the call), not from the moment the waiter blocks: the spin counts.
+        long due = timeoutTicks == InfiniteTicks ? NoDue : DueTimestamp(timeoutTicks);
 
         // Spin: a Set that lands within a few microseconds is caught without blocking. Not adaptive
         // on purpose: a waiter that stops spinning makes every Set pay the kernel wake, which slows
@@ -54,7 +56,7 @@ public sealed partial class EconomicResetEvent
         if (Interlocked.CompareExchange(ref _waiterActive, 1, 0) != 0) EventThrowHelper.ThrowConcurrentWaiter();
         try
         {
-            return ClaimAndBlock(park, millisecondsTimeout, cancellationToken);
+            return ClaimAndBlock(park, due, cancellationToken);
         }
         finally
         {
@@ -62,7 +64,7 @@ public sealed partial class EconomicResetEvent
         }
     }
 
-    private bool ClaimAndBlock(AutoResetEvent park, int millisecondsTimeout, CancellationToken cancellationToken)
+    private bool ClaimAndBlock(AutoResetEvent park, long due, CancellationToken cancellationToken)
     {
         int state;
         while (true)
@@ -79,7 +81,7 @@ public sealed partial class EconomicResetEvent
             EventThrowHelper.ThrowObjectDisposed(this);
         }
         Interlocked.Increment(ref s_blockedWaits); // statistics only
-        return Block(park, millisecondsTimeout, cancellationToken);
+        return Block(park, due, cancellationToken);
     }
 
     private AutoResetEvent CreatePark()
@@ -94,12 +96,12 @@ public sealed partial class EconomicResetEvent
         return winner;
     }
 
-    private bool Block(AutoResetEvent park, int millisecondsTimeout, CancellationToken cancellationToken)
+    private bool Block(AutoResetEvent park, long due, CancellationToken cancellationToken)
     {
         bool woken;
         try
         {
-            woken = ParkWait(park, millisecondsTimeout, cancellationToken);
+            woken = ParkWait(park, due, cancellationToken);
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
@@ -160,32 +162,70 @@ public sealed partial class EconomicResetEvent
         if (interrupted) Thread.CurrentThread.Interrupt(); // the caller's next blocking call sees it
     }
 
-    private bool ParkWait(AutoResetEvent park, int millisecondsTimeout, CancellationToken cancellationToken)
+    /// <summary>The due timestamp of an infinite wait.</summary>
+    private const long NoDue = long.MaxValue;
+
+    /// <summary>Now plus <paramref name="timeoutTicks"/> on the event's clock, rounded up to its next timestamp unit.</summary>
+    private long DueTimestamp(long timeoutTicks)
     {
-        if (millisecondsTimeout != Timeout.Infinite && !ReferenceEquals(_timeProvider, TimeProvider.System))
-        {
-            return ParkWaitOnClock(park, millisecondsTimeout, cancellationToken);
-        }
-        if (!cancellationToken.CanBeCanceled)
-        {
-            return park.WaitOne(millisecondsTimeout);
-        }
-        // Index 0 wins when both are signalled, so a delivered signal is never left behind.
-        int index = WaitHandle.WaitAny([park, cancellationToken.WaitHandle], millisecondsTimeout);
-        if (index == 1) throw new OperationCanceledException(cancellationToken);
-        return index == 0;
+        long frequency = _timeProvider.TimestampFrequency;
+        Int128 span = ((Int128)timeoutTicks * frequency + TimeSpan.TicksPerSecond - 1) / TimeSpan.TicksPerSecond;
+        long now = _timeProvider.GetTimestamp();
+        return span >= NoDue - now ? NoDue - 1 : now + (long)span;
     }
 
-    private bool ParkWaitOnClock(AutoResetEvent park, int millisecondsTimeout, CancellationToken cancellationToken)
+    /// <summary>Timestamp units left until <paramref name="due"/> on the event's clock; zero or less once it has passed.</summary>
+    private long Left(long due) => due - _timeProvider.GetTimestamp();
+
+    /// <summary>Blocks until woken (true), the due time passes (false) or the token is cancelled (throws).</summary>
+    private bool ParkWait(AutoResetEvent park, long due, CancellationToken cancellationToken)
     {
-        // An injected clock: the timeout is a cancellation driven by that clock's timer.
-        using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(millisecondsTimeout), _timeProvider);
-        using var linked = cancellationToken.CanBeCanceled
-            ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, timeout.Token)
-            : null;
-        int index = WaitHandle.WaitAny([park, (linked ?? timeout).Token.WaitHandle]);
-        if (index == 0) return true;
-        if (cancellationToken.IsCancellationRequested) throw new OperationCanceledException(cancellationToken);
-        return false;
+        if (due != NoDue && !ReferenceEquals(_timeProvider, TimeProvider.System))
+        {
+            return ParkWaitOnClock(park, due, cancellationToken);
+        }
+        while (true)
+        {
+            int milliseconds = Timeout.Infinite;
+            if (due != NoDue)
+            {
+                long left = Left(due);
+                if (left <= 0) return false;
+                // Rounded up: a kernel wait of whole milliseconds never ends before the due time, except
+                // that it may (its clock is coarser than the timestamps); then the loop waits for the rest.
+                Int128 ms = ((Int128)left * 1000 + _timeProvider.TimestampFrequency - 1) / _timeProvider.TimestampFrequency;
+                milliseconds = ms >= int.MaxValue ? int.MaxValue : (int)ms;
+            }
+            if (!cancellationToken.CanBeCanceled)
+            {
+                if (park.WaitOne(milliseconds)) return true;
+                continue;
+            }
+            // Index 0 wins when both are signalled, so a delivered signal is never left behind.
+            int index = WaitHandle.WaitAny([park, cancellationToken.WaitHandle], milliseconds);
+            if (index == 1) throw new OperationCanceledException(cancellationToken);
+            if (index == 0) return true;
+        }
+    }
+
+    private bool ParkWaitOnClock(AutoResetEvent park, long due, CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            long left = Left(due);
+            if (left <= 0) return false;
+            // An injected clock: the timeout is a cancellation driven by that clock's timer, for the time
+            // left on it (rounded up to a tick), so time that passed before the waiter blocked counts.
+            long frequency = _timeProvider.TimestampFrequency;
+            Int128 ticks = ((Int128)left * TimeSpan.TicksPerSecond + frequency - 1) / frequency;
+            using var timeout = new CancellationTokenSource(TimeSpan.FromTicks(ticks >= long.MaxValue ? long.MaxValue : (long)ticks), _timeProvider);
+            using var linked = cancellationToken.CanBeCanceled
+                ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, timeout.Token)
+                : null;
+            int index = WaitHandle.WaitAny([park, (linked ?? timeout).Token.WaitHandle]);
+            if (index == 0) return true;
+            if (cancellationToken.IsCancellationRequested) throw new OperationCanceledException(cancellationToken);
+            // The clock's timer fired: the loop checks the clock itself, in case the timer was early.
+        }
     }
 }

@@ -58,7 +58,14 @@ namespace Manaloc.Threading;
 /// than a hang. <see cref="Dispose"/> wakes a blocked waiter with
 /// <see cref="ObjectDisposedException"/>; every later call throws it too.</para>
 /// <para>If cancellation or a timeout races with a Set that already handed the signal to the
-/// waiter, the Wait returns <see langword="true"/> (the signal is delivered, not lost).</para>
+/// waiter, the Wait returns <see langword="true"/> (the signal is delivered, not lost). A token
+/// that is already cancelled when Wait is called throws <see cref="OperationCanceledException"/>
+/// even if the event is set, and the signal stays pending for the next Wait: the rule of
+/// <see cref="SemaphoreSlim.Wait(CancellationToken)"/> and <see cref="ManualResetEventSlim.Wait(CancellationToken)"/>.</para>
+/// <para>Timeouts are never shorter than asked: a timeout runs from the call on the event's clock,
+/// with no rounding to milliseconds (0.9 ms waits at least 0.9 ms), and a kernel wait that ends
+/// early is resumed for the rest. So <c>Wait(deadline.Remaining)</c> returns false only once the
+/// <see cref="Deadline"/> has expired, when both use the same clock.</para>
 /// </remarks>
 public sealed partial class EconomicResetEvent : IDisposable
 {
@@ -156,7 +163,7 @@ public sealed partial class EconomicResetEvent : IDisposable
     /// <exception cref="ArgumentOutOfRangeException">The timeout is negative (other than infinite) or too large.</exception>
     /// <exception cref="InvalidOperationException">Another thread is already waiting.</exception>
     /// <exception cref="ObjectDisposedException">The event was disposed, before or during the wait.</exception>
-    public bool Wait(TimeSpan timeout) => Wait(ToMilliseconds(timeout), CancellationToken.None);
+    public bool Wait(TimeSpan timeout) => WaitCore(ToTimeoutTicks(timeout), CancellationToken.None);
 
     /// <summary>Waits until the event is set or the token is cancelled.</summary>
     /// <param name="cancellationToken">Stops the wait.</param>
@@ -173,7 +180,7 @@ public sealed partial class EconomicResetEvent : IDisposable
     /// <exception cref="OperationCanceledException">The token was cancelled before the event was set.</exception>
     /// <exception cref="InvalidOperationException">Another thread is already waiting.</exception>
     /// <exception cref="ObjectDisposedException">The event was disposed, before or during the wait.</exception>
-    public bool Wait(TimeSpan timeout, CancellationToken cancellationToken) => Wait(ToMilliseconds(timeout), cancellationToken);
+    public bool Wait(TimeSpan timeout, CancellationToken cancellationToken) => WaitCore(ToTimeoutTicks(timeout), cancellationToken);
 
     /// <summary>Waits until the event is set, the timeout passes or the token is cancelled.</summary>
     /// <param name="millisecondsTimeout">Milliseconds, 0 to only test, <see cref="Timeout.Infinite"/> to wait without limit.</param>
@@ -187,6 +194,17 @@ public sealed partial class EconomicResetEvent : IDisposable
     public bool Wait(int millisecondsTimeout, CancellationToken cancellationToken)
     {
         if (millisecondsTimeout < Timeout.Infinite) EventThrowHelper.ThrowTimeout(TimeSpan.FromMilliseconds(millisecondsTimeout));
+        return WaitCore(millisecondsTimeout == Timeout.Infinite ? InfiniteTicks : millisecondsTimeout * TimeSpan.TicksPerMillisecond, cancellationToken);
+    }
+
+    /// <summary>A timeout of <see cref="InfiniteTicks"/> never ends; any other is at least that many <see cref="TimeSpan"/> ticks.</summary>
+    private const long InfiniteTicks = -1;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool WaitCore(long timeoutTicks, CancellationToken cancellationToken)
+    {
+        // A cancelled token wins over a pending signal, which stays pending: the rule of SemaphoreSlim.Wait and
+        // ManualResetEventSlim.Wait, so a caller that cancels never consumes (and so never loses) a signal.
         cancellationToken.ThrowIfCancellationRequested();
         // Consume a pending signal: Signaled→Unset. Full fence: the caller's later reads see what the setter wrote before Set.
         // Read first (a hint only; the CAS decides): a failed CAS would still take the cache line
@@ -195,7 +213,7 @@ public sealed partial class EconomicResetEvent : IDisposable
         {
             return true;
         }
-        return WaitSlow(millisecondsTimeout, cancellationToken);
+        return WaitSlow(timeoutTicks, cancellationToken);
     }
 
     /// <summary>Disposes the event; a blocked waiter wakes with <see cref="ObjectDisposedException"/>.</summary>
@@ -245,10 +263,11 @@ public sealed partial class EconomicResetEvent : IDisposable
         }
     }
 
-    private static int ToMilliseconds(TimeSpan timeout)
+    /// <summary>The timeout in ticks, exact (no rounding to milliseconds); <see cref="InfiniteTicks"/> for infinite.</summary>
+    private static long ToTimeoutTicks(TimeSpan timeout)
     {
-        long ms = (long)timeout.TotalMilliseconds;
-        if (ms < Timeout.Infinite || ms > int.MaxValue) EventThrowHelper.ThrowTimeout(timeout);
-        return (int)ms;
+        if (timeout == Timeout.InfiniteTimeSpan) return InfiniteTicks;
+        if (timeout < TimeSpan.Zero || timeout.Ticks > int.MaxValue * TimeSpan.TicksPerMillisecond) EventThrowHelper.ThrowTimeout(timeout);
+        return timeout.Ticks;
     }
 }

@@ -23,7 +23,10 @@ namespace Manaloc.Threading;
 /// Once flipped it stays flipped. The timer's callback flips only a pending value (CAS) and
 /// <see cref="Dispose"/> cancels only a pending one (CAS), so exactly one of them wins, even when
 /// the callback is already running as Dispose is called. The timer fires on the provider's timer
-/// thread, so the flip may be observed a little after the due time, never before.
+/// thread, so the flip may be observed a little after the due time, never before: the due time is
+/// fixed as a timestamp on the provider's clock when the instance is created, the timer is armed in
+/// whole milliseconds rounded up, and a callback that finds the clock short of the due time (timers
+/// count on a coarser clock and may fire up to a millisecond early) re-arms for the rest.
 /// </para>
 /// <para>Thread safety: every member is safe to call from any thread.</para>
 /// </remarks>
@@ -32,6 +35,8 @@ public sealed class ScheduledValue<T> : IDisposable
     private readonly T _initial;
     private readonly T _final;
     private readonly ITimer? _timer;
+    private readonly TimeProvider? _clock; // set with _timer
+    private readonly long _due;            // _clock's timestamp at which the value may flip, rounded up
     private const int Pending = 0, Flipped = 1, Cancelled = 2;
     private int _state; // Pending until the timer flips it, FlipNow flips it, or Dispose cancels it; Flipped is final
 
@@ -55,10 +60,15 @@ public sealed class ScheduledValue<T> : IDisposable
         }
         else if (delay != Timeout.InfiniteTimeSpan)
         {
+            var provider = timeProvider ?? TimeProvider.System;
+            _clock = provider;
+            _due = SaturatingAdd(provider.GetTimestamp(), ToTimestampTicksRoundedUp(delay.Ticks, provider.TimestampFrequency));
             // The timer's state is this instance, and a scheduled timer is rooted by its provider
             // (the system timer queue for TimeProvider.System): an undisposed instance stays
             // reachable, even if nobody polls it any more, until the timer fires or Dispose stops it.
-            _timer = (timeProvider ?? TimeProvider.System).CreateTimer(static s => ((ScheduledValue<T>)s!).OnDue(), this, delay, Timeout.InfiniteTimeSpan);
+            // Created unarmed, then armed: a callback that runs at once finds _timer assigned.
+            _timer = provider.CreateTimer(static s => ((ScheduledValue<T>)s!).OnDue(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+            _timer.Change(TimerDueTime(delay.Ticks), Timeout.InfiniteTimeSpan);
         }
     }
 
@@ -91,9 +101,52 @@ public sealed class ScheduledValue<T> : IDisposable
 
     private void OnDue()
     {
+        if (Volatile.Read(ref _state) != Pending) return; // a hint: the CAS below decides
+        // A timer may fire before the due time on the provider's own clock: System.Threading.Timer
+        // counts whole milliseconds on a coarser clock than GetTimestamp. Never flip early: re-arm
+        // for what is left (rounded up to a millisecond, so a coarse timer cannot spin at zero).
+        long left = _due - _clock!.GetTimestamp();
+        if (left > 0)
+        {
+            try
+            {
+                _timer!.Change(TimerDueTime(ToTimeSpanTicksRoundedUp(left, _clock.TimestampFrequency)), Timeout.InfiniteTimeSpan);
+            }
+            catch (ObjectDisposedException)
+            {
+                // Dispose or FlipNow stopped the timer meanwhile: nothing left to do.
+            }
+            return;
+        }
         Interlocked.CompareExchange(ref _state, Flipped, Pending); // loses only to Dispose (or an earlier flip)
         _timer?.Dispose();
     }
+
+    /// <summary>Largest due time System.Threading.Timer accepts (0xfffffffe ms); a longer delay re-arms when it fires.</summary>
+    private const long MaxTimerTicks = 0xfffffffeL * TimeSpan.TicksPerMillisecond;
+
+    /// <summary>A due time in whole milliseconds, rounded up (timers truncate to milliseconds), capped at what a timer accepts.</summary>
+    private static TimeSpan TimerDueTime(long ticks)
+    {
+        long ms = ticks / TimeSpan.TicksPerMillisecond + (ticks % TimeSpan.TicksPerMillisecond != 0 ? 1 : 0);
+        return ms >= MaxTimerTicks / TimeSpan.TicksPerMillisecond ? TimeSpan.FromTicks(MaxTimerTicks) : TimeSpan.FromMilliseconds(Math.Max(ms, 1));
+    }
+
+    /// <summary><paramref name="ticks"/> (TimeSpan ticks) in timestamp units of <paramref name="frequency"/>, rounded up, saturating.</summary>
+    private static long ToTimestampTicksRoundedUp(long ticks, long frequency)
+    {
+        Int128 scaled = ((Int128)ticks * frequency + TimeSpan.TicksPerSecond - 1) / TimeSpan.TicksPerSecond;
+        return scaled >= long.MaxValue ? long.MaxValue : (long)scaled;
+    }
+
+    /// <summary><paramref name="timestampTicks"/> of <paramref name="frequency"/> in TimeSpan ticks, rounded up, saturating.</summary>
+    private static long ToTimeSpanTicksRoundedUp(long timestampTicks, long frequency)
+    {
+        Int128 scaled = ((Int128)timestampTicks * TimeSpan.TicksPerSecond + frequency - 1) / frequency;
+        return scaled >= long.MaxValue ? long.MaxValue : (long)scaled;
+    }
+
+    private static long SaturatingAdd(long now, long span) => now >= long.MaxValue - span ? long.MaxValue : now + span;
 
     /// <inheritdoc/>
     public override string ToString() => $"{Value} ({(IsFlipped ? "flipped" : "not flipped yet")})";

@@ -89,7 +89,10 @@ public sealed partial class SlimReaderWriterLock
         // Full fence: the +1 is visible before the flag is read again (Dekker with RevokeBias' clear, fence, scan).
         Interlocked.Increment(ref slot);
         StoreLoadFence();
-        if (Volatile.Read(ref _readBias) != 0) // acquire: the critical section's reads stay below it
+        // Acquire: the critical section's reads stay below it. A waiting writer turns new readers away
+        // here too (the slow path queues them behind it), or biased readers could keep a writer that
+        // waits for the state word's readers waiting; safety does not rest on this read, only fairness.
+        if (Volatile.Read(ref _readBias) != 0 && (Volatile.Read(ref _state.Value) & WaitingWriterMask) == 0)
         {
             held.First = -_id;
             return true;
@@ -134,7 +137,10 @@ public sealed partial class SlimReaderWriterLock
     /// <returns>True if the writer now holds the lock alone; false (lock released) if readers are inside and it may not wait.</returns>
     /// <exception cref="LockRecursionException">The calling thread holds a biased read lock on this lock (lock released first).</exception>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool RevokeBias(bool wait)
+    private bool RevokeBias(bool wait) => RevokeBias(wait, default);
+
+    /// <summary>As <see cref="RevokeBias(bool)"/>, giving up (bias restored, lock released, false) once <paramref name="limit"/> is reached.</summary>
+    private bool RevokeBias(bool wait, WaitLimit limit)
     {
         // The write fast paths cannot see a biased read of this thread (it is not in the state word); waiting for our own slot would hang.
         if (ThreadRecord.Current?.First == -_id)
@@ -149,7 +155,7 @@ public sealed partial class SlimReaderWriterLock
         bool drained, waited;
         try
         {
-            drained = WaitForBiasedReaders(wait, out waited);
+            drained = WaitForBiasedReaders(wait, limit, out waited);
         }
         catch
         {
@@ -171,10 +177,11 @@ public sealed partial class SlimReaderWriterLock
         return true;
     }
 
-    /// <summary>Spins, then sleeps, until every slot is zero. False at once if <paramref name="wait"/> is false and a slot is not.</summary>
+    /// <summary>Spins, then sleeps, until every slot is zero. False at once if <paramref name="wait"/> is false and a slot is not, or once <paramref name="limit"/> is reached.</summary>
     /// <param name="wait">False: do not wait for biased readers.</param>
+    /// <param name="limit">When to give up waiting.</param>
     /// <param name="waited">True if a biased reader was inside at the first scan.</param>
-    private bool WaitForBiasedReaders(bool wait, out bool waited)
+    private bool WaitForBiasedReaders(bool wait, WaitLimit limit, out bool waited)
     {
         var spinner = new SpinWait();
         int spins = 0;
@@ -188,7 +195,7 @@ public sealed partial class SlimReaderWriterLock
                 spinner.SpinOnce(sleep1Threshold: -1);
                 continue;
             }
-            SleepWhileBiasedReaders();
+            if (!SleepWhileBiasedReaders(limit)) return false;
             spins = 0;
         }
         return true;
@@ -205,20 +212,29 @@ public sealed partial class SlimReaderWriterLock
         return false;
     }
 
-    /// <summary>Sleeps on <c>_sync</c> until a biased reader's exit wakes it, unless the slots drain first.</summary>
-    private void SleepWhileBiasedReaders()
+    /// <summary>
+    /// Sleeps on <c>_sync</c> until a biased reader's exit wakes it, unless the slots drain first; false,
+    /// without sleeping, once <paramref name="limit"/> is reached. Wakes every
+    /// <see cref="DeadHolderCheckMilliseconds"/> to look for a reader whose thread has exited.
+    /// </summary>
+    private bool SleepWhileBiasedReaders(WaitLimit limit)
     {
+        if (limit.Reached) return false;
+        bool timedOut;
         lock (_sync)
         {
             // Full fence: publishes Blocked before the re-scan; a biased exit after the scan sees it and pulses under _sync.
             Interlocked.Or(ref _state.Value, Blocked);
             StoreLoadFence();
-            if (AnyBiasedReader())
-            {
-                Interlocked.Increment(ref s_sleeps); // statistics only
-                Monitor.Wait(_sync);
-            }
+            if (!AnyBiasedReader()) return true;
+            if (limit.Token.IsCancellationRequested) return false; // under _sync, as in Sleep
+            int milliseconds = limit.SleepMilliseconds(DeadHolderCheckMilliseconds);
+            if (milliseconds == 0) return false;
+            Interlocked.Increment(ref s_sleeps); // statistics only
+            timedOut = !Monitor.Wait(_sync, milliseconds);
         }
+        if (timedOut) ThrowIfAReaderDied();
+        return true;
     }
 
     /// <summary>

@@ -7,7 +7,11 @@ namespace Manaloc.Threading;
 public sealed partial class SlimReaderWriterLock
 {
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void EnterReadSlow()
+    private void EnterReadSlow() => EnterReadSlow(default);
+
+    /// <summary>Backs out of the fast path's +1 and waits for readers to be let in; false (nothing held) once <paramref name="limit"/> is reached.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool EnterReadSlow(WaitLimit limit)
     {
         ReleaseRead(); // back out of the fast path's +1, exactly like an exit (it may wake a writer)
         // The fast paths skip this check: a thread holding the write side always lands here.
@@ -20,7 +24,7 @@ public sealed partial class SlimReaderWriterLock
             if ((state & (WriterHeld | WaitingWriterMask)) == 0)
             {
                 Debug.Assert((state & ReaderMask) < ReaderMask, "Too many readers.");
-                if (Interlocked.CompareExchange(ref _state.Value, state + 1, state) == state) return; // full fence: acquire
+                if (Interlocked.CompareExchange(ref _state.Value, state + 1, state) == state) return true; // full fence: acquire
                 continue;
             }
             if (spins++ < _spinCount)
@@ -28,32 +32,44 @@ public sealed partial class SlimReaderWriterLock
                 spinner.SpinOnce(sleep1Threshold: -1);
                 continue;
             }
-            Sleep(WriterHeld | WaitingWriterMask);
+            if (!Sleep(WriterHeld | WaitingWriterMask, limit, waitingForReaders: false)) return false;
             spins = 0;
         }
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void EnterWriteSlow()
+    private void EnterWriteSlow() => EnterWriteSlow(default);
+
+    /// <summary>Waits for the write lock; false (nothing held, no longer counted as waiting) once <paramref name="limit"/> is reached.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool EnterWriteSlow(WaitLimit limit)
     {
         // The fast path skips this check: a thread holding this lock (either side) always lands here.
         CheckNotHeld(ThreadRecord.Current);
-        if (SpinForWrite()) return;
-        // Register as waiting: from here new readers stay out, so the readers inside drain. Full fence.
+        if (SpinForWrite()) return true;
+        // Register as waiting: from here new readers stay out (biased ones too), so the readers inside drain. Full fence.
         Interlocked.Add(ref _state.Value, WaitingWriterOne);
+        bool acquired;
         try
         {
-            WaitForWrite();
+            acquired = WaitForWrite(limit);
         }
         catch
         {
-            // An exception out of the wait (ThreadInterruptedException in Sleep or Monitor.Wait, out of
-            // memory): unregister, or readers would wait for this departed writer forever. Full fence;
-            // readers that slept because of us are woken to re-check.
-            long after = Interlocked.Add(ref _state.Value, -WaitingWriterOne);
-            if ((after & Blocked) != 0) WakeAll();
+            // An exception out of the wait (ThreadInterruptedException in Sleep or Monitor.Wait, a dead
+            // reader found, out of memory): unregister, or readers would wait for this departed writer forever.
+            UnregisterWaitingWriter();
             throw;
         }
+        if (!acquired) UnregisterWaitingWriter(); // timed out or cancelled: as above
+        return acquired;
+    }
+
+    /// <summary>A registered writer gives up: full fence; readers that slept because of it are woken to re-check.</summary>
+    private void UnregisterWaitingWriter()
+    {
+        long after = Interlocked.Add(ref _state.Value, -WaitingWriterOne);
+        if ((after & Blocked) != 0) WakeAll();
     }
 
     /// <summary>
@@ -78,8 +94,8 @@ public sealed partial class SlimReaderWriterLock
         return false;
     }
 
-    /// <summary>The waiting writer's loop: returns holding the lock, no longer counted as waiting.</summary>
-    private void WaitForWrite()
+    /// <summary>The waiting writer's loop: true holding the lock, no longer counted as waiting; false (still counted) once <paramref name="limit"/> is reached.</summary>
+    private bool WaitForWrite(WaitLimit limit)
     {
         var spinner = new SpinWait();
         int spins = 0;
@@ -90,7 +106,7 @@ public sealed partial class SlimReaderWriterLock
             {
                 Debug.Assert((state & WaitingWriterMask) != 0, "We are counted as waiting.");
                 // Take the lock and stop waiting in one step. Full fence: acquire.
-                if (Interlocked.CompareExchange(ref _state.Value, (state - WaitingWriterOne) | WriterHeld, state) == state) return;
+                if (Interlocked.CompareExchange(ref _state.Value, (state - WaitingWriterOne) | WriterHeld, state) == state) return true;
                 continue;
             }
             if (spins++ < _spinCount)
@@ -98,24 +114,34 @@ public sealed partial class SlimReaderWriterLock
                 spinner.SpinOnce(sleep1Threshold: -1);
                 continue;
             }
-            Sleep(ReaderMask | WriterHeld);
+            if (!Sleep(ReaderMask | WriterHeld, limit, waitingForReaders: true)) return false;
             spins = 0;
         }
     }
 
-    /// <summary>Sleeps until a release, unless the bits in <paramref name="busy"/> clear first.</summary>
-    private void Sleep(long busy)
+    /// <summary>
+    /// Sleeps until a release, unless the bits in <paramref name="busy"/> clear first; false, without
+    /// sleeping, once <paramref name="limit"/> is reached. A writer waiting for readers wakes every
+    /// <see cref="DeadHolderCheckMilliseconds"/> to look for a reader whose thread has exited.
+    /// </summary>
+    private bool Sleep(long busy, WaitLimit limit, bool waitingForReaders)
     {
+        if (limit.Reached) return false;
+        bool timedOut;
         lock (_sync)
         {
             // Full fence: publishes Blocked before re-checking; a release after this sees it and pulses under _sync.
             long state = Interlocked.Or(ref _state.Value, Blocked);
-            if ((state & busy) != 0)
-            {
-                Interlocked.Increment(ref s_sleeps); // statistics only
-                Monitor.Wait(_sync);
-            }
+            if ((state & busy) == 0) return true;
+            // Under _sync: a cancellation after this check pulses _sync, which reaches us in Monitor.Wait.
+            if (limit.Token.IsCancellationRequested) return false;
+            int milliseconds = limit.SleepMilliseconds(waitingForReaders ? DeadHolderCheckMilliseconds : Timeout.Infinite);
+            if (milliseconds == 0) return false;
+            Interlocked.Increment(ref s_sleeps); // statistics only
+            timedOut = !Monitor.Wait(_sync, milliseconds);
         }
+        if (timedOut && waitingForReaders) ThrowIfAReaderDied();
+        return true;
     }
 
     private void WakeAll()

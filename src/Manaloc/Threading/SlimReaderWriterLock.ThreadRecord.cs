@@ -69,6 +69,9 @@ public sealed partial class SlimReaderWriterLock
         /// <summary>The thread's managed id (never 0): what a lock stores as its writer.</summary>
         public readonly int ThreadId = Environment.CurrentManagedThreadId;
 
+        /// <summary>The thread this record belongs to (a writer waiting for readers checks whether it is still alive).</summary>
+        public readonly Thread Owner = Thread.CurrentThread;
+
         /// <summary>
         /// Byte offset, in every lock's slot array, of the reader slot this thread uses. Slots are handed
         /// out in sequence, so up to <see cref="SlotCount"/> threads that start together use distinct slots.
@@ -106,7 +109,15 @@ public sealed partial class SlimReaderWriterLock
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static ThreadRecord Create() => t_current = new ThreadRecord();
+        private static ThreadRecord Create()
+        {
+            var record = new ThreadRecord();
+            Register(record);
+            return t_current = record;
+        }
+
+        /// <summary>True if this thread holds no read lock at all.</summary>
+        public bool HoldsNothing => First == 0 && _moreCount == 0;
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public bool Holds(long id)

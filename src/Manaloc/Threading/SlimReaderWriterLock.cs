@@ -14,8 +14,9 @@ namespace Manaloc.Threading;
 //     they undo it (-1, exactly like an exit) and take the slow path. A writer acquires only by a
 //     CAS from a value with zero readers and no writer, so a reader's +1 either precedes that CAS
 //     (the CAS fails) or follows it (the reader sees WriterHeld and backs out).
-//   * Waiting writers are counted in _state; new readers stay out while the count is non-zero,
-//     so a stream of readers cannot starve a writer. A contended writer first spins a bounded
+//   * Waiting writers are counted in _state; new readers stay out while the count is non-zero
+//     (biased ones read it after their slot increment and back out), so a stream of readers cannot
+//     starve a writer. A contended writer first spins a bounded
 //     number of times unregistered (CAS from "no readers, no writer", like a spin lock), then
 //     registers: the bound keeps the no-starvation argument.
 //   * Ownership checks cost the fast paths one thread-static load. _writerThreadId is a plain int
@@ -72,10 +73,16 @@ namespace Manaloc.Threading;
 /// of two, at most 32 slots), most of it padding. Recursion is detected without a dictionary: a
 /// thread's record holds the one read lock it usually holds in a field and any others in a small
 /// list that only the out-of-line paths touch.</para>
-/// <para>Fairness: once a writer waits, new readers wait behind it (a writer revoking the bias holds
-/// the state word, so new readers go to it and wait); the readers inside finish, the writer runs,
-/// then readers and writers compete again. Readers can wait long under a continuous stream of
-/// writers.</para>
+/// <para>Fairness: once a writer waits, new readers wait behind it: on the state word they see it
+/// counted, a biased reader checks the count after its slot increment and backs out, and a writer
+/// revoking the bias holds the state word. The readers inside finish, the writer runs, then readers
+/// and writers compete again. Readers can wait long under a continuous stream of writers.</para>
+/// <para>Waiting with a limit: <see cref="TryEnterReadLock(TimeSpan, CancellationToken)"/> and
+/// <see cref="TryEnterWriteLock(TimeSpan, CancellationToken)"/> (and their millisecond forms) give up
+/// on a timeout (false) or a cancellation (<see cref="OperationCanceledException"/>), leaving nothing
+/// held. A thread that exits while holding a read lock can never release it: a writer waiting for it
+/// finds the exited thread's record within half a second and throws
+/// <see cref="InvalidOperationException"/> naming the thread, instead of hanging.</para>
 /// <para>Thread safety: all members may be used from any thread. A lock must be released by the
 /// thread that took it. Misuse is reported, not tolerated: taking a lock this thread already
 /// holds (read in read, write in write, read in write, write in read — there are no upgrades)
@@ -207,6 +214,7 @@ public sealed partial class SlimReaderWriterLock
 
     /// <summary>Takes the write lock, waiting for readers and any writer to leave.</summary>
     /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
+    /// <exception cref="InvalidOperationException">A thread exited while holding a read lock on this lock: it can never be released.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void EnterWriteLock()
     {

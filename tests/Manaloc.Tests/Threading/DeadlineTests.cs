@@ -1,4 +1,5 @@
 using Manaloc.Threading;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Manaloc.Tests.Threading;
 
@@ -119,5 +120,47 @@ public sealed class DeadlineTests
         Assert.True(a == b);
         Assert.True(a != c);
         Assert.Equal(a.GetHashCode(), b.GetHashCode());
+    }
+}
+
+/// <summary>Deadlines on clocks whose frequency is not a multiple of TimeSpan's: never earlier than asked.</summary>
+public sealed class DeadlineRoundingTests
+{
+    [Fact]
+    public void On_a_millisecond_clock_a_sub_millisecond_timeout_is_not_expired_at_once()
+    {
+        var clock = new CoarseClock(frequency: 1000);
+        var deadline = Deadline.After(TimeSpan.FromMilliseconds(0.5), clock);
+        Assert.False(deadline.IsExpired, "a 0.5 ms deadline expired at once on a millisecond clock");
+        Assert.True(deadline.Remaining >= TimeSpan.FromMilliseconds(0.5));
+        clock.Now += 1;
+        Assert.True(deadline.IsExpired);
+    }
+
+    [Theory]
+    [InlineData(1000L)]
+    [InlineData(3_579_545L)]   // the ACPI power-management timer, an old QueryPerformanceCounter source
+    [InlineData(14_318_180L)]  // HPET
+    [InlineData(999_999_999L)]
+    public void Remaining_is_never_below_the_timeout_asked(long frequency)
+    {
+        var clock = new CoarseClock(frequency);
+        foreach (long ticks in new long[] { 1, 7, 9_999, 10_001, 123_456_789 })
+        {
+            var timeout = TimeSpan.FromTicks(ticks);
+            var deadline = Deadline.After(timeout, clock);
+            Assert.False(deadline.IsExpired, $"{ticks} ticks at {frequency} Hz expired at once");
+            Assert.True(deadline.Remaining >= timeout, $"{ticks} ticks at {frequency} Hz: {deadline.Remaining.Ticks} left");
+        }
+    }
+
+    /// <summary>A fixed clock with any frequency; the test moves it.</summary>
+    private sealed class CoarseClock(long frequency) : TimeProvider
+    {
+        public long Now = 1_000_000;
+
+        public override long TimestampFrequency => frequency;
+
+        public override long GetTimestamp() => Now;
     }
 }

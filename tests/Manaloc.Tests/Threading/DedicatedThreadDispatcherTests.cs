@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using System.Diagnostics.Metrics;
 using System.Diagnostics.Tracing;
 using Manaloc.Threading;
+using Microsoft.Extensions.Time.Testing;
 using static Manaloc.Tests.Threading.DispatcherTestKit;
 
 namespace Manaloc.Tests.Threading;

@@ -79,7 +79,7 @@ public sealed class EconomicResetEventTests
     [Fact]
     public void Wait_times_out_on_the_injected_clock_and_leaves_no_state_behind()
     {
-        var clock = new FakeTimeProvider();
+        var clock = new TimerCountingClock();
         using var e = new EconomicResetEvent(spinCount: 0, timeProvider: clock);
         var errors = new List<Exception>();
         bool? result = null;

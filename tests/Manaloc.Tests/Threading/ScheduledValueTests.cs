@@ -1,4 +1,5 @@
 using Manaloc.Threading;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Manaloc.Tests.Threading;
 
@@ -7,7 +8,7 @@ public sealed class ScheduledValueTests
     [Fact]
     public void Flips_when_the_fake_clock_reaches_the_delay()
     {
-        var clock = new FakeTimeProvider();
+        var clock = new TimerCountingClock();
         using var value = new ScheduledValue<string>("accepting", "draining", TimeSpan.FromSeconds(10), clock);
 
         Assert.Equal("accepting", value.Value);
@@ -25,7 +26,7 @@ public sealed class ScheduledValueTests
     [Fact]
     public void Dispose_before_the_due_time_cancels_the_flip()
     {
-        var clock = new FakeTimeProvider();
+        var clock = new TimerCountingClock();
         var value = new ScheduledValue<bool>(true, false, TimeSpan.FromSeconds(1), clock);
         Assert.Equal(1, clock.ActiveTimers);
         value.Dispose();
@@ -40,6 +41,7 @@ public sealed class ScheduledValueTests
         // A timer callback may run after its timer's Dispose returned (it was already under way).
         var clock = new CapturingTimeProvider();
         var value = new ScheduledValue<bool>(true, false, TimeSpan.FromSeconds(1), clock);
+        clock.Advance(TimeSpan.FromSeconds(1)); // due (the inert timer does not fire by itself)
         value.Dispose();
         clock.RunCapturedCallback(); // the callback that was already running
         Assert.True(value.Value);
@@ -53,14 +55,15 @@ public sealed class ScheduledValueTests
     {
         var clock = new CapturingTimeProvider();
         var value = new ScheduledValue<bool>(true, false, TimeSpan.FromSeconds(1), clock);
+        clock.Advance(TimeSpan.FromSeconds(1));
         clock.RunCapturedCallback();
         value.Dispose();
         Assert.False(value.Value);
         Assert.True(value.IsFlipped);
     }
 
-    /// <summary>Hands out timers that never fire by themselves; the test runs the callback when it likes.</summary>
-    private sealed class CapturingTimeProvider : TimeProvider
+    /// <summary>A manual clock whose timers never fire by themselves; the test runs the callback when it likes.</summary>
+    private sealed class CapturingTimeProvider : FakeTimeProvider
     {
         private TimerCallback? _callback;
         private object? _state;
@@ -89,7 +92,7 @@ public sealed class ScheduledValueTests
     [Fact]
     public void FlipNow_flips_and_stops_the_timer()
     {
-        var clock = new FakeTimeProvider();
+        var clock = new TimerCountingClock();
         using var value = new ScheduledValue<int>(1, 2, TimeSpan.FromHours(1), clock);
         value.FlipNow();
         Assert.Equal(2, value.Value);
@@ -99,7 +102,7 @@ public sealed class ScheduledValueTests
     [Fact]
     public void Zero_delay_flips_at_once_and_infinite_never_by_itself()
     {
-        var clock = new FakeTimeProvider();
+        var clock = new TimerCountingClock();
         using var now = new ScheduledValue<int>(1, 2, TimeSpan.Zero, clock);
         using var never = new ScheduledValue<int>(1, 2, Timeout.InfiniteTimeSpan, clock);
         clock.Advance(TimeSpan.FromDays(1000));
@@ -118,7 +121,7 @@ public sealed class ScheduledValueTests
     [Fact]
     public void Large_struct_values_are_never_torn()
     {
-        var clock = new FakeTimeProvider();
+        var clock = new TimerCountingClock();
         var before = (1L, 1L, 1L, 1L);
         var after = (2L, 2L, 2L, 2L);
         using var value = new ScheduledValue<(long, long, long, long)>(before, after, TimeSpan.FromSeconds(1), clock);
@@ -156,7 +159,7 @@ public sealed class ScheduledValueTests
     [Fact]
     public void Polling_allocates_nothing()
     {
-        var clock = new FakeTimeProvider();
+        var clock = new TimerCountingClock();
         using var value = new ScheduledValue<bool>(false, true, TimeSpan.FromSeconds(1), clock);
         bool sink = false;
         for (int i = 0; i < 100; i++) sink ^= value.Value;
