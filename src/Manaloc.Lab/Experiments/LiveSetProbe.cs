@@ -60,6 +60,7 @@ internal readonly record struct LiveSetBytes(long Baseline, long AfterContainer,
 internal sealed class GcPauseLog(long startIndex)
 {
     private readonly Dictionary<long, double> _pauses = [];
+    private readonly int[] _byGeneration = new int[3];
 
     /// <summary>A log that counts the collections after the last one completed now.</summary>
     public static GcPauseLog StartingNow() => new(GC.GetGCMemoryInfo(GCKind.Any).Index);
@@ -67,10 +68,13 @@ internal sealed class GcPauseLog(long startIndex)
     /// <summary>Pauses (ms) of the collections observed, one per GC.</summary>
     public IReadOnlyCollection<double> PausesMs => _pauses.Values;
 
-    /// <summary>Records GC <paramref name="index"/>'s pause, once; a GC from before the log started is ignored.</summary>
-    public void Observe(long index, double pauseMs)
+    /// <summary>Collections observed per generation collected (0, 1, 2).</summary>
+    public IReadOnlyList<int> ByGeneration => _byGeneration;
+
+    /// <summary>Records GC <paramref name="index"/>'s pause and generation, once; a GC from before the log started is ignored.</summary>
+    public void Observe(long index, double pauseMs, int generation)
     {
-        if (index > startIndex) _pauses.TryAdd(index, pauseMs);
+        if (index > startIndex && _pauses.TryAdd(index, pauseMs)) _byGeneration[Math.Clamp(generation, 0, 2)]++;
     }
 
     /// <summary>Reads the last GC of any kind and the last background GC (which may complete after a later ephemeral one).</summary>
@@ -81,7 +85,7 @@ internal sealed class GcPauseLog(long startIndex)
             var info = GC.GetGCMemoryInfo(kind);
             double pause = 0;
             foreach (var p in info.PauseDurations) pause += p.TotalMilliseconds;
-            if (info.Index > 0) Observe(info.Index, pause);
+            if (info.Index > 0) Observe(info.Index, pause, info.Generation);
         }
     }
 
@@ -124,6 +128,9 @@ internal static class LiveSetProbe
         var churnMetrics = new Dictionary<string, double>
         {
             ["gcs"] = churn.PausesMs.Count,
+            ["gen0Gcs"] = churn.ByGeneration[0],
+            ["gen1Gcs"] = churn.ByGeneration[1],
+            ["gen2Gcs"] = churn.ByGeneration[2],
             ["unobservedGcs"] = churn.Unobserved,
             ["observedPauseMs"] = churn.PausesMs.Sum(),
             ["totalPauseDurationMs"] = churn.TotalPauseMs,
@@ -175,7 +182,7 @@ internal static class LiveSetProbe
     }
 
     /// <summary>The churn phase's figures.</summary>
-    internal sealed record ChurnResult(double[] RatesPerSecond, IReadOnlyList<double> PausesMs, long Unobserved, double TotalPauseMs, long Replacements);
+    internal sealed record ChurnResult(double[] RatesPerSecond, IReadOnlyList<double> PausesMs, IReadOnlyList<int> ByGeneration, long Unobserved, double TotalPauseMs, long Replacements);
 
     /// <summary>
     /// Replaces a tenth of the set per round at positions from a fixed-seed xorshift (with repeats), each replacement
@@ -212,7 +219,7 @@ internal static class LiveSetProbe
         }
         log.Poll();
         double total = (GC.GetTotalPauseDuration() - pauseBefore).TotalMilliseconds;
-        return new ChurnResult(rates, log.PausesMs.ToArray(), log.Unobserved(GC.GetGCMemoryInfo(GCKind.Any).Index), total, (long)perRound * rounds);
+        return new ChurnResult(rates, log.PausesMs.ToArray(), log.ByGeneration.ToArray(), log.Unobserved(GC.GetGCMemoryInfo(GCKind.Any).Index), total, (long)perRound * rounds);
     }
 
     private static Dictionary<string, string> With(IReadOnlyDictionary<string, string> p, string op) => new(p) { ["op"] = op };

