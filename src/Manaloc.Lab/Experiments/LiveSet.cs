@@ -35,7 +35,7 @@ public sealed class LiveSet : Experiment
         new("gc", "GC mode of the child process (DOTNET_gcServer)", [Workstation, Server]),
         new("records", "live records", [LiveSetProbe.Records(settings).ToString(CultureInfo.InvariantCulture)]),
         new("op", "heap: managed bytes per record after a full collection, minus the heap before; full-gc: one blocking compacting gen-2 collection (wall clock); "
-            + $"churn: replacements per second, a tenth of the set per round for {LiveSetProbe.ChurnRounds(settings)} rounds; churn-gc-pause: each GC's pause during the churn",
+            + $"churn: replacements per second over the whole phase, a tenth of the set per round for {LiveSetProbe.ChurnRounds(settings)} rounds; churn-gc-pause: each GC's pause during the churn",
             ["heap", "full-gc", "churn", "churn-gc-pause"]),
     ];
 
