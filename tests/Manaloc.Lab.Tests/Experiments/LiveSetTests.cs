@@ -164,6 +164,26 @@ public sealed class LiveSetTests
     }
 
     [Fact]
+    public void A_class_churn_without_any_GC_leaves_the_pause_target_unmeasured_and_says_why()
+    {
+        Measurement M(string variant, string op, double median, double gcs = 1) => new()
+        {
+            Variant = variant,
+            Unit = "ms",
+            Statistics = Statistics.From([median]),
+            Parameters = new Dictionary<string, string> { ["gc"] = "server", ["op"] = op, ["records"] = "1000" },
+            Metrics = new Dictionary<string, double> { ["gcs"] = gcs },
+        };
+        var measurements = LiveSetSubject.All.SelectMany(v => new[] { M(v, "heap", 10), M(v, "full-gc", 10), M(v, "churn", 10) }).ToList();
+        measurements.Add(M(LiveSetSubject.Class, "churn-gc-pause", 0, gcs: 0)); // recorded as one 0 ms pause with gcs = 0
+        measurements.Add(M(LiveSetSubject.StructHandles, "churn-gc-pause", 0.3, gcs: 24));
+        var verdict = new LiveSet().Judge(measurements);
+        var p99 = Assert.Single(verdict.Targets, t => t.Name == "server: churn p99 GC pause, struct handles vs class objects");
+        Assert.Null(p99.Met);
+        Assert.Contains("no GC during the class set's churn", verdict.Text, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Without_the_class_objects_there_is_nothing_to_judge()
         => Assert.Equal(Verdict.NotComparable, new LiveSet().Judge([]).Verdict);
 }
