@@ -47,8 +47,9 @@ public sealed class LiveSet : Experiment
         {
             foreach (string variant in Variants)
             {
+                // 10M per-object handles take minutes of a loaded 2-core machine in full mode; 1M, seconds.
                 var child = context.RunChild("run", (plan with { Variant = variant }).ToArguments(),
-                    new Dictionary<string, string?> { ["DOTNET_gcServer"] = value });
+                    new Dictionary<string, string?> { ["DOTNET_gcServer"] = value }, TimeSpan.FromMinutes(context.IsQuick ? 3 : 20));
                 foreach (var m in child.Measurements) context.Record(m);
                 if (child.Machine is { } machine && !machine.GcMode.Contains(mode, StringComparison.OrdinalIgnoreCase))
                 {

@@ -101,7 +101,7 @@ internal static class LiveSetProbe
     private static byte[]? s_garbage;
 
     public static int Records(RunSettings s) => s.IsSmoke ? 20_000 : s.IsQuick ? 1_000_000 : 10_000_000;
-    public static int ChurnRounds(RunSettings s) => s.IsSmoke ? 2 : s.IsQuick ? 10 : 20;
+    public static int ChurnRounds(RunSettings s) => s.IsSmoke ? 2 : 10;
     private static int FullCollections(RunSettings s) => s.IsSmoke ? 1 : s.IsQuick ? 3 : 5;
 
     /// <summary>Builds, measures and churns the plan's representation, recording four measurements.</summary>
