@@ -10,6 +10,7 @@ public static class ExperimentRegistry
     [
         new ClockAllocations(),
         new TypedMemory(),
+        new LiveSet(),
         new HeapContention(),
         new FirstUse(),
         new PoolScaling(),

@@ -1,0 +1,168 @@
+using Manaloc.Memory;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// One way of holding the live set of the <c>live-set</c> experiment: a container (allocated first, so its bytes
+/// can be told apart from the records'), the records, and a replacement of one record during churn.
+/// </summary>
+/// <remarks>Single-threaded: a child process builds, measures and churns one subject on one thread.</remarks>
+internal abstract class LiveSetSubject : IDisposable
+{
+    public const string Class = "class objects";
+    public const string Handles = "TypeAllocator handles";
+    public const string UncheckedHandles = "TypeAllocator handles, unchecked";
+    public const string StructHandles = "struct handles in an array";
+    public const string Bulk = "RecordArray";
+
+    /// <summary>Every representation, in display order; the class objects are the baseline.</summary>
+    public static IReadOnlyList<string> All { get; } = [Class, Handles, UncheckedHandles, StructHandles, Bulk];
+
+    /// <summary>Creates the representation named <paramref name="variant"/>.</summary>
+    /// <exception cref="ArgumentException">No representation has that name.</exception>
+    public static LiveSetSubject Create(string variant) => variant switch
+    {
+        Class => new ClassSet(),
+        Handles => new HandleSet(isChecked: true),
+        UncheckedHandles => new HandleSet(isChecked: false),
+        StructHandles => new StructHandleSet(),
+        Bulk => new BulkSet(),
+        _ => throw new ArgumentException($"No live-set representation is called '{variant}'; known: {string.Join(", ", All)}.", nameof(variant)),
+    };
+
+    /// <summary>Number of records.</summary>
+    public int Count { get; private set; }
+
+    /// <summary>Allocates the container for <paramref name="count"/> records (no records yet).</summary>
+    public void Allocate(int count)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(count);
+        if (Count != 0) throw new InvalidOperationException("The live set was already allocated.");
+        Count = count;
+        AllocateContainer(count);
+    }
+
+    /// <summary>Creates every record, record i with Bar = i.</summary>
+    public void Fill()
+    {
+        if (Count == 0) throw new InvalidOperationException("Allocate the live set before filling it.");
+        for (int i = 0; i < Count; i++) Create(i, i);
+    }
+
+    /// <summary>Replaces record <paramref name="index"/> by a new one whose fields derive from <paramref name="value"/>.</summary>
+    public abstract void Replace(int index, int value);
+
+    /// <summary>Record <paramref name="index"/>'s Bar.</summary>
+    public abstract int Read(int index);
+
+    /// <inheritdoc/>
+    public abstract void Dispose();
+
+    protected abstract void AllocateContainer(int count);
+
+    protected abstract void Create(int index, int value);
+
+    protected static void Set(TypedMemory.IFooData f, int value)
+    {
+        f.Bar = value;
+        f.Jar = value * 3L;
+        f.Car = value * 0.5;
+        f.Tar = (byte)value;
+    }
+
+    /// <summary>Plain managed objects: what the native paths are measured against.</summary>
+    private sealed class ClassSet : LiveSetSubject
+    {
+        private ClassFoo[] _items = [];
+        protected override void AllocateContainer(int count) => _items = new ClassFoo[count];
+        protected override void Create(int index, int value) { var f = new ClassFoo(); Set(f, value); _items[index] = f; }
+        public override void Replace(int index, int value) => Create(index, value);
+        public override int Read(int index) => _items[index].Bar;
+        public override void Dispose() => _items = [];
+    }
+
+    /// <summary>One TypeAllocator handle (a managed object) per record, its data in native memory.</summary>
+    private sealed class HandleSet(bool isChecked) : LiveSetSubject
+    {
+        private readonly TypeAllocator _allocator = new(new TypeAllocatorOptions { Name = "live-set handles", Checked = isChecked });
+        private TypedMemory.IFooData[] _items = [];
+
+        protected override void AllocateContainer(int count) => _items = new TypedMemory.IFooData[count];
+
+        protected override void Create(int index, int value) { var f = _allocator.New<TypedMemory.IFooData>(); Set(f, value); _items[index] = f; }
+
+        public override void Replace(int index, int value)
+        {
+            _allocator.Delete(_items[index]);
+            Create(index, value);
+        }
+
+        public override int Read(int index) => _items[index].Bar;
+
+        public override void Dispose()
+        {
+            foreach (var f in _items) if (f is not null) _allocator.Delete(f);
+            _items = [];
+            _allocator.Dispose();
+        }
+    }
+
+    /// <summary>16-byte struct handles in one array: no managed object per record.</summary>
+    private sealed class StructHandleSet : LiveSetSubject
+    {
+        private LiveSetFooDataRef[] _items = [];
+        protected override void AllocateContainer(int count) => _items = new LiveSetFooDataRef[count];
+        protected override void Create(int index, int value) { var f = LiveSetFooDataRef.New(); SetFields(f, value); _items[index] = f; }
+
+        public override void Replace(int index, int value)
+        {
+            _items[index].Delete();
+            Create(index, value);
+        }
+
+        public override int Read(int index) => _items[index].Bar;
+
+        public override void Dispose()
+        {
+            foreach (var f in _items) if (f.IsAllocated) f.Delete();
+            _items = [];
+        }
+
+        private static void SetFields(LiveSetFooDataRef f, int value)
+        {
+            // The struct's own accessors, not through the interface: no boxing, as a caller of a generated handle writes it.
+            f.Bar = value;
+            f.Jar = value * 3L;
+            f.Car = value * 0.5;
+            f.Tar = (byte)value;
+        }
+    }
+
+    /// <summary>One RecordArray: every record in one native block, one managed view. Replacing a record rewrites it in place.</summary>
+    private sealed class BulkSet : LiveSetSubject
+    {
+        private readonly TypeAllocator _allocator = new(new TypeAllocatorOptions { Name = "live-set bulk" });
+        private RecordArray<TypedMemory.IFooData>? _array;
+
+        protected override void AllocateContainer(int count) => _array = _allocator.NewArray<TypedMemory.IFooData>(count);
+
+        protected override void Create(int index, int value) => Set(_array!.MoveTo(index), value);
+        public override void Replace(int index, int value) => Create(index, value);
+        public override int Read(int index) => _array!.MoveTo(index).Bar;
+
+        public override void Dispose()
+        {
+            _array?.Dispose();
+            _array = null;
+            _allocator.Dispose();
+        }
+    }
+
+    private sealed class ClassFoo : TypedMemory.IFooData
+    {
+        public int Bar { get; set; }
+        public long Jar { get; set; }
+        public double Car { get; set; }
+        public byte Tar { get; set; }
+    }
+}
