@@ -176,7 +176,10 @@ public sealed unsafe partial class NativeSlabAllocator
             _chunkCount--;
             _reservedBytes -= SizeClasses.ChunkSize;
         }
-        chunk.DeferRelease(SizeClasses.ChunkSize);
+        // Only a stamped block's handle (NativeBlock, a record's) reads chunk memory after its free; an allocator that never
+        // handed one out frees at once (a churning raw workload would otherwise keep released chunks until a collection).
+        if (_stampedEver) chunk.DeferRelease(SizeClasses.ChunkSize);
+        else NativeMemory.AlignedFree(chunk.Memory);
     }
 
     private void ReleaseAllChunks()

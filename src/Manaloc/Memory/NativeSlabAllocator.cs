@@ -48,6 +48,9 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     private readonly ThreadLocal<ThreadCache> _caches;
     private readonly ClassState[] _classes;
     private volatile bool _disposed;
+    // Set before the first stamped class block leaves AllocateStamped; read by ReleaseChunk under a class lock, which the
+    // block's free passes through (batch return) before its chunk can be released, so the write is seen there.
+    private bool _stampedEver;
 
     /// <summary>Creates an allocator that owns no memory until the first allocation.</summary>
     /// <param name="name">Name used in statistics, metrics tags and messages.</param>
@@ -209,6 +212,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
             generation = chunk.DedicatedStamp = 1;
             return large;
         }
+        if (!_stampedEver) _stampedEver = true; // read-mostly: written once, so threads do not trade the line
         byte* p = AllocateFromClass(cache, cls);
         chunk = ChunkOf(p);
         ref uint stamp = ref chunk.StampOf(p);
