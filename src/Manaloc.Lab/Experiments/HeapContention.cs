@@ -56,6 +56,7 @@ public sealed unsafe class HeapContention : Experiment
         var malloc = new MallocHeap();
         var hglobal = new HGlobalHeap();
         var slabHeap = new SlabHeap(slab);
+        var slabThreadHeap = new SlabThreadHeap(slab);
         using var floor = new FloorBuffers(Threads(context.Settings).Max());
         // Bring every variant's code to tier 1 before the harness's short warm-up: run, wait past the
         // runtime's tiering delay, run again.
@@ -67,7 +68,7 @@ public sealed unsafe class HeapContention : Experiment
             {
                 Churn(malloc, a, ref state, 500);
                 Churn(hglobal, b, ref state, 500);
-                Churn(slabHeap, c, ref state, 500);
+                Churn(slabThreadHeap, c, ref state, 500);
                 Churn(floor.HeapOf(0), d, ref state, 500);
             }
             Release(malloc, a);
@@ -79,20 +80,46 @@ public sealed unsafe class HeapContention : Experiment
         // every variant per round in a balanced order (Harness/Rounds), so outside load hits all alike;
         // the loop-only floor is subtracted from the others, so it must see the same conditions.
         var perRound = context.Settings with { WarmUp = context.IsSmoke ? TimeSpan.Zero : TimeSpan.FromMilliseconds(context.IsQuick ? 5 : 20), Samples = 1 };
-        int rounds = context.IsSmoke ? 1 : context.IsQuick ? 8 : 16;
+        // Enough rounds for a per-round paired estimate and its bootstrap interval (see NetRatioOfRounds).
+        int rounds = context.IsSmoke ? 1 : context.IsQuick ? 32 : 64;
         foreach (int threads in Threads(context.Settings))
         {
+            var sampled = new double[Variants.Count][];
+            for (int v = 0; v < sampled.Length; v++) sampled[v] = new double[rounds];
             var merged = Rounds.Interleave(Variants.Count, rounds, context.Cancellation, (v, round) =>
             {
                 context.Status($"{Variants[v]} threads={threads}, round {round + 1} of {rounds}");
-                return Variants[v] switch
+                var m = Variants[v] switch
                 {
-                    Malloc => Measure(context, perRound, Malloc, threads, sizes, _ => malloc),
-                    HGlobal => Measure(context, perRound, HGlobal, threads, sizes, _ => hglobal),
-                    Slab => Measure(context, perRound, Slab, threads, sizes, _ => slabHeap),
-                    _ => Measure(context, perRound, LoopOnly, threads, sizes, floor.HeapOf),
+                    Malloc => Measure(context, perRound, Malloc, threads, sizes, _ => malloc, malloc),
+                    HGlobal => Measure(context, perRound, HGlobal, threads, sizes, _ => hglobal, hglobal),
+                    Slab => Measure(context, perRound, Slab, threads, sizes, _ => slabThreadHeap, slabHeap),
+                    _ => Measure(context, perRound, LoopOnly, threads, sizes, floor.HeapOf, floor.HeapOf(0)),
                 };
+                // CPU time per operation where the platform gives it (see Measure), wall time otherwise.
+                sampled[v][round] = m.Metrics.TryGetValue(CpuNsPerOpMetric, out double cpuNs) ? cpuNs : m.Statistics.Median;
+                // The sample's threads have exited: collect, so the slab's caches of those threads give their blocks back
+                // (their finalizers) before the next sample instead of piling up. Outside the timed region, after every
+                // variant alike.
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+                return m;
             });
+            int IndexOf(string variant) => Variants.ToList().IndexOf(variant);
+            int slabIndex = IndexOf(Slab);
+            var net = NetRatioOfRounds(sampled[IndexOf(Malloc)], sampled[slabIndex], sampled[IndexOf(LoopOnly)]);
+            if (net is { } n)
+            {
+                merged[slabIndex] = merged[slabIndex] with
+                {
+                    Metrics = new Dictionary<string, double>(merged[slabIndex].Metrics)
+                    {
+                        [NetMedianMetric] = n.Median,
+                        [NetLowMetric] = n.Low,
+                        [NetHighMetric] = n.High,
+                    },
+                };
+            }
             foreach (var m in merged) context.Record(m);
             if (threads == 2)
             {
@@ -107,26 +134,42 @@ public sealed unsafe class HeapContention : Experiment
     /// <summary>One allocator under test; a struct type argument, so each variant's loop is compiled separately and the calls inline.</summary>
     private interface IHeap
     {
+        /// <summary>Called by each thread before its loop (a per-thread heap binds to the thread here).</summary>
+        void Attach();
         void* Alloc(nuint size);
         void Free(void* p);
     }
 
     private readonly struct MallocHeap : IHeap
     {
+        public void Attach() { }
         public void* Alloc(nuint size) => NativeMemory.Alloc(size);
         public void Free(void* p) => NativeMemory.Free(p);
     }
 
     private readonly struct HGlobalHeap : IHeap
     {
+        public void Attach() { }
         public void* Alloc(nuint size) => (void*)Marshal.AllocHGlobal((nint)size);
         public void Free(void* p) => Marshal.FreeHGlobal((nint)p);
     }
 
+    /// <summary>The slab through its allocator-wide calls (a thread-static lookup per call): frees the blocks left at the end, from any thread.</summary>
     private readonly struct SlabHeap(NativeSlabAllocator slab) : IHeap
     {
+        public void Attach() { }
         public void* Alloc(nuint size) => slab.Allocate(size);
         public void Free(void* p) => slab.Free(p);
+    }
+
+    /// <summary>The slab as a performance-minded caller uses it: each thread holds its <see cref="NativeSlabAllocator.ThreadHeap"/>.</summary>
+    private struct SlabThreadHeap(NativeSlabAllocator slab) : IHeap
+    {
+        private NativeSlabAllocator.ThreadHeap? _heap;
+
+        public void Attach() => _heap = slab.GetThreadHeap();
+        public readonly void* Alloc(nuint size) => _heap!.Allocate(size);
+        public readonly void Free(void* p) => _heap!.Free(p);
     }
 
     /// <summary>
@@ -156,13 +199,15 @@ public sealed unsafe class HeapContention : Experiment
 
     private readonly struct LoopOnlyHeap(byte* block) : IHeap
     {
+        public void Attach() { }
         public void* Alloc(nuint size) => block;
         public void Free(void* p) { }
     }
 
-    private static Measurement Measure<THeap>(
-        ExperimentContext context, RunSettings settings, string variant, int threads, IReadOnlyDictionary<string, string> p, Func<int, THeap> heapOf)
+    private static Measurement Measure<THeap, TRelease>(
+        ExperimentContext context, RunSettings settings, string variant, int threads, IReadOnlyDictionary<string, string> p, Func<int, THeap> heapOf, TRelease release)
         where THeap : struct, IHeap
+        where TRelease : struct, IHeap
     {
         var slots = new nint[threads][];
         var states = new ulong[threads];
@@ -176,14 +221,30 @@ public sealed unsafe class HeapContention : Experiment
         // A fixed operation count per sample: calibration on a loaded machine can pick counts so small
         // that waking the threads dominates.
         long total = context.IsSmoke ? 20_000 : context.IsQuick ? 600_000 : 6_000_000;
-        var m = ThreadSweep.Measure(variant, threads, (t, n) => Churn(heaps[t], slots[t], ref states[t], n), settings, p, totalOperations: total);
-        for (int t = 0; t < threads; t++) Release(heaps[t], slots[t]);
+        // Each thread's CPU time for its last call (the sample; the warm-up calls come first): time the thread ran, not
+        // time it waited for a core another process had, which on a shared machine swamps the difference under test.
+        var cpu = new long[threads];
+        var perThread = new long[threads];
+        var m = ThreadSweep.Measure(variant, threads, (t, n) =>
+        {
+            long start = ThreadCpuTime.NowNanoseconds();
+            Churn(heaps[t], slots[t], ref states[t], n);
+            cpu[t] = ThreadCpuTime.NowNanoseconds() - start;
+            perThread[t] = n;
+        }, settings, p, totalOperations: total);
+        if (ThreadCpuTime.IsAvailable)
+        {
+            m = m with { Metrics = new Dictionary<string, double>(m.Metrics) { [CpuNsPerOpMetric] = (double)cpu.Sum() / perThread.Sum() } };
+        }
+        // On this thread, through a heap that frees from any thread (a thread heap is its own thread's only).
+        for (int t = 0; t < threads; t++) Release(release, slots[t]);
         return m;
     }
 
     /// <summary>n operations: pick a random slot; free its buffer if it has one, else allocate a random size.</summary>
     private static void Churn<THeap>(THeap heap, nint[] mine, ref ulong stateRef, long n) where THeap : struct, IHeap
     {
+        heap.Attach();
         ulong state = stateRef;
         for (long i = 0; i < n; i++)
         {
@@ -218,11 +279,19 @@ public sealed unsafe class HeapContention : Experiment
         }
     }
 
+    /// <summary>Metrics of the slab's two-thread measurement: the net ratio from the rounds and its 95% bootstrap interval.</summary>
+    internal const string NetMedianMetric = "netRatio";
+    /// <summary>A sample's CPU time (all its threads) per operation, in ns: what the net ratio is computed from where available.</summary>
+    internal const string CpuNsPerOpMetric = "cpuNsPerOp";
+    internal const string NetLowMetric = "netRatioLow95";
+    internal const string NetHighMetric = "netRatioHigh95";
+
     /// <inheritdoc/>
     /// <remarks>
     /// The target (issue 3: the slab at two threads at least 2x the system malloc's throughput) is judged on
     /// the allocators' own time per operation: each variant's time minus the loop-only floor measured in the
-    /// same rounds. The workload's ratio, floor included, is given beside it.
+    /// same round, (malloc − floor) / (slab − floor) per round, the median over the rounds, with a 95% bootstrap
+    /// interval (see <see cref="NetRatioOfRounds"/>). The workload's ratio, floor included, is given beside it.
     /// </remarks>
     public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
     {
@@ -234,8 +303,11 @@ public sealed unsafe class HeapContention : Experiment
         var loop = At2(LoopOnly);
         string extra = hglobal is null || malloc is null ? "" : $"; AllocHGlobal {Format.Ratio(malloc.Statistics.Median / hglobal.Statistics.Median)} of malloc's throughput";
         double? net = NetRatio(malloc, slab, loop);
+        string interval = slab is not null && slab.Metrics.TryGetValue(NetLowMetric, out double low) && slab.Metrics.TryGetValue(NetHighMetric, out double high)
+            ? $" by CPU time per operation, median of the {slab.Statistics.Count} rounds' own ratios (95% bootstrap interval {Format.Ratio(low)}–{Format.Ratio(high)}); wall-clock medians: {(NetOfMedians(malloc!.Statistics.Median, slab.Statistics.Median, loop!.Statistics.Median) is double w ? Format.Ratio(w) : "undefined")}"
+            : "";
         string netText = net is double n && malloc is not null && slab is not null && loop is not null
-            ? $" Net of the loop's own {Format.Value(loop.Statistics.Median, loop.Unit)} (the same loop with no allocator): malloc {Format.Value(malloc.Statistics.Median - loop.Statistics.Median, loop.Unit)}, slab {Format.Value(slab.Statistics.Median - loop.Statistics.Median, loop.Unit)}, {Format.Ratio(n)}."
+            ? $" Net of the loop's own cost (the same loop with no allocator): {Format.Ratio(n)}{interval}; wall-clock ns/op net: malloc {Format.Value(malloc.Statistics.Median - loop.Statistics.Median, loop.Unit)}, slab {Format.Value(slab.Statistics.Median - loop.Statistics.Median, loop.Unit)}."
             : "";
         return verdict with
         {
@@ -244,12 +316,61 @@ public sealed unsafe class HeapContention : Experiment
         };
     }
 
-    /// <summary>(malloc − floor) / (slab − floor), ns per operation; null when a figure is missing or the floor is not below both.</summary>
+    /// <summary>The net ratio: the rounds' estimate recorded on the slab's measurement (<see cref="NetMedianMetric"/>), else (malloc − floor) / (slab − floor) of the medians; null when a figure is missing or the floor is not below both.</summary>
     internal static double? NetRatio(Measurement? malloc, Measurement? slab, Measurement? loop)
     {
         if (malloc is null || slab is null || loop is null) return null;
-        double floor = loop.Statistics.Median;
-        double m = malloc.Statistics.Median - floor, s = slab.Statistics.Median - floor;
+        if (slab.Metrics.TryGetValue(NetMedianMetric, out double fromRounds)) return fromRounds;
+        return NetOfMedians(malloc.Statistics.Median, slab.Statistics.Median, loop.Statistics.Median);
+    }
+
+    private static double? NetOfMedians(double malloc, double slab, double floor)
+    {
+        double m = malloc - floor, s = slab - floor;
         return m > 0 && s > 0 ? m / s : null;
+    }
+
+    /// <summary>
+    /// The net ratio from per-round samples (index = round; the three variants sampled in the same round, close in
+    /// time): each round's own (malloc − floor) / (slab − floor), then the median over the rounds, with a 95%
+    /// percentile-bootstrap interval from 2000 resamples of the rounds. Pairing within a round cancels load that
+    /// lasts a round; the median drops rounds where a burst hit one variant's sample. Rounds whose ratio is
+    /// undefined (the floor not below both) are left out. Deterministic (fixed seed). Null when no round gives a ratio.
+    /// </summary>
+    /// <exception cref="ArgumentException">The arrays differ in length or are empty.</exception>
+    internal static (double Median, double Low, double High)? NetRatioOfRounds(double[] malloc, double[] slab, double[] floor)
+    {
+        ArgumentNullException.ThrowIfNull(malloc);
+        ArgumentNullException.ThrowIfNull(slab);
+        ArgumentNullException.ThrowIfNull(floor);
+        int n = malloc.Length;
+        if (n == 0 || slab.Length != n || floor.Length != n) throw new ArgumentException("One sample per round of each variant, at least one round.", nameof(malloc));
+        var ratios = new List<double>(n);
+        for (int r = 0; r < n; r++)
+        {
+            if (NetOfMedians(malloc[r], slab[r], floor[r]) is double ratio) ratios.Add(ratio);
+        }
+        if (ratios.Count == 0) return null;
+        double[] rounds = [.. ratios];
+        double point = Median(rounds);
+        var random = new Random(20251125);
+        const int Resamples = 2000;
+        var estimates = new double[Resamples];
+        var resample = new double[rounds.Length];
+        for (int b = 0; b < Resamples; b++)
+        {
+            for (int i = 0; i < resample.Length; i++) resample[i] = rounds[random.Next(rounds.Length)];
+            estimates[b] = Median(resample);
+        }
+        Array.Sort(estimates);
+        return (point, Statistics.Percentile(estimates, 0.025), Statistics.Percentile(estimates, 0.975));
+    }
+
+    private static double Median(double[] values)
+    {
+        var sorted = (double[])values.Clone();
+        Array.Sort(sorted);
+        int mid = sorted.Length / 2;
+        return sorted.Length % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
     }
 }

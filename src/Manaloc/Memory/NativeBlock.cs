@@ -21,15 +21,13 @@ public readonly unsafe struct NativeBlock : IEquatable<NativeBlock>
 {
     internal readonly byte* Pointer;
     internal readonly SlabChunk? Chunk;
-    internal readonly uint* Stamp;
     internal readonly uint Generation;
 
-    internal NativeBlock(byte* pointer, nuint length, SlabChunk chunk, uint* stamp, uint generation)
+    internal NativeBlock(byte* pointer, nuint length, SlabChunk chunk, uint generation)
     {
         Pointer = pointer;
         Length = length;
         Chunk = chunk;
-        Stamp = stamp;
         Generation = generation;
     }
 
@@ -37,7 +35,7 @@ public readonly unsafe struct NativeBlock : IEquatable<NativeBlock>
     public nuint Length { get; }
 
     /// <summary>True while the block is allocated: not freed, allocator not disposed. False for <c>default</c>.</summary>
-    public bool IsAllocated => Stamp != null && *Stamp == Generation;
+    public bool IsAllocated => Chunk is { } chunk && chunk.StampOf(Pointer) == Generation;
 
     /// <summary>The block's address, after checking that it is still allocated.</summary>
     /// <exception cref="InvalidOperationException">The block was freed (or is default).</exception>
@@ -62,7 +60,7 @@ public readonly unsafe struct NativeBlock : IEquatable<NativeBlock>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void EnsureAllocated()
     {
-        if (Stamp == null || *Stamp != Generation) ThrowStale();
+        if (Chunk is not { } chunk || chunk.StampOf(Pointer) != Generation) ThrowStale();
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]

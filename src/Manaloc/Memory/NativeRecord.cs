@@ -1,5 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
+using System.Text.Json.Serialization;
 
 namespace Manaloc.Memory;
 
@@ -10,48 +11,64 @@ namespace Manaloc.Memory;
 /// </summary>
 /// <remarks>
 /// <para>A record's property accessors are loads and stores at constant offsets from the record's
-/// address. In checked mode each first tests the address for null (it is loaded for the access anyway;
-/// on null <c>throw StaleException()</c>): <see cref="TypeAllocator.Delete{T}(T)"/> nulls the address of
-/// the handle it deletes, and the allocator's Dispose that of every live handle (a checked allocator's
-/// chunks track them), so a handle used after Delete — even after the slot holds a new object, which
-/// gets a handle of its own — or after Dispose throws instead of reading freed or reused memory. Delete
-/// and <see cref="IsAllocated"/> compare the slot's generation stamp, which also stops a second Delete.</para>
+/// address. In checked mode each first compares the record's generation stamp with the handle's
+/// (<c>if (*(uint*)(Address + stampOffset) != Generation) throw StaleException()</c>): the stamp is the
+/// last four bytes of the record's slab block, a line the access touches anyway, or, for a record larger
+/// than a class block, a field of its chunk. Delete and the allocator's Dispose move the stamp on, so a
+/// handle used after either throws, and so does any copy of it (<c>MemberwiseClone</c>, a copy made by
+/// reflection): the check is in the memory, not in the handle. A handle keeps its chunk reachable and a
+/// released chunk's memory is freed only when the GC collects it, so the stamp read never touches
+/// unmapped memory. A record array's view tests its address for null instead (the array's Dispose
+/// nulls it; its memory is freed only when its views are unreachable).</para>
+/// <para>Weight: an object header and 24 bytes of fields (chunk, address, generation, recycling index,
+/// view flag), 40 bytes on 64-bit, nothing per record beside it on the managed heap: as much as a plain
+/// class with 24 bytes of data.</para>
 /// <para>Validity is explicit: <see cref="IsAllocated"/>. A handle converts implicitly to no number,
-/// pointer or bool (seed 004, "shared_ptr and NULL"). Users cannot derive from this class.</para>
+/// pointer or bool (seed 004, "shared_ptr and NULL"). Users cannot derive from this class. Serialized as
+/// <c>object</c> with System.Text.Json, a handle writes its record's properties (the generated class
+/// implements them publicly) and none of the members below.</para>
 /// <para>Thread safety: a handle may be read and written from several threads like any object with
 /// plain fields (no atomicity beyond the natural alignment of each property); the checks are exact
 /// when a Delete is ordered before a use by the program, best-effort against a racing Delete.</para>
 /// </remarks>
 public abstract unsafe class NativeRecord
 {
-    // Read by the generated accessors (the generated assembly ignores access checks to Manaloc).
+    // Read by the generated accessors (the generated assembly ignores access checks to Manaloc). Five fields, 24 bytes:
+    // the object is 40 bytes, as a class of 24 bytes of data. Keep it so (NativeRecordWeightTests).
+    internal SlabChunk? Chunk;
     internal byte* Address;
-    internal uint* Stamp;
+    /// <summary>The stamp the record had when New handed it out (odd); 0 once this handle deleted it.</summary>
     internal uint Generation;
-    /// <summary>With recycling: the generated type's index (<see cref="RecordType.Index"/>), so Delete finds the stack to keep the handle in. Fits the object's padding.</summary>
+    /// <summary>With recycling: the generated type's index (<see cref="RecordType.Index"/>), so Delete finds the stack to keep the handle in.</summary>
     internal ushort RecycleIndex;
     internal bool IsViewHandle;
-    internal SlabChunk? Chunk;
 
     internal NativeRecord()
     {
     }
 
     /// <summary>True while the record is allocated: not deleted (for a view: its array not disposed) and the allocator not disposed.</summary>
-    public bool IsAllocated => Stamp != null && *Stamp == Generation;
+    [JsonIgnore]
+    public bool IsAllocated => Chunk is { } chunk && chunk.StampOf(Address) == Generation;
 
     /// <summary>True when this is the reusable view of a <see cref="RecordArray{T}"/> rather than an object from New.</summary>
+    [JsonIgnore]
     public bool IsView => IsViewHandle;
 
     /// <summary>The interface this record implements.</summary>
+    [JsonIgnore]
     public Type RecordInterface => RecordTypes.OfGenerated(GetType()).Interface;
 
     /// <summary>The record's native layout.</summary>
+    [JsonIgnore]
     public TypeLayout Layout => RecordTypes.OfGenerated(GetType()).Layout;
+
+    /// <summary>The stamp this handle compares (tests).</summary>
+    internal uint* StampAddress => (uint*)Unsafe.AsPointer(ref Chunk!.StampOf(Address));
 
     /// <inheritdoc/>
     public override string ToString()
-        => $"{RecordInterface.Name} record{(IsViewHandle ? " view" : "")} at 0x{(nuint)Address:x} ({(IsAllocated ? "allocated" : "not allocated")})";
+        => $"{RecordTypes.TypeName(RecordInterface)} record{(IsViewHandle ? " view" : "")} at 0x{(nuint)Address:x} ({(IsAllocated ? "allocated" : "not allocated")})";
 
     /// <summary>
     /// The exception for a use after Delete or Dispose. Generated accessors emit <c>throw StaleException()</c>:
@@ -61,7 +78,7 @@ public abstract unsafe class NativeRecord
     [MethodImpl(MethodImplOptions.NoInlining)]
     internal Exception StaleException()
     {
-        string name = RecordInterface.Name;
+        string name = RecordTypes.TypeName(RecordInterface);
         if (Chunk is not null && Chunk.Owner.IsDisposed)
         {
             string what = $"TypeAllocator (the {name} record's allocator)";

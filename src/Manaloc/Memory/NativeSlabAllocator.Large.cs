@@ -4,22 +4,29 @@ namespace Manaloc.Memory;
 
 public sealed unsafe partial class NativeSlabAllocator
 {
-    // Large blocks (above the largest class, or aligned beyond 64) go straight to the system. They
-    // are aligned to the chunk size, which is how Free(void*) tells them from class blocks (those
-    // never start on a chunk boundary: the chunk header is there). Guarded by _largeLock.
+    // Dedicated blocks: one system allocation each, with a SlabChunk of capacity 1 as its managed side.
+    // Raw ones (Allocate above the largest class, or aligned beyond 64) are aligned to the chunk size, which is how
+    // Free(void*) tells them from class blocks (those never start on a chunk boundary: the chunk header is there).
+    // Stamped ones (large records, record arrays, large checked blocks) are freed through their chunk, so they need no
+    // such alignment: a plain aligned allocation, no wasted pages. Guarded by _largeLock.
     private readonly object _largeLock = new();
     private readonly Dictionary<nint, SlabChunk> _large = [];
     private long _largeBytes;
     private long _largeAllocations;
     private long _largeFrees;
 
+    /// <summary>A raw large block (unchecked path), aligned to the chunk size.</summary>
     private byte* AllocateLarge(nuint size, nuint alignment, out SlabChunk chunk)
+        => AllocateDedicated(size, Math.Max(alignment, SizeClasses.ChunkSize), out chunk);
+
+    /// <summary>A block of its own from the system, registered for statistics, leak reports and Dispose.</summary>
+    internal byte* AllocateDedicated(nuint size, nuint alignment, out SlabChunk chunk)
     {
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
         nuint length = size == 0 ? 1 : size;
-        byte* memory = (byte*)NativeMemory.AlignedAlloc(length, Math.Max(alignment, SizeClasses.ChunkSize));
+        byte* memory = (byte*)NativeMemory.AlignedAlloc(length, Math.Max(alignment, 16));
         if (memory == null) MemoryThrowHelper.ThrowOutOfMemory(length);
-        chunk = new SlabChunk(this, -1, memory, -1, length, _tagged, _trackHandles);
+        chunk = new SlabChunk(this, -1, memory, -1, length);
         lock (_largeLock)
         {
             if (_disposed)
@@ -34,7 +41,12 @@ public sealed unsafe partial class NativeSlabAllocator
         return memory;
     }
 
-    private void FreeLarge(SlabChunk chunk)
+    /// <summary>
+    /// Frees a dedicated block. <paramref name="deferred"/>: its memory goes when the chunk object is collected
+    /// (record arrays: views and enumerators that may still be reading it reference the chunk), else at once
+    /// (its handles check the chunk's managed stamp, never the native memory).
+    /// </summary>
+    internal void FreeDedicated(SlabChunk chunk, bool deferred)
     {
         lock (_largeLock)
         {
@@ -44,7 +56,8 @@ public sealed unsafe partial class NativeSlabAllocator
             _largeBytes -= (long)chunk.Length;
             _largeFrees++;
         }
-        NativeMemory.AlignedFree(chunk.Memory);
+        if (deferred) chunk.DeferRelease(chunk.Length);
+        else NativeMemory.AlignedFree(chunk.Memory);
     }
 
     private void FreeLargeRaw(byte* p)
@@ -56,9 +69,10 @@ public sealed unsafe partial class NativeSlabAllocator
             _large.TryGetValue((nint)p, out chunk);
         }
         if (chunk is null) MemoryThrowHelper.ThrowNotOurs("block", $"The pointer 0x{(nuint)p:x} is not a live large block of allocator '{Name}'.");
-        FreeLarge(chunk);
+        FreeDedicated(chunk, deferred: false);
     }
 
+    /// <summary>At Dispose: every dedicated block still held. Record arrays' go when their views are gone, the rest at once.</summary>
     private void ReleaseAllLarge()
     {
         lock (_largeLock)
@@ -67,9 +81,10 @@ public sealed unsafe partial class NativeSlabAllocator
             {
                 chunk.Released = true;
                 chunk.InvalidateLiveStamps();
-                NativeMemory.AlignedFree(chunk.Memory);
+                if (chunk.IsRecordArray) chunk.DeferRelease(chunk.Length);
+                else NativeMemory.AlignedFree(chunk.Memory);
             }
-            _largeFrees += _large.Count; // released by Dispose: counted as frees, as FreeLarge does
+            _largeFrees += _large.Count; // released by Dispose: counted as frees, as FreeDedicated does
             _large.Clear();
             _largeBytes = 0;
         }

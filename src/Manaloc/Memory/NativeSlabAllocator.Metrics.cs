@@ -32,17 +32,10 @@ public sealed partial class NativeSlabAllocator
         frees += Interlocked.Read(ref _retiredFrees);
         if (!_disposed)
         {
-            try
+            foreach (var cache in LiveCaches())
             {
-                foreach (var cache in _caches.Values)
-                {
-                    allocations += cache.Allocations;
-                    frees += cache.Frees;
-                }
-            }
-            catch (ObjectDisposedException)
-            {
-                // Disposed meanwhile: the per-thread counters are gone with the memory.
+                allocations += cache.Allocations;
+                frees += cache.Frees;
             }
         }
         return new SlabStatistics(reserved, chunks, large, allocations, frees);

@@ -51,6 +51,7 @@ public sealed unsafe partial class NativeSlabAllocator
                     else if (chunk.Carved < chunk.Capacity)
                     {
                         p = chunk.Blocks + (nint)chunk.Carved * chunk.BlockSize;
+                        chunk.InitTrailer(p);
                         chunk.Carved++;
                     }
                     else
@@ -150,7 +151,7 @@ public sealed unsafe partial class NativeSlabAllocator
                 // Publish the copy before any block of the new chunk leaves the class lock (ChunkOf reads it lock-free).
                 Volatile.Write(ref _chunkTable, bigger);
             }
-            chunk = new SlabChunk(this, id, memory, state.Index, SizeClasses.ChunkSize, _tagged, _trackHandles);
+            chunk = new SlabChunk(this, id, memory, state.Index, SizeClasses.ChunkSize);
             ((int*)memory)[0] = id;
             ((int*)memory)[1] = state.Index;
             _chunkTable[id] = chunk;
@@ -162,7 +163,8 @@ public sealed unsafe partial class NativeSlabAllocator
         return chunk;
     }
 
-    // Called under the class lock; the chunk is empty, so no block of it is referenced any more.
+    // Called under the class lock; the chunk is empty, so no live block of it is referenced any more. Stale handles may
+    // still read their blocks' trailers: the memory goes when the chunk object is collected (SlabChunk.DeferRelease).
     private void ReleaseChunk(SlabChunk chunk)
     {
         Debug.Assert(chunk.Outstanding == 0 && !chunk.Released, "release only an empty live chunk");
@@ -174,7 +176,10 @@ public sealed unsafe partial class NativeSlabAllocator
             _chunkCount--;
             _reservedBytes -= SizeClasses.ChunkSize;
         }
-        NativeMemory.AlignedFree(chunk.Memory);
+        // Only a stamped block's handle (NativeBlock, a record's) reads chunk memory after its free; an allocator that never
+        // handed one out frees at once (a churning raw workload would otherwise keep released chunks until a collection).
+        if (_stampedEver) chunk.DeferRelease(SizeClasses.ChunkSize);
+        else NativeMemory.AlignedFree(chunk.Memory);
     }
 
     private void ReleaseAllChunks()
@@ -186,7 +191,7 @@ public sealed unsafe partial class NativeSlabAllocator
                 if (chunk is null) continue;
                 chunk.Released = true;
                 chunk.InvalidateLiveStamps();
-                NativeMemory.AlignedFree(chunk.Memory);
+                chunk.DeferRelease(SizeClasses.ChunkSize); // handles still reference it; its memory goes when they are gone
             }
             Array.Clear(_chunkTable);
             _chunkCount = 0;

@@ -44,6 +44,9 @@ public sealed unsafe partial class NativeSlabAllocator
 
         public NativeSlabAllocator? Owner;
 
+        /// <summary>The <see cref="ThreadHeap"/> handed out for this cache (one per thread and allocator).</summary>
+        public ThreadHeap? Heap;
+
         /// <summary>A TypeAllocator's recycled handles, by record type index (<see cref="TypeAllocatorOptions.RecycleHandles"/>); null otherwise.</summary>
         public HandleStack?[]? Handles;
 
@@ -75,9 +78,10 @@ public sealed unsafe partial class NativeSlabAllocator
             }
         }
 
-        /// <summary>Gives the blocks back if the cache is ever finalized with its owner alive.</summary>
-        /// <remarks>The owner's ThreadLocal tracks all values, so an exited thread's cache stays reachable until the
-        /// allocator's Dispose: in practice this runs only when the allocator itself is already unreachable.</remarks>
+        /// <summary>Gives the blocks back once the cache's thread exited (no thread can reach it any more).</summary>
+        /// <remarks>Only the thread's own slots (its thread-static and its <see cref="ThreadLocal{T}"/> value, which
+        /// does not track values) reference a cache strongly; the owner lists it weakly. So when the thread exits,
+        /// the cache becomes unreachable and this runs: the blocks go back to their chunks, and empty chunks are freed.</remarks>
         ~ThreadCache()
         {
             Owner?.RetireCache(this);
@@ -108,9 +112,38 @@ public sealed unsafe partial class NativeSlabAllocator
         {
             cache = new ThreadCache(this);
             _caches.Value = cache;
+            lock (_cacheList)
+            {
+                // Pruned when it doubles: the list stays within twice the live caches.
+                if (_cacheList.Count >= _cacheListPruneAt)
+                {
+                    _cacheList.RemoveAll(static w => !w.TryGetTarget(out _));
+                    _cacheListPruneAt = Math.Max(16, 2 * _cacheList.Count);
+                }
+                _cacheList.Add(new WeakReference<ThreadCache>(cache));
+            }
         }
         t_cache = cache;
         return cache;
+    }
+
+    // Every thread's cache, weakly, for statistics and Dispose: a strong list would keep an exited thread's cache (and its
+    // blocks) until Dispose. Guarded by lock (_cacheList).
+    private readonly List<WeakReference<ThreadCache>> _cacheList = [];
+    private int _cacheListPruneAt = 16;
+
+    /// <summary>The caches of threads that may still use them (a snapshot).</summary>
+    private List<ThreadCache> LiveCaches()
+    {
+        var live = new List<ThreadCache>();
+        lock (_cacheList)
+        {
+            foreach (var weak in _cacheList)
+            {
+                if (weak.TryGetTarget(out var cache)) live.Add(cache);
+            }
+        }
+        return live;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

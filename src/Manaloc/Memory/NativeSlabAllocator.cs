@@ -24,19 +24,21 @@ namespace Manaloc.Memory;
 /// once; a block may be freed on another thread than the one that allocated it (it goes to the
 /// freeing thread's cache). <see cref="Dispose"/> must not run concurrently with other calls (like
 /// any Dispose); afterwards every call throws <see cref="ObjectDisposedException"/> and every
-/// checked handle reports that it is no longer allocated. Blocks cached by a thread that exits stay
-/// in its cache until Dispose: the caches are held by a <see cref="ThreadLocal{T}"/> that tracks all
-/// values (for statistics and Dispose), which keeps an exited thread's cache reachable, so its
-/// finalizer does not run while the allocator lives. Call <see cref="FlushThreadCache"/> before a
-/// thread ends to give its blocks back.</para>
+/// checked handle reports that it is no longer allocated. Blocks cached by a thread that exits go
+/// back to the shared lists when the GC finds its cache unreachable (its finalizer gives them back,
+/// and empty chunks are freed); <see cref="FlushThreadCache"/> before a thread ends does it at once.
+/// <see cref="ThreadHeap"/> reaches the calling thread's cache with no thread-static lookup per call.</para>
 /// <para>Memory-ordering argument: a block moves between threads only through (a) a class lock
 /// (batch transfer), which orders the writes of the giving thread (free-list link, stamp) before the
 /// reads of the taking thread, or (b) the user's own hand-off of the pointer, which must itself be a
-/// synchronizing publication. The thread cache is touched only by its thread (and by its finalizer,
-/// which in practice runs only once the allocator itself is unreachable). The chunk table is published with <see cref="Volatile.Write{T}(ref T, T)"/>
+/// synchronizing publication. The thread cache is touched only by its thread, and by its finalizer
+/// once no thread can reach it (its thread exited). The chunk table is published with <see cref="Volatile.Write{T}(ref T, T)"/>
 /// before any block of a new chunk leaves the class lock.</para>
 /// <para>There is no finalizer: freeing native memory behind handles that may still be in use is the
-/// crash this type exists to prevent. Dispose it (a forgotten allocator keeps its memory).</para>
+/// crash this type exists to prevent. Dispose it (a forgotten allocator keeps its memory). Class
+/// chunks freed while the allocator lives, and at Dispose, are given back to the system when the GC
+/// collects their managed side, which every checked handle references: a stale handle always reads
+/// mapped memory (see <see cref="SlabChunk"/>).</para>
 /// </remarks>
 public sealed unsafe partial class NativeSlabAllocator : IDisposable
 {
@@ -45,20 +47,17 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
 
     private readonly ThreadLocal<ThreadCache> _caches;
     private readonly ClassState[] _classes;
-    private readonly bool _tagged;
-    private readonly bool _trackHandles;
     private volatile bool _disposed;
+    // Set before the first stamped class block leaves AllocateStamped; read by ReleaseChunk under a class lock, which the
+    // block's free passes through (batch return) before its chunk can be released, so the write is seen there.
+    private bool _stampedEver;
 
     /// <summary>Creates an allocator that owns no memory until the first allocation.</summary>
     /// <param name="name">Name used in statistics, metrics tags and messages.</param>
-    public NativeSlabAllocator(string? name = null) : this(name, tagged: false) { }
-
-    internal NativeSlabAllocator(string? name, bool tagged, bool trackHandles = false)
+    public NativeSlabAllocator(string? name = null)
     {
-        _trackHandles = trackHandles;
         Name = string.IsNullOrWhiteSpace(name) ? "slab" : name;
-        _tagged = tagged;
-        _caches = new ThreadLocal<ThreadCache>(trackAllValues: true);
+        _caches = new ThreadLocal<ThreadCache>(trackAllValues: false);
         _classes = new ClassState[SizeClasses.Count];
         for (int i = 0; i < _classes.Length; i++) _classes[i] = new ClassState(i);
         MemoryMetrics.Register(this);
@@ -127,10 +126,9 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     public NativeBlock AllocateBlock(nuint size, nuint alignment = 16, bool zeroed = true)
     {
         ValidateAlignment(alignment);
-        int cls = SizeClasses.ForSize(size, alignment);
-        byte* p = AllocateStamped(cls, size, alignment, out SlabChunk chunk, out int slot, out uint generation);
+        byte* p = AllocateStamped(StampedClass(size, alignment), size, alignment, out SlabChunk chunk, out uint generation);
         if (zeroed) NativeMemory.Clear(p, size);
-        return new NativeBlock(p, size, chunk, chunk.StampBase + slot, generation);
+        return new NativeBlock(p, size, chunk, generation);
     }
 
     /// <summary>Frees a block from <see cref="AllocateBlock"/>.</summary>
@@ -144,7 +142,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
         if (chunk is null) MemoryThrowHelper.ThrowNotOurs(nameof(block), "The block is default: it was never allocated.");
         if (chunk.Owner != this) MemoryThrowHelper.ThrowNotOurs(nameof(block), $"The block belongs to allocator '{chunk.Owner.Name}', not '{Name}'.");
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
-        if (!TryReleaseStamp(block.Stamp, block.Generation))
+        if (!TryReleaseStamp(ref chunk.StampOf(block.Pointer), block.Generation))
         {
             Diagnostics.ManalocEventSource.Log.DoubleFree("NativeBlock");
             ThrowHelper.ThrowInvalidOperation("The block was already freed.");
@@ -174,7 +172,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     {
         if (_disposed) return;
         _disposed = true;
-        foreach (var cache in _caches.Values)
+        foreach (var cache in LiveCaches())
         {
             cache.Owner = null;
             cache.Handles = null; // a thread's t_cache may outlive us: it must not keep handles (and through them us) alive
@@ -195,48 +193,49 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
 
     // ---- checked (stamped) path, used by NativeBlock, TypeAllocator and RecordArray ----
 
-    /// <summary>Allocates from class <paramref name="cls"/> (or a large block when -1) and stamps the slot as handed out.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal byte* AllocateStamped(int cls, nuint size, nuint alignment, out SlabChunk chunk, out int slot, out uint generation)
-        => AllocateStamped(GetCache(), cls, size, alignment, out chunk, out slot, out generation);
+    /// <summary>The class for a stamped block of <paramref name="size"/> bytes (its trailer included), or -1 for a dedicated block.</summary>
+    internal static int StampedClass(nuint size, nuint alignment)
+        => size > (nuint)(SizeClasses.MaxSize - SlabChunk.Trailer) ? -1 : SizeClasses.ForSize(size + SlabChunk.Trailer, alignment);
 
-    /// <summary>As <see cref="AllocateStamped(int, nuint, nuint, out SlabChunk, out int, out uint)"/> with the calling thread's cache already at hand.</summary>
+    /// <summary>Allocates from class <paramref name="cls"/> (from <see cref="StampedClass"/>; -1: a dedicated block) and stamps the block as handed out.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal byte* AllocateStamped(ThreadCache cache, int cls, nuint size, nuint alignment, out SlabChunk chunk, out int slot, out uint generation)
+    internal byte* AllocateStamped(int cls, nuint size, nuint alignment, out SlabChunk chunk, out uint generation)
+        => AllocateStamped(GetCache(), cls, size, alignment, out chunk, out generation);
+
+    /// <summary>As <see cref="AllocateStamped(int, nuint, nuint, out SlabChunk, out uint)"/> with the calling thread's cache already at hand.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal byte* AllocateStamped(ThreadCache cache, int cls, nuint size, nuint alignment, out SlabChunk chunk, out uint generation)
     {
-        byte* p;
-        if (cls >= 0)
+        if (cls < 0)
         {
-            p = AllocateFromClass(cache, cls);
-            chunk = ChunkOf(p);
-            slot = chunk.SlotOf(p);
+            byte* large = AllocateDedicated(size, alignment, out chunk);
+            generation = chunk.DedicatedStamp = 1;
+            return large;
         }
-        else
-        {
-            p = AllocateLarge(size, alignment, out chunk);
-            slot = 0;
-        }
-        ref uint stamp = ref chunk.StampBase[slot];
-        Debug.Assert((stamp & 1) == 0, "a free slot has an even stamp");
-        // Plain write: this thread owns the free block exclusively; a stale handle's compare-exchange
-        // expects an older odd value and fails against either the old even or the new odd value.
-        generation = ++stamp;
+        if (!_stampedEver) _stampedEver = true; // read-mostly: written once, so threads do not trade the line
+        byte* p = AllocateFromClass(cache, cls);
+        chunk = ChunkOf(p);
+        ref uint stamp = ref chunk.StampOf(p);
+        // Plain write: this thread owns the free block exclusively; a stale handle's compare-exchange expects an older
+        // odd value and fails against either the old even or the new odd value. "| 1": a block a raw Allocate used
+        // has whatever its user left in the trailer; the stamp is made odd (live) whatever it was.
+        generation = stamp = (stamp + 1) | 1;
         return p;
     }
 
     /// <summary>Moves a stamp from <paramref name="generation"/> to free; false when it was not live with that generation.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static bool TryReleaseStamp(uint* stamp, uint generation)
+    internal static bool TryReleaseStamp(ref uint stamp, uint generation)
         // Compare-exchange: of two racing frees of one handle only one moves the stamp, so a block
-        // never enters a free list twice.
-        => Interlocked.CompareExchange(ref *stamp, generation + 1, generation) == generation;
+        // never enters a free list twice. An even generation (a deleted handle's) never matches a live stamp.
+        => (generation & 1) != 0 && Interlocked.CompareExchange(ref stamp, generation + 1, generation) == generation;
 
     /// <summary>Returns a block whose stamp was already released.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void FreeStamped(byte* p, SlabChunk chunk)
     {
         if (chunk.ClassIndex >= 0) FreeToClass(p, chunk.ClassIndex);
-        else FreeLarge(chunk);
+        else FreeDedicated(chunk, deferred: false);
     }
 
     /// <summary>As <see cref="FreeStamped(byte*, SlabChunk)"/> with the calling thread's cache already at hand.</summary>
@@ -244,7 +243,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     internal void FreeStamped(ThreadCache cache, byte* p, SlabChunk chunk)
     {
         if (chunk.ClassIndex >= 0) FreeToClass(cache, p, chunk.ClassIndex);
-        else FreeLarge(chunk);
+        else FreeDedicated(chunk, deferred: false);
     }
 
     /// <summary>The chunk a class block lives in.</summary>
@@ -254,8 +253,6 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
         int id = *(int*)((nuint)p & ~(nuint)(SizeClasses.ChunkSize - 1));
         return _chunkTable[id]!;
     }
-
-    internal bool Tagged => _tagged;
 
     private static void ValidateAlignment(nuint alignment)
     {

@@ -13,15 +13,15 @@ namespace Manaloc.Memory;
 /// one view. <see cref="MoveTo"/> (or <c>foreach</c>, whose enumerator is a ref struct) points the
 /// view at a record; reading and writing its properties goes straight to native memory, with the
 /// same layout. Disposal is checked once per move rather than once per property access: <see cref="MoveTo"/>
-/// compares the array's stamp, and the enumerator tests its view's address for null, because
-/// <see cref="Dispose"/> (or the allocator's) nulls the address of the array's own view in both modes before the
-/// block is freed. In checked mode it nulls every view of the array, which the view's accessors test (the
-/// address is loaded for the access anyway): use after Dispose throws, at the cost of one test per access
-/// instead of three loads and a compare.</para>
+/// and the enumerator compare the array's stamp. In checked mode <see cref="Dispose"/> (or the allocator's)
+/// also nulls every view's address, which the view's accessors test (the address is loaded for the access
+/// anyway): use after Dispose throws, at the cost of one test per access.</para>
 /// <para>The view is one object: after <c>MoveTo(j)</c> a reference taken at <c>MoveTo(i)</c> sees
 /// record j. Memory is zeroed at creation. Thread safety: the records may be read and written from
 /// several threads (natural alignment, no atomicity beyond one property), but the view moves: give
-/// each thread its own with <see cref="CreateView"/>. Dispose is not thread-safe with other calls.</para>
+/// each thread its own with <see cref="CreateView"/>. Dispose may race readers and writers on other
+/// threads: they see the dead array or an exception, never memory handed to someone else (see
+/// <see cref="Dispose"/>).</para>
 /// </remarks>
 public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : class
 {
@@ -29,7 +29,6 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     private readonly byte* _base;
     private readonly nint _stride;
     private readonly SlabChunk _chunk;
-    private readonly uint* _stamp;
     private readonly uint _generation;
     private readonly RecordType _record;
     private readonly NativeRecord _view;
@@ -41,7 +40,7 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     private int _pruneAt = 16;
     private bool _viewsInvalidated;
 
-    internal RecordArray(TypeAllocator owner, NativeSlabAllocator slab, RecordType record, byte* block, int length, SlabChunk chunk, uint* stamp, uint generation)
+    internal RecordArray(TypeAllocator owner, NativeSlabAllocator slab, RecordType record, byte* block, int length, SlabChunk chunk, uint generation)
     {
         _owner = owner;
         _slab = slab;
@@ -52,7 +51,6 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
         // still steps (nothing is ever read through its address). NewArray sizes the block the same way.
         _stride = Math.Max(record.Layout.Size, 1);
         _chunk = chunk;
-        _stamp = stamp;
         _generation = generation;
         _view = NewView();
         _viewAsT = Unsafe.As<T>(_view);
@@ -65,7 +63,7 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     public int Stride => (int)_stride;
 
     /// <summary>True until <see cref="Dispose"/> (or the allocator's Dispose).</summary>
-    public bool IsAllocated => *_stamp == _generation;
+    public bool IsAllocated => _chunk.DedicatedStamp == _generation;
 
     /// <summary>The array's reusable view, positioned by <see cref="MoveTo"/> and the enumerator.</summary>
     /// <remarks>Before the first <see cref="MoveTo"/> it is at record 0. For an empty array (Length 0) that is a zeroed
@@ -79,7 +77,7 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     public T MoveTo(int index)
     {
         if ((uint)index >= (uint)Length) MemoryThrowHelper.ThrowIndexOutOfRange(index, Length);
-        if (*_stamp != _generation) throw DisposedException(_view); // do not point the view at freed memory
+        if (_chunk.DedicatedStamp != _generation) throw DisposedException(_view); // do not point the view at a disposed array
         _view.Address = _base + index * _stride;
         return _viewAsT;
     }
@@ -88,13 +86,13 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
     public RecordView<T> CreateView()
     {
-        if (!IsAllocated) MemoryThrowHelper.ThrowDisposed($"RecordArray<{typeof(T).Name}>");
+        if (!IsAllocated) MemoryThrowHelper.ThrowDisposed($"RecordArray<{RecordTypes.TypeName(typeof(T))}>");
         var view = NewView();
         if (_record.Mode != RecordMode.CheckedView) return new RecordView<T>(this, view); // unchecked views are bare: nothing to null later
         lock (_viewsLock)
         {
             // Checked under the lock InvalidateViews takes: a view made while the array is disposed is never left pointing at it.
-            if (_viewsInvalidated) MemoryThrowHelper.ThrowDisposed($"RecordArray<{typeof(T).Name}>");
+            if (_viewsInvalidated) MemoryThrowHelper.ThrowDisposed($"RecordArray<{RecordTypes.TypeName(typeof(T))}>");
             var views = _otherViews ??= [];
             if (views.Count >= _pruneAt)
             {
@@ -109,7 +107,7 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     internal void Position(NativeRecord view, int index)
     {
         if ((uint)index >= (uint)Length) MemoryThrowHelper.ThrowIndexOutOfRange(index, Length);
-        if (*_stamp != _generation) throw DisposedException(view);
+        if (_chunk.DedicatedStamp != _generation) throw DisposedException(view);
         view.Address = _base + index * _stride;
     }
 
@@ -117,20 +115,27 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     public Enumerator GetEnumerator() => new(this);
 
     /// <summary>Frees the records; in checked mode the views throw <see cref="InvalidOperationException"/> when used afterwards.</summary>
-    /// <remarks>Idempotent; does nothing after the allocator's Dispose (which freed the memory already). Not thread-safe
-    /// with other calls: a move racing Dispose can leave a view pointing at the freed block. In unchecked mode the
-    /// views are bare (using one afterwards is undefined; the array's own view is nulled, so a loop's next move
-    /// throws), and moves still throw.</remarks>
+    /// <remarks>
+    /// <para>Idempotent; does nothing after the allocator's Dispose. In unchecked mode the views are bare (a use
+    /// afterwards reads or writes the dead array; the array's own view is nulled, so a loop's next move throws), and
+    /// moves throw.</para>
+    /// <para>Safe against readers and writers on other threads (a loop, a move, a view's access racing Dispose): the
+    /// block is not reused while they may still be in it. Its native memory goes back to the system only when the GC
+    /// finds the array's chunk unreachable, and every view, enumerator and the array itself reference it: no reader or
+    /// writer can reach memory handed to someone else, in either mode. A racing access may still read or write the dead
+    /// array (best-effort check), never another one. The cost: the block outlives Dispose until a collection after its
+    /// views are dropped (the GC is told its size, so it collects sooner), and each array is a system allocation of its
+    /// own instead of a slab block.</para>
+    /// </remarks>
     public void Dispose()
     {
         if (_slab.IsDisposed) return;
-        if (NativeSlabAllocator.TryReleaseStamp(_stamp, _generation))
+        if (NativeSlabAllocator.TryReleaseStamp(ref _chunk.DedicatedStamp, _generation))
         {
-            // Before the memory goes: a checked view's next access throws instead of reading it, and in both modes the
-            // enumerator's next move sees the array's own view nulled.
+            // A checked view's next access throws, and in both modes the enumerator's next move sees the array's own view nulled.
             InvalidateViews();
             _owner.Untrack(this);
-            _slab.FreeStamped(_base, _chunk);
+            _slab.FreeDedicated(_chunk, deferred: true);
         }
     }
 
@@ -138,16 +143,18 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static ObjectDisposedException DisposedException(NativeRecord view)
     {
-        string what = view.Chunk is { Owner.IsDisposed: true } ? "TypeAllocator" : $"RecordArray<{typeof(T).Name}>";
+        string what = view.Chunk is { Owner.IsDisposed: true } ? "TypeAllocator" : $"RecordArray<{RecordTypes.TypeName(typeof(T))}>";
         return new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");
     }
 
-    /// <summary>Nulls the address of every view of this array (Dispose, or the allocator's Dispose): in unchecked mode only
-    /// the array's own view, as views from <see cref="CreateView"/> are not kept.</summary>
+    /// <summary>At Dispose (the array's or the allocator's): in checked mode nulls the address of every view of this
+    /// array, which their accessors test. Unchecked views are bare and keep their address: a racing use reaches the dead
+    /// array (its memory is kept while views exist), never a null page or another block.</summary>
     void IRecordArray.InvalidateViews() => InvalidateViews();
 
     private void InvalidateViews()
     {
+        if (_record.Mode != RecordMode.CheckedView) return;
         _view.Address = null;
         lock (_viewsLock)
         {
@@ -165,7 +172,6 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     {
         var view = _record.Create();
         view.Address = _base;
-        view.Stamp = _stamp;
         view.Generation = _generation;
         view.Chunk = _chunk;
         view.IsViewHandle = true;
@@ -174,8 +180,8 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
 
     /// <summary>Moves the array's view over every record in order.</summary>
     /// <remarks>A ref struct: cannot be boxed or captured, so it allocates nothing. Four fields (the view, the next and end
-    /// addresses, the stride), and the disposal check is a null test of the view's address, which the array's Dispose and
-    /// the allocator's null in both modes: fewer values for the JIT to keep across the loop (see docs/memory.md, bulk path).</remarks>
+    /// addresses, the stride), and the disposal check compares the array's stamp, reached through the view: fewer values
+    /// for the JIT to keep across the loop (see docs/memory.md, bulk path).</remarks>
     public ref struct Enumerator
     {
         private readonly NativeRecord _view;
@@ -199,10 +205,10 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
             byte* next = _next;
             if (next == _end) return false;
             var view = _view;
-            // Once per record, not per access: an array disposed in the loop body is not walked on into freed memory.
-            // Dispose (the array's or the allocator's) nulls this view's address before it frees the block, in both modes;
-            // nothing else does, and a move never stores null. One load of the line the next store writes anyway.
-            if (view.Address == null) throw DisposedException(view);
+            // Once per record, not per access: a loop whose array is disposed (in its body or by another thread) stops at
+            // the next record. The stamp is the array chunk's field; the view's chunk and generation share the line the
+            // next store writes anyway.
+            if (view.Chunk!.DedicatedStamp != view.Generation) throw DisposedException(view);
             view.Address = next;
             _next = next + _stride;
             return true;

@@ -8,9 +8,9 @@ namespace Manaloc.Memory;
 /// <summary>
 /// Emits, with Reflection.Emit (no compiler at run time), a sealed class per interface and mode:
 /// <c>sealed class IFoo_Record : NativeRecord, IFoo</c> whose accessors are constant-offset loads and
-/// stores from <see cref="NativeRecord.Address"/>, preceded in <see cref="RecordMode.Checked"/> and
-/// <see cref="RecordMode.CheckedView"/> by a null test of the address (Delete, a record array's Dispose and
-/// the allocator's Dispose null it).
+/// stores from <see cref="NativeRecord.Address"/>, preceded in <see cref="RecordMode.Checked"/> by a compare
+/// of the record's stamp with the handle's generation and in <see cref="RecordMode.CheckedView"/> by a null
+/// test of the address (a record array's Dispose and the allocator's null it).
 /// </summary>
 /// <remarks>
 /// All types live in one run-only dynamic assembly that declares
@@ -25,6 +25,12 @@ internal static class RecordEmitter
     private static int s_counter;
 
     private static readonly FieldInfo s_address = Field(nameof(NativeRecord.Address));
+    private static readonly FieldInfo s_generation = Field(nameof(NativeRecord.Generation));
+    private static readonly FieldInfo s_chunk = Field(nameof(NativeRecord.Chunk));
+    private static readonly FieldInfo s_dedicatedStamp = typeof(SlabChunk).GetField(nameof(SlabChunk.DedicatedStamp))!;
+    private static readonly MethodInfo s_keepAlive = typeof(GC).GetMethod(nameof(GC.KeepAlive))!;
+    // Names a generated public property must not take: NativeRecord's and object's public members.
+    private static readonly HashSet<string> s_reserved = typeof(NativeRecord).GetMembers(BindingFlags.Public | BindingFlags.Instance | BindingFlags.Static).Select(m => m.Name).ToHashSet(StringComparer.Ordinal);
     private static readonly MethodInfo s_staleException = typeof(NativeRecord).GetMethod(nameof(NativeRecord.StaleException), BindingFlags.Instance | BindingFlags.NonPublic)!;
     private static readonly ConstructorInfo s_baseConstructor = typeof(NativeRecord).GetConstructor(BindingFlags.Instance | BindingFlags.NonPublic, Type.EmptyTypes)!;
 
@@ -54,11 +60,17 @@ internal static class RecordEmitter
             il.Emit(OpCodes.Newobj, ctor);
             il.Emit(OpCodes.Ret);
 
+            int stampOffset = RecordType.StampOffsetOf(layout);
             foreach (var field in layout.Fields)
             {
-                foreach (var property in field.Properties)
+                for (int i = 0; i < field.Properties.Count; i++)
                 {
-                    EmitProperty(tb, property, field.Offset, mode);
+                    // The first declaration of a field whose name is its own (not ambiguous between two interfaces) is also a
+                    // public property of the class, so a serializer that reflects over the object (System.Text.Json given
+                    // it as object) finds the record's data; the others are explicit implementations only.
+                    var property = field.Properties[i];
+                    bool isPublic = i == 0 && field.Name == property.Name && !s_reserved.Contains(property.Name);
+                    EmitProperty(tb, property, field.Offset, mode, stampOffset, isPublic);
                 }
             }
 
@@ -70,35 +82,46 @@ internal static class RecordEmitter
     }
 
     [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
-    private static void EmitProperty(TypeBuilder tb, PropertyInfo property, int offset, RecordMode mode)
+    private static void EmitProperty(TypeBuilder tb, PropertyInfo property, int offset, RecordMode mode, int stampOffset, bool isPublic)
     {
         string qualified = $"{Sanitize(RecordTypes.TypeName(property.DeclaringType!))}.{property.Name}";
-        var pb = tb.DefineProperty(qualified, PropertyAttributes.None, property.PropertyType, Type.EmptyTypes);
-        const MethodAttributes accessor = MethodAttributes.Private | MethodAttributes.HideBySig | MethodAttributes.NewSlot
+        string name = isPublic ? property.Name : qualified;
+        var pb = tb.DefineProperty(name, PropertyAttributes.None, property.PropertyType, Type.EmptyTypes);
+        MethodAttributes accessor = (isPublic ? MethodAttributes.Public : MethodAttributes.Private) | MethodAttributes.HideBySig | MethodAttributes.NewSlot
             | MethodAttributes.Virtual | MethodAttributes.Final | MethodAttributes.SpecialName;
         if (property.GetMethod is { } getter)
         {
-            var mb = tb.DefineMethod($"{qualified}.get", accessor, property.PropertyType, Type.EmptyTypes);
+            var mb = tb.DefineMethod(isPublic ? $"get_{property.Name}" : $"{qualified}.get", accessor, property.PropertyType, Type.EmptyTypes);
             mb.SetImplementationFlags(MethodImplAttributes.AggressiveInlining);
             var il = mb.GetILGenerator();
-            EmitAddress(il, offset, mode);
+            EmitAddress(il, offset, mode, stampOffset);
             il.Emit(OpCodes.Ldobj, property.PropertyType);
+            EmitKeepAlive(il);
             il.Emit(OpCodes.Ret);
             tb.DefineMethodOverride(mb, getter);
             pb.SetGetMethod(mb);
         }
         if (property.SetMethod is { } setter)
         {
-            var mb = tb.DefineMethod($"{qualified}.set", accessor, typeof(void), [property.PropertyType]);
+            var mb = tb.DefineMethod(isPublic ? $"set_{property.Name}" : $"{qualified}.set", accessor, typeof(void), [property.PropertyType]);
             mb.SetImplementationFlags(MethodImplAttributes.AggressiveInlining);
             var il = mb.GetILGenerator();
-            EmitAddress(il, offset, mode);
+            EmitAddress(il, offset, mode, stampOffset);
             il.Emit(OpCodes.Ldarg_1);
             il.Emit(OpCodes.Stobj, property.PropertyType);
+            EmitKeepAlive(il);
             il.Emit(OpCodes.Ret);
             tb.DefineMethodOverride(mb, setter);
             pb.SetSetMethod(mb);
         }
+    }
+
+    // GC.KeepAlive(this) after the access (a JIT intrinsic: no call): the handle, and through it the chunk whose collection
+    // frees a released block, stays reachable until the load or store is done, not only until Address was read.
+    private static void EmitKeepAlive(ILGenerator il)
+    {
+        il.Emit(OpCodes.Ldarg_0);
+        il.Emit(OpCodes.Call, s_keepAlive);
     }
 
     // throw this.StaleException(); — a block ending in throw, which the JIT keeps out of the hot path
@@ -109,12 +132,44 @@ internal static class RecordEmitter
         il.Emit(OpCodes.Throw);
     }
 
-    // this.Address + offset; checked (handle or view): byte* a = this.Address; if (a == null) throw this.StaleException(); a + offset
-    private static void EmitAddress(ILGenerator il, int offset, RecordMode mode)
+    // The field's address, this.Address + offset, after the mode's check:
+    //   Checked, class block:     byte* a = this.Address; if (*(uint*)(a + stampOffset) != this.Generation) throw ...; a + offset
+    //   Checked, dedicated block: if (this.Chunk.DedicatedStamp != this.Generation) throw ...; this.Address + offset
+    //   CheckedView:              byte* a = this.Address; if (a == null) throw ...; a + offset
+    //   Unchecked:                this.Address + offset
+    private static void EmitAddress(ILGenerator il, int offset, RecordMode mode, int stampOffset)
     {
+        if (mode == RecordMode.Checked && stampOffset < 0)
+        {
+            var ok = il.DefineLabel();
+            il.Emit(OpCodes.Ldarg_0);
+            il.Emit(OpCodes.Ldfld, s_chunk);
+            il.Emit(OpCodes.Ldfld, s_dedicatedStamp);
+            il.Emit(OpCodes.Ldarg_0);
+            il.Emit(OpCodes.Ldfld, s_generation);
+            il.Emit(OpCodes.Beq_S, ok);
+            EmitThrowStale(il);
+            il.MarkLabel(ok);
+        }
         il.Emit(OpCodes.Ldarg_0);
         il.Emit(OpCodes.Ldfld, s_address);
-        if (mode is RecordMode.Checked or RecordMode.CheckedView)
+        if (mode == RecordMode.Checked && stampOffset >= 0)
+        {
+            var address = il.DeclareLocal(typeof(byte*));
+            var ok = il.DefineLabel();
+            il.Emit(OpCodes.Stloc, address);
+            il.Emit(OpCodes.Ldloc, address);
+            il.Emit(OpCodes.Ldc_I4, stampOffset);
+            il.Emit(OpCodes.Add);
+            il.Emit(OpCodes.Ldind_U4);
+            il.Emit(OpCodes.Ldarg_0);
+            il.Emit(OpCodes.Ldfld, s_generation);
+            il.Emit(OpCodes.Beq_S, ok);
+            EmitThrowStale(il);
+            il.MarkLabel(ok);
+            il.Emit(OpCodes.Ldloc, address);
+        }
+        else if (mode == RecordMode.CheckedView)
         {
             var address = il.DeclareLocal(typeof(byte*));
             var ok = il.DefineLabel();

@@ -4,9 +4,9 @@ namespace Manaloc.Memory;
 internal enum RecordMode
 {
     /// <summary>
-    /// Handles from New in a checked allocator: an access tests only that the handle's address is not null
-    /// (loaded for the access anyway). Delete nulls it, and the allocator's Dispose nulls every live handle's
-    /// (its chunks track them), so a handle used after either throws. Delete itself checks the generation stamp.
+    /// Handles from New in a checked allocator: an access compares the record's stamp (the last 4 bytes of its
+    /// slab block, at a constant offset from the address; a dedicated block's chunk field) with the handle's
+    /// generation. Delete and the allocator's Dispose move the stamp on, so the handle and every copy of it throw.
     /// </summary>
     Checked,
 

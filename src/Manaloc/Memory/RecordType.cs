@@ -23,14 +23,26 @@ internal sealed unsafe class RecordType
                 throw new InvalidOperationException($"Layout of '{@interface.FullName}' is inconsistent: field '{field.Name}' ends at {(long)field.Offset + field.Size}, past the record size {layout.Size}.");
             }
         }
-        // Only an empty record (no fields, size 0) is rounded up, so it still gets a block of its own.
-        BlockSize = (nuint)Math.Max(layout.Size, 1);
-        Alignment = (nuint)Math.Max(layout.Alignment, 16);
-        ClassIndex = SizeClasses.ForSize(BlockSize, Alignment);
-        ClearBytes = ClassIndex >= 0 ? (int)((BlockSize + 15) & ~(nuint)15) : int.MaxValue;
+        BlockSize = BlockSizeOf(layout);
+        Alignment = AlignmentOf(layout);
+        ClassIndex = NativeSlabAllocator.StampedClass(BlockSize, Alignment);
+        ClearBytes = ClassIndex >= 0 ? (int)((BlockSize + 7) & ~(nuint)7) : int.MaxValue;
     }
 
-    /// <summary>Bytes New clears: the record rounded up to 16 (within its class block), or int.MaxValue for large records.</summary>
+    /// <summary>Bytes of a record's block before its trailer: only an empty record (no fields, size 0) is rounded up, so it still gets a block of its own.</summary>
+    public static nuint BlockSizeOf(TypeLayout layout) => (nuint)Math.Max(layout.Size, 1);
+
+    /// <summary>A record's block alignment: at least 16.</summary>
+    public static nuint AlignmentOf(TypeLayout layout) => (nuint)Math.Max(layout.Alignment, 16);
+
+    /// <summary>Where a checked accessor finds the record's stamp: its offset from the record's address in a class block, or -1 when the record gets a dedicated block (its stamp is the chunk's field).</summary>
+    public static int StampOffsetOf(TypeLayout layout)
+    {
+        int cls = NativeSlabAllocator.StampedClass(BlockSizeOf(layout), AlignmentOf(layout));
+        return cls < 0 ? -1 : SizeClasses.Sizes[cls] - 4;
+    }
+
+    /// <summary>Bytes New clears: the record rounded up to 8, which stays clear of the block's 8-byte trailer (class sizes are multiples of 16), or int.MaxValue for large records.</summary>
     public int ClearBytes { get; }
 
     public Type Interface { get; }

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Diagnostics.CodeAnalysis;
+using System.Text;
 
 namespace Manaloc.Memory;
 
@@ -14,7 +15,10 @@ internal static class RecordTypes
     private static readonly ConcurrentDictionary<(Type, RecordMode), Lazy<RecordType>> s_types = new();
     private static readonly ConcurrentDictionary<Type, RecordType> s_byGenerated = new();
     private static readonly object s_tagLock = new();
-    private static readonly List<string> s_tagNames = ["(untyped)"];
+    // Tag → (short name, full name); one tag per interface (and one per interface's arrays), so two interfaces that share
+    // a simple name never share a tag. Guarded by s_tagLock.
+    private static readonly List<(string Short, string Full)> s_tagNames = [("(untyped)", "(untyped)")];
+    private static readonly Dictionary<(Type, bool), ushort> s_tags = [];
     private static long s_generatedCount;
     private static int s_nextIndex = -1;
 
@@ -35,9 +39,14 @@ internal static class RecordTypes
     /// <summary>Implementations generated for <paramref name="type"/> (both modes), for tests.</summary>
     public static int GenerationsOf(Type type) => s_byGenerated.Values.Count(r => r.Interface == type);
 
-    public static string TagName(ushort tag)
+    /// <summary>The name of a tag: C#-style, namespace-free (<c>Outer&lt;int&gt;.IFoo</c>, <c>RecordArray&lt;IFoo&gt;</c>), or with namespaces when <paramref name="full"/>.</summary>
+    public static string TagName(ushort tag, bool full = false)
     {
-        lock (s_tagLock) return tag < s_tagNames.Count ? s_tagNames[tag] : $"(tag {tag})";
+        lock (s_tagLock)
+        {
+            if (tag >= s_tagNames.Count) return $"(tag {tag})";
+            return full ? s_tagNames[tag].Full : s_tagNames[tag].Short;
+        }
     }
 
     [RequiresDynamicCode("Emits the implementation with Reflection.Emit.")]
@@ -48,26 +57,85 @@ internal static class RecordTypes
         var (generated, create) = RecordEmitter.Emit(layout, mode);
         // Index: dense and unique per generated type (tags are per name and may be shared by two interfaces).
         int index = Interlocked.Increment(ref s_nextIndex);
-        var record = new RecordType(type, layout, generated, mode, (delegate*<NativeRecord>)create, NewTag(TypeName(type)), NewTag($"RecordArray<{TypeName(type)}>"), index);
+        var record = new RecordType(type, layout, generated, mode, (delegate*<NativeRecord>)create, NewTag(type, array: false), NewTag(type, array: true), index);
         s_byGenerated[generated] = record;
         Interlocked.Increment(ref s_generatedCount); // statistics: read by tests and the first-use experiment
         return record;
     }
 
-    private static ushort NewTag(string name)
+    private static ushort NewTag(Type type, bool array)
     {
         lock (s_tagLock)
         {
-            int existing = s_tagNames.IndexOf(name);
-            if (existing >= 0) return (ushort)existing;
+            if (s_tags.TryGetValue((type, array), out ushort existing)) return existing;
             if (s_tagNames.Count > ushort.MaxValue) return 0;
-            s_tagNames.Add(name);
-            return (ushort)(s_tagNames.Count - 1);
+            string shortName = TypeName(type), fullName = TypeName(type, withNamespace: true);
+            s_tagNames.Add(array ? ($"RecordArray<{shortName}>", $"Manaloc.Memory.RecordArray<{fullName}>") : (shortName, fullName));
+            ushort tag = (ushort)(s_tagNames.Count - 1);
+            s_tags[(type, array)] = tag;
+            return tag;
         }
     }
 
-    internal static string TypeName(Type type)
-        => type.IsGenericType
-            ? $"{type.Name[..type.Name.IndexOf('`', StringComparison.Ordinal)]}<{string.Join(", ", type.GetGenericArguments().Select(TypeName))}>"
-            : type.DeclaringType is { } outer ? $"{TypeName(outer)}.{type.Name}" : type.Name;
+    /// <summary>
+    /// A type's name as C# writes it: <c>Holder&lt;int&gt;.IInner</c>, not the metadata's <c>IInner</c> or
+    /// <c>Holder`1</c>; keywords for the built-in types; with the namespace (of the outermost type and of every
+    /// type argument) when <paramref name="withNamespace"/>.
+    /// </summary>
+    internal static string TypeName(Type type, bool withNamespace = false)
+    {
+        if (type.IsArray) return $"{TypeName(type.GetElementType()!, withNamespace)}[{new string(',', type.GetArrayRank() - 1)}]";
+        if (type.IsPointer) return $"{TypeName(type.GetElementType()!, withNamespace)}*";
+        if (Nullable.GetUnderlyingType(type) is { } underlying) return $"{TypeName(underlying, withNamespace)}?";
+        if (Keyword(type) is { } keyword) return keyword;
+        // The nesting chain, outermost first; a nested type's generic arguments are its declaring types' followed by its own.
+        var chain = new List<Type>();
+        for (Type? t = type; t is not null; t = t.DeclaringType) chain.Insert(0, t);
+        var arguments = type.IsGenericType ? type.GetGenericArguments() : [];
+        var sb = new StringBuilder();
+        if (withNamespace && !string.IsNullOrEmpty(chain[0].Namespace)) sb.Append(chain[0].Namespace).Append('.');
+        int used = 0;
+        foreach (var level in chain)
+        {
+            if (level != chain[0]) sb.Append('.');
+            string name = level.Name;
+            int tick = name.IndexOf('`', StringComparison.Ordinal);
+            sb.Append(tick >= 0 ? name[..tick] : name);
+            // Arguments this level adds: its own count (its definition's arguments) minus its declaring type's.
+            int total = level.IsGenericType ? level.GetGenericTypeDefinition().GetGenericArguments().Length : 0;
+            int own = Math.Min(total - used, arguments.Length - used);
+            if (own > 0)
+            {
+                sb.Append('<');
+                for (int i = 0; i < own; i++)
+                {
+                    if (i > 0) sb.Append(", ");
+                    sb.Append(TypeName(arguments[used + i], withNamespace));
+                }
+                sb.Append('>');
+                used += own;
+            }
+        }
+        return sb.ToString();
+    }
+
+    private static string? Keyword(Type type) => Type.GetTypeCode(type) switch
+    {
+        _ when type.IsEnum => null,
+        TypeCode.Boolean => "bool",
+        TypeCode.Byte => "byte",
+        TypeCode.SByte => "sbyte",
+        TypeCode.Char => "char",
+        TypeCode.Int16 => "short",
+        TypeCode.UInt16 => "ushort",
+        TypeCode.Int32 => "int",
+        TypeCode.UInt32 => "uint",
+        TypeCode.Int64 => "long",
+        TypeCode.UInt64 => "ulong",
+        TypeCode.Single => "float",
+        TypeCode.Double => "double",
+        TypeCode.Decimal => "decimal",
+        TypeCode.String => "string",
+        _ => type == typeof(nint) ? "nint" : type == typeof(nuint) ? "nuint" : type == typeof(object) ? "object" : null,
+    };
 }

@@ -1,25 +1,37 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 
 namespace Manaloc.Memory;
 
 /// <summary>
-/// One chunk of a size class (or one large block) of a <see cref="NativeSlabAllocator"/>: its native
-/// memory, the per-slot generation stamps checked handles compare against, and the chunk's part of
-/// the shared free list.
+/// One chunk of a size class, or one dedicated block (a large record, a record array, a large raw or
+/// checked block), of a <see cref="NativeSlabAllocator"/>: its native memory, where its blocks'
+/// generation stamps are, and the chunk's part of the shared free list.
 /// </summary>
 /// <remarks>
-/// The managed object outlives the native memory: handles keep it (and so the stamps) reachable
-/// after their block, the chunk or the whole allocator is gone, which is what lets a stale handle
-/// fail a compare instead of reading freed memory.
-/// <para>Stamps: even = free, odd = handed out. A stamped allocation adds one (the new value is the
-/// handle's generation), a stamped free moves it on by one with a compare-exchange against the
-/// handle's generation, so of two racing frees exactly one wins. The fields under "shared state" are
-/// guarded by the lock of the chunk's size class; the rest is immutable after construction.</para>
+/// <para>Stamps: even = free, odd = handed out. A stamped allocation makes the stamp odd and newer
+/// (the new value is the handle's generation); a stamped free moves it on by one with a compare-exchange
+/// against the handle's generation, so of two racing frees exactly one wins. A class block's stamp lives
+/// in native memory, in the block's last 8 bytes (the <see cref="Trailer"/>: tag, then stamp), so a
+/// checked accessor compares it at a constant offset from the address it loads anyway, on a line it
+/// touches anyway. A dedicated block's stamp is a field of this object (<see cref="DedicatedStamp"/>),
+/// so its native memory may go back to the system at once.</para>
+/// <para>Lifetime: a handle keeps its chunk reachable, and a released class chunk's memory (all of whose
+/// blocks are free, or whose allocator was disposed) is freed only when this object is collected
+/// (<see cref="DeferRelease"/>): so a stale handle, even a copy made behind the allocator's back, can
+/// always read its trailer and fail the compare instead of touching unmapped memory. A record array's
+/// block is released the same way, which is why a reader racing its Dispose never reaches memory
+/// handed to someone else.</para>
+/// <para>The fields under "shared state" are guarded by the lock of the chunk's size class (dedicated
+/// blocks: the large-block lock); the rest is immutable after construction.</para>
 /// </remarks>
 internal sealed unsafe class SlabChunk
 {
-    public SlabChunk(NativeSlabAllocator owner, int id, byte* memory, int classIndex, nuint length, bool tagged, bool trackHandles = false)
+    /// <summary>Bytes at the end of every class block reserved for its tag (2 bytes at −8) and stamp (4 bytes at −4).</summary>
+    public const int Trailer = 8;
+
+    public SlabChunk(NativeSlabAllocator owner, int id, byte* memory, int classIndex, nuint length)
     {
         Owner = owner;
         Id = id;
@@ -32,6 +44,7 @@ internal sealed unsafe class SlabChunk
             Blocks = memory + SizeClasses.ChunkHeader;
             Capacity = (SizeClasses.ChunkSize - SizeClasses.ChunkHeader) / BlockSize;
             Reciprocal = (uint)((1UL << 32) / (uint)BlockSize + 1);
+            StampOffset = BlockSize - 4;
         }
         else
         {
@@ -39,19 +52,14 @@ internal sealed unsafe class SlabChunk
             Blocks = memory;
             Capacity = 1;
         }
-        // Pinned, so a handle can keep a raw pointer to its stamp: one load, no bounds check.
-        Stamps = GC.AllocateArray<uint>(Capacity, pinned: true);
-        StampBase = (uint*)Unsafe.AsPointer(ref Stamps[0]);
-        Tags = tagged ? new ushort[Capacity] : null;
-        Handles = trackHandles ? new TrackedHandle[Capacity] : null;
     }
 
     public readonly NativeSlabAllocator Owner;
-    /// <summary>Index in the owner's chunk table (small chunks) or -1 (large blocks).</summary>
+    /// <summary>Index in the owner's chunk table (class chunks) or -1 (dedicated blocks).</summary>
     public readonly int Id;
     public readonly byte* Memory;
     public readonly byte* Blocks;
-    /// <summary>Size class, or -1 for a large block.</summary>
+    /// <summary>Size class, or -1 for a dedicated block.</summary>
     public readonly int ClassIndex;
     public readonly int BlockSize;
     public readonly int Capacity;
@@ -59,23 +67,20 @@ internal sealed unsafe class SlabChunk
     public readonly uint Reciprocal;
     /// <summary>Bytes of native memory this chunk holds.</summary>
     public readonly nuint Length;
-    public readonly uint[] Stamps;
-    public readonly uint* StampBase;
-    /// <summary>What each slot holds (a TypeAllocator type tag), when the owner tags.</summary>
-    public readonly ushort[]? Tags;
-    /// <summary>
-    /// A checked TypeAllocator's live handle per slot (set by New, cleared by Delete; both by the thread that owns the
-    /// block at that moment), so Dispose can null every live handle's address: a checked accessor tests only that.
-    /// </summary>
-    public readonly TrackedHandle[]? Handles;
+    /// <summary>Offset of a class block's stamp from the block's start (its last 4 bytes); 0 for a dedicated block.</summary>
+    public readonly int StampOffset;
 
-    /// <summary>One slot of <see cref="Handles"/>: a struct, so a store skips the covariance check a NativeRecord[] store pays.</summary>
-    public struct TrackedHandle
-    {
-        public NativeRecord? Handle;
-    }
+    /// <summary>The stamp of a dedicated block (a managed field: read without touching native memory).</summary>
+    public uint DedicatedStamp;
+    /// <summary>The tag of a dedicated block.</summary>
+    public ushort DedicatedTag;
+    /// <summary>A record array's block: released at its Dispose (or the allocator's) only when its views are gone. Set by its creator before the array is published.</summary>
+    public bool IsRecordArray;
 
-    // ---- shared state, guarded by the class lock (large blocks: by the large-block lock) ----
+    /// <summary>Frees the native memory when this object is collected, once the chunk was released while handles may still read it.</summary>
+    private DeferredRelease? _release;
+
+    // ---- shared state, guarded by the class lock (dedicated blocks: by the large-block lock) ----
     public byte* FreeList;
     public int FreeCount;
     public int Carved;
@@ -84,6 +89,19 @@ internal sealed unsafe class SlabChunk
     public bool Released;
     public SlabChunk? Prev;
     public SlabChunk? Next;
+
+    /// <summary>The stamp of the block at <paramref name="block"/> (a block start of this chunk; any address for a dedicated one).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public ref uint StampOf(byte* block)
+        => ref ClassIndex >= 0 ? ref *(uint*)(block + StampOffset) : ref DedicatedStamp;
+
+    /// <summary>The tag of the block at <paramref name="block"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public ref ushort TagOf(byte* block)
+        => ref ClassIndex >= 0 ? ref *(ushort*)(block + BlockSize - Trailer) : ref DedicatedTag;
+
+    /// <summary>The start of slot <paramref name="slot"/>.</summary>
+    public byte* BlockAt(int slot) => Blocks + (nint)slot * BlockSize;
 
     /// <summary>The slot of block <paramref name="block"/> of this chunk.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -96,24 +114,58 @@ internal sealed unsafe class SlabChunk
         return slot;
     }
 
+    /// <summary>A freshly carved class block: zero its trailer (the chunk's memory is not zeroed), so its stamp starts even.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void InitTrailer(byte* block) => *(ulong*)(block + BlockSize - Trailer) = 0;
+
+    /// <summary>True when the slot at <paramref name="block"/> is handed out by a stamped allocation (odd stamp).</summary>
+    public bool IsLive(byte* block) => (Volatile.Read(ref StampOf(block)) & 1) != 0;
+
     /// <summary>
-    /// Invalidates every handle of a block still handed out, at Dispose, before the memory is freed: its stamp moves on
-    /// (odd to even: <c>IsAllocated</c> false, Delete refused) and a tracked handle's address is nulled (its accessors throw).
+    /// Invalidates every block still handed out, at Dispose, before the memory goes: its stamp moves on
+    /// (odd to even: accessors and <c>IsAllocated</c> fail, Delete is refused).
     /// </summary>
     public void InvalidateLiveStamps()
     {
-        for (int i = 0; i < Stamps.Length; i++)
+        if (ClassIndex < 0)
         {
-            if ((Stamps[i] & 1) != 0) Stamps[i]++;
+            if ((DedicatedStamp & 1) != 0) DedicatedStamp++;
+            return;
         }
-        if (Handles is null) return;
-        for (int i = 0; i < Handles.Length; i++)
+        for (int slot = 0; slot < Carved; slot++)
         {
-            if (Handles[i].Handle is { } handle)
-            {
-                handle.Address = null; // plain: Dispose is not thread-safe with other calls (documented)
-                Handles[i].Handle = null;
-            }
+            ref uint stamp = ref StampOf(BlockAt(slot));
+            if ((stamp & 1) != 0) stamp++;
+        }
+    }
+
+    /// <summary>
+    /// The native memory goes when this object is collected instead of now: handles (and views) that may
+    /// still read it keep this object reachable. The GC is told about the bytes so it collects soon enough.
+    /// </summary>
+    public void DeferRelease(nuint bytes)
+    {
+        Debug.Assert(_release is null, "release once");
+        _release = new DeferredRelease(Memory, bytes);
+    }
+
+    /// <summary>Frees a released chunk's memory in its finalizer, i.e. once no handle, view or chunk references it.</summary>
+    private sealed class DeferredRelease
+    {
+        private readonly byte* _memory;
+        private readonly long _bytes;
+
+        public DeferredRelease(byte* memory, nuint bytes)
+        {
+            _memory = memory;
+            _bytes = (long)bytes;
+            GC.AddMemoryPressure(_bytes);
+        }
+
+        ~DeferredRelease()
+        {
+            NativeMemory.AlignedFree(_memory);
+            GC.RemoveMemoryPressure(_bytes);
         }
     }
 }

@@ -23,11 +23,13 @@ public sealed unsafe partial class TypeAllocator
         // At least one record: the view starts at record 0 (View, CreateView) and is usable before MoveTo, so even an
         // empty array's block must hold the whole layout or a write through it lands in the next block.
         nuint size = (nuint)Math.Max(bytes, (ulong)record.BlockSize);
-        int cls = SizeClasses.ForSize(size, record.Alignment);
-        byte* p = _slab.AllocateStamped(cls, size, record.Alignment, out SlabChunk chunk, out int slot, out uint generation);
+        // A block of its own, whatever the size: its memory goes back only when the array's views are unreachable, so a
+        // reader racing Dispose never reaches memory handed to someone else (see RecordArray.Dispose).
+        byte* p = _slab.AllocateStamped(-1, size, record.Alignment, out SlabChunk chunk, out uint generation);
+        chunk.IsRecordArray = true;
         NativeMemory.Clear(p, size);
-        chunk.Tags![slot] = record.ArrayTag;
-        var array = new RecordArray<T>(this, _slab, record, p, count, chunk, chunk.StampBase + slot, generation);
+        chunk.DedicatedTag = record.ArrayTag;
+        var array = new RecordArray<T>(this, _slab, record, p, count, chunk, generation);
         lock (_arrays)
         {
             _arrays.Add(array);

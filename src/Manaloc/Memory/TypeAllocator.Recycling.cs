@@ -35,7 +35,6 @@ public sealed unsafe partial class TypeAllocator
     private static void KeepHandle(NativeSlabAllocator.ThreadCache cache, NativeRecord handle, int index)
     {
         handle.Address = null;
-        handle.Stamp = null;
         handle.Chunk = null;
         var stacks = cache.Handles;
         if (stacks is not null && (uint)index < (uint)stacks.Length && stacks[index] is { } stack) stack.Push(handle);

@@ -32,31 +32,28 @@ public sealed unsafe partial class TypeAllocator
             long blockBytes = chunk.ClassIndex < 0 ? (long)chunk.Length : chunk.BlockSize;
             for (int slot = 0; slot < slots; slot++)
             {
-                if ((Volatile.Read(ref chunk.Stamps[slot]) & 1) == 0) continue;
-                ushort tag = chunk.Tags![slot];
+                byte* block = chunk.BlockAt(slot);
+                if (!chunk.IsLive(block)) continue;
+                ushort tag = chunk.TagOf(block);
                 byTag.TryGetValue(tag, out var entry);
                 entry.Stacks ??= [];
-                if (withStacks && _stacks is not null && entry.Stacks.Count < 10
-                    && _stacks.TryGetValue((nint)(chunk.Blocks + (nint)slot * chunk.BlockSize), out var stack))
+                if (withStacks && _stacks is not null && entry.Stacks.Count < 10 && _stacks.TryGetValue((nint)block, out var stack))
                 {
                     entry.Stacks.Add(stack);
                 }
                 byTag[tag] = (entry.Count + 1, entry.Bytes + blockBytes, entry.Stacks);
             }
         });
+        // One entry per type (tags are per type). Names are C#-style without namespaces, unless two live types share one:
+        // then those entries carry their namespaces, so the report never merges or confuses them.
+        var shortNames = byTag.Keys.ToDictionary(tag => tag, tag => RecordTypes.TagName(tag));
+        var shared = shortNames.Values.GroupBy(n => n, StringComparer.Ordinal).Where(g => g.Count() > 1).Select(g => g.Key).ToHashSet(StringComparer.Ordinal);
         var byName = new Dictionary<string, (long Count, long Bytes, List<string> Stacks)>(StringComparer.Ordinal);
         foreach (var (tag, entry) in byTag)
         {
-            string name = RecordTypes.TagName(tag);
-            if (byName.TryGetValue(name, out var existing))
-            {
-                existing.Stacks.AddRange(entry.Stacks);
-                byName[name] = (existing.Count + entry.Count, existing.Bytes + entry.Bytes, existing.Stacks);
-            }
-            else
-            {
-                byName[name] = entry;
-            }
+            string name = shared.Contains(shortNames[tag]) ? RecordTypes.TagName(tag, full: true) : shortNames[tag];
+            // Same full name from two assemblies: numbered rather than merged.
+            for (int n = 2; !byName.TryAdd(name, entry); n++) name = $"{RecordTypes.TagName(tag, full: true)} ({n})";
         }
         return new LiveObjectReport(byName
             .OrderByDescending(kv => kv.Value.Count).ThenBy(kv => kv.Key, StringComparer.Ordinal)

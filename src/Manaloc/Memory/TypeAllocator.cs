@@ -57,8 +57,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         _recycle = options.RecycleHandles;
         _stacks = options.CaptureAllocationStacks ? new ConcurrentDictionary<nint, string>() : null;
         _leakReported = options.LeakReported;
-        // A checked allocator's chunks track their live handles, so Dispose can null the handles' addresses.
-        _slab = new NativeSlabAllocator($"{Name} (TypeAllocator)", tagged: true, trackHandles: _checked);
+        _slab = new NativeSlabAllocator($"{Name} (TypeAllocator)");
         MemoryMetrics.Register(this);
     }
 
@@ -91,9 +90,9 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             _last = record; // benign race: any RecordType of this mode is valid here
         }
         var cache = _slab.CurrentCache; // one thread-static read for the whole New
-        byte* p = _slab.AllocateStamped(cache, record.ClassIndex, record.BlockSize, record.Alignment, out SlabChunk chunk, out int slot, out uint generation);
+        byte* p = _slab.AllocateStamped(cache, record.ClassIndex, record.BlockSize, record.Alignment, out SlabChunk chunk, out uint generation);
         ClearRecord(p, record);
-        chunk.Tags![slot] = record.Tag;
+        chunk.TagOf(p) = record.Tag;
         NativeRecord handle;
         if (!_recycle || !TryReuseHandle(cache, record, out handle))
         {
@@ -101,12 +100,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             handle.RecycleIndex = record.Index < ushort.MaxValue ? (ushort)record.Index : ushort.MaxValue; // MaxValue: never recycled
         }
         handle.Address = p;
-        handle.Stamp = chunk.StampBase + slot;
         handle.Generation = generation;
         handle.Chunk = chunk;
-        // Checked: tracked until Delete, so Dispose can null the address the accessors test. Published to other threads
-        // with the handle itself (the user's hand-off); Dispose does not run concurrently with New.
-        if (_checked) chunk.Handles![slot].Handle = handle;
         if (_stacks is not null) CaptureStack(p);
         return Unsafe.As<T>(handle);
     }
@@ -126,18 +121,14 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         // A null address means deleted (checked handles, parked recycled ones) whatever the stamp says: a stale Delete
         // after the 32-bit stamp wrapped could otherwise release a live object's slot.
         if (instance is NativeRecord handle && handle.Chunk is { } chunk && chunk.Owner == _slab && !handle.IsViewHandle && !_disposed
-            && handle.Address != null && NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation))
+            && NativeSlabAllocator.TryReleaseStamp(ref chunk.StampOf(handle.Address), handle.Generation))
         {
             byte* address = handle.Address;
             if (_stacks is not null) _stacks.TryRemove((nint)address, out _);
-            if (_checked)
-            {
-                // Before the block is freed: a later use through this handle finds a null address and throws (its
-                // accessors test nothing else). Plain stores: a use ordered after this Delete by the program sees them;
-                // a use racing it is not checked exactly, as documented on NativeRecord.
-                handle.Address = null;
-                chunk.Handles![(int)(handle.Stamp - chunk.StampBase)].Handle = null;
-            }
+            // Even: this handle's Delete and IsAllocated fail from now on whatever the stamp does later (a stale Delete
+            // after the 32-bit stamp wrapped round to this generation must not free a live object). Its accessors compare
+            // the stamp, which the release above moved on, so this handle and every copy of it throw when used.
+            handle.Generation = 0;
             var cache = _slab.CurrentCache; // one thread-static read for the whole Delete
             _slab.FreeStamped(cache, address, chunk);
             if (_recycle && handle.RecycleIndex != ushort.MaxValue) KeepHandle(cache, handle, handle.RecycleIndex);
@@ -153,23 +144,25 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         if (instance is NativeRecord { Chunk: null, IsViewHandle: false } parked)
         {
             // Only a recycled handle waiting for reuse has no chunk (every handle New makes gets one).
-            Diagnostics.ManalocEventSource.Log.DoubleFree(parked.RecordInterface.Name);
-            ThrowHelper.ThrowInvalidOperation($"The {parked.RecordInterface.Name} record was already deleted.");
+            string parkedName = RecordTypes.TypeName(parked.RecordInterface);
+            Diagnostics.ManalocEventSource.Log.DoubleFree(parkedName);
+            ThrowHelper.ThrowInvalidOperation($"The {parkedName} record was already deleted.");
         }
         if (instance is not NativeRecord handle || handle.Chunk is null)
         {
-            MemoryThrowHelper.ThrowNotOurs(nameof(instance), $"The {instance.GetType().Name} was not created by a TypeAllocator.");
+            MemoryThrowHelper.ThrowNotOurs(nameof(instance), $"The {RecordTypes.TypeName(instance.GetType())} was not created by a TypeAllocator.");
             return;
         }
         if (handle.Chunk.Owner != _slab)
         {
             if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-            MemoryThrowHelper.ThrowNotOurs(nameof(instance), $"The {handle.RecordInterface.Name} record belongs to another TypeAllocator, not '{Name}'.");
+            MemoryThrowHelper.ThrowNotOurs(nameof(instance), $"The {RecordTypes.TypeName(handle.RecordInterface)} record belongs to another TypeAllocator, not '{Name}'.");
         }
         if (handle.IsViewHandle) MemoryThrowHelper.ThrowNotOurs(nameof(instance), "The object is the view of a RecordArray; dispose the array instead.");
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        Diagnostics.ManalocEventSource.Log.DoubleFree(handle.RecordInterface.Name);
-        ThrowHelper.ThrowInvalidOperation($"The {handle.RecordInterface.Name} record was already deleted.");
+        string name = RecordTypes.TypeName(handle.RecordInterface);
+        Diagnostics.ManalocEventSource.Log.DoubleFree(name);
+        ThrowHelper.ThrowInvalidOperation($"The {name} record was already deleted.");
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -222,17 +215,21 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     /// <summary>What was still alive when <see cref="Dispose"/> ran (null before).</summary>
     public LiveObjectReport? LastLeakReport { get; private set; }
 
-    /// <summary>Zeroes a record: a few vector stores for class blocks (whole 16-byte multiples), memset otherwise.</summary>
+    /// <summary>Zeroes a record: a few vector stores for small class blocks (the record rounded up to 8), memset otherwise.</summary>
+    /// <remarks>Never the block's trailer (its last 8 bytes: tag and stamp): the record rounded up to 8 ends at or before it.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void ClearRecord(byte* p, RecordType record)
     {
-        if (record.ClearBytes <= 64)
+        int clear = record.ClearBytes;
+        if (clear <= 64)
         {
-            // Class blocks are 16-byte aligned and a multiple of 16 long, so whole vectors stay inside the block.
-            for (int offset = 0; offset < record.ClearBytes; offset += 16)
+            // Class blocks are 16-byte aligned: whole vectors, then one 8-byte store when the record ends on an odd 8.
+            int offset = 0;
+            for (; offset + 16 <= clear; offset += 16)
             {
                 Vector128.StoreAligned(Vector128<byte>.Zero, p + offset);
             }
+            if (offset < clear) *(ulong*)(p + offset) = 0;
         }
         else
         {

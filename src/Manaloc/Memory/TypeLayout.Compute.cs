@@ -16,8 +16,8 @@ public sealed partial class TypeLayout
         var fields = CollectFields(type);
         bool alignRecord = type.IsDefined(typeof(CacheLineAlignedAttribute), inherit: false);
         // Offsets and ends are computed in long: a [RecordOffset] near int.MaxValue must be rejected, not wrap.
-        var occupied = new List<(long Start, long End)>();
-        var placed = new List<FieldLayout>();
+        var occupied = new OccupiedRanges();
+        var placed = new List<FieldLayout>(fields.Count);
 
         // 1. Fixed offsets.
         foreach (var (field, offset, _) in fields.Where(f => f.Offset is not null))
@@ -29,22 +29,22 @@ public sealed partial class TypeLayout
             }
             long end = (long)at + field.Size;
             CheckFits(type, field.Name, end, $"[RecordOffset({at})] puts its end at byte {end}");
-            if (Overlaps(occupied, at, end))
+            if (occupied.Overlaps(at, end))
             {
                 throw Invalid(type, field.Name, $"[RecordOffset({at})] overlaps another property");
             }
             field.Offset = at;
-            occupied.Add((at, end));
+            occupied.Add(at, end);
             placed.Add(field);
         }
         // 2. Own cache lines.
         foreach (var (field, _, _) in fields.Where(f => f.Offset is null && f.OwnLine))
         {
             long span = AlignUp(Math.Max(field.Size, 1), CacheLineSize);
-            long at = FirstFit(occupied, span, CacheLineSize);
+            long at = occupied.FirstFit(span, CacheLineSize);
             CheckFits(type, field.Name, at + span, $"its own cache line would end at byte {at + span}");
             field.Offset = (int)at;
-            occupied.Add((at, at + span));
+            occupied.Add(at, at + span);
             placed.Add(field);
             alignRecord = true;
         }
@@ -52,16 +52,16 @@ public sealed partial class TypeLayout
         foreach (var (field, _, _) in fields.Where(f => f.Offset is null && !f.OwnLine)
                      .OrderByDescending(f => f.Field.Alignment).ThenByDescending(f => f.Field.Size))
         {
-            long at = FirstFit(occupied, field.Size, field.Alignment);
+            long at = occupied.FirstFit(field.Size, field.Alignment);
             CheckFits(type, field.Name, at + field.Size, $"placed after the other properties it would end at byte {at + field.Size}");
             field.Offset = (int)at;
-            occupied.Add((at, at + field.Size));
+            occupied.Add(at, at + field.Size);
             placed.Add(field);
         }
 
         int alignment = placed.Count == 0 ? 1 : placed.Max(f => f.Alignment);
         if (alignRecord) alignment = Math.Max(alignment, CacheLineSize);
-        long last = occupied.Count == 0 ? 0 : occupied.Max(o => o.End);
+        long last = occupied.End;
         long size = AlignUp(last, alignment);
         if (size > MaxRecordSize)
         {
@@ -79,23 +79,6 @@ public sealed partial class TypeLayout
         if (end > MaxRecordSize) throw Invalid(type, member, $"{what}, beyond the largest record size {MaxRecordSize}");
     }
 
-    private static bool Overlaps(List<(long Start, long End)> occupied, long start, long end)
-        => occupied.Any(o => start < o.End && o.Start < end);
-
-    private static long FirstFit(List<(long Start, long End)> occupied, long size, int alignment)
-    {
-        long at = 0;
-        while (true)
-        {
-            at = AlignUp(at, alignment);
-            long s = at;
-            long e = at + Math.Max(size, 1);
-            var hit = occupied.Where(o => s < o.End && o.Start < e).Select(o => o.End).DefaultIfEmpty(-1).Max();
-            if (hit < 0) return at;
-            at = hit;
-        }
-    }
-
     private static long AlignUp(long value, int alignment) => (value + alignment - 1) / alignment * alignment;
 
     private static void ValidateType(Type type)
@@ -108,13 +91,31 @@ public sealed partial class TypeLayout
         {
             throw Invalid(type, null, "it is an open generic interface; close it (e.g. IBox<int>)");
         }
-        for (Type? t = type; t is not null; t = t.DeclaringType)
+        if (NotVisible(type) is { } hidden)
         {
-            if (!(t.IsPublic || t.IsNestedPublic))
+            throw Invalid(type, null, hidden == type
+                ? "it is not public; the implementation is generated in another assembly, which must see it"
+                : $"{RecordTypes.TypeName(hidden)} is not public (the implementation is generated in another assembly, which must see every type the interface names)");
+        }
+    }
+
+    /// <summary>The first type in <paramref name="t"/>'s name (itself, a declaring type, a generic argument, an element type) that another assembly cannot see, or null.</summary>
+    private static Type? NotVisible(Type t)
+    {
+        if (t.HasElementType) return NotVisible(t.GetElementType()!);
+        if (t.IsGenericParameter) return null;
+        for (Type? level = t; level is not null; level = level.DeclaringType)
+        {
+            if (!(level.IsPublic || level.IsNestedPublic)) return level;
+        }
+        if (t.IsGenericType)
+        {
+            foreach (var argument in t.GetGenericArguments())
             {
-                throw Invalid(type, null, t == type ? "it is not public" : $"its declaring type {t.Name} is not public");
+                if (NotVisible(argument) is { } hidden) return hidden;
             }
         }
+        return null;
     }
 
     private record struct Candidate(FieldLayout Field, int? Offset, bool OwnLine);
@@ -125,33 +126,44 @@ public sealed partial class TypeLayout
         var interfaces = new List<Type> { type };
         interfaces.AddRange(type.GetInterfaces());
         var groups = new List<(string Name, Type PropertyType, List<PropertyInfo> Properties)>();
+        var groupOf = new Dictionary<(string, Type), int>();
+        var namesSeen = new Dictionary<string, int>(StringComparer.Ordinal);
         foreach (var iface in interfaces)
         {
+            string ifaceName = RecordTypes.TypeName(iface);
             var accessors = new HashSet<MethodInfo>();
+            // Events first: their add/remove methods would otherwise be refused as methods, with a message that misleads.
+            foreach (var e in iface.GetEvents(DeclaredMembers))
+            {
+                throw Invalid(type, $"{ifaceName}.{e.Name}", "events are not supported, only properties");
+            }
             foreach (var p in iface.GetProperties(DeclaredMembers))
             {
                 ValidateProperty(type, iface, p);
                 if (p.GetMethod is not null) accessors.Add(p.GetMethod);
                 if (p.SetMethod is not null) accessors.Add(p.SetMethod);
-                var group = groups.FindIndex(g => g.Name == p.Name && g.PropertyType == p.PropertyType);
-                if (group >= 0) groups[group].Properties.Add(p);
-                else groups.Add((p.Name, p.PropertyType, [p]));
+                if (groupOf.TryGetValue((p.Name, p.PropertyType), out int group))
+                {
+                    groups[group].Properties.Add(p);
+                }
+                else
+                {
+                    groupOf[(p.Name, p.PropertyType)] = groups.Count;
+                    groups.Add((p.Name, p.PropertyType, [p]));
+                    namesSeen[p.Name] = namesSeen.GetValueOrDefault(p.Name) + 1;
+                }
             }
             foreach (var m in iface.GetMethods(DeclaredMembers))
             {
-                if (!accessors.Contains(m)) throw Invalid(type, $"{iface.Name}.{m.Name}", "methods are not supported, only properties");
-            }
-            foreach (var e in iface.GetEvents(DeclaredMembers))
-            {
-                throw Invalid(type, $"{iface.Name}.{e.Name}", "events are not supported, only properties");
+                if (!accessors.Contains(m)) throw Invalid(type, $"{ifaceName}.{m.Name}", "methods are not supported, only properties");
             }
         }
 
         var result = new List<Candidate>(groups.Count);
         foreach (var (name, propertyType, properties) in groups)
         {
-            bool ambiguous = groups.Count(g => g.Name == name) > 1;
-            string fieldName = ambiguous ? $"{properties[0].DeclaringType!.Name}.{name}" : name;
+            bool ambiguous = namesSeen[name] > 1;
+            string fieldName = ambiguous ? $"{RecordTypes.TypeName(properties[0].DeclaringType!)}.{name}" : name;
             int size = RuntimeHelpers.SizeOf(propertyType.TypeHandle);
             int alignment = AlignmentOf(propertyType);
             int? offset = null;
@@ -175,22 +187,31 @@ public sealed partial class TypeLayout
     [RequiresUnreferencedCode("Reads the property type's fields through reflection.")]
     private static void ValidateProperty(Type type, Type iface, PropertyInfo p)
     {
-        string member = $"{iface.Name}.{p.Name}";
+        string member = $"{RecordTypes.TypeName(iface)}.{p.Name}";
         if (p.GetIndexParameters().Length > 0) throw Invalid(type, member, "indexers are not supported");
         var accessor = p.GetMethod ?? p.SetMethod!;
         if (accessor.IsStatic) throw Invalid(type, member, "static properties are not supported");
+        if (p.GetMethod is { IsPublic: false } || p.SetMethod is { IsPublic: false })
+        {
+            throw Invalid(type, member, "an accessor is not public; the implementation is generated in another assembly, which can implement only public members");
+        }
+        if (p.SetMethod is { } setter && setter.ReturnParameter.GetRequiredCustomModifiers().Contains(typeof(IsExternalInit)))
+        {
+            throw Invalid(type, member, "init accessors are not supported (a record's properties are set after New); use set, or get only");
+        }
         if (!accessor.IsAbstract || (p.GetMethod is { IsAbstract: false }) || (p.SetMethod is { IsAbstract: false }))
         {
             throw Invalid(type, member, "the property has a default implementation");
         }
         Type t = p.PropertyType;
         if (t.IsByRef) throw Invalid(type, member, "by-reference (ref) properties are not supported");
-        if (t.IsPointer || t.IsFunctionPointer) throw Invalid(type, member, $"pointer type {t.Name} is not supported; use nint");
-        if (!t.IsValueType) throw Invalid(type, member, $"its type {t.Name} is a reference type; native records hold only unmanaged values");
-        if (t.IsByRefLike) throw Invalid(type, member, $"its type {t.Name} is a ref struct");
-        if (t.ContainsGenericParameters) throw Invalid(type, member, $"its type {t.Name} is an open generic type");
+        if (t.IsPointer || t.IsFunctionPointer) throw Invalid(type, member, $"pointer type {RecordTypes.TypeName(t)} is not supported; use nint");
+        if (!t.IsValueType) throw Invalid(type, member, $"its type {RecordTypes.TypeName(t)} is a reference type; native records hold only unmanaged values");
+        if (t.IsByRefLike) throw Invalid(type, member, $"its type {RecordTypes.TypeName(t)} is a ref struct");
+        if (t.ContainsGenericParameters) throw Invalid(type, member, $"its type {RecordTypes.TypeName(t)} is an open generic type");
+        if (NotVisible(t) is { } hidden) throw Invalid(type, member, $"its type {RecordTypes.TypeName(t)} names {RecordTypes.TypeName(hidden)}, which is not public (the implementation is generated in another assembly, which must see it)");
         string? reference = FindReference(t);
-        if (reference is not null) throw Invalid(type, member, $"its type {t.Name} contains a reference ({reference})");
+        if (reference is not null) throw Invalid(type, member, $"its type {RecordTypes.TypeName(t)} contains a reference ({reference})");
     }
 
     /// <summary>Nesting depth the field walk follows; deeper, it cannot tell and answers "reference" (never accepts unseen fields).</summary>
@@ -208,9 +229,9 @@ public sealed partial class TypeLayout
         {
             var check = typeof(RuntimeHelpers).GetMethod(nameof(RuntimeHelpers.IsReferenceOrContainsReferences), Type.EmptyTypes)!;
             if (!(bool)check.MakeGenericMethod(t).Invoke(null, null)!) return null;
-            return WalkForReference(t, t.Name, 0) ?? $"{t.Name}: reported by the runtime";
+            return WalkForReference(t, RecordTypes.TypeName(t), 0) ?? $"{RecordTypes.TypeName(t)}: reported by the runtime";
         }
-        return WalkForReference(t, t.Name, 0);
+        return WalkForReference(t, RecordTypes.TypeName(t), 0);
     }
 
     [RequiresUnreferencedCode("Reads the type's fields through reflection.")]
@@ -247,6 +268,6 @@ public sealed partial class TypeLayout
 
     private static ArgumentException Invalid(Type type, string? member, string reason)
         => new(member is null
-            ? $"Type '{type.FullName}' cannot be allocated by TypeAllocator: {reason}."
-            : $"Type '{type.FullName}' cannot be allocated by TypeAllocator: member '{member}': {reason}.");
+            ? $"Type '{RecordTypes.TypeName(type, withNamespace: true)}' cannot be allocated by TypeAllocator: {reason}."
+            : $"Type '{RecordTypes.TypeName(type, withNamespace: true)}' cannot be allocated by TypeAllocator: member '{member}': {reason}.");
 }

@@ -96,4 +96,29 @@ public sealed class MemoryExperimentsTests
         var missing = new HeapContention().Judge([Ns("NativeMemory.Alloc", 10), Ns("NativeSlabAllocator", 4)]);
         Assert.Null(Assert.Single(missing.Targets).Today); // unmeasured, not met
     }
+
+    [Fact]
+    public void HeapContention_net_ratio_of_rounds_is_the_median_of_each_rounds_own_ratio_with_an_interval_around_it()
+    {
+        // Rounds 0-3: (10 - 2) / (4 - 2) = 4; round 4 hit by load on the slab's sample: (10 - 2) / (42 - 2) = 0.2.
+        double[] malloc = [10, 10, 10, 10, 10], slab = [4, 4, 4, 4, 42], floor = [2, 2, 2, 2, 2];
+        var net = HeapContention.NetRatioOfRounds(malloc, slab, floor);
+        Assert.NotNull(net);
+        Assert.Equal(4, net.Value.Median, 6);
+        Assert.True(net.Value.Low <= net.Value.Median && net.Value.Median <= net.Value.High);
+        Assert.Equal(0.2, net.Value.Low, 6); // resamples that draw the bad round three times or more
+        Assert.Equal(4, net.Value.High, 6);
+        // Rounds whose floor is not below both are left out; none left gives no ratio.
+        Assert.Null(HeapContention.NetRatioOfRounds([2, 3], [2, 3], [2, 3]));
+        Assert.Throws<ArgumentException>(() => HeapContention.NetRatioOfRounds([1], [1, 2], [1]));
+        // The judge takes the rounds' figure from the slab's measurement when there is one.
+        static Measurement Ns(string variant, double ns, Dictionary<string, double>? metrics = null) => new()
+        {
+            Variant = variant, Unit = "ns/op", Threads = 2, Statistics = Statistics.From([ns]), NsPerOp = ns,
+            Parameters = Parameters.Of(("threads", 2)), Metrics = metrics ?? [],
+        };
+        var verdict = new HeapContention().Judge([Ns("NativeMemory.Alloc", 10), Ns("NativeSlabAllocator", 8, new() { ["netRatio"] = 3.5, ["netRatioLow95"] = 3, ["netRatioHigh95"] = 4 }), Ns("loop only (no allocator)", 2)]);
+        Assert.Equal(3.5, Assert.Single(verdict.Targets).Today!.Value, 6);
+        Assert.Contains("95% bootstrap interval 3x–4x", verdict.Text, StringComparison.Ordinal);
+    }
 }

@@ -81,7 +81,7 @@ public sealed class DeepReferenceTests
     public void A_reference_nested_34_structs_deep_is_rejected()
     {
         var error = Assert.Throws<ArgumentException>(() => TypeLayout.Of(typeof(IDeepReference)));
-        Assert.Contains("member 'IDeepReference.Value'", error.Message);
+        Assert.Contains("member 'DeepReferenceTests.IDeepReference.Value'", error.Message);
         Assert.Contains("contains a reference", error.Message);
         using var allocator = new TypeAllocator();
         Assert.Throws<ArgumentException>(() => allocator.New<IDeepReference>());

@@ -2,8 +2,7 @@
 
 namespace Manaloc.Tests.Memory.RecyclingA
 {
-    // Same full name but for the namespace as RecyclingB.IDup: the two share a slab tag (tags are by name) and must
-    // still never share recycled handles.
+    // Same name but for the namespace as RecyclingB.IDup: the two must never share recycled handles, nor a leak-report entry.
     public interface IDup { int Value { get; set; } }
 }
 

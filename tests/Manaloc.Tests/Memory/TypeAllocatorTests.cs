@@ -271,7 +271,7 @@ public sealed class CheckedTypeAllocatorTests : TypeAllocatorContractTests
         var old = allocator.New<IFooData>();
         var oldRecord = (NativeRecord)(object)old;
         uint generation = oldRecord.Generation;
-        uint* stamp = oldRecord.Stamp;
+        uint* stamp = oldRecord.StampAddress;
         allocator.Delete(old);
         *stamp = generation - 1; // as after 2^31 - 1 more New/Delete pairs on this slot
         var live = allocator.New<IFooData>();

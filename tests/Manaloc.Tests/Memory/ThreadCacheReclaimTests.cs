@@ -1,0 +1,106 @@
+using Manaloc.Memory;
+
+namespace Manaloc.Tests.Memory;
+
+public sealed unsafe class ThreadCacheReclaimTests
+{
+    [Fact]
+    public void The_blocks_cached_by_exited_threads_go_back_and_their_chunks_are_freed()
+    {
+        using var slab = new NativeSlabAllocator("exited threads");
+        const int Threads = 200;
+        for (int t = 0; t < Threads; t++)
+        {
+            var thread = new Thread(() =>
+            {
+                // Enough to take batches from the shared lists; every block freed but left in this thread's cache.
+                var blocks = new nint[256];
+                for (int i = 0; i < blocks.Length; i++) blocks[i] = (nint)slab.Allocate((nuint)(16 + i % 8 * 64));
+                foreach (var p in blocks) slab.Free((void*)p);
+            });
+            thread.Start();
+            thread.Join();
+        }
+        long before = slab.ReservedBytes;
+        for (int i = 0; i < 5 && slab.ChunkCount > 8; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+        // Eight classes used, at most one empty chunk kept per class.
+        Assert.True(slab.ChunkCount <= 8, $"{slab.ChunkCount} chunks ({slab.ReservedBytes / 1024} KiB, {before / 1024} KiB before the collections) still held after {Threads} threads exited");
+        var stats = slab.GetStatistics();
+        Assert.Equal(stats.Allocations, stats.Frees);
+    }
+
+    [Fact]
+    public void A_thread_heap_allocates_and_frees_on_its_thread_and_is_the_same_object_there()
+    {
+        using var slab = new NativeSlabAllocator();
+        var heap = slab.GetThreadHeap();
+        Assert.Same(heap, slab.GetThreadHeap());
+        Assert.Same(slab, heap.Allocator);
+        Assert.Equal(Environment.CurrentManagedThreadId, heap.ThreadId);
+        var blocks = new List<nint>();
+        for (int size = 0; size <= 20_000; size += 97)
+        {
+            byte* p = (byte*)heap.Allocate((nuint)size);
+            new Span<byte>(p, size).Fill(0x5A);
+            blocks.Add((nint)p);
+        }
+        Assert.Equal(blocks.Count, blocks.Distinct().Count());
+        // Blocks of a heap may go back through the allocator (and the other way round).
+        for (int i = 0; i < blocks.Count; i++)
+        {
+            if (i % 2 == 0) heap.Free((void*)blocks[i]);
+            else slab.Free((void*)blocks[i]);
+        }
+        heap.Free(null);
+        var stats = slab.GetStatistics();
+        Assert.Equal(stats.Allocations, stats.Frees);
+    }
+
+    [Fact]
+    public void A_thread_heap_used_on_another_thread_throws_within_the_check_interval()
+    {
+        using var slab = new NativeSlabAllocator();
+        var heap = slab.GetThreadHeap();
+        var taken = new List<nint>();
+        Exception? error = null;
+        var other = new Thread(() =>
+        {
+            // The owner is not using the heap meanwhile (it waits in Join), so the calls before the check do no harm here.
+            for (int i = 0; i < NativeSlabAllocator.ThreadHeap.AffinityCheckInterval && error is null; i++)
+            {
+                try
+                {
+                    taken.Add((nint)heap.Allocate(64));
+                }
+                catch (InvalidOperationException e)
+                {
+                    error = e;
+                }
+            }
+        });
+        other.Start();
+        other.Join();
+        Assert.NotNull(error);
+        Assert.Contains("thread", error.Message, StringComparison.Ordinal);
+        Assert.True(taken.Count < NativeSlabAllocator.ThreadHeap.AffinityCheckInterval);
+        foreach (var p in taken) slab.Free((void*)p);
+        // On its own thread the heap still works.
+        heap.Free(heap.Allocate(64));
+        var stats = slab.GetStatistics();
+        Assert.Equal(stats.Allocations, stats.Frees);
+    }
+
+    [Fact]
+    public void A_thread_heap_used_after_Dispose_throws_ObjectDisposedException()
+    {
+        var slab = new NativeSlabAllocator();
+        var heap = slab.GetThreadHeap();
+        slab.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => heap.Allocate(16));
+        Assert.Throws<ObjectDisposedException>(() => slab.GetThreadHeap());
+    }
+}
