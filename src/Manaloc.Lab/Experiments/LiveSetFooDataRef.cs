@@ -42,7 +42,7 @@ internal readonly unsafe struct LiveSetFooDataRef : TypedMemory.IFooData
     /// <summary>A zeroed record from the shared heap.</summary>
     public static LiveSetFooDataRef New()
     {
-        byte* p = s_heap.AllocateStamped(s_class, Size, Alignment, out _, out _, out uint generation);
+        byte* p = s_heap.AllocateStamped(s_class, Size, Alignment, out _, out uint generation);
         NativeMemory.Clear(p, Size);
         return new LiveSetFooDataRef(p, generation);
     }
@@ -55,7 +55,7 @@ internal readonly unsafe struct LiveSetFooDataRef : TypedMemory.IFooData
     public void Delete()
     {
         if (_address == null) throw new InvalidOperationException("The FooData handle is default: it was never allocated.");
-        if (!NativeSlabAllocator.TryReleaseStamp(StampOf(_address), _generation))
+        if (!NativeSlabAllocator.TryReleaseStamp(ref *StampOf(_address), _generation))
         {
             throw new InvalidOperationException("The FooData handle was already deleted.");
         }
@@ -81,8 +81,8 @@ internal readonly unsafe struct LiveSetFooDataRef : TypedMemory.IFooData
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static uint* StampOf(byte* address)
     {
-        var chunk = s_heap.ChunkOf(address);
-        return chunk.StampBase + chunk.SlotOf(address);
+        // The stamp sits in the block's own trailer (SlabChunk.StampOf), so no chunk lookup is needed for a class block.
+        return (uint*)Unsafe.AsPointer(ref s_heap.ChunkOf(address).StampOf(address));
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -92,7 +92,7 @@ internal readonly unsafe struct LiveSetFooDataRef : TypedMemory.IFooData
 
     private static int SizeClassOf()
     {
-        int cls = SizeClasses.ForSize(Size, Alignment);
+        int cls = NativeSlabAllocator.StampedClass(Size, Alignment);
         if (cls < 0) throw new InvalidOperationException($"A {Size}-byte record has no size class.");
         return cls;
     }
