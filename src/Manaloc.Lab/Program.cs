@@ -56,7 +56,7 @@ public static class Program
         var childExperiment = new Argument<string>("experiment");
         var childKey = new Argument<string>("key");
         var childArgs = new Argument<string[]>("arguments") { Arity = ArgumentArity.ZeroOrMore };
-        var childMode = new Option<string>("--mode") { DefaultValueFactory = _ => "quick" };
+        var childMode = new Option<RunMode>("--mode") { DefaultValueFactory = _ => RunMode.Quick };
         var child = new Command("child", "Internal: run part of an experiment in this process and print its result line.") { Hidden = true };
         child.Arguments.Add(childExperiment);
         child.Arguments.Add(childKey);
@@ -84,12 +84,7 @@ public static class Program
         child.SetAction(p =>
         {
             if (!TryReadThreads(p, threads, stderr, out var threadCounts, out int usage)) return usage;
-            var settings = p.GetValue(childMode) switch
-            {
-                "smoke" => RunSettings.Smoke(threadCounts),
-                "full" => RunSettings.Full(threadCounts),
-                _ => RunSettings.Quick(threadCounts),
-            };
+            var settings = RunSettings.For(p.GetValue(childMode), threadCounts);
             return RunChild(p.GetValue(childExperiment)!, p.GetValue(childKey)!, p.GetValue(childArgs) ?? [], settings, stdout, stderr);
         });
 

@@ -100,7 +100,7 @@ public sealed class Buffers : Experiment
     }
 
     /// <summary>The targets, judged on the medians (the fastest samples beside them).</summary>
-    private static TargetResult[] Targets(IReadOnlyList<Measurement> measurements)
+    private static TargetResult[] TargetsOf(IReadOnlyList<Measurement> measurements)
     {
         var ms = measurements.Where(m => m.Parameters.ContainsKey("pattern")).ToArray();
         Measurement? Find(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads);
@@ -124,13 +124,13 @@ public sealed class Buffers : Experiment
         int largest = single.Select(m => int.Parse(m.Parameters["size"], System.Globalization.CultureInfo.InvariantCulture)).DefaultIfEmpty(0).Max();
         var fresh = single.FirstOrDefault(m => m.Variant == New && m.Parameters["size"] == largest.ToString(System.Globalization.CultureInfo.InvariantCulture));
         var pooled = single.FirstOrDefault(m => m.Variant == Manager && m.Parameters["size"] == largest.ToString(System.Globalization.CultureInfo.InvariantCulture));
-        if (fresh is null || pooled is null) return new(Verdict.NotComparable, "new byte[] and BufferManager were not both measured.") { Targets = Targets(measurements) };
+        if (fresh is null || pooled is null) return new(Verdict.NotComparable, "new byte[] and BufferManager were not both measured.") { Targets = TargetsOf(measurements) };
         double ratio = fresh.Statistics.Median / pooled.Statistics.Median;
         var verdict = ratio >= 1.1 ? Verdict.Holds : ratio >= 0.9 ? Verdict.Shrinks : Verdict.Reversed;
         int gcs = fresh.Gc.Gen0 + fresh.Gc.Gen1 + fresh.Gc.Gen2;
         int pooledGcs = pooled.Gc.Gen0 + pooled.Gc.Gen1 + pooled.Gc.Gen2;
         return new(verdict,
             $"At {largest:N0} B, reusing through BufferManager is {Format.Ratio(ratio)} as fast as new byte[] ({Format.Value(fresh.Statistics.Median, fresh.Unit)} → {Format.Value(pooled.Statistics.Median, pooled.Unit)}), with {pooledGcs} GCs instead of {gcs}.",
-            ratio, "x") { Targets = Targets(measurements) };
+            ratio, "x") { Targets = TargetsOf(measurements) };
     }
 }

@@ -194,7 +194,7 @@ public sealed class PoolScaling : Experiment
     }
 
     /// <summary>The targets, judged on the medians (the fastest samples beside them).</summary>
-    private static TargetResult[] Targets(IReadOnlyList<Measurement> ms)
+    private static TargetResult[] TargetsOf(IReadOnlyList<Measurement> ms)
     {
         double? Ops(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads)?.OpsPerSecond;
         double? Best(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads) is { } m ? 1e9 / m.Statistics.Min : null;
@@ -234,14 +234,14 @@ public sealed class PoolScaling : Experiment
         if (max < 2 || Ops(SemiLocal, max) is not double semiMax || Ops(Locked, max) is not double lockedMax
             || Ops(SemiLocal, 1) is not double semi1 || Ops(Locked, 1) is not double locked1)
         {
-            return new(Verdict.NotComparable, "No multi-thread measurement of both pools.") { Targets = Targets(measurements) };
+            return new(Verdict.NotComparable, "No multi-thread measurement of both pools.") { Targets = TargetsOf(measurements) };
         }
         double ratio = semiMax / lockedMax;
         double lockedScaling = lockedMax / locked1, semiScaling = semiMax / semi1;
         var verdict = ratio < 0.9 ? Verdict.Reversed : ratio >= 1.1 && semiScaling > lockedScaling ? Verdict.Holds : Verdict.Shrinks;
         return new(verdict,
             $"At {max} threads the semi-local pool does {Format.Ratio(ratio)} the locked pool's rent/return pairs per second; from 1 to {max} threads the locked pool scales {Format.Ratio(lockedScaling)}, the semi-local {Format.Ratio(semiScaling)}.",
-            ratio, "x") { Targets = Targets(measurements) };
+            ratio, "x") { Targets = TargetsOf(measurements) };
     }
 
     /// <summary>The pooled object: a few fields, touched each use.</summary>

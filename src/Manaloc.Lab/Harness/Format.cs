@@ -8,22 +8,18 @@ public static class Format
     /// <summary>A ratio like <c>12.3x</c>.</summary>
     public static string Ratio(double ratio) => double.IsFinite(ratio) ? $"{Significant(ratio)}x" : "n/a";
 
-    /// <summary>A value with its unit, scaled for reading: <c>1.23 µs/op</c>, <c>4.5 M ops/s</c>, <c>2.1 MB</c>.</summary>
-    public static string Value(double value, string unit)
+    /// <summary>A value with its unit, scaled for reading: <c>1.23 µs/op</c>, <c>4.5 M ops/s</c>, <c>2.1 MiB</c> (see <see cref="Unit.Format"/>).</summary>
+    public static string Value(double value, Unit unit)
     {
-        if (!double.IsFinite(value)) return "n/a";
-        return unit switch
-        {
-            "ns/op" when value >= 1e6 => $"{Significant(value / 1e6)} ms/op",
-            "ns/op" when value >= 1e3 => $"{Significant(value / 1e3)} µs/op",
-            "ops/s" when value >= 1e9 => $"{Significant(value / 1e9)} G ops/s",
-            "ops/s" when value >= 1e6 => $"{Significant(value / 1e6)} M ops/s",
-            "ops/s" when value >= 1e3 => $"{Significant(value / 1e3)} k ops/s",
-            "bytes" when value >= 1 << 30 => $"{Significant(value / (1 << 30))} GiB",
-            "bytes" when value >= 1 << 20 => $"{Significant(value / (1 << 20))} MiB",
-            "bytes" when value >= 1 << 10 => $"{Significant(value / (1 << 10))} KiB",
-            _ => $"{Significant(value)} {unit}",
-        };
+        ArgumentNullException.ThrowIfNull(unit);
+        return unit.Format(value);
+    }
+
+    /// <summary>An interval such as <c>1.2x–1.5x</c> or <c>3.1–3.4 ms</c>.</summary>
+    public static string Interval(double low, double high, Unit unit)
+    {
+        ArgumentNullException.ThrowIfNull(unit);
+        return $"{unit.Format(low)}–{unit.Format(high)}";
     }
 
     /// <summary>Three significant digits, no exponent for everyday magnitudes.</summary>

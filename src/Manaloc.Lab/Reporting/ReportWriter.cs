@@ -97,7 +97,7 @@ public static class ReportWriter
             throw new InvalidDataException($"{readmePath} has no '{ReadmeStart}' … '{ReadmeEnd}' block to update.");
         }
         var m = report.Machine;
-        string block = $"{ReadmeStart}\n_From `{string.Join(' ', "run", report.Mode == "quick" ? "--quick" : "--full")}` on {report.StartedAt:yyyy-MM-dd}: " +
+        string block = $"{ReadmeStart}\n_From `{string.Join(' ', "run", report.Mode == RunMode.Full ? "--full" : "--quick")}` on {report.StartedAt:yyyy-MM-dd}: " +
                        $"{m.Os}, {m.Runtime}, {m.ProcessorCount} processors, GC {m.GcMode}._\n\n" +
                        MarkdownReport.SummaryTable(report) + ReadmeEnd;
         string updated = text[..start] + block + text[(end + ReadmeEnd.Length)..];
