@@ -152,7 +152,7 @@ public sealed class Unit : IEquatable<Unit>
     private static string SizeName(double bytes) => bytes switch { 1 << 30 => "GiB", 1 << 20 => "MiB", 1 << 10 => "KiB", _ => "B" };
 
     private string Scaled(double v, string prefix)
-        => Kind == UnitKind.Rate ? $"{Harness.Format.Significant(v)} {prefix}{Per.TrimStart()}" : $"{Harness.Format.Significant(v)} {prefix}{Per}";
+        => Kind == UnitKind.Rate ? $"{Harness.Format.Significant(v)} {prefix} {Per.TrimStart()}" : $"{Harness.Format.Significant(v)} {prefix}{Per}";
 
     /// <inheritdoc/>
     public bool Equals(Unit? other) => other is not null && other.Symbol == Symbol;

@@ -76,6 +76,7 @@ public static class MarkdownReport
         Verdict.Holds => "holds",
         Verdict.Shrinks => "shrinks",
         Verdict.Reversed => "reversed",
+        Verdict.Inconclusive => "inconclusive",
         _ => "not comparable",
     };
 
