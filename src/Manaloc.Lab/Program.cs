@@ -214,7 +214,7 @@ public static class Program
         });
         if (redirected)
         {
-            console.Profile.Width = 160; // a log or a pipe has no width; don't wrap tables at 80
+            console.Profile.Width = 80; // a log or a pipe has no width: lay out for the narrowest terminal
         }
         return console;
     }

@@ -22,6 +22,20 @@ public static class Format
         return $"{unit.Format(low)}–{unit.Format(high)}";
     }
 
+    /// <summary>A figure with its interval: <c>25.9x (23.4x–32.4x)</c>; just the figure when the interval is a point; "n/a" when missing.</summary>
+    public static string Estimate(double? point, double? low, double? high, Unit? unit)
+    {
+        if (point is not { } p || unit is null) return "n/a";
+        return low is { } l && high is { } h && l != h ? $"{unit.Format(p)} ({Interval(l, h, unit)})" : unit.Format(p);
+    }
+
+    /// <summary>Today's figure of a verdict with its interval (see <see cref="Estimate"/>).</summary>
+    public static string Today(VerdictResult verdict)
+    {
+        ArgumentNullException.ThrowIfNull(verdict);
+        return Estimate(verdict.TodayValue, verdict.Low, verdict.High, verdict.TodayUnit);
+    }
+
     /// <summary>Three significant digits, no exponent for everyday magnitudes.</summary>
     public static string Significant(double value)
     {
