@@ -28,6 +28,9 @@ public enum Verdict
 /// <param name="TodayUnit">Unit of <paramref name="TodayValue"/>.</param>
 public sealed record VerdictResult(Verdict Verdict, string Text, double? TodayValue = null, Unit? TodayUnit = null)
 {
+    /// <summary>The name of the metric <see cref="TodayValue"/> measures; null for a verdict not formed from a declared claim.</summary>
+    public string? Metric { get; init; }
+
     /// <summary>Low end of today's 95% bootstrap confidence interval; null when not computed.</summary>
     public double? Low { get; init; }
 

@@ -53,7 +53,9 @@ public sealed record ResultTable(string Title, IReadOnlyList<string> Columns, IR
 public sealed record LabReport
 {
     /// <summary>Version of this schema (docs/results-schema.md).</summary>
-    public int SchemaVersion { get; init; } = 1;
+    public int SchemaVersion { get; init; } = CurrentSchemaVersion;
+    /// <summary>The schema version this build writes.</summary>
+    public const int CurrentSchemaVersion = 1;
     /// <summary>When the run started.</summary>
     public DateTimeOffset StartedAt { get; init; }
     /// <summary>The mode of the run that started this report.</summary>

@@ -42,6 +42,7 @@ public static class Judgement
         string interval = today.Low == today.High ? "" : $" (95% CI {Format.Interval(today.Low, today.High, metric.Unit)})";
         return new VerdictResult(decision.Verdict, $"{metric.Name}: {metric.Unit.Format(point)}{interval}; article: {article}; {decision.Reason}.", point, metric.Unit)
         {
+            Metric = metric.Name,
             Low = today.Low,
             High = today.High,
             Targets = targetResults,

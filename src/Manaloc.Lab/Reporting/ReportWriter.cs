@@ -80,6 +80,47 @@ public static class ReportWriter
         }
     }
 
+    /// <summary>
+    /// The report a <c>run NAME…</c> leaves: <paramref name="fresh"/>'s experiments replace those of the same
+    /// name in <paramref name="existing"/>, the others stay as they were (each keeps its own <c>runAt</c>),
+    /// in <paramref name="order"/> (the registry's), then any the registry no longer knows. The machine
+    /// and start time are the fresh run's.
+    /// </summary>
+    public static LabReport Merge(LabReport existing, LabReport fresh, IReadOnlyList<string> order)
+    {
+        ArgumentNullException.ThrowIfNull(existing);
+        ArgumentNullException.ThrowIfNull(fresh);
+        ArgumentNullException.ThrowIfNull(order);
+        var byName = existing.Experiments.ToDictionary(e => e.Experiment, StringComparer.Ordinal);
+        foreach (var e in fresh.Experiments) byName[e.Experiment] = e;
+        var ordered = order.Where(byName.ContainsKey).Select(n => byName[n])
+            .Concat(byName.Values.Where(e => !order.Contains(e.Experiment))).ToArray();
+        return fresh with { Experiments = ordered };
+    }
+
+    /// <summary>The report in <paramref name="outDir"/>/results.json, or null when there is none or it cannot be read (then a fresh one is written).</summary>
+    public static LabReport? TryRead(string outDir, out string? problem)
+    {
+        problem = null;
+        string path = Path.Combine(outDir, "results.json");
+        if (!File.Exists(path)) return null;
+        try
+        {
+            var report = FromJson(File.ReadAllText(path));
+            if (report.SchemaVersion != LabReport.CurrentSchemaVersion)
+            {
+                problem = $"{path} has schema version {report.SchemaVersion}; starting a fresh report.";
+                return null;
+            }
+            return report;
+        }
+        catch (Exception e) when (e is JsonException or IOException or NotSupportedException or ArgumentException)
+        {
+            problem = $"{path} could not be read ({e.Message}); starting a fresh report.";
+            return null;
+        }
+    }
+
     /// <summary>Start marker of the results block in README.md.</summary>
     public const string ReadmeStart = "<!-- lab-results:start -->";
     /// <summary>End marker of the results block in README.md.</summary>
