@@ -8,10 +8,11 @@ namespace Manaloc.Lab.Reporting;
 /// <param name="JsonPath">results.json.</param>
 /// <param name="MarkdownPath">report.md.</param>
 /// <param name="ChartPaths">Every chart written.</param>
-public sealed record WrittenReport(string JsonPath, string MarkdownPath, IReadOnlyList<string> ChartPaths);
+/// <param name="HtmlPath">report.html.</param>
+public sealed record WrittenReport(string JsonPath, string MarkdownPath, IReadOnlyList<string> ChartPaths, string HtmlPath);
 
 /// <summary>
-/// Writes results.json, report.md and charts/ into the output folder, all or nothing: every file is
+/// Writes results.json, report.md, report.html and charts/ into the output folder, all or nothing: every file is
 /// rendered in memory and written to a staging folder first, and only then moved into place.
 /// </summary>
 public static class ReportWriter
@@ -49,6 +50,7 @@ public static class ReportWriter
         var charts = report.Experiments.ToDictionary(r => r.Experiment, r => Charts.For(r));
         string json = ToJson(report);
         string markdown = MarkdownReport.Render(report, charts);
+        string html = HtmlReport.Render(report, report.Experiments.ToDictionary(r => r.Experiment, PngCharts.For));
 
         Directory.CreateDirectory(outDir);
         string staging = Path.Combine(outDir, $".staging-{Guid.NewGuid():N}");
@@ -57,6 +59,7 @@ public static class ReportWriter
             Directory.CreateDirectory(Path.Combine(staging, "charts"));
             File.WriteAllText(Path.Combine(staging, "results.json"), json, Utf8NoBom);
             File.WriteAllText(Path.Combine(staging, "report.md"), markdown, Utf8NoBom);
+            File.WriteAllText(Path.Combine(staging, "report.html"), html, Utf8NoBom);
             var chartNames = new List<string>();
             foreach (var chart in charts.Values.SelectMany(c => c))
             {
@@ -69,10 +72,12 @@ public static class ReportWriter
             Directory.Move(Path.Combine(staging, "charts"), chartsDir);
             File.Move(Path.Combine(staging, "results.json"), Path.Combine(outDir, "results.json"), overwrite: true);
             File.Move(Path.Combine(staging, "report.md"), Path.Combine(outDir, "report.md"), overwrite: true);
+            File.Move(Path.Combine(staging, "report.html"), Path.Combine(outDir, "report.html"), overwrite: true);
             return new WrittenReport(
                 Path.Combine(outDir, "results.json"),
                 Path.Combine(outDir, "report.md"),
-                chartNames.Select(n => Path.Combine(chartsDir, n)).ToArray());
+                chartNames.Select(n => Path.Combine(chartsDir, n)).ToArray(),
+                Path.Combine(outDir, "report.html"));
         }
         finally
         {
