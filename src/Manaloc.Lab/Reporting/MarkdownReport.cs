@@ -61,13 +61,17 @@ public static class MarkdownReport
         return sb.ToString();
     }
 
-    /// <summary>"2 of 3 met", or "—" when the experiment has no targets.</summary>
+    /// <summary>"2 of 3 met (1 inconclusive)", or "—" when the experiment has no targets.</summary>
     public static string TargetCount(VerdictResult verdict)
     {
         if (verdict.Targets.Count == 0) return "—";
         int met = verdict.Targets.Count(t => t.Met == true);
-        int unmeasured = verdict.Targets.Count(t => t.Met is null);
-        return $"{met} of {verdict.Targets.Count} met" + (unmeasured > 0 ? $" ({unmeasured} not measured)" : "");
+        int unmeasured = verdict.Targets.Count(t => t.Today is null);
+        int undecided = verdict.Targets.Count(t => t.Met is null && t.Today is not null);
+        var others = new List<string>();
+        if (undecided > 0) others.Add($"{undecided} inconclusive");
+        if (unmeasured > 0) others.Add($"{unmeasured} not measured");
+        return $"{met} of {verdict.Targets.Count} met" + (others.Count > 0 ? $" ({string.Join(", ", others)})" : "");
     }
 
     /// <summary>The verdict as a word for tables.</summary>
