@@ -16,7 +16,9 @@ if grep -Eq '<(img|script|link)[^>]+(src|href)="(https?:|//|[^d"][^a"])' "$page"
 fi
 charts=0
 while IFS= read -r uri; do
-  sig="$(printf '%s' "${uri#data:image/png;base64,}" | base64 -d 2>/dev/null | head -c 8 | od -An -tx1 | tr -d ' \n')"
+  # Decode to a file first: a pipe into head would end base64 with SIGPIPE, which pipefail counts as failure.
+  printf '%s' "${uri#data:image/png;base64,}" | base64 -d > "$out/chart.png" 2>/dev/null || { echo "70-report-html: a chart is not base64"; exit 1; }
+  sig="$(od -An -tx1 -N8 "$out/chart.png" | tr -d ' \n')"
   [[ "$sig" == "89504e470d0a1a0a" ]] || { echo "70-report-html: a chart is not a PNG"; exit 1; }
   charts=$((charts + 1))
 done < <(grep -o 'data:image/png;base64,[A-Za-z0-9+/=]*' "$page")

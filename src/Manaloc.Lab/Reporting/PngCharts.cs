@@ -38,6 +38,7 @@ public static class PngCharts
         if (v.TodayValue is not { } today || v.TodayUnit is not { } unit) return null;
         double low = v.Low ?? today, high = v.High ?? today;
         double? article = result.ArticleFigure?.Value;
+        if (article is null && low == high) return null; // one number, nothing beside it: the text says it all
         var values = new List<double> { today, low, high };
         if (article is { } a) values.Add(a);
         bool log = values.All(x => x > 0) && values.Max() / values.Min() >= 100;
