@@ -47,16 +47,22 @@ public static class Program
         var json = new Option<bool>("--json") { Description = "Also print results.json to stdout (tables then go to stderr)." };
         var readme = new Option<string?>("--readme") { Description = "Also rewrite the results block of this README.md." };
 
-        var run = new Command("run", "Run experiments and write the report.");
+        var run = new Command("run", "Run experiments and write the report. Named experiments update their entries in the report already in --out's default folder and leave the others; with --out given, or with no names, the report is written afresh.");
         run.Arguments.Add(names);
         foreach (var option in new Option[] { quick, full, threads, output, json, readme }) run.Options.Add(option);
 
         var list = new Command("list", "List the experiments: name, article, description.");
 
+        var before = new Argument<string>("A.json") { Description = "The first results.json (before, or one machine)." };
+        var after = new Argument<string>("B.json") { Description = "The second results.json (after, or the other machine)." };
+        var compare = new Command("compare", "Set two results.json side by side: each experiment's figures in both, their ratio, and whether the change is outside the noise (95% intervals).");
+        compare.Arguments.Add(before);
+        compare.Arguments.Add(after);
+
         var childExperiment = new Argument<string>("experiment");
         var childKey = new Argument<string>("key");
         var childArgs = new Argument<string[]>("arguments") { Arity = ArgumentArity.ZeroOrMore };
-        var childMode = new Option<string>("--mode") { DefaultValueFactory = _ => "quick" };
+        var childMode = new Option<RunMode>("--mode") { DefaultValueFactory = _ => RunMode.Quick };
         var child = new Command("child", "Internal: run part of an experiment in this process and print its result line.") { Hidden = true };
         child.Arguments.Add(childExperiment);
         child.Arguments.Add(childKey);
@@ -68,6 +74,7 @@ public static class Program
         foreach (var option in new Option[] { quick, full, threads, output, json, readme }) root.Options.Add(option);
         root.Subcommands.Add(run);
         root.Subcommands.Add(list);
+        root.Subcommands.Add(compare);
         root.Subcommands.Add(child);
 
         // Every command has an action, so the parser never demands a subcommand: no arguments runs every
@@ -81,15 +88,11 @@ public static class Program
             TerminalReport.WriteList(ConsoleOn(stdout), ExperimentRegistry.All());
             return 0;
         });
+        compare.SetAction(p => CompareReports(p.GetValue(before)!, p.GetValue(after)!, stdout, stderr));
         child.SetAction(p =>
         {
             if (!TryReadThreads(p, threads, stderr, out var threadCounts, out int usage)) return usage;
-            var settings = p.GetValue(childMode) switch
-            {
-                "smoke" => RunSettings.Smoke(threadCounts),
-                "full" => RunSettings.Full(threadCounts),
-                _ => RunSettings.Quick(threadCounts),
-            };
+            var settings = RunSettings.For(p.GetValue(childMode), threadCounts);
             return RunChild(p.GetValue(childExperiment)!, p.GetValue(childKey)!, p.GetValue(childArgs) ?? [], settings, stdout, stderr);
         });
 
@@ -173,12 +176,42 @@ public static class Program
             Console.CancelKeyPress -= onCancel;
         }
 
+        // Runs accumulate: `run NAME…` into the default folder updates those experiments in the report there.
+        bool accumulate = requested.Length > 0 && parse.GetResult(options.Output) is null or { Implicit: true };
+        if (accumulate)
+        {
+            if (ReportWriter.TryRead(outDir, out string? problem) is { } existing)
+            {
+                report = ReportWriter.Merge(existing, report, ExperimentRegistry.All().Select(e => e.Name).ToArray());
+            }
+            else if (problem is not null)
+            {
+                stderr.WriteLine($"note: {problem}");
+            }
+        }
         var written = ReportWriter.Write(report, outDir);
         TerminalReport.Write(tables, report);
         if (readmePath is not null) ReportWriter.UpdateReadme(readmePath, report);
         if (printJson) stdout.WriteLine(ReportWriter.ToJson(report));
-        stderr.WriteLine($"report: {written.MarkdownPath}, {written.JsonPath}, {written.ChartPaths.Count} chart(s)");
+        stderr.WriteLine($"report: {written.HtmlPath}, {written.MarkdownPath}, {written.JsonPath}, {written.ChartPaths.Count} chart(s)");
         return report.Experiments.Any(r => r.Error is not null) ? 1 : 0;
+    }
+
+    private static int CompareReports(string beforePath, string afterPath, TextWriter stdout, TextWriter stderr)
+    {
+        LabReport before, after;
+        try
+        {
+            before = ReportWriter.FromJson(File.ReadAllText(beforePath));
+            after = ReportWriter.FromJson(File.ReadAllText(afterPath));
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or System.Text.Json.JsonException or NotSupportedException or ArgumentException)
+        {
+            return Usage(stderr, $"cannot read the reports to compare: {e.Message}");
+        }
+        var changes = ReportComparison.Compare(before, after);
+        ReportComparison.Write(ConsoleOn(stdout), before, after, changes);
+        return 0;
     }
 
     private static int RunChild(string experimentName, string key, string[] arguments, RunSettings settings, TextWriter stdout, TextWriter stderr)
@@ -219,7 +252,7 @@ public static class Program
         });
         if (redirected)
         {
-            console.Profile.Width = 160; // a log or a pipe has no width; don't wrap tables at 80
+            console.Profile.Width = 80; // a log or a pipe has no width: lay out for the narrowest terminal
         }
         return console;
     }

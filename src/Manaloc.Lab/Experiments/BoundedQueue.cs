@@ -31,7 +31,16 @@ public sealed class BoundedQueue : Experiment
     /// <inheritdoc/>
     public override string Description => "A fast producer and a slow consumer: peak queue memory and throughput, unbounded vs capped at 10,000 with a blocking producer.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("Capping the queue at 10,000 items: memory 1.1 GB → 5 MB at the same throughput", 5.0 / 1100, "x memory");
+    public override Claim Claim => new("Capping the queue at 10,000 items: memory 1.1 GB → 5 MB at the same throughput", 1100.0 / 5,
+        Metric.TimesBetter("capped dispatcher vs unbounded queue, peak queue memory", CappedDispatcher, Unbounded, In(Unit.Bytes)));
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        Target.AtMost("capped dispatcher's peak queue memory, % of unbounded", Unit.Percent, f => f.Median(CappedDispatcher, In(Unit.Bytes)) / f.Median(Unbounded, In(Unit.Bytes)) * 100, 5),
+        Target.AtLeast(Metric.TimesBetter("capped dispatcher's throughput vs unbounded", CappedDispatcher, Unbounded, In(Unit.OpsPerSecond)), 0.9),
+    ];
+
+    private static Func<Measurement, bool> In(Unit unit) => m => m.Unit == unit;
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Unbounded, CappedBlocking, CappedDispatcher];
     /// <inheritdoc/>
@@ -148,36 +157,5 @@ public sealed class BoundedQueue : Experiment
         var elapsed = Stopwatch.GetElapsedTime(begin) - probe;
         peakBytes = Math.Max(0, live - baseline);
         return elapsed;
-    }
-
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        Measurement? Get(string variant, string unit) => measurements.FirstOrDefault(m => m.Variant == variant && m.Unit == unit);
-        var uMem = Get(Unbounded, "bytes");
-        var uRate = Get(Unbounded, "ops/s");
-        var dMem = Get(CappedDispatcher, "bytes");
-        var dRate = Get(CappedDispatcher, "ops/s");
-        var bMem = Get(CappedBlocking, "bytes");
-        var bRate = Get(CappedBlocking, "ops/s");
-        if (uMem is null || uRate is null || dMem is null || dRate is null)
-        {
-            return new(Verdict.NotComparable, "Not every variant was measured.");
-        }
-        double memoryRatio = dMem.Statistics.Median / Math.Max(uMem.Statistics.Median, 1);
-        double rateRatio = dRate.Statistics.Median / uRate.Statistics.Median;
-        var verdict = memoryRatio <= 0.5 && rateRatio >= 0.9 ? Verdict.Holds : memoryRatio < 1 ? Verdict.Shrinks : Verdict.Reversed;
-        string blocking = bMem is null || bRate is null ? "" :
-            $" BlockingCollection capped: {Format.Value(bMem.Statistics.Median, "bytes")} at {Format.Ratio(bRate.Statistics.Median / uRate.Statistics.Median)} throughput.";
-        return new(verdict,
-            $"peak queue memory {Format.Value(uMem.Statistics.Median, "bytes")} unbounded → {Format.Value(dMem.Statistics.Median, "bytes")} with the dispatcher capped at {Cap:N0} ({Format.Significant(memoryRatio * 100)}% of unbounded) at {Format.Ratio(rateRatio)} of its throughput.{blocking} Article: 1.1 GB → 5 MB (0.45%).",
-            memoryRatio, "x memory")
-        {
-            Targets =
-            [
-                TargetResult.AtMost("capped dispatcher's peak queue memory, % of unbounded", memoryRatio * 100, 5, "%"),
-                TargetResult.AtLeast("capped dispatcher's throughput vs unbounded", rateRatio, 0.9),
-            ],
-        };
     }
 }

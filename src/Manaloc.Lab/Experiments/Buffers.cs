@@ -23,7 +23,22 @@ public sealed class Buffers : Experiment
     /// <inheritdoc/>
     public override string Description => "Rent, touch, return buffers of 256 B to 1 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("No figure: reusing byte buffers instead of allocating them relieves the GC, especially for large arrays");
+    public override Claim Claim => new("No figure: reusing byte buffers instead of allocating them relieves the GC, especially for large arrays", null,
+        new Metric("BufferManager vs new byte[], largest size", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters["size"] == LargestSize(f.All))));
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        .. new[] { 1, 2 }.SelectMany(threads => new[]
+        {
+            Target.AtLeast(Metric.TimesBetter($"BufferManager vs ArrayPool.Shared throughput, 4 KiB, {threads} thread(s)", Manager, Shared, m => IsPattern(m) && m.Threads == threads), 1),
+            Target.AtMost($"BufferManager bytes per rent/return, 4 KiB, {threads} thread(s)", Unit.BytesPerOp, f => f.Value(Manager, m => m.AllocatedBytesPerOp, m => IsPattern(m) && m.Threads == threads), 0.01),
+        }),
+    ];
+
+    private static bool IsPattern(Measurement m) => m.Parameters.ContainsKey("pattern");
+    private static bool IsSingle(Measurement m) => !IsPattern(m) && m.Parameters.ContainsKey("size");
+    private static string? LargestSize(IEnumerable<Measurement> all)
+        => all.Where(IsSingle).MaxBy(m => int.Parse(m.Parameters["size"], System.Globalization.CultureInfo.InvariantCulture))?.Parameters["size"];
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [New, Shared, Manager];
     /// <inheritdoc/>
@@ -97,40 +112,5 @@ public sealed class Buffers : Experiment
         buffer[0] = 1;
         buffer[size - 1] = 2;
         return buffer[size / 2];
-    }
-
-    /// <summary>The targets, judged on the medians (the fastest samples beside them).</summary>
-    private static TargetResult[] Targets(IReadOnlyList<Measurement> measurements)
-    {
-        var ms = measurements.Where(m => m.Parameters.ContainsKey("pattern")).ToArray();
-        Measurement? Find(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads);
-        var targets = new List<TargetResult>();
-        foreach (int threads in new[] { 1, 2 })
-        {
-            var shared = Find(Shared, threads);
-            var manager = Find(Manager, threads);
-            if (shared?.OpsPerSecond is not double s || manager?.OpsPerSecond is not double m) continue;
-            targets.Add(TargetResult.AtLeast($"BufferManager / ArrayPool.Shared throughput, 4 KiB, {threads} thread(s)", m / s, 1)
-                with { Best = shared.Statistics.Min / manager.Statistics.Min });
-            targets.Add(TargetResult.AtMost($"BufferManager bytes per rent/return, 4 KiB, {threads} thread(s)", manager.AllocatedBytesPerOp, 0.01, "B"));
-        }
-        return [.. targets];
-    }
-
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        var single = measurements.Where(m => !m.Parameters.ContainsKey("pattern") && m.Parameters.ContainsKey("size")).ToArray();
-        int largest = single.Select(m => int.Parse(m.Parameters["size"], System.Globalization.CultureInfo.InvariantCulture)).DefaultIfEmpty(0).Max();
-        var fresh = single.FirstOrDefault(m => m.Variant == New && m.Parameters["size"] == largest.ToString(System.Globalization.CultureInfo.InvariantCulture));
-        var pooled = single.FirstOrDefault(m => m.Variant == Manager && m.Parameters["size"] == largest.ToString(System.Globalization.CultureInfo.InvariantCulture));
-        if (fresh is null || pooled is null) return new(Verdict.NotComparable, "new byte[] and BufferManager were not both measured.") { Targets = Targets(measurements) };
-        double ratio = fresh.Statistics.Median / pooled.Statistics.Median;
-        var verdict = ratio >= 1.1 ? Verdict.Holds : ratio >= 0.9 ? Verdict.Shrinks : Verdict.Reversed;
-        int gcs = fresh.Gc.Gen0 + fresh.Gc.Gen1 + fresh.Gc.Gen2;
-        int pooledGcs = pooled.Gc.Gen0 + pooled.Gc.Gen1 + pooled.Gc.Gen2;
-        return new(verdict,
-            $"At {largest:N0} B, reusing through BufferManager is {Format.Ratio(ratio)} as fast as new byte[] ({Format.Value(fresh.Statistics.Median, fresh.Unit)} → {Format.Value(pooled.Statistics.Median, pooled.Unit)}), with {pooledGcs} GCs instead of {gcs}.",
-            ratio, "x") { Targets = Targets(measurements) };
     }
 }

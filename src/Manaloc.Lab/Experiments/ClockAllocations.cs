@@ -21,7 +21,14 @@ public sealed class ClockAllocations : Experiment
     /// <inheritdoc/>
     public override string Description => "Bytes allocated and ns per call of DateTime.Now and its alternatives, here and in a DST time zone.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("DateTime.Now allocated one 32-byte DaylightTime per call on .NET 4.0", 32, "B/call");
+    public override Claim Claim => new("DateTime.Now allocated one 32-byte DaylightTime per call on .NET 4.0", 32,
+        new Metric("DateTime.Now bytes per call (worst zone)", Unit.BytesPerCall, f => f.All.Where(m => m.Variant == "DateTime.Now").Max(m => m.AllocatedBytesPerOp)));
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        Target.AtMost("Clock bytes per call (worst Clock variant)", Unit.BytesPerCall,
+            f => f.All.Where(m => m.Variant.StartsWith("Clock.", StringComparison.Ordinal)).Max(m => m.AllocatedBytesPerOp), 0),
+    ];
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } =
     [
@@ -65,36 +72,18 @@ public sealed class ClockAllocations : Experiment
     {
         var p = Parameters.Of(("zone", TimeZoneInfo.Local.Id));
         long sink = 0;
-        context.Measure("DateTime.Now", n => { for (long i = 0; i < n; i++) sink += DateTime.Now.Ticks; }, p);
-        context.Measure("DateTime.UtcNow", n => { for (long i = 0; i < n; i++) sink += DateTime.UtcNow.Ticks; }, p);
-        context.Measure("DateTimeOffset.Now", n => { for (long i = 0; i < n; i++) sink += DateTimeOffset.Now.Ticks; }, p);
-        context.Measure("Stopwatch.GetTimestamp", n => { for (long i = 0; i < n; i++) sink += Stopwatch.GetTimestamp(); }, p);
-        context.Measure("Environment.TickCount64", n => { for (long i = 0; i < n; i++) sink += Environment.TickCount64; }, p);
         var system = TimeProvider.System;
-        context.Measure("TimeProvider.System", n => { for (long i = 0; i < n; i++) sink += system.GetUtcNow().Ticks; }, p);
-        context.Measure("Clock.GetTimestamp", n => { for (long i = 0; i < n; i++) sink += Clock.GetTimestamp(); }, p);
-        context.Measure("Clock.UtcNowUnixNanoseconds", n => { for (long i = 0; i < n; i++) sink += Clock.UtcNowUnixNanoseconds(); }, p);
+        context.Compare(
+        [
+            ("DateTime.Now", n => { for (long i = 0; i < n; i++) sink += DateTime.Now.Ticks; }),
+            ("DateTime.UtcNow", n => { for (long i = 0; i < n; i++) sink += DateTime.UtcNow.Ticks; }),
+            ("DateTimeOffset.Now", n => { for (long i = 0; i < n; i++) sink += DateTimeOffset.Now.Ticks; }),
+            ("Stopwatch.GetTimestamp", n => { for (long i = 0; i < n; i++) sink += Stopwatch.GetTimestamp(); }),
+            ("Environment.TickCount64", n => { for (long i = 0; i < n; i++) sink += Environment.TickCount64; }),
+            ("TimeProvider.System", n => { for (long i = 0; i < n; i++) sink += system.GetUtcNow().Ticks; }),
+            ("Clock.GetTimestamp", n => { for (long i = 0; i < n; i++) sink += Clock.GetTimestamp(); }),
+            ("Clock.UtcNowUnixNanoseconds", n => { for (long i = 0; i < n; i++) sink += Clock.UtcNowUnixNanoseconds(); }),
+        ], p);
         GC.KeepAlive(sink);
-    }
-
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        var now = measurements.Where(m => m.Variant == "DateTime.Now" && m.AllocatedBytesPerOp is not null).ToArray();
-        if (now.Length == 0)
-        {
-            return new(Verdict.NotComparable, "DateTime.Now was not measured.");
-        }
-        var worst = now.MaxBy(m => m.AllocatedBytesPerOp)!;
-        double bytes = worst.AllocatedBytesPerOp!.Value;
-        string zones = string.Join(", ", now.Select(m => $"{m.Parameters.GetValueOrDefault("zone")}: {Format.Significant(m.AllocatedBytesPerOp!.Value)} B"));
-        var verdict = bytes >= 16 ? Verdict.Holds : Verdict.Shrinks;
-        double? clock = measurements.Where(m => m.Variant.StartsWith("Clock.", StringComparison.Ordinal)).Max(m => m.AllocatedBytesPerOp);
-        return new(verdict,
-            $"DateTime.Now allocates {Format.Significant(bytes)} B/call today ({zones}); Clock allocates {(clock is { } c ? Format.Significant(c) : "n/a")} B/call; article: 32 B/call.",
-            bytes, "B/call")
-        {
-            Targets = [TargetResult.AtMost("Clock bytes per call (worst Clock variant)", clock, 0, "B")],
-        };
     }
 }

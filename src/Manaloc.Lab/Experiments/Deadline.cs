@@ -26,7 +26,18 @@ public sealed class Deadline : Experiment
     /// <inheritdoc/>
     public override string Description => "Poll and creation cost (ns, bytes) of a DateTime.UtcNow deadline, Deadline, ScheduledValue and a CancelAfter token.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("Polling a DateTime.UtcNow deadline per dequeued item caused heavy GC pressure; a timer-backed ScheduledValue polls without allocating (no figure given).");
+    public override Claim Claim => new(
+        "Polling a DateTime.UtcNow deadline per dequeued item caused heavy GC pressure; a timer-backed ScheduledValue polls without allocating (no figure given).", null,
+        new Metric("bytes allocated per DateTime.UtcNow deadline poll", Unit.BytesPerOp, f => f.Value(UtcNow, m => m.AllocatedBytesPerOp, Op("poll"))));
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        Target.AtMost("bytes per Deadline poll", Unit.BytesPerOp, f => f.Value(Ours, m => m.AllocatedBytesPerOp, Op("poll")), 0),
+        Target.AtMost("bytes per ScheduledValue poll", Unit.BytesPerOp, f => f.Value(Scheduled, m => m.AllocatedBytesPerOp, Op("poll")), 0),
+        Target.AtLeast(Metric.TimesBetter("ScheduledValue poll vs DateTime.UtcNow deadline poll", Scheduled, UtcNow, Op("poll")), 1),
+    ];
+
+    private static Func<Measurement, bool> Op(string op) => m => m.Parameters.GetValueOrDefault("op") == op;
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [UtcNow, Ours, Scheduled, Token];
     /// <inheritdoc/>
@@ -82,30 +93,5 @@ public sealed class Deadline : Experiment
         GC.KeepAlive(sink);
         GC.KeepAlive(ticks);
         context.Note("poll: one check of a deadline an hour away (never expired). create: one deadline made (and disposed, for the timer-backed ones), which is what a per-request deadline pays.");
-    }
-
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        Measurement? Get(string variant, string op) => measurements.FirstOrDefault(m => m.Variant == variant && m.Parameters.GetValueOrDefault("op") == op);
-        var utc = Get(UtcNow, "poll");
-        var ours = Get(Ours, "poll");
-        var scheduled = Get(Scheduled, "poll");
-        var oursCreate = Get(Ours, "create");
-        var scheduledCreate = Get(Scheduled, "create");
-        if (utc is null || ours is null || scheduled is null || oursCreate is null || scheduledCreate is null)
-        {
-            return new(Verdict.NotComparable, "Not every variant was measured.");
-        }
-        double utcBytes = utc.AllocatedBytesPerOp ?? 0;
-        double pollRatio = utc.Statistics.Median / Math.Max(scheduled.Statistics.Median, 1e-3);
-        double createRatio = scheduledCreate.Statistics.Median / Math.Max(oursCreate.Statistics.Median, 1e-3);
-        // The article's stated cause (allocation per poll) is what the verdict is on.
-        var verdict = utcBytes >= 8 ? Verdict.Holds : Verdict.Shrinks;
-        return new(verdict,
-            $"polling a DateTime.UtcNow deadline allocates {Format.Significant(utcBytes)} B today ({Format.Value(utc.Statistics.Median, "ns/op")}); " +
-            $"Deadline polls in {Format.Value(ours.Statistics.Median, "ns/op")}, ScheduledValue in {Format.Value(scheduled.Statistics.Median, "ns/op")} ({Format.Ratio(pollRatio)} cheaper than UtcNow), all allocation-free; " +
-            $"creating a ScheduledValue costs {Format.Ratio(createRatio)} a Deadline ({Format.Value(scheduledCreate.Statistics.Median, "ns/op")}, {Format.Significant(scheduledCreate.AllocatedBytesPerOp ?? 0)} B vs {Format.Value(oursCreate.Statistics.Median, "ns/op")}, {Format.Significant(oursCreate.AllocatedBytesPerOp ?? 0)} B).",
-            utcBytes, "B/poll");
     }
 }

@@ -24,7 +24,21 @@ public sealed class FalseSharing : Experiment
     /// <inheritdoc/>
     public override string Description => "N threads increment their own counter: packed in one cache line, padded, a StripedCounter, one shared Interlocked counter.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("Frequently written fields sharing a cache line scale badly across processors; padding them apart restores locality (no figure given).");
+    public override Claim Claim => new(
+        "Frequently written fields sharing a cache line scale badly across processors; padding them apart restores locality (no figure given).", null,
+        new Metric("padded vs packed counters, most threads up to the processor count", Unit.Ratio, f => f.TimesBetter(PaddedCells, Packed, AtContendedThreads(f.All))));
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        Target.AtLeast("StripedCounter vs shared Interlocked, most threads up to the processor count", Unit.Ratio, f => f.TimesBetter(Striped, Shared, AtContendedThreads(f.All)), 1),
+    ];
+
+    /// <summary>The largest thread count from 2 up to the processor count that was measured: where sharing a line costs most without oversubscription.</summary>
+    private static Func<Measurement, bool> AtContendedThreads(IEnumerable<Measurement> all)
+    {
+        int threads = all.Where(m => m.Threads >= 2 && m.Threads <= Math.Max(2, Environment.ProcessorCount)).Select(m => m.Threads).DefaultIfEmpty(0).Max();
+        return m => m.Threads == threads;
+    }
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Packed, PaddedCells, Striped, Shared];
     /// <inheritdoc/>
@@ -85,26 +99,5 @@ public sealed class FalseSharing : Experiment
         {
             return null;
         }
-    }
-
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        int threads = measurements.Where(m => m.Threads >= 2 && m.Threads <= Math.Max(2, Environment.ProcessorCount)).Select(m => m.Threads).DefaultIfEmpty(0).Max();
-        var packed = measurements.FirstOrDefault(m => m.Variant == Packed && m.Threads == threads);
-        var padded = measurements.FirstOrDefault(m => m.Variant == PaddedCells && m.Threads == threads);
-        var striped = measurements.FirstOrDefault(m => m.Variant == Striped && m.Threads == threads);
-        var shared = measurements.FirstOrDefault(m => m.Variant == Shared && m.Threads == threads);
-        if (packed is null || padded is null)
-        {
-            return new(Verdict.NotComparable, "No measurement with two or more threads.");
-        }
-        double ratio = packed.Statistics.Median / padded.Statistics.Median;
-        var verdict = ratio >= 1.5 ? Verdict.Holds : ratio >= 0.9 ? Verdict.Shrinks : Verdict.Reversed;
-        string more = striped is null || shared is null ? "" :
-            $"; StripedCounter {Format.Value(striped.Statistics.Median, "ns/op")} vs shared Interlocked {Format.Value(shared.Statistics.Median, "ns/op")} ({Format.Ratio(shared.Statistics.Median / striped.Statistics.Median)})";
-        return new(verdict,
-            $"at {threads} threads, padded counters are {Format.Ratio(ratio)} faster than packed ({Format.Value(packed.Statistics.Median, "ns/op")} → {Format.Value(padded.Statistics.Median, "ns/op")}){more}.",
-            ratio, "x");
     }
 }

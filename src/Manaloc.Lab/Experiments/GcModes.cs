@@ -16,7 +16,7 @@ namespace Manaloc.Lab.Experiments;
 /// most-allocated types, found by sampling the runtime's GC AllocationTick events with an
 /// <see cref="EventListener"/> (the article's memory-allocation profiler view).
 /// </summary>
-public sealed class GcModes : Experiment
+public sealed partial class GcModes : Experiment
 {
     private const string ClassVariant = "class temporaries";
     private const string StructVariant = "struct locals";
@@ -31,13 +31,14 @@ public sealed class GcModes : Experiment
     /// <inheritdoc/>
     public override string Description => "Parallel loop with a two-double class temporary vs struct locals, under workstation and server GC (child processes); allocation sampling.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("Parallel loop: 1.1 s with a temporary two-double object per iteration → 0.25 s with local doubles (4 cores, hyper-threaded)", 1.1 / 0.25, "x");
+    public override Claim Claim => new("Parallel loop: 1.1 s with a temporary two-double object per iteration → 0.25 s with local doubles (4 cores, hyper-threaded)", 1.1 / 0.25,
+        Metric.TimesBetter("struct locals vs class temporaries, workstation GC", StructVariant, ClassVariant, m => m.Parameters.GetValueOrDefault("gc") == Workstation));
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [ClassVariant, StructVariant, NoEscapeVariant];
     /// <inheritdoc/>
     public override string Baseline => ClassVariant;
 
-    private static int Iterations(RunSettings settings) => settings.IsSmoke ? 100_000 : settings.IsQuick ? 4_000_000 : 20_000_000;
+    private static int Iterations(RunSettings settings) => settings.Pick(smoke: 100_000, quick: 4_000_000, full: 20_000_000);
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -160,120 +161,6 @@ public sealed class GcModes : Experiment
             var (type, count, bytes) = top[i];
             context.SetText($"alloc.{variant}.{i}",
                 $"{variant}|{type}|{count.ToString(CultureInfo.InvariantCulture)}|{Format.Significant(bytes)}|{(100.0 * bytes / total).ToString("0.#", CultureInfo.InvariantCulture)}%");
-        }
-    }
-
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        Measurement? Find(string variant, string gc) => measurements.FirstOrDefault(m => m.Variant == variant && m.Parameters.GetValueOrDefault("gc") == gc);
-        var before = Find(ClassVariant, Workstation);
-        var after = Find(StructVariant, Workstation);
-        if (before is null || after is null || Figure.Value is not double published)
-        {
-            return new(Verdict.NotComparable, "The workstation-GC child did not measure both variants.");
-        }
-        double ratio = before.Statistics.Median / after.Statistics.Median;
-        var server = Find(ClassVariant, Server);
-        string serverText = server is null ? "" : $"; server GC runs the class loop in {Format.Value(server.Statistics.Median, "ms")} ({Format.Ratio(before.Statistics.Median / server.Statistics.Median)} vs workstation)";
-        double gcShare = before.Metrics.GetValueOrDefault("gcPausePercent");
-        return new(VerdictResult.FromRatios(published, ratio),
-            $"Workstation GC: class temporaries {Format.Value(before.Statistics.Median, "ms")} → struct locals {Format.Value(after.Statistics.Median, "ms")} ({Format.Ratio(ratio)}; {gcShare:0.#}% of the class loop in GC pauses){serverText}; article: 1.1 s → 0.25 s ({Format.Ratio(published)}).",
-            ratio, "x");
-    }
-
-    private static double ClassLoop(int iterations)
-    {
-        double total = 0;
-        Parallel.For(0, iterations, () => 0.0, (i, _, acc) => acc + Length(new Pair(i * 0.5, i * 0.25)), acc => Add(ref total, acc));
-        return total;
-    }
-
-    private static double StructLoop(int iterations)
-    {
-        double total = 0;
-        Parallel.For(0, iterations, () => 0.0, (i, _, acc) => acc + Length(new PairStruct(i * 0.5, i * 0.25)), acc => Add(ref total, acc));
-        return total;
-    }
-
-    /// <summary>The class temporary used only inside the body: .NET 10's escape analysis may put it on the stack.</summary>
-    private static double NoEscapeLoop(int iterations)
-    {
-        double total = 0;
-        Parallel.For(0, iterations, () => 0.0, (i, _, acc) =>
-        {
-            var p = new Pair(i * 0.5, i * 0.25);
-            return acc + Math.Sqrt(p.X * p.X + p.Y * p.Y);
-        }, acc => Add(ref total, acc));
-        return total;
-    }
-
-    private static void Add(ref double target, double value)
-    {
-        double current = Volatile.Read(ref target);
-        while (true)
-        {
-            // CAS loop: the only ordering needed is that no thread's partial sum is lost.
-            double seen = Interlocked.CompareExchange(ref target, current + value, current);
-            if (seen.Equals(current)) return;
-            current = seen;
-        }
-    }
-
-    // Not inlined, so the temporary escapes into a call, as in the article's customer code.
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static double Length(Pair p) => Math.Sqrt(p.X * p.X + p.Y * p.Y);
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static double Length(PairStruct p) => Math.Sqrt(p.X * p.X + p.Y * p.Y);
-
-    /// <summary>The article's "pretty simple structure containing two doubles", as a class.</summary>
-    private sealed class Pair(double x, double y)
-    {
-        public double X { get; } = x;
-        public double Y { get; } = y;
-    }
-
-    /// <summary>The same two doubles as a struct.</summary>
-    private readonly struct PairStruct(double x, double y)
-    {
-        public double X { get; } = x;
-        public double Y { get; } = y;
-    }
-
-    /// <summary>Counts GC AllocationTick events (keyword GC = 0x1, verbose) per type name.</summary>
-    private sealed class AllocationSampler : EventListener
-    {
-        private readonly ConcurrentDictionary<string, StrongBox<(long Count, long Bytes)>> _types = new(StringComparer.Ordinal);
-        private long _total;
-
-        public long TotalSamples => Interlocked.Read(ref _total);
-
-        public (string Type, long Count, long Bytes)[] Snapshot()
-            => _types.Select(kv => { var v = kv.Value.Value; return (kv.Key, v.Count, v.Bytes); }).ToArray();
-
-        protected override void OnEventSourceCreated(EventSource eventSource)
-        {
-            if (eventSource.Name == "Microsoft-Windows-DotNETRuntime")
-            {
-                EnableEvents(eventSource, EventLevel.Verbose, (EventKeywords)0x1);
-            }
-        }
-
-        protected override void OnEventWritten(EventWrittenEventArgs eventData)
-        {
-            if (eventData.EventName is null || !eventData.EventName.StartsWith("GCAllocationTick", StringComparison.Ordinal) || eventData.PayloadNames is null) return;
-            int typeIndex = eventData.PayloadNames.IndexOf("TypeName");
-            int amountIndex = eventData.PayloadNames.IndexOf("AllocationAmount64");
-            if (amountIndex < 0) amountIndex = eventData.PayloadNames.IndexOf("AllocationAmount");
-            string type = typeIndex >= 0 ? eventData.Payload?[typeIndex] as string ?? "?" : "?";
-            long amount = amountIndex >= 0 ? Convert.ToInt64(eventData.Payload?[amountIndex], CultureInfo.InvariantCulture) : 0;
-            var box = _types.GetOrAdd(type, _ => new StrongBox<(long, long)>());
-            lock (box)
-            {
-                box.Value = (box.Value.Count + 1, box.Value.Bytes + amount);
-            }
-            Interlocked.Increment(ref _total); // read by the waiting thread to see the stream settle
         }
     }
 }

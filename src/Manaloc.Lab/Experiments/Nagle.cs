@@ -18,7 +18,7 @@ namespace Manaloc.Lab.Experiments;
 /// timeout, every loop a round count and a time budget, and every socket is closed in a finally
 /// block even when a round fails; <see cref="SocketsOpen"/> lets tests check that.
 /// </remarks>
-public sealed class Nagle : Experiment
+public sealed partial class Nagle : Experiment
 {
     private const string Off = "NoDelay off";
     private const string On = "NoDelay on";
@@ -45,7 +45,11 @@ public sealed class Nagle : Experiment
     /// <inheritdoc/>
     public override string Description => "Two 8-byte sends then a 1-byte reply over 127.0.0.1: round-trip latency with NoDelay off and on.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("Two small sends then a wait for the reply: about 200 ms per round on Windows (Nagle + delayed ACK); NoDelay removes it", 200, "ms");
+    public override Claim Claim => new("Two small sends then a wait for the reply: about 200 ms per round on Windows (Nagle + delayed ACK); NoDelay removes it", 200,
+        Metric.Median("time per round with NoDelay off (two writes, then the reply)", Off, Unit.Milliseconds));
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+        [Target.AtLeast(Metric.TimesBetter("NoDelay on vs off, time per round", On, Off), 10)];
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Off, On, OneWrite];
     /// <inheritdoc/>
@@ -158,103 +162,5 @@ public sealed class Nagle : Experiment
             }
         }
         return samples;
-    }
-
-    /// <summary>Accepts one connection (within the I/O timeout) and answers every 16 bytes with 1 byte until the client shuts down.</summary>
-    private void Serve(Socket listener, SocketSet sockets)
-    {
-        if (!listener.Poll(IoTimeout, SelectMode.SelectRead))
-        {
-            return;
-        }
-        Socket connection = listener.Accept();
-        Track(sockets, connection);
-        connection.ReceiveTimeout = connection.SendTimeout = (int)IoTimeout.TotalMilliseconds;
-        byte[] request = new byte[2 * MessageBytes], reply = [1];
-        while (true)
-        {
-            int received = 0;
-            while (received < request.Length)
-            {
-                int n = connection.Receive(request, received, request.Length - received, SocketFlags.None);
-                if (n == 0) return;
-                received += n;
-            }
-            connection.Send(reply);
-        }
-    }
-
-    private Socket Open(SocketSet sockets, SocketType type, ProtocolType protocol)
-        => Track(sockets, new Socket(AddressFamily.InterNetwork, type, protocol));
-
-    /// <summary>
-    /// Adds a socket to the run's set. A socket that arrives after the set was closed (an accept
-    /// racing with a failing client) is closed at once, so none escapes the finally block.
-    /// </summary>
-    private Socket Track(SocketSet sockets, Socket socket)
-    {
-        Interlocked.Increment(ref _socketsOpened); // counters only, read by tests after the run
-        Interlocked.Increment(ref _socketsOpen);
-        if (sockets.TryAdd(socket))
-        {
-            return socket;
-        }
-        socket.Dispose();
-        Interlocked.Decrement(ref _socketsOpen);
-        throw new ObjectDisposedException(nameof(Socket), "The run's sockets were already closed.");
-    }
-
-    private void CloseAll(SocketSet sockets)
-    {
-        foreach (var socket in sockets.Close())
-        {
-            socket.Dispose();
-            Interlocked.Decrement(ref _socketsOpen);
-        }
-    }
-
-    /// <summary>The sockets of one run, shared by the client and server threads; closed once.</summary>
-    private sealed class SocketSet
-    {
-        private readonly List<Socket> _sockets = [];
-        private bool _closed;
-
-        public bool TryAdd(Socket socket)
-        {
-            lock (_sockets)
-            {
-                if (_closed) return false;
-                _sockets.Add(socket);
-                return true;
-            }
-        }
-
-        public Socket[] Close()
-        {
-            lock (_sockets)
-            {
-                _closed = true;
-                var all = _sockets.ToArray();
-                _sockets.Clear();
-                return all;
-            }
-        }
-    }
-
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        var off = measurements.FirstOrDefault(m => m.Variant == Off);
-        var on = measurements.FirstOrDefault(m => m.Variant == On);
-        if (off is null || on is null)
-        {
-            return new(Verdict.NotComparable, "NoDelay off and on were not both measured.");
-        }
-        double platformDelay = OperatingSystem.IsWindows() ? 200 : OperatingSystem.IsLinux() ? 40 : 100;
-        double offMs = off.Statistics.Median, onMs = on.Statistics.Median;
-        string text = $"NoDelay off: median {Format.Significant(offMs)} ms per round (p90 {Format.Significant(off.Statistics.P90)} ms, {off.Metrics.GetValueOrDefault("stalls")} of {off.Statistics.Count} rounds ≥ 10 ms); NoDelay on: {Format.Significant(onMs)} ms; one write: {Format.Significant(measurements.FirstOrDefault(m => m.Variant == OneWrite)?.Statistics.Median ?? double.NaN)} ms. Article: ~200 ms on Windows; this platform's delayed-ACK timer: ~{platformDelay} ms.";
-        // The claim is the stall itself: it holds when NoDelay off costs at least half this platform's delayed-ACK timer.
-        var verdict = offMs >= platformDelay / 2 && offMs >= 10 * onMs ? Verdict.Holds : Verdict.Shrinks;
-        return new(verdict, text, offMs, "ms");
     }
 }

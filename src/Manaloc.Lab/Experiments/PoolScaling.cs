@@ -11,7 +11,7 @@ namespace Manaloc.Lab.Experiments;
 /// (Microsoft.Extensions.ObjectPool's DefaultObjectPool, ConcurrentBag); then the cross-thread pattern,
 /// where most objects are returned on a thread other than their renter's.
 /// </summary>
-public sealed class PoolScaling : Experiment
+public sealed partial class PoolScaling : Experiment
 {
     private const string New = "new";
     private const string Locked = "LockedPool";
@@ -28,7 +28,18 @@ public sealed class PoolScaling : Experiment
     /// <inheritdoc/>
     public override string Description => "A fixed total of rent/return pairs over 1..2N threads: locked vs semi-local vs categorized pools, new, DefaultObjectPool, ConcurrentBag; plus cross-thread returns.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("Chart only: the single-lock pool slows down as processors are added; the semi-local pool keeps scaling (no number published)");
+    public override Claim Claim => new("Chart only: the single-lock pool slows down as processors are added; the semi-local pool keeps scaling (no number published)", null,
+        new Metric("SemiLocalPool vs LockedPool throughput at the most threads", Unit.Ratio, f => f.TimesBetter(SemiLocal, Locked, Threads(f.All.Where(m => m.Variant == SemiLocal).Select(m => m.Threads).DefaultIfEmpty(0).Max()))));
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        Target.AtLeast(Metric.TimesBetter("SemiLocalPool vs LockedPool throughput, 2 threads", SemiLocal, Locked, Threads(2)), 3),
+        Target.AtLeast(Metric.TimesBetter("SemiLocalPool vs DefaultObjectPool throughput, 2 threads", SemiLocal, Default, Threads(2)), 1.5),
+        Target.AtLeast("SemiLocalPool 2 threads vs 1 thread throughput", Unit.Ratio, f => f.Find(SemiLocal, Threads(2)) is { } two && f.Find(SemiLocal, Threads(1)) is { } one ? f.TimesBetter(two, one) : null, 1.7),
+        Target.AtMost("SemiLocalPool bytes per rent/return (worst thread count)", Unit.BytesPerOp, f => f.All.Where(m => m.Variant == SemiLocal).Max(m => m.AllocatedBytesPerOp), 0.01),
+    ];
+
+    private static Func<Measurement, bool> Threads(int threads) => m => m.Threads == threads;
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } =
     [
@@ -47,7 +58,7 @@ public sealed class PoolScaling : Experiment
         new("pairs", "rent/return pairs per sample, split evenly over the threads", [TotalPairs(settings).ToString(System.Globalization.CultureInfo.InvariantCulture)]),
     ];
 
-    private static long TotalPairs(RunSettings settings) => settings.IsSmoke ? 4_000 : settings.IsQuick ? 400_000 : 4_000_000;
+    private static long TotalPairs(RunSettings settings) => settings.Pick(smoke: 4_000, quick: 400_000, full: 4_000_000);
 
     /// <inheritdoc/>
     public override void Run(ExperimentContext context)
@@ -170,94 +181,5 @@ public sealed class PoolScaling : Experiment
         categorized.Dispose();
         GC.KeepAlive(sinks);
         AddCrossThreadTable(context);
-    }
-
-    /// <summary>
-    /// Each operation rents, swaps the object into one of 64 shared mailboxes, and returns what it got
-    /// out: an object some thread put there, most often another one. The swap costs the same for every
-    /// variant, so the differences are the pools' cross-thread costs.
-    /// </summary>
-    private static long CrossLoop(Func<Payload> rent, Action<Payload> giveBack, Payload?[] mailboxes, int thread, long n)
-    {
-        long sum = 0;
-        int box = thread * 8;
-        for (long i = 0; i < n; i++)
-        {
-            var o = rent();
-            o.Touch(i);
-            sum += o.A;
-            box = (box + 8) & (mailboxes.Length - 1); // every 8th slot: one mailbox per cache line
-            var other = Interlocked.Exchange(ref mailboxes[box], o); // hands o to whichever thread visits the box next
-            if (other is not null) giveBack(other);
-        }
-        return sum;
-    }
-
-    /// <summary>The targets, judged on the medians (the fastest samples beside them).</summary>
-    private static TargetResult[] Targets(IReadOnlyList<Measurement> ms)
-    {
-        double? Ops(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads)?.OpsPerSecond;
-        double? Best(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads) is { } m ? 1e9 / m.Statistics.Min : null;
-        double? Bytes(string variant) => ms.Where(m => m.Variant == variant).Max(m => m.AllocatedBytesPerOp);
-        if (ms.Count == 0) return [];
-        int two = ms.Any(m => m.Threads == 2) ? 2 : ms.Max(m => m.Threads);
-        return
-        [
-            TargetResult.AtLeast($"SemiLocalPool / LockedPool throughput, {two} threads", Ops(SemiLocal, two) / Ops(Locked, two), 3) with { Best = Best(SemiLocal, two) / Best(Locked, two) },
-            TargetResult.AtLeast($"SemiLocalPool / DefaultObjectPool throughput, {two} threads", Ops(SemiLocal, two) / Ops(Default, two), 1.5) with { Best = Best(SemiLocal, two) / Best(Default, two) },
-            TargetResult.AtLeast($"SemiLocalPool {two} threads / 1 thread throughput", Ops(SemiLocal, two) / Ops(SemiLocal, 1), 1.7) with { Best = Best(SemiLocal, two) / Best(SemiLocal, 1) },
-            TargetResult.AtMost("SemiLocalPool bytes per rent/return (worst thread count)", Bytes(SemiLocal), 0.01, "B"),
-        ];
-    }
-
-    private static void AddCrossThreadTable(ExperimentContext context)
-    {
-        var ms = context.Measurements;
-        double? Ops(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads)?.OpsPerSecond;
-        int two = ms.Any(m => m.Threads == 2) ? 2 : ms.Max(m => m.Threads);
-        string Show(double? ratio) => ratio is { } r ? Format.Ratio(r) : "n/a";
-        context.AddTable(new ResultTable("Cross-thread handoff (no goal; ratios from this run)", ["comparison", "today (medians)"],
-        [
-            [$"SemiLocalPool same-thread / cross-thread throughput, {two} threads", Show(Ops(SemiLocal, two) / Ops(SemiLocal + CrossSuffix, two))],
-            [$"SemiLocalPool / LockedPool cross-thread throughput, {two} threads", Show(Ops(SemiLocal + CrossSuffix, two) / Ops(Locked + CrossSuffix, two))],
-            [$"SemiLocalPool / DefaultObjectPool cross-thread throughput, {two} threads", Show(Ops(SemiLocal + CrossSuffix, two) / Ops(Default + CrossSuffix, two))],
-        ]));
-        context.Note("CategorizedPool looks its category up by name on every operation (the article's Allocate(category, type)); code that holds Category(name) pays what SemiLocalPool pays.");
-        context.Note($"Machine: {Environment.ProcessorCount} logical processors; thread counts above that oversubscribe. The cross-thread variants add one Interlocked.Exchange per operation (the mailbox), the same for each pool.");
-    }
-
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        double? Ops(string variant, int threads) => measurements.FirstOrDefault(m => m.Variant == variant && m.Threads == threads)?.OpsPerSecond;
-        int max = measurements.Where(m => m.Variant == SemiLocal).Select(m => m.Threads).DefaultIfEmpty(0).Max();
-        if (max < 2 || Ops(SemiLocal, max) is not double semiMax || Ops(Locked, max) is not double lockedMax
-            || Ops(SemiLocal, 1) is not double semi1 || Ops(Locked, 1) is not double locked1)
-        {
-            return new(Verdict.NotComparable, "No multi-thread measurement of both pools.") { Targets = Targets(measurements) };
-        }
-        double ratio = semiMax / lockedMax;
-        double lockedScaling = lockedMax / locked1, semiScaling = semiMax / semi1;
-        var verdict = ratio < 0.9 ? Verdict.Reversed : ratio >= 1.1 && semiScaling > lockedScaling ? Verdict.Holds : Verdict.Shrinks;
-        return new(verdict,
-            $"At {max} threads the semi-local pool does {Format.Ratio(ratio)} the locked pool's rent/return pairs per second; from 1 to {max} threads the locked pool scales {Format.Ratio(lockedScaling)}, the semi-local {Format.Ratio(semiScaling)}.",
-            ratio, "x") { Targets = Targets(measurements) };
-    }
-
-    /// <summary>The pooled object: a few fields, touched each use.</summary>
-    private sealed class Payload
-    {
-        public long A;
-        public long B;
-        public long C;
-        public long D;
-
-        public void Touch(long i)
-        {
-            A = i;
-            B ^= i;
-            C += 1;
-            D = A + C;
-        }
     }
 }

@@ -11,7 +11,7 @@ namespace Manaloc.Lab.Experiments;
 /// Today: the same loop with AutoResetEvent, ManualResetEventSlim, SemaphoreSlim and
 /// EconomicResetEvent, then a two-thread ping-pong and a producer/consumer over a queue.
 /// </summary>
-public sealed class ResetEvent : Experiment
+public sealed partial class ResetEvent : Experiment
 {
     private const string Are = "AutoResetEvent";
     private const string Mres = "ManualResetEventSlim";
@@ -28,7 +28,17 @@ public sealed class ResetEvent : Experiment
     /// <inheritdoc/>
     public override string Description => "Set+Wait on one thread, a two-thread ping-pong and a producer/consumer queue, per event type.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("1,000,000 Set+WaitOne pairs on one thread: AutoResetEvent 1035 ms → EconomicResetEvent 9 ms", 1035.0 / 9, "x");
+    public override Claim Claim => new(
+        "1,000,000 Set+WaitOne pairs on one thread: AutoResetEvent 1035 ms → EconomicResetEvent 9 ms", 1035.0 / 9,
+        Metric.TimesBetter("EconomicResetEvent vs AutoResetEvent, Set+Wait on one thread", Economic, Are, In(SetWait)));
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        Target.AtLeast(Metric.TimesBetter("Set+Wait on one thread vs AutoResetEvent", Economic, Are, In(SetWait)), 20),
+        Target.AtLeast(Metric.TimesBetter("Set+Wait on one thread vs SemaphoreSlim", Economic, Semaphore, In(SetWait)), 1.5),
+        Target.AtLeast("two-thread ping-pong vs the fastest other event", Unit.Ratio, f =>
+            new[] { Are, Mres, Semaphore }.Select(v => f.Median(v, In(PingPong))).Min() / f.Median(Economic, In(PingPong)), 1),
+    ];
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Are, Mres, Semaphore, Economic];
     /// <inheritdoc/>
@@ -45,10 +55,19 @@ public sealed class ResetEvent : Experiment
     public override void Run(ExperimentContext context)
     {
         var setWait = Parameters.Of(("scenario", SetWait));
-        using (var e = new AutoResetEvent(false)) context.Measure(Are, n => { for (long i = 0; i < n; i++) { e.Set(); e.WaitOne(); } }, setWait);
-        using (var e = new ManualResetEventSlim(false)) context.Measure(Mres, n => { for (long i = 0; i < n; i++) { e.Set(); e.Wait(); e.Reset(); } }, setWait);
-        using (var e = new SemaphoreSlim(0)) context.Measure(Semaphore, n => { for (long i = 0; i < n; i++) { e.Release(); e.Wait(); } }, setWait);
-        using (var e = new EconomicResetEvent()) context.Measure(Economic, n => { for (long i = 0; i < n; i++) { e.Set(); e.Wait(); } }, setWait);
+        using (var are = new AutoResetEvent(false))
+        using (var mres = new ManualResetEventSlim(false))
+        using (var sem = new SemaphoreSlim(0))
+        using (var econ = new EconomicResetEvent())
+        {
+            context.Compare(
+            [
+                (Are, n => { for (long i = 0; i < n; i++) { are.Set(); are.WaitOne(); } }),
+                (Mres, n => { for (long i = 0; i < n; i++) { mres.Set(); mres.Wait(); mres.Reset(); } }),
+                (Semaphore, n => { for (long i = 0; i < n; i++) { sem.Release(); sem.Wait(); } }),
+                (Economic, n => { for (long i = 0; i < n; i++) { econ.Set(); econ.Wait(); } }),
+            ], setWait);
+        }
 
         MeasurePingPong(context);
 
@@ -153,86 +172,5 @@ public sealed class ResetEvent : Experiment
         return Math.Max(2, 2 * (long)(settings.SampleTarget.TotalNanoseconds / nsPerOp / 2));
     }
 
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        var verdict = JudgeRatio(measurements, Are, Economic, m => Scenario(m) == SetWait);
-        double? Median(string variant, string scenario)
-            => measurements.FirstOrDefault(m => m.Variant == variant && Scenario(m) == scenario)?.Statistics.Median;
-        var targets = new List<TargetResult>();
-        string pairs = "";
-        double? econ = Median(Economic, SetWait), are = Median(Are, SetWait), sem = Median(Semaphore, SetWait);
-        if (econ is double e && are is double a) pairs = $"1,000,000 pairs: {Format.Significant(a)} ms → {Format.Significant(e)} ms";
-        targets.Add(TargetResult.AtLeast("Set+Wait on one thread vs AutoResetEvent", are / econ, 20));
-        targets.Add(TargetResult.AtLeast("Set+Wait on one thread vs SemaphoreSlim", sem / econ, 1.5));
-        var others = new[] { Are, Mres, Semaphore }.Select(v => (v, t: Median(v, PingPong))).Where(x => x.t is not null).ToArray();
-        var best = others.Length > 0 ? others.MinBy(x => x.t!.Value) : default;
-        targets.Add(TargetResult.AtLeast($"two-thread ping-pong vs the best other ({best.v ?? "none measured"})", best.t / Median(Economic, PingPong), 1));
-        return verdict with { Text = pairs.Length == 0 ? verdict.Text : $"{verdict.Text}. {pairs}", Targets = [.. targets] };
-    }
-
-    private static string? Scenario(Measurement m) => m.Parameters.GetValueOrDefault("scenario");
-
-    /// <summary>One event type behind a common face, for the two-thread scenarios.</summary>
-    private abstract class Signal : IDisposable
-    {
-        public static Signal Create(string variant) => variant switch
-        {
-            Are => new AreSignal(),
-            Mres => new MresSignal(),
-            Semaphore => new SemaphoreSignal(),
-            Economic => new EconomicSignal(),
-            _ => throw new ArgumentOutOfRangeException(nameof(variant), variant, "Unknown event variant."),
-        };
-
-        /// <summary>True when every Set is counted (a semaphore), so the consumer waits once per item.</summary>
-        public virtual bool CountsSets => false;
-        public abstract void Set();
-        public abstract void Wait();
-
-        /// <summary>Waits for the producer after finding <paramref name="queue"/> empty, without losing a Set.</summary>
-        public virtual void WaitForMore(ConcurrentQueue<long> queue) => Wait();
-        public abstract void Dispose();
-    }
-
-    private sealed class AreSignal : Signal
-    {
-        private readonly AutoResetEvent _e = new(false);
-        public override void Set() => _e.Set();
-        public override void Wait() => _e.WaitOne();
-        public override void Dispose() => _e.Dispose();
-    }
-
-    private sealed class MresSignal : Signal
-    {
-        private readonly ManualResetEventSlim _e = new(false);
-        public override void Set() => _e.Set();
-        public override void Wait() { _e.Wait(); _e.Reset(); }
-
-        public override void WaitForMore(ConcurrentQueue<long> queue)
-        {
-            // Reset before the re-check: a Set after the Reset is not lost; one before it is seen by the re-check.
-            _e.Reset();
-            if (queue.IsEmpty) _e.Wait();
-        }
-
-        public override void Dispose() => _e.Dispose();
-    }
-
-    private sealed class SemaphoreSignal : Signal
-    {
-        private readonly SemaphoreSlim _e = new(0);
-        public override bool CountsSets => true;
-        public override void Set() => _e.Release();
-        public override void Wait() => _e.Wait();
-        public override void Dispose() => _e.Dispose();
-    }
-
-    private sealed class EconomicSignal : Signal
-    {
-        private readonly EconomicResetEvent _e = new();
-        public override void Set() => _e.Set();
-        public override void Wait() => _e.Wait();
-        public override void Dispose() => _e.Dispose();
-    }
+    private static Func<Measurement, bool> In(string scenario) => m => m.Parameters.GetValueOrDefault("scenario") == scenario;
 }

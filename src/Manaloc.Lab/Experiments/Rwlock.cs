@@ -12,7 +12,7 @@ namespace Manaloc.Lab.Experiments;
 /// System.Threading.Lock, ReaderWriterLockSlim and SlimReaderWriterLock over writer percentage ×
 /// hold time × threads.
 /// </summary>
-public sealed class Rwlock : Experiment
+public sealed partial class Rwlock : Experiment
 {
     private const string Monitor = "lock";
     private const string LockType = "System.Threading.Lock";
@@ -27,7 +27,25 @@ public sealed class Rwlock : Experiment
     /// <inheritdoc/>
     public override string Description => "Writer % × hold time × threads: lock, System.Threading.Lock, ReaderWriterLockSlim, SlimReaderWriterLock.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("SRW beat mutex and shared_mutex at every writer frequency; shared_mutex lost to a mutex except at long holds and ≤ 2% writers (charts only, no table)");
+    public override Claim Claim => new("SRW beat mutex and shared_mutex at every writer frequency; shared_mutex lost to a mutex except at long holds and ≤ 2% writers (charts only, no table)", null,
+        new Metric("SlimReaderWriterLock vs ReaderWriterLockSlim over the whole grid (geometric mean)", Unit.Ratio, f => Versus(f, Rwls, _ => true)));
+    /// <inheritdoc/>
+    /// <remarks>
+    /// Judged at hold 1, where the lock's own cost dominates the critical section; at hold 50 the
+    /// region's arithmetic dwarfs any lock and every ratio tends to 1, so those cells are reported beside, not judged.
+    /// </remarks>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        Target.AtLeast("SlimReaderWriterLock vs ReaderWriterLockSlim, 0–2% writers, hold 1 (geometric mean over thread counts)", Unit.Ratio,
+            f => Versus(f, Rwls, m => Writers(m) <= 2 && Hold(m) == 1), 1.5),
+        Target.AtLeast("SlimReaderWriterLock vs lock, 50% writers, hold 1 (geometric mean over thread counts; within 10%)", Unit.Ratio,
+            f => Versus(f, Monitor, m => Writers(m) == 50 && Hold(m) == 1), 0.9),
+    ];
+
+    /// <summary>Geometric mean over the matching cells of how many times faster SlimReaderWriterLock is than <paramref name="other"/>.</summary>
+    private static double? Versus(Figures f, string other, Func<Measurement, bool> where)
+        => Figures.GeometricMean(f.All.Where(m => m.Variant == Slim && where(m))
+            .Select(s => f.All.FirstOrDefault(m => m.Variant == other && m.ParameterKey == s.ParameterKey) is { } o ? f.TimesBetter(s, o) : null));
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants => AllVariants;
     private static readonly string[] AllVariants = [Monitor, LockType, Rwls, Slim];
@@ -144,180 +162,5 @@ public sealed class Rwlock : Experiment
         // count to a few operations per sample, and the samples then time the start barrier, not the lock.
         if (total == 0) total = Math.Max(threads * 64L, (long)(settings.SampleTarget.TotalNanoseconds / PilotNsPerOp(gate, region, threshold, hold)));
         return ThreadSweep.Measure(variant, threads, (t, n) => Work(gate, region, ref rngs[t * 16], threshold, hold, n), settings, parameters, total);
-    }
-
-    private static double PilotNsPerOp<TLock>(TLock gate, Region region, uint writeThreshold, int hold)
-        where TLock : struct, ILockAdapter
-    {
-        ulong rng = 0x2545F4914F6CDD1DUL;
-        double best = double.MaxValue;
-        for (int round = 0; round < 3; round++)
-        {
-            long ops = 0;
-            long start = System.Diagnostics.Stopwatch.GetTimestamp();
-            TimeSpan elapsed;
-            do
-            {
-                Work(gate, region, ref rng, writeThreshold, hold, 256);
-                ops += 256;
-                elapsed = System.Diagnostics.Stopwatch.GetElapsedTime(start);
-            }
-            while (elapsed < TimeSpan.FromMilliseconds(0.5));
-            best = Math.Min(best, elapsed.TotalNanoseconds / ops);
-        }
-        return Math.Max(best, 0.5);
-    }
-
-    private static void Work<TLock>(TLock gate, Region region, ref ulong rng, uint writeThreshold, int hold, long operations)
-        where TLock : struct, ILockAdapter
-    {
-        double sink = 0;
-        ulong x = rng;
-        for (long i = 0; i < operations; i++)
-        {
-            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-            if ((uint)x < writeThreshold)
-            {
-                gate.EnterWrite();
-                region.Write(hold);
-                gate.ExitWrite();
-            }
-            else
-            {
-                gate.EnterRead();
-                sink += region.Read(hold);
-                gate.ExitRead();
-            }
-        }
-        rng = x;
-        s_sink = sink; // keeps the reads alive
-    }
-
-    /// <inheritdoc/>
-    /// <remarks>
-    /// The targets are judged at hold 1, where the lock's own cost dominates the critical section;
-    /// at hold 50 the region's arithmetic dwarfs any lock and every ratio tends to 1, so those cells
-    /// are reported beside, not judged.
-    /// </remarks>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        double? Versus(string other, Func<Measurement, bool> where)
-        {
-            var ratios = new List<double>();
-            foreach (var s in measurements.Where(m => m.Variant == Slim && where(m)))
-            {
-                var o = measurements.FirstOrDefault(m => m.Variant == other && m.ParameterKey == s.ParameterKey);
-                if (o is not null && s.Statistics.Median > 0) ratios.Add(o.Statistics.Median / s.Statistics.Median);
-            }
-            return ratios.Count == 0 ? null : Math.Exp(ratios.Average(Math.Log)); // geometric mean of the cells
-        }
-        var readMostly = Versus(Rwls, m => Writers(m) <= 2 && Hold(m) == 1);
-        var halfWriters = Versus(Monitor, m => Writers(m) == 50 && Hold(m) == 1);
-        var overall = Versus(Rwls, _ => true);
-        TargetResult[] targets =
-        [
-            TargetResult.AtLeast("SlimReaderWriterLock vs ReaderWriterLockSlim, 0–2% writers, hold 1 (geometric mean over thread counts)", readMostly, 1.5),
-            TargetResult.AtLeast("SlimReaderWriterLock vs lock, 50% writers, hold 1 (geometric mean over thread counts; within 10%)", halfWriters, 0.9),
-        ];
-        if (readMostly is null || halfWriters is null || overall is null)
-        {
-            return new(Verdict.NotComparable, "SlimReaderWriterLock, ReaderWriterLockSlim and lock were not all measured at hold 1.") { Targets = targets };
-        }
-        // The per-thread-count figures beside the mean: on a small machine the 1-thread cells (the
-        // locks' own costs) and the contended cells (scheduling, cache-line traffic) tell different stories.
-        string ByThreads(string other, Func<Measurement, bool> where)
-        {
-            var counts = measurements.Where(m => m.Variant == Slim && where(m)).Select(ThreadCount).Distinct().Order().ToList();
-            if (counts.Count < 2) return "";
-            var parts = counts.Select(t => Versus(other, m => where(m) && ThreadCount(m) == t) is double x ? $"{t}: {Format.Ratio(x)}" : $"{t}: n/a");
-            return "; by threads " + string.Join(", ", parts);
-        }
-        string longHolds = ByThreads(Rwls, m => Writers(m) <= 2 && Hold(m) == 1)
-            + (Versus(Rwls, m => Writers(m) <= 2 && Hold(m) > 1) is double r ? $"; at hold 50 {Format.Ratio(r)}" : "");
-        string longHalf = ByThreads(Monitor, m => Writers(m) == 50 && Hold(m) == 1)
-            + (Versus(Monitor, m => Writers(m) == 50 && Hold(m) > 1) is double h ? $"; at hold 50 {Format.Ratio(h)}" : "");
-        var verdict = overall >= 1.1 ? Verdict.Holds : overall >= 0.9 ? Verdict.Shrinks : Verdict.Reversed;
-        string text = $"SlimReaderWriterLock vs ReaderWriterLockSlim over the whole grid: {Format.Ratio(overall.Value)} faster (the article: SRW ahead of shared_mutex). "
-            + $"Hold 1, geometric mean over thread counts: at 0–2% writers {Format.Ratio(readMostly.Value)} ReaderWriterLockSlim{longHolds}; "
-            + $"at 50% writers {Format.Ratio(halfWriters.Value)} lock{longHalf}.";
-        return new(verdict, text, overall, "x") { Targets = targets };
-    }
-
-    private static int Hold(Measurement m)
-        => int.TryParse(m.Parameters.GetValueOrDefault("hold"), System.Globalization.CultureInfo.InvariantCulture, out int h) ? h : -1;
-
-    private static int ThreadCount(Measurement m)
-        => int.TryParse(m.Parameters.GetValueOrDefault("threads"), System.Globalization.CultureInfo.InvariantCulture, out int t) ? t : m.Threads;
-
-    private static int Writers(Measurement m)
-        => int.TryParse(m.Parameters.GetValueOrDefault("writers"), System.Globalization.CultureInfo.InvariantCulture, out int w) ? w : -1;
-
-    /// <summary>The shared critical region: readers sum a series over shared terms; writers rewrite them.</summary>
-    private sealed class Region
-    {
-        private readonly double[] _terms = Enumerable.Range(0, 64).Select(i => 1.0 / (i + 1)).ToArray();
-
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public double Read(int hold)
-        {
-            double sum = 1, term = 1;
-            for (int k = 1; k <= hold; k++)
-            {
-                term /= k;
-                sum += term * _terms[k & 63];
-            }
-            return sum;
-        }
-
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public void Write(int hold)
-        {
-            double term = 1;
-            for (int k = 1; k <= hold; k++)
-            {
-                term /= k;
-                _terms[k & 63] = 1 + term;
-            }
-        }
-    }
-
-    private interface ILockAdapter
-    {
-        void EnterRead();
-        void ExitRead();
-        void EnterWrite();
-        void ExitWrite();
-    }
-
-    private readonly struct MonitorAdapter(object gate) : ILockAdapter
-    {
-        public void EnterRead() => System.Threading.Monitor.Enter(gate);
-        public void ExitRead() => System.Threading.Monitor.Exit(gate);
-        public void EnterWrite() => System.Threading.Monitor.Enter(gate);
-        public void ExitWrite() => System.Threading.Monitor.Exit(gate);
-    }
-
-    private readonly struct LockAdapter(Lock gate) : ILockAdapter
-    {
-        public void EnterRead() => gate.Enter();
-        public void ExitRead() => gate.Exit();
-        public void EnterWrite() => gate.Enter();
-        public void ExitWrite() => gate.Exit();
-    }
-
-    private readonly struct RwlsAdapter(ReaderWriterLockSlim gate) : ILockAdapter
-    {
-        public void EnterRead() => gate.EnterReadLock();
-        public void ExitRead() => gate.ExitReadLock();
-        public void EnterWrite() => gate.EnterWriteLock();
-        public void ExitWrite() => gate.ExitWriteLock();
-    }
-
-    private readonly struct SlimAdapter(SlimReaderWriterLock gate) : ILockAdapter
-    {
-        public void EnterRead() => gate.EnterReadLock();
-        public void ExitRead() => gate.ExitReadLock();
-        public void EnterWrite() => gate.EnterWriteLock();
-        public void ExitWrite() => gate.ExitWriteLock();
     }
 }

@@ -13,7 +13,7 @@ namespace Manaloc.Lab.Experiments;
 /// is also set beside the raw system calls a record replaces: AllocHGlobal+FreeHGlobal and NativeMemory.Alloc+Free
 /// of a 24-byte block, with no object around it.
 /// </summary>
-public sealed class TypedMemory : Experiment
+public sealed partial class TypedMemory : Experiment
 {
     private const string Class = "class instances";
     private const string PerObject = "AllocHGlobal per object";
@@ -45,7 +45,42 @@ public sealed class TypedMemory : Experiment
     /// <inheritdoc/>
     public override string Description => "New+Delete, get/set, scan of live records, managed heap and GC pause: class vs AllocHGlobal proxy vs TypeAllocator vs RecordArray; New+Delete vs raw AllocHGlobal and NativeMemory.Alloc.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("IFooData as a 21-byte native record (Bar @0, Jar @4, Car @12, Tar @20: long and double misaligned), one AllocHGlobal per object", 21, "B/record");
+    public override Claim Claim => new(
+        "IFooData as a 21-byte native record (Bar @0, Jar @4, Car @12, Tar @20: long and double misaligned), one AllocHGlobal per object: the data lives off the GC heap", null,
+        // Judged on the library's weakest path, not its best: a per-object handle that weighs more on the collector than
+        // the class it replaces breaks the claim even while the bulk path keeps it (each path is also a target below).
+        new Metric("GC weight, class instances ÷ the weakest library path (per-object handles or RecordArray; the smaller of the bytes-per-record and full gen-2 pause ratios)", Unit.Ratio,
+            f => Math.Min(GcAdvantage(f, Typed), GcAdvantage(f, Bulk))));
+
+    /// <summary>How many times lighter on the collector <paramref name="variant"/>'s live set is than the class set's: the smaller of the bytes and pause ratios.</summary>
+    private static double GcAdvantage(Figures f, string variant)
+        => Math.Min(f.Median(Class, Op("heap")) / Math.Max(f.Median(variant, Op("heap")) ?? double.NaN, 1e-3) ?? double.NaN,
+            f.Median(Class, Op("full-gc")) / f.Median(variant, Op("full-gc")) ?? double.NaN);
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        Target.AtLeast(Metric.TimesBetter("New+Delete vs AllocHGlobal+FreeHGlobal per object (checked)", Typed, PerObject, Op("new+delete")), 3),
+        Target.AtLeast(Metric.TimesBetter("New+Delete vs AllocHGlobal+FreeHGlobal per object (unchecked, recycled handles)", TypedRecycled, PerObject, Op("new+delete")), 3),
+        Target.AtMost("get+set time vs a managed class through the interface (checked)", Unit.Ratio, f => f.Median(Typed, Op("get+set")) / f.Median(Class, Op("get+set")), 1.3),
+        Target.AtLeast("bulk scan+update speed vs a managed class array (largest record count, checked)", Unit.Ratio, f => f.TimesBetter(Bulk, Class, LargestScan(f.All)), 1),
+        Target.AtLeast(Metric.TimesBetter("New+Delete vs raw AllocHGlobal+FreeHGlobal (per-object handle, checked)", Typed, RawHGlobal, Op("new+delete")), 1),
+        Target.AtLeast(Metric.TimesBetter("New+Delete vs raw AllocHGlobal+FreeHGlobal (per-object handle, unchecked)", TypedUnchecked, RawHGlobal, Op("new+delete")), 1),
+        Target.AtMost("managed bytes per live record, per-object handles vs class instances", Unit.Ratio, f => f.Median(Typed, Op("heap")) / f.Median(Class, Op("heap")), 1),
+        Target.AtMost("full gen-2 pause with the records alive, per-object handles vs class instances", Unit.Ratio, f => f.Median(Typed, Op("full-gc")) / f.Median(Class, Op("full-gc")), 1),
+        Target.AtMost("full gen-2 pause with the records alive, RecordArray vs class instances", Unit.Ratio, f => f.Median(Bulk, Op("full-gc")) / f.Median(Class, Op("full-gc")), 0.1),
+        Target.AtMost("managed bytes allocated by the bulk scans (all samples)", Unit.Bytes,
+            f => f.All.Where(m => m.Variant == Bulk && Op("scan")(m)).Select(m => (double?)m.AllocatedBytes).DefaultIfEmpty(null).Sum(), 1024),
+    ];
+
+    private static Func<Measurement, bool> Op(string op) => m => m.Parameters.GetValueOrDefault("op") == op;
+
+    /// <summary>Scans at the largest record count the bulk path measured (quick mode: the target's 10M beside the 1M of every variant).</summary>
+    private static Func<Measurement, bool> LargestScan(IEnumerable<Measurement> all)
+    {
+        long Records(Measurement m) => long.TryParse(m.Parameters.GetValueOrDefault("records"), out long v) ? v : -1;
+        long largest = all.Where(m => m.Variant == Bulk && Op("scan")(m)).Select(Records).DefaultIfEmpty(-1).Max();
+        return m => Op("scan")(m) && Records(m) == largest;
+    }
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Class, PerObject, Typed, TypedUnchecked, TypedRecycled, Bulk, BulkUnchecked, RawHGlobal, RawNative];
     /// <inheritdoc/>
@@ -63,7 +98,7 @@ public sealed class TypedMemory : Experiment
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
     [
-        new("op", "new+delete: one pair (raw variants: one 24-byte block allocated, written, read and freed); get+set: one read and one write through IFooData; scan: one record read and updated in a pass; heap: managed bytes per live record; full-gc: a blocking gen-2 collection with the records alive",
+        new("op", "new+delete: one pair; get+set: one read and one write through IFooData; scan: one record read and updated in a pass; heap: managed bytes per live record; full-gc: a blocking gen-2 collection with the records alive",
             ["new+delete", "get+set", "scan", "heap", "full-gc"]),
         new("records", "live records for scan, heap and full-gc (quick mode: also class and checked RecordArray scans at the target's 10M)",
             ScansAtTarget(settings) ? [Records(settings).ToString(System.Globalization.CultureInfo.InvariantCulture), TargetRecords.ToString(System.Globalization.CultureInfo.InvariantCulture)]
@@ -127,252 +162,5 @@ public sealed class TypedMemory : Experiment
         }
         GC.KeepAlive(sink);
         context.Note("TypeAllocator and the bulk path allocate zeroed, naturally aligned records from a NativeSlabAllocator; the article's class calls AllocHGlobal(21) per object and leaves memory uninitialised.");
-    }
-
-    /// <summary>What a record's New+Delete replaces at its lowest: one system allocation of the record's 24 bytes, one write, one read, one free.</summary>
-    private static unsafe long RawHGlobalPairs(long n)
-    {
-        long sum = 0;
-        for (long i = 0; i < n; i++)
-        {
-            int* p = (int*)Marshal.AllocHGlobal(24);
-            *p = 1;
-            sum += *p;
-            Marshal.FreeHGlobal((nint)p);
-        }
-        return sum;
-    }
-
-    /// <summary>As <see cref="RawHGlobalPairs"/> through NativeMemory.Alloc and NativeMemory.Free (malloc and free here).</summary>
-    private static unsafe long RawNativePairs(long n)
-    {
-        long sum = 0;
-        for (long i = 0; i < n; i++)
-        {
-            int* p = (int*)NativeMemory.Alloc(24);
-            *p = 1;
-            sum += *p;
-            NativeMemory.Free(p);
-        }
-        return sum;
-    }
-
-    private static IFooData[] Fill(int count, Func<int, IFooData> make)
-    {
-        var items = new IFooData[count];
-        for (int i = 0; i < count; i++) { items[i] = make(i); items[i].Bar = i; }
-        return items;
-    }
-
-    private static Action<long> GetSetBody<TSite>(IFooData f) where TSite : struct
-        => n => { for (long i = 0; i < n; i++) f.Bar = f.Bar + 1; };
-
-    /// <summary>
-    /// Runs the bodies in rounds separated by pauses longer than the runtime's tiering delay, so they and
-    /// the library methods they call climb tier 0 → instrumented → tier 1 before the harness's short
-    /// quick-mode warm-up (without this, a quick measurement of New+Delete reads 2-7x its steady state).
-    /// </summary>
-    private static void WarmUpTiers(Action<long>[] bodies)
-    {
-        for (int round = 0; round < 4; round++)
-        {
-            foreach (var body in bodies)
-            {
-                for (int call = 0; call < 40; call++) body(200);
-            }
-            Thread.Sleep(120);
-        }
-    }
-
-    private struct Site1;
-    private struct Site2;
-    private struct Site3;
-    private struct Site4;
-    private struct Site5;
-
-    private static void MeasureLive<TSite>(ExperimentContext context, string variant, int count, Func<IFooData[]> build, Action<IFooData[]> free) where TSite : struct
-    {
-        Settle();
-        long before = GC.GetTotalMemory(forceFullCollection: true);
-        var items = build();
-        long heap = GC.GetTotalMemory(forceFullCollection: true) - before;
-        var records = Parameters.Of(("records", count));
-        context.Measure(variant, n => Scan<TSite>(items, n), With(records, "scan"), fixedOperations: count);
-        context.RecordSamples(variant, "B/record", [Math.Max(0, (double)heap / count)], With(records, "heap"));
-        context.RecordSamples(variant, "ms", FullGcPauses(context), With(records, "full-gc"));
-        free(items);
-        GC.KeepAlive(items);
-    }
-
-    /// <summary>The class array's scan alone (no heap or GC figures), at the same call site as the full measurement.</summary>
-    private static void MeasureClassScan(ExperimentContext context, int count)
-    {
-        Settle();
-        var items = Fill(count, _ => new ManagedFoo());
-        context.Measure(Class, n => Scan<Site1>(items, n), With(Parameters.Of(("records", count)), "scan"), fixedOperations: count);
-    }
-
-    private static void MeasureBulk(ExperimentContext context, TypeAllocator typed, int count, string variant, bool everything)
-    {
-        Settle();
-        long before = GC.GetTotalMemory(forceFullCollection: true);
-        using var array = typed.NewArray<IFooData>(count);
-        for (int i = 0; i < count; i++) array.MoveTo(i).Bar = i;
-        long heap = GC.GetTotalMemory(forceFullCollection: true) - before;
-        var records = Parameters.Of(("records", count));
-        if (everything)
-        {
-            context.Measure(variant, n => ScanBulk<Site1>(array, n), With(records, "scan"), fixedOperations: count);
-            context.RecordSamples(variant, "B/record", [Math.Max(0, (double)heap / count)], With(records, "heap"));
-            context.RecordSamples(variant, "ms", FullGcPauses(context), With(records, "full-gc"));
-        }
-        else
-        {
-            // Site1 for the checked array's scan at the target's size: the same call site as its full measurement.
-            if (variant == Bulk) context.Measure(variant, n => ScanBulk<Site1>(array, n), With(records, "scan"), fixedOperations: count);
-            else context.Measure(variant, n => ScanBulk<Site2>(array, n), With(records, "scan"), fixedOperations: count);
-        }
-    }
-
-    private static void Scan<TSite>(IFooData[] items, long n) where TSite : struct
-    {
-        for (long done = 0; done < n;)
-        {
-            foreach (var f in items)
-            {
-                f.Bar += 1;
-                f.Car += f.Tar;
-                if (++done == n) return;
-            }
-        }
-    }
-
-    private static void ScanBulk<TSite>(RecordArray<IFooData> array, long n) where TSite : struct
-    {
-        for (long done = 0; done < n;)
-        {
-            foreach (var f in array)
-            {
-                f.Bar += 1;
-                f.Car += f.Tar;
-                if (++done == n) return;
-            }
-        }
-    }
-
-    private static double[] FullGcPauses(ExperimentContext context)
-    {
-        var pauses = new double[context.IsSmoke ? 1 : 3];
-        for (int i = 0; i < pauses.Length; i++)
-        {
-            long start = Stopwatch.GetTimestamp();
-            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: false);
-            pauses[i] = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
-        }
-        return pauses;
-    }
-
-    private static void Settle()
-    {
-        GC.Collect();
-        GC.WaitForPendingFinalizers();
-        GC.Collect();
-    }
-
-    private static Dictionary<string, string> With(IReadOnlyDictionary<string, string> p, string op) => new(p) { ["op"] = op };
-
-    private static void AddLayoutTable(ExperimentContext context)
-    {
-        var ours = TypeLayout.Of<IFooData>();
-        (string Name, string Type, int Offset, int Size)[] article = [("Bar", "int", 0, 4), ("Jar", "long", 4, 8), ("Car", "double", 12, 8), ("Tar", "byte", 20, 1)];
-        var rows = article.Select(a =>
-        {
-            var f = ours.Fields.Single(x => x.Name == a.Name);
-            bool aligned = a.Offset % f.Alignment == 0;
-            return (IReadOnlyList<string>)[a.Name, a.Type, $"{a.Offset}", $"{a.Size}", aligned ? "yes" : "NO", $"{f.Offset}", $"{f.Size}", $"{f.Alignment}"];
-        }).ToList();
-        rows.Add(["record", "", "", "21", "", "", $"{ours.Size}", $"{ours.Alignment}"]);
-        rows.Add(["padding", "", "", "0", "", "", $"{ours.Padding}", ""]);
-        context.AddTable(new ResultTable("IFooData layout: the article's (Marshal.SizeOf summed in declaration order) beside TypeLayout's",
-            ["property", "type", "article offset", "article size", "article aligned", "our offset", "our size", "our alignment"], rows));
-    }
-
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        double Median(string variant, string op) => measurements.FirstOrDefault(m => m.Variant == variant && m.Parameters.GetValueOrDefault("op") == op)?.Statistics.Median ?? double.NaN;
-        // Scans at the largest size measured for the bulk path (quick mode: the target's 10M beside the 1M of every variant).
-        var bulkScans = measurements.Where(m => m.Variant == Bulk && m.Parameters.GetValueOrDefault("op") == "scan").ToList();
-        string records = bulkScans.Select(m => m.Parameters.GetValueOrDefault("records") ?? "?").MaxBy(r => long.TryParse(r, out long v) ? v : -1) ?? "?";
-        string smallest = bulkScans.Select(m => m.Parameters.GetValueOrDefault("records") ?? "?").MinBy(r => long.TryParse(r, out long v) ? v : long.MaxValue) ?? "?";
-        double ScanAt(string variant, string size) => measurements.FirstOrDefault(m => m.Variant == variant && m.Parameters.GetValueOrDefault("op") == "scan"
-            && m.Parameters.GetValueOrDefault("records") == size)?.Statistics.Median ?? double.NaN;
-        double pair = Median(PerObject, "new+delete") / Median(Typed, "new+delete");
-        double pairRecycled = Median(PerObject, "new+delete") / Median(TypedRecycled, "new+delete");
-        // Against the raw system calls: what one record's New+Delete must beat to be worth it.
-        double rawPair = Median(RawHGlobal, "new+delete"), nativePair = Median(RawNative, "new+delete");
-        string VsRaw(string variant) => $"{Format.Ratio(rawPair / Median(variant, "new+delete"))} / {Format.Ratio(nativePair / Median(variant, "new+delete"))}";
-        double getSet = Median(Typed, "get+set") / Median(Class, "get+set");
-        double scan = ScanAt(Class, records) / ScanAt(Bulk, records);
-        double scanSmall = ScanAt(Class, smallest) / ScanAt(Bulk, smallest);
-        double scanUnchecked = ScanAt(Class, smallest) / ScanAt(BulkUnchecked, smallest);
-        double bulkAlloc = bulkScans.Count == 0 ? double.NaN : bulkScans.Sum(m => (double)m.AllocatedBytes);
-        TargetResult[] targets =
-        [
-            TargetResult.AtLeast("New+Delete vs AllocHGlobal+FreeHGlobal per object (checked)", pair, 3),
-            TargetResult.AtLeast("New+Delete vs AllocHGlobal+FreeHGlobal per object (unchecked, recycled handles)", pairRecycled, 3),
-            TargetResult.AtLeast("New+Delete vs raw AllocHGlobal+FreeHGlobal (per-object handle, checked)", rawPair / Median(Typed, "new+delete"), 1),
-            TargetResult.AtLeast("New+Delete vs raw AllocHGlobal+FreeHGlobal (per-object handle, unchecked)", rawPair / Median(TypedUnchecked, "new+delete"), 1),
-            TargetResult.AtMost("get+set time vs a managed class through the interface (checked)", getSet, 1.3),
-            TargetResult.AtLeast($"bulk scan+update speed vs a managed class array ({records} records, checked)", scan, 1),
-            TargetResult.AtMost("managed bytes allocated by the bulk scans (all samples)", bulkAlloc, 1024, "B"),
-        ];
-        // The claim, path by path: records in native memory keep their data off the GC heap (bytes per live record and
-        // the full gen-2 pause with the records alive, each against the class instances they replace).
-        double heapClass = Median(Class, "heap"), pauseClass = Median(Class, "full-gc");
-        var paths = new[] { (Name: "per-object TypeAllocator handles", Variant: Typed), (Name: "the article's AllocHGlobal-per-object class", Variant: PerObject), (Name: "the bulk RecordArray", Variant: Bulk) }
-            .Select(p => (p.Name, Heap: Median(p.Variant, "heap"), Pause: Median(p.Variant, "full-gc"))).ToArray();
-        static string Weight(double ratio) => ratio >= 1 ? "HEAVIER on the GC than the class instances" : ratio > 0.1 ? "lighter on the GC than the class instances, but not by 10x" : "under a tenth of the class instances' weight on the GC";
-        string claim = string.Join("; ", paths.Select(p =>
-            $"{p.Name}: {Weight(Math.Max(p.Heap / heapClass, p.Pause / pauseClass))} ({Format.Significant(p.Heap)} B per live record vs {Format.Significant(heapClass)} B, full gen-2 {Format.Value(p.Pause, "ms")} vs {Format.Value(pauseClass, "ms")})"));
-        string text = $"Per path: {claim}. New+Delete at {Format.Ratio(pair)} the speed of the article's AllocHGlobal class (unchecked with recycled handles {Format.Ratio(pairRecycled)}); "
-            + $"vs raw AllocHGlobal+FreeHGlobal / raw NativeMemory.Alloc+Free of 24 B: checked {VsRaw(Typed)}, unchecked {VsRaw(TypedUnchecked)}, recycled {VsRaw(TypedRecycled)}, a managed class {VsRaw(Class)}; "
-            + $"get+set {Format.Ratio(getSet)} the class's time (unchecked {Format.Ratio(Median(TypedUnchecked, "get+set") / Median(Class, "get+set"))}); bulk scan at {Format.Ratio(scan)} the class array's speed at {records} records"
-            + (smallest != records ? $" ({smallest} records: {Format.Ratio(scanSmall)}, unchecked {Format.Ratio(scanUnchecked)}); " : $" (unchecked {Format.Ratio(scanUnchecked)}); ")
-            + "layout 24 B aligned (article 21 B misaligned).";
-        var judged = paths.Where(p => p.Name != paths[1].Name).ToArray(); // the library's two paths; the article's class is context
-        if (double.IsNaN(heapClass) || double.IsNaN(pauseClass) || judged.Any(p => double.IsNaN(p.Heap) || double.IsNaN(p.Pause)))
-        {
-            return new(Verdict.NotComparable, text) { Targets = targets };
-        }
-        // The weakest of the library's paths decides: a path heavier on the GC than the class it replaces breaks the claim.
-        double worst = judged.Max(p => Math.Max(p.Heap / heapClass, p.Pause / pauseClass));
-        var verdict = worst <= 0.1 ? Verdict.Holds : worst < 1 ? Verdict.Shrinks : Verdict.Reversed;
-        return new(verdict, text, worst, "x the class's GC weight (weakest path: the larger of bytes and pause ratios)") { Targets = targets };
-    }
-
-    private sealed class ManagedFoo : IFooData
-    {
-        public int Bar { get; set; }
-        public long Jar { get; set; }
-        public double Car { get; set; }
-        public byte Tar { get; set; }
-    }
-
-    /// <summary>The article's hand-written implementation: AllocHGlobal(21) per object, fields at 0/4/12/20.</summary>
-    private sealed unsafe class ArticleFoo : IFooData
-    {
-        private byte* _native = (byte*)Marshal.AllocHGlobal(21);
-
-        public int Bar { get => *(int*)_native; set => *(int*)_native = value; }
-        public long Jar { get => *(long*)(_native + 4); set => *(long*)(_native + 4) = value; }
-        public double Car { get => *(double*)(_native + 12); set => *(double*)(_native + 12) = value; }
-        public byte Tar { get => _native[20]; set => _native[20] = value; }
-
-        public void Delete()
-        {
-            Marshal.FreeHGlobal((nint)_native);
-            _native = null;
-        }
     }
 }

@@ -19,7 +19,7 @@ namespace Manaloc.Lab.Experiments;
 /// variant gets its own receiver and sender sockets, bound to 127.0.0.1 only, closed in a finally
 /// block; the receiver polls with a timeout, and waiting for stragglers is bounded.
 /// </remarks>
-public sealed class UdpSend : Experiment
+public sealed partial class UdpSend : Experiment
 {
     private const string Sync = "SendTo";
     private const string Connected = "Send (connected)";
@@ -50,7 +50,8 @@ public sealed class UdpSend : Experiment
     /// <inheritdoc/>
     public override string Description => "Small UDP datagrams to 127.0.0.1: SendTo vs SendToAsync vs BeginSendTo, datagrams/s and how many arrived.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("100,000 datagrams: 2.7 s with BeginSend, 1.6 s with Send (1.69x faster)", 2.7 / 1.6, "x");
+    public override Claim Claim => new("100,000 datagrams: 2.7 s with BeginSend, 1.6 s with Send (1.69x faster)", 2.7 / 1.6,
+        Metric.TimesBetter("SendTo vs BeginSendTo/EndSendTo, time per datagram", Sync, Apm));
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Sync, SyncAddress, Connected, Awaited, Windowed, Apm];
     /// <inheritdoc/>
@@ -172,167 +173,5 @@ public sealed class UdpSend : Experiment
                 throw new InvalidOperationException("The receiver thread did not stop after its socket was closed.");
             }
         }
-    }
-
-    private static void Send(string variant, Socket sender, EndPoint target, int datagrams)
-    {
-        switch (variant)
-        {
-            case Sync:
-                for (int i = 0; i < datagrams; i++) sender.SendTo(Payload, SocketFlags.None, target);
-                break;
-            case SyncAddress:
-                // .NET 8+: the address is serialized once, not on every call as with an EndPoint.
-                var address = target.Serialize();
-                for (int i = 0; i < datagrams; i++) sender.SendTo(Payload, SocketFlags.None, address);
-                break;
-            case Connected:
-                for (int i = 0; i < datagrams; i++) sender.Send(Payload);
-                break;
-            case Awaited:
-                SendAwaitedAsync(sender, target, datagrams).GetAwaiter().GetResult();
-                break;
-            case Windowed:
-                SendWindowedAsync(sender, target, datagrams).GetAwaiter().GetResult();
-                break;
-            case Apm:
-                SendApm(sender, target, datagrams);
-                break;
-            default:
-                throw new ArgumentOutOfRangeException(nameof(variant), variant, "Unknown variant.");
-        }
-    }
-
-    private static async Task SendAwaitedAsync(Socket sender, EndPoint target, int datagrams)
-    {
-        for (int i = 0; i < datagrams; i++)
-        {
-            await sender.SendToAsync(PayloadMemory, SocketFlags.None, target, CancellationToken.None).ConfigureAwait(false);
-        }
-    }
-
-    private static async Task SendWindowedAsync(Socket sender, EndPoint target, int datagrams)
-    {
-        var pending = new Queue<Task<int>>(Window);
-        for (int i = 0; i < datagrams; i++)
-        {
-            if (pending.Count == Window) await pending.Dequeue().ConfigureAwait(false);
-            var send = sender.SendToAsync(PayloadMemory, SocketFlags.None, target, CancellationToken.None);
-            // A send that completed synchronously needs no slot in the window.
-            if (!send.IsCompletedSuccessfully) pending.Enqueue(send.AsTask());
-        }
-        while (pending.Count > 0) await pending.Dequeue().ConfigureAwait(false);
-    }
-
-    /// <summary>The article's pattern: every send begun at once, each ended in its callback.</summary>
-    private static void SendApm(Socket sender, EndPoint target, int datagrams)
-    {
-        using var done = new CountdownEvent(datagrams);
-        Exception? failure = null;
-        AsyncCallback callback = ar =>
-        {
-            try
-            {
-                ((Socket)ar.AsyncState!).EndSendTo(ar);
-            }
-            catch (Exception e) when (e is SocketException or ObjectDisposedException)
-            {
-                Interlocked.CompareExchange(ref failure, e, null); // keep the first failure; read after the countdown completes
-            }
-            done.Signal();
-        };
-        for (int i = 0; i < datagrams; i++)
-        {
-            sender.BeginSendTo(Payload, 0, Payload.Length, SocketFlags.None, target, callback, sender);
-        }
-        if (!done.Wait(TimeSpan.FromSeconds(30)))
-        {
-            throw new InvalidOperationException($"{done.CurrentCount} BeginSendTo callbacks did not arrive within 30 s.");
-        }
-        if (failure is not null) throw new InvalidOperationException($"EndSendTo failed: {failure.Message}", failure);
-    }
-
-    /// <summary>Waits until <paramref name="expected"/> datagrams arrived since <paramref name="before"/>, or none for 100 ms (at most 3 s); returns how many arrived.</summary>
-    private static long Drain(ReceiverState receiver, long before, long expected)
-    {
-        long last = Volatile.Read(ref receiver.Count);
-        long quietSince = Stopwatch.GetTimestamp(), started = quietSince;
-        while (last - before < expected && Stopwatch.GetElapsedTime(quietSince).TotalMilliseconds < 100 && Stopwatch.GetElapsedTime(started).TotalSeconds < 3)
-        {
-            Thread.Sleep(5);
-            long now = Volatile.Read(ref receiver.Count);
-            if (now != last)
-            {
-                last = now;
-                quietSince = Stopwatch.GetTimestamp();
-            }
-        }
-        return last - before;
-    }
-
-    private static void Receive(Socket socket, ReceiverState state)
-    {
-        byte[] buffer = new byte[2048];
-        while (!Volatile.Read(ref state.Stop))
-        {
-            try
-            {
-                if (socket.Receive(buffer) > 0)
-                {
-                    // Single writer; Drain reads it with Volatile.Read, so the count is published in order.
-                    Volatile.Write(ref state.Count, state.Count + 1);
-                }
-            }
-            catch (SocketException e) when (e.SocketErrorCode is SocketError.TimedOut or SocketError.WouldBlock)
-            {
-                // Poll timeout: look at the stop flag again.
-            }
-            catch (Exception e) when (e is ObjectDisposedException or SocketException)
-            {
-                return; // the socket was closed under us: the run is over
-            }
-        }
-    }
-
-    /// <summary>The receiver's count and stop flag, shared with the sending thread.</summary>
-    private sealed class ReceiverState
-    {
-        public long Count;
-        public bool Stop;
-    }
-
-    private Socket Open(List<Socket> sockets)
-    {
-        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-        sockets.Add(socket);
-        Interlocked.Increment(ref _socketsOpened); // counters only, read by tests after the run
-        Interlocked.Increment(ref _socketsOpen);
-        return socket;
-    }
-
-    private void CloseAll(List<Socket> sockets)
-    {
-        foreach (var socket in sockets)
-        {
-            socket.Dispose();
-            Interlocked.Decrement(ref _socketsOpen);
-        }
-        sockets.Clear();
-    }
-
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-    {
-        var ratio = JudgeRatio(measurements, Apm, Sync);
-        string Loss(string variant) => measurements.FirstOrDefault(m => m.Variant == variant)?.Metrics.GetValueOrDefault("lossPercent") is double p
-            ? $"{p:0.#} %" : "?";
-        string Seconds(string variant) => measurements.FirstOrDefault(m => m.Variant == variant)?.Metrics.GetValueOrDefault("secondsPer100k") is double s
-            ? $"{s:0.##} s" : "?";
-        string Allocated(string variant) => measurements.FirstOrDefault(m => m.Variant == variant)?.Metrics.GetValueOrDefault("allocatedBytesPerDatagram") is double b
-            ? $"{b:0} B" : "?";
-        return ratio with
-        {
-            Text = $"{ratio.Text}. Per 100,000: {string.Join(", ", Variants.Select(v => $"{v} {Seconds(v)}"))}; lost: {string.Join(", ", Variants.Select(v => $"{v} {Loss(v)}"))}; allocated per datagram: {string.Join(", ", Variants.Select(v => $"{v} {Allocated(v)}"))}.",
-        };
     }
 }

@@ -4,9 +4,9 @@ namespace Manaloc.Lab.Harness;
 /// <param name="Text">The claim in words, e.g. "1,000,000 Set+Wait pairs: 1035 ms → 9 ms".</param>
 /// <param name="Value">The number that the verdict compares, where the article gives one.</param>
 /// <param name="Unit">Unit of <paramref name="Value"/>, e.g. <c>x</c> for a ratio, <c>B/call</c>.</param>
-public sealed record ArticleFigure(string Text, double? Value = null, string? Unit = null);
+public sealed record ArticleFigure(string Text, double? Value = null, Unit? Unit = null);
 
-/// <summary>How today's run stands against the article's claim.</summary>
+/// <summary>How today's run stands against the article's claim (the rule: <see cref="VerdictRule"/>).</summary>
 public enum Verdict
 {
     /// <summary>The effect is there today, at least half as large as published.</summary>
@@ -17,6 +17,8 @@ public enum Verdict
     Reversed,
     /// <summary>No like-for-like comparison is possible (no published number, different measure, or the run failed).</summary>
     NotComparable,
+    /// <summary>Today's confidence interval straddles a threshold of the rule: this run cannot tell.</summary>
+    Inconclusive,
 }
 
 /// <summary>The verdict and today's figure in words and as a number.</summary>
@@ -24,26 +26,26 @@ public enum Verdict
 /// <param name="Text">Why, in one line, with today's figure.</param>
 /// <param name="TodayValue">Today's counterpart of <see cref="ArticleFigure.Value"/>.</param>
 /// <param name="TodayUnit">Unit of <paramref name="TodayValue"/>.</param>
-public sealed record VerdictResult(Verdict Verdict, string Text, double? TodayValue = null, string? TodayUnit = null)
+public sealed record VerdictResult(Verdict Verdict, string Text, double? TodayValue = null, Unit? TodayUnit = null)
 {
+    /// <summary>The name of the metric <see cref="TodayValue"/> measures; null for a verdict not formed from a declared claim.</summary>
+    public string? Metric { get; init; }
+
+    /// <summary>Low end of today's 95% bootstrap confidence interval; null when not computed.</summary>
+    public double? Low { get; init; }
+
+    /// <summary>High end of today's 95% bootstrap confidence interval; null when not computed.</summary>
+    public double? High { get; init; }
+
     /// <summary>The project's own targets for this experiment (from its issue), judged on this run; empty when it has none.</summary>
     public IReadOnlyList<TargetResult> Targets { get; init; } = [];
 
     /// <summary>
-    /// Judges a "candidate is <paramref name="articleRatio"/>× better than baseline" claim against
-    /// today's ratio: holds at ≥ half the published ratio, shrinks above 0.9 (the effect is smaller or
-    /// gone), reversed below 0.9 (the candidate is now worse).
+    /// Judges a "candidate is <paramref name="articleRatio"/>× better than baseline" claim from a single
+    /// ratio with no interval (the interval is then that one point): <see cref="VerdictRule"/>.
     /// </summary>
     public static Verdict FromRatios(double articleRatio, double todayRatio)
-    {
-        if (double.IsNaN(todayRatio) || double.IsNaN(articleRatio) || articleRatio <= 0)
-        {
-            return Verdict.NotComparable;
-        }
-        if (todayRatio < 0.9)
-        {
-            return Verdict.Reversed;
-        }
-        return todayRatio >= Math.Max(1.1, articleRatio / 2) ? Verdict.Holds : Verdict.Shrinks;
-    }
+        => double.IsNaN(todayRatio) || double.IsNaN(articleRatio) || articleRatio <= 0
+            ? Verdict.NotComparable
+            : VerdictRule.Decide(Unit.Ratio, articleRatio, todayRatio, todayRatio).Verdict;
 }

@@ -47,6 +47,17 @@ public static class Bench
         return Build(variant, parameters, threads: 1, ops, samples, before, after);
     }
 
+    /// <summary>Takes exactly one sample of <paramref name="ops"/> operations, no warm-up: one round of an interleaved comparison.</summary>
+    internal static Measurement Sample(string variant, Action<long> body, long ops, IReadOnlyDictionary<string, string>? parameters)
+    {
+        var before = GcSnapshot.Take(allThreads: false);
+        long start = Stopwatch.GetTimestamp();
+        body(ops);
+        long end = Stopwatch.GetTimestamp();
+        var after = GcSnapshot.Take(allThreads: false);
+        return Build(variant, parameters, threads: 1, ops, [Stopwatch.GetElapsedTime(start, end).TotalNanoseconds / ops], before, after);
+    }
+
     /// <summary>Builds a time-per-operation measurement from samples of nanoseconds per operation.</summary>
     internal static Measurement Build(
         string variant, IReadOnlyDictionary<string, string>? parameters, int threads, long ops,

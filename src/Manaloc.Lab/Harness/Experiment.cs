@@ -1,14 +1,18 @@
 namespace Manaloc.Lab.Harness;
 
 /// <summary>
-/// One experiment from the articles: what it reproduces, its variants and parameters, how it runs
-/// and how its verdict on the article's claim is stated. One subclass per file in Experiments/,
-/// registered once in <c>ExperimentRegistry</c>.
+/// One experiment from the articles. It declares what it reproduces (<see cref="Claim"/>: the
+/// article's words, figure and today's metric), its variants and parameters and the project's own
+/// <see cref="Targets"/>, and records measurements in <see cref="Run"/>; the harness owns the rest:
+/// calibration, sampling, interleaving, statistics, the verdict rule (<see cref="VerdictRule"/>), the
+/// verdict sentence, units and formatting. One subclass per file in Experiments/, registered once in
+/// <c>ExperimentRegistry</c>. How to write one: docs/lab.md.
 /// </summary>
 /// <remarks>
-/// An experiment measures through its <see cref="ExperimentContext"/> only; the runner fills in
-/// ratios to the baseline and asks <see cref="Judge"/> for the verdict. In quick mode an
-/// experiment must finish in a few seconds on 2 cores (the whole suite runs in under 3 minutes).
+/// An experiment measures through its <see cref="ExperimentContext"/> only. In quick mode an
+/// experiment must finish in a few seconds on 2 cores (the whole suite runs in under 2 minutes).
+/// Overriding <see cref="Judge"/> and <see cref="Figure"/> is the older shape, kept so experiments
+/// written against it still compile; new experiments declare <see cref="Claim"/> and <see cref="Targets"/>.
 /// </remarks>
 public abstract class Experiment
 {
@@ -21,8 +25,14 @@ public abstract class Experiment
     /// <summary>One line on what is measured.</summary>
     public abstract string Description { get; }
 
-    /// <summary>The article's published figure, where it gives one.</summary>
-    public virtual ArticleFigure? Figure => null;
+    /// <summary>The article's claim: its words and figure, and the metric that gives today's counterpart. Null: nothing to compare.</summary>
+    public virtual Claim? Claim => null;
+
+    /// <summary>The project's own speed and memory targets for this experiment (from its issues).</summary>
+    public virtual IReadOnlyList<Target> Targets => [];
+
+    /// <summary>The article's published figure; by default the <see cref="Claim"/>'s.</summary>
+    public virtual ArticleFigure? Figure => Claim?.Figure;
 
     /// <summary>Variants in display order, the baseline among them.</summary>
     public abstract IReadOnlyList<string> Variants { get; }
@@ -39,9 +49,13 @@ public abstract class Experiment
     /// <summary>Runs every variant, recording through <paramref name="context"/>.</summary>
     public abstract void Run(ExperimentContext context);
 
-    /// <summary>States the verdict on the article's claim from the measurements (ratios already filled in).</summary>
+    /// <summary>
+    /// The verdict on the article's claim and the targets, from the measurements (ratios already filled
+    /// in): the harness's <see cref="Judgement"/> of <see cref="Claim"/> and <see cref="Targets"/>.
+    /// Overriding it is the older shape (see the remarks on the class).
+    /// </summary>
     public virtual VerdictResult Judge(IReadOnlyList<Measurement> measurements)
-        => new(Verdict.NotComparable, "The article gives no figure to compare with.");
+        => Judgement.Judge(Claim, Targets, measurements, Judgement.SeedOf(Name));
 
     /// <summary>Runs the part of the experiment that must live in a child process (see <see cref="ExperimentContext.RunChild"/>).</summary>
     /// <param name="key">Which part, as passed by the parent.</param>
@@ -51,21 +65,18 @@ public abstract class Experiment
         => throw new NotSupportedException($"Experiment '{Name}' has no child part '{key}'.");
 
     /// <summary>
-    /// The verdict for a "candidate beats baseline by the article's ratio" claim, comparing the
-    /// medians of the two variants' measurements that satisfy <paramref name="where"/>.
+    /// The older shape's verdict for a "candidate beats baseline by the article's ratio" claim, comparing
+    /// the medians of the two variants' measurements that satisfy <paramref name="where"/> with the one
+    /// rule, on the point alone. New experiments declare a <see cref="Claim"/> with <see cref="Metric.TimesBetter"/> instead.
     /// </summary>
     protected VerdictResult JudgeRatio(
         IReadOnlyList<Measurement> measurements, string baseline, string candidate, Func<Measurement, bool>? where = null, string what = "faster")
     {
-        var b = measurements.FirstOrDefault(m => m.Variant == baseline && (where?.Invoke(m) ?? true));
-        var c = measurements.FirstOrDefault(m => m.Variant == candidate && (where?.Invoke(m) ?? true));
-        if (b is null || c is null || Figure?.Value is not double published)
+        if (Figure?.Value is not double published)
         {
-            return new(Verdict.NotComparable, $"No measurement of both {baseline} and {candidate}, or no published ratio.");
+            return new(Verdict.NotComparable, "No published ratio.");
         }
-        double today = b.LowerIsBetter ? b.Statistics.Median / c.Statistics.Median : c.Statistics.Median / b.Statistics.Median;
-        var verdict = VerdictResult.FromRatios(published, today);
-        string text = $"{candidate} {Format.Ratio(today)} {what} than {baseline} today ({Format.Value(b.Statistics.Median, b.Unit)} → {Format.Value(c.Statistics.Median, c.Unit)}); article: {Format.Ratio(published)}";
-        return new(verdict, text, today, "x");
+        var claim = new Claim(Figure.Text, published, Metric.TimesBetter($"{candidate} vs {baseline} ({what})", candidate, baseline, where));
+        return Judgement.Judge(claim, [], measurements, Judgement.SeedOf(Name));
     }
 }

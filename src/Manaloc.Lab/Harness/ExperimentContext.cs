@@ -54,6 +54,31 @@ public sealed class ExperimentContext
         return Record(Bench.Measure(variant, body, Settings, parameters, fixedOperations));
     }
 
+    /// <summary>
+    /// Measures single-threaded bodies side by side, the harness's way to compare variants on a shared
+    /// machine: each body is calibrated and warmed up on its own, then all are sampled in interleaved
+    /// rounds (<see cref="Rounds.Interleave"/>, one sample of each per round), so outside load hits every
+    /// variant alike. Records and returns one measurement per variant, in the given order.
+    /// </summary>
+    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Action<long> Body)> variants, IReadOnlyDictionary<string, string>? parameters = null)
+    {
+        ArgumentNullException.ThrowIfNull(variants);
+        var ops = new long[variants.Count];
+        for (int v = 0; v < variants.Count; v++)
+        {
+            Status($"{variants[v].Variant} {FormatParameters(parameters)}: warming up");
+            Cancellation.ThrowIfCancellationRequested();
+            ops[v] = Bench.Calibrate(variants[v].Body, Settings);
+        }
+        var merged = Rounds.Interleave(variants.Count, Settings.Samples, Cancellation, (v, round) =>
+        {
+            if (v == 0) Status($"{FormatParameters(parameters)} round {round + 1} of {Settings.Samples}".TrimStart());
+            return Bench.Sample(variants[v].Variant, variants[v].Body, ops[v], parameters);
+        });
+        foreach (var m in merged) Record(m);
+        return merged;
+    }
+
     /// <summary>Measures body(threadIndex, operations) on <paramref name="threads"/> threads started together.</summary>
     public Measurement MeasureThreads(string variant, int threads, Action<int, long> body, IReadOnlyDictionary<string, string>? parameters = null, long? totalOperations = null)
     {
@@ -64,7 +89,7 @@ public sealed class ExperimentContext
 
     /// <summary>Records samples the experiment measured itself (latencies, sizes, counts).</summary>
     public Measurement RecordSamples(
-        string variant, string unit, IReadOnlyCollection<double> samples, IReadOnlyDictionary<string, string>? parameters = null,
+        string variant, Unit unit, IReadOnlyCollection<double> samples, IReadOnlyDictionary<string, string>? parameters = null,
         bool lowerIsBetter = true, int threads = 1, IReadOnlyDictionary<string, double>? metrics = null)
         => Record(new Measurement
         {
@@ -93,7 +118,7 @@ public sealed class ExperimentContext
     public ChildOutput RunChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, TimeSpan? timeout = null)
     {
         Status($"child process: {key}");
-        var args = new List<string> { "child", ExperimentName, key, "--mode", Settings.Mode };
+        var args = new List<string> { "child", ExperimentName, key, "--mode", RunSettings.NameOf(Settings.Mode) };
         if (Settings.ThreadCounts.Count > 0)
         {
             args.Add("--threads");

@@ -31,6 +31,10 @@ public sealed record ExperimentResult
     public string? Error { get; init; }
     /// <summary>Wall-clock seconds the experiment took.</summary>
     public double ElapsedSeconds { get; init; }
+    /// <summary>When this experiment ran (a report that accumulates runs holds results of different times).</summary>
+    public DateTimeOffset RunAt { get; init; }
+    /// <summary>The mode this experiment ran in.</summary>
+    public RunMode Mode { get; init; } = RunMode.Quick;
 }
 
 /// <summary>A declared parameter: its name, meaning and the values used.</summary>
@@ -49,11 +53,13 @@ public sealed record ResultTable(string Title, IReadOnlyList<string> Columns, IR
 public sealed record LabReport
 {
     /// <summary>Version of this schema (docs/results-schema.md).</summary>
-    public int SchemaVersion { get; init; } = 1;
+    public int SchemaVersion { get; init; } = CurrentSchemaVersion;
+    /// <summary>The schema version this build writes.</summary>
+    public const int CurrentSchemaVersion = 1;
     /// <summary>When the run started.</summary>
     public DateTimeOffset StartedAt { get; init; }
-    /// <summary><c>quick</c> or <c>full</c>.</summary>
-    public required string Mode { get; init; }
+    /// <summary>The mode of the run that started this report.</summary>
+    public required RunMode Mode { get; init; }
     /// <summary>The machine and runtime the figures come from.</summary>
     public required MachineInfo Machine { get; init; }
     /// <summary>One result per experiment, in run order.</summary>

@@ -26,6 +26,7 @@ public static class ExperimentRunner
     public static ExperimentResult Run(Experiment experiment, RunSettings settings, ILabProgress? progress = null, CancellationToken cancellation = default)
     {
         var context = new ExperimentContext(experiment.Name, settings, progress, cancellation);
+        var runAt = DateTimeOffset.UtcNow;
         var stopwatch = Stopwatch.StartNew();
         string? error = null;
         try
@@ -73,23 +74,33 @@ public static class ExperimentRunner
             Tables = context.Tables.ToArray(),
             Error = error,
             ElapsedSeconds = stopwatch.Elapsed.TotalSeconds,
+            RunAt = runAt,
+            Mode = settings.Mode,
         };
     }
 
     /// <summary>
     /// Sets each measurement's ratio to the baseline variant's measurement with the same parameters,
-    /// thread count and unit: this median divided by the baseline's. No matching baseline, no ratio.
+    /// thread count and unit: this median divided by the baseline's, with its 95% bootstrap interval.
+    /// No matching baseline, no ratio.
     /// </summary>
     public static IReadOnlyList<Measurement> WithRatios(IReadOnlyList<Measurement> measurements, string baseline)
     {
-        var baselines = new Dictionary<(string, int, string), Measurement>();
+        var baselines = new Dictionary<(string, int, Unit), Measurement>();
         foreach (var m in measurements)
         {
             if (m.Variant == baseline) baselines.TryAdd((m.ParameterKey, m.Threads, m.Unit), m);
         }
-        return measurements.Select(m =>
-            baselines.TryGetValue((m.ParameterKey, m.Threads, m.Unit), out var b) && b.Statistics.Median != 0
-                ? m with { RatioToBaseline = m.Statistics.Median / b.Statistics.Median }
-                : m with { RatioToBaseline = null }).ToArray();
+        return measurements.Select((m, i) =>
+        {
+            if (!baselines.TryGetValue((m.ParameterKey, m.Threads, m.Unit), out var b) || b.Statistics.Median == 0)
+            {
+                return m with { RatioToBaseline = null, RatioLow = null, RatioHigh = null };
+            }
+            if (ReferenceEquals(m, b)) return m with { RatioToBaseline = 1, RatioLow = 1, RatioHigh = 1 };
+            var ratio = new Metric("ratio", Unit.Ratio, f => f.Median(m) / f.Median(b));
+            var e = Judgement.EstimateAll([m, b], [ratio], seed: i + 1)[0];
+            return m with { RatioToBaseline = m.Statistics.Median / b.Statistics.Median, RatioLow = e.Point is null ? null : e.Low, RatioHigh = e.Point is null ? null : e.High };
+        }).ToArray();
     }
 }

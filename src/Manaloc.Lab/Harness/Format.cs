@@ -8,22 +8,32 @@ public static class Format
     /// <summary>A ratio like <c>12.3x</c>.</summary>
     public static string Ratio(double ratio) => double.IsFinite(ratio) ? $"{Significant(ratio)}x" : "n/a";
 
-    /// <summary>A value with its unit, scaled for reading: <c>1.23 µs/op</c>, <c>4.5 M ops/s</c>, <c>2.1 MB</c>.</summary>
-    public static string Value(double value, string unit)
+    /// <summary>A value with its unit, scaled for reading: <c>1.23 µs/op</c>, <c>4.5 M ops/s</c>, <c>2.1 MiB</c> (see <see cref="Unit.Format"/>).</summary>
+    public static string Value(double value, Unit unit)
     {
-        if (!double.IsFinite(value)) return "n/a";
-        return unit switch
-        {
-            "ns/op" when value >= 1e6 => $"{Significant(value / 1e6)} ms/op",
-            "ns/op" when value >= 1e3 => $"{Significant(value / 1e3)} µs/op",
-            "ops/s" when value >= 1e9 => $"{Significant(value / 1e9)} G ops/s",
-            "ops/s" when value >= 1e6 => $"{Significant(value / 1e6)} M ops/s",
-            "ops/s" when value >= 1e3 => $"{Significant(value / 1e3)} k ops/s",
-            "bytes" when value >= 1 << 30 => $"{Significant(value / (1 << 30))} GiB",
-            "bytes" when value >= 1 << 20 => $"{Significant(value / (1 << 20))} MiB",
-            "bytes" when value >= 1 << 10 => $"{Significant(value / (1 << 10))} KiB",
-            _ => $"{Significant(value)} {unit}",
-        };
+        ArgumentNullException.ThrowIfNull(unit);
+        return unit.Format(value);
+    }
+
+    /// <summary>An interval such as <c>1.2x–1.5x</c> or <c>3.1–3.4 ms</c>.</summary>
+    public static string Interval(double low, double high, Unit unit)
+    {
+        ArgumentNullException.ThrowIfNull(unit);
+        return $"{unit.Format(low)}–{unit.Format(high)}";
+    }
+
+    /// <summary>A figure with its interval: <c>25.9x (23.4x–32.4x)</c>; just the figure when the interval is a point; "n/a" when missing.</summary>
+    public static string Estimate(double? point, double? low, double? high, Unit? unit)
+    {
+        if (point is not { } p || unit is null) return "n/a";
+        return low is { } l && high is { } h && l != h ? $"{unit.Format(p)} ({Interval(l, h, unit)})" : unit.Format(p);
+    }
+
+    /// <summary>Today's figure of a verdict with its interval (see <see cref="Estimate"/>).</summary>
+    public static string Today(VerdictResult verdict)
+    {
+        ArgumentNullException.ThrowIfNull(verdict);
+        return Estimate(verdict.TodayValue, verdict.Low, verdict.High, verdict.TodayUnit);
     }
 
     /// <summary>Three significant digits, no exponent for everyday magnitudes.</summary>

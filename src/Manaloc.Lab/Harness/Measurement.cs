@@ -16,7 +16,7 @@ public sealed record Measurement
     public int Threads { get; init; } = 1;
 
     /// <summary>Unit of <see cref="Statistics"/>: <c>ns/op</c>, <c>ops/s</c>, <c>ms</c>, <c>bytes</c>, …</summary>
-    public required string Unit { get; init; }
+    public required Unit Unit { get; init; }
 
     /// <summary>True when a smaller value of the primary metric is better (time, bytes).</summary>
     public bool LowerIsBetter { get; init; } = true;
@@ -53,6 +53,12 @@ public sealed record Measurement
 
     /// <summary>Median of this measurement divided by the baseline's median (same parameters, same unit).</summary>
     public double? RatioToBaseline { get; init; }
+
+    /// <summary>Low end of the 95% bootstrap confidence interval of <see cref="RatioToBaseline"/>.</summary>
+    public double? RatioLow { get; init; }
+
+    /// <summary>High end of the 95% bootstrap confidence interval of <see cref="RatioToBaseline"/>.</summary>
+    public double? RatioHigh { get; init; }
 
     /// <summary>Further named figures (e.g. <c>received</c>, <c>gcTimePercent</c>).</summary>
     public IReadOnlyDictionary<string, double> Metrics { get; init; } = new Dictionary<string, double>();

@@ -1,10 +1,21 @@
 namespace Manaloc.Lab.Harness;
 
+/// <summary>How thoroughly a run measures.</summary>
+public enum RunMode
+{
+    /// <summary>For tests: proves an experiment runs end to end; its figures mean little.</summary>
+    Smoke,
+    /// <summary>Every experiment in seconds, the whole suite within two minutes on 2 cores (the default).</summary>
+    Quick,
+    /// <summary>Longer warm-up, more and longer samples, larger sizes.</summary>
+    Full,
+}
+
 /// <summary>How long and how often the harness measures, and which thread counts a sweep visits.</summary>
 public sealed record RunSettings
 {
-    /// <summary><c>quick</c> or <c>full</c>.</summary>
-    public required string Mode { get; init; }
+    /// <summary>How thoroughly this run measures.</summary>
+    public required RunMode Mode { get; init; }
     /// <summary>Time spent running a body before any sample counts (tiered JIT, caches, pools).</summary>
     public TimeSpan WarmUp { get; init; }
     /// <summary>Target duration of one sample; the harness calibrates the operation count to it.</summary>
@@ -14,11 +25,31 @@ public sealed record RunSettings
     /// <summary>Thread counts a sweep visits.</summary>
     public IReadOnlyList<int> ThreadCounts { get; init; } = DefaultThreadCounts(Environment.ProcessorCount);
     /// <summary>True in quick and smoke mode: experiments pick their smaller sizes.</summary>
-    public bool IsQuick => Mode is "quick" or "smoke";
+    public bool IsQuick => Mode is RunMode.Quick or RunMode.Smoke;
     /// <summary>True in smoke mode (tests): experiments pick their smallest sizes and fewest variants' repetitions.</summary>
-    public bool IsSmoke => Mode == "smoke";
+    public bool IsSmoke => Mode == RunMode.Smoke;
 
-    /// <summary>Quick mode: every experiment in seconds, the whole suite within minutes on 2 cores.</summary>
+    /// <summary>The value for this run's mode: one place per size instead of a chain of mode tests.</summary>
+    public T Pick<T>(T smoke, T quick, T full) => Mode switch
+    {
+        RunMode.Smoke => smoke,
+        RunMode.Quick => quick,
+        _ => full,
+    };
+
+    /// <summary>Settings for <paramref name="mode"/>.</summary>
+    public static RunSettings For(RunMode mode, IReadOnlyList<int>? threads = null) => mode switch
+    {
+        RunMode.Smoke => Smoke(threads),
+        RunMode.Full => Full(threads),
+        _ => Quick(threads),
+    };
+
+    /// <summary>The mode's name on the command line and in results.json: <c>smoke</c>, <c>quick</c>, <c>full</c>.</summary>
+    public static string NameOf(RunMode mode) => mode.ToString().ToLowerInvariant();
+
+    /// <summary>Quick mode: every experiment in seconds, the whole suite within two minutes on 2 cores.
+    /// Twelve short samples rather than a few long ones: enough for p10/p90 and a bootstrap interval.</summary>
     /// <remarks>
     /// The warm-up outlasts the runtime's tiering delay: tiered compilation starts counting calls
     /// only after 100 ms without new tier-0 code, and every measurement jits new code (its body),
@@ -26,17 +57,17 @@ public sealed record RunSettings
     /// </remarks>
     public static RunSettings Quick(IReadOnlyList<int>? threads = null) => new()
     {
-        Mode = "quick",
+        Mode = RunMode.Quick,
         WarmUp = TimeSpan.FromMilliseconds(200),
-        SampleTarget = TimeSpan.FromMilliseconds(15),
-        Samples = 5,
+        SampleTarget = TimeSpan.FromMilliseconds(8),
+        Samples = 12,
         ThreadCounts = threads ?? DefaultThreadCounts(Environment.ProcessorCount),
     };
 
     /// <summary>Smoke mode, for tests: proves an experiment runs end to end; its figures mean little.</summary>
     public static RunSettings Smoke(IReadOnlyList<int>? threads = null) => new()
     {
-        Mode = "smoke",
+        Mode = RunMode.Smoke,
         WarmUp = TimeSpan.FromMilliseconds(1),
         SampleTarget = TimeSpan.FromMilliseconds(1),
         Samples = 2,
@@ -46,7 +77,7 @@ public sealed record RunSettings
     /// <summary>Full mode: longer warm-up, more and longer samples.</summary>
     public static RunSettings Full(IReadOnlyList<int>? threads = null) => new()
     {
-        Mode = "full",
+        Mode = RunMode.Full,
         WarmUp = TimeSpan.FromMilliseconds(1000),
         SampleTarget = TimeSpan.FromMilliseconds(100),
         Samples = 15,

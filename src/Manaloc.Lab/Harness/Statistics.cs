@@ -1,8 +1,18 @@
 namespace Manaloc.Lab.Harness;
 
-/// <summary>Order statistics over a set of samples of one metric.</summary>
+/// <summary>Order statistics over a set of samples of one metric, and the samples themselves.</summary>
+/// <remarks>
+/// A percentile is only given when there are enough samples for it to differ from the maximum:
+/// p10 and p90 from <see cref="MinForP90"/> samples, p99 from <see cref="MinForP99"/>; below that it is
+/// NaN, which every formatter prints as n/a (and JSON as "NaN"). The samples are kept so the verdict's bootstrap can resample them.
+/// </remarks>
 public sealed record Statistics
 {
+    /// <summary>Fewest samples p10 and p90 are given from.</summary>
+    public const int MinForP90 = 10;
+    /// <summary>Fewest samples p99 is given from.</summary>
+    public const int MinForP99 = 100;
+
     /// <summary>Number of samples.</summary>
     public int Count { get; init; }
     /// <summary>Median (mean of the two middle samples when the count is even).</summary>
@@ -15,10 +25,14 @@ public sealed record Statistics
     public double Max { get; init; }
     /// <summary>Sample standard deviation (n - 1); 0 for a single sample.</summary>
     public double StdDev { get; init; }
-    /// <summary>90th percentile (nearest rank).</summary>
+    /// <summary>10th percentile (nearest rank); NaN below <see cref="MinForP90"/> samples.</summary>
+    public double P10 { get; init; }
+    /// <summary>90th percentile (nearest rank); NaN below <see cref="MinForP90"/> samples.</summary>
     public double P90 { get; init; }
-    /// <summary>99th percentile (nearest rank).</summary>
+    /// <summary>99th percentile (nearest rank); NaN below <see cref="MinForP99"/> samples.</summary>
     public double P99 { get; init; }
+    /// <summary>The samples in the order they were taken; empty for figures read from elsewhere.</summary>
+    public IReadOnlyList<double> Samples { get; init; } = [];
 
     /// <summary>Computes the statistics of <paramref name="samples"/>.</summary>
     /// <exception cref="ArgumentException">No samples, or a sample is NaN.</exception>
@@ -29,27 +43,37 @@ public sealed record Statistics
         {
             throw new ArgumentException("At least one sample is needed.", nameof(samples));
         }
-        var sorted = samples.ToArray();
-        if (sorted.Any(double.IsNaN))
+        var taken = samples.ToArray();
+        if (taken.Any(double.IsNaN))
         {
             throw new ArgumentException("A sample is NaN.", nameof(samples));
         }
+        var sorted = (double[])taken.Clone();
         Array.Sort(sorted);
         int n = sorted.Length;
-        double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
         double mean = sorted.Average();
         double variance = n > 1 ? sorted.Sum(x => (x - mean) * (x - mean)) / (n - 1) : 0;
         return new Statistics
         {
             Count = n,
-            Median = median,
+            Median = MedianOfSorted(sorted),
             Mean = mean,
             Min = sorted[0],
             Max = sorted[^1],
             StdDev = Math.Sqrt(variance),
-            P90 = Percentile(sorted, 0.90),
-            P99 = Percentile(sorted, 0.99),
+            P10 = n >= MinForP90 ? Percentile(sorted, 0.10) : double.NaN,
+            P90 = n >= MinForP90 ? Percentile(sorted, 0.90) : double.NaN,
+            P99 = n >= MinForP99 ? Percentile(sorted, 0.99) : double.NaN,
+            Samples = taken,
         };
+    }
+
+    /// <summary>Median of an ascending, non-empty span.</summary>
+    public static double MedianOfSorted(ReadOnlySpan<double> sorted)
+    {
+        if (sorted.IsEmpty) throw new ArgumentException("Empty sample set.", nameof(sorted));
+        int n = sorted.Length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     /// <summary>Nearest-rank percentile of an ascending array.</summary>

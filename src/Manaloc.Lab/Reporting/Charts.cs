@@ -50,7 +50,7 @@ public static class Charts
         return charts;
     }
 
-    private static string MetricOf(Measurement m) => m.OpsPerSecond is not null ? "ops/s" : m.Unit;
+    private static string MetricOf(Measurement m) => m.OpsPerSecond is not null ? "ops/s" : m.Unit.Symbol;
 
     private static double ValueOf(Measurement m) => m.OpsPerSecond ?? m.Statistics.Median;
 

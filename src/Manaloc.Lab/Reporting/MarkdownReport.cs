@@ -26,13 +26,13 @@ public static class MarkdownReport
             if (result.Verdict.Targets.Count > 0)
             {
                 sb.AppendLine($"- Targets: {TargetCount(result.Verdict)}").AppendLine();
-                sb.AppendLine("| target | today (medians) | best samples | goal | |");
-                sb.AppendLine("|---|---|---|---|---|");
-                foreach (var t in result.Verdict.Targets) sb.AppendLine($"| {Cell(t.Name)} | {Cell(t.TodayText())} | {Cell(t.BestText())} | {Cell(t.GoalText())} | {t.MetWord()} |");
+                sb.AppendLine("| target | today (95% CI) | goal | |");
+                sb.AppendLine("|---|---|---|---|");
+                foreach (var t in result.Verdict.Targets) sb.AppendLine($"| {Cell(t.Name)} | {Cell(t.TodayText())} | {Cell(t.GoalText())} | {t.MetWord()} |");
                 sb.AppendLine();
             }
             foreach (var p in result.Parameters) sb.AppendLine($"- Parameter `{p.Name}`: {p.Description} ({string.Join(", ", p.Values)})");
-            sb.AppendLine($"- Baseline: {result.Baseline}; took {result.ElapsedSeconds:0.0} s").AppendLine();
+            sb.AppendLine($"- Baseline: {result.Baseline}; ran {result.RunAt:yyyy-MM-dd HH:mm} UTC in {RunSettings.NameOf(result.Mode)} mode, took {result.ElapsedSeconds:0.0} s").AppendLine();
             if (result.Measurements.Count > 0) sb.Append(MeasurementTable(result));
             if (charts.TryGetValue(result.Experiment, out var list))
             {
@@ -52,22 +52,26 @@ public static class MarkdownReport
     public static string SummaryTable(LabReport report)
     {
         var sb = new StringBuilder();
-        sb.AppendLine("| experiment | article | today | verdict | targets |");
+        sb.AppendLine("| experiment | article | today (95% CI) | verdict | targets |");
         sb.AppendLine("|---|---|---|---|---|");
         foreach (var r in report.Experiments)
         {
-            sb.AppendLine($"| {Cell(r.Experiment)} | {Cell(r.ArticleFigure?.Text ?? "—")} | {Cell(r.Verdict.Text)} | {Cell(VerdictWord(r.Verdict.Verdict))} | {Cell(TargetCount(r.Verdict))} |");
+            sb.AppendLine($"| {Cell(r.Experiment)} | {Cell(r.ArticleFigure?.Text ?? "—")} | {Cell(Format.Today(r.Verdict))} | {Cell(VerdictWord(r.Verdict.Verdict))} | {Cell(TargetCount(r.Verdict))} |");
         }
         return sb.ToString();
     }
 
-    /// <summary>"2 of 3 met", or "—" when the experiment has no targets.</summary>
+    /// <summary>"2 of 3 met (1 inconclusive)", or "—" when the experiment has no targets.</summary>
     public static string TargetCount(VerdictResult verdict)
     {
         if (verdict.Targets.Count == 0) return "—";
         int met = verdict.Targets.Count(t => t.Met == true);
-        int unmeasured = verdict.Targets.Count(t => t.Met is null);
-        return $"{met} of {verdict.Targets.Count} met" + (unmeasured > 0 ? $" ({unmeasured} not measured)" : "");
+        int unmeasured = verdict.Targets.Count(t => t.Today is null);
+        int undecided = verdict.Targets.Count(t => t.Met is null && t.Today is not null);
+        var others = new List<string>();
+        if (undecided > 0) others.Add($"{undecided} inconclusive");
+        if (unmeasured > 0) others.Add($"{unmeasured} not measured");
+        return $"{met} of {verdict.Targets.Count} met" + (others.Count > 0 ? $" ({string.Join(", ", others)})" : "");
     }
 
     /// <summary>The verdict as a word for tables.</summary>
@@ -76,6 +80,7 @@ public static class MarkdownReport
         Verdict.Holds => "holds",
         Verdict.Shrinks => "shrinks",
         Verdict.Reversed => "reversed",
+        Verdict.Inconclusive => "inconclusive",
         _ => "not comparable",
     };
 

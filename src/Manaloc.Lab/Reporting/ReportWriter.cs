@@ -8,10 +8,11 @@ namespace Manaloc.Lab.Reporting;
 /// <param name="JsonPath">results.json.</param>
 /// <param name="MarkdownPath">report.md.</param>
 /// <param name="ChartPaths">Every chart written.</param>
-public sealed record WrittenReport(string JsonPath, string MarkdownPath, IReadOnlyList<string> ChartPaths);
+/// <param name="HtmlPath">report.html.</param>
+public sealed record WrittenReport(string JsonPath, string MarkdownPath, IReadOnlyList<string> ChartPaths, string HtmlPath);
 
 /// <summary>
-/// Writes results.json, report.md and charts/ into the output folder, all or nothing: every file is
+/// Writes results.json, report.md, report.html and charts/ into the output folder, all or nothing: every file is
 /// rendered in memory and written to a staging folder first, and only then moved into place.
 /// </summary>
 public static class ReportWriter
@@ -49,6 +50,7 @@ public static class ReportWriter
         var charts = report.Experiments.ToDictionary(r => r.Experiment, r => Charts.For(r));
         string json = ToJson(report);
         string markdown = MarkdownReport.Render(report, charts);
+        string html = HtmlReport.Render(report, report.Experiments.ToDictionary(r => r.Experiment, PngCharts.For));
 
         Directory.CreateDirectory(outDir);
         string staging = Path.Combine(outDir, $".staging-{Guid.NewGuid():N}");
@@ -57,6 +59,7 @@ public static class ReportWriter
             Directory.CreateDirectory(Path.Combine(staging, "charts"));
             File.WriteAllText(Path.Combine(staging, "results.json"), json, Utf8NoBom);
             File.WriteAllText(Path.Combine(staging, "report.md"), markdown, Utf8NoBom);
+            File.WriteAllText(Path.Combine(staging, "report.html"), html, Utf8NoBom);
             var chartNames = new List<string>();
             foreach (var chart in charts.Values.SelectMany(c => c))
             {
@@ -69,14 +72,57 @@ public static class ReportWriter
             Directory.Move(Path.Combine(staging, "charts"), chartsDir);
             File.Move(Path.Combine(staging, "results.json"), Path.Combine(outDir, "results.json"), overwrite: true);
             File.Move(Path.Combine(staging, "report.md"), Path.Combine(outDir, "report.md"), overwrite: true);
+            File.Move(Path.Combine(staging, "report.html"), Path.Combine(outDir, "report.html"), overwrite: true);
             return new WrittenReport(
                 Path.Combine(outDir, "results.json"),
                 Path.Combine(outDir, "report.md"),
-                chartNames.Select(n => Path.Combine(chartsDir, n)).ToArray());
+                chartNames.Select(n => Path.Combine(chartsDir, n)).ToArray(),
+                Path.Combine(outDir, "report.html"));
         }
         finally
         {
             if (Directory.Exists(staging)) Directory.Delete(staging, recursive: true);
+        }
+    }
+
+    /// <summary>
+    /// The report a <c>run NAME…</c> leaves: <paramref name="fresh"/>'s experiments replace those of the same
+    /// name in <paramref name="existing"/>, the others stay as they were (each keeps its own <c>runAt</c>),
+    /// in <paramref name="order"/> (the registry's), then any the registry no longer knows. The machine
+    /// and start time are the fresh run's.
+    /// </summary>
+    public static LabReport Merge(LabReport existing, LabReport fresh, IReadOnlyList<string> order)
+    {
+        ArgumentNullException.ThrowIfNull(existing);
+        ArgumentNullException.ThrowIfNull(fresh);
+        ArgumentNullException.ThrowIfNull(order);
+        var byName = existing.Experiments.ToDictionary(e => e.Experiment, StringComparer.Ordinal);
+        foreach (var e in fresh.Experiments) byName[e.Experiment] = e;
+        var ordered = order.Where(byName.ContainsKey).Select(n => byName[n])
+            .Concat(byName.Values.Where(e => !order.Contains(e.Experiment))).ToArray();
+        return fresh with { Experiments = ordered };
+    }
+
+    /// <summary>The report in <paramref name="outDir"/>/results.json, or null when there is none or it cannot be read (then a fresh one is written).</summary>
+    public static LabReport? TryRead(string outDir, out string? problem)
+    {
+        problem = null;
+        string path = Path.Combine(outDir, "results.json");
+        if (!File.Exists(path)) return null;
+        try
+        {
+            var report = FromJson(File.ReadAllText(path));
+            if (report.SchemaVersion != LabReport.CurrentSchemaVersion)
+            {
+                problem = $"{path} has schema version {report.SchemaVersion}; starting a fresh report.";
+                return null;
+            }
+            return report;
+        }
+        catch (Exception e) when (e is JsonException or IOException or NotSupportedException or ArgumentException)
+        {
+            problem = $"{path} could not be read ({e.Message}); starting a fresh report.";
+            return null;
         }
     }
 
@@ -97,7 +143,7 @@ public static class ReportWriter
             throw new InvalidDataException($"{readmePath} has no '{ReadmeStart}' … '{ReadmeEnd}' block to update.");
         }
         var m = report.Machine;
-        string block = $"{ReadmeStart}\n_From `{string.Join(' ', "run", report.Mode == "quick" ? "--quick" : "--full")}` on {report.StartedAt:yyyy-MM-dd}: " +
+        string block = $"{ReadmeStart}\n_From `{string.Join(' ', "run", report.Mode == RunMode.Full ? "--full" : "--quick")}` on {report.StartedAt:yyyy-MM-dd}: " +
                        $"{m.Os}, {m.Runtime}, {m.ProcessorCount} processors, GC {m.GcMode}._\n\n" +
                        MarkdownReport.SummaryTable(report) + ReadmeEnd;
         string updated = text[..start] + block + text[(end + ReadmeEnd.Length)..];

@@ -3,30 +3,26 @@ using Spectre.Console;
 
 namespace Manaloc.Lab.Reporting;
 
-/// <summary>Terminal output: a table per experiment, the summary, and the experiment list.</summary>
+/// <summary>
+/// Terminal output: per experiment a compact table and its verdict, then the summary; and the
+/// experiment list. Built to fit 80 columns: five narrow columns, long sentences as wrapped text
+/// under the tables (Spectre wraps them between words), the baseline row marked, ratios right-aligned.
+/// </summary>
 public static class TerminalReport
 {
+    /// <summary>Marks the baseline variant's row.</summary>
+    public const string BaselineMark = "(baseline)";
+
     /// <summary>Writes a table per experiment and the summary to <paramref name="console"/>.</summary>
     public static void Write(IAnsiConsole console, LabReport report)
     {
+        ArgumentNullException.ThrowIfNull(console);
+        ArgumentNullException.ThrowIfNull(report);
         foreach (var result in report.Experiments)
         {
-            var table = new Table().Border(TableBorder.Rounded)
-                .Title($"[bold]{Markup.Escape(result.Experiment)}[/] — {Markup.Escape(result.Article)}")
-                .AddColumns("variant", "parameters", "median", "min", "max", "ops/s", "B/op", "GC 0/1/2", "ratio");
-            foreach (var m in result.Measurements)
-            {
-                table.AddRow(
-                    Markup.Escape(m.Variant), Markup.Escape(m.ParameterKey),
-                    Markup.Escape(Format.Value(m.Statistics.Median, m.Unit)),
-                    Markup.Escape(Format.Value(m.Statistics.Min, m.Unit)),
-                    Markup.Escape(Format.Value(m.Statistics.Max, m.Unit)),
-                    m.OpsPerSecond is { } o ? Markup.Escape(Format.Value(o, "ops/s")) : "",
-                    m.AllocatedBytesPerOp is { } b ? Format.Significant(b) : "",
-                    $"{m.Gc.Gen0}/{m.Gc.Gen1}/{m.Gc.Gen2}",
-                    m.RatioToBaseline is { } r ? Format.Ratio(r) : "");
-            }
-            if (result.Measurements.Count > 0) console.Write(table);
+            console.Write(new Rule($"[bold]{Markup.Escape(result.Experiment)}[/]").LeftJustified());
+            console.MarkupLine($"[dim]{Markup.Escape(result.Article)}[/]");
+            foreach (var table in MeasurementTables(result)) console.Write(table);
             foreach (var extra in result.Tables)
             {
                 var t = new Table().Border(TableBorder.Simple).Title(Markup.Escape(extra.Title));
@@ -34,30 +30,69 @@ public static class TerminalReport
                 foreach (var row in extra.Rows) t.AddRow(row.Select(Markup.Escape).ToArray());
                 console.Write(t);
             }
-            if (result.ArticleFigure is { } figure) console.MarkupLine($"  article: {Markup.Escape(figure.Text)}");
-            console.MarkupLine($"  verdict: [bold]{MarkdownReport.VerdictWord(result.Verdict.Verdict)}[/] — {Markup.Escape(result.Verdict.Text)}");
+            if (result.ArticleFigure is { } figure) console.MarkupLine($"article: {Markup.Escape(figure.Text)}");
+            console.MarkupLine($"verdict: [bold]{MarkdownReport.VerdictWord(result.Verdict.Verdict)}[/] — {Markup.Escape(result.Verdict.Text)}");
             foreach (var t in result.Verdict.Targets)
             {
                 string color = t.Met switch { true => "green", false => "red", null => "yellow" };
-                console.MarkupLine($"  target: {Markup.Escape(t.Name)} {Markup.Escape(t.TodayText())}{(t.Best is null ? "" : Markup.Escape($" (best samples {t.BestText()})"))}, goal {Markup.Escape(t.GoalText())}: [{color}]{Markup.Escape(t.MetWord())}[/]");
+                console.MarkupLine($"target: {Markup.Escape(t.Name)}: {Markup.Escape(t.TodayText())}, goal {Markup.Escape(t.GoalText())}: [{color}]{Markup.Escape(t.MetWord())}[/]");
             }
-            foreach (var note in result.Notes) console.MarkupLine($"  note: {Markup.Escape(note)}");
-            if (result.Error is not null) console.MarkupLine($"  [red]error:[/] {Markup.Escape(result.Error)}");
+            foreach (var note in result.Notes) console.MarkupLine($"note: {Markup.Escape(note)}");
+            if (result.Error is not null) console.MarkupLine($"[red]error:[/] {Markup.Escape(result.Error)}");
             console.WriteLine();
         }
-        var summary = new Table().Border(TableBorder.Rounded).Title("[bold]summary[/]").AddColumns("experiment", "article", "today", "verdict", "targets");
-        foreach (var r in report.Experiments)
-        {
-            summary.AddRow(Markup.Escape(r.Experiment), Markup.Escape(r.ArticleFigure?.Text ?? "—"), Markup.Escape(r.Verdict.Text), MarkdownReport.VerdictWord(r.Verdict.Verdict), Markup.Escape(MarkdownReport.TargetCount(r.Verdict)));
-        }
-        console.Write(summary);
+        console.Write(SummaryTable(report));
     }
 
-    /// <summary>Writes the experiment list: name, article, description.</summary>
+    /// <summary>
+    /// One table per set of parameters (titled with them): variant (baseline marked), median, B/op, the
+    /// ratio to the baseline and its 95% interval. The figures never wrap; the variant column takes what is
+    /// left and wraps between words. Percentiles are in report.md and report.html.
+    /// </summary>
+    internal static IEnumerable<Table> MeasurementTables(ExperimentResult result)
+    {
+        foreach (var group in result.Measurements.GroupBy(m => m.ParameterKey))
+        {
+            var table = new Table().Border(TableBorder.Simple)
+                .AddColumn("variant")
+                .AddColumn(new TableColumn("median").RightAligned().NoWrap())
+                .AddColumn(new TableColumn("B/op").RightAligned().NoWrap())
+                .AddColumn(new TableColumn("× base").RightAligned().NoWrap())
+                .AddColumn(new TableColumn("95% CI").RightAligned().NoWrap());
+            if (group.Key.Length > 0) table.Title(Markup.Escape(group.Key));
+            foreach (var m in group)
+            {
+                bool isBaseline = m.Variant == result.Baseline;
+                table.AddRow(
+                    Markup.Escape(isBaseline ? $"{m.Variant} {BaselineMark}" : m.Variant),
+                    Markup.Escape(Format.Value(m.Statistics.Median, m.Unit)),
+                    m.AllocatedBytesPerOp is { } b ? Format.Significant(b) : "",
+                    m.RatioToBaseline is { } r ? Format.Ratio(r) : "",
+                    !isBaseline && m.RatioLow is { } lo && m.RatioHigh is { } hi && lo != hi ? Markup.Escape(Format.Interval(lo, hi, Unit.Ratio)) : "");
+            }
+            yield return table;
+        }
+    }
+
+    /// <summary>experiment, verdict, today's figure with its interval, targets met.</summary>
+    internal static Table SummaryTable(LabReport report)
+    {
+        var summary = new Table().Border(TableBorder.Rounded).Title("[bold]summary[/]").Expand()
+            .AddColumn("experiment").AddColumn("verdict").AddColumn(new TableColumn("today (95% CI)").RightAligned()).AddColumn("targets");
+        foreach (var r in report.Experiments)
+        {
+            summary.AddRow(Markup.Escape(r.Experiment), MarkdownReport.VerdictWord(r.Verdict.Verdict), Markup.Escape(Format.Today(r.Verdict)), Markup.Escape(MarkdownReport.TargetCount(r.Verdict)));
+        }
+        return summary;
+    }
+
+    /// <summary>Writes the experiment list: name, then article and description.</summary>
     public static void WriteList(IAnsiConsole console, IEnumerable<Experiment> experiments)
     {
-        var table = new Table().Border(TableBorder.Rounded).AddColumns("name", "article", "description");
-        foreach (var e in experiments) table.AddRow(Markup.Escape(e.Name), Markup.Escape(e.Article), Markup.Escape(e.Description));
+        ArgumentNullException.ThrowIfNull(console);
+        ArgumentNullException.ThrowIfNull(experiments);
+        var table = new Table().Border(TableBorder.Rounded).Expand().AddColumn("name").AddColumn("article — what is measured");
+        foreach (var e in experiments) table.AddRow(Markup.Escape(e.Name), Markup.Escape($"{e.Article} — {e.Description}"));
         console.Write(table);
     }
 }

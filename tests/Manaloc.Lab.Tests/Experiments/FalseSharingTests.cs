@@ -39,7 +39,8 @@ public sealed class FalseSharingTests
         ]);
         Assert.Equal(Verdict.Holds, verdict.Verdict);
         Assert.Equal(6, verdict.TodayValue!.Value, 6);
-        Assert.Contains("at 2 threads", verdict.Text);
+        Assert.Contains("padded vs packed", verdict.Text);
+        Assert.Equal(10, verdict.Targets[0].Today!.Value, 6); // StripedCounter vs shared Interlocked at 2 threads
     }
 
     [Fact]

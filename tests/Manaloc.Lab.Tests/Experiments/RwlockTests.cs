@@ -45,18 +45,14 @@ public sealed class RwlockTests
         ]);
 
         Assert.Equal(Verdict.Holds, verdict.Verdict);
-        Assert.Contains("at 0–2% writers 2x ReaderWriterLockSlim;", verdict.Text, StringComparison.Ordinal);
-        Assert.DoesNotContain("at hold 50", verdict.Text, StringComparison.Ordinal);
-        Assert.Contains("at 50% writers 0.75x lock.", verdict.Text, StringComparison.Ordinal);
         Assert.Equal(2, verdict.Targets[0].Today!.Value, 6);
         Assert.True(verdict.Targets[0].Met);
         Assert.Equal(0.75, verdict.Targets[1].Today!.Value, 6);
         Assert.False(verdict.Targets[1].Met);
-        Assert.DoesNotContain("by threads", verdict.Text, StringComparison.Ordinal); // one thread count: the mean says it all
     }
 
     [Fact]
-    public void Judge_gives_each_thread_count_beside_the_mean()
+    public void Judge_takes_the_geometric_mean_over_thread_counts()
     {
         static Measurement M(string variant, int writers, int threads, double ns) => new()
         {
@@ -71,8 +67,8 @@ public sealed class RwlockTests
         ]);
 
         // 0% writers: 4x at one thread, 1x at two: geometric mean 2x.
-        Assert.Contains("at 0–2% writers 2x ReaderWriterLockSlim; by threads 1: 4x, 2: 1x;", verdict.Text, StringComparison.Ordinal);
-        Assert.Contains("at 50% writers 1x lock; by threads 1: 2x, 2: 0.5x.", verdict.Text, StringComparison.Ordinal);
+        Assert.Equal(2, verdict.Targets[0].Today!.Value, 6);
+        Assert.Equal(1, verdict.Targets[1].Today!.Value, 6); // 2x at one thread, 0.5x at two
         Assert.All(verdict.Targets, t => Assert.True(t.Met, t.ToString()));
     }
 }

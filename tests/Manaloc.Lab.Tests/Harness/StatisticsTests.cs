@@ -30,7 +30,19 @@ public sealed class StatisticsTests
         var s = Statistics.From([7.0]);
         Assert.Equal(7.0, s.Median);
         Assert.Equal(0.0, s.StdDev);
-        Assert.Equal(7.0, s.P99);
+        Assert.True(double.IsNaN(s.P99)); // no p99 from one sample
+    }
+
+    [Fact]
+    public void Percentiles_need_enough_samples_to_differ_from_the_maximum()
+    {
+        var nine = Statistics.From(Enumerable.Range(1, 9).Select(i => (double)i).ToArray());
+        Assert.True(double.IsNaN(nine.P90) && double.IsNaN(nine.P10) && double.IsNaN(nine.P99));
+        var ninetyNine = Statistics.From(Enumerable.Range(1, 99).Select(i => (double)i).ToArray());
+        Assert.Equal(90.0, ninetyNine.P90);
+        Assert.Equal(10.0, ninetyNine.P10);
+        Assert.True(double.IsNaN(ninetyNine.P99));
+        Assert.Equal(Enumerable.Range(1, 99).Select(i => (double)i), ninetyNine.Samples);
     }
 
     [Fact]

@@ -43,6 +43,8 @@ public sealed class TargetResultTests
             Targets = [TargetResult.AtLeast("a", 3, 2), TargetResult.AtLeast("b", 1, 2), TargetResult.AtMost("c", null, 1)],
         };
         Assert.Equal("1 of 3 met (1 not measured)", MarkdownReport.TargetCount(verdict));
+        var straddling = verdict with { Targets = [.. verdict.Targets, TargetResult.AtLeast("d", 2, 2) with { Low = 1.5, High = 2.5 }] };
+        Assert.Equal("1 of 4 met (1 inconclusive, 1 not measured)", MarkdownReport.TargetCount(straddling));
         Assert.Equal("—", MarkdownReport.TargetCount(new VerdictResult(Verdict.Holds, "t")));
     }
 }

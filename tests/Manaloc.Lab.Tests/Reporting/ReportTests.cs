@@ -72,7 +72,8 @@ public sealed class ReportTests : IDisposable
         Assert.True(File.Exists(written.JsonPath));
         Assert.Equal(ReportWriter.ToJson(report), File.ReadAllText(written.JsonPath));
         string md = File.ReadAllText(written.MarkdownPath);
-        Assert.Contains("| demo | 1035 ms → 9 ms | new 11x faster | holds |", md);
+        Assert.Contains("| demo | 1035 ms → 9 ms | 11x | holds |", md);
+        Assert.Contains("**Holds** — new 11x faster", md);
         Assert.Contains("![demo](charts/demo.svg)", md);
         Assert.Single(written.ChartPaths);
         Assert.Empty(Directory.GetDirectories(_dir, ".staging-*"));

@@ -1,0 +1,203 @@
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+using Manaloc.Lab.Harness;
+using Manaloc.Memory;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>The measured bodies, the layout table and the article's hand-written implementation.</summary>
+public sealed partial class TypedMemory
+{
+    private static IFooData[] Fill(int count, Func<int, IFooData> make)
+    {
+        var items = new IFooData[count];
+        for (int i = 0; i < count; i++) { items[i] = make(i); items[i].Bar = i; }
+        return items;
+    }
+
+    /// <summary>What a record's New+Delete replaces at its lowest: one system allocation of the record's 24 bytes, one write, one read, one free.</summary>
+    private static unsafe long RawHGlobalPairs(long n)
+    {
+        long sum = 0;
+        for (long i = 0; i < n; i++)
+        {
+            int* p = (int*)Marshal.AllocHGlobal(24);
+            *p = 1;
+            sum += *p;
+            Marshal.FreeHGlobal((nint)p);
+        }
+        return sum;
+    }
+
+    /// <summary>As <see cref="RawHGlobalPairs"/> through NativeMemory.Alloc and NativeMemory.Free (malloc and free here).</summary>
+    private static unsafe long RawNativePairs(long n)
+    {
+        long sum = 0;
+        for (long i = 0; i < n; i++)
+        {
+            int* p = (int*)NativeMemory.Alloc(24);
+            *p = 1;
+            sum += *p;
+            NativeMemory.Free(p);
+        }
+        return sum;
+    }
+
+    private static Action<long> GetSetBody<TSite>(IFooData f) where TSite : struct
+        => n => { for (long i = 0; i < n; i++) f.Bar = f.Bar + 1; };
+
+    /// <summary>
+    /// Runs the bodies in rounds separated by pauses longer than the runtime's tiering delay, so they and
+    /// the library methods they call climb tier 0 → instrumented → tier 1 before the harness's short
+    /// quick-mode warm-up (without this, a quick measurement of New+Delete reads 2-7x its steady state).
+    /// </summary>
+    private static void WarmUpTiers(Action<long>[] bodies)
+    {
+        for (int round = 0; round < 4; round++)
+        {
+            foreach (var body in bodies)
+            {
+                for (int call = 0; call < 40; call++) body(200);
+            }
+            Thread.Sleep(120);
+        }
+    }
+
+    private struct Site1;
+    private struct Site2;
+    private struct Site3;
+    private struct Site4;
+    private struct Site5;
+
+    private static void MeasureLive<TSite>(ExperimentContext context, string variant, int count, Func<IFooData[]> build, Action<IFooData[]> free) where TSite : struct
+    {
+        Settle();
+        long before = GC.GetTotalMemory(forceFullCollection: true);
+        var items = build();
+        long heap = GC.GetTotalMemory(forceFullCollection: true) - before;
+        var records = Parameters.Of(("records", count));
+        context.Measure(variant, n => Scan<TSite>(items, n), With(records, "scan"), fixedOperations: count);
+        context.RecordSamples(variant, "B/record", [Math.Max(0, (double)heap / count)], With(records, "heap"));
+        context.RecordSamples(variant, "ms", FullGcPauses(context), With(records, "full-gc"));
+        free(items);
+        GC.KeepAlive(items);
+    }
+
+    /// <summary>The class array's scan alone (no heap or GC figures), at the same call site as the full measurement.</summary>
+    private static void MeasureClassScan(ExperimentContext context, int count)
+    {
+        Settle();
+        var items = Fill(count, _ => new ManagedFoo());
+        context.Measure(Class, n => Scan<Site1>(items, n), With(Parameters.Of(("records", count)), "scan"), fixedOperations: count);
+    }
+
+    private static void MeasureBulk(ExperimentContext context, TypeAllocator typed, int count, string variant, bool everything)
+    {
+        Settle();
+        long before = GC.GetTotalMemory(forceFullCollection: true);
+        using var array = typed.NewArray<IFooData>(count);
+        for (int i = 0; i < count; i++) array.MoveTo(i).Bar = i;
+        long heap = GC.GetTotalMemory(forceFullCollection: true) - before;
+        var records = Parameters.Of(("records", count));
+        if (everything)
+        {
+            context.Measure(variant, n => ScanBulk<Site1>(array, n), With(records, "scan"), fixedOperations: count);
+            context.RecordSamples(variant, "B/record", [Math.Max(0, (double)heap / count)], With(records, "heap"));
+            context.RecordSamples(variant, "ms", FullGcPauses(context), With(records, "full-gc"));
+        }
+        else
+        {
+            // Site1 for the checked array's scan at the target's size: the same call site as its full measurement.
+            if (variant == Bulk) context.Measure(variant, n => ScanBulk<Site1>(array, n), With(records, "scan"), fixedOperations: count);
+            else context.Measure(variant, n => ScanBulk<Site2>(array, n), With(records, "scan"), fixedOperations: count);
+        }
+    }
+
+    private static void Scan<TSite>(IFooData[] items, long n) where TSite : struct
+    {
+        for (long done = 0; done < n;)
+        {
+            foreach (var f in items)
+            {
+                f.Bar += 1;
+                f.Car += f.Tar;
+                if (++done == n) return;
+            }
+        }
+    }
+
+    private static void ScanBulk<TSite>(RecordArray<IFooData> array, long n) where TSite : struct
+    {
+        for (long done = 0; done < n;)
+        {
+            foreach (var f in array)
+            {
+                f.Bar += 1;
+                f.Car += f.Tar;
+                if (++done == n) return;
+            }
+        }
+    }
+
+    private static double[] FullGcPauses(ExperimentContext context)
+    {
+        var pauses = new double[context.IsSmoke ? 1 : 3];
+        for (int i = 0; i < pauses.Length; i++)
+        {
+            long start = Stopwatch.GetTimestamp();
+            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: false);
+            pauses[i] = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
+        }
+        return pauses;
+    }
+
+    private static void Settle()
+    {
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        GC.Collect();
+    }
+
+    private static Dictionary<string, string> With(IReadOnlyDictionary<string, string> p, string op) => new(p) { ["op"] = op };
+
+    private static void AddLayoutTable(ExperimentContext context)
+    {
+        var ours = TypeLayout.Of<IFooData>();
+        (string Name, string Type, int Offset, int Size)[] article = [("Bar", "int", 0, 4), ("Jar", "long", 4, 8), ("Car", "double", 12, 8), ("Tar", "byte", 20, 1)];
+        var rows = article.Select(a =>
+        {
+            var f = ours.Fields.Single(x => x.Name == a.Name);
+            bool aligned = a.Offset % f.Alignment == 0;
+            return (IReadOnlyList<string>)[a.Name, a.Type, $"{a.Offset}", $"{a.Size}", aligned ? "yes" : "NO", $"{f.Offset}", $"{f.Size}", $"{f.Alignment}"];
+        }).ToList();
+        rows.Add(["record", "", "", "21", "", "", $"{ours.Size}", $"{ours.Alignment}"]);
+        rows.Add(["padding", "", "", "0", "", "", $"{ours.Padding}", ""]);
+        context.AddTable(new ResultTable("IFooData layout: the article's (Marshal.SizeOf summed in declaration order) beside TypeLayout's",
+            ["property", "type", "article offset", "article size", "article aligned", "our offset", "our size", "our alignment"], rows));
+    }
+
+    private sealed class ManagedFoo : IFooData
+    {
+        public int Bar { get; set; }
+        public long Jar { get; set; }
+        public double Car { get; set; }
+        public byte Tar { get; set; }
+    }
+
+    /// <summary>The article's hand-written implementation: AllocHGlobal(21) per object, fields at 0/4/12/20.</summary>
+    private sealed unsafe class ArticleFoo : IFooData
+    {
+        private byte* _native = (byte*)Marshal.AllocHGlobal(21);
+
+        public int Bar { get => *(int*)_native; set => *(int*)_native = value; }
+        public long Jar { get => *(long*)(_native + 4); set => *(long*)(_native + 4) = value; }
+        public double Car { get => *(double*)(_native + 12); set => *(double*)(_native + 12) = value; }
+        public byte Tar { get => _native[20]; set => _native[20] = value; }
+
+        public void Delete()
+        {
+            Marshal.FreeHGlobal((nint)_native);
+            _native = null;
+        }
+    }
+}

@@ -1,0 +1,70 @@
+namespace Manaloc.Lab.Harness;
+
+/// <summary>
+/// A figure computed from an experiment's measurements: its name as a reader sees it, its unit and how
+/// it is computed. The harness evaluates it on the run's figures and on bootstrap replicates of them
+/// (see <see cref="Figures"/>), which gives its confidence interval.
+/// </summary>
+/// <param name="Name">What the figure is, e.g. "EconomicResetEvent vs AutoResetEvent, Set+Wait on one thread".</param>
+/// <param name="Unit">Its unit; <see cref="Unit.Ratio"/> for "times better".</param>
+/// <param name="Compute">Computes it; null when the run did not measure what it needs.</param>
+public sealed record Metric(string Name, Unit Unit, Func<Figures, double?> Compute)
+{
+    /// <summary>How many times better <paramref name="candidate"/> is than <paramref name="baseline"/> (by median; see <see cref="Figures.TimesBetter(string, string, Func{Measurement, bool}?)"/>).</summary>
+    public static Metric TimesBetter(string name, string candidate, string baseline, Func<Measurement, bool>? where = null)
+        => new(name, Unit.Ratio, f => f.TimesBetter(candidate, baseline, where));
+
+    /// <summary>The median of the first measurement of <paramref name="variant"/> matching <paramref name="where"/>.</summary>
+    public static Metric Median(string name, string variant, Unit unit, Func<Measurement, bool>? where = null)
+        => new(name, unit, f => f.Median(variant, where));
+
+    /// <summary>Evaluates the metric; NaN and infinities count as not measured.</summary>
+    internal double? Evaluate(Figures figures)
+    {
+        double? value = Compute(figures);
+        return value is { } v && double.IsFinite(v) ? v : null;
+    }
+}
+
+/// <summary>
+/// The article's claim as the harness judges it: the claim in the article's words, the article's
+/// figure (in <see cref="Today"/>'s unit; null when it published none) and the metric that gives
+/// today's counterpart. The effect must point the article's way when it is larger: a ratio above 1
+/// ("times better"), or a positive amount.
+/// </summary>
+/// <param name="Text">The claim and its figure in words, e.g. "1,000,000 Set+WaitOne pairs: AutoResetEvent 1035 ms → EconomicResetEvent 9 ms".</param>
+/// <param name="ArticleValue">The article's figure in <paramref name="Today"/>'s unit, or null when it gave none.</param>
+/// <param name="Today">Today's counterpart.</param>
+public sealed record Claim(string Text, double? ArticleValue, Metric Today)
+{
+    /// <summary>The article's figure as results.json records it.</summary>
+    public ArticleFigure Figure => new(Text, ArticleValue, Today.Unit);
+}
+
+/// <summary>Which side of the goal a target's figure must be on.</summary>
+public enum Comparator
+{
+    /// <summary>At least the goal (higher is better).</summary>
+    AtLeast,
+    /// <summary>At most the goal (lower is better).</summary>
+    AtMost,
+}
+
+/// <summary>One of the project's own speed or memory targets for an experiment: a metric, a comparator and a goal.</summary>
+/// <param name="Metric">What is compared.</param>
+/// <param name="Comparator">Which side of the goal is good.</param>
+/// <param name="Goal">The figure to reach, in the metric's unit.</param>
+public sealed record Target(Metric Metric, Comparator Comparator, double Goal)
+{
+    /// <summary>The metric must reach at least <paramref name="goal"/>.</summary>
+    public static Target AtLeast(Metric metric, double goal) => new(metric, Comparator.AtLeast, goal);
+
+    /// <summary>The metric must stay at most <paramref name="goal"/>.</summary>
+    public static Target AtMost(Metric metric, double goal) => new(metric, Comparator.AtMost, goal);
+
+    /// <summary>A higher-is-better target on a computed figure.</summary>
+    public static Target AtLeast(string name, Unit unit, Func<Figures, double?> compute, double goal) => new(new Metric(name, unit, compute), Comparator.AtLeast, goal);
+
+    /// <summary>A lower-is-better target on a computed figure.</summary>
+    public static Target AtMost(string name, Unit unit, Func<Figures, double?> compute, double goal) => new(new Metric(name, unit, compute), Comparator.AtMost, goal);
+}
