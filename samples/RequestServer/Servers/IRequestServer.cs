@@ -21,9 +21,11 @@ public sealed record ServerOptions
     /// <summary>Worker threads (Manaloc dispatcher, BCL channel readers); the processor count by default.</summary>
     public int Workers { get; init; } = Environment.ProcessorCount;
     /// <summary>Manaloc: the dispatcher queue's capacity, shared by all connections.</summary>
-    public int QueueCapacity { get; init; } = 1024;
-    /// <summary>Manaloc: requests one connection may have queued or running; more are answered busy at once.</summary>
-    public int ConnectionShare { get; init; } = 8;
+    public int QueueCapacity { get; init; } = 256;
+    /// <summary>Manaloc: requests one connection may have queued or running; over it the connection is not read until half of them finished.</summary>
+    public int ConnectionShare { get; init; } = 32;
+    /// <summary>Manaloc: answer busy to every request over the share instead of pausing the connection (the busy answers then cost the server CPU at the flooder's pace).</summary>
+    public bool BusyOverShare { get; init; }
     /// <summary>Connections served at once (every build); more are closed at accept and counted refused.</summary>
     public int MaxConnections { get; init; } = 128;
     /// <summary>How long a blocked send may take before the connection is given up (a client that stops reading).</summary>

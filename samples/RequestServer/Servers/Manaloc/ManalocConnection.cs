@@ -1,41 +1,46 @@
 using System.Net.Sockets;
 using System.Text;
+using Manaloc.Threading;
 using RequestServer.Protocol;
 
 namespace RequestServer.Servers.Manaloc;
 
 /// <summary>
 /// One client connection of the Manaloc build: an async reader that parses frames in place in a pooled
-/// buffer, posts valid requests within the connection's share, and answers the rest (busy, error, stats)
-/// itself, batched into one send per read.
+/// buffer and posts valid requests while the connection is within its share (over it, the reader stops
+/// reading until one finishes); it answers busy (queue full, shutting down), error and stats itself,
+/// batched into one send per read.
 /// </summary>
 /// <remarks>
-/// Sends: the reader's batch and each worker's answer go out under <c>_sendLock</c>, whole frames only,
-/// so answers never interleave. Share: <c>_inFlight</c> is incremented (interlocked) before a post and
-/// decremented by the worker after its answer is written; the reader alone increments, so its check
-/// against the share cannot be overtaken, and the close waits until it is back to zero.
+/// Sends: the reader's batch and each worker's answer go to the connection's <see cref="AnswerWriter"/>
+/// as whole frames, so answers never interleave and no worker blocks on a socket. Share: <c>_inFlight</c>
+/// is incremented (interlocked) before a post and decremented once the answer is sent; the reader alone
+/// increments, so its check against the share cannot be overtaken, and the close waits until it is zero.
 /// </remarks>
 internal sealed class ManalocConnection
 {
     private static readonly byte[] BadLengthReason = Encoding.UTF8.GetBytes("bad frame length");
     private readonly ManalocServer _server;
     private readonly Socket _socket;
-    private readonly Lock _sendLock = new();
     private readonly byte[] _receive;
     private readonly byte[] _batch;
     private readonly long[] _batchCounts = new long[4]; // answers by status waiting in _batch
     private int _batchLength;
+    private readonly ReusableValueTaskSource<bool> _shareFreed = new(runContinuationsAsynchronously: true);
+    private readonly int _resumeMark; // a paused reader resumes once _inFlight is down to this
     private int _inFlight;
-    private bool _broken; // guarded by _sendLock
+    private int _shareWaiter; // 1 while the reader waits for a share slot
+    private readonly AnswerWriter _writer;
 
     public ManalocConnection(ManalocServer server, Socket socket)
     {
         _server = server;
         _socket = socket;
         _socket.NoDelay = true;
-        _socket.SendTimeout = (int)server.Options.SendTimeout.TotalMilliseconds;
         _receive = server.Buffers.Rent(2 * Frame.MaxRequestFrame);
         _batch = server.Buffers.Rent(2 * Frame.MaxResponseFrame);
+        _resumeMark = server.Options.ConnectionShare / 2;
+        _writer = new AnswerWriter(socket, server.Buffers, server.Counters, ReleaseShare);
     }
 
     public Task Completion { get; private set; } = Task.CompletedTask;
@@ -56,11 +61,19 @@ internal sealed class ManalocConnection
                     break;
                 }
                 filled += n;
-                int consumed = ProcessFrames(_receive.AsSpan(0, filled), out bool malformed);
-                FlushBatch();
-                if (malformed) break;
-                filled -= consumed;
-                if (filled > 0 && consumed > 0) _receive.AsSpan(consumed, filled).CopyTo(_receive);
+                while (true)
+                {
+                    int consumed = ProcessFrames(_receive.AsSpan(0, filled), out bool malformed, out bool overShare);
+                    FlushBatch();
+                    if (malformed) return;
+                    filled -= consumed;
+                    if (filled > 0 && consumed > 0) _receive.AsSpan(consumed, filled).CopyTo(_receive);
+                    if (!overShare) break;
+                    // The connection has its whole share queued or running: stop reading it until one
+                    // finishes. Its further requests wait in its own socket (TCP pushes back on the sender);
+                    // nobody else's do. Leftover bytes stay under one frame, so the next receive has room.
+                    await WaitForShareAsync().ConfigureAwait(false);
+                }
             }
         }
         catch (Exception e) when (e is OperationCanceledException or SocketException or ObjectDisposedException)
@@ -73,12 +86,38 @@ internal sealed class ManalocConnection
         }
     }
 
-    private int ProcessFrames(ReadOnlySpan<byte> data, out bool malformed)
+    /// <summary>Completes once the connection is down to half its share; allocation-free (one reusable source).</summary>
+    /// <remarks>
+    /// Resuming at half, not at the first free slot, lets one wake-up read a batch instead of one frame.
+    /// Dekker handshake, both sides interlocked (full fences): the reader publishes <c>_shareWaiter = 1</c>
+    /// and then re-reads <c>_inFlight</c>; a worker decrements <c>_inFlight</c> and then swaps
+    /// <c>_shareWaiter</c> to 0. At least one sees the other's write, so a wake-up is never lost, and
+    /// exactly one of them (the one whose swap finds 1) ends the wait: the reader by taking its flag back,
+    /// or the worker by completing the source.
+    /// </remarks>
+    private async ValueTask WaitForShareAsync()
+    {
+        Interlocked.Exchange(ref _shareWaiter, 1);
+        if (Volatile.Read(ref _inFlight) <= _resumeMark && Interlocked.Exchange(ref _shareWaiter, 0) == 1)
+        {
+            return; // a slot freed before anyone saw the flag
+        }
+        await _shareFreed.Task.ConfigureAwait(false);
+        _shareFreed.Reset();
+    }
+
+    private int ProcessFrames(ReadOnlySpan<byte> data, out bool malformed, out bool overShare)
     {
         malformed = false;
+        overShare = false;
         int consumed = 0;
         while (true)
         {
+            if (!_server.IsShuttingDown && !_server.Options.BusyOverShare && Volatile.Read(ref _inFlight) >= _server.Options.ConnectionShare)
+            {
+                overShare = true; // leave the rest unread until a slot frees
+                return consumed;
+            }
             var result = Frame.TryReadRequest(data[consumed..], out var header, out var range, out int size);
             if (result == ParseResult.Incomplete) return consumed;
             if (result == ParseResult.BadLength)
@@ -120,7 +159,7 @@ internal sealed class ManalocConnection
         return false;
     }
 
-    /// <summary>Adds an answer to this read's batch (flushing first when it would not fit).</summary>
+    /// <summary>Adds an answer to this read's batch (handing the batch to the writer first when it would not fit).</summary>
     private void Append(long id, Status status, ReadOnlySpan<byte> payload, bool counted)
     {
         if (_batchLength + Frame.ResponseSize(payload.Length) > _batch.Length) FlushBatch();
@@ -131,56 +170,38 @@ internal sealed class ManalocConnection
     private void FlushBatch()
     {
         if (_batchLength == 0) return;
-        bool sent = Send(_batch.AsSpan(0, _batchLength));
-        for (int s = 0; s < _batchCounts.Length; s++)
-        {
-            for (long i = 0; i < _batchCounts[s]; i++)
-            {
-                if (sent) _server.Counters.CountAnswered((Status)s);
-                else _server.Counters.CountUnanswered();
-            }
-            _batchCounts[s] = 0;
-        }
+        _writer.Enqueue(_batch.AsSpan(0, _batchLength), _batchCounts, shareSlots: 0);
+        Array.Clear(_batchCounts);
         _batchLength = 0;
     }
 
-    /// <summary>A worker's answer: written whole under the send lock, counted, and the share slot given back.</summary>
-    public void Answer(ReadOnlySpan<byte> frame, Status status)
-    {
-        if (Send(frame)) _server.Counters.CountAnswered(status);
-        else _server.Counters.CountUnanswered();
-        Interlocked.Decrement(ref _inFlight);
-    }
+    /// <summary>A worker's answer: handed to the writer, which counts it and gives the share slot back once sent.</summary>
+    public void Answer(ReadOnlySpan<byte> frame, Status status) => _writer.Enqueue(frame, status);
 
-    private bool Send(ReadOnlySpan<byte> frame)
+    /// <summary>Gives share slots back (the writer, once their answers are sent or failed).</summary>
+    private void ReleaseShare(int slots)
     {
-        lock (_sendLock)
+        if (Interlocked.Add(ref _inFlight, -slots) <= _resumeMark && Interlocked.Exchange(ref _shareWaiter, 0) == 1)
         {
-            if (_broken) return false;
-            try
-            {
-                while (!frame.IsEmpty) frame = frame[_socket.Send(frame)..];
-                return true;
-            }
-            catch (Exception e) when (e is SocketException or ObjectDisposedException)
-            {
-                _broken = true; // the client is gone or stopped reading past the send timeout
-                return false;
-            }
+            _shareFreed.SetResult(true); // see WaitForShareAsync
         }
     }
 
     private async Task CloseAsync()
     {
-        // Accepted requests of this connection are still queued or running: their answers go out
-        // first (the dispatcher drains or hands them back at shutdown, so this wait is bounded).
-        while (Volatile.Read(ref _inFlight) > 0) await Task.Delay(1).ConfigureAwait(false);
-        lock (_sendLock)
+        // Accepted requests of this connection are still queued, running or unsent: their answers go
+        // out first (the dispatcher drains or hands them back at shutdown, so this wait is bounded).
+        // A send stuck past the send timeout means the client stopped reading: the socket is closed
+        // under it, the send fails, and its answers are counted unanswered.
+        while (Volatile.Read(ref _inFlight) > 0)
         {
-            _broken = true;
-            try { _socket.Shutdown(SocketShutdown.Both); } catch (SocketException) { /* already reset */ }
-            _socket.Dispose();
+            if (_writer.IsStuck(_server.Options.SendTimeout)) _socket.Dispose();
+            await Task.Delay(1).ConfigureAwait(false);
         }
+        _writer.Close();
+        await _writer.Completion.ConfigureAwait(false);
+        try { _socket.Shutdown(SocketShutdown.Both); } catch (Exception e) when (e is SocketException or ObjectDisposedException) { /* already gone */ }
+        _socket.Dispose();
         _server.Buffers.Return(_receive);
         _server.Buffers.Return(_batch);
         _server.Remove(this);
