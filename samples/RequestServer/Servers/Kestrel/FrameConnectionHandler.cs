@@ -31,11 +31,13 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
             while (true)
             {
                 var result = await input.ReadAsync().ConfigureAwait(false);
+                long readAt = Stopwatch.GetTimestamp(); // every frame of this read was read now: deadlines count from here
                 var buffer = result.Buffer;
-                bool malformed = ProcessFrames(ref buffer, output, pending);
+                bool malformed = ProcessFrames(ref buffer, output, pending, readAt);
                 input.AdvanceTo(buffer.Start, buffer.End);
                 var flush = await output.FlushAsync().ConfigureAwait(false);
-                Settle(pending, answered: !flush.IsCanceled);
+                // A completed reader means Kestrel aborted the connection (the drain deadline passed): not sent.
+                Settle(pending, answered: !flush.IsCanceled && !flush.IsCompleted);
                 if (malformed) break;
                 if (result.IsCompleted)
                 {
@@ -69,7 +71,7 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
     }
 
     /// <summary>Runs every whole frame in <paramref name="buffer"/>, leaving the rest in it; true when the stream is malformed.</summary>
-    private bool ProcessFrames(ref ReadOnlySequence<byte> buffer, PipeWriter output, long[] pending)
+    private bool ProcessFrames(ref ReadOnlySequence<byte> buffer, PipeWriter output, long[] pending, long readAt)
     {
         byte[]? copy = null;
         try
@@ -93,7 +95,7 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
                     Write(output, 0, Status.Error, BadLengthReason);
                     return true;
                 }
-                Handle(header, first.Slice(0, size)[range], output, pending);
+                Handle(header, first.Slice(0, size)[range], output, pending, readAt);
                 buffer = buffer.Slice(size);
             }
             return false;
@@ -104,9 +106,8 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
         }
     }
 
-    private void Handle(in RequestHeader header, ReadOnlySpan<byte> payload, PipeWriter output, long[] pending)
+    private void Handle(in RequestHeader header, ReadOnlySpan<byte> payload, PipeWriter output, long[] pending, long readAt)
     {
-        long received = Stopwatch.GetTimestamp();
         string? error = RequestHandler.Validate(header, payload);
         if (header.Op == Op.Stats && error is null)
         {
@@ -124,7 +125,7 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
         {
             Write(output, header.Id, status = Status.Busy, default);
         }
-        else if (header.DeadlineMicros != 0 && Stopwatch.GetElapsedTime(received).TotalMicroseconds > header.DeadlineMicros)
+        else if (header.DeadlineMicros != 0 && Stopwatch.GetElapsedTime(readAt).TotalMicroseconds > header.DeadlineMicros)
         {
             Write(output, header.Id, status = Status.Expired, default);
         }
