@@ -81,26 +81,48 @@ public static class BuildComparison
         status?.Invoke($"{name}: warm-up");
         LoadGenerator.Run(plan.For("warm-up", server.EndPoint), cancellation);
         var phases = new List<PhaseFigures>();
-        foreach (string phase in Phases)
+        using (var stats = await StatsClient.ConnectAsync(server.EndPoint, cancellation).ConfigureAwait(false))
         {
-            status?.Invoke($"{name}: {phase}");
-            var before = await SettledStatsAsync(server.EndPoint, cancellation).ConfigureAwait(false);
-            var load = LoadGenerator.Run(plan.For(phase, server.EndPoint), cancellation);
-            var after = await SettledStatsAsync(server.EndPoint, cancellation).ConfigureAwait(false);
-            phases.Add(new PhaseFigures(phase, load, before, after));
+            foreach (string phase in Phases)
+            {
+                status?.Invoke($"{name}: {phase}");
+                var options = plan.For(phase, server.EndPoint);
+                var start = await SettledStatsAsync(stats, cancellation).ConfigureAwait(false);
+                ServerStats? before = null;
+                // The phase's server figures start once the server has accepted every client: the cost of
+                // setting up a connection is not a request's.
+                var load = LoadGenerator.Run(options with
+                {
+                    OnConnected = () => before = ConnectedStatsAsync(stats, start.Connections + options.PoliteClients + options.PipelinedClients, cancellation).GetAwaiter().GetResult(),
+                }, cancellation);
+                var after = await SettledStatsAsync(stats, cancellation).ConfigureAwait(false);
+                phases.Add(new PhaseFigures(phase, load, before ?? start, after));
+            }
         }
         var shutdown = await server.StopAsync(TimeSpan.FromSeconds(30)).ConfigureAwait(false);
         return new BuildFigures(build, phases, shutdown);
     }
 
-    /// <summary>Stats once the server has nothing in flight (answers are counted when their send completes, just after the client reads them), or after 2 s.</summary>
-    private static async Task<ServerStats> SettledStatsAsync(IPEndPoint server, CancellationToken cancellation)
+    /// <summary>Stats once the server has accepted <paramref name="connections"/> connections in all (or after 2 s).</summary>
+    private static async Task<ServerStats> ConnectedStatsAsync(StatsClient client, long connections, CancellationToken cancellation)
     {
-        var stats = await LoadGenerator.QueryStatsAsync(server, cancellation).ConfigureAwait(false);
+        var stats = await client.QueryAsync(cancellation).ConfigureAwait(false);
+        for (int i = 0; i < 200 && stats.Connections < connections; i++)
+        {
+            await Task.Delay(10, cancellation).ConfigureAwait(false);
+            stats = await client.QueryAsync(cancellation).ConfigureAwait(false);
+        }
+        return stats;
+    }
+
+    /// <summary>Stats once the server has nothing in flight (answers are counted when their send completes, just after the client reads them), or after 2 s.</summary>
+    private static async Task<ServerStats> SettledStatsAsync(StatsClient client, CancellationToken cancellation)
+    {
+        var stats = await client.QueryAsync(cancellation).ConfigureAwait(false);
         for (int i = 0; i < 200 && stats.InFlight != 0; i++)
         {
             await Task.Delay(10, cancellation).ConfigureAwait(false);
-            stats = await LoadGenerator.QueryStatsAsync(server, cancellation).ConfigureAwait(false);
+            stats = await client.QueryAsync(cancellation).ConfigureAwait(false);
         }
         return stats;
     }

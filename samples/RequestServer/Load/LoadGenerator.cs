@@ -32,6 +32,7 @@ public static class LoadGenerator
             for (int i = 0; i < options.PoliteClients; i++) polite.Add(new LoadClient(options, true, expectedCompute, expectedRecords));
             for (int i = 0; i < options.PipelinedClients; i++) pipelined.Add(new LoadClient(options, false, expectedCompute, expectedRecords));
             foreach (var c in polite.Concat(pipelined)) c.StartReceiving();
+            options.OnConnected?.Invoke();
 
             var sendLag = new LongHistogram(1, 60_000_000, 3);
             long start = Stopwatch.GetTimestamp();
@@ -78,25 +79,8 @@ public static class LoadGenerator
     /// <exception cref="InvalidDataException">The answer was not a stats snapshot.</exception>
     public static async Task<ServerStats> QueryStatsAsync(IPEndPoint server, CancellationToken cancellation = default)
     {
-        using var socket = new Socket(server.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-        await socket.ConnectAsync(server, cancellation).ConfigureAwait(false);
-        var request = new byte[Frame.RequestSize(0)];
-        Frame.WriteRequest(request, new RequestHeader(1, 0, Op.Stats), default);
-        await socket.SendAsync(request, SocketFlags.None, cancellation).ConfigureAwait(false);
-        var buffer = new byte[Frame.MaxResponseFrame];
-        int filled = 0;
-        while (true)
-        {
-            int n = await socket.ReceiveAsync(buffer.AsMemory(filled), SocketFlags.None, cancellation).ConfigureAwait(false);
-            if (n == 0) throw new InvalidDataException("The server closed the connection before answering the stats request.");
-            filled += n;
-            if (Frame.TryReadResponse(buffer.AsSpan(0, filled), out _, out var status, out var range, out _))
-            {
-                if (status != Status.Ok) throw new InvalidDataException($"The stats request was answered {status}.");
-                socket.Shutdown(SocketShutdown.Both);
-                return ServerStats.FromJsonUtf8(buffer.AsSpan(0, filled)[range]);
-            }
-        }
+        using var client = await StatsClient.ConnectAsync(server, cancellation).ConfigureAwait(false);
+        return await client.QueryAsync(cancellation).ConfigureAwait(false);
     }
 
     private static void SendPolite(List<LoadClient> clients, double ratePerClient, long start, long end, LongHistogram sendLag, CancellationToken cancellation)

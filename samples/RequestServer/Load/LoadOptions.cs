@@ -33,6 +33,8 @@ public sealed record LoadOptions
     public int RecordCount { get; init; } = 64;
     /// <summary>Payload bytes of an echo request.</summary>
     public int EchoBytes { get; init; } = 64;
+    /// <summary>Called once every client has connected, before the first send (to snapshot the server without the cost of connecting).</summary>
+    public Action? OnConnected { get; init; }
 
     /// <summary>Throws when a value is out of range or the target is not loopback.</summary>
     /// <exception cref="ArgumentException">What is wrong.</exception>

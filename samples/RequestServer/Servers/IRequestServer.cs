@@ -30,6 +30,18 @@ public sealed record ServerOptions
     public int MaxConnections { get; init; } = 128;
     /// <summary>How long a blocked send may take before the connection is given up (a client that stops reading).</summary>
     public TimeSpan SendTimeout { get; init; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// The most buffer memory the Manaloc build holds for requests with <paramref name="connections"/> open:
+    /// each queued request a payload copy and an answer (at most 128 KiB each, pooled power-of-two sizes), and
+    /// each connection its receive buffer (128 KiB), its reply batch (16 KiB) and its unsent answers (at most
+    /// its share, double-buffered). Pooling may keep that much again idle for reuse.
+    /// </summary>
+    public long HeldBytesBound(int connections)
+    {
+        const long MaxBuffer = 128 * 1024;
+        return QueueCapacity * 2 * MaxBuffer + connections * (MaxBuffer + 16 * 1024 + 2 * ConnectionShare * MaxBuffer);
+    }
 }
 
 /// <summary>What a shutdown did: the counters at the end and what was dropped, by kind. Nothing is dropped silently.</summary>

@@ -49,6 +49,8 @@ public sealed record ServerStats
     /// <summary>Takes a snapshot of <paramref name="counters"/> and this process.</summary>
     public static ServerStats Capture(string build, ServerCounters counters)
     {
+        // The GC figures first: reading the process's figures allocates, and that belongs to the next interval.
+        long allocated = GC.GetTotalAllocatedBytes(precise: true);
         using var process = Process.GetCurrentProcess();
         return new ServerStats
         {
@@ -64,7 +66,7 @@ public sealed record ServerStats
             Truncated = counters.Truncated,
             Connections = counters.Connections,
             Refused = counters.Refused,
-            AllocatedBytes = GC.GetTotalAllocatedBytes(precise: true),
+            AllocatedBytes = allocated,
             Gen0 = GC.CollectionCount(0),
             Gen1 = GC.CollectionCount(1),
             Gen2 = GC.CollectionCount(2),

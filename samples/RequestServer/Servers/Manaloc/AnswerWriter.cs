@@ -20,6 +20,7 @@ namespace RequestServer.Servers.Manaloc;
 /// </remarks>
 internal sealed class AnswerWriter
 {
+    private const int InitialSize = 16 * 1024;
     private readonly Socket _socket;
     private readonly BufferManager _buffers;
     private readonly ServerCounters _counters;
@@ -40,8 +41,9 @@ internal sealed class AnswerWriter
         _buffers = buffers;
         _counters = counters;
         _releaseShare = releaseShare;
-        _pending = buffers.Rent(2 * Frame.MaxResponseFrame);
-        _sending = buffers.Rent(2 * Frame.MaxResponseFrame);
+        // Small to start (most answers are tens of bytes); Enqueue grows the pending buffer for large ones.
+        _pending = buffers.Rent(InitialSize);
+        _sending = buffers.Rent(InitialSize);
         Completion = WriteLoopAsync();
     }
 

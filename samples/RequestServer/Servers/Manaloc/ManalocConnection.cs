@@ -19,6 +19,8 @@ namespace RequestServer.Servers.Manaloc;
 /// </remarks>
 internal sealed class ManalocConnection
 {
+    private const int ReceiveSlack = 16 * 1024;
+    private const int BatchSize = 16 * 1024;
     private static readonly byte[] BadLengthReason = Encoding.UTF8.GetBytes("bad frame length");
     private readonly ManalocServer _server;
     private readonly Socket _socket;
@@ -37,8 +39,10 @@ internal sealed class ManalocConnection
         _server = server;
         _socket = socket;
         _socket.NoDelay = true;
-        _receive = server.Buffers.Rent(2 * Frame.MaxRequestFrame);
-        _batch = server.Buffers.Rent(2 * Frame.MaxResponseFrame);
+        // One whole frame plus room to read on: what is left after parsing is under one frame.
+        _receive = server.Buffers.Rent(Frame.MaxRequestFrame + ReceiveSlack);
+        // The reader's own answers (busy, error, stats) are small; a full batch goes to the writer and starts again.
+        _batch = server.Buffers.Rent(BatchSize);
         _resumeMark = server.Options.ConnectionShare / 2;
         _writer = new AnswerWriter(socket, server.Buffers, server.Counters, ReleaseShare);
     }
