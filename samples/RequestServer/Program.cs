@@ -15,12 +15,25 @@ var stopOnEof = new Option<bool>("--stop-on-eof") { Description = "Also shut dow
 
 var serve = new Command("serve", "Run one build of the server on 127.0.0.1 until Ctrl+C or SIGTERM, then shut down gracefully and report what was dropped.");
 foreach (var o in new Option[] { build, port, workers, queue, share, busyOverShare, drain, stopOnEof }) serve.Options.Add(o);
-serve.SetAction(parse => ServeCommand.RunAsync(
-    ServerFactory.Parse(parse.GetValue(build)!),
-    new ServerOptions { Port = parse.GetValue(port), Workers = parse.GetValue(workers), QueueCapacity = parse.GetValue(queue), ConnectionShare = parse.GetValue(share), BusyOverShare = parse.GetValue(busyOverShare) },
-    TimeSpan.FromSeconds(parse.GetValue(drain)),
-    parse.GetValue(stopOnEof),
-    Console.Out));
+serve.SetAction(async parse =>
+{
+    try
+    {
+        double drainSeconds = parse.GetValue(drain);
+        if (!(drainSeconds is >= 0 and <= 600)) throw new ArgumentException($"--drain must be between 0 and 600 seconds, not {drainSeconds}.");
+        return await ServeCommand.RunAsync(
+            ServerFactory.Parse(parse.GetValue(build)!),
+            new ServerOptions { Port = parse.GetValue(port), Workers = parse.GetValue(workers), QueueCapacity = parse.GetValue(queue), ConnectionShare = parse.GetValue(share), BusyOverShare = parse.GetValue(busyOverShare) },
+            TimeSpan.FromSeconds(drainSeconds),
+            parse.GetValue(stopOnEof),
+            Console.Out);
+    }
+    catch (ArgumentException e)
+    {
+        Console.Error.WriteLine($"error: {e.Message}");
+        return 2;
+    }
+});
 
 var target = new Option<int>("--port") { Description = "The server's port on 127.0.0.1.", Required = true };
 var clients = new Option<int>("--clients") { Description = "Polite clients, each on its own connection.", DefaultValueFactory = _ => 8 };

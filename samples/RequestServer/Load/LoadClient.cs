@@ -30,6 +30,7 @@ internal sealed class LoadClient : IDisposable
     private long _sent;
     private long _answered;
     private long _violations;
+    private bool _closed; // a send failed: the server is gone
 
     public LoadClient(LoadOptions options, bool polite, long expectedCompute, long expectedRecords)
     {
@@ -51,7 +52,7 @@ internal sealed class LoadClient : IDisposable
     public LongHistogram Latency { get; } = new(1, 60_000_000, 3);
     public long Sent => Interlocked.Read(ref _sent);
     public long Outstanding => Interlocked.Read(ref _sent) - Interlocked.Read(ref _answered);
-    public bool CanSend => Interlocked.Read(ref _sent) < _intended.Length;
+    public bool CanSend => !Volatile.Read(ref _closed) && Interlocked.Read(ref _sent) < _intended.Length;
     public long Violations => Interlocked.Read(ref _violations);
     public Task Receiving { get; private set; } = Task.CompletedTask;
 
@@ -76,7 +77,15 @@ internal sealed class LoadClient : IDisposable
         }
         Interlocked.Add(ref _sent, count); // before the bytes leave: an answer never finds its id unsent
         var frames = _sendBuffer.AsSpan(0, length);
-        while (!frames.IsEmpty) frames = frames[_socket.Send(frames)..];
+        try
+        {
+            while (!frames.IsEmpty) frames = frames[_socket.Send(frames)..];
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+            // The server closed the connection: these requests count as sent and, unanswered, as lost.
+            Volatile.Write(ref _closed, true);
+        }
         return count;
     }
 

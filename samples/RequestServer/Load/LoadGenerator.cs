@@ -92,6 +92,7 @@ public static class LoadGenerator
             long intended = start + (long)(g * interval);
             if (intended >= end) return;
             long now;
+            if (!clients.Any(c => c.CanSend)) return;
             while ((now = Stopwatch.GetTimestamp()) < intended)
             {
                 // Sleeping, not spinning: on a small machine a spinning generator takes a core from the server.
@@ -99,7 +100,7 @@ public static class LoadGenerator
                 Thread.Sleep(1);
             }
             var client = clients[(int)(g % clients.Count)];
-            if (!client.CanSend) return;
+            if (!client.CanSend) continue;
             sendLag.RecordValue(Math.Max(1, (now - intended) * 1_000_000 / Stopwatch.Frequency));
             client.Send(1, intended);
         }
