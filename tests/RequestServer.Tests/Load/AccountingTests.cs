@@ -86,3 +86,36 @@ public sealed class AccountingTests
         Assert.Throws<ArgumentException>(() => LoadGenerator.Run(options));
     }
 }
+
+/// <summary>A server that goes away mid-load: the generator stops by itself and counts what was not answered as lost.</summary>
+public sealed class VanishingServerTests
+{
+    [Theory]
+    [MemberData(nameof(TestServers.Builds), MemberType = typeof(TestServers))]
+    public async Task Requests_the_server_never_answered_are_counted_lost_and_the_identity_holds(string build)
+    {
+        var server = await TestServers.StartAsync(build);
+        var load = Task.Run(() => LoadGenerator.Run(new LoadOptions
+        {
+            Target = server.EndPoint,
+            PoliteClients = 2,
+            PoliteRate = 500,
+            PipelinedClients = 1,
+            PipelineWindow = 256,
+            MaxPipelinedRequests = 1_000_000,
+            Duration = TimeSpan.FromSeconds(2),
+            DrainTimeout = TimeSpan.FromMilliseconds(500),
+        }));
+        TestServers.WaitUntil(() => server.Counters.Ok > 50, "the load is under way");
+        var report = await server.ShutdownAsync(TimeSpan.FromMilliseconds(50)).WaitAsync(TimeSpan.FromSeconds(30));
+        await server.DisposeAsync();
+        var result = await load.WaitAsync(TimeSpan.FromSeconds(30));
+
+        Assert.Equal(0, report.Lost);
+        Assert.True(result.Polite.Balances && result.Pipelined.Balances, $"{result.Polite} / {result.Pipelined}");
+        Assert.Equal(0, result.Violations);
+        // The client got exactly the answers the server says it sent (unanswered ones are the client's lost too).
+        Assert.Equal(report.Final.Ok + report.Final.Busy + report.Final.Expired + report.Final.Error, result.Total.Answered);
+        Assert.True(result.Total.Lost > 0, result.Total.ToString());
+    }
+}

@@ -18,10 +18,12 @@ namespace RequestServer.Servers.Kestrel;
 /// No queue: a connection's requests run one after another, so a flooding connection occupies one
 /// ThreadPool thread and the others share what is left. Shutdown: Kestrel stops accepting and asks every
 /// connection to close; the handler answers busy to what it has buffered and returns. Connections still
-/// open at the drain deadline are aborted by Kestrel.
+/// open five seconds after the drain deadline are aborted by Kestrel. Answers are counted once flushed
+/// to Kestrel's transport: an abort can drop such answers without the handler knowing.
 /// </remarks>
 internal sealed class KestrelRequestServer : IRequestServer
 {
+    private static readonly TimeSpan AbortGrace = TimeSpan.FromSeconds(5);
     private readonly WebApplication _app;
     private readonly KestrelServerState _state;
     private Task<ShutdownReport>? _shutdown;
@@ -72,7 +74,10 @@ internal sealed class KestrelRequestServer : IRequestServer
         long start = Stopwatch.GetTimestamp();
         int open = _state.OpenConnections;
         _state.ShuttingDown = true; // handlers answer busy to every frame read from now on
-        using (var deadline = new CancellationTokenSource(drain))
+        // Handlers answer busy to every frame from now on, so each returns within one op of the close
+        // request; Kestrel's abort (which discards answers already handed to its transport, unseen by the
+        // handler) is only the last resort, a grace period after the drain deadline.
+        using (var deadline = new CancellationTokenSource(drain + AbortGrace))
         {
             await _app.StopAsync(deadline.Token).ConfigureAwait(false);
         }
