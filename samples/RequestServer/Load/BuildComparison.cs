@@ -20,7 +20,7 @@ public sealed record LoadPlan(int PoliteClients, double PoliteRate, int FloodWin
     /// <summary>Quick mode: about 6 s per build.</summary>
     public static LoadPlan Quick { get; } = new(8, 250, 4096, 4, 16, TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(1.5), 500_000);
     /// <summary>Full mode: about 25 s per build.</summary>
-    public static LoadPlan Full { get; } = new(16, 250, 16_384, 4, 16, TimeSpan.FromSeconds(2), TimeSpan.FromSeconds(7), 4_000_000);
+    public static LoadPlan Full { get; } = new(16, 250, 16_384, 4, 16, TimeSpan.FromSeconds(2), TimeSpan.FromSeconds(7), 1_000_000);
     /// <summary>Smoke mode (tests): proves the run works; its figures mean little.</summary>
     public static LoadPlan Smoke { get; } = new(2, 200, 256, 2, 8, TimeSpan.FromSeconds(0.1), TimeSpan.FromSeconds(0.3), 50_000);
 

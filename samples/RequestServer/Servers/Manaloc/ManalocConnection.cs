@@ -7,8 +7,8 @@ namespace RequestServer.Servers.Manaloc;
 
 /// <summary>
 /// One client connection of the Manaloc build: an async reader that parses frames in place in a pooled
-/// buffer and posts valid requests while the connection is within its share (over it, the reader stops
-/// reading until one finishes); it answers busy (queue full, shutting down), error and stats itself,
+/// buffer and posts valid requests while the connection is within its share (at it, the reader stops
+/// reading until half of them have finished); it answers busy (queue full, shutting down), error and stats itself,
 /// batched into one send per read.
 /// </summary>
 /// <remarks>
@@ -73,8 +73,8 @@ internal sealed class ManalocConnection
                     filled -= consumed;
                     if (filled > 0 && consumed > 0) _receive.AsSpan(consumed, filled).CopyTo(_receive);
                     if (!overShare) break;
-                    // The connection has its whole share queued or running: stop reading it until one
-                    // finishes. Its further requests wait in its own socket (TCP pushes back on the sender);
+                    // The connection has its whole share queued, running or unsent: stop reading it until
+                    // half of that has finished. Its further requests wait in its own socket (TCP pushes back on the sender);
                     // nobody else's do. Leftover bytes stay under one frame, so the next receive has room.
                     await WaitForShareAsync().ConfigureAwait(false);
                 }
