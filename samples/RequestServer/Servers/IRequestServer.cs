@@ -20,8 +20,6 @@ public sealed record ServerOptions
     public int Port { get; init; }
     /// <summary>Worker threads (Manaloc dispatcher, BCL channel readers); the processor count by default.</summary>
     public int Workers { get; init; } = Environment.ProcessorCount;
-    /// <summary>Manaloc: the dispatcher queue's capacity, shared by all connections.</summary>
-    public int QueueCapacity { get; init; } = 256;
     /// <summary>Manaloc: requests one connection may have queued or running; over it the connection is not read until half of them finished.</summary>
     public int ConnectionShare { get; init; } = 32;
     /// <summary>Manaloc: answer busy to every request over the share instead of pausing the connection (the busy answers then cost the server CPU at the flooder's pace).</summary>
@@ -33,14 +31,14 @@ public sealed record ServerOptions
 
     /// <summary>
     /// The most buffer memory the Manaloc build holds for requests with <paramref name="connections"/> open:
-    /// each queued request a payload copy and an answer (at most 128 KiB each, pooled power-of-two sizes), and
-    /// each connection its receive buffer (128 KiB), its reply batch (16 KiB) and its unsent answers (at most
-    /// its share, double-buffered). Pooling may keep that much again idle for reuse.
+    /// per connection, its share of requests with a payload copy and an answer each (at most 128 KiB each,
+    /// pooled power-of-two sizes; unsent answers double-buffered), its receive buffer (128 KiB) and its reply
+    /// batch (16 KiB). Pooling may keep that much again idle for reuse.
     /// </summary>
     public long HeldBytesBound(int connections)
     {
         const long MaxBuffer = 128 * 1024;
-        return QueueCapacity * 2 * MaxBuffer + connections * (MaxBuffer + 16 * 1024 + 2 * ConnectionShare * MaxBuffer);
+        return connections * (MaxBuffer + 16 * 1024 + 3L * ConnectionShare * MaxBuffer);
     }
 }
 

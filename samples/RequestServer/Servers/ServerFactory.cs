@@ -23,9 +23,9 @@ public static class ServerFactory
     public static async Task<IRequestServer> StartAsync(ServerBuild build, ServerOptions? options = null)
     {
         options ??= new ServerOptions();
-        if (options.Workers < 1 || options.QueueCapacity < 1 || options.ConnectionShare < 1 || options.MaxConnections < 1)
+        if (options.Workers < 1 || options.ConnectionShare < 1 || options.MaxConnections < 1)
         {
-            throw new ArgumentOutOfRangeException(nameof(options), options, "Workers, queue capacity, connection share and connection cap must be at least 1.");
+            throw new ArgumentOutOfRangeException(nameof(options), options, "Workers, connection share and connection cap must be at least 1.");
         }
         return build switch
         {

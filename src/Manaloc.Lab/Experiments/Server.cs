@@ -68,7 +68,7 @@ public sealed class Server : Experiment
             ["build", "load", "p50", "p99", "p99.9", "ok/s", "flooder share", "B/request", "GCs", "GC pause ms", "peak RSS MB", "lost"], rows));
         context.Note("Latencies include the load generator's send lag (it sleeps between sends rather than spin on a small machine; see the send-lag metric), the same for every build. Peak RSS is the server process's high-water mark so far (phases run in order: quiet, flood, saturated).");
         var o = new ServerOptions();
-        context.Note($"Manaloc's caps: {o.QueueCapacity} queued requests in all, {o.ConnectionShare} per connection (over it the connection is not read), {o.MaxConnections} connections; with the {plan.PoliteClients + 2} connections of this run they bound the buffers it holds for requests to {Format.Significant(CapMegabytes(plan))} MB (ServerOptions.HeldBytesBound; frames of the maximum size).");
+        context.Note($"Manaloc's caps: {o.ConnectionShare} requests per connection queued, running or unsent (at it the connection is not read), {o.MaxConnections} connections; with the {plan.PoliteClients + 2} connections of this run they bound the buffers it holds for requests to {Format.Significant(CapMegabytes(plan))} MB (ServerOptions.HeldBytesBound; frames of the maximum size).");
     }
 
     /// <summary>Memory the Manaloc build's caps let it hold with this plan's connections open (polite, flooder, stats).</summary>

@@ -7,14 +7,15 @@ namespace RequestServer.Servers.Manaloc;
 
 /// <summary>
 /// One client connection of the Manaloc build: an async reader that parses frames in place in a pooled
-/// buffer and posts valid requests while the connection is within its share (at it, the reader stops
-/// reading until half of them have finished); it answers busy (queue full, shutting down), error and stats itself,
+/// buffer and queues valid requests on the connection while it is within its share (at it, the reader
+/// stops reading until half of them have finished); the connection takes turns with the others on the
+/// dispatcher, one request per turn. The reader answers busy (shutting down), error and stats itself,
 /// batched into one send per read.
 /// </summary>
 /// <remarks>
 /// Sends: the reader's batch and each worker's answer go to the connection's <see cref="AnswerWriter"/>
 /// as whole frames, so answers never interleave and no worker blocks on a socket. Share: <c>_inFlight</c>
-/// is incremented (interlocked) before a post and decremented once the answer is sent; the reader alone
+/// is incremented (interlocked) before a request is queued and decremented once its answer is sent; the reader alone
 /// increments, so its check against the share cannot be overtaken, and the close waits until it is zero.
 /// </remarks>
 internal sealed class ManalocConnection
@@ -33,6 +34,11 @@ internal sealed class ManalocConnection
     private int _inFlight;
     private int _shareWaiter; // 1 while the reader waits for a share slot
     private readonly AnswerWriter _writer;
+    private readonly Lock _localLock = new();
+    private readonly PooledRequest?[] _local; // this connection's accepted requests, oldest at _localHead (guarded by _localLock)
+    private int _localHead, _localCount;      // guarded by _localLock
+    private bool _turnPosted;                 // guarded by _localLock; see RunTurn
+    private readonly Action _runTurn;         // made once: posting a turn allocates nothing
 
     public ManalocConnection(ManalocServer server, Socket socket)
     {
@@ -45,6 +51,8 @@ internal sealed class ManalocConnection
         _batch = server.Buffers.Rent(BatchSize);
         _resumeMark = server.Options.ConnectionShare / 2;
         _writer = new AnswerWriter(socket, server.Buffers, server.Counters, ReleaseShare);
+        _local = new PooledRequest?[server.Options.ConnectionShare];
+        _runTurn = RunTurn;
     }
 
     public Task Completion { get; private set; } = Task.CompletedTask;
@@ -152,15 +160,72 @@ internal sealed class ManalocConnection
         }
     }
 
+    /// <summary>Queues a request on this connection and makes sure the connection has its turn in the dispatcher; false when the dispatcher refused (shutting down).</summary>
     private bool TryPost(in RequestHeader header, ReadOnlySpan<byte> payload)
     {
         var request = _server.Requests.Rent();
         request.Init(this, header, payload);
         Interlocked.Increment(ref _inFlight);
-        if (_server.Dispatcher.TryPost(request.Run)) return true;
+        bool postTurn;
+        lock (_localLock)
+        {
+            _local[(_localHead + _localCount) % _local.Length] = request; // room: _localCount ≤ _inFlight ≤ share
+            _localCount++;
+            postTurn = !_turnPosted;
+            _turnPosted = true;
+        }
+        if (!postTurn || _server.Dispatcher.TryPost(_runTurn)) return true;
+        // Refused: no turn was out, so the queue held only this request (invariant below); take it back.
+        lock (_localLock)
+        {
+            _localCount--;
+            _local[(_localHead + _localCount) % _local.Length] = null;
+            _turnPosted = false;
+        }
         Interlocked.Decrement(ref _inFlight);
         request.Recycle();
         return false;
+    }
+
+    /// <summary>
+    /// This connection's turn on a dispatcher worker: runs its oldest request, then goes to the back of the
+    /// dispatcher's queue if more are waiting. So a connection's requests run one at a time, in order, and a
+    /// request waits behind at most one request of each other connection, however many the flooder has queued.
+    /// </summary>
+    /// <remarks>
+    /// Invariant, under <c>_localLock</c>: <c>_turnPosted</c> is true exactly while this connection's turn is
+    /// queued in the dispatcher or running, and a turn is out whenever the local queue is not empty. Hence at
+    /// most one turn per connection is queued, and the dispatcher (capacity: the connection cap) never refuses
+    /// one except once it is shut down; then the worker runs the rest here (answered busy once the drain is over).
+    /// </remarks>
+    private void RunTurn()
+    {
+        while (true)
+        {
+            PooledRequest? request;
+            lock (_localLock)
+            {
+                if (_localCount == 0)
+                {
+                    _turnPosted = false;
+                    return;
+                }
+                request = _local[_localHead]!;
+                _local[_localHead] = null;
+                _localHead = (_localHead + 1) % _local.Length;
+                _localCount--;
+            }
+            request.Execute();
+            lock (_localLock)
+            {
+                if (_localCount == 0)
+                {
+                    _turnPosted = false;
+                    return;
+                }
+            }
+            if (_server.Dispatcher.TryPost(_runTurn)) return; // to the back of the line
+        }
     }
 
     /// <summary>Adds an answer to this read's batch (handing the batch to the writer first when it would not fit).</summary>

@@ -10,20 +10,21 @@ using Manaloc.Threading;
 namespace RequestServer.Servers.Manaloc;
 
 /// <summary>
-/// The Manaloc build: frames in <see cref="BufferManager"/> buffers, pooled request objects run on a
-/// <see cref="DedicatedThreadDispatcher"/> whose queue is bounded and shared out per connection, deadlines
-/// checked before work starts, native records for the record op.
+/// The Manaloc build: frames in <see cref="BufferManager"/> buffers, pooled request objects queued per
+/// connection and run on a <see cref="DedicatedThreadDispatcher"/> whose queue holds one turn per
+/// connection, deadlines checked before work starts, native records for the record op.
 /// </summary>
 /// <remarks>
-/// Why: a flooding connection must get "busy", not everyone else's latency. A connection may have at most
-/// <see cref="ServerOptions.ConnectionShare"/> requests queued or running; the rest are answered busy by its
-/// reader at once, so a polite request waits behind at most (connections × share) items, however fast
-/// anyone sends. The queue's capacity bounds memory: at most <see cref="ServerOptions.QueueCapacity"/>
-/// requests of at most 64 KiB each are held, plus one receive buffer per connection. Work stays off the
-/// ThreadPool (which runs only the socket reads), so a flood cannot starve it.
+/// Why: a flooding connection must not become everyone's latency. Connections take turns on the workers,
+/// one request per turn, so a request waits behind at most one request of each other connection; and a
+/// connection may hold at most <see cref="ServerOptions.ConnectionShare"/> requests queued, running or
+/// unsent, beyond which its reader stops reading it (TCP pushes back on the sender). That bounds memory:
+/// at most share × connections requests (64 KiB payload and answer each), plus each connection's buffers
+/// (<see cref="ServerOptions.HeldBytesBound"/>). Work stays off the ThreadPool (which runs only the socket
+/// reads), so a flood cannot starve it.
 /// Shutdown: stop accepting, answer busy to new frames, let the dispatcher drain until the deadline (a
-/// <see cref="ScheduledValue{T}"/> that workers poll turns the rest into busy answers), answer busy to the
-/// items the dispatcher hands back, then close each connection once its last answer is written.
+/// <see cref="ScheduledValue{T}"/> that workers poll turns the rest into busy answers), run the turns the
+/// dispatcher hands back (answering busy), then close each connection once its last answer is written.
 /// </remarks>
 internal sealed class ManalocServer : IRequestServer
 {
@@ -45,8 +46,10 @@ internal sealed class ManalocServer : IRequestServer
         {
             Name = "request-server",
             ThreadCount = options.Workers,
-            Capacity = options.QueueCapacity,
-            FullMode = FullQueueMode.FailFast, // TryPost refuses when full: the reader answers busy
+            // One turn per connection at most (ManalocConnection.RunTurn), so the queue never fills;
+            // FailFast makes a post after the shutdown return false rather than wait.
+            Capacity = options.MaxConnections,
+            FullMode = FullQueueMode.FailFast,
         });
         Requests = new SemiLocalPool<PooledRequest>(PoolPolicies.Create(() => new PooledRequest(this)), new PoolOptions { Name = "request-server.requests" });
         _records = new TypeAllocator(new TypeAllocatorOptions { Name = "request-server.records", Checked = false });

@@ -4,8 +4,8 @@ using RequestServer.Protocol;
 namespace RequestServer.Servers.Manaloc;
 
 /// <summary>
-/// One accepted request of the Manaloc build, rented from a pool and posted to the dispatcher through a
-/// delegate made once per object: posting and running a request allocates nothing in steady state.
+/// One accepted request of the Manaloc build, rented from a pool, queued on its connection and run in the
+/// connection's turn on the dispatcher: accepting and running a request allocates nothing in steady state.
 /// </summary>
 internal sealed class PooledRequest
 {
@@ -17,14 +17,7 @@ internal sealed class PooledRequest
     private byte[]? _payload; // rented from the server's buffer manager
     private int _payloadLength;
 
-    public PooledRequest(ManalocServer server)
-    {
-        _server = server;
-        Run = Execute;
-    }
-
-    /// <summary>The dispatcher item: this request's <see cref="Execute"/>, one delegate for the object's lifetime.</summary>
-    public Action Run { get; }
+    public PooledRequest(ManalocServer server) => _server = server;
 
     public void Init(ManalocConnection connection, in RequestHeader header, ReadOnlySpan<byte> payload)
     {
@@ -38,7 +31,8 @@ internal sealed class PooledRequest
         payload.CopyTo(_payload);
     }
 
-    private void Execute()
+    /// <summary>Runs the request (or answers expired, or busy once the shutdown's drain is over), hands the answer to the connection and recycles itself.</summary>
+    public void Execute()
     {
         var connection = _connection!;
         int answerSize = RequestHandler.AnswerSize(_op, _payloadLength);
