@@ -75,10 +75,10 @@ internal sealed class BclServer : IRequestServer
                 socket.Dispose();
                 continue;
             }
-            Counters.CountConnection();
             var connection = new BclConnection(this, socket);
             _connections.TryAdd(connection, 0);
             connection.Start();
+            Counters.CountConnection(); // after the set-up, so a snapshot that has seen it does not count its cost
         }
     }
 

@@ -98,10 +98,10 @@ internal sealed class ManalocServer : IRequestServer
                 socket.Dispose();
                 continue;
             }
-            Counters.CountConnection();
             var connection = new ManalocConnection(this, socket);
             _connections.TryAdd(connection, 0);
             connection.Start();
+            Counters.CountConnection(); // after the set-up, so a snapshot that has seen it does not count its cost
         }
     }
 
