@@ -26,9 +26,9 @@ internal sealed class AnswerWriter
     private readonly ServerCounters _counters;
     private readonly Action<int> _releaseShare;
     private readonly Lock _lock = new();
-    // Continuations inline: the thread that appends to an idle writer (a worker, usually) runs the send
-    // itself, one hand-off fewer per answer; a send that has to wait frees that thread at once.
-    private readonly ReusableValueTaskSource<bool> _ready = new(runContinuationsAsynchronously: false);
+    // Continuations on the ThreadPool: the worker that wakes the writer goes back to work at once, and the
+    // writer sends everything appended meanwhile in one call (run inline, each answer cost a worker a send).
+    private readonly ReusableValueTaskSource<bool> _ready = new(runContinuationsAsynchronously: true);
     private readonly long[] _pendingCounts = new long[4];
     private readonly long[] _sendingCounts = new long[4];
     private byte[] _pending;
