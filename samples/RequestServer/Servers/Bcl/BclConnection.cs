@@ -56,9 +56,8 @@ internal sealed class BclConnection
             while (Volatile.Read(ref _inFlight) > 0) await Task.Delay(1).ConfigureAwait(false);
             await _sendLock.WaitAsync().ConfigureAwait(false);
             _broken = true;
-            try { _socket.Shutdown(SocketShutdown.Both); } catch (SocketException) { /* already reset */ }
-            _socket.Dispose();
             _sendLock.Release();
+            await SocketClose.LingeringCloseAsync(_socket, new byte[4096]).ConfigureAwait(false);
             _server.Remove(this);
         }
     }

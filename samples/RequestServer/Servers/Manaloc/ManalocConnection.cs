@@ -269,8 +269,7 @@ internal sealed class ManalocConnection
         }
         _writer.Close();
         await _writer.Completion.ConfigureAwait(false);
-        try { _socket.Shutdown(SocketShutdown.Both); } catch (Exception e) when (e is SocketException or ObjectDisposedException) { /* already gone */ }
-        _socket.Dispose();
+        await SocketClose.LingeringCloseAsync(_socket, _receive).ConfigureAwait(false);
         _server.Buffers.Return(_receive);
         _server.Buffers.Return(_batch);
         _server.Remove(this);
