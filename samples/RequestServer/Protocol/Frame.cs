@@ -20,7 +20,7 @@ public enum Status : byte
 {
     /// <summary>Done; the payload is the answer.</summary>
     Ok = 0,
-    /// <summary>Refused without running: the connection's share or the server's queue is full, or the server is shutting down.</summary>
+    /// <summary>Refused without running: the server is shutting down (or, with busy-over-share, the connection is at its share).</summary>
     Busy = 1,
     /// <summary>Its deadline passed before work started.</summary>
     Expired = 2,

@@ -13,7 +13,7 @@ public sealed class ServerCounters
     public long Received => Volatile.Read(ref _received);
     /// <summary>Answered <c>ok</c>.</summary>
     public long Ok => Volatile.Read(ref _ok);
-    /// <summary>Answered <c>busy</c> (share or queue full, or shutting down).</summary>
+    /// <summary>Answered <c>busy</c> (shutting down, or over the share with busy-over-share).</summary>
     public long Busy => Volatile.Read(ref _busy);
     /// <summary>Answered <c>expired</c>.</summary>
     public long Expired => Volatile.Read(ref _expired);

@@ -25,7 +25,7 @@ public sealed class Server : Experiment
     /// <inheritdoc/>
     public override string Description => "Request server built from Manaloc vs BCL defaults vs Kestrel (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("One connection's flood must not become everyone's latency: dedicated threads, a capped queue, pooled buffers (no figure for a whole server); the project's targets are ratios between the builds.");
+    public override ArticleFigure Figure => new("One connection's flood must not become everyone's latency: dedicated threads, a bounded queue, a share per connection, pooled buffers (no figure for a whole server); the project's targets are ratios between the builds.");
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = ServerFactory.BuildNames;
     /// <inheritdoc/>
