@@ -27,6 +27,7 @@ public static class ExperimentRegistry
         new Quantum(),
         new Nagle(),
         new UdpSend(),
+        new Server(),
     ];
 
     /// <summary>Finds an experiment by name (case-insensitive).</summary>

@@ -1,0 +1,68 @@
+using System.Buffers.Binary;
+using System.Text;
+using RequestServer.Load;
+using RequestServer.Protocol;
+
+namespace RequestServer.Tests.Servers;
+
+/// <summary>Every build answers the protocol the same way.</summary>
+public sealed class RoundTripTests
+{
+    [Theory]
+    [MemberData(nameof(TestServers.Builds), MemberType = typeof(TestServers))]
+    public async Task Echo_compute_and_records_are_answered_with_the_right_payloads(string build)
+    {
+        await using var server = await TestServers.StartAsync(build);
+        using (var client = new TestClient(server.EndPoint))
+        {
+            byte[] text = Encoding.UTF8.GetBytes("hello, " + build);
+            client.Send(1, Op.Echo, text);
+            client.SendInt(2, Op.Compute, 1000);
+            client.SendInt(3, Op.Records, 500);
+            client.Send(4, Op.Echo, new byte[Frame.MaxPayload]);
+
+            var answers = Enumerable.Range(0, 4).Select(_ => client.ReadAnswer()).OrderBy(a => a.Id).ToArray();
+            Assert.All(answers, a => Assert.Equal(Status.Ok, a.Status));
+            Assert.Equal(text, answers[0].Payload);
+            Assert.Equal(RequestHandler.Compute(1000), BinaryPrimitives.ReadInt64LittleEndian(answers[1].Payload));
+            Assert.Equal(RequestHandler.ExpectedRecordChecksum(500), BinaryPrimitives.ReadInt64LittleEndian(answers[2].Payload));
+            Assert.Equal(Frame.MaxPayload, answers[3].Payload.Length);
+        }
+        var report = await server.ShutdownAsync(TimeSpan.FromSeconds(5)).WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal((4, 4, 0), (report.Final.Received, report.Final.Ok, report.Lost));
+    }
+
+    [Theory]
+    [MemberData(nameof(TestServers.Builds), MemberType = typeof(TestServers))]
+    public async Task A_request_past_its_deadline_before_work_starts_is_answered_expired(string build)
+    {
+        await using var server = await TestServers.StartAsync(build, new() { Workers = 1 });
+        using var client = new TestClient(server.EndPoint);
+        // One write, so one read: a long request occupies the worker (or the connection, in Kestrel) while
+        // the second, read at the same moment with a 1 µs budget, waits past it and is not run.
+        var frames = new byte[2 * Frame.RequestSize(4)];
+        Frame.WriteRequest(frames, new RequestHeader(1, 0, Op.Compute), BitConverter.GetBytes(3_000_000));
+        Frame.WriteRequest(frames.AsSpan(Frame.RequestSize(4)), new RequestHeader(2, 1, Op.Compute), BitConverter.GetBytes(10));
+        client.SendRaw(frames);
+        var answers = new[] { client.ReadAnswer(), client.ReadAnswer() }.OrderBy(a => a.Id).ToArray();
+        Assert.Equal(Status.Ok, answers[0].Status);
+        Assert.Equal(Status.Expired, answers[1].Status);
+        Assert.Empty(answers[1].Payload);
+    }
+
+    [Theory]
+    [MemberData(nameof(TestServers.Builds), MemberType = typeof(TestServers))]
+    public async Task The_stats_request_reports_the_counters(string build)
+    {
+        await using var server = await TestServers.StartAsync(build);
+        using (var client = new TestClient(server.EndPoint))
+        {
+            client.Send(1, Op.Echo, [1]);
+            client.ReadAnswer();
+        }
+        var stats = await LoadGenerator.QueryStatsAsync(server.EndPoint).WaitAsync(TimeSpan.FromSeconds(10));
+        Assert.Equal(build, stats.Build);
+        Assert.Equal(1, stats.Received);
+        Assert.True(stats.AllocatedBytes > 0 && stats.PeakWorkingSetBytes > 0);
+    }
+}
