@@ -65,9 +65,9 @@ public sealed partial class TypedMemory : Experiment
         Target.AtLeast("bulk scan+update speed vs a managed class array (largest record count, checked)", Unit.Ratio, f => f.TimesBetter(Bulk, Class, LargestScan(f.All)), 1),
         Target.AtLeast(Metric.TimesBetter("New+Delete vs raw AllocHGlobal+FreeHGlobal (per-object handle, checked)", Typed, RawHGlobal, Op("new+delete")), 1),
         Target.AtLeast(Metric.TimesBetter("New+Delete vs raw AllocHGlobal+FreeHGlobal (per-object handle, unchecked)", TypedUnchecked, RawHGlobal, Op("new+delete")), 1),
-        Target.AtMost("managed bytes per live record, per-object handles vs class instances", Unit.Ratio, f => f.Median(Typed, Op("heap")) / f.Median(Class, Op("heap")), 1),
-        Target.AtMost("full gen-2 pause with the records alive, per-object handles vs class instances", Unit.Ratio, f => f.Median(Typed, Op("full-gc")) / f.Median(Class, Op("full-gc")), 1),
-        Target.AtMost("full gen-2 pause with the records alive, RecordArray vs class instances", Unit.Ratio, f => f.Median(Bulk, Op("full-gc")) / f.Median(Class, Op("full-gc")), 0.1),
+        Target.AtMost("per-object handles: managed bytes per live record vs class instances", Unit.Ratio, f => f.Median(Typed, Op("heap")) / f.Median(Class, Op("heap")), 1),
+        Target.AtMost("per-object handles: full gen-2 pause with the records alive vs class instances", Unit.Ratio, f => f.Median(Typed, Op("full-gc")) / f.Median(Class, Op("full-gc")), 1),
+        Target.AtMost("RecordArray: full gen-2 pause with the records alive vs class instances", Unit.Ratio, f => f.Median(Bulk, Op("full-gc")) / f.Median(Class, Op("full-gc")), 0.1),
         Target.AtMost("managed bytes allocated by the bulk scans (all samples)", Unit.Bytes,
             f => f.All.Where(m => m.Variant == Bulk && Op("scan")(m)).Select(m => (double?)m.AllocatedBytes).DefaultIfEmpty(null).Sum(), 1024),
     ];

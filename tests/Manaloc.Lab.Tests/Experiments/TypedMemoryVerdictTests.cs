@@ -24,25 +24,33 @@ public sealed class TypedMemoryVerdictTests
         M("raw AllocHGlobal+FreeHGlobal", "new+delete", 20), M("raw NativeMemory.Alloc+Free", "new+delete", 16),
     ];
 
+    private static TargetResult Target(VerdictResult verdict, string name)
+        => Assert.Single(verdict.Targets, t => t.Name.Contains(name, StringComparison.Ordinal));
+
     [Fact]
     public void Per_object_handles_heavier_than_the_class_reverse_the_verdict_though_the_bulk_path_holds()
     {
         var verdict = new TypedMemory().Judge(Set(typedHeap: 70, typedPause: 150));
+        // The claim is judged on the weakest path: min(48 / 70, 100 / 150) = 0.67x the class's GC weight.
         Assert.Equal(Verdict.Reversed, verdict.Verdict);
-        Assert.Contains("per-object TypeAllocator handles: HEAVIER on the GC", verdict.Text, StringComparison.Ordinal);
-        Assert.Contains("the bulk RecordArray: under a tenth", verdict.Text, StringComparison.Ordinal);
-        var checkedVsRaw = Assert.Single(verdict.Targets, t => t.Name.Contains("raw AllocHGlobal+FreeHGlobal (per-object handle, checked)", StringComparison.Ordinal));
-        Assert.Equal(0.5, checkedVsRaw.Today!.Value, 9); // 20 ns raw / 40 ns New+Delete
-        var uncheckedVsRaw = Assert.Single(verdict.Targets, t => t.Name.Contains("(per-object handle, unchecked)", StringComparison.Ordinal));
-        Assert.True(uncheckedVsRaw.Met); // 20 / 20
-        Assert.Contains("checked 0.5x / 0.4x", verdict.Text, StringComparison.Ordinal); // vs raw AllocHGlobal / raw NativeMemory.Alloc
+        Assert.Contains("weakest library path", verdict.Text, StringComparison.Ordinal);
+        Assert.Equal(100.0 / 150, verdict.TodayValue!.Value, 6);
+        var heavier = Target(verdict, "per-object handles: managed bytes per live record");
+        Assert.Equal(70.0 / 48, heavier.Today!.Value, 6);
+        Assert.False(heavier.Met);
+        Assert.False(Target(verdict, "per-object handles: full gen-2 pause").Met);
+        Assert.True(Target(verdict, "RecordArray: full gen-2 pause").Met); // 0.2 ms vs 100 ms
+        Assert.Equal(0.5, Target(verdict, "raw AllocHGlobal+FreeHGlobal (per-object handle, checked)").Today!.Value, 9); // 20 ns raw / 40 ns
+        Assert.True(Target(verdict, "(per-object handle, unchecked)").Met); // 20 / 20
     }
 
     [Fact]
-    public void Per_object_handles_lighter_than_the_class_leave_the_claim_shrunk_not_held()
+    public void Per_object_handles_lighter_than_the_class_let_the_claim_hold()
     {
         var verdict = new TypedMemory().Judge(Set(typedHeap: 20, typedPause: 50));
-        Assert.Equal(Verdict.Shrinks, verdict.Verdict);
-        Assert.Contains("per-object TypeAllocator handles: lighter on the GC", verdict.Text, StringComparison.Ordinal);
+        // Weakest path: min(48 / 20, 100 / 50) = 2x lighter than the class set, above the rule's 1.1x.
+        Assert.Equal(Verdict.Holds, verdict.Verdict);
+        Assert.Equal(2, verdict.TodayValue!.Value, 6);
+        Assert.True(Target(verdict, "per-object handles: managed bytes per live record").Met);
     }
 }
