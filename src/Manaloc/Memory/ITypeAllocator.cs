@@ -16,8 +16,8 @@ public interface ITypeAllocator
     /// <summary>Allocates a zeroed record of interface <typeparamref name="T"/>.</summary>
     /// <typeparam name="T">A public interface whose members are properties of unmanaged value types.</typeparam>
     /// <returns>A managed handle whose properties read and write the native record.</returns>
-    [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
-    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
+    /// <remarks>Interfaces marked <see cref="NativeRecordAttribute"/> use their compile-time implementation (NativeAOT
+    /// included); others are generated at run time where dynamic code is supported.</remarks>
     T New<T>() where T : class;
 
     /// <summary>Frees a record from <see cref="New{T}"/>; the handle is invalid afterwards (with <see cref="TypeAllocatorOptions.RecycleHandles"/> a later New may hand the same handle out again).</summary>

@@ -1,0 +1,86 @@
+using System.ComponentModel;
+using System.Runtime.CompilerServices;
+
+namespace Manaloc.Memory;
+
+/// <summary>
+/// A checked struct handle to one record from <see cref="TypeAllocator.NewRef"/>: its address, the
+/// slot's generation stamp and the chunk that keeps the stamp table alive. No managed object per
+/// record; the generated <c>XxxRef</c> structs of <see cref="NativeRecordAttribute"/> interfaces wrap it.
+/// </summary>
+/// <remarks>
+/// <para>Every access compares the slot's current stamp with the handle's generation (one load and one
+/// compare on top of the field's own), so a use after <see cref="TypeAllocator.Delete(RecordRef)"/> — of
+/// this copy or any other copy of the handle, also after the slot holds a new record — or after the
+/// allocator's Dispose throws instead of touching the block. The stamp table is a pinned managed array
+/// the handle's chunk reference keeps alive, so the check itself never reads freed memory.</para>
+/// <para>What is exact and what is best-effort: a Delete or Dispose ordered before a use by the program
+/// (same thread, or published through a lock, a volatile write, a task hand-off…) is always detected;
+/// of two racing Deletes of one record exactly one succeeds (compare-exchange on the stamp). A use racing
+/// a Delete on another thread may pass its check just before the stamp moves and then read or write the
+/// block as it is being freed or reused: that is a data race in the program, not detected.</para>
+/// <para><c>default</c> is not allocated: its accessors and Delete throw. Copies are equal when they
+/// name the same record and generation. Thread safety: an immutable value.</para>
+/// </remarks>
+public readonly unsafe struct RecordRef : IEquatable<RecordRef>
+{
+    internal readonly byte* Address;
+    internal readonly uint* Stamp;
+    internal readonly SlabChunk? Chunk;
+    internal readonly uint Generation;
+
+    internal RecordRef(byte* address, uint* stamp, uint generation, SlabChunk chunk)
+    {
+        Address = address;
+        Stamp = stamp;
+        Generation = generation;
+        Chunk = chunk;
+    }
+
+    /// <summary>True while the record is allocated: not deleted, allocator not disposed. False for <c>default</c>.</summary>
+    public bool IsAllocated => Stamp != null && *Stamp == Generation;
+
+    /// <summary>The same record without checks (24 bytes, no managed reference); see <see cref="UncheckedRecordRef"/>.</summary>
+    public UncheckedRecordRef AsUnchecked() => new(Address, Stamp, Generation);
+
+    /// <summary>The field at <paramref name="offset"/> after checking that the record is allocated.</summary>
+    /// <remarks>For generated code: the offset is a layout constant and is not bounds-checked.</remarks>
+    /// <exception cref="InvalidOperationException">The record was deleted, or the handle is <c>default</c>.</exception>
+    /// <exception cref="ObjectDisposedException">The record's allocator was disposed.</exception>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public ref T FieldAt<T>(int offset)
+    {
+        uint* stamp = Stamp;
+        if (stamp == null || *stamp != Generation) ThrowStale();
+        return ref Unsafe.AsRef<T>(Address + offset);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowStale()
+    {
+        if (Chunk is null) ThrowHelper.ThrowInvalidOperation("The record handle is default: it was never allocated.");
+        if (Chunk.Owner.IsDisposed) MemoryThrowHelper.ThrowDisposed("TypeAllocator (the record's allocator)");
+        Diagnostics.ManalocEventSource.Log.UseAfterFree("RecordRef");
+        ThrowHelper.ThrowInvalidOperation("The record was used through a struct handle after it was deleted.");
+    }
+
+    /// <summary>Same record and generation.</summary>
+    public bool Equals(RecordRef other) => Address == other.Address && Generation == other.Generation && Stamp == other.Stamp;
+
+    /// <inheritdoc/>
+    public override bool Equals(object? obj) => obj is RecordRef other && Equals(other);
+
+    /// <inheritdoc/>
+    public override int GetHashCode() => HashCode.Combine((nuint)Address, Generation);
+
+    /// <summary>Same record and generation.</summary>
+    public static bool operator ==(RecordRef left, RecordRef right) => left.Equals(right);
+
+    /// <summary>Not the same record and generation.</summary>
+    public static bool operator !=(RecordRef left, RecordRef right) => !left.Equals(right);
+
+    /// <inheritdoc/>
+    public override string ToString()
+        => Chunk is null ? "RecordRef (default)" : $"RecordRef 0x{(nuint)Address:x} ({(IsAllocated ? "allocated" : "not allocated")})";
+}
