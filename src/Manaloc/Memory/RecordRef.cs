@@ -52,17 +52,25 @@ public readonly unsafe struct RecordRef : IEquatable<RecordRef>
     public ref T FieldAt<T>(int offset)
     {
         uint* stamp = Stamp;
-        if (stamp == null || *stamp != Generation) ThrowStale();
+        if (stamp == null || *stamp != Generation) throw StaleException(Chunk);
         return ref Unsafe.AsRef<T>(Address + offset);
     }
 
+    // Static, with the chunk passed by value: an instance call would take the handle's address, and a struct whose address
+    // is taken stays in memory instead of registers (measured: 7x a class's get+set). And "throw StaleException()" rather
+    // than a throwing call: a block that ends in throw is cold to the JIT, so nothing is kept live across it (a call that
+    // looks like it may return made the JIT spill the value being written).
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ThrowStale()
+    private static Exception StaleException(SlabChunk? chunk)
     {
-        if (Chunk is null) ThrowHelper.ThrowInvalidOperation("The record handle is default: it was never allocated.");
-        if (Chunk.Owner.IsDisposed) MemoryThrowHelper.ThrowDisposed("TypeAllocator (the record's allocator)");
+        if (chunk is null) return new InvalidOperationException("The record handle is default: it was never allocated.");
+        if (chunk.Owner.IsDisposed)
+        {
+            const string What = "TypeAllocator (the record's allocator)";
+            return new ObjectDisposedException(What, $"The {What} has been disposed; its memory was freed.");
+        }
         Diagnostics.ManalocEventSource.Log.UseAfterFree("RecordRef");
-        ThrowHelper.ThrowInvalidOperation("The record was used through a struct handle after it was deleted.");
+        return new InvalidOperationException("The record was used through a struct handle after it was deleted.");
     }
 
     /// <summary>Same record and generation.</summary>

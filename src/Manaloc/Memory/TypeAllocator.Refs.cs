@@ -50,6 +50,7 @@ public sealed unsafe partial class TypeAllocator
     /// <exception cref="ArgumentException">The handle is default or belongs to another allocator.</exception>
     /// <exception cref="InvalidOperationException">The record was already deleted.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Delete(RecordRef handle)
     {
         if (handle.Chunk is { } chunk && chunk.Owner == _slab && !_disposed
@@ -68,6 +69,7 @@ public sealed unsafe partial class TypeAllocator
     /// <exception cref="ArgumentException">The handle is default.</exception>
     /// <exception cref="InvalidOperationException">The record was already deleted.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Delete(UncheckedRecordRef handle)
     {
         if (handle.Stamp != null && !_disposed && NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation))
@@ -84,7 +86,13 @@ public sealed unsafe partial class TypeAllocator
             _slab.FreeToClass(_slab.CurrentCache, handle.Address, cls);
             return;
         }
-        if (handle.Stamp == null) MemoryThrowHelper.ThrowNotOurs(nameof(handle), "The record handle is default: it was never allocated.");
+        ThrowUncheckedDeleteFailure(handle.Stamp == null);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowUncheckedDeleteFailure(bool isDefault)
+    {
+        if (isDefault) MemoryThrowHelper.ThrowNotOurs("handle", "The record handle is default: it was never allocated.");
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
         Diagnostics.ManalocEventSource.Log.DoubleFree("UncheckedRecordRef");
         ThrowHelper.ThrowInvalidOperation("The record was already deleted.");
