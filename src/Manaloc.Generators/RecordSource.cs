@@ -111,7 +111,7 @@ internal static class RecordSource
           .Append(isChecked ? "NewRef" : "NewUncheckedRef").Append('(').Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine("));");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Frees the record (every copy of this handle is invalid afterwards).</summary>");
-        sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator allocator) => allocator.Delete(_handle);");
+        sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator allocator) => allocator.DeleteRef(_handle);");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>True while the record is allocated.</summary>");
         sb.AppendLine("    public bool IsAllocated => _handle.IsAllocated;");

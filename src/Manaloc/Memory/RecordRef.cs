@@ -10,7 +10,7 @@ namespace Manaloc.Memory;
 /// </summary>
 /// <remarks>
 /// <para>Every access compares the slot's current stamp with the handle's generation (one load and one
-/// compare on top of the field's own), so a use after <see cref="TypeAllocator.Delete(RecordRef)"/> — of
+/// compare on top of the field's own), so a use after <see cref="TypeAllocator.DeleteRef(RecordRef)"/> — of
 /// this copy or any other copy of the handle, also after the slot holds a new record — or after the
 /// allocator's Dispose throws instead of touching the block. The stamp table is a pinned managed array
 /// the handle's chunk reference keeps alive, so the check itself never reads freed memory.</para>

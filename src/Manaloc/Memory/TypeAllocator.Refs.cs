@@ -51,7 +51,7 @@ public sealed unsafe partial class TypeAllocator
     /// <exception cref="InvalidOperationException">The record was already deleted.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void Delete(RecordRef handle)
+    public void DeleteRef(RecordRef handle)
     {
         if (handle.Chunk is { } chunk && chunk.Owner == _slab && !_disposed
             && NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation))
@@ -70,7 +70,7 @@ public sealed unsafe partial class TypeAllocator
     /// <exception cref="InvalidOperationException">The record was already deleted.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void Delete(UncheckedRecordRef handle)
+    public void DeleteRef(UncheckedRecordRef handle)
     {
         if (handle.Stamp != null && !_disposed && NativeSlabAllocator.TryReleaseStamp(handle.Stamp, handle.Generation))
         {
