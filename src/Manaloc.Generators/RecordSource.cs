@@ -104,7 +104,8 @@ internal static class RecordSource
         sb.AppendLine();
         sb.Append("    private readonly ").Append(inner).AppendLine(" _handle;");
         sb.AppendLine();
-        sb.Append("    internal ").Append(name).Append('(').Append(inner).AppendLine(" handle) => _handle = handle;");
+        // Private for the checked handle (only New makes one); internal for the unchecked one, which AsUnchecked makes.
+        sb.Append(isChecked ? "    private " : "    internal ").Append(name).Append('(').Append(inner).AppendLine(" handle) => _handle = handle;");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Allocates a zeroed record from <paramref name=\"allocator\"/>.</summary>");
         sb.Append("    public static ").Append(name).Append(" New(").Append(M).Append("TypeAllocator allocator) => new(allocator.")
