@@ -18,13 +18,17 @@ public sealed class NativeRecordGenerator : IIncrementalGenerator
 {
     private const string AttributeName = "Manaloc.Memory.NativeRecordAttribute";
 
+    /// <summary>Name of the per-interface step, for tests of incrementality.</summary>
+    public const string TrackingName = "NativeRecords";
+
     /// <inheritdoc/>
     public void Initialize(IncrementalGeneratorInitializationContext context)
     {
         var records = context.SyntaxProvider.ForAttributeWithMetadataName(
             AttributeName,
             static (node, _) => node is Microsoft.CodeAnalysis.CSharp.Syntax.InterfaceDeclarationSyntax,
-            static (ctx, _) => Build((INamedTypeSymbol)ctx.TargetSymbol));
+            static (ctx, _) => Build((INamedTypeSymbol)ctx.TargetSymbol))
+            .WithTrackingName(TrackingName);
         context.RegisterSourceOutput(records, static (spc, result) =>
         {
             foreach (var diagnostic in result.Diagnostics) spc.ReportDiagnostic(diagnostic);

@@ -1,3 +1,4 @@
+using Microsoft.CodeAnalysis;
 namespace Manaloc.Generators.Tests;
 
 /// <summary>Every refused shape gets its diagnostic id, a message naming the member and the reason, and no generated code.</summary>
@@ -89,5 +90,26 @@ public class DiagnosticTests
         var result = GeneratorDriver.Run("namespace Snippet; public interface IPlain { int A { get; set; } void M(); }");
         Assert.Empty(result.GeneratorDiagnostics);
         Assert.Empty(result.Sources);
+    }
+}
+
+/// <summary>The generator's per-interface step is cached: an edit elsewhere regenerates nothing.</summary>
+public class IncrementalityTests
+{
+    [Fact]
+    public void AnUnrelatedEditLeavesTheRecordStepCached()
+    {
+        var parseOptions = new Microsoft.CodeAnalysis.CSharp.CSharpParseOptions(Microsoft.CodeAnalysis.CSharp.LanguageVersion.Preview);
+        var compilation = GeneratorDriver.Compile("using Manaloc.Memory; namespace Snippet; [NativeRecord] public interface IPoint { int X { get; set; } }", parseOptions);
+        Microsoft.CodeAnalysis.GeneratorDriver driver = Microsoft.CodeAnalysis.CSharp.CSharpGeneratorDriver.Create(
+            [new NativeRecordGenerator().AsSourceGenerator()], parseOptions: parseOptions,
+            driverOptions: new Microsoft.CodeAnalysis.GeneratorDriverOptions(Microsoft.CodeAnalysis.IncrementalGeneratorOutputKind.None, trackIncrementalGeneratorSteps: true));
+        driver = driver.RunGenerators(compilation);
+        driver = driver.RunGenerators(compilation.AddSyntaxTrees(Microsoft.CodeAnalysis.CSharp.CSharpSyntaxTree.ParseText("namespace Snippet; public class Unrelated { }", parseOptions)));
+
+        var steps = driver.GetRunResult().Results.Single().TrackedSteps[NativeRecordGenerator.TrackingName];
+        var reasons = steps.SelectMany(s => s.Outputs).Select(o => o.Reason).ToList();
+        Assert.NotEmpty(reasons);
+        Assert.All(reasons, r => Assert.True(r is Microsoft.CodeAnalysis.IncrementalStepRunReason.Cached or Microsoft.CodeAnalysis.IncrementalStepRunReason.Unchanged, $"step ran again: {r}"));
     }
 }

@@ -21,13 +21,16 @@ internal static class GeneratorDriver
 
     public sealed record Result(ImmutableArray<Diagnostic> GeneratorDiagnostics, ImmutableArray<Diagnostic> CompilationErrors, ImmutableArray<string> Sources);
 
-    public static Result Run(string source)
-    {
-        var parseOptions = new CSharpParseOptions(LanguageVersion.Preview);
-        var compilation = CSharpCompilation.Create("Snippet",
+    public static CSharpCompilation Compile(string source, CSharpParseOptions parseOptions)
+        => CSharpCompilation.Create("Snippet",
             [CSharpSyntaxTree.ParseText(source, parseOptions)],
             s_references.Value,
             new CSharpCompilationOptions(OutputKind.DynamicallyLinkedLibrary, allowUnsafe: true, nullableContextOptions: NullableContextOptions.Enable));
+
+    public static Result Run(string source)
+    {
+        var parseOptions = new CSharpParseOptions(LanguageVersion.Preview);
+        var compilation = Compile(source, parseOptions);
         var driver = CSharpGeneratorDriver.Create([new NativeRecordGenerator().AsSourceGenerator()], parseOptions: parseOptions)
             .RunGeneratorsAndUpdateCompilation(compilation, out var output, out var diagnostics);
         var run = driver.GetRunResult();
