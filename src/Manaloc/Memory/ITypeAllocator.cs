@@ -7,8 +7,9 @@ namespace Manaloc.Memory;
 /// properties whose values live outside the GC heap; <see cref="Delete{T}(T)"/> frees it.
 /// </summary>
 /// <remarks>
-/// The design of "Writing a Manual Memory Manager in C#" (seed 000). Implementations generate code at
-/// run time, hence the trimming and AOT annotations. Thread safety: implementations are expected to be
+/// The design of "Writing a Manual Memory Manager in C#" (seed 000). Implementations use the compile-time
+/// implementation of a <see cref="NativeRecordAttribute"/> interface and generate the others at run time, hence
+/// the trimming and AOT annotations of PreGenerate and GetLayout. Thread safety: implementations are expected to be
 /// safe from any thread, including Delete on another thread than New.
 /// </remarks>
 public interface ITypeAllocator
@@ -16,8 +17,8 @@ public interface ITypeAllocator
     /// <summary>Allocates a zeroed record of interface <typeparamref name="T"/>.</summary>
     /// <typeparam name="T">A public interface whose members are properties of unmanaged value types.</typeparam>
     /// <returns>A managed handle whose properties read and write the native record.</returns>
-    [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
-    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
+    /// <remarks>Interfaces marked <see cref="NativeRecordAttribute"/> use their compile-time implementation (NativeAOT
+    /// included); others are generated at run time where dynamic code is supported.</remarks>
     T New<T>() where T : class;
 
     /// <summary>Frees a record from <see cref="New{T}"/>; the handle is invalid afterwards (with <see cref="TypeAllocatorOptions.RecycleHandles"/> a later New may hand the same handle out again).</summary>

@@ -15,6 +15,12 @@ public sealed unsafe partial class NativeSlabAllocator
     private long _largeAllocations;
     private long _largeFrees;
 
+    /// <summary>The chunk of a live dedicated block that starts at <paramref name="p"/>, or null (freed, or not a dedicated block of ours).</summary>
+    internal SlabChunk? DedicatedChunkOf(byte* p)
+    {
+        lock (_largeLock) return _large.GetValueOrDefault((nint)p);
+    }
+
     /// <summary>A raw large block (unchecked path), aligned to the chunk size.</summary>
     private byte* AllocateLarge(nuint size, nuint alignment, out SlabChunk chunk)
         => AllocateDedicated(size, Math.Max(alignment, SizeClasses.ChunkSize), out chunk);

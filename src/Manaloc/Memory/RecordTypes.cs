@@ -10,7 +10,7 @@ namespace Manaloc.Memory;
 /// execution-and-publication mode per key; a failure is cached too, so an invalid type always fails
 /// the same way).
 /// </summary>
-internal static class RecordTypes
+internal static partial class RecordTypes
 {
     private static readonly ConcurrentDictionary<(Type, RecordMode), Lazy<RecordType>> s_types = new();
     private static readonly ConcurrentDictionary<Type, RecordType> s_byGenerated = new();

@@ -11,8 +11,7 @@ public sealed unsafe partial class TypeAllocator
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="count"/> is negative or the block would exceed the address space.</exception>
     /// <exception cref="ArgumentException">T cannot be a record.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
-    [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
-    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
+    /// <exception cref="NotSupportedException">Under NativeAOT (no dynamic code): T is not marked <see cref="NativeRecordAttribute"/>.</exception>
     public RecordArray<T> NewArray<T>(int count) where T : class
     {
         if (count < 0) ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count must not be negative.");

@@ -77,8 +77,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     /// this thread deleted).</remarks>
     /// <exception cref="ArgumentException">T cannot be a record; the message names the type, member and reason.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
-    [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
-    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
+    /// <exception cref="NotSupportedException">Under NativeAOT (no dynamic code): T is not marked <see cref="NativeRecordAttribute"/>.</exception>
     public T New<T>() where T : class
     {
         if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
@@ -237,12 +236,10 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         }
     }
 
-    [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
-    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
     [MethodImpl(MethodImplOptions.NoInlining)]
     private RecordType Resolve<T>(RecordMode mode) where T : class
     {
-        var record = RecordTypes.Get(typeof(T), mode);
+        var record = RecordTypes.ResolveForNew(typeof(T), mode);
         // Plain publication is enough: the record is immutable and fully built (by Lazy, which fences), and
         // .NET stores of object references are releases, so a reader that sees it sees its fields.
         switch (mode)

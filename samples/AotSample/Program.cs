@@ -1,0 +1,169 @@
+using System.Runtime.CompilerServices;
+using Manaloc.Memory;
+using Manaloc.Pooling;
+using Manaloc.Threading;
+
+namespace AotSample;
+
+/// <summary>
+/// Exercises Manaloc under NativeAOT and checks every result: compile-time records (class handles from
+/// New, struct handles, a record array), an object pool, the economic reset event and the dedicated-thread
+/// dispatcher. Prints one line per check and "all checks passed"; exits 1 on the first wrong result.
+/// </summary>
+public static class Program
+{
+    private static int s_failures;
+
+    public static int Main()
+    {
+        Console.WriteLine($"dynamic code supported: {RuntimeFeature.IsDynamicCodeSupported}");
+        Records();
+        StructHandles();
+        Pool();
+        EventAndDispatcher();
+        UnmarkedInterfaceIsRefusedWithoutDynamicCode();
+        Console.WriteLine(s_failures == 0 ? "all checks passed" : $"{s_failures} checks failed");
+        return s_failures == 0 ? 0 : 1;
+    }
+
+    private static void Check(bool ok, string what)
+    {
+        Console.WriteLine($"{(ok ? "ok  " : "FAIL")} {what}");
+        if (!ok) s_failures++;
+    }
+
+    private static void Records()
+    {
+        using var allocator = new TypeAllocator(new TypeAllocatorOptions { Name = "aot-sample" });
+        var order = allocator.New<IOrder>();
+        order.Id = 42;
+        order.Price = 9.75m;
+        order.Quantity = 3;
+        order.Side = Side.Sell;
+        Check(order.Id == 42 && order.Price == 9.75m && order.Quantity == 3 && order.Side == Side.Sell, "New<IOrder> reads back what was written");
+        allocator.Delete(order);
+        Check(Throws<InvalidOperationException>(() => _ = order.Id), "a class handle used after Delete throws");
+
+        using var book = allocator.NewArray<IOrder>(1000);
+        for (int i = 0; i < book.Length; i++)
+        {
+            var row = book.MoveTo(i);
+            row.Id = i;
+            row.Quantity = i % 7;
+        }
+        long ids = 0, quantities = 0;
+        foreach (var row in book)
+        {
+            ids += row.Id;
+            quantities += row.Quantity;
+        }
+        Check(ids == 999 * 1000 / 2 && quantities == Enumerable.Range(0, 1000).Sum(i => i % 7), "a 1000-record array sums as expected");
+    }
+
+    private static void StructHandles()
+    {
+        var allocator = new TypeAllocator();
+        var orders = new OrderRef[10_000];
+        for (int i = 0; i < orders.Length; i++)
+        {
+            orders[i] = OrderRef.New(allocator);
+            orders[i].Id = i;
+            orders[i].Price = i / 4m;
+        }
+        decimal total = 0;
+        foreach (var o in orders) total += o.Price;
+        Check(total == Enumerable.Range(0, orders.Length).Sum(i => i / 4m), "10,000 struct handles hold their values");
+
+        var first = orders[0];
+        first.Delete(allocator);
+        Check(!orders[0].IsAllocated && Throws<InvalidOperationException>(() => _ = orders[0].Id), "a copy of a deleted struct handle throws on use");
+        Check(Throws<InvalidOperationException>(() => orders[0].Delete(allocator)), "a second Delete of a struct handle throws");
+
+        var raw = OrderUncheckedRef.New(allocator);
+        raw.Quantity = 5;
+        Check(raw.Quantity == 5, "an unchecked struct handle reads back");
+        raw.Delete(allocator);
+
+        allocator.Dispose();
+        Check(Throws<ObjectDisposedException>(() => _ = orders[1].Id), "a struct handle used after the allocator's Dispose throws");
+        Check(allocator.LastLeakReport!.Entries.Sum(e => e.Count) == orders.Length - 1, "the leak report counts the records never deleted");
+    }
+
+    private static void Pool()
+    {
+        using var pool = new SemiLocalPool<StringWriter>(PoolPolicies.Create(() => new StringWriter(), w => { w.GetStringBuilder().Clear(); return true; }));
+        var first = pool.Rent();
+        first.Write("hello");
+        pool.Return(first);
+        var again = pool.Rent();
+        Check(ReferenceEquals(first, again) && again.ToString().Length == 0, "the pool hands back the returned, reset object");
+        pool.Return(again);
+    }
+
+    private static void EventAndDispatcher()
+    {
+        using var dispatcher = new DedicatedThreadDispatcher(new DispatcherOptions { Name = "aot-sample", ThreadCount = 2 });
+        using var done = new EconomicResetEvent();
+        const int Items = 10_000;
+        int executed = 0;
+        for (int i = 0; i < Items; i++)
+        {
+            dispatcher.Post(() =>
+            {
+                if (Interlocked.Increment(ref executed) == Items) done.Set();
+            });
+        }
+        Check(done.Wait(TimeSpan.FromSeconds(30)) && Volatile.Read(ref executed) == Items, $"the dispatcher ran {Items:N0} items and the event woke the waiter");
+        Check(dispatcher.Shutdown(TimeSpan.FromSeconds(10)).Count == 0, "the dispatcher shut down with nothing left over");
+    }
+
+    private static void UnmarkedInterfaceIsRefusedWithoutDynamicCode()
+    {
+        using var allocator = new TypeAllocator();
+        if (RuntimeFeature.IsDynamicCodeSupported)
+        {
+            var plain = allocator.New<IUnmarked>();
+            plain.Value = 1;
+            Check(plain.Value == 1, "on the JIT an unmarked interface is generated at run time");
+            return;
+        }
+        try
+        {
+            allocator.New<IUnmarked>();
+            Check(false, "an unmarked interface is refused under NativeAOT");
+        }
+        catch (NotSupportedException e)
+        {
+            Check(e.Message.Contains("[Manaloc.Memory.NativeRecord]", StringComparison.Ordinal), "an unmarked interface is refused under NativeAOT, naming [NativeRecord]");
+        }
+    }
+
+    private static bool Throws<TException>(Action action) where TException : Exception
+    {
+        try
+        {
+            action();
+            return false;
+        }
+        catch (TException)
+        {
+            return true;
+        }
+    }
+}
+
+public enum Side : byte { Buy, Sell }
+
+[NativeRecord]
+public interface IOrder
+{
+    long Id { get; set; }
+    decimal Price { get; set; }
+    int Quantity { get; set; }
+    Side Side { get; set; }
+}
+
+public interface IUnmarked
+{
+    int Value { get; set; }
+}

@@ -1,0 +1,50 @@
+using System.ComponentModel;
+using System.Runtime.CompilerServices;
+
+namespace Manaloc.Memory;
+
+/// <summary>
+/// The base of the class implementations the Manaloc source generator writes for
+/// <see cref="NativeRecordAttribute"/> interfaces: the compile-time twin of the run-time emitted classes.
+/// </summary>
+/// <remarks>For generated code only. Accessors read and write at constant offsets from the record's
+/// address; the checked form compares the block's stamp with the handle's generation first, exactly as the
+/// emitted checked classes do. Users do not derive from it: an instance not made
+/// by a <see cref="TypeAllocator"/> has no record, and Delete refuses it.</remarks>
+[EditorBrowsable(EditorBrowsableState.Never)]
+public abstract unsafe class CompiledRecord : NativeRecord
+{
+    /// <summary>For generated code.</summary>
+    protected CompiledRecord()
+    {
+    }
+
+    /// <summary>The field at <paramref name="offset"/>, after the checked-mode null test of the address (for generated code: the offset is a layout constant).</summary>
+    /// <exception cref="InvalidOperationException">The record was deleted.</exception>
+    /// <exception cref="ObjectDisposedException">The record's allocator was disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    protected ref T CheckedField<T>(int offset)
+    {
+        // The block's stamp against the handle's generation, as the emitted checked classes compare it: a copy of a
+        // deleted handle (MemberwiseClone) still has its address, and must fail here too. The handle references the
+        // chunk, whose memory lives as long as it does, so the stamp can always be read.
+        byte* address = Address;
+        if (address == null || Chunk is not { } chunk || chunk.StampOf(address) != Generation) throw StaleException();
+        return ref Unsafe.AsRef<T>(address + offset);
+    }
+
+    /// <summary>The field at <paramref name="offset"/>, with no test (for generated code: unchecked allocators).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    protected ref T UncheckedField<T>(int offset) => ref Unsafe.AsRef<T>(Address + offset);
+}
+
+/// <summary>Creates the generated classes of one <see cref="NativeRecordAttribute"/> interface (implemented by a generated struct, so the call is direct).</summary>
+[EditorBrowsable(EditorBrowsableState.Never)]
+public interface ICompiledRecordFactory
+{
+    /// <summary>A new, unbound instance of the checked class.</summary>
+    static abstract CompiledRecord CreateChecked();
+
+    /// <summary>A new, unbound instance of the unchecked class.</summary>
+    static abstract CompiledRecord CreateUnchecked();
+}

@@ -1,0 +1,41 @@
+using System.ComponentModel;
+
+namespace Manaloc.Memory;
+
+/// <summary>
+/// A <see cref="NativeRecordAttribute"/> interface registered by its generated module initializer: what
+/// <see cref="TypeAllocator.NewRef"/> and the class path of <see cref="TypeAllocator.New{T}"/> need, built
+/// without reflection over the interface.
+/// </summary>
+/// <remarks>Immutable; shared by every allocator in the process. Obtained only from <see cref="CompiledRecords.Register{TInterface, TFactory}"/>.</remarks>
+public sealed class CompiledRecordType
+{
+    internal CompiledRecordType(RecordType @checked, RecordType @unchecked, RecordType checkedView)
+    {
+        Checked = @checked;
+        Unchecked = @unchecked;
+        CheckedView = checkedView;
+    }
+
+    internal RecordType Checked { get; }
+    internal RecordType Unchecked { get; }
+    internal RecordType CheckedView { get; }
+
+    /// <summary>The record interface.</summary>
+    public Type Interface => Checked.Interface;
+
+    /// <summary>The record's layout (the one <see cref="TypeLayout.Of(Type)"/> computes for the interface).</summary>
+    public TypeLayout Layout => Checked.Layout;
+
+    /// <inheritdoc/>
+    public override string ToString() => $"{RecordTypes.TypeName(Interface)} (compiled record, {Layout.Size} bytes)";
+}
+
+/// <summary>One field of a compiled layout, as the generator computed it.</summary>
+/// <param name="Name">The field's name (qualified by its interface when two properties of different types share it).</param>
+/// <param name="Type">The property type.</param>
+/// <param name="Offset">Byte offset in the record.</param>
+/// <param name="Size">Bytes the generator assumed; checked against the runtime's size at registration.</param>
+/// <param name="Alignment">Natural alignment the generator assumed.</param>
+[EditorBrowsable(EditorBrowsableState.Never)]
+public readonly record struct CompiledField(string Name, Type Type, int Offset, int Size, int Alignment);

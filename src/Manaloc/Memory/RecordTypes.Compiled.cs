@@ -1,0 +1,74 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+
+namespace Manaloc.Memory;
+
+internal static partial class RecordTypes
+{
+    /// <summary>
+    /// Registers the generated classes of a <see cref="NativeRecordAttribute"/> interface in every cache the run-time path
+    /// reads (by key for <see cref="Get"/>, by generated type for <see cref="OfGenerated"/>, and per T through
+    /// <paramref name="cacheForT"/>), so no later call emits code for it.
+    /// </summary>
+    /// <remarks>Idempotent per interface: a second registration (two module loads of one assembly cannot happen, but a
+    /// test may call it again) returns the first one.</remarks>
+    public static unsafe CompiledRecordType RegisterCompiled(Type type, int size, int alignment, CompiledField[] fields,
+        delegate*<NativeRecord> createChecked, delegate*<NativeRecord> createUnchecked, Type checkedClass, Type uncheckedClass,
+        Action<CompiledRecordType> cacheForT)
+    {
+        lock (s_compiled)
+        {
+            if (s_compiled.TryGetValue(type, out var existing)) return existing;
+            var layout = TypeLayout.FromCompiled(type, size, alignment, fields);
+            ushort tag = NewTag(type, array: false), arrayTag = NewTag(type, array: true);
+            var @checked = new RecordType(type, layout, checkedClass, RecordMode.Checked, createChecked, tag, arrayTag, Interlocked.Increment(ref s_nextIndex));
+            var @unchecked = new RecordType(type, layout, uncheckedClass, RecordMode.Unchecked, createUnchecked, tag, arrayTag, Interlocked.Increment(ref s_nextIndex));
+            // A checked view tests the address for null on each access, as a checked handle does: the same class serves both.
+            var view = new RecordType(type, layout, checkedClass, RecordMode.CheckedView, createChecked, tag, arrayTag, Interlocked.Increment(ref s_nextIndex));
+            s_byGenerated[checkedClass] = @checked;
+            s_byGenerated[uncheckedClass] = @unchecked;
+            s_types.TryAdd((type, RecordMode.Checked), new Lazy<RecordType>(@checked));
+            s_types.TryAdd((type, RecordMode.Unchecked), new Lazy<RecordType>(@unchecked));
+            s_types.TryAdd((type, RecordMode.CheckedView), new Lazy<RecordType>(view));
+            var compiled = new CompiledRecordType(@checked, @unchecked, view);
+            cacheForT(compiled);
+            s_compiled.Add(type, compiled);
+            return compiled;
+        }
+    }
+
+    /// <summary>The registration of a compiled record interface, or null (the run-time emitter serves it on the JIT).</summary>
+    public static CompiledRecordType? CompiledOf(Type type)
+    {
+        lock (s_compiled) return s_compiled.GetValueOrDefault(type);
+    }
+
+    /// <summary>
+    /// The implementation New and NewArray use: the compiled one of a <see cref="NativeRecordAttribute"/> interface, else
+    /// one emitted now where dynamic code is supported; under NativeAOT an unmarked interface is refused.
+    /// </summary>
+    /// <exception cref="NotSupportedException">No dynamic code and the interface is not a registered compiled record.</exception>
+    public static RecordType ResolveForNew(Type type, RecordMode mode)
+    {
+        if (CompiledOf(type) is { } compiled)
+        {
+            return mode switch { RecordMode.Checked => compiled.Checked, RecordMode.Unchecked => compiled.Unchecked, _ => compiled.CheckedView };
+        }
+        if (!RuntimeFeature.IsDynamicCodeSupported)
+        {
+            throw new NotSupportedException($"'{type.FullName}' has no compile-time record implementation and this runtime cannot generate code (NativeAOT). "
+                + "Mark the interface [Manaloc.Memory.NativeRecord] so the Manaloc source generator implements it at compile time.");
+        }
+        return GetEmitted(type, mode);
+    }
+
+    // Under NativeAOT the branch above returns before this is reached (IsDynamicCodeSupported is a constant false there,
+    // so the compiler drops the emitter). A trimmed JIT application must mark its record interfaces [NativeRecord]: the
+    // emitter reads the interface's properties through reflection, which trimming may remove (docs/memory.md).
+    [UnconditionalSuppressMessage("AOT", "IL3050", Justification = "Reached only when RuntimeFeature.IsDynamicCodeSupported is true.")]
+    [UnconditionalSuppressMessage("Trimming", "IL2026", Justification = "Run-time emission serves unmarked interfaces on the JIT; trimmed applications mark theirs [NativeRecord] (documented).")]
+    private static RecordType GetEmitted(Type type, RecordMode mode) => Get(type, mode);
+
+    // Guarded by its own lock; read on the slow path only (first New of a type in an allocator mode).
+    private static readonly Dictionary<Type, CompiledRecordType> s_compiled = [];
+}

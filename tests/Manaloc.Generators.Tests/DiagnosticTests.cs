@@ -1,0 +1,115 @@
+using Microsoft.CodeAnalysis;
+namespace Manaloc.Generators.Tests;
+
+/// <summary>Every refused shape gets its diagnostic id, a message naming the member and the reason, and no generated code.</summary>
+public class DiagnosticTests
+{
+    public static TheoryData<string, string, string> RefusedShapes() => new()
+    {
+        { "MNL001", "internal interface IRec { int A { get; set; } }", "is not public" },
+        { "MNL001", "internal static class Holder { [NativeRecord] public interface IRec { int A { get; set; } } }", "containing type Holder is not public" },
+        { "MNL002", "public interface IRec<T> where T : unmanaged { T A { get; set; } }", "is generic" },
+        { "MNL002", "public static class Holder<T> { [NativeRecord] public interface IRec { int A { get; set; } } }", "containing type Holder is generic" },
+        { "MNL003", "public interface IRec { int A { get; set; } void Touch(); }", "member 'IRec.Touch' is a method" },
+        { "MNL003", "public interface IBase { int Count(); } [NativeRecord] public interface IRec2 : IBase { int A { get; set; } }", "member 'IBase.Count' is a method" },
+        { "MNL004", "public interface IRec { int A { get; set; } event System.Action Changed; }", "member 'IRec.Changed' is an event" },
+        { "MNL005", "public interface IRec { int this[int i] { get; set; } }", "is an indexer" },
+        { "MNL006", "public interface IRec { int A { get; init; } }", "property 'IRec.A' has an init accessor" },
+        { "MNL007", "public interface IRec { string Name { get; set; } }", "type 'string', which is a reference type" },
+        { "MNL007", "public struct Holder { public object O; } [NativeRecord] public interface IRec2 { Holder H { get; set; } }", "which is a struct that contains a reference" },
+        { "MNL007", "public interface IRec { System.Span<int> S { get; } }", "which is a ref struct" },
+        { "MNL007", "public unsafe interface IRec { int* P { get; set; } }", "which is a pointer type (use nint)" },
+        { "MNL008", "public interface IRec { static int S { get; set; } }", "property 'IRec.S' is static" },
+        { "MNL008", "public interface IRec { int A { get => 1; } }", "has a default implementation" },
+        { "MNL009", "public interface IRec { ref int A { get; } }", "returns by reference" },
+        { "MNL010", "public interface IRec { internal int A { get; set; } }", "member 'IRec.A' is not public" },
+        { "MNL010", "public interface IRec { int A { get; protected set; } }", "member 'IRec.A' is not public" },
+        { "MNL011", "public interface IRec { [RecordOffset(2)] int A { get; set; } }", "[RecordOffset(2)] is not a non-negative multiple of the type's natural alignment 4" },
+        { "MNL011", "public interface IRec { [RecordOffset(0)] int A { get; set; } [RecordOffset(0)] int B { get; set; } }", "overlaps another property" },
+        { "MNL011", "public interface IRec { [RecordOffset(0), OwnCacheLine] int A { get; set; } }", "cannot be combined" },
+        { "MNL011", "public interface IBase { [RecordOffset(0)] int A { get; set; } } [NativeRecord] public interface IRec2 : IBase { [RecordOffset(8)] new int A { get; set; } }", "different [RecordOffset] values" },
+        { "MNL012", "public interface IRec { [RecordOffset(2147483640)] long A { get; set; } }", "beyond the largest record size" },
+        { "MNL013", "public interface IRec { (int, long) Pair { get; set; } }", "a framework struct" },
+        { "MNL013", "[System.Runtime.InteropServices.StructLayout(System.Runtime.InteropServices.LayoutKind.Auto)] public struct Loose { public int A; } [NativeRecord] public interface IRec2 { Loose L { get; set; } }", "LayoutKind.Auto" },
+    };
+
+    [Theory]
+    [MemberData(nameof(RefusedShapes))]
+    public void RefusedShapeReportsItsDiagnostic(string id, string declaration, string reason)
+    {
+        // The [NativeRecord] goes on the interface named IRec (or IRec2 where the declaration brings its own).
+        string source = declaration.Contains("[NativeRecord]", StringComparison.Ordinal)
+            ? declaration
+            : declaration.Replace("public interface IRec", "[NativeRecord] public interface IRec").Replace("internal interface IRec", "[NativeRecord] internal interface IRec")
+                .Replace("public unsafe interface IRec", "[NativeRecord] public unsafe interface IRec");
+        var result = GeneratorDriver.Run("using Manaloc.Memory;\nnamespace Snippet;\n" + source);
+
+        var diagnostic = Assert.Single(result.GeneratorDiagnostics);
+        Assert.Equal(id, diagnostic.Id);
+        Assert.Equal(Microsoft.CodeAnalysis.DiagnosticSeverity.Error, diagnostic.Severity);
+        string message = diagnostic.GetMessage(System.Globalization.CultureInfo.InvariantCulture);
+        Assert.Contains("cannot be a native record", message);
+        Assert.Contains(reason, message);
+        Assert.True(diagnostic.Location.IsInSource, "the diagnostic points at the source");
+        Assert.Empty(result.Sources);
+    }
+
+    [Fact]
+    public void AnAcceptedInterfaceGeneratesCodeThatCompilesWithoutErrors()
+    {
+        var result = GeneratorDriver.Run("""
+            using Manaloc.Memory;
+            namespace Snippet;
+            [NativeRecord] public interface IPoint { int X { get; set; } int Y { get; } [RecordOffset(8)] long Z { get; set; } }
+            public static class Use
+            {
+                public static long Sum(TypeAllocator a)
+                {
+                    var p = PointRef.New(a);
+                    p.X = 1; p.Z = 2;
+                    long sum = p.X + p.Y + p.Z;
+                    p.Delete(a);
+                    var q = PointUncheckedRef.New(a);
+                    q.Delete(a);
+                    return sum;
+                }
+            }
+            """);
+        Assert.Empty(result.GeneratorDiagnostics);
+        Assert.Empty(result.CompilationErrors);
+        var source = Assert.Single(result.Sources);
+        Assert.Contains("public readonly partial struct PointRef", source);
+        Assert.Contains("public readonly partial struct PointUncheckedRef", source);
+        Assert.Contains("[global::System.Runtime.CompilerServices.ModuleInitializer]", source);
+        Assert.DoesNotContain("System.Reflection", source);
+    }
+
+    [Fact]
+    public void AnUnmarkedInterfaceGeneratesNothing()
+    {
+        var result = GeneratorDriver.Run("namespace Snippet; public interface IPlain { int A { get; set; } void M(); }");
+        Assert.Empty(result.GeneratorDiagnostics);
+        Assert.Empty(result.Sources);
+    }
+}
+
+/// <summary>The generator's per-interface step is cached: an edit elsewhere regenerates nothing.</summary>
+public class IncrementalityTests
+{
+    [Fact]
+    public void AnUnrelatedEditLeavesTheRecordStepCached()
+    {
+        var parseOptions = new Microsoft.CodeAnalysis.CSharp.CSharpParseOptions(Microsoft.CodeAnalysis.CSharp.LanguageVersion.Preview);
+        var compilation = GeneratorDriver.Compile("using Manaloc.Memory; namespace Snippet; [NativeRecord] public interface IPoint { int X { get; set; } }", parseOptions);
+        Microsoft.CodeAnalysis.GeneratorDriver driver = Microsoft.CodeAnalysis.CSharp.CSharpGeneratorDriver.Create(
+            [new NativeRecordGenerator().AsSourceGenerator()], parseOptions: parseOptions,
+            driverOptions: new Microsoft.CodeAnalysis.GeneratorDriverOptions(Microsoft.CodeAnalysis.IncrementalGeneratorOutputKind.None, trackIncrementalGeneratorSteps: true));
+        driver = driver.RunGenerators(compilation);
+        driver = driver.RunGenerators(compilation.AddSyntaxTrees(Microsoft.CodeAnalysis.CSharp.CSharpSyntaxTree.ParseText("namespace Snippet; public class Unrelated { }", parseOptions)));
+
+        var steps = driver.GetRunResult().Results.Single().TrackedSteps[NativeRecordGenerator.TrackingName];
+        var reasons = steps.SelectMany(s => s.Outputs).Select(o => o.Reason).ToList();
+        Assert.NotEmpty(reasons);
+        Assert.All(reasons, r => Assert.True(r is Microsoft.CodeAnalysis.IncrementalStepRunReason.Cached or Microsoft.CodeAnalysis.IncrementalStepRunReason.Unchanged, $"step ran again: {r}"));
+    }
+}

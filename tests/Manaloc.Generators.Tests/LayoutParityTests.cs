@@ -1,0 +1,59 @@
+using Manaloc.Memory;
+
+namespace Manaloc.Generators.Tests;
+
+/// <summary>The generator's layouts equal the run-time TypeLayout.Of for every accepted shape.</summary>
+public class LayoutParityTests
+{
+    public static TheoryData<string> Shapes() => new(s_shapes.Keys);
+
+    private static readonly Dictionary<string, (CompiledRecordType Compiled, Type Interface)> s_shapes = new()
+    {
+        ["mixed alignment"] = (FooDataRef.RecordType, typeof(IFooData)),
+        ["primitives and enums"] = (PrimitivesRef.RecordType, typeof(IPrimitives)),
+        ["System structs and nullables"] = (SystemStructsRef.RecordType, typeof(ISystemStructs)),
+        ["user structs: sequential, Pack, explicit, Size, fixed, nested, empty"] = (UserStructsRef.RecordType, typeof(IUserStructs)),
+        ["[RecordOffset]"] = (FixedOffsetsRef.RecordType, typeof(IFixedOffsets)),
+        ["[OwnCacheLine]"] = (ContendedRef.RecordType, typeof(IContended)),
+        ["[CacheLineAligned]"] = (AlignedRef.RecordType, typeof(IAligned)),
+        ["no properties"] = (EmptyRecordRef.RecordType, typeof(IEmptyRecord)),
+        ["get-only property"] = (ReadOnlyPartsRef.RecordType, typeof(IReadOnlyParts)),
+        ["inherited, shared and same-name properties, closed generic base"] = (DerivedRef.RecordType, typeof(IDerived)),
+        ["names of the handle's own members"] = (ReservedNamesRef.RecordType, typeof(IReservedNames)),
+        ["nested public interface"] = (OuterInnerRef.RecordType, typeof(Outer.IInner)),
+        ["doubly nested public interface"] = (OuterDeeperDeepestRef.RecordType, typeof(Outer.Deeper.IDeepest)),
+        ["larger than a slab class"] = (LargeRef.RecordType, typeof(ILarge)),
+    };
+
+    [Theory]
+    [MemberData(nameof(Shapes))]
+    public void CompiledLayoutEqualsTheRunTimeLayout(string shape)
+    {
+        var (compiled, iface) = s_shapes[shape];
+        var runtime = TypeLayout.Of(iface);
+        var generated = compiled.Layout;
+
+        Assert.Equal(iface, compiled.Interface);
+        Assert.Equal(runtime.Size, generated.Size);
+        Assert.Equal(runtime.Alignment, generated.Alignment);
+        Assert.Equal(Describe(runtime), Describe(generated));
+    }
+
+    [Fact]
+    public void EveryMarkedInterfaceInThisAssemblyIsCompared()
+    {
+        var marked = typeof(LayoutParityTests).Assembly.GetTypes().Where(t => t.IsDefined(typeof(NativeRecordAttribute), false)).ToHashSet();
+        Assert.Equal(marked.OrderBy(t => t.FullName), s_shapes.Values.Select(s => s.Interface).OrderBy(t => t.FullName));
+    }
+
+    [Fact]
+    public void TheDocumentedExampleIsLaidOutAsDocumented()
+    {
+        // docs/memory.md: long @0, double @8, int @16, byte @20 in a 24-byte, 8-aligned record.
+        Assert.Equal("Id:Int64@0+8/8 Value:Double@8+8/8 Count:Int32@16+4/4 Flag:Byte@20+1/1", Describe(FooDataRef.RecordType.Layout));
+        Assert.Equal((24, 8), (FooDataRef.RecordType.Layout.Size, FooDataRef.RecordType.Layout.Alignment));
+    }
+
+    private static string Describe(TypeLayout layout)
+        => string.Join(" ", layout.Fields.Select(f => $"{f.Name}:{f.Type.Name}@{f.Offset}+{f.Size}/{f.Alignment}"));
+}

@@ -1,0 +1,85 @@
+using Manaloc.Memory;
+
+namespace Manaloc.Generators.Tests;
+
+/// <summary>The registration checks a compiled layout against the runtime before any record uses it.</summary>
+public class RegistrationTests
+{
+    [Fact]
+    public void AFieldSizeThatDisagreesWithTheRuntimeIsRefusedNamingTheField()
+    {
+        var e = Assert.Throws<InvalidOperationException>(() => CompiledRecords.Register<IHandWritten, HandWrittenFactory>(16, 8,
+            [new("Count", typeof(int), 0, 8, 8), new("Id", typeof(long), 8, 8, 8)]));
+        Assert.Contains("field 'Count'", e.Message);
+        Assert.Contains("assumed 8 bytes for Int32, this runtime has 4", e.Message);
+    }
+
+    [Fact]
+    public void OverlappingMisalignedOrOutsideFieldsAreRefused()
+    {
+        Assert.Contains("overlaps", Assert.Throws<InvalidOperationException>(() => CompiledRecords.Register<IHandWritten, HandWrittenFactory>(16, 8,
+            [new("Count", typeof(int), 4, 4, 4), new("Id", typeof(long), 0, 8, 8)])).Message);
+        Assert.Contains("does not fit", Assert.Throws<InvalidOperationException>(() => CompiledRecords.Register<IHandWritten, HandWrittenFactory>(16, 8,
+            [new("Count", typeof(int), 2, 4, 4), new("Id", typeof(long), 8, 8, 8)])).Message);
+        Assert.Contains("does not fit", Assert.Throws<InvalidOperationException>(() => CompiledRecords.Register<IHandWritten, HandWrittenFactory>(16, 8,
+            [new("Count", typeof(int), 0, 4, 4), new("Id", typeof(long), 16, 8, 8)])).Message);
+        Assert.Contains("not a valid record shape", Assert.Throws<InvalidOperationException>(() => CompiledRecords.Register<IHandWritten, HandWrittenFactory>(12, 8,
+            [new("Count", typeof(int), 0, 4, 4)])).Message);
+    }
+
+    [Fact]
+    public void AValidHandWrittenRegistrationServesNewAndIsKeptOnce()
+    {
+        var first = CompiledRecords.Register<IHandWrittenValid, ValidFactory>(16, 8, [new("Count", typeof(int), 8, 4, 4), new("Id", typeof(long), 0, 8, 8)]);
+        var second = CompiledRecords.Register<IHandWrittenValid, ValidFactory>(16, 8, [new("Count", typeof(int), 8, 4, 4), new("Id", typeof(long), 0, 8, 8)]);
+        Assert.Same(first, second);
+        using var allocator = new TypeAllocator();
+        var record = allocator.New<IHandWrittenValid>();
+        Assert.IsType<ValidChecked>(record);
+        record.Id = 5;
+        Assert.Equal(5, record.Id);
+        allocator.Delete(record);
+    }
+}
+
+public interface IHandWritten
+{
+    int Count { get; set; }
+    long Id { get; set; }
+}
+
+public interface IHandWrittenValid
+{
+    int Count { get; set; }
+    long Id { get; set; }
+}
+
+internal sealed class HandWritten : CompiledRecord, IHandWritten
+{
+    public int Count { get => CheckedField<int>(0); set => CheckedField<int>(0) = value; }
+    public long Id { get => CheckedField<long>(8); set => CheckedField<long>(8) = value; }
+}
+
+internal struct HandWrittenFactory : ICompiledRecordFactory
+{
+    public static CompiledRecord CreateChecked() => new HandWritten();
+    public static CompiledRecord CreateUnchecked() => new HandWritten();
+}
+
+internal sealed class ValidChecked : CompiledRecord, IHandWrittenValid
+{
+    public int Count { get => CheckedField<int>(8); set => CheckedField<int>(8) = value; }
+    public long Id { get => CheckedField<long>(0); set => CheckedField<long>(0) = value; }
+}
+
+internal sealed class ValidUnchecked : CompiledRecord, IHandWrittenValid
+{
+    public int Count { get => UncheckedField<int>(8); set => UncheckedField<int>(8) = value; }
+    public long Id { get => UncheckedField<long>(0); set => UncheckedField<long>(0) = value; }
+}
+
+internal struct ValidFactory : ICompiledRecordFactory
+{
+    public static CompiledRecord CreateChecked() => new ValidChecked();
+    public static CompiledRecord CreateUnchecked() => new ValidUnchecked();
+}
