@@ -142,6 +142,9 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     [MethodImpl(MethodImplOptions.NoInlining)]
     private byte[] RentSlow(int minimumLength)
     {
+        // Every rent that misses the hot slot checks here, unpooled sizes and empty arrays included: after
+        // Dispose a rent throws whatever its size (the hot slots were emptied by Dispose).
+        if (Volatile.Read(ref _disposed) != 0) PoolThrowHelper.ThrowObjectDisposed(Name);
         int index = SelectClass(minimumLength);
         if ((uint)index >= (uint)_classes.Length) return RentUnpooled(minimumLength);
         var cache = FindCache();

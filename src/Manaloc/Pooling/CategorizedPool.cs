@@ -24,6 +24,14 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
     private readonly PoolOptions _options;
     private bool _disposed;
 
+    /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with <paramref name="options"/> (defaults when null).</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
+    public CategorizedPool(Func<T> factory, PoolOptions? options = null)
+        : this(PoolPolicies.Create(factory ?? throw new ArgumentNullException(nameof(factory))), options)
+    {
+    }
+
     /// <summary>Creates a categorized pool; each category gets a <see cref="SemiLocalPool{T}"/> with these options.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>

@@ -29,6 +29,14 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     private bool _disposed;
     private long _rents, _creations, _drops, _trimmed;
 
+    /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with <paramref name="options"/> (defaults when null).</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
+    public LockedPool(Func<T> factory, PoolOptions? options = null)
+        : this(PoolPolicies.Create(factory ?? throw new ArgumentNullException(nameof(factory))), options)
+    {
+    }
+
     /// <summary>Creates a pool with <paramref name="policy"/> and <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
