@@ -49,11 +49,18 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     // The token the fast paths look for: _token, or -1 in debug mode (never matches: debug work stays on the slow paths).
     private readonly long _fastToken;
     private int _disposed;
+    private readonly bool _isShared;
 
     /// <summary>Creates a buffer manager with <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
     public BufferManager(BufferManagerOptions? options = null)
+        : this(options, isShared: false)
     {
+    }
+
+    private BufferManager(BufferManagerOptions? options, bool isShared)
+    {
+        _isShared = isShared;
         options ??= new BufferManagerOptions();
         options.Validate();
         Name = options.Name;
@@ -88,13 +95,18 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         PoolMetrics.Register(this);
     }
 
-    /// <summary>A process-wide manager with default options, for code that has no manager of its own.</summary>
-    public static BufferManager Default { get; } = new(new BufferManagerOptions { Name = "buffers.default" });
+    /// <summary>
+    /// The process-wide manager (name <c>buffers.shared</c>, default options), for code that has no
+    /// manager of its own. Hides <see cref="ArrayPool{T}.Shared"/>: through this type, <c>Shared</c> is
+    /// Manaloc's pool; through <c>ArrayPool&lt;byte&gt;.Shared</c> it is still the runtime's.
+    /// </summary>
+    /// <remarks>Its <see cref="Dispose"/> does nothing: the shared manager lives as long as the process.</remarks>
+    public static new BufferManager Shared { get; } = new(new BufferManagerOptions { Name = "buffers.shared" }, isShared: true);
 
     /// <summary>The manager's name (metrics tag).</summary>
     public string Name { get; }
 
-    string IPoolStatisticsSource.Kind => "buffer";
+    string IPoolStatisticsSource.Kind => "buffer-manager";
 
     /// <summary>The largest pooled buffer size.</summary>
     public int MaxBufferSize { get; }

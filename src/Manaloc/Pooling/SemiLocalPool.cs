@@ -109,7 +109,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     /// <inheritdoc/>
     public string Name { get; }
 
-    string IPoolStatisticsSource.Kind => "object";
+    string IPoolStatisticsSource.Kind => "object-pool";
 
     /// <summary>The cap on idle objects over all threads (resolved <see cref="PoolOptions.MaxRetained"/>).</summary>
     public int MaxRetained => _maxRetained;
