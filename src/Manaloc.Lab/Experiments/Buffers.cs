@@ -7,7 +7,8 @@ namespace Manaloc.Lab.Experiments;
 /// <summary>
 /// Seed 002, "Tradeoffs in High Performance Software" (buffer reuse, as in Netty's allocators and
 /// MiscUtil's IBufferManager): rent, touch and return buffers from 256 B to 1 MiB with
-/// <c>new byte[]</c>, <see cref="ArrayPool{T}.Shared"/> and Manaloc's <see cref="BufferManager"/>;
+/// <c>new byte[]</c>, <see cref="ArrayPool{T}.Shared"/> and Manaloc's <see cref="BufferManager"/>,
+/// and 4 MiB and 64 MiB (targets: at least ArrayPool.Shared's speed, 0 B per rent after warm-up);
 /// then 4 KiB buffers on 1 and 2 threads.
 /// </summary>
 public sealed class Buffers : Experiment
@@ -21,7 +22,7 @@ public sealed class Buffers : Experiment
     /// <inheritdoc/>
     public override string Article => "Tradeoffs in High Performance Software (seed 002)";
     /// <inheritdoc/>
-    public override string Description => "Rent, touch, return buffers of 256 B to 1 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.";
+    public override string Description => "Rent, touch, return buffers of 256 B to 64 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.";
     /// <inheritdoc/>
     public override ArticleFigure Figure => new("No figure: reusing byte buffers instead of allocating them relieves the GC, especially for large arrays");
     /// <inheritdoc/>
@@ -31,7 +32,10 @@ public sealed class Buffers : Experiment
     /// <inheritdoc/>
     public override string? SweepParameter => "size";
 
-    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [256, 4096] : [256, 4096, 65536, 1 << 20];
+    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [256, 4096] : [256, 4096, 65536, 1 << 20, LargeSizes[0], LargeSizes[1]];
+
+    /// <summary>Sizes above 1 MiB, where ArrayPool.Shared still pools: BufferManager must match it (no allocation per rent).</summary>
+    private static readonly int[] LargeSizes = [4 << 20, 64 << 20];
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -105,6 +109,17 @@ public sealed class Buffers : Experiment
         var ms = measurements.Where(m => m.Parameters.ContainsKey("pattern")).ToArray();
         Measurement? Find(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads);
         var targets = new List<TargetResult>();
+        foreach (int size in LargeSizes)
+        {
+            string sizeText = size.ToString(System.Globalization.CultureInfo.InvariantCulture);
+            var single = measurements.Where(m => !m.Parameters.ContainsKey("pattern") && m.Parameters.TryGetValue("size", out var v) && v == sizeText).ToArray();
+            var shared = single.FirstOrDefault(m => m.Variant == Shared);
+            var manager = single.FirstOrDefault(m => m.Variant == Manager);
+            if (shared?.OpsPerSecond is not double s || manager?.OpsPerSecond is not double m) continue;
+            targets.Add(TargetResult.AtLeast($"BufferManager / ArrayPool.Shared throughput, {size >> 20} MiB", m / s, 1)
+                with { Best = shared.Statistics.Min / manager.Statistics.Min });
+            targets.Add(TargetResult.AtMost($"BufferManager bytes per rent/return, {size >> 20} MiB", manager.AllocatedBytesPerOp, 0.01, "B"));
+        }
         foreach (int threads in new[] { 1, 2 })
         {
             var shared = Find(Shared, threads);

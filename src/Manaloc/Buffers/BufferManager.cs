@@ -6,7 +6,7 @@ using Manaloc.Pooling;
 namespace Manaloc.Buffers;
 
 /// <summary>
-/// Byte buffers by power-of-two size class (16 B up to <see cref="BufferManagerOptions.MaxBufferSize"/>),
+/// Byte buffers by power-of-two size class (16 B up to <see cref="BufferManagerOptions.MaxBufferSize"/>, 64 MiB by default),
 /// each class a semi-local pool: per thread, one hot buffer and a stack, used without synchronisation, over a shared, locked tier.
 /// An <see cref="ArrayPool{T}"/> of bytes, so it drops into any code that takes one.
 /// </summary>
@@ -70,13 +70,13 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         for (int i = 0; i < _classes.Length; i++)
         {
             int size = MinimumSize << i;
-            long retained = Math.Clamp(options.MaxRetainedBytesPerClass / size, options.BuffersPerThread, 4096);
+            var (retained, perThread, batch) = ClassLimits(options, size);
             var classOptions = new PoolOptions
             {
                 Name = $"{Name}/{size}",
-                BatchSize = options.BatchSize,
-                LocalCapacity = options.BuffersPerThread,
-                MaxRetained = (int)retained,
+                BatchSize = batch,
+                LocalCapacity = perThread,
+                MaxRetained = retained,
                 TrimAfterGen2 = options.TrimAfterGen2,
             };
             _classes[i] = new SemiLocalPool<byte[]>(new BufferPolicy(size), classOptions, register: false, scanForDuplicates: true);
@@ -102,6 +102,26 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     /// </summary>
     /// <remarks>Its <see cref="Dispose"/> does nothing: the shared manager lives as long as the process.</remarks>
     public static new BufferManager Shared { get; } = new(new BufferManagerOptions { Name = "buffers.shared" }, isShared: true);
+
+    /// <summary>
+    /// What one size class keeps: <see cref="BufferManagerOptions.MaxRetainedBytesPerClass"/> worth of
+    /// buffers (at most 4,096), of which a thread's stack holds up to
+    /// <see cref="BufferManagerOptions.BuffersPerThread"/>. Classes up to 2 MiB keep at least
+    /// BuffersPerThread; larger ones at least one (a 64 MiB class under the default 16 MiB cap keeps one
+    /// in its stacks and shared tier), so a large rent after warm-up allocates nothing without
+    /// retaining many copies.
+    /// </summary>
+    internal static (int Retained, int PerThread, int Batch) ClassLimits(BufferManagerOptions options, int size)
+    {
+        long byBytes = options.MaxRetainedBytesPerClass / size;
+        int floor = size <= LargeClassBytes ? options.BuffersPerThread : 1;
+        int retained = (int)Math.Clamp(byBytes, floor, 4096);
+        int perThread = Math.Min(options.BuffersPerThread, retained);
+        return (retained, perThread, Math.Min(options.BatchSize, perThread));
+    }
+
+    /// <summary>Classes above this size may keep fewer than BuffersPerThread buffers (down to one) when the byte cap says so.</summary>
+    private const int LargeClassBytes = 1 << 21;
 
     /// <summary>The manager's name (metrics tag).</summary>
     public string Name { get; }
