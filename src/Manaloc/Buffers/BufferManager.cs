@@ -176,7 +176,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     {
         // Every rent that misses the hot slot checks here, unpooled sizes and empty arrays included: after
         // Dispose a rent throws whatever its size (the hot slots were emptied by Dispose).
-        if (Volatile.Read(ref _disposed) != 0) PoolThrowHelper.ThrowObjectDisposed(Name);
+        if (Volatile.Read(ref _disposed) != 0) ThrowHelper.ThrowPoolDisposed(Name);
         int index = SelectClass(minimumLength);
         if ((uint)index >= (uint)_classes.Length) return RentUnpooled(minimumLength);
         var cache = FindCache();

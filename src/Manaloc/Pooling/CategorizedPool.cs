@@ -69,7 +69,7 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
             if (_disposed)
             {
                 if (forReturn) return null; // a return racing Dispose: the caller drops its object
-                PoolThrowHelper.ThrowObjectDisposed(Name);
+                ThrowHelper.ThrowPoolDisposed(Name);
             }
             if (_categories.TryGetValue(category, out var existing)) return existing;
             var options = new PoolOptions

@@ -64,7 +64,7 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     {
         lock (_lock)
         {
-            if (_disposed) PoolThrowHelper.ThrowObjectDisposed(Name);
+            if (_disposed) ThrowHelper.ThrowPoolDisposed(Name);
             if (_count > 0)
             {
                 T item = _items[--_count]!;

@@ -22,7 +22,7 @@ public sealed partial class SemiLocalPool<T>
         if (Volatile.Read(ref _disposed) != 0)
         {
             if (local is not null) EmptyOwnStack(local, countAsTrim: false); // a return that raced Dispose may have left objects here
-            PoolThrowHelper.ThrowObjectDisposed(Name);
+            ThrowHelper.ThrowPoolDisposed(Name);
         }
         local ??= CreateLocal();
         ServeTrimRequest(local);
@@ -56,7 +56,7 @@ public sealed partial class SemiLocalPool<T>
                 local.Items[taken - 1].Value = null;
                 local.DrainClosed();
                 PoolDrop.Drop(last);
-                PoolThrowHelper.ThrowObjectDisposed(Name);
+                ThrowHelper.ThrowPoolDisposed(Name);
             }
             PublishLimit(local);
             local.SharedTransfers++;
