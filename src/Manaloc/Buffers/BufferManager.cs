@@ -101,7 +101,13 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     /// Manaloc's pool; through <c>ArrayPool&lt;byte&gt;.Shared</c> it is still the runtime's.
     /// </summary>
     /// <remarks>Its <see cref="Dispose"/> does nothing: the shared manager lives as long as the process.</remarks>
-    public static new BufferManager Shared { get; } = new(new BufferManagerOptions { Name = "buffers.shared" }, isShared: true);
+    public static new BufferManager Shared => SharedHolder.Instance;
+
+    /// <summary>Creates <see cref="Shared"/> on first use only (not when any manager is constructed), thread-safely (type initialisation).</summary>
+    private static class SharedHolder
+    {
+        public static readonly BufferManager Instance = new(new BufferManagerOptions { Name = "buffers.shared" }, isShared: true);
+    }
 
     /// <summary>
     /// What one size class keeps: <see cref="BufferManagerOptions.MaxRetainedBytesPerClass"/> worth of
