@@ -1,5 +1,6 @@
 using System.Buffers;
 using Manaloc.Buffers;
+using Manaloc.Threading;
 using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Experiments;
@@ -58,12 +59,12 @@ public sealed class Buffers : Experiment
             sized.Add((size, Manager, n => { for (long i = 0; i < n; i++) { var b = manager.Rent(size); sink += Touch(b, size); manager.Return(b); } }));
         }
         const int Size = 4096;
-        var sinks = new long[3 * 16];
+        var sinks = new Padded<long>[3]; // one cache line per thread: the threads' sums do not share one
         var threaded = new (string Variant, Action<int, long> Body)[]
         {
-            (New, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = new byte[Size]; s += Touch(b, Size); } sinks[t * 16] += s; }),
-            (Shared, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = shared.Rent(Size); s += Touch(b, Size); shared.Return(b); } sinks[t * 16] += s; }),
-            (Manager, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = manager.Rent(Size); s += Touch(b, Size); manager.Return(b); } sinks[t * 16] += s; }),
+            (New, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = new byte[Size]; s += Touch(b, Size); } sinks[t].Value += s; }),
+            (Shared, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = shared.Rent(Size); s += Touch(b, Size); shared.Return(b); } sinks[t].Value += s; }),
+            (Manager, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = manager.Rent(Size); s += Touch(b, Size); manager.Return(b); } sinks[t].Value += s; }),
         };
 
         // Tiered JIT: ArrayPool.Shared runs precompiled, optimised code from the first call; bring every

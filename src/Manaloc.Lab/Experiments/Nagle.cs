@@ -26,14 +26,13 @@ public sealed class Nagle : Experiment
     private const int MessageBytes = 8;
     private static readonly TimeSpan IoTimeout = TimeSpan.FromSeconds(3);
 
-    private int _socketsOpened;
-    private int _socketsOpen;
+    private readonly SocketTracker _sockets = new();
 
     /// <summary>Sockets this instance has opened so far.</summary>
-    internal int SocketsOpened => Volatile.Read(ref _socketsOpened);
+    internal int SocketsOpened => _sockets.Opened;
 
     /// <summary>Sockets this instance has opened and not yet closed (0 after a run).</summary>
-    internal int SocketsOpen => Volatile.Read(ref _socketsOpen);
+    internal int SocketsOpen => _sockets.Open;
 
     /// <summary>The port the last listener was bound to (closed after the run).</summary>
     internal int LastPort { get; private set; }
@@ -98,12 +97,12 @@ public sealed class Nagle : Experiment
     internal List<double> RunRounds(bool noDelay, bool twoWrites, int rounds, TimeSpan budget)
     {
         var samples = new List<double>(rounds);
-        var sockets = new SocketSet();
+        var sockets = _sockets.StartRun();
         Thread? server = null;
         Exception? serverError = null;
         try
         {
-            var listener = Open(sockets, SocketType.Stream, ProtocolType.Tcp);
+            var listener = sockets.Open(SocketType.Stream, ProtocolType.Tcp);
             listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
             listener.Listen(1);
             var endPoint = (IPEndPoint)listener.LocalEndPoint!;
@@ -122,7 +121,7 @@ public sealed class Nagle : Experiment
             { IsBackground = true, Name = "nagle-server" };
             server.Start();
 
-            var client = Open(sockets, SocketType.Stream, ProtocolType.Tcp);
+            var client = sockets.Open(SocketType.Stream, ProtocolType.Tcp);
             client.NoDelay = noDelay;
             client.ReceiveTimeout = client.SendTimeout = (int)IoTimeout.TotalMilliseconds;
             client.Connect(endPoint);
@@ -150,7 +149,7 @@ public sealed class Nagle : Experiment
         }
         finally
         {
-            CloseAll(sockets);
+            sockets.CloseAll();
             if (server is not null && !server.Join(IoTimeout + IoTimeout))
             {
                 // Closing its sockets above ends the server's blocking calls; this would be a bug.
@@ -161,14 +160,14 @@ public sealed class Nagle : Experiment
     }
 
     /// <summary>Accepts one connection (within the I/O timeout) and answers every 16 bytes with 1 byte until the client shuts down.</summary>
-    private void Serve(Socket listener, SocketSet sockets)
+    private static void Serve(Socket listener, SocketTracker.Run sockets)
     {
         if (!listener.Poll(IoTimeout, SelectMode.SelectRead))
         {
             return;
         }
         Socket connection = listener.Accept();
-        Track(sockets, connection);
+        sockets.Track(connection);
         connection.ReceiveTimeout = connection.SendTimeout = (int)IoTimeout.TotalMilliseconds;
         byte[] request = new byte[2 * MessageBytes], reply = [1];
         while (true)
@@ -181,63 +180,6 @@ public sealed class Nagle : Experiment
                 received += n;
             }
             connection.Send(reply);
-        }
-    }
-
-    private Socket Open(SocketSet sockets, SocketType type, ProtocolType protocol)
-        => Track(sockets, new Socket(AddressFamily.InterNetwork, type, protocol));
-
-    /// <summary>
-    /// Adds a socket to the run's set. A socket that arrives after the set was closed (an accept
-    /// racing with a failing client) is closed at once, so none escapes the finally block.
-    /// </summary>
-    private Socket Track(SocketSet sockets, Socket socket)
-    {
-        Interlocked.Increment(ref _socketsOpened); // counters only, read by tests after the run
-        Interlocked.Increment(ref _socketsOpen);
-        if (sockets.TryAdd(socket))
-        {
-            return socket;
-        }
-        socket.Dispose();
-        Interlocked.Decrement(ref _socketsOpen);
-        throw new ObjectDisposedException(nameof(Socket), "The run's sockets were already closed.");
-    }
-
-    private void CloseAll(SocketSet sockets)
-    {
-        foreach (var socket in sockets.Close())
-        {
-            socket.Dispose();
-            Interlocked.Decrement(ref _socketsOpen);
-        }
-    }
-
-    /// <summary>The sockets of one run, shared by the client and server threads; closed once.</summary>
-    private sealed class SocketSet
-    {
-        private readonly List<Socket> _sockets = [];
-        private bool _closed;
-
-        public bool TryAdd(Socket socket)
-        {
-            lock (_sockets)
-            {
-                if (_closed) return false;
-                _sockets.Add(socket);
-                return true;
-            }
-        }
-
-        public Socket[] Close()
-        {
-            lock (_sockets)
-            {
-                _closed = true;
-                var all = _sockets.ToArray();
-                _sockets.Clear();
-                return all;
-            }
         }
     }
 
