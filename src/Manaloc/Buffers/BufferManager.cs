@@ -37,7 +37,7 @@ namespace Manaloc.Buffers;
 public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolStatisticsSource
 {
     private const int MinimumSize = 16;
-    private readonly SemiLocalPool<byte[]>[] _classes;
+    private readonly PoolTier<byte[]>[] _classes;
     private readonly PoolDebugTracker<byte[]>? _debug;
     private readonly SlotLease _lease;
 
@@ -66,7 +66,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         Name = options.Name;
         MaxBufferSize = options.MaxBufferSize;
         _debug = options.DebugMode ? new PoolDebugTracker<byte[]>(Name) : null;
-        _classes = new SemiLocalPool<byte[]>[SelectClass(options.MaxBufferSize) + 1];
+        _classes = new PoolTier<byte[]>[SelectClass(options.MaxBufferSize) + 1];
         for (int i = 0; i < _classes.Length; i++)
         {
             int size = MinimumSize << i;
@@ -79,7 +79,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
                 MaxRetained = retained,
                 TrimAfterGen2 = options.TrimAfterGen2,
             };
-            _classes[i] = new SemiLocalPool<byte[]>(new BufferPolicy(size), classOptions, register: false, scanForDuplicates: true);
+            _classes[i] = new PoolTier<byte[]>(new BufferPolicy(size), classOptions);
         }
         _lease = ThreadSlots.Lease();
         _slotId = _lease.Id;
@@ -210,12 +210,12 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
 
     private byte[] RentFromClass(BufferThreadCache? cache, int index)
     {
-        byte[] buffer = _classes[index].RentCore();
+        byte[] buffer = _classes[index].Rent();
         if (cache is not null)
         {
             ref var slot = ref cache.Slots[index];
-            slot.Stack ??= _classes[index].CurrentLocal(); // the rent may have created this thread's stack
-            slot.StackMayHoldBuffers = slot.Stack is { Count: > 0 }; // a refill from the shared tier may have filled it
+            if (slot.Stack.IsNone) slot.Stack = _classes[index].CurrentStack(); // the rent may have created this thread's stack
+            slot.StackMayHoldBuffers = slot.Stack.MayHoldItems; // a refill from the shared tier may have filled it
         }
         _debug?.OnRent(buffer);
         return buffer;

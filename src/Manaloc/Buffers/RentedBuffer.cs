@@ -78,10 +78,9 @@ internal sealed class BufferLease
 {
     public int Generation;
 
-    private static readonly SemiLocalPool<BufferLease> s_pool = new(
+    private static readonly PoolTier<BufferLease> s_pool = new(
         PoolPolicies.Create(static () => new BufferLease()),
-        new PoolOptions { Name = "buffers.leases", TrimAfterGen2 = true },
-        register: false, scanForDuplicates: false);
+        new PoolOptions { Name = "buffers.leases", TrimAfterGen2 = true });
 
     public static BufferLease Rent() => s_pool.Rent();
 
