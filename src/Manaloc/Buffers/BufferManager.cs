@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Numerics;
 using System.Runtime.CompilerServices;
 using Manaloc.Pooling;
 
@@ -108,26 +107,6 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     {
         public static readonly BufferManager Instance = new(new BufferManagerOptions { Name = "buffers.shared" }, isShared: true);
     }
-
-    /// <summary>
-    /// What one size class keeps: <see cref="BufferManagerOptions.MaxRetainedBytesPerClass"/> worth of
-    /// buffers (at most 4,096), of which a thread's stack holds up to
-    /// <see cref="BufferManagerOptions.BuffersPerThread"/>. Classes up to 2 MiB keep at least
-    /// BuffersPerThread; larger ones at least one (a 64 MiB class under the default 16 MiB cap keeps one
-    /// in its stacks and shared tier), so a large rent after warm-up allocates nothing without
-    /// retaining many copies.
-    /// </summary>
-    internal static (int Retained, int PerThread, int Batch) ClassLimits(BufferManagerOptions options, int size)
-    {
-        long byBytes = options.MaxRetainedBytesPerClass / size;
-        int floor = size <= LargeClassBytes ? options.BuffersPerThread : 1;
-        int retained = (int)Math.Clamp(byBytes, floor, 4096);
-        int perThread = Math.Min(options.BuffersPerThread, retained);
-        return (retained, perThread, Math.Min(options.BatchSize, perThread));
-    }
-
-    /// <summary>Classes above this size may keep fewer than BuffersPerThread buffers (down to one) when the byte cap says so.</summary>
-    private const int LargeClassBytes = 1 << 21;
 
     /// <summary>The manager's name (metrics tag).</summary>
     public string Name { get; }
@@ -294,10 +273,6 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     /// <summary>Rents a buffer of at least <paramref name="minimumLength"/> bytes that returns itself on Dispose.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="minimumLength"/> is negative.</exception>
     public RentedBuffer RentBuffer(int minimumLength) => new(this, Rent(minimumLength), minimumLength);
-
-    /// <summary>The size class of a length: 0 for 1..16, 1 for 17..32, …; out of range for 0, negatives and huge lengths.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static int SelectClass(int length) => BitOperations.Log2((uint)(length - 1) | (MinimumSize - 1)) - 3;
 
     private static void ThrowNotFromPool()
         => ThrowHelper.ThrowArgument("array", "The buffer's length is not one of this pool's size classes, so it did not come from this pool.");
