@@ -17,6 +17,9 @@ if [ -d /opt/nuget/packages ]; then
   sources=(--source https://api.nuget.org/v3/index.json --source /opt/nuget/packages)
 fi
 
+# unzip reads the packages; it is in this machine kind's base image, installed here if a machine lacks it.
+command -v unzip >/dev/null || { apt-get update -qq && apt-get install -y -qq unzip >/dev/null; }
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "package check failed: $*" >&2; exit 1; }
