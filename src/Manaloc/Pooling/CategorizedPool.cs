@@ -3,7 +3,7 @@ using System.Collections.Concurrent;
 namespace Manaloc.Pooling;
 
 /// <summary>
-/// One <see cref="SemiLocalPool{T}"/> per named code section (the seed article's "category affinity"):
+/// One <see cref="SemiLocalPool{T}"/> per named code section ("category affinity" in the article "Writing a Semi-Local Object Pool"):
 /// threads that run the same section share a shared tier, whichever threads they are.
 /// </summary>
 /// <typeparam name="T">The pooled type.</typeparam>

@@ -4,7 +4,7 @@ using System.Runtime.CompilerServices;
 namespace Manaloc.Pooling;
 
 /// <summary>
-/// The seed article's baseline: one stack under one lock, refilled in batches of
+/// The baseline of the article "Writing a Semi-Local Object Pool": one stack under one lock, refilled in batches of
 /// <see cref="PoolOptions.BatchSize"/> new objects when it runs empty.
 /// </summary>
 /// <typeparam name="T">The pooled type.</typeparam>

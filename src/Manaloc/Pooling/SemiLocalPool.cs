@@ -5,7 +5,7 @@ namespace Manaloc.Pooling;
 
 /// <summary>
 /// A pool with a per-thread stack used without synchronisation, refilled from and spilled to one
-/// shared, locked tier in batches (the seed article's semi-local pool), with a cap on the objects
+/// shared, locked tier in batches (the semi-local pool of the article "Writing a Semi-Local Object Pool"), with a cap on the objects
 /// retained across all threads, reclamation of exited threads' stacks, and trimming after gen-2 GCs
 /// and under memory pressure.
 /// </summary>
