@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
+using Manaloc.Fixtures;
 using Manaloc.Lab.Harness;
 using Manaloc.Memory;
 
@@ -20,19 +21,6 @@ public sealed class TypedMemory : Experiment
     private const string TypedRecycled = "TypeAllocator unchecked, recycled handles";
     private const string Bulk = "RecordArray (bulk)";
     private const string BulkUnchecked = "RecordArray unchecked";
-
-    /// <summary>The article's record interface.</summary>
-    public interface IFooData
-    {
-        /// <summary>An int.</summary>
-        int Bar { get; set; }
-        /// <summary>A long.</summary>
-        long Jar { get; set; }
-        /// <summary>A double.</summary>
-        double Car { get; set; }
-        /// <summary>A byte.</summary>
-        byte Tar { get; set; }
-    }
 
     /// <inheritdoc/>
     public override string Name => "typed-memory";
@@ -296,30 +284,5 @@ public sealed class TypedMemory : Experiment
         // The article's claim: records in native memory keep their data off the GC heap.
         var verdict = heapBulk < heapClass / 10 ? Verdict.Holds : heapBulk < heapClass ? Verdict.Shrinks : Verdict.Reversed;
         return new(verdict, text, heapBulk, "B/record on the managed heap") { Targets = targets };
-    }
-
-    private sealed class ManagedFoo : IFooData
-    {
-        public int Bar { get; set; }
-        public long Jar { get; set; }
-        public double Car { get; set; }
-        public byte Tar { get; set; }
-    }
-
-    /// <summary>The article's hand-written implementation: AllocHGlobal(21) per object, fields at 0/4/12/20.</summary>
-    private sealed unsafe class ArticleFoo : IFooData
-    {
-        private byte* _native = (byte*)Marshal.AllocHGlobal(21);
-
-        public int Bar { get => *(int*)_native; set => *(int*)_native = value; }
-        public long Jar { get => *(long*)(_native + 4); set => *(long*)(_native + 4) = value; }
-        public double Car { get => *(double*)(_native + 12); set => *(double*)(_native + 12) = value; }
-        public byte Tar { get => _native[20]; set => _native[20] = value; }
-
-        public void Delete()
-        {
-            Marshal.FreeHGlobal((nint)_native);
-            _native = null;
-        }
     }
 }
