@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.Globalization;
-using System.IO.Compression;
 using Manaloc.Lab.Harness;
 using Manaloc.Platform;
 
@@ -20,7 +19,7 @@ namespace Manaloc.Lab.Experiments;
 /// straight to the sibling (rather than to another process) is reported too. The first and
 /// last run of each thread are cut by the start and end of the measurement and are dropped.
 /// </remarks>
-public sealed class Quantum : Experiment
+public sealed partial class Quantum : Experiment
 {
     /// <summary>A clock jump longer than this means the thread did not run in between.</summary>
     internal const double GapMicroseconds = 50;
@@ -203,82 +202,6 @@ public sealed class Quantum : Experiment
             rows.Add([range, n.ToString(CultureInfo.InvariantCulture), ((double)n / slices.Count).ToString("P0", CultureInfo.InvariantCulture)]);
         }
         return new ResultTable("Run lengths (every complete run)", ["length", "count", "share"], rows);
-    }
-
-    /// <summary>The scheduler settings this process may read; unreadable ones are listed as such.</summary>
-    internal static ResultTable KernelSettings()
-    {
-        var rows = new List<IReadOnlyList<string>>();
-        void Add(string name, string? value, string source) => rows.Add([name, value ?? "not readable", source]);
-        if (OperatingSystem.IsLinux())
-        {
-            Add("kernel", ReadTrimmed("/proc/sys/kernel/osrelease"), "/proc/sys/kernel/osrelease");
-            string? rr = null;
-            try
-            {
-                rr = LinuxNative.GetRoundRobinInterval(0) is TimeSpan t ? $"{t.TotalMilliseconds:0.###} ms" : null;
-            }
-            catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
-            {
-                // Reported as not readable.
-            }
-            Add("sched_rr_get_interval (this thread, SCHED_OTHER)", rr, "sched_rr_get_interval(0)");
-            foreach (string file in new[]
-            {
-                "/sys/kernel/debug/sched/base_slice_ns", "/proc/sys/kernel/sched_min_granularity_ns", "/proc/sys/kernel/sched_latency_ns",
-                "/proc/sys/kernel/sched_rr_timeslice_ms", "/proc/sys/kernel/sched_cfs_bandwidth_slice_us", "/proc/sys/kernel/sched_autogroup_enabled",
-            })
-            {
-                if (File.Exists(file) || file.StartsWith("/sys/kernel/debug", StringComparison.Ordinal)) Add(Path.GetFileName(file), ReadTrimmed(file), file);
-            }
-            Add("CONFIG_HZ (timer tick rate)", KernelConfigHz(), "/boot/config-<release> or /proc/config.gz");
-        }
-        else
-        {
-            Add("scheduler settings", null, "read on Linux only");
-        }
-        return new ResultTable("Kernel scheduler settings", ["setting", "value", "source"], rows);
-    }
-
-    private static string? KernelConfigHz()
-    {
-        try
-        {
-            string? release = ReadTrimmed("/proc/sys/kernel/osrelease");
-            string boot = $"/boot/config-{release}";
-            IEnumerable<string> lines;
-            if (release is not null && File.Exists(boot))
-            {
-                lines = File.ReadLines(boot);
-            }
-            else if (File.Exists("/proc/config.gz"))
-            {
-                using var gzip = new GZipStream(File.OpenRead("/proc/config.gz"), CompressionMode.Decompress);
-                using var reader = new StreamReader(gzip);
-                lines = reader.ReadToEnd().Split('\n');
-            }
-            else
-            {
-                return null;
-            }
-            return lines.FirstOrDefault(l => l.StartsWith("CONFIG_HZ=", StringComparison.Ordinal))?["CONFIG_HZ=".Length..];
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException or InvalidDataException)
-        {
-            return null;
-        }
-    }
-
-    private static string? ReadTrimmed(string path)
-    {
-        try
-        {
-            return File.ReadAllText(path).Trim();
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            return null;
-        }
     }
 
     /// <inheritdoc/>
