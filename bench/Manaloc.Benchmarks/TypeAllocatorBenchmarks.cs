@@ -1,21 +1,8 @@
-using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
+using Manaloc.Fixtures;
 using Manaloc.Memory;
 
 namespace Manaloc.Benchmarks;
-
-/// <summary>The seed's record interface.</summary>
-public interface IBenchFoo
-{
-    /// <summary>An int.</summary>
-    int Bar { get; set; }
-    /// <summary>A long.</summary>
-    long Jar { get; set; }
-    /// <summary>A double.</summary>
-    double Car { get; set; }
-    /// <summary>A byte.</summary>
-    byte Tar { get; set; }
-}
 
 /// <summary>
 /// TypeAllocator beside a managed class (anchor) and the article's AllocHGlobal-per-object proxy:
@@ -28,11 +15,11 @@ public class TypeAllocatorBenchmarks
     private TypeAllocator _typed = null!;
     private TypeAllocator _unchecked = null!;
     private TypeAllocator _recycled = null!;
-    private IBenchFoo _class = null!;
-    private IBenchFoo _record = null!;
-    private IBenchFoo _uncheckedRecord = null!;
-    private IBenchFoo[] _classArray = null!;
-    private RecordArray<IBenchFoo> _bulk = null!;
+    private IFooData _class = null!;
+    private IFooData _record = null!;
+    private IFooData _uncheckedRecord = null!;
+    private IFooData[] _classArray = null!;
+    private RecordArray<IFooData> _bulk = null!;
 
     /// <summary>Creates the allocators and records.</summary>
     [GlobalSetup]
@@ -42,11 +29,11 @@ public class TypeAllocatorBenchmarks
         _unchecked = new TypeAllocator(new TypeAllocatorOptions { Checked = false });
         _recycled = new TypeAllocator(new TypeAllocatorOptions { Checked = false, RecycleHandles = true });
         _class = new ManagedFoo();
-        _record = _typed.New<IBenchFoo>();
-        _uncheckedRecord = _unchecked.New<IBenchFoo>();
-        _classArray = new IBenchFoo[Records];
+        _record = _typed.New<IFooData>();
+        _uncheckedRecord = _unchecked.New<IFooData>();
+        _classArray = new IFooData[Records];
         for (int i = 0; i < Records; i++) _classArray[i] = new ManagedFoo();
-        _bulk = _typed.NewArray<IBenchFoo>(Records);
+        _bulk = _typed.NewArray<IFooData>(Records);
     }
 
     /// <summary>Frees everything.</summary>
@@ -63,7 +50,7 @@ public class TypeAllocatorBenchmarks
     [Benchmark(Baseline = true)]
     public int NewClass()
     {
-        IBenchFoo f = new ManagedFoo();
+        IFooData f = new ManagedFoo();
         f.Bar = 1;
         return f.Bar;
     }
@@ -83,7 +70,7 @@ public class TypeAllocatorBenchmarks
     [Benchmark]
     public int NewDeleteTypeAllocator()
     {
-        var f = _typed.New<IBenchFoo>();
+        var f = _typed.New<IFooData>();
         f.Bar = 1;
         int v = f.Bar;
         _typed.Delete(f);
@@ -94,7 +81,7 @@ public class TypeAllocatorBenchmarks
     [Benchmark]
     public int NewDeleteTypeAllocatorUnchecked()
     {
-        var f = _unchecked.New<IBenchFoo>();
+        var f = _unchecked.New<IFooData>();
         f.Bar = 1;
         int v = f.Bar;
         _unchecked.Delete(f);
@@ -105,7 +92,7 @@ public class TypeAllocatorBenchmarks
     [Benchmark]
     public int NewDeleteTypeAllocatorRecycled()
     {
-        var f = _recycled.New<IBenchFoo>();
+        var f = _recycled.New<IFooData>();
         f.Bar = 1;
         int v = f.Bar;
         _recycled.Delete(f);
@@ -136,23 +123,5 @@ public class TypeAllocatorBenchmarks
     public void ScanRecordArray()
     {
         foreach (var f in _bulk) { f.Bar += 1; f.Car += f.Tar; }
-    }
-
-    private sealed class ManagedFoo : IBenchFoo
-    {
-        public int Bar { get; set; }
-        public long Jar { get; set; }
-        public double Car { get; set; }
-        public byte Tar { get; set; }
-    }
-
-    private sealed unsafe class ArticleFoo : IBenchFoo
-    {
-        private byte* _native = (byte*)Marshal.AllocHGlobal(21);
-        public int Bar { get => *(int*)_native; set => *(int*)_native = value; }
-        public long Jar { get => *(long*)(_native + 4); set => *(long*)(_native + 4) = value; }
-        public double Car { get => *(double*)(_native + 12); set => *(double*)(_native + 12) = value; }
-        public byte Tar { get => _native[20]; set => _native[20] = value; }
-        public void Delete() { Marshal.FreeHGlobal((nint)_native); _native = null; }
     }
 }

@@ -3,10 +3,9 @@ using System.Diagnostics.CodeAnalysis;
 namespace Manaloc;
 
 /// <summary>
-/// Throwing lives here so hot paths that check stay small enough to inline. The generic throws
-/// (argument, range, null, state, disposed) are here for every area; an area's own helper
-/// (MemoryThrowHelper, PoolThrowHelper, EventThrowHelper, DispatcherThrowHelper) holds only the
-/// throws whose messages belong to that area.
+/// Throwing lives here so hot paths that check stay small enough to inline: the generic throws
+/// (argument, range, null, state, disposed) and the pooling and buffer areas' own. The Memory and
+/// Threading areas still keep theirs in MemoryThrowHelper, EventThrowHelper and DispatcherThrowHelper.
 /// </summary>
 internal static class ThrowHelper
 {
@@ -29,4 +28,16 @@ internal static class ThrowHelper
     [DoesNotReturn]
     public static void ThrowObjectDisposed(string objectName)
         => throw new ObjectDisposedException(objectName);
+
+    /// <summary>A pool or buffer manager used after Dispose.</summary>
+    [DoesNotReturn]
+    public static void ThrowPoolDisposed(string poolName) => throw new ObjectDisposedException(poolName, $"The pool '{poolName}' was disposed.");
+
+    [DoesNotReturn]
+    public static void ThrowDoubleReturn(string poolName, string typeName)
+        => throw new InvalidOperationException($"Double return to pool '{poolName}': this {typeName} was already returned and not rented since.");
+
+    [DoesNotReturn]
+    public static void ThrowForeignReturn(string poolName, string typeName)
+        => throw new InvalidOperationException($"Foreign return to pool '{poolName}': this {typeName} was never handed out by this pool.");
 }

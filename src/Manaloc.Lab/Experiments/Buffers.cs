@@ -1,5 +1,6 @@
 using System.Buffers;
 using Manaloc.Buffers;
+using Manaloc.Threading;
 using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Experiments;
@@ -21,7 +22,7 @@ public sealed class Buffers : Experiment
     /// <inheritdoc/>
     public override string Article => "Tradeoffs in High Performance Software (seed 002)";
     /// <inheritdoc/>
-    public override string Description => "Rent, touch, return buffers of 256 B to 1 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.";
+    public override string Description => "Rent, touch, return buffers of 256 B to 64 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.";
     /// <inheritdoc/>
     public override Claim Claim => new("No figure: reusing byte buffers instead of allocating them relieves the GC, especially for large arrays", null,
         new Metric("BufferManager vs new byte[], largest size", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters["size"] == LargestSize(f.All))));
@@ -33,7 +34,19 @@ public sealed class Buffers : Experiment
             Target.AtLeast(Metric.TimesBetter($"BufferManager vs ArrayPool.Shared throughput, 4 KiB, {threads} thread(s)", Manager, Shared, m => IsPattern(m) && m.Threads == threads), 1),
             Target.AtMost($"BufferManager bytes per rent/return, 4 KiB, {threads} thread(s)", Unit.BytesPerOp, f => f.Value(Manager, m => m.AllocatedBytesPerOp, m => IsPattern(m) && m.Threads == threads), 0.01),
         }),
+        // Above 1 MiB ArrayPool.Shared still pools: a drop-in must not allocate per rent there either.
+        .. LargeSizes.SelectMany(size => new[]
+        {
+            Target.AtLeast(Metric.TimesBetter($"BufferManager vs ArrayPool.Shared throughput, {size >> 20} MiB", Manager, Shared, m => IsSize(m, size)), 1),
+            Target.AtMost($"BufferManager bytes per rent/return, {size >> 20} MiB", Unit.BytesPerOp, f => f.Value(Manager, m => m.AllocatedBytesPerOp, m => IsSize(m, size)), 0.01),
+        }),
     ];
+
+    /// <summary>Sizes above 1 MiB, where ArrayPool.Shared still pools.</summary>
+    private static readonly int[] LargeSizes = [4 << 20, 64 << 20];
+
+    private static bool IsSize(Measurement m, int size)
+        => IsSingle(m) && m.Parameters["size"] == size.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
     private static bool IsPattern(Measurement m) => m.Parameters.ContainsKey("pattern");
     private static bool IsSingle(Measurement m) => !IsPattern(m) && m.Parameters.ContainsKey("size");
@@ -46,7 +59,7 @@ public sealed class Buffers : Experiment
     /// <inheritdoc/>
     public override string? SweepParameter => "size";
 
-    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [256, 4096] : [256, 4096, 65536, 1 << 20];
+    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [256, 4096] : [256, 4096, 65536, 1 << 20, .. LargeSizes];
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -69,12 +82,12 @@ public sealed class Buffers : Experiment
             sized.Add((size, Manager, n => { for (long i = 0; i < n; i++) { var b = manager.Rent(size); sink += Touch(b, size); manager.Return(b); } }));
         }
         const int Size = 4096;
-        var sinks = new long[3 * 16];
+        var sinks = new Padded<long>[3]; // one cache line per thread: the threads' sums do not share one
         var threaded = new (string Variant, Action<int, long> Body)[]
         {
-            (New, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = new byte[Size]; s += Touch(b, Size); } sinks[t * 16] += s; }),
-            (Shared, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = shared.Rent(Size); s += Touch(b, Size); shared.Return(b); } sinks[t * 16] += s; }),
-            (Manager, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = manager.Rent(Size); s += Touch(b, Size); manager.Return(b); } sinks[t * 16] += s; }),
+            (New, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = new byte[Size]; s += Touch(b, Size); } sinks[t].Value += s; }),
+            (Shared, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = shared.Rent(Size); s += Touch(b, Size); shared.Return(b); } sinks[t].Value += s; }),
+            (Manager, (t, n) => { long s = 0; for (long i = 0; i < n; i++) { var b = manager.Rent(Size); s += Touch(b, Size); manager.Return(b); } sinks[t].Value += s; }),
         };
 
         // Tiered JIT: ArrayPool.Shared runs precompiled, optimised code from the first call; bring every

@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using Manaloc.Lab.Harness;
 using Manaloc.Pooling;
+using Manaloc.Threading;
 using Microsoft.Extensions.ObjectPool;
 
 namespace Manaloc.Lab.Experiments;
@@ -66,7 +67,7 @@ public sealed partial class PoolScaling : Experiment
         long total = TotalPairs(context.Settings);
         var threadCounts = context.ThreadCounts;
         int maxThreads = threadCounts.Max();
-        var sinks = new long[(maxThreads + 1) * 16]; // one padded slot per thread keeps results observable
+        var sinks = new Padded<long>[maxThreads + 1]; // one padded slot per thread keeps results observable
         var p = Parameters.Of(("pairs", total));
         var options = new PoolOptions { Name = "lab.pool-scaling", BatchSize = 16, LocalCapacity = 64 };
         LockedPool<Payload> locked = null!;
@@ -95,21 +96,21 @@ public sealed partial class PoolScaling : Experiment
             {
                 long sum = 0;
                 for (long i = 0; i < n; i++) { var o = new Payload(); o.Touch(i); sum += o.A; }
-                sinks[t * 16] += sum;
+                sinks[t].Value += sum;
             }),
             (Locked, (t, n) =>
             {
                 long sum = 0;
                 var pool = locked;
                 for (long i = 0; i < n; i++) { var o = pool.Rent(); o.Touch(i); sum += o.A; pool.Return(o); }
-                sinks[t * 16] += sum;
+                sinks[t].Value += sum;
             }),
             (SemiLocal, (t, n) =>
             {
                 long sum = 0;
                 var pool = semi;
                 for (long i = 0; i < n; i++) { var o = pool.Rent(); o.Touch(i); sum += o.A; pool.Return(o); }
-                sinks[t * 16] += sum;
+                sinks[t].Value += sum;
             }),
             (Categorized, (t, n) =>
             {
@@ -117,14 +118,14 @@ public sealed partial class PoolScaling : Experiment
                 long sum = 0;
                 var pool = categorized;
                 for (long i = 0; i < n; i++) { var o = pool.Rent(section); o.Touch(i); sum += o.A; pool.Return(section, o); }
-                sinks[t * 16] += sum;
+                sinks[t].Value += sum;
             }),
             (Default, (t, n) =>
             {
                 long sum = 0;
                 var pool = defaultPool;
                 for (long i = 0; i < n; i++) { var o = pool.Get(); o.Touch(i); sum += o.A; pool.Return(o); }
-                sinks[t * 16] += sum;
+                sinks[t].Value += sum;
             }),
             (Bag, (t, n) =>
             {
@@ -137,16 +138,16 @@ public sealed partial class PoolScaling : Experiment
                     sum += o.A;
                     pool.Add(o);
                 }
-                sinks[t * 16] += sum;
+                sinks[t].Value += sum;
             }),
         };
         var crossBoxes = new Payload?[3][];
         for (int i = 0; i < crossBoxes.Length; i++) crossBoxes[i] = new Payload?[64 * 8];
         var crossBodies = new (string Variant, Action<int, long> Body)[]
         {
-            (Locked + CrossSuffix, (t, n) => sinks[t * 16] += CrossLoop(locked.Rent, locked.Return, crossBoxes[0], t, n)),
-            (SemiLocal + CrossSuffix, (t, n) => sinks[t * 16] += CrossLoop(semi.Rent, semi.Return, crossBoxes[1], t, n)),
-            (Default + CrossSuffix, (t, n) => sinks[t * 16] += CrossLoop(defaultPool.Get, defaultPool.Return, crossBoxes[2], t, n)),
+            (Locked + CrossSuffix, (t, n) => sinks[t].Value += CrossLoop(locked.Rent, locked.Return, crossBoxes[0], t, n)),
+            (SemiLocal + CrossSuffix, (t, n) => sinks[t].Value += CrossLoop(semi.Rent, semi.Return, crossBoxes[1], t, n)),
+            (Default + CrossSuffix, (t, n) => sinks[t].Value += CrossLoop(defaultPool.Get, defaultPool.Return, crossBoxes[2], t, n)),
         };
 
         // Tiered JIT: let every body reach optimised code before the first (1-thread) measurement, or

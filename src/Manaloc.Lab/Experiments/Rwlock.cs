@@ -155,12 +155,12 @@ public sealed partial class Rwlock : Experiment
         where TLock : struct, ILockAdapter
     {
         uint threshold = (uint)((ulong)writerPercent * uint.MaxValue / 100);
-        var rngs = new ulong[threads * 16]; // one padded seed per thread: no false sharing between the threads' generators
-        for (int t = 0; t < threads; t++) rngs[t * 16] = (ulong)(t + 1) * 0x9E3779B97F4A7C15UL;
+        var rngs = new Padded<ulong>[threads]; // one padded seed per thread: no false sharing between the threads' generators
+        for (int t = 0; t < threads; t++) rngs[t].Value = (ulong)(t + 1) * 0x9E3779B97F4A7C15UL;
         // A fixed operation count from an uncontended pilot (best of three short runs) rather than the
         // harness's calibration: on a loaded machine one descheduled calibration round can shrink the
         // count to a few operations per sample, and the samples then time the start barrier, not the lock.
         if (total == 0) total = Math.Max(threads * 64L, (long)(settings.SampleTarget.TotalNanoseconds / PilotNsPerOp(gate, region, threshold, hold)));
-        return ThreadSweep.Measure(variant, threads, (t, n) => Work(gate, region, ref rngs[t * 16], threshold, hold, n), settings, parameters, total);
+        return ThreadSweep.Measure(variant, threads, (t, n) => Work(gate, region, ref rngs[t].Value, threshold, hold, n), settings, parameters, total);
     }
 }

@@ -33,9 +33,10 @@ public sealed partial class BufferManager
     }
 
     /// <summary>Stops pooling: idle buffers are dropped, later returns are ignored, later rents of pooled sizes throw <see cref="ObjectDisposedException"/>.</summary>
-    /// <remarks>Idempotent. Do not dispose <see cref="Default"/>. Thread safety: safe from any thread.</remarks>
+    /// <remarks>Idempotent; does nothing on <see cref="Shared"/>. Thread safety: safe from any thread.</remarks>
     public void Dispose()
     {
+        if (_isShared) return; // the process-wide manager: code that disposes it by mistake must not break every other user
         if (Interlocked.Exchange(ref _disposed, 1) != 0) return; // first caller only; the fast paths read the flag
         TrimHot(idleOnly: false);
         foreach (var pool in _classes) pool.Dispose();

@@ -13,12 +13,12 @@ public sealed partial class BufferManager
     private void ReturnToClass(BufferThreadCache? cache, int index, byte[] array)
     {
         var pool = _classes[index];
-        pool.ReturnCore(array);
+        pool.Return(array);
         if (Volatile.Read(ref _disposed) != 0) return;
         cache ??= CreateCache();
         ref var slot = ref cache.Slots[index];
-        slot.Stack ??= pool.CurrentLocal();
-        slot.StackMayHoldBuffers = slot.Stack is { Count: > 0 }; // the return may have been dropped (cap) instead
+        if (slot.Stack.IsNone) slot.Stack = pool.CurrentStack();
+        slot.StackMayHoldBuffers = slot.Stack.MayHoldItems; // the return may have been dropped (cap) instead
     }
 
     private void RefuseDoubleReturn(ref BufferThreadCache.ClassSlot slot, byte[] array)
@@ -45,7 +45,7 @@ public sealed partial class BufferManager
     private bool OnGen2()
     {
         if (!_trimAfterGen2 || Volatile.Read(ref _disposed) != 0) return true;
-        bool pressure = SemiLocalPool<byte[]>.IsMemoryLoadHigh();
+        bool pressure = PoolTier<byte[]>.IsMemoryLoadHigh();
         long trimmed = TrimHot(idleOnly: !pressure);
         if (trimmed > 0) ManalocEventSource.Log.PoolTrimmed(Name, trimmed, pressure ? "memory pressure" : "gen-2 GC: idle hot buffers");
         return true;

@@ -1,12 +1,11 @@
 using System.Buffers;
-using System.Numerics;
 using System.Runtime.CompilerServices;
 using Manaloc.Pooling;
 
 namespace Manaloc.Buffers;
 
 /// <summary>
-/// Byte buffers by power-of-two size class (16 B up to <see cref="BufferManagerOptions.MaxBufferSize"/>),
+/// Byte buffers by power-of-two size class (16 B up to <see cref="BufferManagerOptions.MaxBufferSize"/>, 64 MiB by default),
 /// each class a semi-local pool: per thread, one hot buffer and a stack, used without synchronisation, over a shared, locked tier.
 /// An <see cref="ArrayPool{T}"/> of bytes, so it drops into any code that takes one.
 /// </summary>
@@ -37,7 +36,7 @@ namespace Manaloc.Buffers;
 public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolStatisticsSource
 {
     private const int MinimumSize = 16;
-    private readonly SemiLocalPool<byte[]>[] _classes;
+    private readonly PoolTier<byte[]>[] _classes;
     private readonly PoolDebugTracker<byte[]>? _debug;
     private readonly SlotLease _lease;
 
@@ -49,30 +48,37 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     // The token the fast paths look for: _token, or -1 in debug mode (never matches: debug work stays on the slow paths).
     private readonly long _fastToken;
     private int _disposed;
+    private readonly bool _isShared;
 
     /// <summary>Creates a buffer manager with <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
     public BufferManager(BufferManagerOptions? options = null)
+        : this(options, isShared: false)
     {
+    }
+
+    private BufferManager(BufferManagerOptions? options, bool isShared)
+    {
+        _isShared = isShared;
         options ??= new BufferManagerOptions();
         options.Validate();
         Name = options.Name;
         MaxBufferSize = options.MaxBufferSize;
         _debug = options.DebugMode ? new PoolDebugTracker<byte[]>(Name) : null;
-        _classes = new SemiLocalPool<byte[]>[SelectClass(options.MaxBufferSize) + 1];
+        _classes = new PoolTier<byte[]>[SelectClass(options.MaxBufferSize) + 1];
         for (int i = 0; i < _classes.Length; i++)
         {
             int size = MinimumSize << i;
-            long retained = Math.Clamp(options.MaxRetainedBytesPerClass / size, options.BuffersPerThread, 4096);
+            var (retained, perThread, batch) = ClassLimits(options, size);
             var classOptions = new PoolOptions
             {
                 Name = $"{Name}/{size}",
-                BatchSize = options.BatchSize,
-                LocalCapacity = options.BuffersPerThread,
-                MaxRetained = (int)retained,
+                BatchSize = batch,
+                LocalCapacity = perThread,
+                MaxRetained = retained,
                 TrimAfterGen2 = options.TrimAfterGen2,
             };
-            _classes[i] = new SemiLocalPool<byte[]>(new BufferPolicy(size), classOptions, register: false, scanForDuplicates: true);
+            _classes[i] = new PoolTier<byte[]>(new BufferPolicy(size), classOptions);
         }
         _lease = ThreadSlots.Lease();
         _slotId = _lease.Id;
@@ -88,13 +94,24 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         PoolMetrics.Register(this);
     }
 
-    /// <summary>A process-wide manager with default options, for code that has no manager of its own.</summary>
-    public static BufferManager Default { get; } = new(new BufferManagerOptions { Name = "buffers.default" });
+    /// <summary>
+    /// The process-wide manager (name <c>buffers.shared</c>, default options), for code that has no
+    /// manager of its own. Hides <see cref="ArrayPool{T}.Shared"/>: through this type, <c>Shared</c> is
+    /// Manaloc's pool; through <c>ArrayPool&lt;byte&gt;.Shared</c> it is still the runtime's.
+    /// </summary>
+    /// <remarks>Its <see cref="Dispose"/> does nothing: the shared manager lives as long as the process.</remarks>
+    public static new BufferManager Shared => SharedHolder.Instance;
+
+    /// <summary>Creates <see cref="Shared"/> on first use only (not when any manager is constructed), thread-safely (type initialisation).</summary>
+    private static class SharedHolder
+    {
+        public static readonly BufferManager Instance = new(new BufferManagerOptions { Name = "buffers.shared" }, isShared: true);
+    }
 
     /// <summary>The manager's name (metrics tag).</summary>
     public string Name { get; }
 
-    string IPoolStatisticsSource.Kind => "buffer";
+    string IPoolStatisticsSource.Kind => "buffer-manager";
 
     /// <summary>The largest pooled buffer size.</summary>
     public int MaxBufferSize { get; }
@@ -142,6 +159,9 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     [MethodImpl(MethodImplOptions.NoInlining)]
     private byte[] RentSlow(int minimumLength)
     {
+        // Every rent that misses the hot slot checks here, unpooled sizes and empty arrays included: after
+        // Dispose a rent throws whatever its size (the hot slots were emptied by Dispose).
+        if (Volatile.Read(ref _disposed) != 0) ThrowHelper.ThrowPoolDisposed(Name);
         int index = SelectClass(minimumLength);
         if ((uint)index >= (uint)_classes.Length) return RentUnpooled(minimumLength);
         var cache = FindCache();
@@ -169,12 +189,12 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
 
     private byte[] RentFromClass(BufferThreadCache? cache, int index)
     {
-        byte[] buffer = _classes[index].RentCore();
+        byte[] buffer = _classes[index].Rent();
         if (cache is not null)
         {
             ref var slot = ref cache.Slots[index];
-            slot.Stack ??= _classes[index].CurrentLocal(); // the rent may have created this thread's stack
-            slot.StackMayHoldBuffers = slot.Stack is { Count: > 0 }; // a refill from the shared tier may have filled it
+            if (slot.Stack.IsNone) slot.Stack = _classes[index].CurrentStack(); // the rent may have created this thread's stack
+            slot.StackMayHoldBuffers = slot.Stack.MayHoldItems; // a refill from the shared tier may have filled it
         }
         _debug?.OnRent(buffer);
         return buffer;
@@ -253,10 +273,6 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     /// <summary>Rents a buffer of at least <paramref name="minimumLength"/> bytes that returns itself on Dispose.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="minimumLength"/> is negative.</exception>
     public RentedBuffer RentBuffer(int minimumLength) => new(this, Rent(minimumLength), minimumLength);
-
-    /// <summary>The size class of a length: 0 for 1..16, 1 for 17..32, …; out of range for 0, negatives and huge lengths.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static int SelectClass(int length) => BitOperations.Log2((uint)(length - 1) | (MinimumSize - 1)) - 3;
 
     private static void ThrowNotFromPool()
         => ThrowHelper.ThrowArgument("array", "The buffer's length is not one of this pool's size classes, so it did not come from this pool.");

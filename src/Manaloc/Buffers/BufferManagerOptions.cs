@@ -7,8 +7,12 @@ public sealed class BufferManagerOptions
     /// <summary>The manager's name (metrics tag, event text). Default <c>buffers</c>.</summary>
     public string Name { get; set; } = "buffers";
 
-    /// <summary>The largest pooled buffer: a power of two from 16 B to 1 GiB. Larger rents are plain allocations. Default 1 MiB.</summary>
-    public int MaxBufferSize { get; set; } = 1 << 20;
+    /// <summary>
+    /// The largest pooled buffer: a power of two from 16 B to 1 GiB. Larger rents are plain allocations.
+    /// Default 64 MiB (large classes keep few buffers: see <see cref="MaxRetainedBytesPerClass"/>; idle
+    /// ones are trimmed after gen-2 collections, all of them under memory pressure).
+    /// </summary>
+    public int MaxBufferSize { get; set; } = 64 << 20;
 
     /// <summary>Buffers of one size class a thread keeps for itself. Default 8.</summary>
     public int BuffersPerThread { get; set; } = 8;
@@ -17,8 +21,9 @@ public sealed class BufferManagerOptions
     public int BatchSize { get; set; } = 4;
 
     /// <summary>
-    /// Bytes retained per size class across all threads; each class keeps at least
-    /// <see cref="BuffersPerThread"/> buffers and at most 4,096. Default 16 MiB.
+    /// Bytes retained per size class across all threads' stacks and the shared tier (each thread may
+    /// also hold one hot buffer per class). Classes up to 2 MiB keep at least <see cref="BuffersPerThread"/>
+    /// buffers, larger ones at least one; no class keeps more than 4,096. Default 16 MiB.
     /// </summary>
     public long MaxRetainedBytesPerClass { get; set; } = 16L << 20;
 

@@ -26,7 +26,7 @@ internal sealed class BufferThreadCache(long token, Thread owner, int classes) :
         /// <summary>The hot buffer; only ever filled while the stack is empty, so no buffer is in both.</summary>
         public byte[]? Hot;
         /// <summary>This thread's stack in the class pool, once it exists.</summary>
-        public SemiLocalPool<byte[]>.Local? Stack;
+        public PoolTier<byte[]>.ThreadStack Stack;
         /// <summary>
         /// False only when <see cref="Stack"/> is surely empty: set after every return that reached the
         /// stack, recomputed after every rent served by the class pool (the only ways it fills).

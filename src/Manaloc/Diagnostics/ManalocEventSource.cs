@@ -10,10 +10,11 @@ namespace Manaloc.Diagnostics;
 /// Event ids are part of the contract and never reused: 1 leak, 2 double free, 3 double return,
 /// 4 foreign return, 5 use after free, 6 pool trimmed, 7 dispatcher item failed. Each method checks
 /// <see cref="EventSource.IsEnabled()"/> first, so a disabled source costs one branch.
-/// Thread safety: safe from any thread.
+/// Internal, so no other code can raise Manaloc's events; the name is public as
+/// <see cref="ManalocTelemetry.EventSourceName"/>. Thread safety: safe from any thread.
 /// </remarks>
-[EventSource(Name = "Manaloc")]
-public sealed class ManalocEventSource : EventSource
+[EventSource(Name = ManalocTelemetry.EventSourceName)]
+internal sealed class ManalocEventSource : EventSource
 {
     /// <summary>The one instance.</summary>
     public static readonly ManalocEventSource Log = new();

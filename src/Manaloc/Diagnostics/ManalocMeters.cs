@@ -7,18 +7,18 @@ namespace Manaloc.Diagnostics;
 /// counters the components keep anyway, so an unobserved instrument costs nothing on the hot path.
 /// </summary>
 /// <remarks>
-/// Instrument names are lowercase and dotted (<c>manaloc.pool.rents</c>); tags are low-cardinality
-/// (a pool's name, a size class). Watch them with <c>dotnet-counters monitor --counters Manaloc.Pooling</c>
-/// or an OpenTelemetry meter provider. Thread safety: meters are safe to use from any thread.
+/// Internal, so no other code can record into or dispose Manaloc's meters; their names are public in
+/// <see cref="ManalocTelemetry"/>. Instrument names are lowercase and dotted (<c>manaloc.pool.rents</c>);
+/// tags follow <see cref="ManalocTelemetry"/>'s scheme. Thread safety: meters are safe to use from any thread.
 /// </remarks>
-public static class ManalocMeters
+internal static class ManalocMeters
 {
     /// <summary>Meter name of the Memory area.</summary>
-    public const string MemoryName = "Manaloc.Memory";
+    public const string MemoryName = ManalocTelemetry.MemoryMeterName;
     /// <summary>Meter name of the Pooling and Buffers areas.</summary>
-    public const string PoolingName = "Manaloc.Pooling";
+    public const string PoolingName = ManalocTelemetry.PoolingMeterName;
     /// <summary>Meter name of the Threading area.</summary>
-    public const string ThreadingName = "Manaloc.Threading";
+    public const string ThreadingName = ManalocTelemetry.ThreadingMeterName;
 
     /// <summary>Instruments of TypeAllocator and NativeSlabAllocator.</summary>
     public static Meter Memory { get; } = new(MemoryName, Version);

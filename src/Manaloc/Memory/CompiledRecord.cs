@@ -15,7 +15,11 @@ namespace Manaloc.Memory;
 public abstract unsafe class CompiledRecord : NativeRecord
 {
     /// <summary>For generated code.</summary>
+    // RS0022: by design this is the one door through which generated classes derive from NativeRecord (whose own
+    // constructor is internal); the members it exposes to them are the field accessors below.
+#pragma warning disable RS0022
     protected CompiledRecord()
+#pragma warning restore RS0022
     {
     }
 

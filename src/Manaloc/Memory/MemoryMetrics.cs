@@ -14,6 +14,8 @@ internal static class MemoryMetrics
     private static readonly List<WeakReference<NativeSlabAllocator>> s_slabs = [];
     private static readonly List<WeakReference<TypeAllocator>> s_typeAllocators = [];
     private static bool s_created;
+    // The suffix TypeAllocator gives its slab's name (TypeAllocator.cs).
+    private const string TypeAllocatorSuffix = " (TypeAllocator)";
 
     public static void Register(NativeSlabAllocator slab) => Add(s_slabs, slab);
     public static void Unregister(NativeSlabAllocator slab) => Remove(s_slabs, slab);
@@ -69,7 +71,13 @@ internal static class MemoryMetrics
         foreach (var slab in Live(s_slabs))
         {
             if (slab.IsDisposed) continue;
-            yield return new Measurement<long>(pick(slab.GetStatistics()), new KeyValuePair<string, object?>("allocator", slab.Name));
+            // A TypeAllocator's own slab is named "X (TypeAllocator)"; its instruments carry the allocator's
+            // name X and kind type-allocator, as the per-type instruments do (one tag scheme: ManalocTelemetry).
+            bool owned = slab.OwnedByTypeAllocator && slab.Name.EndsWith(TypeAllocatorSuffix, StringComparison.Ordinal);
+            string name = owned ? slab.Name[..^TypeAllocatorSuffix.Length] : slab.Name;
+            yield return new Measurement<long>(pick(slab.GetStatistics()),
+                new KeyValuePair<string, object?>(Diagnostics.ManalocTelemetry.NameTag, name),
+                new KeyValuePair<string, object?>(Diagnostics.ManalocTelemetry.KindTag, owned ? "type-allocator" : "slab-allocator"));
         }
     }
 
@@ -81,8 +89,9 @@ internal static class MemoryMetrics
             foreach (var entry in allocator.GetLiveObjects(withStacks: false).Entries)
             {
                 yield return new Measurement<long>(bytes ? entry.Bytes : entry.Count,
-                    new KeyValuePair<string, object?>("allocator", allocator.Name),
-                    new KeyValuePair<string, object?>("type", entry.TypeName));
+                    new KeyValuePair<string, object?>(Diagnostics.ManalocTelemetry.NameTag, allocator.Name),
+                    new KeyValuePair<string, object?>(Diagnostics.ManalocTelemetry.KindTag, "type-allocator"),
+                    new KeyValuePair<string, object?>(Diagnostics.ManalocTelemetry.TypeTag, entry.TypeName));
             }
         }
     }

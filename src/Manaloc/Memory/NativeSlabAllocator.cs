@@ -69,6 +69,9 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     /// <summary>True once <see cref="Dispose"/> has run.</summary>
     public bool IsDisposed => _disposed;
 
+    /// <summary>True for the slab a <see cref="TypeAllocator"/> creates for itself: its meters carry the TypeAllocator's name.</summary>
+    internal bool OwnedByTypeAllocator { get; init; }
+
     /// <summary>Sizes up to this many bytes come from size classes; larger ones go to the system.</summary>
     public static int LargestClassSize => SizeClasses.MaxSize;
 

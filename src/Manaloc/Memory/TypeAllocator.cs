@@ -57,7 +57,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         _recycle = options.RecycleHandles;
         _stacks = options.CaptureAllocationStacks ? new ConcurrentDictionary<nint, string>() : null;
         _leakReported = options.LeakReported;
-        _slab = new NativeSlabAllocator($"{Name} (TypeAllocator)");
+        _slab = new NativeSlabAllocator($"{Name} (TypeAllocator)") { OwnedByTypeAllocator = true };
         MemoryMetrics.Register(this);
     }
 

@@ -3,7 +3,7 @@ using System.Collections.Concurrent;
 namespace Manaloc.Pooling;
 
 /// <summary>
-/// One <see cref="SemiLocalPool{T}"/> per named code section (the seed article's "category affinity"):
+/// One <see cref="SemiLocalPool{T}"/> per named code section ("category affinity" in the article "Writing a Semi-Local Object Pool"):
 /// threads that run the same section share a shared tier, whichever threads they are.
 /// </summary>
 /// <typeparam name="T">The pooled type.</typeparam>
@@ -23,6 +23,14 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
     private readonly PoolPolicy<T> _policy;
     private readonly PoolOptions _options;
     private bool _disposed;
+
+    /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with <paramref name="options"/> (defaults when null).</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
+    public CategorizedPool(Func<T> factory, PoolOptions? options = null)
+        : this(PoolPolicies.Create(factory ?? throw new ArgumentNullException(nameof(factory))), options)
+    {
+    }
 
     /// <summary>Creates a categorized pool; each category gets a <see cref="SemiLocalPool{T}"/> with these options.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
@@ -61,7 +69,7 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
             if (_disposed)
             {
                 if (forReturn) return null; // a return racing Dispose: the caller drops its object
-                PoolThrowHelper.ThrowObjectDisposed(Name);
+                ThrowHelper.ThrowPoolDisposed(Name);
             }
             if (_categories.TryGetValue(category, out var existing)) return existing;
             var options = new PoolOptions

@@ -4,7 +4,7 @@ using System.Runtime.CompilerServices;
 namespace Manaloc.Pooling;
 
 /// <summary>
-/// The seed article's baseline: one stack under one lock, refilled in batches of
+/// The baseline of the article "Writing a Semi-Local Object Pool": one stack under one lock, refilled in batches of
 /// <see cref="PoolOptions.BatchSize"/> new objects when it runs empty.
 /// </summary>
 /// <typeparam name="T">The pooled type.</typeparam>
@@ -28,6 +28,14 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     private int _count;
     private bool _disposed;
     private long _rents, _creations, _drops, _trimmed;
+
+    /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with <paramref name="options"/> (defaults when null).</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
+    public LockedPool(Func<T> factory, PoolOptions? options = null)
+        : this(PoolPolicies.Create(factory ?? throw new ArgumentNullException(nameof(factory))), options)
+    {
+    }
 
     /// <summary>Creates a pool with <paramref name="policy"/> and <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
@@ -56,7 +64,7 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     {
         lock (_lock)
         {
-            if (_disposed) PoolThrowHelper.ThrowObjectDisposed(Name);
+            if (_disposed) ThrowHelper.ThrowPoolDisposed(Name);
             if (_count > 0)
             {
                 T item = _items[--_count]!;

@@ -31,12 +31,12 @@ internal sealed class PoolDebugTracker<T>(string poolName) where T : class
         if (!_states.TryGetValue(item, out var state))
         {
             ManalocEventSource.Log.ForeignReturn(poolName, item.GetType().Name);
-            PoolThrowHelper.ThrowForeignReturn(poolName, item.GetType().Name);
+            ThrowHelper.ThrowForeignReturn(poolName, item.GetType().Name);
         }
         if (Interlocked.Exchange(ref state.Out, 0) == 0) // only one of two racing returns sees 1
         {
             ManalocEventSource.Log.DoubleReturn(poolName, item.GetType().Name);
-            PoolThrowHelper.ThrowDoubleReturn(poolName, item.GetType().Name);
+            ThrowHelper.ThrowDoubleReturn(poolName, item.GetType().Name);
         }
     }
 

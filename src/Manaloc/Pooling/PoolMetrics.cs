@@ -6,8 +6,8 @@ namespace Manaloc.Pooling;
 /// <summary>
 /// The observable instruments of the <c>Manaloc.Pooling</c> meter, over every live pool and buffer
 /// manager: <c>manaloc.pool.rents</c>, <c>.local_hits</c>, <c>.shared_transfers</c>, <c>.creations</c>,
-/// <c>.drops</c>, <c>.trimmed</c> (counters) and <c>.retained</c> (up-down counter), tagged with the
-/// pool's name and kind.
+/// <c>.drops</c>, <c>.trimmed</c> (counters) and <c>.retained</c> (up-down counter), tagged
+/// <c>name</c> (the pool's name) and <c>kind</c> (<c>object-pool</c> or <c>buffer-manager</c>).
 /// </summary>
 /// <remarks>
 /// Pools register weakly, so a forgotten pool is not kept alive by its metrics. The instruments read
@@ -69,7 +69,7 @@ internal static class PoolMetrics
         {
             if (source is null) continue;
             result.Add(new Measurement<long>(pick(source.GetStatistics()),
-                new KeyValuePair<string, object?>("pool", source.Name), new KeyValuePair<string, object?>("kind", source.Kind)));
+                new KeyValuePair<string, object?>(ManalocTelemetry.NameTag, source.Name), new KeyValuePair<string, object?>(ManalocTelemetry.KindTag, source.Kind)));
         }
         return result;
     }

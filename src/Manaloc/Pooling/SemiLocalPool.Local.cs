@@ -22,6 +22,12 @@ public sealed partial class SemiLocalPool<T>
         public int Limit;
         /// <summary>1 when a trimmer asked the owner to empty its stack.</summary>
         public int TrimRequested;
+        /// <summary>
+        /// 1 once the pool's Dispose has started to drain this stack from its own thread (see
+        /// <see cref="SemiLocalPool{T}.DrainLiveStacks"/>): from then on every slot is taken with an
+        /// exchange, by Dispose or by the owner, so each object is dropped exactly once.
+        /// </summary>
+        public int Closed;
         /// <summary>Rents served by the slow path (total rents = this + <see cref="LocalHits"/>).</summary>
         public long SlowRents;
         public long LocalHits;
@@ -40,9 +46,19 @@ public sealed partial class SemiLocalPool<T>
             var items = Items;
             if ((uint)top < (uint)items.Length)
             {
+                // Claim the top slot, then look for Dispose (an asymmetric Dekker hand-shake: Dispose
+                // stores Closed = 1, runs a process-wide barrier, then reads Count). Either Dispose sees
+                // the claim and leaves the slot to us, or we see Closed and leave the stack to the
+                // exchanges of the drain; on x86/x64 both stores are plain movs.
+                Volatile.Write(ref Count, top);
+                if (Volatile.Read(ref Closed) != 0)
+                {
+                    Volatile.Write(ref Count, top + 1); // un-claim: EmptyOwnStack or Dispose takes the slot with an exchange
+                    item = default;
+                    return false;
+                }
                 item = items[top].Value!;
                 items[top].Value = null;
-                Count = top;
                 LocalHits++; // rents = local hits + slow rents
                 return true;
             }
@@ -60,10 +76,41 @@ public sealed partial class SemiLocalPool<T>
             if ((uint)count < (uint)Volatile.Read(ref Limit) && (uint)count < (uint)items.Length)
             {
                 items[count].Value = item;
-                Count = count + 1;
+                Volatile.Write(ref Count, count + 1); // release: the item is visible to a drain that sees the count
+                // Publish, then look for Dispose (see TryPop): if we see Closed, Dispose may have read the
+                // old count and missed this object, so the stack drains itself.
+                if (Volatile.Read(ref Closed) != 0) DrainClosed();
                 return true;
             }
             return false;
+        }
+
+        /// <summary>On the owner thread, once Dispose has closed the stack: takes every slot with an exchange and drops what it finds.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void DrainClosed()
+        {
+            List<T>? dropped = TakeAll(Volatile.Read(ref Count));
+            Volatile.Write(ref Count, 0);
+            if (dropped is null) return;
+            Drops += dropped.Count;
+            PoolDrop.DropAll(dropped);
+        }
+
+        /// <summary>
+        /// Takes slots [0, count) with an exchange each (the owner and Dispose may both drain a closed
+        /// stack: whoever gets an object drops it, so none is dropped twice or missed).
+        /// </summary>
+        public List<T>? TakeAll(int count)
+        {
+            List<T>? taken = null;
+            var items = Items;
+            count = Math.Min(count, items.Length);
+            for (int i = 0; i < count; i++)
+            {
+                var item = Interlocked.Exchange(ref items[i].Value, null);
+                if (item is not null) (taken ??= new List<T>(count)).Add(item);
+            }
+            return taken;
         }
     }
 }

@@ -23,7 +23,8 @@ public sealed partial class SemiLocalPool<T>
                 creations += Volatile.Read(ref local.Creations);
                 drops += Volatile.Read(ref local.Drops);
                 trimmed += Volatile.Read(ref local.Trimmed);
-                retained += Volatile.Read(ref local.Count);
+                // A closed stack's count is stale: Dispose drained its slots without writing the owner's count.
+                if (Volatile.Read(ref local.Closed) == 0) retained += Volatile.Read(ref local.Count);
             }
             return new PoolStatistics(rents, hits, transfers, creations, drops, trimmed, retained);
         }
@@ -31,13 +32,14 @@ public sealed partial class SemiLocalPool<T>
 
     /// <summary>
     /// Stops the pool: idle objects it can reach are dropped (disposed if <see cref="IDisposable"/>),
-    /// later returns are dropped, later rents throw <see cref="ObjectDisposedException"/>. Stacks of
-    /// live threads are emptied the next time their thread uses the pool.
+    /// later returns are dropped, later rents throw <see cref="ObjectDisposedException"/>. Every idle
+    /// object is dropped, those on the stacks of other live threads included (objects rented and not
+    /// yet returned are the caller's: their later return drops them).
     /// </summary>
     /// <remarks>Idempotent. If objects' Dispose methods throw, every other object is still dropped and the
     /// pool is still disposed; then the exception is rethrown (an <see cref="AggregateException"/> when
     /// several objects of one batch failed; if the calling thread's own stack fails too, its exception wins).
-    /// Thread safety: safe from any thread; a return racing with Dispose may keep its object on its thread's stack until that thread's next use of the pool.</remarks>
+    /// Thread safety: safe from any thread; a return racing with Dispose drops its object on its own thread (see <see cref="DrainLiveStacks"/>).</remarks>
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0) return; // the first caller disposes; the flag is read by every slow path
@@ -50,8 +52,13 @@ public sealed partial class SemiLocalPool<T>
             _retiredDrops += _sharedCount;
             Release(_sharedCount);
             _sharedCount = 0;
-            foreach (var local in _locals) RequestTrim(local);
+            foreach (var local in _locals)
+            {
+                Volatile.Write(ref local.Closed, 1);
+                RequestTrim(local);
+            }
         }
+        DrainLiveStacks(dropped);
         // A throwing object Dispose neither stops the other drops nor leaves the pool registered or its slot id taken.
         try
         {
@@ -68,6 +75,36 @@ public sealed partial class SemiLocalPool<T>
             {
                 PoolMetrics.Unregister(this);
                 _lease.Release();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Dispose's pass over the stacks of threads that are still alive: every stack has been marked
+    /// <c>Closed</c>; this takes what they hold into <paramref name="dropped"/>.
+    /// </summary>
+    /// <remarks>
+    /// Memory ordering: an asymmetric Dekker hand-shake. An owner publishes its stack change (a claim of
+    /// the top slot in <c>TryPop</c>, a new count in <c>TryPush</c> or a refill) and then reads
+    /// <c>Closed</c>, with no fence on its fast path. Here, <c>Closed = 1</c> is stored for every stack,
+    /// then <see cref="Interlocked.MemoryBarrierProcessWide"/> makes every processor serialise (each
+    /// owner's earlier stores become visible, and its later loads see <c>Closed</c>), and only then the
+    /// counts are read. So for each owner operation either this pass sees its count, or the owner sees
+    /// <c>Closed</c> and drains its own stack. Both sides take slots with
+    /// <see cref="Interlocked.Exchange{T}(ref T, T)"/>, so an object both reach is dropped once, and a
+    /// slot an owner has claimed (above the count this pass read) is never taken from under it.
+    /// </remarks>
+    private void DrainLiveStacks(List<T> dropped)
+    {
+        Interlocked.MemoryBarrierProcessWide();
+        lock (_lock)
+        {
+            foreach (var local in _locals)
+            {
+                var taken = local.TakeAll(Volatile.Read(ref local.Count));
+                if (taken is null) continue;
+                dropped.AddRange(taken);
+                _retiredDrops += taken.Count;
             }
         }
     }

@@ -22,19 +22,13 @@ public sealed partial class SemiLocalPool<T>
         if (Volatile.Read(ref _disposed) != 0)
         {
             if (local is not null) EmptyOwnStack(local, countAsTrim: false); // a return that raced Dispose may have left objects here
-            PoolThrowHelper.ThrowObjectDisposed(Name);
+            ThrowHelper.ThrowPoolDisposed(Name);
         }
         local ??= CreateLocal();
         ServeTrimRequest(local);
         AssertLocal(local);
-        if (local.Count > 0)
-        {
-            // A trim request sent us here with objects still on the stack (count > 0): serve from it.
-            T top = local.Items[--local.Count].Value!;
-            local.Items[local.Count].Value = null;
-            local.LocalHits++;
-            return top;
-        }
+        // A trim request sent us here with objects still on the stack (count > 0): serve from it.
+        if (local.TryPop(out T? top)) return top;
         int taken = 0;
         lock (_lock)
         {
@@ -53,7 +47,17 @@ public sealed partial class SemiLocalPool<T>
             int newCredit = Math.Max(local.Credit, taken);
             Release(taken - (newCredit - local.Credit));
             local.Credit = newCredit;
-            local.Count = taken - 1;
+            Volatile.Write(ref local.Count, taken - 1);
+            // The refill was stored after Dispose may have drained the shared tier and read this stack's
+            // count: look for Closed after publishing the count (the hand-shake of TryPop/TryPush).
+            if (Volatile.Read(ref local.Closed) != 0)
+            {
+                T last = local.Items[taken - 1].Value!; // above Count: never visible to a drain
+                local.Items[taken - 1].Value = null;
+                local.DrainClosed();
+                PoolDrop.Drop(last);
+                ThrowHelper.ThrowPoolDisposed(Name);
+            }
             PublishLimit(local);
             local.SharedTransfers++;
             local.SlowRents++;
@@ -137,6 +141,11 @@ public sealed partial class SemiLocalPool<T>
         if (move == 0) return;
         lock (_lock)
         {
+            if (Volatile.Read(ref _disposed) != 0)
+            {
+                Release(move); // Dispose has drained the shared tier: keep the objects on the stack, where its drain or the owner's finds them
+                return;
+            }
             EnsureSharedCapacity(_sharedCount + move);
             local.Count -= move;
             Array.Copy(local.Items, local.Count, _shared, _sharedCount, move);
@@ -163,6 +172,7 @@ public sealed partial class SemiLocalPool<T>
         lock (_lock)
         {
             orphans = ReclaimExitedThreadsLocked();
+            if (Volatile.Read(ref _disposed) != 0) local.Closed = 1; // created after Dispose's pass: closed from the start
             _locals.Add(local);
         }
         DropAll(orphans, quietly: false);

@@ -123,14 +123,10 @@ public sealed partial class SemiLocalPool<T>
     /// <remarks>The stack is consistent (empty, no credit) before any object's Dispose runs, so a throwing Dispose leaves no hole.</remarks>
     private void EmptyOwnStack(Local local, bool countAsTrim)
     {
-        int count = local.Count;
-        List<T>? dropped = count > 0 ? new List<T>(count) : null;
-        for (int i = 0; i < count; i++)
-        {
-            dropped!.Add(local.Items[i].Value!);
-            local.Items[i].Value = null;
-        }
-        local.Count = 0;
+        // Exchanges, not plain loads: once the pool is disposed, Dispose may be draining this stack too (see DrainLiveStacks).
+        List<T>? dropped = local.TakeAll(local.Count);
+        int count = dropped?.Count ?? 0;
+        Volatile.Write(ref local.Count, 0);
         Release(local.Credit);
         local.Credit = 0;
         local.Limit = 0;

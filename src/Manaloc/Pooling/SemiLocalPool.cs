@@ -5,7 +5,7 @@ namespace Manaloc.Pooling;
 
 /// <summary>
 /// A pool with a per-thread stack used without synchronisation, refilled from and spilled to one
-/// shared, locked tier in batches (the seed article's semi-local pool), with a cap on the objects
+/// shared, locked tier in batches (the semi-local pool of the article "Writing a Semi-Local Object Pool"), with a cap on the objects
 /// retained across all threads, reclamation of exited threads' stacks, and trimming after gen-2 GCs
 /// and under memory pressure.
 /// </summary>
@@ -24,7 +24,10 @@ namespace Manaloc.Pooling;
 /// <c>Interlocked.Exchange</c> and empties its own stack (a request that races with the owner resetting
 /// Limit is only delayed to the next slow path, never lost or applied twice); (3) the stack of a thread
 /// that has exited is drained under the shared lock — the owner can no longer run, and thread exit
-/// publishes its last writes. The global cap is a budget, <c>_budget</c> = Σ credit of every stack + the
+/// publishes its last writes; (4) <see cref="Dispose"/> drains live threads' stacks too, through an
+/// asymmetric hand-shake: the owner's fast paths publish their change to the count and then read the
+/// stack's <c>Closed</c> flag, Dispose sets the flag, runs a process-wide barrier, then reads the count
+/// (see <c>DrainLiveStacks</c>); the slots of a closed stack are taken with exchanges only. The global cap is a budget, <c>_budget</c> = Σ credit of every stack + the
 /// shared count, changed only with Interlocked (a CAS loop that never lets it pass the cap); a stack
 /// holds at most its credit, so retained ≤ budget ≤ <see cref="PoolOptions.MaxRetained"/>. Credit is
 /// given back by its owner only: when its stack and the shared tier have run dry (a rent that creates),
@@ -56,6 +59,14 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     private readonly bool _plainReturn;
     private readonly bool _trimAfterGen2;
     private int _disposed;
+
+    /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with <paramref name="options"/> (defaults when null).</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
+    public SemiLocalPool(Func<T> factory, PoolOptions? options = null)
+        : this(PoolPolicies.Create(factory ?? throw new ArgumentNullException(nameof(factory))), options)
+    {
+    }
 
     /// <summary>Creates a pool with <paramref name="policy"/> and <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
@@ -98,7 +109,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     /// <inheritdoc/>
     public string Name { get; }
 
-    string IPoolStatisticsSource.Kind => "object";
+    string IPoolStatisticsSource.Kind => "object-pool";
 
     /// <summary>The cap on idle objects over all threads (resolved <see cref="PoolOptions.MaxRetained"/>).</summary>
     public int MaxRetained => _maxRetained;

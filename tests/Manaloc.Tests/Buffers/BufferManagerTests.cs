@@ -123,6 +123,41 @@ public sealed class BufferManagerTests
     }
 
     [Fact]
+    public void RentedBuffer_copies_return_the_buffer_once_and_all_see_it_disposed()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "rented-copies" });
+        var original = manager.RentBuffer(100);
+        var copy = original; // a copy by mistake: both end the same lease
+        byte[] array = original.Array;
+        copy.Dispose();
+        Assert.True(original.IsDisposed);
+        Assert.Throws<ObjectDisposedException>(() => { _ = original.Span.Length; });
+        Assert.Throws<ObjectDisposedException>(() => original.Array);
+        original.Dispose(); // does nothing: the buffer went back once
+        Assert.Equal(0, manager.GetStatistics().Drops); // no refused double return
+        var x = manager.Rent(100);
+        var y = manager.Rent(100);
+        Assert.Same(array, x);
+        Assert.NotSame(x, y);
+
+        // A stale copy does not end a later lease (leases are pooled and reused).
+        var next = manager.RentBuffer(100);
+        original.Dispose();
+        Assert.False(next.IsDisposed);
+        next.Dispose();
+        Assert.True(default(RentedBuffer).IsDisposed);
+        default(RentedBuffer).Dispose();
+    }
+
+    [Fact]
+    public void RentBuffer_allocates_nothing_after_warm_up()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "rented-alloc" });
+        for (int i = 0; i < 1000; i++) manager.RentBuffer(4096).Dispose();
+        Assert.Equal(0, Allocations.OnThisThread(() => { for (int i = 0; i < 10_000; i++) manager.RentBuffer(4096).Dispose(); }));
+    }
+
+    [Fact]
     public void Steady_state_rent_and_return_allocate_nothing()
     {
         using var manager = new BufferManager(new BufferManagerOptions { Name = "alloc" });

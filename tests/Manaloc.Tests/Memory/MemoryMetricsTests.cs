@@ -25,7 +25,7 @@ public sealed class MemoryMetricsTests
             string? allocatorTag = null, typeTag = null;
             foreach (var tag in tags)
             {
-                if (tag.Key == "allocator") allocatorTag = tag.Value as string;
+                if (tag.Key == ManalocTelemetry.NameTag) allocatorTag = tag.Value as string;
                 if (tag.Key == "type") typeTag = tag.Value as string;
             }
             if (allocatorTag is not null && allocatorTag.StartsWith(name, StringComparison.Ordinal))

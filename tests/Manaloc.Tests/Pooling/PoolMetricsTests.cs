@@ -24,9 +24,17 @@ public sealed class PoolMetricsTests
         };
         listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
         {
-            string? name = null;
-            foreach (var tag in tags) if (tag.Key == "pool") name = tag.Value as string;
-            if (name is "metrics-pool" or "metrics-buffers") seen[(instrument.Name, name)] = value;
+            string? name = null, kind = null;
+            foreach (var tag in tags)
+            {
+                if (tag.Key == ManalocTelemetry.NameTag) name = tag.Value as string;
+                if (tag.Key == ManalocTelemetry.KindTag) kind = tag.Value as string;
+            }
+            if (name is "metrics-pool" or "metrics-buffers")
+            {
+                Assert.Equal(name == "metrics-pool" ? "object-pool" : "buffer-manager", kind);
+                seen[(instrument.Name, name)] = value;
+            }
         });
         listener.Start();
         listener.RecordObservableInstruments();

@@ -266,6 +266,7 @@ public sealed class SemiLocalPoolTests
         Assert.Throws<ArgumentOutOfRangeException>(() => Create(new PoolOptions { BatchSize = 100, LocalCapacity = 10 }));
         Assert.Throws<ArgumentOutOfRangeException>(() => Create(new PoolOptions { MaxRetained = -1 }));
         Assert.Throws<ArgumentException>(() => Create(new PoolOptions { Name = "" }));
-        Assert.Throws<ArgumentNullException>(() => new SemiLocalPool<PooledThing>(null!));
+        Assert.Throws<ArgumentNullException>(() => new SemiLocalPool<PooledThing>((PoolPolicy<PooledThing>)null!));
+        Assert.Throws<ArgumentNullException>(() => new SemiLocalPool<PooledThing>((Func<PooledThing>)null!));
     }
 }

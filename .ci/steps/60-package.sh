@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The package as a user gets it. Expected duration: 2-4 minutes on 2 cores.
+#  1. Clones HEAD twice into a scratch folder and packs src/Manaloc in each (Release, CI=true,
+#     SOURCE_DATE_EPOCH = the commit's time): Manaloc.dll and the .nupkg must be byte-identical.
+#  2. Checks the package: readme, license, XML docs, symbols (.snupkg with the pdb and its SourceLink
+#     map), repository commit, and analyzers/ when src/Manaloc.Generators exists. Package validation
+#     runs inside pack (EnablePackageValidation).
+#  3. Builds and runs samples/PackageConsumer against the .nupkg from a local folder (TreatWarningsAsErrors),
+#     with every ```csharp snippet of README.md and src/Manaloc/PACKAGE.md compiled in and run.
+# Also checks that src/Manaloc/PublicAPI.Unshipped.txt is what eng/update-public-api.sh would write.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1 CI=true
+sources=()
+if [ -d /opt/nuget/packages ]; then
+  sources=(--source https://api.nuget.org/v3/index.json --source /opt/nuget/packages)
+fi
+
+# unzip reads the packages; it is in this machine kind's base image, installed here if a machine lacks it.
+command -v unzip >/dev/null || { apt-get update -qq && apt-get install -y -qq unzip >/dev/null; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "package check failed: $*" >&2; exit 1; }
+
+echo "== public API list matches the code"
+eng/update-public-api.sh --check
+
+echo "== pack twice from two clean clones"
+export SOURCE_DATE_EPOCH
+SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
+repo_url=$(sed -n 's|.*<RepositoryUrl>\(.*\)</RepositoryUrl>.*|\1|p' Directory.Build.props | head -1)
+for side in a b; do
+  git clone --quiet --no-hardlinks "$root" "$work/$side"
+  # SourceLink maps sources through the clone's origin, which must be the public repository.
+  git -C "$work/$side" remote set-url origin "$repo_url.git"
+  dotnet restore "$work/$side/src/Manaloc/Manaloc.csproj" "${sources[@]}" --verbosity quiet
+  dotnet pack "$work/$side/src/Manaloc/Manaloc.csproj" -c Release --no-restore -warnaserror \
+    -o "$work/feed-$side" --verbosity quiet
+done
+nupkg=$(ls "$work"/feed-a/Manaloc.*.nupkg | grep -v '\.snupkg$' | head -1)
+[ -f "$nupkg" ] || fail "no .nupkg was written"
+name=$(basename "$nupkg")
+version=${name#Manaloc.}; version=${version%.nupkg}
+cmp "$work/a/src/Manaloc/bin/Release/net10.0/Manaloc.dll" "$work/b/src/Manaloc/bin/Release/net10.0/Manaloc.dll" \
+  || fail "Manaloc.dll differs between two builds of the same commit"
+cmp "$nupkg" "$work/feed-b/$name" || fail "$name differs between two packs of the same commit"
+echo "Manaloc.dll and $name are byte-identical across two clean builds"
+
+echo "== package contents ($name)"
+listing=$(unzip -Z1 "$nupkg")
+for entry in PACKAGE.md LICENSE lib/net10.0/Manaloc.dll lib/net10.0/Manaloc.xml; do
+  grep -qx "$entry" <<<"$listing" || fail "$entry is missing from $name"
+done
+nuspec=$(unzip -p "$nupkg" Manaloc.nuspec)
+grep -q '<readme>PACKAGE.md</readme>' <<<"$nuspec" || fail "the nuspec names no readme"
+grep -q '<license type="expression">MIT</license>' <<<"$nuspec" || fail "the nuspec has no MIT license expression"
+grep -q "<repository type=\"git\" url=\"$repo_url\"[^>]*commit=\"$(git rev-parse HEAD)\"" <<<"$nuspec" \
+  || fail "the nuspec does not name the repository and this commit"
+[ "$(unzip -p "$nupkg" lib/net10.0/Manaloc.xml | grep -c '<member name=')" -gt 100 ] || fail "the XML docs are nearly empty"
+if [ -d src/Manaloc.Generators ]; then
+  grep -q '^analyzers/dotnet/cs/Manaloc.Generators.dll$' <<<"$listing" || fail "the source generator is not packed under analyzers/dotnet/cs"
+  echo "analyzer: analyzers/dotnet/cs/Manaloc.Generators.dll"
+fi
+snupkg="${nupkg%.nupkg}.snupkg"
+[ -f "$snupkg" ] || fail "no symbols package (.snupkg)"
+unzip -Z1 "$snupkg" | grep -qx 'lib/net10.0/Manaloc.pdb' || fail "the .snupkg holds no Manaloc.pdb"
+unzip -p "$snupkg" lib/net10.0/Manaloc.pdb > "$work/Manaloc.pdb"
+grep -aq "raw.githubusercontent.com" "$work/Manaloc.pdb" || fail "the pdb carries no SourceLink map"
+echo "readme, license, XML docs, symbols with SourceLink, repository commit: present"
+
+echo "== consumer project against the package ($version) from a local folder"
+consumer="$work/consumer"
+cp -r samples/PackageConsumer "$consumer"
+rm -rf "$consumer/bin" "$consumer/obj"
+eng/extract-snippets.sh "$work/snippets" README.md src/Manaloc/PACKAGE.md
+# A private package folder: a Manaloc of the same version cached by an earlier run must not be used.
+dotnet restore "$consumer/PackageConsumer.csproj" --source "$work/feed-a" "${sources[@]}" \
+  --packages "$work/packages" -p:ManalocVersion="$version" -p:SnippetsDir="$work/snippets" --verbosity quiet
+dotnet build "$consumer/PackageConsumer.csproj" -c Release --no-restore -warnaserror \
+  -p:ManalocVersion="$version" -p:SnippetsDir="$work/snippets" --verbosity quiet
+grep -q "$work/packages/manaloc/$version/lib/net10.0/Manaloc.dll" "$consumer/obj/project.assets.json" 2>/dev/null \
+  || grep -q '"Manaloc/'"$version"'"' "$consumer/obj/project.assets.json" || fail "the consumer did not resolve Manaloc from the package"
+timeout 120 dotnet "$consumer/bin/Release/net10.0/PackageConsumer.dll"
+echo "package: ok"
