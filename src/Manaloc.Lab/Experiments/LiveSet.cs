@@ -23,7 +23,61 @@ public sealed class LiveSet : Experiment
     /// <inheritdoc/>
     public override string Description => "A large live set as class objects, TypeAllocator handles, struct handles and a RecordArray (child processes, workstation and server GC): managed bytes per record, full gen-2 pause, churn pauses.";
     /// <inheritdoc/>
-    public override ArticleFigure Figure => new("Records in native memory keep their data off the GC heap, so a large live set costs the collector nothing");
+    public override Claim Claim => new("Records in native memory keep their data off the GC heap, so a large live set costs the collector nothing", null,
+        // Judged on the weakest native path in either GC mode, not the best: the claim is about records in native memory,
+        // and a path that weighs as much on the collector as the class objects it replaces (the per-object TypeAllocator
+        // handles, each a managed object) breaks it even while the struct handles and the RecordArray keep it. Each path
+        // is also a target below, so the best paths' figures stay in the report.
+        new Metric("GC weight, class objects ÷ the weakest native path (smaller of the bytes-per-record and full gen-2 pause ratios, either GC mode)",
+            Unit.Ratio, WeakestAdvantage));
+
+    /// <summary>The smallest GC advantage of any native path over the class objects, over the GC modes the class objects were measured in.</summary>
+    private static double? WeakestAdvantage(Figures f)
+    {
+        var modes = GcModes.Where(g => f.Find(LiveSetSubject.Class, In(g.Mode, "heap")) is not null).ToArray();
+        if (modes.Length == 0) return null;
+        // A path missing from a measured mode gives NaN, which the harness counts as not measured.
+        return modes.SelectMany(g => NativePaths.Select(v => Advantage(f, g.Mode, v))).Min();
+    }
+
+    /// <summary>How many times lighter <paramref name="variant"/>'s live set is on the collector than the class set: the smaller of the bytes and pause ratios.</summary>
+    private static double Advantage(Figures f, string mode, string variant)
+        => Math.Min(f.Median(LiveSetSubject.Class, In(mode, "heap")) / Math.Max(f.Median(variant, In(mode, "heap")) ?? double.NaN, 1e-3) ?? double.NaN,
+            f.Median(LiveSetSubject.Class, In(mode, "full-gc")) / f.Median(variant, In(mode, "full-gc")) ?? double.NaN);
+
+    private static readonly string[] NativePaths = [LiveSetSubject.Handles, LiveSetSubject.UncheckedHandles, LiveSetSubject.StructHandles, LiveSetSubject.Bulk];
+
+    private static Func<Measurement, bool> In(string mode, string op)
+        => m => m.Parameters.GetValueOrDefault("gc") == mode && m.Parameters.GetValueOrDefault("op") == op;
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets => [.. GcModes.SelectMany(g => TargetsFor(g.Mode))];
+
+    private static IEnumerable<Target> TargetsFor(string mode)
+    {
+        string c = LiveSetSubject.Class, h = LiveSetSubject.Handles, u = LiveSetSubject.UncheckedHandles, s = LiveSetSubject.StructHandles, b = LiveSetSubject.Bulk;
+        double? Ratio(Figures f, string v, string op) => f.Median(v, In(mode, op)) / f.Median(c, In(mode, op));
+        return
+        [
+            Target.AtMost($"{mode}: full gen-2 pause, struct handles vs class objects", Unit.Ratio, f => Ratio(f, s, "full-gc"), 0.10),
+            Target.AtMost($"{mode}: full gen-2 pause, RecordArray vs class objects", Unit.Ratio, f => Ratio(f, b, "full-gc"), 0.01),
+            Target.AtMost($"{mode}: managed bytes per record, struct handles", "B", f => f.Median(s, In(mode, "heap")), 16),
+            Target.AtMost($"{mode}: managed bytes per record, RecordArray", "B", f => f.Median(b, In(mode, "heap")), 0.01),
+            Target.AtMost($"{mode}: managed bytes per record, TypeAllocator handles vs class objects", Unit.Ratio, f => Ratio(f, h, "heap"), 1),
+            Target.AtMost($"{mode}: managed bytes per record, unchecked TypeAllocator handles vs class objects", Unit.Ratio, f => Ratio(f, u, "heap"), 1),
+            Target.AtMost($"{mode}: full gen-2 pause, TypeAllocator handles vs class objects", Unit.Ratio, f => Ratio(f, h, "full-gc"), 1),
+            Target.AtMost($"{mode}: full gen-2 pause, unchecked TypeAllocator handles vs class objects", Unit.Ratio, f => Ratio(f, u, "full-gc"), 1),
+            Target.AtMost($"{mode}: churn p99 GC pause, struct handles vs class objects", Unit.Ratio, f => ChurnP99(f, s, mode) / ChurnP99(f, c, mode), 0.10),
+            Target.AtLeast($"{mode}: churn throughput, struct handles vs class objects", Unit.Ratio, f => f.TimesBetter(s, c, In(mode, "churn")), 1),
+        ];
+    }
+
+    /// <summary>
+    /// The p99 of the GC pauses during <paramref name="variant"/>'s churn; null below 100 pauses, and when no collection ran
+    /// at all (recorded as one 0 ms pause with gcs = 0: server GC's gen0 budget can exceed the whole phase's allocation).
+    /// </summary>
+    private static double? ChurnP99(Figures f, string variant, string mode)
+        => f.Find(variant, In(mode, "churn-gc-pause")) is { } m && m.Metrics.GetValueOrDefault("gcs") > 0 && f.Percentile(m, 0.99) is { } p && p > 0 ? p : null;
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants => LiveSetSubject.All;
     /// <inheritdoc/>
@@ -49,7 +103,7 @@ public sealed class LiveSet : Experiment
             {
                 // 10M per-object handles take minutes of a loaded 2-core machine in full mode; 1M, seconds.
                 var child = context.RunChild("run", (plan with { Variant = variant }).ToArguments(),
-                    new Dictionary<string, string?> { ["DOTNET_gcServer"] = value }, TimeSpan.FromMinutes(context.IsQuick ? 3 : 20));
+                    new Dictionary<string, string?> { ["DOTNET_gcServer"] = value }, TimeSpan.FromMinutes(context.Settings.Pick(smoke: 3, quick: 3, full: 20)));
                 foreach (var m in child.Measurements) context.Record(m);
                 if (child.Machine is { } machine && !machine.GcMode.Contains(mode, StringComparison.OrdinalIgnoreCase))
                 {
@@ -61,6 +115,7 @@ public sealed class LiveSet : Experiment
             + "a TypeAllocator or struct handle is replaced by Delete then New, a class object by a new object, a RecordArray record is rewritten in place.");
         context.Note("Churn pauses: per GC, from GC.GetGCMemoryInfo (GCKind.Any and Background) read whenever the collection count moved (every 256 replacements); "
             + "a background GC's pause is the sum of its two pauses. metrics.totalPauseDurationMs is GC.GetTotalPauseDuration's delta over the phase, for comparison.");
+        foreach (string note in Observations(context.Measurements)) context.Note(note);
         context.Note("Struct handles: a hand-written 16-byte handle (address + generation) into a NativeSlabAllocator block, standing in for the generated one.");
     }
 
@@ -71,52 +126,21 @@ public sealed class LiveSet : Experiment
         LiveSetProbe.Run(context, LiveSetPlan.Parse(arguments));
     }
 
-    /// <inheritdoc/>
-    public override VerdictResult Judge(IReadOnlyList<Measurement> measurements)
+    /// <summary>Per GC mode: each representation's bytes per record and full gen-2 pause, the churn's p99 GC pause, and the paths no lighter than the class objects.</summary>
+    internal static IEnumerable<string> Observations(IReadOnlyList<Measurement> measurements)
     {
-        var targets = new List<TargetResult>();
-        var texts = new List<string>();
-        var heavier = new List<string>();
-        bool lightEnough = true;
+        var f = new Figures(measurements, random: null);
         foreach (var (mode, _) in GcModes)
         {
-            Measurement? Find(string variant, string op) => measurements.FirstOrDefault(m => m.Variant == variant
-                && m.Parameters.GetValueOrDefault("gc") == mode && m.Parameters.GetValueOrDefault("op") == op);
-            double Median(string variant, string op) => Find(variant, op)?.Statistics.Median ?? double.NaN;
-            double P99(string variant) => Find(variant, "churn-gc-pause")?.Statistics.P99 ?? double.NaN;
-            if (Find(LiveSetSubject.Class, "heap") is null) continue;
-            string c = LiveSetSubject.Class, h = LiveSetSubject.Handles, u = LiveSetSubject.UncheckedHandles, s = LiveSetSubject.StructHandles, b = LiveSetSubject.Bulk;
-            double Pause(string v) => Median(v, "full-gc") / Median(c, "full-gc");
-            double Bytes(string v) => Median(v, "heap") / Median(c, "heap");
-            targets.AddRange(
-            [
-                TargetResult.AtMost($"{mode}: full gen-2 pause, struct handles vs class objects", Pause(s), 0.10),
-                TargetResult.AtMost($"{mode}: full gen-2 pause, RecordArray vs class objects", Pause(b), 0.01),
-                TargetResult.AtMost($"{mode}: managed bytes per record, struct handles", Median(s, "heap"), 16, "B"),
-                TargetResult.AtMost($"{mode}: managed bytes per record, RecordArray", Median(b, "heap"), 0.01, "B"),
-                TargetResult.AtMost($"{mode}: managed bytes per record, TypeAllocator handles vs class objects", Bytes(h), 1),
-                TargetResult.AtMost($"{mode}: managed bytes per record, unchecked TypeAllocator handles vs class objects", Bytes(u), 1),
-                TargetResult.AtMost($"{mode}: full gen-2 pause, TypeAllocator handles vs class objects", Pause(h), 1),
-                TargetResult.AtMost($"{mode}: full gen-2 pause, unchecked TypeAllocator handles vs class objects", Pause(u), 1),
-                TargetResult.AtMost($"{mode}: churn p99 GC pause, struct handles vs class objects", P99(c) > 0 ? P99(s) / P99(c) : null, 0.10),
-                TargetResult.AtLeast($"{mode}: churn throughput, struct handles vs class objects", Median(s, "churn") / Median(c, "churn"), 1),
-            ]);
-            string Describe(string v) => $"{v} {Format.Significant(Median(v, "heap"))} B/record, gen-2 {Format.Value(Median(v, "full-gc"), "ms")}";
-            // With no collection during the class set's churn (server GC's gen0 budget can exceed the whole phase's allocation) there is no pause to compare.
-            string classChurn = Find(c, "churn-gc-pause")?.Metrics.GetValueOrDefault("gcs") == 0 ? "no GC during the class set's churn" : $"class {Format.Value(P99(c), "ms")}";
-            texts.Add($"{mode} GC: {string.Join("; ", LiveSetSubject.All.Select(Describe))}; churn p99 GC pause {classChurn}, struct handles {Format.Value(P99(s), "ms")}");
-            foreach (string v in new[] { h, u, s, b })
-            {
-                if (!(Bytes(v) < 1 && Pause(v) < 1)) heavier.Add($"{v} ({mode})");
-                if (!(Bytes(v) <= 0.10 && Pause(v) <= 0.10)) lightEnough = false;
-            }
+            if (f.Find(LiveSetSubject.Class, In(mode, "heap")) is null) continue;
+            string Describe(string v) => $"{v} {Format.Significant(f.Median(v, In(mode, "heap")) ?? double.NaN)} B/record, gen-2 {Format.Value(f.Median(v, In(mode, "full-gc")) ?? double.NaN, "ms")}";
+            string P99(string v) => ChurnP99(f, v, mode) is { } p ? Format.Value(p, "ms")
+                : $"n/a ({f.Find(v, In(mode, "churn-gc-pause"))?.Metrics.GetValueOrDefault("gcs") ?? 0} GCs; a p99 needs {Statistics.MinForP99})";
+            string classChurn = f.Find(LiveSetSubject.Class, In(mode, "churn-gc-pause"))?.Metrics.GetValueOrDefault("gcs") == 0
+                ? "no GC during the class set's churn" : $"class {P99(LiveSetSubject.Class)}";
+            yield return $"{mode} GC: {string.Join("; ", LiveSetSubject.All.Select(Describe))}; churn p99 GC pause {classChurn}, struct handles {P99(LiveSetSubject.StructHandles)}.";
+            var heavier = NativePaths.Where(v => !(Advantage(f, mode, v) > 1)).ToArray();
+            if (heavier.Length > 0) yield return $"{mode} GC: as heavy or heavier on the GC than the class objects (bytes per record or full gen-2 pause): {string.Join("; ", heavier)}.";
         }
-        if (texts.Count == 0) return new(Verdict.NotComparable, "No child measured the class objects.") { Targets = targets };
-        // The weakest path decides: a path that weighs on the collector as much as the class objects it replaces does not keep the claim.
-        var verdict = heavier.Count > 0 ? Verdict.Reversed : lightEnough ? Verdict.Holds : Verdict.Shrinks;
-        string lead = heavier.Count > 0
-            ? $"Not for every path: {string.Join(", ", heavier)} weigh as much or more on the GC than the class objects (bytes or full gen-2 pause). "
-            : "Every native path weighs less on the GC than the class objects. ";
-        return new(verdict, lead + string.Join(". ", texts) + ".") { Targets = targets };
     }
 }

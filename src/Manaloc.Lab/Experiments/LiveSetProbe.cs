@@ -100,9 +100,9 @@ internal static class LiveSetProbe
     internal const int GarbageBytes = 40;
     private static byte[]? s_garbage;
 
-    public static int Records(RunSettings s) => s.IsSmoke ? 20_000 : s.IsQuick ? 1_000_000 : 10_000_000;
-    public static int ChurnRounds(RunSettings s) => s.IsSmoke ? 2 : 10;
-    private static int FullCollections(RunSettings s) => s.IsSmoke ? 1 : s.IsQuick ? 3 : 5;
+    public static int Records(RunSettings s) => s.Pick(smoke: 20_000, quick: 1_000_000, full: 10_000_000);
+    public static int ChurnRounds(RunSettings s) => s.Pick(smoke: 2, quick: 10, full: 10);
+    private static int FullCollections(RunSettings s) => s.Pick(smoke: 1, quick: 3, full: 5);
 
     /// <summary>Builds, measures and churns the plan's representation, recording four measurements.</summary>
     public static void Run(ExperimentContext context, LiveSetPlan plan)

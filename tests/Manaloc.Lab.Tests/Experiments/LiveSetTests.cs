@@ -5,7 +5,7 @@ using Manaloc.Memory;
 
 namespace Manaloc.Lab.Tests.Experiments;
 
-/// <summary>The live-set experiment's logic that is not timing: its child protocol, its representations, its weighing and its judge.</summary>
+/// <summary>The live-set experiment's logic that is not timing: its child protocol, its representations, its weighing and its declared claim and targets.</summary>
 public sealed class LiveSetTests
 {
     [Fact]
@@ -115,77 +115,108 @@ public sealed class LiveSetTests
         Assert.Throws<InvalidOperationException>(() => default(LiveSetFooDataRef).Bar);
     }
 
-    [Fact]
-    public void The_judge_computes_each_target_from_the_medians_of_its_GC_mode()
+    private static Measurement M(string variant, string op, IReadOnlyList<double> samples, string gc = "workstation", double gcs = 1) => new()
+    {
+        Variant = variant,
+        Unit = op == "churn" ? "replacements/s" : op == "heap" ? "B/record" : "ms",
+        LowerIsBetter = op != "churn",
+        Statistics = Statistics.From(samples.ToArray()),
+        Parameters = new Dictionary<string, string> { ["gc"] = gc, ["op"] = op, ["records"] = "1000" },
+        Metrics = new Dictionary<string, double> { ["gcs"] = gcs },
+    };
+
+    /// <summary>One mode's four measurements per representation: heap B/record, full-gc ms, churn replacements/s, and 100 churn GC pauses at <c>p99</c> ms.</summary>
+    private static List<Measurement> Workstation(double handlesHeap = 70, double handlesPause = 150)
     {
         var measurements = new List<Measurement>();
-        void Add(string variant, string op, double median, string gc = "workstation")
-            => measurements.Add(new Measurement
-            {
-                Variant = variant,
-                Unit = op == "churn" ? "replacements/s" : op == "heap" ? "B/record" : "ms",
-                Statistics = Statistics.From([median]),
-                Parameters = new Dictionary<string, string> { ["gc"] = gc, ["op"] = op, ["records"] = "1000" },
-            });
-        // heap B/record, full-gc ms, churn replacements/s, churn-gc-pause ms
         foreach (var (variant, heap, pause, rate, p99) in new[]
         {
             (LiveSetSubject.Class, 48.0, 100.0, 1000.0, 50.0),
-            (LiveSetSubject.Handles, 70.0, 150.0, 500.0, 80.0),
+            (LiveSetSubject.Handles, handlesHeap, handlesPause, 500.0, 80.0),
             (LiveSetSubject.UncheckedHandles, 40.0, 90.0, 600.0, 40.0),
             (LiveSetSubject.StructHandles, 20.0, 5.0, 1200.0, 4.0),
             (LiveSetSubject.Bulk, 0.001, 0.5, 5000.0, 0.1),
         })
         {
-            Add(variant, "heap", heap);
-            Add(variant, "full-gc", pause);
-            Add(variant, "churn", rate);
-            Add(variant, "churn-gc-pause", p99);
+            measurements.Add(M(variant, "heap", [heap]));
+            measurements.Add(M(variant, "full-gc", [pause]));
+            measurements.Add(M(variant, "churn", [rate]));
+            measurements.Add(M(variant, "churn-gc-pause", Enumerable.Repeat(p99, 100).ToArray(), gcs: 100));
         }
-        var verdict = new LiveSet().Judge(measurements);
-        TargetResult Target(string start) => Assert.Single(verdict.Targets, t => t.Name.StartsWith("workstation: " + start, StringComparison.Ordinal));
+        return measurements;
+    }
 
-        Assert.Equal(10, verdict.Targets.Count); // server GC measured nothing: no server targets
-        Assert.Equal((0.05, true), (Target("full gen-2 pause, struct handles").Today!.Value, Target("full gen-2 pause, struct handles").Met!.Value));
-        Assert.Equal((0.005, true), (Target("full gen-2 pause, RecordArray").Today!.Value, Target("full gen-2 pause, RecordArray").Met!.Value));
-        Assert.False(Target("managed bytes per record, struct handles").Met); // 20 B > 16 B
-        Assert.True(Target("managed bytes per record, RecordArray").Met);
-        Assert.Equal(70.0 / 48, Target("managed bytes per record, TypeAllocator").Today!.Value, 9);
-        Assert.False(Target("managed bytes per record, TypeAllocator").Met);
-        Assert.True(Target("managed bytes per record, unchecked").Met);
-        Assert.False(Target("full gen-2 pause, TypeAllocator").Met);
-        Assert.True(Target("full gen-2 pause, unchecked").Met);
-        Assert.Equal((0.08, true), (Target("churn p99").Today!.Value, Target("churn p99").Met!.Value));
-        Assert.Equal((1.2, true), (Target("churn throughput").Today!.Value, Target("churn throughput").Met!.Value));
-        // The checked handles weigh more than the class objects: the weakest path decides the verdict.
-        Assert.Equal(Verdict.Reversed, verdict.Verdict);
-        Assert.Contains("TypeAllocator handles (workstation)", verdict.Text, StringComparison.Ordinal);
-        Assert.DoesNotContain("unchecked (workstation)", verdict.Text, StringComparison.Ordinal);
+    [Fact]
+    public void Each_declared_target_reads_the_medians_of_its_GC_mode()
+    {
+        var verdict = new LiveSet().Judge(Workstation());
+        TargetResult Target(string name) => Assert.Single(verdict.Targets, t => t.Name.StartsWith(name, StringComparison.Ordinal));
+        TargetResult Ws(string start) => Target("workstation: " + start);
+
+        Assert.Equal(20, verdict.Targets.Count); // ten per GC mode
+        Assert.All(verdict.Targets.Where(t => t.Name.StartsWith("server:", StringComparison.Ordinal)), t => Assert.Equal("not measured", t.MetWord()));
+        Assert.Equal((0.05, true), (Ws("full gen-2 pause, struct handles").Today!.Value, Ws("full gen-2 pause, struct handles").Met!.Value));
+        Assert.Equal((0.005, true), (Ws("full gen-2 pause, RecordArray").Today!.Value, Ws("full gen-2 pause, RecordArray").Met!.Value));
+        Assert.False(Ws("managed bytes per record, struct handles").Met); // 20 B > 16 B
+        Assert.True(Ws("managed bytes per record, RecordArray").Met);
+        Assert.Equal(70.0 / 48, Ws("managed bytes per record, TypeAllocator").Today!.Value, 9);
+        Assert.False(Ws("managed bytes per record, TypeAllocator").Met);
+        Assert.True(Ws("managed bytes per record, unchecked").Met);
+        Assert.False(Ws("full gen-2 pause, TypeAllocator").Met);
+        Assert.True(Ws("full gen-2 pause, unchecked").Met);
+        Assert.Equal((0.08, true), (Ws("churn p99").Today!.Value, Ws("churn p99").Met!.Value)); // 4 ms / 50 ms
+        Assert.Equal((1.2, true), (Ws("churn throughput").Today!.Value, Ws("churn throughput").Met!.Value));
+    }
+
+    [Fact]
+    public void The_weakest_native_path_decides_the_claim()
+    {
+        // The checked handles weigh more than the class objects: 48 / 70 B per record, 100 / 150 ms.
+        var heavier = new LiveSet().Judge(Workstation());
+        Assert.Equal(Verdict.Reversed, heavier.Verdict);
+        Assert.Equal(100.0 / 150, heavier.TodayValue!.Value, 9); // the smaller of its bytes (48 / 70) and pause (100 / 150) ratios
+        Assert.Contains($"than the class objects (bytes per record or full gen-2 pause): {LiveSetSubject.Handles}.", string.Join(" ", LiveSet.Observations(Workstation())), StringComparison.Ordinal);
+
+        // Every path lighter: the weakest is then the unchecked handles' 100 / 90 ms full gen-2 pause, short of the 1.1x an effect needs.
+        var lighter = new LiveSet().Judge(Workstation(handlesHeap: 20, handlesPause: 50));
+        Assert.Equal(100.0 / 90, lighter.TodayValue!.Value, 9);
+        Assert.Equal(Verdict.Holds, lighter.Verdict);
+    }
+
+    [Fact]
+    public void A_path_missing_from_a_measured_mode_leaves_the_claim_not_comparable()
+    {
+        var measurements = Workstation().Where(m => m.Variant != LiveSetSubject.Bulk).ToList();
+        Assert.Equal(Verdict.NotComparable, new LiveSet().Judge(measurements).Verdict);
     }
 
     [Fact]
     public void A_class_churn_without_any_GC_leaves_the_pause_target_unmeasured_and_says_why()
     {
-        Measurement M(string variant, string op, double median, double gcs = 1) => new()
-        {
-            Variant = variant,
-            Unit = "ms",
-            Statistics = Statistics.From([median]),
-            Parameters = new Dictionary<string, string> { ["gc"] = "server", ["op"] = op, ["records"] = "1000" },
-            Metrics = new Dictionary<string, double> { ["gcs"] = gcs },
-        };
-        var measurements = LiveSetSubject.All.SelectMany(v => new[] { M(v, "heap", 10), M(v, "full-gc", 10), M(v, "churn", 10) }).ToList();
-        measurements.Add(M(LiveSetSubject.Class, "churn-gc-pause", 0, gcs: 0)); // recorded as one 0 ms pause with gcs = 0
-        measurements.Add(M(LiveSetSubject.StructHandles, "churn-gc-pause", 0.3, gcs: 24));
-        var verdict = new LiveSet().Judge(measurements);
-        var p99 = Assert.Single(verdict.Targets, t => t.Name == "server: churn p99 GC pause, struct handles vs class objects");
-        Assert.Null(p99.Met);
-        Assert.Contains("no GC during the class set's churn", verdict.Text, StringComparison.Ordinal);
+        var measurements = LiveSetSubject.All.SelectMany(v => new[] { M(v, "heap", [10], "server"), M(v, "full-gc", [10], "server"), M(v, "churn", [10], "server") }).ToList();
+        measurements.Add(M(LiveSetSubject.Class, "churn-gc-pause", [0], "server", gcs: 0)); // recorded as one 0 ms pause with gcs = 0
+        measurements.Add(M(LiveSetSubject.StructHandles, "churn-gc-pause", Enumerable.Repeat(0.3, 120).ToArray(), "server", gcs: 120));
+        var p99 = Assert.Single(new LiveSet().Judge(measurements).Targets, t => t.Name == "server: churn p99 GC pause, struct handles vs class objects");
+        Assert.Equal("not measured", p99.MetWord());
+        Assert.Contains("no GC during the class set's churn", string.Join(" ", LiveSet.Observations(measurements)), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Fewer_than_100_churn_pauses_give_no_p99_rather_than_the_maximum()
+    {
+        var measurements = Workstation();
+        int i = measurements.FindIndex(m => m.Variant == LiveSetSubject.StructHandles && m.Parameters["op"] == "churn-gc-pause");
+        measurements[i] = M(LiveSetSubject.StructHandles, "churn-gc-pause", Enumerable.Repeat(4.0, 99).ToArray(), gcs: 99);
+        Assert.Null(Assert.Single(new LiveSet().Judge(measurements).Targets, t => t.Name == "workstation: churn p99 GC pause, struct handles vs class objects").Today);
     }
 
     [Fact]
     public void Without_the_class_objects_there_is_nothing_to_judge()
-        => Assert.Equal(Verdict.NotComparable, new LiveSet().Judge([]).Verdict);
+    {
+        var verdict = new LiveSet().Judge([]);
+        Assert.Equal(Verdict.NotComparable, verdict.Verdict);
+        Assert.All(verdict.Targets, t => Assert.Null(t.Met));
+    }
 }
 
 /// <summary>Weighing a known set: reads the process's managed heap, so it runs alone.</summary>
@@ -194,7 +225,7 @@ public sealed class LiveSetWeighingTests
 {
     [Theory]
     [InlineData(LiveSetSubject.Class, 8, 48)]              // an 8-byte reference per record + a 40-byte object (8 header, 8 method table, 21 B of fields padded to 24)
-    [InlineData(LiveSetSubject.StructHandles, 16, 20)]     // the 16-byte handle + the slab's 4-byte generation stamp per slot (a pinned uint[] per chunk)
+    [InlineData(LiveSetSubject.StructHandles, 16, 16)]     // the 16-byte handle; its generation stamp sits in the native block's trailer
     [InlineData(LiveSetSubject.Bulk, 0, 0)]                // one view and one block header for the whole set
     public void A_known_set_weighs_what_its_layout_says(string variant, double container, double total)
     {
