@@ -59,7 +59,7 @@ public sealed class Buffers : Experiment
     /// <inheritdoc/>
     public override string? SweepParameter => "size";
 
-    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [256, 4096] : [256, 4096, 65536, 1 << 20, .. LargeSizes];
+    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [256, 4096, .. LargeSizes] : [256, 4096, 65536, 1 << 20, .. LargeSizes];
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>

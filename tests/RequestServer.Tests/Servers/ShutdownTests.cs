@@ -6,7 +6,9 @@ namespace RequestServer.Tests.Servers;
 public sealed class ShutdownTests
 {
     private const int Requests = 40;
-    private const int SlowIterations = 3_000_000; // a few milliseconds each
+    // Tens of milliseconds each: slow enough that, with one worker, most of the 40 are still queued when the shutdown
+    // starts after the first answer, however fast or idle the machine (at 3M iterations an idle machine ran all 40 first).
+    private const int SlowIterations = RequestServer.Protocol.RequestHandler.MaxComputeIterations;
 
     [Theory]
     [MemberData(nameof(TestServers.Builds), MemberType = typeof(TestServers))]

@@ -129,11 +129,13 @@ internal sealed class BclServer : IRequestServer
     {
         long start = Stopwatch.GetTimestamp();
         _shuttingDown = true;
+        // The drain deadline runs from the call, before anything here awaits: on a starved ThreadPool the awaits below
+        // can take a second or more, and the deadline must not stretch with them.
+        Interlocked.Exchange(ref _drainDeadlineTicks, (DateTime.UtcNow + drain).Ticks);
         int open = _connections.Count;
         await _stopAccepting.CancelAsync().ConfigureAwait(false);
         _listener.Dispose();
         await _acceptLoop.ConfigureAwait(false);
-        Interlocked.Exchange(ref _drainDeadlineTicks, (DateTime.UtcNow + drain).Ticks);
         _queue.Writer.TryComplete();
         await Task.WhenAll(_workers).ConfigureAwait(false);
         await _stopReading.CancelAsync().ConfigureAwait(false);

@@ -117,12 +117,13 @@ internal sealed class ManalocServer : IRequestServer
     {
         long start = Stopwatch.GetTimestamp();
         _shuttingDown = true; // readers answer busy to every frame read from now on
+        // The drain deadline runs from the call, before anything here awaits (an await may take long on a busy machine).
+        var drainOver = new ScheduledValue<bool>(false, true, drain);
+        Volatile.Write(ref _drainOver, drainOver);
         int open = _connections.Count;
         await _stopAccepting.CancelAsync().ConfigureAwait(false);
         _listener.Dispose();
         await _acceptLoop.ConfigureAwait(false);
-        var drainOver = new ScheduledValue<bool>(false, true, drain);
-        Volatile.Write(ref _drainOver, drainOver);
         // The dispatcher refuses new items from here on (readers answer busy), drains until the
         // deadline and hands back what it did not run; with the flag flipped, running those answers busy.
         var notRun = await Dispatcher.ShutdownAsync(drain).ConfigureAwait(false);
