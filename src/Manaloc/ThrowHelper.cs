@@ -3,11 +3,12 @@ using System.Diagnostics.CodeAnalysis;
 namespace Manaloc;
 
 /// <summary>
-/// Throwing lives here so hot paths that check stay small enough to inline: the generic throws
-/// (argument, range, null, state, disposed) and the pooling and buffer areas' own. The Memory and
-/// Threading areas still keep theirs in MemoryThrowHelper, EventThrowHelper and DispatcherThrowHelper.
+/// The library's one throw helper: throwing lives here so hot paths that check stay small enough to inline.
+/// This file holds the generic throws (argument, range, null, state, disposed) and the pooling and buffer
+/// areas' own; each other area's messages sit beside its code in a part of this class
+/// (<c>Memory/ThrowHelper.Memory.cs</c>, <c>Threading/ThrowHelper.Events.cs</c>, <c>Threading/ThrowHelper.Dispatcher.cs</c>).
 /// </summary>
-internal static class ThrowHelper
+internal static partial class ThrowHelper
 {
     [DoesNotReturn]
     public static void ThrowArgumentOutOfRange(string paramName, object? actualValue, string message)

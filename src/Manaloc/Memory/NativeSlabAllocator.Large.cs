@@ -28,17 +28,17 @@ public sealed unsafe partial class NativeSlabAllocator
     /// <summary>A block of its own from the system, registered for statistics, leak reports and Dispose.</summary>
     internal byte* AllocateDedicated(nuint size, nuint alignment, out SlabChunk chunk)
     {
-        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
         nuint length = size == 0 ? 1 : size;
         byte* memory = (byte*)NativeMemory.AlignedAlloc(length, Math.Max(alignment, 16));
-        if (memory == null) MemoryThrowHelper.ThrowOutOfMemory(length);
+        if (memory == null) ThrowHelper.ThrowOutOfMemory(length);
         chunk = new SlabChunk(this, -1, memory, -1, length);
         lock (_largeLock)
         {
             if (_disposed)
             {
                 NativeMemory.AlignedFree(memory);
-                MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+                ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
             }
             _large.Add((nint)memory, chunk);
             _largeBytes += (long)length;
@@ -56,7 +56,7 @@ public sealed unsafe partial class NativeSlabAllocator
     {
         lock (_largeLock)
         {
-            if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+            if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
             if (!_large.Remove((nint)chunk.Memory)) ThrowHelper.ThrowInvalidOperation("The large block was already freed.");
             chunk.Released = true;
             _largeBytes -= (long)chunk.Length;
@@ -71,10 +71,10 @@ public sealed unsafe partial class NativeSlabAllocator
         SlabChunk? chunk;
         lock (_largeLock)
         {
-            if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+            if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
             _large.TryGetValue((nint)p, out chunk);
         }
-        if (chunk is null) MemoryThrowHelper.ThrowNotOurs("block", $"The pointer 0x{(nuint)p:x} is not a live large block of allocator '{Name}'.");
+        if (chunk is null) ThrowHelper.ThrowNotOurs("block", $"The pointer 0x{(nuint)p:x} is not a live large block of allocator '{Name}'.");
         FreeDedicated(chunk, deferred: false);
     }
 

@@ -34,7 +34,7 @@ public sealed unsafe partial class NativeSlabAllocator
         int taken = 0;
         lock (state)
         {
-            if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+            if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
             while (taken < count)
             {
                 var chunk = state.Available ?? AddChunk(state);
@@ -139,7 +139,7 @@ public sealed unsafe partial class NativeSlabAllocator
     private SlabChunk AddChunk(ClassState state)
     {
         byte* memory = (byte*)NativeMemory.AlignedAlloc(SizeClasses.ChunkSize, SizeClasses.ChunkSize);
-        if (memory == null) MemoryThrowHelper.ThrowOutOfMemory(SizeClasses.ChunkSize);
+        if (memory == null) ThrowHelper.ThrowOutOfMemory(SizeClasses.ChunkSize);
         SlabChunk chunk;
         lock (_chunkLock)
         {

@@ -106,7 +106,7 @@ public sealed unsafe partial class NativeSlabAllocator
     [MethodImpl(MethodImplOptions.NoInlining)]
     private ThreadCache GetCacheSlow()
     {
-        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
         var cache = _caches.Value;
         if (cache is null)
         {

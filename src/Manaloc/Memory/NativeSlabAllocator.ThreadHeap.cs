@@ -99,7 +99,7 @@ public sealed unsafe partial class NativeSlabAllocator
         [MethodImpl(MethodImplOptions.NoInlining)]
         private void ThrowMisuse()
         {
-            if (_cache.Owner != _owner) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+            if (_cache.Owner != _owner) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
             ThrowHelper.ThrowInvalidOperation($"This ThreadHeap belongs to managed thread {_threadId}; it was used on thread {Environment.CurrentManagedThreadId}. Get one per thread with GetThreadHeap.");
         }
     }

@@ -107,7 +107,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     {
         if (block == null) return;
         // Before touching the chunk header: after Dispose the chunk is unmapped.
-        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
         nuint address = (nuint)block;
         if ((address & (SizeClasses.ChunkSize - 1)) == 0)
         {
@@ -142,9 +142,9 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     public void Free(NativeBlock block)
     {
         SlabChunk? chunk = block.Chunk;
-        if (chunk is null) MemoryThrowHelper.ThrowNotOurs(nameof(block), "The block is default: it was never allocated.");
-        if (chunk.Owner != this) MemoryThrowHelper.ThrowNotOurs(nameof(block), $"The block belongs to allocator '{chunk.Owner.Name}', not '{Name}'.");
-        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        if (chunk is null) ThrowHelper.ThrowNotOurs(nameof(block), "The block is default: it was never allocated.");
+        if (chunk.Owner != this) ThrowHelper.ThrowNotOurs(nameof(block), $"The block belongs to allocator '{chunk.Owner.Name}', not '{Name}'.");
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
         if (!TryReleaseStamp(ref chunk.StampOf(block.Pointer), block.Generation))
         {
             Diagnostics.ManalocEventSource.Log.DoubleFree("NativeBlock");

@@ -76,7 +76,7 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public T MoveTo(int index)
     {
-        if ((uint)index >= (uint)Length) MemoryThrowHelper.ThrowIndexOutOfRange(index, Length);
+        if ((uint)index >= (uint)Length) ThrowHelper.ThrowIndexOutOfRange(index, Length);
         if (_chunk.DedicatedStamp != _generation) throw DisposedException(_view); // do not point the view at a disposed array
         _view.Address = _base + index * _stride;
         return _viewAsT;
@@ -86,13 +86,13 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
     public RecordView<T> CreateView()
     {
-        if (!IsAllocated) MemoryThrowHelper.ThrowDisposed($"RecordArray<{RecordTypes.TypeName(typeof(T))}>");
+        if (!IsAllocated) ThrowHelper.ThrowDisposed($"RecordArray<{RecordTypes.TypeName(typeof(T))}>");
         var view = NewView();
         if (_record.Mode != RecordMode.CheckedView) return new RecordView<T>(this, view); // unchecked views are bare: nothing to null later
         lock (_viewsLock)
         {
             // Checked under the lock InvalidateViews takes: a view made while the array is disposed is never left pointing at it.
-            if (_viewsInvalidated) MemoryThrowHelper.ThrowDisposed($"RecordArray<{RecordTypes.TypeName(typeof(T))}>");
+            if (_viewsInvalidated) ThrowHelper.ThrowDisposed($"RecordArray<{RecordTypes.TypeName(typeof(T))}>");
             var views = _otherViews ??= [];
             if (views.Count >= _pruneAt)
             {
@@ -106,7 +106,7 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
 
     internal void Position(NativeRecord view, int index)
     {
-        if ((uint)index >= (uint)Length) MemoryThrowHelper.ThrowIndexOutOfRange(index, Length);
+        if ((uint)index >= (uint)Length) ThrowHelper.ThrowIndexOutOfRange(index, Length);
         if (_chunk.DedicatedStamp != _generation) throw DisposedException(view);
         view.Address = _base + index * _stride;
     }

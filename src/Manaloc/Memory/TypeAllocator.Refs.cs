@@ -42,7 +42,7 @@ public sealed unsafe partial class TypeAllocator
     private byte* AllocateRecord(CompiledRecordType type, out SlabChunk chunk, out uint generation)
     {
         if (type is null) ThrowHelper.ThrowArgumentNull(nameof(type));
-        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
         var record = type.Unchecked; // size, class and tag are the same in every mode
         var cache = _slab.CurrentCache; // one thread-static read for the whole New
         byte* p = _slab.AllocateStamped(cache, record.ClassIndex, record.BlockSize, record.Alignment, out chunk, out generation);
@@ -106,8 +106,8 @@ public sealed unsafe partial class TypeAllocator
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowUncheckedDeleteFailure(bool isDefault)
     {
-        if (isDefault) MemoryThrowHelper.ThrowNotOurs("handle", "The record handle is default: it was never allocated.");
-        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        if (isDefault) ThrowHelper.ThrowNotOurs("handle", "The record handle is default: it was never allocated.");
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
         Diagnostics.ManalocEventSource.Log.DoubleFree("UncheckedRecordRef");
         ThrowHelper.ThrowInvalidOperation("The record was already deleted.");
     }
@@ -115,13 +115,13 @@ public sealed unsafe partial class TypeAllocator
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowRefDeleteFailure(SlabChunk? chunk)
     {
-        if (chunk is null) MemoryThrowHelper.ThrowNotOurs("handle", "The record handle is default: it was never allocated.");
+        if (chunk is null) ThrowHelper.ThrowNotOurs("handle", "The record handle is default: it was never allocated.");
         if (chunk.Owner != _slab)
         {
-            if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-            MemoryThrowHelper.ThrowNotOurs("handle", $"The record belongs to another TypeAllocator, not '{Name}'.");
+            if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+            ThrowHelper.ThrowNotOurs("handle", $"The record belongs to another TypeAllocator, not '{Name}'.");
         }
-        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
         Diagnostics.ManalocEventSource.Log.DoubleFree("RecordRef");
         ThrowHelper.ThrowInvalidOperation("The record was already deleted.");
     }

@@ -80,7 +80,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     /// <exception cref="NotSupportedException">Under NativeAOT (no dynamic code): T is not marked <see cref="NativeRecordAttribute"/>.</exception>
     public T New<T>() where T : class
     {
-        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
         // Last type used here: a type-handle compare instead of a generic static lookup in shared code.
         var record = _last;
         if (record is null || record.InterfaceHandle != typeof(T).TypeHandle.Value)
@@ -149,16 +149,16 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         }
         if (instance is not NativeRecord handle || handle.Chunk is null)
         {
-            MemoryThrowHelper.ThrowNotOurs(nameof(instance), $"The {RecordTypes.TypeName(instance.GetType())} was not created by a TypeAllocator.");
+            ThrowHelper.ThrowNotOurs(nameof(instance), $"The {RecordTypes.TypeName(instance.GetType())} was not created by a TypeAllocator.");
             return;
         }
         if (handle.Chunk.Owner != _slab)
         {
-            if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-            MemoryThrowHelper.ThrowNotOurs(nameof(instance), $"The {RecordTypes.TypeName(handle.RecordInterface)} record belongs to another TypeAllocator, not '{Name}'.");
+            if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+            ThrowHelper.ThrowNotOurs(nameof(instance), $"The {RecordTypes.TypeName(handle.RecordInterface)} record belongs to another TypeAllocator, not '{Name}'.");
         }
-        if (handle.IsViewHandle) MemoryThrowHelper.ThrowNotOurs(nameof(instance), "The object is the view of a RecordArray; dispose the array instead.");
-        if (_disposed) MemoryThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        if (handle.IsViewHandle) ThrowHelper.ThrowNotOurs(nameof(instance), "The object is the view of a RecordArray; dispose the array instead.");
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
         string name = RecordTypes.TypeName(handle.RecordInterface);
         Diagnostics.ManalocEventSource.Log.DoubleFree(name);
         ThrowHelper.ThrowInvalidOperation($"The {name} record was already deleted.");

@@ -195,7 +195,7 @@ public sealed partial class DedicatedThreadDispatcher
                 return;
             case EnqueueResult.Closed:
                 _rejected.Increment();
-                DispatcherThrowHelper.ThrowShuttingDown(_name);
+                ThrowHelper.ThrowShuttingDown(_name);
                 return;
         }
         switch (_fullMode)
@@ -206,16 +206,16 @@ public sealed partial class DedicatedThreadDispatcher
                 {
                     // Only workers make room; a worker waiting for room could wait for itself.
                     _rejected.Increment();
-                    DispatcherThrowHelper.ThrowFullFromWorker(_name, _capacity);
+                    ThrowHelper.ThrowFullFromWorker(_name, _capacity);
                 }
                 PostBlocking(item);
                 return;
             case FullQueueMode.DropOldest:
-                if (!PostDroppingOldest(item)) DispatcherThrowHelper.ThrowShuttingDown(_name);
+                if (!PostDroppingOldest(item)) ThrowHelper.ThrowShuttingDown(_name);
                 return;
             default:
                 _rejected.Increment();
-                DispatcherThrowHelper.ThrowFull(_name, _capacity);
+                ThrowHelper.ThrowFull(_name, _capacity);
                 return;
         }
     }
@@ -316,7 +316,7 @@ public sealed partial class DedicatedThreadDispatcher
     private void ThrowClosedWhileWaiting()
     {
         _rejected.Increment();
-        DispatcherThrowHelper.ThrowShuttingDown(_name);
+        ThrowHelper.ThrowShuttingDown(_name);
     }
 
     /// <summary>
@@ -340,7 +340,7 @@ public sealed partial class DedicatedThreadDispatcher
                     if (result == EnqueueResult.Closed)
                     {
                         _rejected.Increment();
-                        throw DispatcherThrowHelper.ShuttingDown(_name);
+                        throw ThrowHelper.ShuttingDown(_name);
                     }
                     break;
                 }

@@ -205,7 +205,7 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
     {
         if (drainTimeout < TimeSpan.Zero && drainTimeout != Timeout.InfiniteTimeSpan)
         {
-            DispatcherThrowHelper.ThrowBadTimeout(nameof(drainTimeout), drainTimeout);
+            ThrowHelper.ThrowBadTimeout(nameof(drainTimeout), drainTimeout);
         }
         if (drainTimeout > MaxDrainTimeout)
         {
@@ -215,7 +215,7 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
         }
         if (t_current == this)
         {
-            DispatcherThrowHelper.ThrowShutdownFromWorker(_name);
+            ThrowHelper.ThrowShutdownFromWorker(_name);
         }
         lock (_shutdownGate)
         {

@@ -15,8 +15,8 @@ public sealed partial class EconomicResetEvent
     private bool WaitSlow(long timeoutTicks, CancellationToken cancellationToken)
     {
         int state = Volatile.Read(ref _state); // a hint only: every decision below is taken by a CAS
-        if (state == Disposed) EventThrowHelper.ThrowObjectDisposed(this);
-        if (state == Waiting || Volatile.Read(ref _waiterActive) != 0) EventThrowHelper.ThrowConcurrentWaiter(); // a hint: the CAS below decides
+        if (state == Disposed) ThrowHelper.ThrowObjectDisposed(this);
+        if (state == Waiting || Volatile.Read(ref _waiterActive) != 0) ThrowHelper.ThrowConcurrentWaiter(); // a hint: the CAS below decides
         if (timeoutTicks == 0) return false;
         // The timeout runs from here (the call), not from the moment the waiter blocks: the spin counts.
         long due = timeoutTicks == InfiniteTicks ? NoDue : DueTimestamp(timeoutTicks);
@@ -53,7 +53,7 @@ public sealed partial class EconomicResetEvent
         // One blocking waiter at a time, from its claim until it has consumed its wake-up: the
         // Waiting state alone would miss a second waiter arriving while the first still consumes,
         // and the two could then steal each other's park signal. Full fence; orders nothing else.
-        if (Interlocked.CompareExchange(ref _waiterActive, 1, 0) != 0) EventThrowHelper.ThrowConcurrentWaiter();
+        if (Interlocked.CompareExchange(ref _waiterActive, 1, 0) != 0) ThrowHelper.ThrowConcurrentWaiter();
         try
         {
             return ClaimAndBlock(park, due, cancellationToken);
@@ -78,7 +78,7 @@ public sealed partial class EconomicResetEvent
                 continue;
             }
             Debug.Assert(state == Disposed, "Only the flag holder claims Waiting.");
-            EventThrowHelper.ThrowObjectDisposed(this);
+            ThrowHelper.ThrowObjectDisposed(this);
         }
         Interlocked.Increment(ref s_blockedWaits); // statistics only
         return Block(park, due, cancellationToken);
@@ -135,7 +135,7 @@ public sealed partial class EconomicResetEvent
         // Not yet woken: the waker took our Waiting state and its park.Set() is a few instructions
         // away. Waiting for it consumes the park's signal, so the next blocking episode starts clean.
         if (!woken) WaitUninterruptibly(park);
-        if (Volatile.Read(ref _wokenByDispose)) EventThrowHelper.ThrowObjectDisposed(this); // acquire: pairs with Dispose's write, ordered by the park
+        if (Volatile.Read(ref _wokenByDispose)) ThrowHelper.ThrowObjectDisposed(this); // acquire: pairs with Dispose's write, ordered by the park
         Debug.Assert(Volatile.Read(ref _state) != Waiting, "Nobody else may claim Waiting while we have not returned.");
         return true;
     }

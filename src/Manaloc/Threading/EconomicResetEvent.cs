@@ -102,7 +102,7 @@ public sealed partial class EconomicResetEvent : IDisposable
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="spinCount"/> is negative or above <see cref="MaxSpinCount"/>.</exception>
     public EconomicResetEvent(bool initialState = false, int spinCount = DefaultSpinCount, TimeProvider? timeProvider = null)
     {
-        if ((uint)spinCount > MaxSpinCount) EventThrowHelper.ThrowSpinCount(spinCount);
+        if ((uint)spinCount > MaxSpinCount) ThrowHelper.ThrowSpinCount(spinCount);
         _state = initialState ? Signaled : Unset;
         _spinCount = spinCount;
         _timeProvider = timeProvider ?? TimeProvider.System;
@@ -141,7 +141,7 @@ public sealed partial class EconomicResetEvent : IDisposable
     public void Reset()
     {
         // Signaled→Unset only: a Waiting state belongs to the waiter and is left alone.
-        if (Interlocked.CompareExchange(ref _state, Unset, Signaled) == Disposed) EventThrowHelper.ThrowObjectDisposed(this);
+        if (Interlocked.CompareExchange(ref _state, Unset, Signaled) == Disposed) ThrowHelper.ThrowObjectDisposed(this);
     }
 
     /// <summary>Waits until the event is set, then unsets it.</summary>
@@ -193,7 +193,7 @@ public sealed partial class EconomicResetEvent : IDisposable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool Wait(int millisecondsTimeout, CancellationToken cancellationToken)
     {
-        if (millisecondsTimeout < Timeout.Infinite) EventThrowHelper.ThrowTimeout(TimeSpan.FromMilliseconds(millisecondsTimeout));
+        if (millisecondsTimeout < Timeout.Infinite) ThrowHelper.ThrowTimeout(TimeSpan.FromMilliseconds(millisecondsTimeout));
         return WaitCore(millisecondsTimeout == Timeout.Infinite ? InfiniteTicks : millisecondsTimeout * TimeSpan.TicksPerMillisecond, cancellationToken);
     }
 
@@ -257,7 +257,7 @@ public sealed partial class EconomicResetEvent : IDisposable
                     }
                     break;
                 default:
-                    EventThrowHelper.ThrowObjectDisposed(this);
+                    ThrowHelper.ThrowObjectDisposed(this);
                     return;
             }
         }
@@ -267,7 +267,7 @@ public sealed partial class EconomicResetEvent : IDisposable
     private static long ToTimeoutTicks(TimeSpan timeout)
     {
         if (timeout == Timeout.InfiniteTimeSpan) return InfiniteTicks;
-        if (timeout < TimeSpan.Zero || timeout.Ticks > int.MaxValue * TimeSpan.TicksPerMillisecond) EventThrowHelper.ThrowTimeout(timeout);
+        if (timeout < TimeSpan.Zero || timeout.Ticks > int.MaxValue * TimeSpan.TicksPerMillisecond) ThrowHelper.ThrowTimeout(timeout);
         return timeout.Ticks;
     }
 }

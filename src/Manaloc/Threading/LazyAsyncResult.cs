@@ -134,7 +134,7 @@ public sealed class LazyAsyncResult<TResult> : IAsyncResult, IDisposable
     private void BeginCompletion()
     {
         // Pending→Completing: exactly one completer; it writes the result before publishing Completed.
-        if (Interlocked.CompareExchange(ref _status, Completing, Pending) != Pending) EventThrowHelper.ThrowAlreadyCompleted();
+        if (Interlocked.CompareExchange(ref _status, Completing, Pending) != Pending) ThrowHelper.ThrowAlreadyCompleted();
     }
 
     private void FinishCompletion(bool completedSynchronously)
@@ -149,7 +149,7 @@ public sealed class LazyAsyncResult<TResult> : IAsyncResult, IDisposable
 
     private ManualResetEvent CreateHandle()
     {
-        if (Volatile.Read(ref _disposed)) EventThrowHelper.ThrowObjectDisposed(this); // acquire: pairs with Dispose
+        if (Volatile.Read(ref _disposed)) ThrowHelper.ThrowObjectDisposed(this); // acquire: pairs with Dispose
         var created = new ManualResetEvent(false);
         // Full fence: the handle is published before _status is read below.
         var winner = Interlocked.CompareExchange(ref _handle, created, null);

@@ -51,7 +51,7 @@ public sealed partial class SlimReaderWriterLock
     /// <summary>A lock with a chosen inhibit factor (tests: 0 turns the bias back on at once, so revocations are frequent).</summary>
     internal SlimReaderWriterLock(int spinCount, int inhibitFactor)
     {
-        if ((uint)spinCount > EconomicResetEvent.MaxSpinCount) EventThrowHelper.ThrowSpinCount(spinCount);
+        if ((uint)spinCount > EconomicResetEvent.MaxSpinCount) ThrowHelper.ThrowSpinCount(spinCount);
         _spinCount = spinCount;
         _inhibitFactor = inhibitFactor;
     }
@@ -278,5 +278,5 @@ public sealed partial class SlimReaderWriterLock
 
     [DoesNotReturn]
     private static void ThrowReadRecursion()
-        => EventThrowHelper.ThrowRecursion("The calling thread already holds a read lock on this SlimReaderWriterLock; it is not recursive and has no upgrades.");
+        => ThrowHelper.ThrowRecursion("The calling thread already holds a read lock on this SlimReaderWriterLock; it is not recursive and has no upgrades.");
 }

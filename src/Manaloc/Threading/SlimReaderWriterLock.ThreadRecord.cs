@@ -35,7 +35,7 @@ public sealed partial class SlimReaderWriterLock
     private void ExitReadTracked(ThreadRecord? held)
     {
         bool biased = held?.First == -_id; // before Remove, which may refill First
-        if (held is null || !held.Remove(_id)) EventThrowHelper.ThrowNotHeld("ExitReadLock: the calling thread does not hold a read lock on this SlimReaderWriterLock.");
+        if (held is null || !held.Remove(_id)) ThrowHelper.ThrowNotHeld("ExitReadLock: the calling thread does not hold a read lock on this SlimReaderWriterLock.");
         if (biased) ReleaseBiased(held);
         else ReleaseRead();
     }
@@ -51,7 +51,7 @@ public sealed partial class SlimReaderWriterLock
 
     [DoesNotReturn]
     private static void ThrowWriteRecursion()
-        => EventThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
+        => ThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
 
     /// <summary>
     /// The calling thread's identity and read locks, reached through one thread-static reference.

@@ -127,13 +127,13 @@ public sealed partial class SlimReaderWriterLock
     private static long ToTimeoutTicks(TimeSpan timeout)
     {
         if (timeout == Timeout.InfiniteTimeSpan) return WaitLimit.Infinite;
-        if (timeout < TimeSpan.Zero || timeout.Ticks > int.MaxValue * TimeSpan.TicksPerMillisecond) EventThrowHelper.ThrowTimeout(timeout);
+        if (timeout < TimeSpan.Zero || timeout.Ticks > int.MaxValue * TimeSpan.TicksPerMillisecond) ThrowHelper.ThrowTimeout(timeout);
         return timeout.Ticks;
     }
 
     private static long ToTimeoutTicks(int millisecondsTimeout)
     {
-        if (millisecondsTimeout < Timeout.Infinite) EventThrowHelper.ThrowTimeout(TimeSpan.FromMilliseconds(millisecondsTimeout));
+        if (millisecondsTimeout < Timeout.Infinite) ThrowHelper.ThrowTimeout(TimeSpan.FromMilliseconds(millisecondsTimeout));
         return millisecondsTimeout == Timeout.Infinite ? WaitLimit.Infinite : millisecondsTimeout * TimeSpan.TicksPerMillisecond;
     }
 

@@ -259,7 +259,7 @@ public sealed partial class SlimReaderWriterLock
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void ExitWriteLock()
     {
-        if (_writerThreadId != ThreadRecord.Current?.ThreadId) EventThrowHelper.ThrowNotHeld("ExitWriteLock: the calling thread does not hold the write lock of this SlimReaderWriterLock.");
+        if (_writerThreadId != ThreadRecord.Current?.ThreadId) ThrowHelper.ThrowNotHeld("ExitWriteLock: the calling thread does not hold the write lock of this SlimReaderWriterLock.");
         _writerThreadId = 0; // plain: ordered before the release below
         ReleaseWrite();
     }

@@ -1,12 +1,12 @@
 using System.Diagnostics.CodeAnalysis;
 
-namespace Manaloc.Threading;
+namespace Manaloc;
 
 /// <summary>
 /// Throwing for the events, the lazy async result, the reusable value-task source and the slim
 /// reader-writer lock, so their fast paths stay small enough to inline.
 /// </summary>
-internal static class EventThrowHelper
+internal static partial class ThrowHelper
 {
     [DoesNotReturn]
     public static void ThrowObjectDisposed(object instance)

@@ -1,9 +1,9 @@
 using System.Diagnostics.CodeAnalysis;
 
-namespace Manaloc.Threading;
+namespace Manaloc;
 
-/// <summary>Throwing for <see cref="DedicatedThreadDispatcher"/>, kept out of the posting paths so they inline.</summary>
-internal static class DispatcherThrowHelper
+/// <summary>Throwing for <see cref="Threading.DedicatedThreadDispatcher"/>, kept out of the posting paths so they inline.</summary>
+internal static partial class ThrowHelper
 {
     [DoesNotReturn]
     public static void ThrowShuttingDown(string name)

@@ -1,12 +1,12 @@
 using System.Diagnostics.CodeAnalysis;
 
-namespace Manaloc.Memory;
+namespace Manaloc;
 
 /// <summary>
 /// Throwing for the Memory area lives here, so that allocation, free and the generated accessors
 /// stay small enough to inline: the hot path pays one compare and a call that never returns.
 /// </summary>
-internal static class MemoryThrowHelper
+internal static partial class ThrowHelper
 {
     [DoesNotReturn]
     public static void ThrowDisposed(string what)
