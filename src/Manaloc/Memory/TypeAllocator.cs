@@ -231,7 +231,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             // Class blocks are 16-byte aligned and a multiple of 16 long, so whole vectors stay inside the block.
             for (int offset = 0; offset < record.ClearBytes; offset += 16)
             {
-                Vector128.StoreAligned(Vector128<byte>.Zero, p + offset);
+                *(Vector128<byte>*)(p + offset) = Vector128<byte>.Zero; // a plain typed store (movups): the generic StoreAligned<T>(T*) call trips the Coyote rewriter (Mono.Cecil)
             }
         }
         else
