@@ -22,14 +22,19 @@ internal static class Explorer
         int.TryParse(Environment.GetEnvironmentVariable("COYOTE_ITERATIONS"), out int n) && n > 0 ? n : 10_000;
 
     /// <summary>Explores <paramref name="iterations"/> schedules of <paramref name="scenario"/>; returns the report.</summary>
-    public static Outcome Explore(Action scenario, ITestOutputHelper output, int? iterations = null, int maxSteps = 2_000, [CallerMemberName] string test = "")
+    /// <param name="libraryAtomics">Scheduling points at every Interlocked and Volatile call. Off for code that
+    /// holds a <see cref="System.Threading.Lock"/> across such calls: Coyote 1.7 does not intercept that lock, so a
+    /// switch inside it would block the next thread for real (Coyote reports a hang). Then the scheduling
+    /// points are the test's own steps, thread start/join and Monitor calls: whole operations interleave.</param>
+    public static Outcome Explore(Action scenario, ITestOutputHelper output, int? iterations = null, int maxSteps = 2_000, bool libraryAtomics = true, [CallerMemberName] string test = "")
     {
         var configuration = Configuration.Create()
             .WithTestingIterations((uint)(iterations ?? Iterations))
             .WithMaxSchedulingSteps((uint)maxSteps)
             .WithRandomStrategy()
-            .WithAtomicOperationRaceCheckingEnabled(true)
-            .WithVolatileOperationRaceCheckingEnabled(true)
+            .WithAtomicOperationRaceCheckingEnabled(libraryAtomics)
+            .WithVolatileOperationRaceCheckingEnabled(libraryAtomics)
+            .WithCollectionAccessRaceCheckingEnabled(libraryAtomics)
             .WithLockAccessRaceCheckingEnabled(true)
             .WithPartiallyControlledConcurrencyAllowed(false)
             .WithTelemetryEnabled(false)
