@@ -19,6 +19,7 @@ public static class Program
     /// <summary>Runs the command line with the given output writers; returns the exit code.</summary>
     public static int Run(string[] args, TextWriter stdout, TextWriter stderr)
     {
+        if (args is ["soak", ..]) return Soak.SoakCommand.Run(args[1..], stdout, stderr); // lab soak --minutes N | --seconds N
         var names = new Argument<string[]>("names") { Description = "Experiments to run (default: all). See 'list'.", Arity = ArgumentArity.ZeroOrMore };
         var quick = new Option<bool>("--quick") { Description = "Short warm-up and few samples: every experiment in seconds (the default)." };
         var full = new Option<bool>("--full") { Description = "Longer warm-up, more and longer samples, larger sizes." };

@@ -26,7 +26,7 @@ internal static class Explorer
     /// holds a <see cref="System.Threading.Lock"/> across such calls: Coyote 1.7 does not intercept that lock, so a
     /// switch inside it would block the next thread for real (Coyote reports a hang). Then the scheduling
     /// points are the test's own steps, thread start/join and Monitor calls: whole operations interleave.</param>
-    public static Outcome Explore(Action scenario, ITestOutputHelper output, int? iterations = null, int maxSteps = 2_000, bool libraryAtomics = true, [CallerMemberName] string test = "")
+    public static Outcome Explore(Action scenario, ITestOutputHelper output, int? iterations = null, int maxSteps = 2_000, bool libraryAtomics = true, bool noRepro = false, [CallerMemberName] string test = "")
     {
         var configuration = Configuration.Create()
             .WithTestingIterations((uint)(iterations ?? Iterations))
@@ -37,6 +37,7 @@ internal static class Explorer
             .WithCollectionAccessRaceCheckingEnabled(libraryAtomics)
             .WithLockAccessRaceCheckingEnabled(true)
             .WithPartiallyControlledConcurrencyAllowed(false)
+            .WithNoBugTraceRepro(noRepro)
             .WithTelemetryEnabled(false)
             .WithConsoleLoggingEnabled(Environment.GetEnvironmentVariable("COYOTE_VERBOSE") == "1")
             .WithVerbosityEnabled(Environment.GetEnvironmentVariable("COYOTE_VERBOSE") == "1" ? Microsoft.Coyote.Logging.VerbosityLevel.Exhaustive : Microsoft.Coyote.Logging.VerbosityLevel.None);
