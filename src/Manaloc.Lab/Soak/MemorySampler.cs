@@ -2,7 +2,7 @@ using System.Diagnostics;
 
 namespace Manaloc.Lab.Soak;
 
-/// <summary>Managed heap (after a full collection), native bytes reserved by the soak's allocators, and process private bytes, once a second.</summary>
+/// <summary>Managed heap (after a full collection, less the buffers rented at that moment), native bytes reserved by the soak's allocators, and process private bytes, once a second.</summary>
 internal sealed class MemorySampler
 {
     private readonly List<(double Seconds, double Managed, double Native, double Private)> _samples = [];
@@ -12,11 +12,14 @@ internal sealed class MemorySampler
     public double LastNativeMb => _samples.Count == 0 ? 0 : _samples[^1].Native / (1 << 20);
     public double LastPrivateMb => _samples.Count == 0 ? 0 : _samples[^1].Private / (1 << 20);
 
-    public void Sample(TimeSpan elapsed, long nativeBytes)
+    /// <param name="elapsed">Time since the start.</param>
+    /// <param name="nativeBytes">Native bytes the soak's allocators hold.</param>
+    /// <param name="inFlightManagedBytes">Managed bytes the workload holds on purpose right now (rented buffers): subtracted, so the series shows retention, not load.</param>
+    public void Sample(TimeSpan elapsed, long nativeBytes, long inFlightManagedBytes)
     {
         // A full blocking collection each second: what is left is what the soak really retains
         // (and it runs the pools' gen-2 trimming callbacks under load, which the soak wants anyway).
-        long managed = GC.GetTotalMemory(forceFullCollection: true);
+        long managed = GC.GetTotalMemory(forceFullCollection: true) - inFlightManagedBytes;
         _process.Refresh();
         _samples.Add((elapsed.TotalSeconds, managed, nativeBytes, _process.PrivateMemorySize64));
     }

@@ -47,6 +47,7 @@ internal sealed partial class SoakRun : IDisposable
     private readonly List<Thread> _threads = [];
     private DispatcherCycle? _cycle;
     private long _nextId;
+    private long _heldBufferBytes;
     private int _writers, _readers;
     private volatile bool _stop;
 
@@ -55,6 +56,9 @@ internal sealed partial class SoakRun : IDisposable
     public SoakCounters Counters { get; } = new();
 
     public ConcurrentQueue<string> Violations { get; } = new();
+
+    /// <summary>Bytes of the buffers held by the soak right now (rented, not yet returned): load, not retention.</summary>
+    public long HeldBufferBytes => Volatile.Read(ref _heldBufferBytes);
 
     /// <summary>Native bytes the soak's record allocator has reserved.</summary>
     public long NativeBytes => _allocator.ReservedBytes;
@@ -152,6 +156,7 @@ internal sealed partial class SoakRun : IDisposable
         if (!_heldBuffers.TryAdd(buffer, 0)) Violation("buffers: a buffer was handed out while someone held it");
         byte pattern = (byte)random.Next(1, 256);
         buffer.AsSpan().Fill(pattern);
+        Interlocked.Add(ref _heldBufferBytes, buffer.Length);
         Interlocked.Increment(ref Counters.BufferRents);
         if (_rented.Count < MaxInFlight) _rented.Enqueue((buffer, pattern));
         else GiveBufferBack(buffer, pattern);
@@ -166,6 +171,7 @@ internal sealed partial class SoakRun : IDisposable
     {
         if (buffer.AsSpan().IndexOfAnyExcept(pattern) >= 0) Violation("buffers: a rented buffer was written by someone else");
         if (!_heldBuffers.TryRemove(buffer, out _)) Violation("buffers: returned a buffer nobody held");
+        Interlocked.Add(ref _heldBufferBytes, -buffer.Length);
         _buffers.Return(buffer);
         Interlocked.Increment(ref Counters.BufferReturns);
     }
