@@ -2,7 +2,7 @@ using System.Diagnostics;
 
 namespace Manaloc.Lab.Soak;
 
-/// <summary>Managed heap (after a full collection, less the buffers rented at that moment), native bytes reserved by the soak's allocators, and process private bytes, once a second.</summary>
+/// <summary>Managed heap (after a full collection, less the buffers rented or retained by the buffer manager at that moment), native bytes reserved by the soak's allocators, and process private bytes, once a second.</summary>
 internal sealed class MemorySampler
 {
     private readonly List<(double Seconds, double Managed, double Native, double Private)> _samples = [];
@@ -14,7 +14,7 @@ internal sealed class MemorySampler
 
     /// <param name="elapsed">Time since the start.</param>
     /// <param name="nativeBytes">Native bytes the soak's allocators hold.</param>
-    /// <param name="inFlightManagedBytes">Managed bytes the workload holds on purpose right now (rented buffers): subtracted, so the series shows retention, not load.</param>
+    /// <param name="inFlightManagedBytes">Managed bytes held on purpose right now (rented buffers, and idle buffers the buffer manager retains up to its caps): subtracted, so the series shows growth, not load or bounded retention.</param>
     public void Sample(TimeSpan elapsed, long nativeBytes, long inFlightManagedBytes)
     {
         // A full blocking collection each second: what is left is what the soak really retains

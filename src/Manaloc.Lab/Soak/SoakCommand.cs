@@ -31,7 +31,7 @@ public static class SoakCommand
         while (clock.Elapsed < options.Duration && run.Violations.Count == 0)
         {
             Thread.Sleep(TimeSpan.FromSeconds(1));
-            memory.Sample(clock.Elapsed, run.NativeBytes, run.HeldBufferBytes);
+            memory.Sample(clock.Elapsed, run.NativeBytes, run.HeldBufferBytes + run.RetainedBufferBytes);
             if (clock.Elapsed >= nextProgress)
             {
                 nextProgress += TimeSpan.FromSeconds(10);

@@ -31,6 +31,7 @@ internal sealed class SoakPooled
 internal sealed partial class SoakRun : IDisposable
 {
     private const int MaxInFlight = 2048;
+    private const int MinBufferShift = 4, MaxBufferShift = 14; // buffers of 16 B to 16 KB
     private static readonly TimeSpan HangLimit = TimeSpan.FromSeconds(30);
 
     private readonly int _loadThreads;
@@ -59,6 +60,20 @@ internal sealed partial class SoakRun : IDisposable
 
     /// <summary>Bytes of the buffers held by the soak right now (rented, not yet returned): load, not retention.</summary>
     public long HeldBufferBytes => Volatile.Read(ref _heldBufferBytes);
+
+    /// <summary>
+    /// Bytes of idle buffers the buffer manager retains (each size class's Retained × its size, the
+    /// classes the soak rents from): retention up to its caps, by design, not a leak.
+    /// </summary>
+    public long RetainedBufferBytes
+    {
+        get
+        {
+            long bytes = 0;
+            for (int shift = MinBufferShift; shift <= MaxBufferShift; shift++) bytes += _buffers.GetStatistics(1 << shift).Retained << shift;
+            return bytes;
+        }
+    }
 
     /// <summary>Native bytes the soak's record allocator has reserved.</summary>
     public long NativeBytes => _allocator.ReservedBytes;
@@ -150,7 +165,7 @@ internal sealed partial class SoakRun : IDisposable
 
     private void RentBuffer(Random random)
     {
-        int size = 1 << random.Next(4, 15);
+        int size = 1 << random.Next(MinBufferShift, MaxBufferShift + 1);
         var buffer = _buffers.Rent(size);
         if (buffer.Length < size) Violation($"buffers: asked {size} bytes, got {buffer.Length}");
         if (!_heldBuffers.TryAdd(buffer, 0)) Violation("buffers: a buffer was handed out while someone held it");

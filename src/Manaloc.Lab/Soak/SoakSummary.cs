@@ -16,7 +16,7 @@ internal static class SoakSummary
         s.AppendLine("| counter | value |").AppendLine("| --- | ---: |");
         foreach (var (name, value) in counters.Rows()) s.AppendLine(c, $"| {name} | {value:N0} |");
         s.AppendLine();
-        s.AppendLine(c, $"Memory after warm-up ({SoakCommand.WarmUp(options.Duration).TotalSeconds:0} s), sampled each second (managed: after a full collection, less the buffers rented at that moment); drift is the least-squares slope relative to the mean:").AppendLine();
+        s.AppendLine(c, $"Memory after warm-up ({SoakCommand.WarmUp(options.Duration).TotalSeconds:0} s), sampled each second (managed: after a full collection, less the buffers rented or idle in the buffer manager at that moment); drift is the least-squares slope relative to the mean:").AppendLine();
         s.AppendLine("| series | mean MB | drift KB/min | drift %/min | samples |").AppendLine("| --- | ---: | ---: | ---: | ---: |");
         foreach (var d in drift) s.AppendLine(c, $"| {d.Name} | {d.MeanMb:0.00} | {d.KbPerMinute:+0.0;-0.0;0.0} | {d.PercentPerMinute:+0.00;-0.00;0.00} | {d.Samples} |");
         if (violations.Count > 0)
