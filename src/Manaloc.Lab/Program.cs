@@ -19,6 +19,7 @@ public static class Program
     /// <summary>Runs the command line with the given output writers; returns the exit code.</summary>
     public static int Run(string[] args, TextWriter stdout, TextWriter stderr)
     {
+        if (args is ["soak", ..]) return Soak.SoakCommand.Run(args[1..], stdout, stderr); // lab soak --minutes N | --seconds N
         var parse = BuildCommandLine(stdout, stderr).Parse(args);
         if (parse.Errors.Count > 0)
         {
@@ -70,7 +71,7 @@ public static class Program
         child.Options.Add(childMode);
         child.Options.Add(threads);
 
-        var root = new RootCommand("Manaloc lab: reruns the articles' experiments on this machine and sets their figures beside today's.");
+        var root = new RootCommand("Manaloc lab: reruns the articles' experiments on this machine and sets their figures beside today's. Also: 'soak --minutes N' (or --seconds N) runs every component together under random load, checking invariants.");
         foreach (var option in new Option[] { quick, full, threads, output, json, readme }) root.Options.Add(option);
         root.Subcommands.Add(run);
         root.Subcommands.Add(list);

@@ -226,7 +226,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             int offset = 0;
             for (; offset + 16 <= clear; offset += 16)
             {
-                Vector128.StoreAligned(Vector128<byte>.Zero, p + offset);
+                *(Vector128<byte>*)(p + offset) = Vector128<byte>.Zero; // a plain typed store (movups): the generic StoreAligned<T>(T*) call trips the Coyote rewriter (Mono.Cecil)
             }
             if (offset < clear) *(ulong*)(p + offset) = 0;
         }

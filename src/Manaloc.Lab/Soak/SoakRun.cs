@@ -1,0 +1,240 @@
+using System.Collections.Concurrent;
+using Manaloc.Buffers;
+using Manaloc.Memory;
+using Manaloc.Pooling;
+using Manaloc.Threading;
+
+namespace Manaloc.Lab.Soak;
+
+/// <summary>A record the soak creates on one thread and checks and deletes on another.</summary>
+public interface ISoakRecord
+{
+    /// <summary>Unique per record.</summary>
+    long Id { get; set; }
+
+    /// <summary>A hash of <see cref="Id"/>: a record whose memory was reused or overwritten fails the check.</summary>
+    long Check { get; set; }
+}
+
+/// <summary>A pooled object that knows whether someone holds it (a second holder is a double hand-out).</summary>
+internal sealed class SoakPooled
+{
+    public int Holders;
+}
+
+/// <summary>
+/// Every component at once: load threads pick random operations (records, pool, buffers, the
+/// reader-writer lock, posts to the dispatcher); one thread creates, feeds and shuts down
+/// dispatchers in cycles; two threads ping-pong on a pair of events. Every check that fails adds
+/// a violation; <see cref="StopAndCheck"/> drains everything and checks that the counts balance.
+/// </summary>
+internal sealed partial class SoakRun : IDisposable
+{
+    private const int MaxInFlight = 2048;
+    private const int MinBufferShift = 4, MaxBufferShift = 14; // buffers of 16 B to 16 KB
+    private static readonly TimeSpan HangLimit = TimeSpan.FromSeconds(30);
+
+    private readonly int _loadThreads;
+    private readonly TypeAllocator _allocator = new(new TypeAllocatorOptions { Name = "soak" });
+    private readonly SemiLocalPool<SoakPooled> _pool = new(PoolPolicies.Create(() => new SoakPooled()), new PoolOptions { Name = "soak", MaxRetained = 512 });
+    private readonly BufferManager _buffers = new(new BufferManagerOptions { Name = "soak", MaxRetainedBytesPerClass = 1 << 20 });
+    private readonly SlimReaderWriterLock _lock = new();
+    private readonly EconomicResetEvent _ping = new(), _pong = new();
+    private readonly ConcurrentQueue<ISoakRecord> _records = new();
+    private readonly ConcurrentQueue<SoakPooled> _pooled = new();
+    private readonly ConcurrentQueue<(byte[] Buffer, byte Pattern)> _rented = new();
+    // Buffers held now, by identity (a new buffer's contents are not zeroed, so no marker inside it).
+    private readonly ConcurrentDictionary<byte[], byte> _heldBuffers = new(ReferenceEqualityComparer.Instance);
+    private readonly List<Thread> _threads = [];
+    private DispatcherCycle? _cycle;
+    private long _nextId;
+    private long _heldBufferBytes;
+    private int _writers, _readers;
+    private volatile bool _stop;
+
+    public SoakRun(int loadThreads) => _loadThreads = loadThreads;
+
+    public SoakCounters Counters { get; } = new();
+
+    public ConcurrentQueue<string> Violations { get; } = new();
+
+    /// <summary>Bytes of the buffers held by the soak right now (rented, not yet returned): load, not retention.</summary>
+    public long HeldBufferBytes => Volatile.Read(ref _heldBufferBytes);
+
+    /// <summary>
+    /// Bytes of idle buffers the buffer manager retains (each size class's Retained × its size, the
+    /// classes the soak rents from): retention up to its caps, by design, not a leak.
+    /// </summary>
+    public long RetainedBufferBytes
+    {
+        get
+        {
+            long bytes = 0;
+            for (int shift = MinBufferShift; shift <= MaxBufferShift; shift++) bytes += _buffers.GetStatistics(1 << shift).Retained << shift;
+            return bytes;
+        }
+    }
+
+    /// <summary>Native bytes the soak's record allocator has reserved.</summary>
+    public long NativeBytes => _allocator.ReservedBytes;
+
+    public void Start()
+    {
+        for (int i = 0; i < _loadThreads; i++)
+        {
+            int seed = i;
+            _threads.Add(new Thread(() => Guard(() => Load(seed))) { IsBackground = true, Name = $"soak load {i}" });
+        }
+        _threads.Add(new Thread(() => Guard(DispatcherCycles)) { IsBackground = true, Name = "soak dispatcher cycles" });
+        _threads.Add(new Thread(() => Guard(() => PingPong(_ping, _pong, "ping"))) { IsBackground = true, Name = "soak ping" });
+        _threads.Add(new Thread(() => Guard(() => PingPong(_pong, _ping, "pong", first: false))) { IsBackground = true, Name = "soak pong" });
+        foreach (var t in _threads) t.Start();
+    }
+
+    private void Violation(string message) => Violations.Enqueue(message);
+
+    private void Guard(Action body)
+    {
+        try { body(); }
+        catch (Exception e) { Violation($"{Thread.CurrentThread.Name}: unexpected {e.GetType().Name}: {e.Message}"); }
+    }
+
+    private void Load(int seed)
+    {
+        var random = new Random(seed * 7919 + Environment.TickCount);
+        while (!_stop)
+        {
+            switch (random.Next(9))
+            {
+                case 0: NewRecord(); break;
+                case 1: DeleteRecord(); break;
+                case 2: RentPooled(); break;
+                case 3: ReturnPooled(); break;
+                case 4: RentBuffer(random); break;
+                case 5: ReturnBuffer(); break;
+                case 6: TakeLock(write: random.Next(10) == 0); break;
+                case 7: Post(); break;
+                default:
+                    if (random.Next(2000) == 0) { _pool.Trim(); _buffers.Trim(); Interlocked.Increment(ref Counters.Trims); }
+                    break;
+            }
+        }
+    }
+
+    private static long Mix(long id) => (long)((ulong)id * 0x9E3779B97F4A7C15UL ^ 0xD6E8FEB86659FD93UL);
+
+    private void NewRecord()
+    {
+        if (_records.Count >= MaxInFlight) return;
+        var record = _allocator.New<ISoakRecord>();
+        long id = Interlocked.Increment(ref _nextId);
+        record.Id = id;
+        record.Check = Mix(id);
+        Interlocked.Increment(ref Counters.RecordsCreated);
+        _records.Enqueue(record);
+    }
+
+    private void DeleteRecord()
+    {
+        if (!_records.TryDequeue(out var record)) return;
+        if (record.Check != Mix(record.Id)) Violation($"record {record.Id} corrupted: check {record.Check:x}");
+        _allocator.Delete(record);
+        Interlocked.Increment(ref Counters.RecordsDeleted);
+    }
+
+    private void RentPooled()
+    {
+        var item = _pool.Rent();
+        if (Interlocked.CompareExchange(ref item.Holders, 1, 0) != 0) Violation("pool: an object was handed out while someone held it");
+        Interlocked.Increment(ref Counters.PoolRents);
+        if (_pooled.Count < MaxInFlight) _pooled.Enqueue(item); // returned later, usually by another thread
+        else GivePooledBack(item);
+    }
+
+    private void ReturnPooled()
+    {
+        if (_pooled.TryDequeue(out var item)) GivePooledBack(item);
+    }
+
+    private void GivePooledBack(SoakPooled item)
+    {
+        Volatile.Write(ref item.Holders, 0);
+        _pool.Return(item);
+        Interlocked.Increment(ref Counters.PoolReturns);
+    }
+
+    private void RentBuffer(Random random)
+    {
+        int size = 1 << random.Next(MinBufferShift, MaxBufferShift + 1);
+        var buffer = _buffers.Rent(size);
+        if (buffer.Length < size) Violation($"buffers: asked {size} bytes, got {buffer.Length}");
+        if (!_heldBuffers.TryAdd(buffer, 0)) Violation("buffers: a buffer was handed out while someone held it");
+        byte pattern = (byte)random.Next(1, 256);
+        buffer.AsSpan().Fill(pattern);
+        Interlocked.Add(ref _heldBufferBytes, buffer.Length);
+        Interlocked.Increment(ref Counters.BufferRents);
+        if (_rented.Count < MaxInFlight) _rented.Enqueue((buffer, pattern));
+        else GiveBufferBack(buffer, pattern);
+    }
+
+    private void ReturnBuffer()
+    {
+        if (_rented.TryDequeue(out var rented)) GiveBufferBack(rented.Buffer, rented.Pattern);
+    }
+
+    private void GiveBufferBack(byte[] buffer, byte pattern)
+    {
+        if (buffer.AsSpan().IndexOfAnyExcept(pattern) >= 0) Violation("buffers: a rented buffer was written by someone else");
+        if (!_heldBuffers.TryRemove(buffer, out _)) Violation("buffers: returned a buffer nobody held");
+        Interlocked.Add(ref _heldBufferBytes, -buffer.Length);
+        _buffers.Return(buffer);
+        Interlocked.Increment(ref Counters.BufferReturns);
+    }
+
+    private void TakeLock(bool write)
+    {
+        if (write)
+        {
+            _lock.EnterWriteLock();
+            if (Interlocked.Increment(ref _writers) != 1 || Volatile.Read(ref _readers) != 0) Violation("lock: a writer is in with another writer or a reader");
+            Interlocked.Decrement(ref _writers);
+            _lock.ExitWriteLock();
+            Interlocked.Increment(ref Counters.WriteLocks);
+        }
+        else
+        {
+            _lock.EnterReadLock();
+            Interlocked.Increment(ref _readers);
+            if (Volatile.Read(ref _writers) != 0) Violation("lock: a reader is in with a writer");
+            Interlocked.Decrement(ref _readers);
+            _lock.ExitReadLock();
+            Interlocked.Increment(ref Counters.ReadLocks);
+        }
+    }
+
+    private void PingPong(EconomicResetEvent mine, EconomicResetEvent theirs, string name, bool first = true)
+    {
+        if (first) theirs.Set();
+        while (!_stop)
+        {
+            if (!mine.Wait(HangLimit))
+            {
+                if (!_stop) Violation($"event: {name} waited {HangLimit.TotalSeconds:0} s for a Set that was due (lost wakeup)");
+                return;
+            }
+            Interlocked.Increment(ref Counters.EventHandOffs);
+            theirs.Set();
+        }
+        theirs.Set(); // let the partner see _stop
+    }
+
+    public void Dispose()
+    {
+        _stop = true;
+        _pool.Dispose();
+        _buffers.Dispose();
+        _allocator.Dispose();
+        _ping.Dispose();
+        _pong.Dispose();
+    }
+}
