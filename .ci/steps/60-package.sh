@@ -65,7 +65,10 @@ if [ -d src/Manaloc.Generators ]; then
 fi
 snupkg="${nupkg%.nupkg}.snupkg"
 [ -f "$snupkg" ] || fail "no symbols package (.snupkg)"
-unzip -Z1 "$snupkg" | grep -qx 'lib/net10.0/Manaloc.pdb' || fail "the .snupkg holds no Manaloc.pdb"
+# The listing into a variable first: "unzip | grep -q" under pipefail fails when grep exits at its match and unzip,
+# still writing, dies of SIGPIPE.
+symbols=$(unzip -Z1 "$snupkg")
+grep -qx 'lib/net10.0/Manaloc.pdb' <<<"$symbols" || fail "the .snupkg holds no Manaloc.pdb"
 unzip -p "$snupkg" lib/net10.0/Manaloc.pdb > "$work/Manaloc.pdb"
 grep -aq "raw.githubusercontent.com" "$work/Manaloc.pdb" || fail "the pdb carries no SourceLink map"
 echo "readme, license, XML docs, symbols with SourceLink, repository commit: present"
