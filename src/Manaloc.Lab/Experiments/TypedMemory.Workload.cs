@@ -15,34 +15,6 @@ public sealed partial class TypedMemory
         return items;
     }
 
-    /// <summary>What a record's New+Delete replaces at its lowest: one system allocation of the record's 24 bytes, one write, one read, one free.</summary>
-    private static unsafe long RawHGlobalPairs(long n)
-    {
-        long sum = 0;
-        for (long i = 0; i < n; i++)
-        {
-            int* p = (int*)Marshal.AllocHGlobal(24);
-            *p = 1;
-            sum += *p;
-            Marshal.FreeHGlobal((nint)p);
-        }
-        return sum;
-    }
-
-    /// <summary>As <see cref="RawHGlobalPairs"/> through NativeMemory.Alloc and NativeMemory.Free (malloc and free here).</summary>
-    private static unsafe long RawNativePairs(long n)
-    {
-        long sum = 0;
-        for (long i = 0; i < n; i++)
-        {
-            int* p = (int*)NativeMemory.Alloc(24);
-            *p = 1;
-            sum += *p;
-            NativeMemory.Free(p);
-        }
-        return sum;
-    }
-
     private static Action<long> GetSetBody<TSite>(IFooData f) where TSite : struct
         => n => { for (long i = 0; i < n; i++) f.Bar = f.Bar + 1; };
 

@@ -1,0 +1,94 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Runtime;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>What the <c>live-set</c> parent asks one child process to measure, and its form on the command line.</summary>
+/// <param name="Variant">One of <see cref="LiveSetSubject.All"/>.</param>
+/// <param name="Records">Live records.</param>
+/// <param name="ChurnRounds">Rounds of the churn phase, each replacing a tenth of the set.</param>
+internal sealed record LiveSetPlan(string Variant, int Records, int ChurnRounds)
+{
+    /// <summary>The plan as the child's arguments.</summary>
+    public IReadOnlyList<string> ToArguments()
+        => [Variant, Records.ToString(CultureInfo.InvariantCulture), ChurnRounds.ToString(CultureInfo.InvariantCulture)];
+
+    /// <summary>Reads a plan back from <see cref="ToArguments"/>'s form.</summary>
+    /// <exception cref="ArgumentException">Not three arguments, an unknown variant, or a count that is not a positive whole number.</exception>
+    public static LiveSetPlan Parse(IReadOnlyList<string> arguments)
+    {
+        ArgumentNullException.ThrowIfNull(arguments);
+        if (arguments.Count != 3)
+        {
+            throw new ArgumentException($"A live-set child takes 3 arguments (variant, records, churn rounds), not {arguments.Count}: '{string.Join(' ', arguments)}'.", nameof(arguments));
+        }
+        if (!LiveSetSubject.All.Contains(arguments[0]))
+        {
+            throw new ArgumentException($"Unknown live-set variant '{arguments[0]}'; known: {string.Join(", ", LiveSetSubject.All)}.", nameof(arguments));
+        }
+        return new LiveSetPlan(arguments[0], Positive(arguments[1], "records"), Positive(arguments[2], "churn rounds"));
+    }
+
+    private static int Positive(string text, string what)
+        => int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n > 0
+            ? n
+            : throw new ArgumentException($"The live-set child's {what} must be a positive whole number, not '{text}'.", nameof(text));
+}
+
+/// <summary>Managed heap sizes around building a live set, each after a full blocking collection.</summary>
+/// <param name="Baseline">Before anything was allocated.</param>
+/// <param name="AfterContainer">After the container (array) was allocated.</param>
+/// <param name="AfterRecords">After every record was created.</param>
+/// <param name="Records">Records in the set.</param>
+internal readonly record struct LiveSetBytes(long Baseline, long AfterContainer, long AfterRecords, int Records)
+{
+    /// <summary>Managed bytes the whole set holds per record (never below zero: the heap may shrink by noise).</summary>
+    public double PerRecord => Math.Max(0, (double)(AfterRecords - Baseline) / Records);
+    /// <summary>Of which the container's.</summary>
+    public double ContainerPerRecord => Math.Max(0, (double)(AfterContainer - Baseline) / Records);
+    /// <summary>Of which the records' (handles, allocator bookkeeping, objects).</summary>
+    public double RecordsPerRecord => Math.Max(0, (double)(AfterRecords - AfterContainer) / Records);
+}
+
+/// <summary>
+/// The pause of every garbage collection seen while it runs, from <see cref="GC.GetGCMemoryInfo(GCKind)"/>: the
+/// caller polls after it sees the collection count move; each GC's pause is the sum of its pause durations (a
+/// background GC has two). A GC whose information was overwritten before a poll is counted as unobserved.
+/// </summary>
+internal sealed class GcPauseLog(long startIndex)
+{
+    private readonly Dictionary<long, double> _pauses = [];
+    private readonly int[] _byGeneration = new int[3];
+
+    /// <summary>A log that counts the collections after the last one completed now.</summary>
+    public static GcPauseLog StartingNow() => new(GC.GetGCMemoryInfo(GCKind.Any).Index);
+
+    /// <summary>Pauses (ms) of the collections observed, one per GC.</summary>
+    public IReadOnlyCollection<double> PausesMs => _pauses.Values;
+
+    /// <summary>Collections observed per generation collected (0, 1, 2).</summary>
+    public IReadOnlyList<int> ByGeneration => _byGeneration;
+
+    /// <summary>Records GC <paramref name="index"/>'s pause and generation, once; a GC from before the log started is ignored.</summary>
+    public void Observe(long index, double pauseMs, int generation)
+    {
+        if (index > startIndex && _pauses.TryAdd(index, pauseMs)) _byGeneration[Math.Clamp(generation, 0, 2)]++;
+    }
+
+    /// <summary>Reads the last GC of any kind and the last background GC (which may complete after a later ephemeral one).</summary>
+    public void Poll()
+    {
+        foreach (var kind in new[] { GCKind.Any, GCKind.Background })
+        {
+            var info = GC.GetGCMemoryInfo(kind);
+            double pause = 0;
+            foreach (var p in info.PauseDurations) pause += p.TotalMilliseconds;
+            if (info.Index > 0) Observe(info.Index, pause, info.Generation);
+        }
+    }
+
+    /// <summary>Collections that ran up to GC index <paramref name="lastIndex"/> but were not observed.</summary>
+    public long Unobserved(long lastIndex) => Math.Max(0, lastIndex - startIndex - _pauses.Count);
+}
