@@ -7,7 +7,7 @@ namespace Manaloc.Memory;
 /// properties whose values live outside the GC heap; <see cref="Delete{T}(T)"/> frees it.
 /// </summary>
 /// <remarks>
-/// The design of "Writing a Manual Memory Manager in C#" (seed 000). Implementations use the compile-time
+/// The design of "Writing a Manual Memory Manager in C#". Implementations use the compile-time
 /// implementation of a <see cref="NativeRecordAttribute"/> interface and generate the others at run time, hence
 /// the trimming and AOT annotations of PreGenerate and GetLayout. Thread safety: implementations are expected to be
 /// safe from any thread, including Delete on another thread than New.

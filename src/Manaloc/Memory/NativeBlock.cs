@@ -13,7 +13,7 @@ namespace Manaloc.Memory;
 /// was reused — or after the allocator was disposed raises an exception instead of touching freed
 /// memory.</para>
 /// <para>Validity is stated explicitly by <see cref="IsAllocated"/>; the handle converts implicitly to
-/// no number, pointer or bool (seed 004, "shared_ptr and NULL"): <c>default</c> is simply not allocated.
+/// no number, pointer or bool ("shared_ptr and NULL"): <c>default</c> is simply not allocated.
 /// Thread safety: a copyable value; the check is exact when frees are ordered before uses by the
 /// program, best-effort against a racing free on another thread.</para>
 /// </remarks>

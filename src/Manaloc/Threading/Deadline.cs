@@ -9,7 +9,7 @@ namespace Manaloc.Threading;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Why: seed 002 ("Tradeoffs in High Performance Software") polled a deadline built on
+/// Why: "Tradeoffs in High Performance Software" polled a deadline built on
 /// <c>DateTime.UtcNow</c> for every dequeued work item and found it a source of garbage and
 /// cost; it moved to a timer-backed <see cref="ScheduledValue{T}"/>. Today a monotonic timestamp
 /// read allocates nothing, so a deadline can stay a plain value: cheap to create in large numbers

@@ -9,7 +9,7 @@ namespace Manaloc.Threading;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Why: seed 002 ("Tradeoffs in High Performance Software") ran a networking library's I/O on a
+/// Why: "Tradeoffs in High Performance Software" ran a networking library's I/O on a
 /// few dedicated threads so that a flood of its requests could not starve the rest of the
 /// application behind them in the thread pool's single FIFO queue; and it capped the queue
 /// (10,000 items, producers blocking) because a producer faster than its consumer otherwise grows

@@ -2,7 +2,7 @@ namespace Manaloc.Threading;
 
 /// <summary>What a <see cref="DedicatedThreadDispatcher"/> does with a new item when its queue is full.</summary>
 /// <remarks>
-/// Why a choice: seed 002 capped a dispatcher's queue at 10,000 items and blocked producers,
+/// Why a choice: "Tradeoffs in High Performance Software" capped a dispatcher's queue at 10,000 items and blocked producers,
 /// cutting memory from 1.1 GB to 5 MB at equal throughput, because the consumer was the
 /// bottleneck anyway. Callers that must never block want a refusal instead; feeds where only
 /// recent items matter (telemetry, quotes) want the oldest dropped.

@@ -13,7 +13,7 @@ namespace Manaloc.Threading;
 /// Why: when two threads write two different variables that happen to share a cache line, every
 /// write invalidates the other core's copy and the line ping-pongs between cores ("false
 /// sharing"), so per-thread counters packed next to each other scale worse than one shared
-/// counter. Seed 000 ("Hot/Cold Data Separation Considered Harmful…") pads hot fields apart.
+/// counter. "Hot/Cold Data Separation Considered Harmful in Multithreaded Environments" pads hot fields apart.
 /// </para>
 /// <para>
 /// Why 128 bytes and not 64: x86 cores fetch cache lines in adjacent pairs (the spatial, or
