@@ -121,7 +121,7 @@ public sealed partial class DedicatedThreadDispatcher
     {
         foreach (var d in s_live.Keys)
         {
-            yield return new Measurement<long>(read(d), new KeyValuePair<string, object?>("dispatcher", d._name));
+            yield return new Measurement<long>(read(d), new KeyValuePair<string, object?>(ManalocTelemetry.NameTag, d._name), new KeyValuePair<string, object?>(ManalocTelemetry.KindTag, "dispatcher"));
         }
     }
 
@@ -129,7 +129,7 @@ public sealed partial class DedicatedThreadDispatcher
     {
         foreach (var d in s_live.Keys)
         {
-            yield return new Measurement<double>(d.BusyTime.TotalSeconds, new KeyValuePair<string, object?>("dispatcher", d._name));
+            yield return new Measurement<double>(d.BusyTime.TotalSeconds, new KeyValuePair<string, object?>(ManalocTelemetry.NameTag, d._name), new KeyValuePair<string, object?>(ManalocTelemetry.KindTag, "dispatcher"));
         }
     }
 }

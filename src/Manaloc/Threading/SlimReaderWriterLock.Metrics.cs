@@ -8,10 +8,11 @@ public sealed partial class SlimReaderWriterLock
 {
     private static long s_sleeps;
 
-    // Observable: reads the counter the sleeping path keeps anyway; the fast paths pay nothing.
+    // Observable: reads the counter the sleeping path keeps anyway; the fast paths pay nothing. Process-wide: a lock has
+    // no name, and tracking every live lock for a per-instance tag would cost each one, so only the kind tag is set.
     private static readonly ObservableCounter<long> s_sleepsInstrument = ManalocMeters.Threading.CreateObservableCounter(
         "manaloc.rwlock.sleeps",
-        () => Sleeps,
+        () => new Measurement<long>(Sleeps, new KeyValuePair<string, object?>(ManalocTelemetry.KindTag, "rwlock")),
         unit: "{sleep}",
         description: "Times a thread contending for a SlimReaderWriterLock stopped spinning and slept.");
 

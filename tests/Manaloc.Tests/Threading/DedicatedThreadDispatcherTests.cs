@@ -491,10 +491,14 @@ public sealed class DedicatedThreadDispatcherTests
         };
         void OnMeasurement(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
         {
+            // The library's one tag scheme: name = the options' Name, kind = "dispatcher".
+            bool named = false, kind = false;
             foreach (var tag in tags)
             {
-                if (tag.Key == "dispatcher" && Equals(tag.Value, name)) seen[instrument.Name] = value;
+                named |= tag.Key == "name" && Equals(tag.Value, name);
+                kind |= tag.Key == "kind" && Equals(tag.Value, "dispatcher");
             }
+            if (named && kind) seen[instrument.Name] = value;
         }
         listener.SetMeasurementEventCallback<long>((i, v, t, _) => OnMeasurement(i, v, t));
         listener.SetMeasurementEventCallback<double>((i, v, t, _) => OnMeasurement(i, v, t));

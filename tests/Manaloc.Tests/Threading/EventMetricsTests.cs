@@ -24,11 +24,18 @@ public sealed class EventMetricsTests
         {
             if (instrument.Meter.Name == ManalocMeters.ThreadingName) l.EnableMeasurementEvents(instrument);
         };
-        listener.SetMeasurementEventCallback<long>((instrument, value, _, _) => seen[instrument.Name] = value);
+        var kinds = new Dictionary<string, object?>();
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            seen[instrument.Name] = value;
+            foreach (var tag in tags) if (tag.Key == "kind") kinds[instrument.Name] = tag.Value;
+        });
         listener.Start();
         listener.RecordObservableInstruments();
 
         Assert.True(seen.GetValueOrDefault("manaloc.reset_event.blocked_waits") >= 1);
         Assert.True(seen.GetValueOrDefault("manaloc.rwlock.sleeps") >= 1);
+        Assert.Equal("reset-event", kinds.GetValueOrDefault("manaloc.reset_event.blocked_waits"));
+        Assert.Equal("rwlock", kinds.GetValueOrDefault("manaloc.rwlock.sleeps"));
     }
 }
