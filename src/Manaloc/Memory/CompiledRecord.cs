@@ -34,6 +34,7 @@ public abstract unsafe class CompiledRecord : NativeRecord
         // chunk, whose memory lives as long as it does, so the stamp can always be read.
         byte* address = Address;
         if (address == null || Chunk is not { } chunk || chunk.StampOf(address) != Generation) throw StaleException();
+        GC.KeepAlive(this); // the chunk (through this handle) keeps the stamp's memory until it was read
         return ref Unsafe.AsRef<T>(address + offset);
     }
 

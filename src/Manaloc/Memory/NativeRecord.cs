@@ -24,7 +24,7 @@ namespace Manaloc.Memory;
 /// view flag), 40 bytes on 64-bit, nothing per record beside it on the managed heap: as much as a plain
 /// class with 24 bytes of data.</para>
 /// <para>Validity is explicit: <see cref="IsAllocated"/>. A handle converts implicitly to no number,
-/// pointer or bool (seed 004, "shared_ptr and NULL"). Users cannot derive from this class. Serialized as
+/// pointer or bool ("shared_ptr and NULL"). Users cannot derive from this class. Serialized as
 /// <c>object</c> with System.Text.Json, a handle writes its record's properties (the generated class
 /// implements them publicly) and none of the members below.</para>
 /// <para>Thread safety: a handle may be read and written from several threads like any object with
@@ -33,15 +33,22 @@ namespace Manaloc.Memory;
 /// </remarks>
 public abstract unsafe class NativeRecord
 {
-    // Read by the generated accessors (the generated assembly ignores access checks to Manaloc). Five fields, 24 bytes:
+    // Read by the generated accessors (the generated assembly ignores access checks to Manaloc). Six fields, 24 bytes:
     // the object is 40 bytes, as a class of 24 bytes of data. Keep it so (NativeRecordWeightTests).
     internal SlabChunk? Chunk;
     internal byte* Address;
-    /// <summary>The stamp the record had when New handed it out (odd); 0 once this handle deleted it.</summary>
+    /// <summary>
+    /// The stamp the record had when New handed it out (odd). Delete leaves it as it was and sets <see cref="IsDeleted"/>:
+    /// a deleted handle's accessors then compare an odd generation with the block's stamp, which a free block never
+    /// holds (free stamps are even), so even after the 32-bit stamp wraps a stale handle cannot pass its check on a free
+    /// block (at worst, like any stale copy, it aliases the live record that got the same generation 2^31 uses later).
+    /// </summary>
     internal uint Generation;
     /// <summary>With recycling: the generated type's index (<see cref="RecordType.Index"/>), so Delete finds the stack to keep the handle in.</summary>
     internal ushort RecycleIndex;
     internal bool IsViewHandle;
+    /// <summary>Set by this handle's Delete: a second Delete is refused whatever the stamp holds by then.</summary>
+    internal bool IsDeleted;
 
     internal NativeRecord()
     {
@@ -49,7 +56,7 @@ public abstract unsafe class NativeRecord
 
     /// <summary>True while the record is allocated: not deleted (for a view: its array not disposed) and the allocator not disposed.</summary>
     [JsonIgnore]
-    public bool IsAllocated => Chunk is { } chunk && chunk.StampOf(Address) == Generation;
+    public bool IsAllocated => !IsDeleted && Chunk is { } chunk && chunk.StampOf(Address) == Generation;
 
     /// <summary>True when this is the reusable view of a <see cref="RecordArray{T}"/> rather than an object from New.</summary>
     [JsonIgnore]

@@ -69,6 +69,11 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     /// <summary>True once <see cref="Dispose"/> has run.</summary>
     public bool IsDisposed => _disposed;
 
+    private uint _dedicatedGenerations = 1;
+
+    /// <summary>The next odd generation for a dedicated block (wraps after 2^31 of them, skipping none: odd stays odd).</summary>
+    private uint NextDedicatedGeneration() => Interlocked.Add(ref _dedicatedGenerations, 2); // atomicity only: orders nothing
+
     /// <summary>True for the slab a <see cref="TypeAllocator"/> creates for itself: its meters carry the TypeAllocator's name.</summary>
     internal bool OwnedByTypeAllocator { get; init; }
 
@@ -212,7 +217,9 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
         if (cls < 0)
         {
             byte* large = AllocateDedicated(size, alignment, out chunk);
-            generation = chunk.DedicatedStamp = 1;
+            // A generation of its own per dedicated block (odd, from the allocator's counter), not always 1: the system
+            // may hand the same address to the next large block, and a stale handle to the old one must not match it.
+            generation = chunk.DedicatedStamp = NextDedicatedGeneration();
             return large;
         }
         if (!_stampedEver) _stampedEver = true; // read-mostly: written once, so threads do not trade the line

@@ -61,6 +61,8 @@ public readonly unsafe struct RecordRef : IEquatable<RecordRef>
             // Cold: default, deleted, disposed, or a dedicated block (whose stamp is its chunk's field).
             if (!IsLiveDedicated(Chunk, Generation)) throw StaleException(Chunk);
         }
+        // The chunk keeps the stamp's memory: it must stay reachable until the stamp was read (no cost: no code).
+        GC.KeepAlive(Chunk);
         return ref Unsafe.AsRef<T>(Address + offset);
     }
 
@@ -82,7 +84,7 @@ public readonly unsafe struct RecordRef : IEquatable<RecordRef>
     }
 
     /// <summary>Same record and generation.</summary>
-    public bool Equals(RecordRef other) => Address == other.Address && Generation == other.Generation && Stamp == other.Stamp;
+    public bool Equals(RecordRef other) => Address == other.Address && Generation == other.Generation && Stamp == other.Stamp && ReferenceEquals(Chunk, other.Chunk);
 
     /// <inheritdoc/>
     public override bool Equals(object? obj) => obj is RecordRef other && Equals(other);

@@ -150,7 +150,9 @@ internal sealed unsafe class SlabChunk
     }
 
     /// <summary>Frees a released chunk's memory in its finalizer, i.e. once no handle, view or chunk references it.</summary>
-    private sealed class DeferredRelease
+    /// <remarks>A critical finalizer: the runtime runs those after the ordinary finalizers of the same collection, so a
+    /// user object's finalizer that still checks a handle into this chunk runs while the memory is there.</remarks>
+    private sealed class DeferredRelease : System.Runtime.ConstrainedExecution.CriticalFinalizerObject
     {
         private readonly byte* _memory;
         private readonly long _bytes;

@@ -92,7 +92,8 @@ public sealed unsafe partial class TypeAllocator
                     return;
                 }
             }
-            else if (_slab.DedicatedChunkOf(handle.Address) is { } chunk && NativeSlabAllocator.TryReleaseStamp(ref chunk.DedicatedStamp, handle.Generation))
+            else if (_slab.DedicatedChunkOf(handle.Address) is { IsRecordArray: false } chunk
+                && NativeSlabAllocator.TryReleaseStamp(ref chunk.DedicatedStamp, handle.Generation))
             {
                 // A dedicated block (a record larger than the largest class): found by address under the large-block lock.
                 if (_stacks is not null) _stacks.TryRemove((nint)handle.Address, out _);

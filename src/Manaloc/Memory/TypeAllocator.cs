@@ -101,6 +101,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         handle.Address = p;
         handle.Generation = generation;
         handle.Chunk = chunk;
+        handle.IsDeleted = false; // a recycled handle was deleted before
         if (_stacks is not null) CaptureStack(p);
         return Unsafe.As<T>(handle);
     }
@@ -117,17 +118,17 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         // The whole check is one expression so the hot path stays small; ThrowDeleteFailure says which part failed.
         // In both modes the stamp moves by compare-exchange, so of two racing Deletes exactly one frees (a plain
         // compare and store would let both free and the block be handed out twice).
-        // A null address means deleted (checked handles, parked recycled ones) whatever the stamp says: a stale Delete
-        // after the 32-bit stamp wrapped could otherwise release a live object's slot.
-        if (instance is NativeRecord handle && handle.Chunk is { } chunk && chunk.Owner == _slab && !handle.IsViewHandle && !_disposed
+        // IsDeleted refuses a second Delete of this handle whatever the stamp says: a stale Delete after the 32-bit stamp
+        // wrapped round to this generation could otherwise release a live object's slot.
+        if (instance is NativeRecord handle && handle.Chunk is { } chunk && chunk.Owner == _slab && !handle.IsViewHandle && !handle.IsDeleted && !_disposed
             && NativeSlabAllocator.TryReleaseStamp(ref chunk.StampOf(handle.Address), handle.Generation))
         {
             byte* address = handle.Address;
             if (_stacks is not null) _stacks.TryRemove((nint)address, out _);
-            // Even: this handle's Delete and IsAllocated fail from now on whatever the stamp does later (a stale Delete
-            // after the 32-bit stamp wrapped round to this generation must not free a live object). Its accessors compare
-            // the stamp, which the release above moved on, so this handle and every copy of it throw when used.
-            handle.Generation = 0;
+            // This handle's Delete and IsAllocated fail from now on whatever the stamp does later. Its accessors compare the
+            // stamp, which the release above moved to even (free), with the odd generation kept here, so this handle and
+            // every copy of it throw when used, and can never pass on a free block (a 0 here would, once the stamp wraps).
+            handle.IsDeleted = true;
             var cache = _slab.CurrentCache; // one thread-static read for the whole Delete
             _slab.FreeStamped(cache, address, chunk);
             if (_recycle && handle.RecycleIndex != ushort.MaxValue) KeepHandle(cache, handle, handle.RecycleIndex);
