@@ -22,8 +22,8 @@ public unsafe class NewDeleteBenchmarks
     {
         _checked = new TypeAllocator(new TypeAllocatorOptions { Name = "bench new+delete" });
         _unchecked = new TypeAllocator(new TypeAllocatorOptions { Name = "bench new+delete unchecked", Checked = false });
-        _checked.PreGenerate(typeof(TypedMemory.IFooData));
-        _unchecked.PreGenerate(typeof(TypedMemory.IFooData));
+        _checked.PreGenerate(typeof(Manaloc.Fixtures.IFooData));
+        _unchecked.PreGenerate(typeof(Manaloc.Fixtures.IFooData));
     }
 
     /// <summary>Frees the allocators.</summary>
@@ -60,7 +60,7 @@ public unsafe class NewDeleteBenchmarks
     [Benchmark]
     public int TypeAllocatorChecked()
     {
-        var f = _checked.New<TypedMemory.IFooData>();
+        var f = _checked.New<Manaloc.Fixtures.IFooData>();
         f.Bar = 1;
         int v = f.Bar;
         _checked.Delete(f);
@@ -71,7 +71,7 @@ public unsafe class NewDeleteBenchmarks
     [Benchmark]
     public int TypeAllocatorUnchecked()
     {
-        var f = _unchecked.New<TypedMemory.IFooData>();
+        var f = _unchecked.New<Manaloc.Fixtures.IFooData>();
         f.Bar = 1;
         int v = f.Bar;
         _unchecked.Delete(f);

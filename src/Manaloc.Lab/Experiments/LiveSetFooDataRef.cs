@@ -6,7 +6,7 @@ namespace Manaloc.Lab.Experiments;
 
 // replaced by the generated FooDataRef once the generator lands
 /// <summary>
-/// A struct handle to one <see cref="TypedMemory.IFooData"/> record in a <see cref="NativeSlabAllocator"/> block: the
+/// A struct handle to one <see cref="Manaloc.Fixtures.IFooData"/> record in a <see cref="NativeSlabAllocator"/> block: the
 /// record's address and the generation its slot had when handed out. 16 bytes, no managed reference, so an array
 /// of them is one object the collector never scans: what a generated struct handle holds.
 /// </summary>
@@ -19,7 +19,7 @@ namespace Manaloc.Lab.Experiments;
 /// <para>All handles live in one process-wide allocator, never disposed, as a generated type's default heap would.</para>
 /// </remarks>
 [StructLayout(LayoutKind.Sequential)]
-internal readonly unsafe struct LiveSetFooDataRef : TypedMemory.IFooData
+internal readonly unsafe struct LiveSetFooDataRef : Manaloc.Fixtures.IFooData
 {
     /// <summary>Record size and alignment from TypeLayout.Of&lt;IFooData&gt;().</summary>
     internal const int Size = 24, Alignment = 8;

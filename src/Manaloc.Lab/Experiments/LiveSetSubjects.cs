@@ -62,7 +62,7 @@ internal abstract class LiveSetSubject : IDisposable
 
     protected abstract void Create(int index, int value);
 
-    protected static void Set(TypedMemory.IFooData f, int value)
+    protected static void Set(Manaloc.Fixtures.IFooData f, int value)
     {
         f.Bar = value;
         f.Jar = value * 3L;
@@ -85,11 +85,11 @@ internal abstract class LiveSetSubject : IDisposable
     private sealed class HandleSet(bool isChecked) : LiveSetSubject
     {
         private readonly TypeAllocator _allocator = new(new TypeAllocatorOptions { Name = "live-set handles", Checked = isChecked });
-        private TypedMemory.IFooData[] _items = [];
+        private Manaloc.Fixtures.IFooData[] _items = [];
 
-        protected override void AllocateContainer(int count) => _items = new TypedMemory.IFooData[count];
+        protected override void AllocateContainer(int count) => _items = new Manaloc.Fixtures.IFooData[count];
 
-        protected override void Create(int index, int value) { var f = _allocator.New<TypedMemory.IFooData>(); Set(f, value); _items[index] = f; }
+        protected override void Create(int index, int value) { var f = _allocator.New<Manaloc.Fixtures.IFooData>(); Set(f, value); _items[index] = f; }
 
         public override void Replace(int index, int value)
         {
@@ -142,9 +142,9 @@ internal abstract class LiveSetSubject : IDisposable
     private sealed class BulkSet : LiveSetSubject
     {
         private readonly TypeAllocator _allocator = new(new TypeAllocatorOptions { Name = "live-set bulk" });
-        private RecordArray<TypedMemory.IFooData>? _array;
+        private RecordArray<Manaloc.Fixtures.IFooData>? _array;
 
-        protected override void AllocateContainer(int count) => _array = _allocator.NewArray<TypedMemory.IFooData>(count);
+        protected override void AllocateContainer(int count) => _array = _allocator.NewArray<Manaloc.Fixtures.IFooData>(count);
 
         protected override void Create(int index, int value) => Set(_array!.MoveTo(index), value);
         public override void Replace(int index, int value) => Create(index, value);
@@ -158,7 +158,7 @@ internal abstract class LiveSetSubject : IDisposable
         }
     }
 
-    private sealed class ClassFoo : TypedMemory.IFooData
+    private sealed class ClassFoo : Manaloc.Fixtures.IFooData
     {
         public int Bar { get; set; }
         public long Jar { get; set; }

@@ -1,11 +1,12 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
+using Manaloc.Fixtures;
 using Manaloc.Lab.Harness;
 using Manaloc.Memory;
 
 namespace Manaloc.Lab.Experiments;
 
-/// <summary>The measured bodies, the layout table and the article's hand-written implementation.</summary>
+/// <summary>The measured bodies and the layout table (the record and its two anchors: Fixtures/FooData.cs).</summary>
 public sealed partial class TypedMemory
 {
     private static IFooData[] Fill(int count, Func<int, IFooData> make)
@@ -146,30 +147,5 @@ public sealed partial class TypedMemory
         rows.Add(["padding", "", "", "0", "", "", $"{ours.Padding}", ""]);
         context.AddTable(new ResultTable("IFooData layout: the article's (Marshal.SizeOf summed in declaration order) beside TypeLayout's",
             ["property", "type", "article offset", "article size", "article aligned", "our offset", "our size", "our alignment"], rows));
-    }
-
-    private sealed class ManagedFoo : IFooData
-    {
-        public int Bar { get; set; }
-        public long Jar { get; set; }
-        public double Car { get; set; }
-        public byte Tar { get; set; }
-    }
-
-    /// <summary>The article's hand-written implementation: AllocHGlobal(21) per object, fields at 0/4/12/20.</summary>
-    private sealed unsafe class ArticleFoo : IFooData
-    {
-        private byte* _native = (byte*)Marshal.AllocHGlobal(21);
-
-        public int Bar { get => *(int*)_native; set => *(int*)_native = value; }
-        public long Jar { get => *(long*)(_native + 4); set => *(long*)(_native + 4) = value; }
-        public double Car { get => *(double*)(_native + 12); set => *(double*)(_native + 12) = value; }
-        public byte Tar { get => _native[20]; set => _native[20] = value; }
-
-        public void Delete()
-        {
-            Marshal.FreeHGlobal((nint)_native);
-            _native = null;
-        }
     }
 }

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
+using Manaloc.Fixtures;
 using Manaloc.Lab.Harness;
 using Manaloc.Memory;
 
@@ -24,19 +25,6 @@ public sealed partial class TypedMemory : Experiment
     private const string BulkUnchecked = "RecordArray unchecked";
     private const string RawHGlobal = "raw AllocHGlobal+FreeHGlobal";
     private const string RawNative = "raw NativeMemory.Alloc+Free";
-
-    /// <summary>The article's record interface.</summary>
-    public interface IFooData
-    {
-        /// <summary>An int.</summary>
-        int Bar { get; set; }
-        /// <summary>A long.</summary>
-        long Jar { get; set; }
-        /// <summary>A double.</summary>
-        double Car { get; set; }
-        /// <summary>A byte.</summary>
-        byte Tar { get; set; }
-    }
 
     /// <inheritdoc/>
     public override string Name => "typed-memory";

@@ -96,7 +96,7 @@ public sealed class LiveSetTests
     [Fact]
     public void The_struct_handle_uses_TypeLayouts_offsets_holds_16_bytes_and_refuses_use_after_delete()
     {
-        var layout = TypeLayout.Of<TypedMemory.IFooData>();
+        var layout = TypeLayout.Of<Manaloc.Fixtures.IFooData>();
         int Offset(string name) => layout.Fields.Single(f => f.Name == name).Offset;
         Assert.Equal((layout.Size, layout.Alignment), (LiveSetFooDataRef.Size, LiveSetFooDataRef.Alignment));
         Assert.Equal([Offset("Jar"), Offset("Car"), Offset("Bar"), Offset("Tar")],
