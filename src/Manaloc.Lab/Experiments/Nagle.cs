@@ -26,14 +26,13 @@ public sealed partial class Nagle : Experiment
     private const int MessageBytes = 8;
     private static readonly TimeSpan IoTimeout = TimeSpan.FromSeconds(3);
 
-    private int _socketsOpened;
-    private int _socketsOpen;
+    private readonly SocketTracker _sockets = new();
 
     /// <summary>Sockets this instance has opened so far.</summary>
-    internal int SocketsOpened => Volatile.Read(ref _socketsOpened);
+    internal int SocketsOpened => _sockets.Opened;
 
     /// <summary>Sockets this instance has opened and not yet closed (0 after a run).</summary>
-    internal int SocketsOpen => Volatile.Read(ref _socketsOpen);
+    internal int SocketsOpen => _sockets.Open;
 
     /// <summary>The port the last listener was bound to (closed after the run).</summary>
     internal int LastPort { get; private set; }
@@ -102,12 +101,12 @@ public sealed partial class Nagle : Experiment
     internal List<double> RunRounds(bool noDelay, bool twoWrites, int rounds, TimeSpan budget)
     {
         var samples = new List<double>(rounds);
-        var sockets = new SocketSet();
+        var sockets = _sockets.StartRun();
         Thread? server = null;
         Exception? serverError = null;
         try
         {
-            var listener = Open(sockets, SocketType.Stream, ProtocolType.Tcp);
+            var listener = sockets.Open(SocketType.Stream, ProtocolType.Tcp);
             listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
             listener.Listen(1);
             var endPoint = (IPEndPoint)listener.LocalEndPoint!;
@@ -126,7 +125,7 @@ public sealed partial class Nagle : Experiment
             { IsBackground = true, Name = "nagle-server" };
             server.Start();
 
-            var client = Open(sockets, SocketType.Stream, ProtocolType.Tcp);
+            var client = sockets.Open(SocketType.Stream, ProtocolType.Tcp);
             client.NoDelay = noDelay;
             client.ReceiveTimeout = client.SendTimeout = (int)IoTimeout.TotalMilliseconds;
             client.Connect(endPoint);
@@ -154,7 +153,7 @@ public sealed partial class Nagle : Experiment
         }
         finally
         {
-            CloseAll(sockets);
+            sockets.CloseAll();
             if (server is not null && !server.Join(IoTimeout + IoTimeout))
             {
                 // Closing its sockets above ends the server's blocking calls; this would be a bug.

@@ -135,23 +135,4 @@ public sealed partial class UdpSend
         public long Count;
         public bool Stop;
     }
-
-    private Socket Open(List<Socket> sockets)
-    {
-        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-        sockets.Add(socket);
-        Interlocked.Increment(ref _socketsOpened); // counters only, read by tests after the run
-        Interlocked.Increment(ref _socketsOpen);
-        return socket;
-    }
-
-    private void CloseAll(List<Socket> sockets)
-    {
-        foreach (var socket in sockets)
-        {
-            socket.Dispose();
-            Interlocked.Decrement(ref _socketsOpen);
-        }
-        sockets.Clear();
-    }
 }

@@ -31,14 +31,13 @@ public sealed partial class UdpSend : Experiment
     private static readonly byte[] Payload = "manaloc.lab.udp-send.counter:1|c"u8.ToArray();
     private static readonly ReadOnlyMemory<byte> PayloadMemory = Payload;
 
-    private int _socketsOpened;
-    private int _socketsOpen;
+    private readonly SocketTracker _sockets = new();
 
     /// <summary>Sockets this instance has opened so far.</summary>
-    internal int SocketsOpened => Volatile.Read(ref _socketsOpened);
+    internal int SocketsOpened => _sockets.Opened;
 
     /// <summary>Sockets this instance has opened and not yet closed (0 after a run).</summary>
-    internal int SocketsOpen => Volatile.Read(ref _socketsOpen);
+    internal int SocketsOpen => _sockets.Open;
 
     /// <summary>The port the last receiver was bound to (closed after the run).</summary>
     internal int LastPort { get; private set; }
@@ -112,12 +111,12 @@ public sealed partial class UdpSend : Experiment
     private (Dictionary<string, VariantResult> Results, int ReceiveBuffer, int Rounds) RunAll(ExperimentContext context, int datagrams, int rounds, TimeSpan budget)
     {
         var results = Variants.ToDictionary(v => v, _ => new VariantResult());
-        var sockets = new List<Socket>();
+        var sockets = _sockets.StartRun();
         Thread? receiverThread = null;
         var receiver = new ReceiverState();
         try
         {
-            var listen = Open(sockets);
+            var listen = sockets.Open(SocketType.Dgram, ProtocolType.Udp);
             listen.ReceiveBufferSize = 4 << 20;
             listen.Bind(new IPEndPoint(IPAddress.Loopback, 0));
             listen.ReceiveTimeout = 50;
@@ -126,9 +125,9 @@ public sealed partial class UdpSend : Experiment
             receiverThread = new Thread(() => Receive(listen, receiver)) { IsBackground = true, Name = "udp-receiver" };
             receiverThread.Start();
 
-            var unconnected = Open(sockets);
+            var unconnected = sockets.Open(SocketType.Dgram, ProtocolType.Udp);
             unconnected.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            var connected = Open(sockets);
+            var connected = sockets.Open(SocketType.Dgram, ProtocolType.Udp);
             connected.Bind(new IPEndPoint(IPAddress.Loopback, 0));
             connected.Connect(target);
 
@@ -167,7 +166,7 @@ public sealed partial class UdpSend : Experiment
         finally
         {
             Volatile.Write(ref receiver.Stop, true); // seen by the receiver at its next poll timeout
-            CloseAll(sockets);
+            sockets.CloseAll();
             if (receiverThread is not null && !receiverThread.Join(TimeSpan.FromSeconds(5)))
             {
                 throw new InvalidOperationException("The receiver thread did not stop after its socket was closed.");
