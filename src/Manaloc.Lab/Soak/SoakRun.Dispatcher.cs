@@ -70,14 +70,9 @@ internal sealed partial class SoakRun
         {
             if (!t.Join(HangLimit * 2)) Violation($"{t.Name} did not stop within {(HangLimit * 2).TotalSeconds:0} s (hang)");
         }
-        while (_records.TryDequeue(out var record))
-        {
-            if (record.Check != Mix(record.Id)) Violation($"record {record.Id} corrupted at the end");
-            _allocator.Delete(record);
-            Interlocked.Increment(ref Counters.RecordsDeleted);
-        }
-        while (_pooled.TryDequeue(out var item)) GivePooledBack(item);
-        while (_rented.TryDequeue(out var rented)) GiveBufferBack(rented.Buffer, rented.Pattern);
+        foreach (var record in _records.TakeAll()) CheckAndDelete(record);
+        foreach (var item in _pooled.TakeAll()) GivePooledBack(item);
+        foreach (var buffer in _rented.TakeAll()) GiveBufferBack(buffer);
 
         var c = Counters;
         if (c.RecordsCreated != c.RecordsDeleted) Violation($"records: {c.RecordsCreated} created, {c.RecordsDeleted} deleted");

@@ -40,10 +40,11 @@ internal sealed partial class SoakRun : IDisposable
     private readonly BufferManager _buffers = new(new BufferManagerOptions { Name = "soak", MaxRetainedBytesPerClass = 1 << 20 });
     private readonly SlimReaderWriterLock _lock = new();
     private readonly EconomicResetEvent _ping = new(), _pong = new();
-    private readonly ConcurrentQueue<ISoakRecord> _records = new();
-    private readonly ConcurrentQueue<SoakPooled> _pooled = new();
-    private readonly ConcurrentQueue<(byte[] Buffer, byte Pattern)> _rented = new();
-    // Buffers held now, by identity (a new buffer's contents are not zeroed, so no marker inside it).
+    // Items in flight between threads: fixed slots, so the bookkeeping itself never grows.
+    private readonly HandOffSlots<ISoakRecord> _records = new(MaxInFlight);
+    private readonly HandOffSlots<SoakPooled> _pooled = new(MaxInFlight);
+    private readonly HandOffSlots<byte[]> _rented = new(MaxInFlight);
+    // Buffers held now, by identity, with the pattern each was filled with (a new buffer's contents are not zeroed, so no marker inside it).
     private readonly ConcurrentDictionary<byte[], byte> _heldBuffers = new(ReferenceEqualityComparer.Instance);
     private readonly List<Thread> _threads = [];
     private DispatcherCycle? _cycle;
@@ -106,12 +107,12 @@ internal sealed partial class SoakRun : IDisposable
         {
             switch (random.Next(9))
             {
-                case 0: NewRecord(); break;
-                case 1: DeleteRecord(); break;
-                case 2: RentPooled(); break;
-                case 3: ReturnPooled(); break;
+                case 0: NewRecord(random.Next(MaxInFlight)); break;
+                case 1: DeleteRecord(random.Next(MaxInFlight)); break;
+                case 2: RentPooled(random.Next(MaxInFlight)); break;
+                case 3: ReturnPooled(random.Next(MaxInFlight)); break;
                 case 4: RentBuffer(random); break;
-                case 5: ReturnBuffer(); break;
+                case 5: ReturnBuffer(random.Next(MaxInFlight)); break;
                 case 6: TakeLock(write: random.Next(10) == 0); break;
                 case 7: Post(); break;
                 default:
@@ -123,37 +124,39 @@ internal sealed partial class SoakRun : IDisposable
 
     private static long Mix(long id) => (long)((ulong)id * 0x9E3779B97F4A7C15UL ^ 0xD6E8FEB86659FD93UL);
 
-    private void NewRecord()
+    private void NewRecord(int slot)
     {
-        if (_records.Count >= MaxInFlight) return;
         var record = _allocator.New<ISoakRecord>();
         long id = Interlocked.Increment(ref _nextId);
         record.Id = id;
         record.Check = Mix(id);
         Interlocked.Increment(ref Counters.RecordsCreated);
-        _records.Enqueue(record);
+        if (!_records.TryLeave(slot, record)) CheckAndDelete(record); // deleted later, usually by another thread
     }
 
-    private void DeleteRecord()
+    private void DeleteRecord(int slot)
     {
-        if (!_records.TryDequeue(out var record)) return;
+        if (_records.TryTake(slot, out var record)) CheckAndDelete(record);
+    }
+
+    private void CheckAndDelete(ISoakRecord record)
+    {
         if (record.Check != Mix(record.Id)) Violation($"record {record.Id} corrupted: check {record.Check:x}");
         _allocator.Delete(record);
         Interlocked.Increment(ref Counters.RecordsDeleted);
     }
 
-    private void RentPooled()
+    private void RentPooled(int slot)
     {
         var item = _pool.Rent();
         if (Interlocked.CompareExchange(ref item.Holders, 1, 0) != 0) Violation("pool: an object was handed out while someone held it");
         Interlocked.Increment(ref Counters.PoolRents);
-        if (_pooled.Count < MaxInFlight) _pooled.Enqueue(item); // returned later, usually by another thread
-        else GivePooledBack(item);
+        if (!_pooled.TryLeave(slot, item)) GivePooledBack(item); // left: returned later, usually by another thread
     }
 
-    private void ReturnPooled()
+    private void ReturnPooled(int slot)
     {
-        if (_pooled.TryDequeue(out var item)) GivePooledBack(item);
+        if (_pooled.TryTake(slot, out var item)) GivePooledBack(item);
     }
 
     private void GivePooledBack(SoakPooled item)
@@ -168,24 +171,23 @@ internal sealed partial class SoakRun : IDisposable
         int size = 1 << random.Next(MinBufferShift, MaxBufferShift + 1);
         var buffer = _buffers.Rent(size);
         if (buffer.Length < size) Violation($"buffers: asked {size} bytes, got {buffer.Length}");
-        if (!_heldBuffers.TryAdd(buffer, 0)) Violation("buffers: a buffer was handed out while someone held it");
         byte pattern = (byte)random.Next(1, 256);
+        if (!_heldBuffers.TryAdd(buffer, pattern)) Violation("buffers: a buffer was handed out while someone held it");
         buffer.AsSpan().Fill(pattern);
         Interlocked.Add(ref _heldBufferBytes, buffer.Length);
         Interlocked.Increment(ref Counters.BufferRents);
-        if (_rented.Count < MaxInFlight) _rented.Enqueue((buffer, pattern));
-        else GiveBufferBack(buffer, pattern);
+        if (!_rented.TryLeave(random.Next(MaxInFlight), buffer)) GiveBufferBack(buffer);
     }
 
-    private void ReturnBuffer()
+    private void ReturnBuffer(int slot)
     {
-        if (_rented.TryDequeue(out var rented)) GiveBufferBack(rented.Buffer, rented.Pattern);
+        if (_rented.TryTake(slot, out var buffer)) GiveBufferBack(buffer);
     }
 
-    private void GiveBufferBack(byte[] buffer, byte pattern)
+    private void GiveBufferBack(byte[] buffer)
     {
-        if (buffer.AsSpan().IndexOfAnyExcept(pattern) >= 0) Violation("buffers: a rented buffer was written by someone else");
-        if (!_heldBuffers.TryRemove(buffer, out _)) Violation("buffers: returned a buffer nobody held");
+        if (!_heldBuffers.TryRemove(buffer, out byte pattern)) Violation("buffers: returned a buffer nobody held");
+        else if (buffer.AsSpan().IndexOfAnyExcept(pattern) >= 0) Violation("buffers: a rented buffer was written by someone else");
         Interlocked.Add(ref _heldBufferBytes, -buffer.Length);
         _buffers.Return(buffer);
         Interlocked.Increment(ref Counters.BufferReturns);
