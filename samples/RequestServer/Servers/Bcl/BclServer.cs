@@ -56,31 +56,14 @@ internal sealed class BclServer : IRequestServer
 
     internal void Remove(BclConnection connection) => _connections.TryRemove(connection, out _);
 
-    private async Task AcceptLoopAsync()
-    {
-        while (true)
+    private Task AcceptLoopAsync() => AcceptLoop.RunAsync(_listener, _stopAccepting.Token,
+        refuse: () => _shuttingDown || _connections.Count >= Options.MaxConnections, Counters,
+        start: socket =>
         {
-            Socket socket;
-            try
-            {
-                socket = await _listener.AcceptAsync(_stopAccepting.Token).ConfigureAwait(false);
-            }
-            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
-            {
-                return;
-            }
-            if (_shuttingDown || _connections.Count >= Options.MaxConnections)
-            {
-                Counters.CountRefused();
-                socket.Dispose();
-                continue;
-            }
             var connection = new BclConnection(this, socket);
             _connections.TryAdd(connection, 0);
             connection.Start();
-            Counters.CountConnection(); // after the set-up, so a snapshot that has seen it does not count its cost
-        }
-    }
+        });
 
     private async Task WorkerAsync()
     {
