@@ -201,6 +201,6 @@ public class StructHandleTests
             }
         }
         Pairs(); // warm: thread caches, tiering
-        Assert.Equal(0, Allocations.OnThisThread(Pairs));
+        Assert.Equal(0, Manaloc.Tests.Allocations.OnThisThread(Pairs));
     }
 }
