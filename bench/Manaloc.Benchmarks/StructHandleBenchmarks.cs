@@ -106,6 +106,32 @@ public class StructHandleBenchmarks
         }
     }
 
+    /// <summary>Checked struct handle through the thread's held heap (no thread-static lookup per call).</summary>
+    [Benchmark(OperationsPerInvoke = Ops), BenchmarkCategory("New+Delete")]
+    public void StructCheckedHeap()
+    {
+        var heap = _checked.GetThreadHeap();
+        for (int i = 0; i < Ops; i++)
+        {
+            var r = BenchRecordRef.New(heap);
+            r.Bar = i;
+            r.Delete(heap);
+        }
+    }
+
+    /// <summary>Unchecked struct handle through the thread's held heap.</summary>
+    [Benchmark(OperationsPerInvoke = Ops), BenchmarkCategory("New+Delete")]
+    public void StructUncheckedHeap()
+    {
+        var heap = _unchecked.GetThreadHeap();
+        for (int i = 0; i < Ops; i++)
+        {
+            var r = BenchRecordUncheckedRef.New(heap);
+            r.Bar = i;
+            r.Delete(heap);
+        }
+    }
+
     /// <summary>The compiled class handle from New&lt;T&gt; (checked allocator): a managed handle per record.</summary>
     [Benchmark(OperationsPerInvoke = Ops), BenchmarkCategory("New+Delete")]
     public void ClassHandleChecked()

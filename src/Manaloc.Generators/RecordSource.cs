@@ -111,8 +111,15 @@ internal static class RecordSource
         sb.Append("    public static ").Append(name).Append(" New(").Append(M).Append("TypeAllocator allocator) => new(allocator.")
           .Append(isChecked ? "NewRef" : "NewUncheckedRef").Append('(').Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine("));");
         sb.AppendLine();
+        sb.AppendLine("    /// <summary>Allocates a zeroed record from the calling thread's <paramref name=\"heap\"/> (no thread-static lookup).</summary>");
+        sb.Append("    public static ").Append(name).Append(" New(").Append(M).Append("TypeAllocator.ThreadHeap heap) => new(heap.")
+          .Append(isChecked ? "New" : "NewUnchecked").Append('(').Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine("));");
+        sb.AppendLine();
         sb.AppendLine("    /// <summary>Frees the record (every copy of this handle is invalid afterwards).</summary>");
         sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator allocator) => allocator.DeleteRef(_handle);");
+        sb.AppendLine();
+        sb.AppendLine("    /// <summary>Frees the record through the calling thread's <paramref name=\"heap\"/> (every copy of this handle is invalid afterwards).</summary>");
+        sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap) => heap.Delete(_handle);");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>True while the record is allocated.</summary>");
         sb.AppendLine("    public bool IsAllocated => _handle.IsAllocated;");

@@ -20,6 +20,7 @@ public class LayoutParityTests
         ["get-only property"] = (ReadOnlyPartsRef.RecordType, typeof(IReadOnlyParts)),
         ["inherited, shared and same-name properties, closed generic base"] = (DerivedRef.RecordType, typeof(IDerived)),
         ["names of the handle's own members"] = (ReservedNamesRef.RecordType, typeof(IReservedNames)),
+        ["an unusual size class"] = (ReuseRecordRef.RecordType, typeof(IReuseRecord)),
         ["nested public interface"] = (OuterInnerRef.RecordType, typeof(Outer.IInner)),
         ["doubly nested public interface"] = (OuterDeeperDeepestRef.RecordType, typeof(Outer.Deeper.IDeepest)),
         ["larger than a slab class"] = (LargeRef.RecordType, typeof(ILarge)),

@@ -184,3 +184,30 @@ public interface ILarge
     [RecordOffset(9000)] long Far { get; set; }
     int Near { get; set; }
 }
+
+/// <summary>A record of an unusual size (a size class the other tests here do not use), so the chunk-reuse tests have their chunks to themselves.</summary>
+[NativeRecord]
+public interface IReuseRecord
+{
+    long First { get; set; }
+    Int128 A { get; set; }
+    Int128 B { get; set; }
+    Int128 C { get; set; }
+    Int128 D { get; set; }
+    Int128 E { get; set; }
+    Int128 F { get; set; }
+    Int128 G { get; set; }
+    Int128 H { get; set; }
+    Int128 I { get; set; }
+    Int128 J { get; set; }
+    Int128 K { get; set; }
+    Int128 L { get; set; }
+    Int128 M { get; set; }
+    Int128 N { get; set; }
+    Int128 O { get; set; }
+    Int128 P { get; set; }
+    Int128 Q { get; set; }
+    Int128 R { get; set; }
+    Int128 S { get; set; }
+    long Last { get; set; }
+}

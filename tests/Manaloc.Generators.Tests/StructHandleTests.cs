@@ -186,6 +186,7 @@ public class StructHandleTests
     {
         using var checkedAllocator = new TypeAllocator();
         using var uncheckedAllocator = new TypeAllocator(new TypeAllocatorOptions { Checked = false });
+        var heap = checkedAllocator.GetThreadHeap();
         void Pairs()
         {
             for (int i = 0; i < 10_000; i++)
@@ -198,9 +199,72 @@ public class StructHandleTests
                 b.Delete(uncheckedAllocator);
                 var c = FooDataRef.New(uncheckedAllocator);
                 c.Delete(uncheckedAllocator);
+                var d = FooDataRef.New(heap);
+                d.Count = i;
+                d.Delete(heap);
+                var e = FooDataUncheckedRef.New(heap);
+                e.Delete(heap);
             }
         }
         Pairs(); // warm: thread caches, tiering
         Assert.Equal(0, Manaloc.Tests.Allocations.OnThisThread(Pairs));
+    }
+
+    [Fact]
+    public void AThreadHeapMakesAndDeletesRecordsThatTheAllocatorAlsoKnows()
+    {
+        using var allocator = new TypeAllocator();
+        var heap = allocator.GetThreadHeap();
+        Assert.Same(heap, allocator.GetThreadHeap());
+        Assert.Same(allocator, heap.Allocator);
+        Assert.Equal(Environment.CurrentManagedThreadId, heap.ThreadId);
+        var a = FooDataRef.New(heap);
+        var b = FooDataUncheckedRef.New(heap);
+        a.Count = 1;
+        b.Count = 2;
+        a.Delete(allocator); // made through the heap, deleted through the allocator
+        b.Delete(heap);
+        Assert.False(a.IsAllocated);
+        Assert.Contains("already deleted", Assert.Throws<InvalidOperationException>(() => a.Delete(heap)).Message);
+        Assert.Contains("already deleted", Assert.Throws<InvalidOperationException>(() => b.Delete(heap)).Message);
+        var c = FooDataRef.New(allocator); // and the other way round
+        c.Delete(heap);
+        Assert.Throws<ArgumentException>(() => default(FooDataRef).Delete(heap));
+        using var other = new TypeAllocator();
+        var theirs = FooDataRef.New(other);
+        Assert.Contains("another TypeAllocator", Assert.Throws<ArgumentException>(() => theirs.Delete(heap)).Message);
+        Assert.True(theirs.IsAllocated);
+        theirs.Delete(other);
+        var stats = allocator.GetSlabStatistics();
+        Assert.Equal(stats.Allocations, stats.Frees);
+    }
+
+    [Fact]
+    public void AThreadHeapThrowsAfterItsAllocatorsDisposeAndOnAnotherThread()
+    {
+        var allocator = new TypeAllocator();
+        var heap = allocator.GetThreadHeap();
+        var live = FooDataRef.New(heap);
+        Exception? error = null;
+        var thread = new Thread(() =>
+        {
+            var made = new List<FooDataRef>();
+            try
+            {
+                for (int i = 0; i < TypeAllocator.ThreadHeap.AffinityCheckInterval + 1; i++) made.Add(FooDataRef.New(heap));
+            }
+            catch (InvalidOperationException e)
+            {
+                error = e;
+            }
+        });
+        thread.Start();
+        thread.Join();
+        Assert.Contains("belongs to managed thread", Assert.IsType<InvalidOperationException>(error).Message);
+        allocator.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => FooDataRef.New(heap));
+        Assert.Throws<ObjectDisposedException>(() => live.Delete(heap));
+        Assert.Throws<ObjectDisposedException>(() => live.Count);
+        Assert.Throws<ObjectDisposedException>(() => allocator.GetThreadHeap());
     }
 }

@@ -15,7 +15,7 @@ internal static class MemoryMetrics
     private static readonly List<WeakReference<TypeAllocator>> s_typeAllocators = [];
     private static bool s_created;
     // The suffix TypeAllocator gives its slab's name (TypeAllocator.cs).
-    private const string TypeAllocatorSuffix = " (TypeAllocator)";
+    internal const string TypeAllocatorSuffix = " (TypeAllocator)";
 
     public static void Register(NativeSlabAllocator slab) => Add(s_slabs, slab);
     public static void Unregister(NativeSlabAllocator slab) => Remove(s_slabs, slab);

@@ -59,6 +59,7 @@ public sealed unsafe partial class NativeSlabAllocator
             if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
             if (!_large.Remove((nint)chunk.Memory)) ThrowHelper.ThrowInvalidOperation("The large block was already freed.");
             chunk.Released = true;
+            DedicatedRecords.Remove(chunk);
             _largeBytes -= (long)chunk.Length;
             _largeFrees++;
         }
@@ -87,6 +88,7 @@ public sealed unsafe partial class NativeSlabAllocator
             {
                 chunk.Released = true;
                 chunk.InvalidateLiveStamps();
+                DedicatedRecords.Remove(chunk);
                 if (chunk.IsRecordArray) chunk.DeferRelease(chunk.Length);
                 else NativeMemory.AlignedFree(chunk.Memory);
             }

@@ -51,7 +51,7 @@ public sealed unsafe partial class NativeSlabAllocator
                     else if (chunk.Carved < chunk.Capacity)
                     {
                         p = chunk.Blocks + (nint)chunk.Carved * chunk.BlockSize;
-                        chunk.InitTrailer(p);
+                        if (chunk.Carved >= chunk.CarvedBefore) chunk.InitTrailer(p); // a reused record chunk's older slots keep their floor stamp
                         chunk.Carved++;
                     }
                     else
@@ -138,8 +138,21 @@ public sealed unsafe partial class NativeSlabAllocator
     // Called under the class lock.
     private SlabChunk AddChunk(ClassState state)
     {
-        byte* memory = (byte*)NativeMemory.AlignedAlloc(SizeClasses.ChunkSize, SizeClasses.ChunkSize);
-        if (memory == null) ThrowHelper.ThrowOutOfMemory(SizeClasses.ChunkSize);
+        RecordChunks.Home? home = null;
+        RecordChunks.Life? life = null;
+        int carvedBefore = 0;
+        byte* memory;
+        if (OwnedByTypeAllocator)
+        {
+            // A TypeAllocator's chunk is never freed (struct handles read its stamps with no reference to it): reuse one.
+            memory = RecordChunks.Take(this, state.Index, out home, out life, out carvedBefore);
+        }
+        else
+        {
+            memory = (byte*)NativeMemory.AlignedAlloc(SizeClasses.ChunkSize, SizeClasses.ChunkSize);
+            if (memory == null) ThrowHelper.ThrowOutOfMemory(SizeClasses.ChunkSize);
+            ((int*)memory)[1] = state.Index;
+        }
         SlabChunk chunk;
         lock (_chunkLock)
         {
@@ -151,9 +164,8 @@ public sealed unsafe partial class NativeSlabAllocator
                 // Publish the copy before any block of the new chunk leaves the class lock (ChunkOf reads it lock-free).
                 Volatile.Write(ref _chunkTable, bigger);
             }
-            chunk = new SlabChunk(this, id, memory, state.Index, SizeClasses.ChunkSize);
+            chunk = new SlabChunk(this, id, memory, state.Index, SizeClasses.ChunkSize) { Home = home, Life = life, CarvedBefore = carvedBefore };
             ((int*)memory)[0] = id;
-            ((int*)memory)[1] = state.Index;
             _chunkTable[id] = chunk;
             _chunkCount++;
             _reservedBytes += SizeClasses.ChunkSize;
@@ -176,9 +188,11 @@ public sealed unsafe partial class NativeSlabAllocator
             _chunkCount--;
             _reservedBytes -= SizeClasses.ChunkSize;
         }
-        // Only a stamped block's handle (NativeBlock, a record's) reads chunk memory after its free; an allocator that never
-        // handed one out frees at once (a churning raw workload would otherwise keep released chunks until a collection).
-        if (_stampedEver) chunk.DeferRelease(SizeClasses.ChunkSize);
+        // A TypeAllocator's chunk goes back to the process-wide pool (struct handles may read its stamps at any time).
+        // Otherwise only a NativeBlock reads chunk memory after its free; an allocator that never handed one out frees at
+        // once (a churning raw workload would otherwise keep released chunks until a collection).
+        if (chunk.Home is { } home) RecordChunks.Return(home, chunk.Carved);
+        else if (_stampedEver) chunk.DeferRelease(SizeClasses.ChunkSize);
         else NativeMemory.AlignedFree(chunk.Memory);
     }
 
@@ -190,8 +204,10 @@ public sealed unsafe partial class NativeSlabAllocator
             {
                 if (chunk is null) continue;
                 chunk.Released = true;
+                if (chunk.Life is { } life) life.OwnerDisposed = true; // before the stamps move: a failed check then says "disposed"
                 chunk.InvalidateLiveStamps();
-                chunk.DeferRelease(SizeClasses.ChunkSize); // handles still reference it; its memory goes when they are gone
+                if (chunk.Home is { } home) RecordChunks.Return(home, chunk.Carved);
+                else chunk.DeferRelease(SizeClasses.ChunkSize); // handles still reference it; its memory goes when they are gone
             }
             Array.Clear(_chunkTable);
             _chunkCount = 0;

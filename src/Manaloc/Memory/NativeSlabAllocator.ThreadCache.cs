@@ -47,6 +47,9 @@ public sealed unsafe partial class NativeSlabAllocator
         /// <summary>The <see cref="ThreadHeap"/> handed out for this cache (one per thread and allocator).</summary>
         public ThreadHeap? Heap;
 
+        /// <summary>The <see cref="TypeAllocator.ThreadHeap"/> handed out for this cache, when the slab is a TypeAllocator's.</summary>
+        public TypeAllocator.ThreadHeap? RecordHeap;
+
         /// <summary>A TypeAllocator's recycled handles, by record type index (<see cref="TypeAllocatorOptions.RecycleHandles"/>); null otherwise.</summary>
         public HandleStack?[]? Handles;
 
@@ -155,7 +158,7 @@ public sealed unsafe partial class NativeSlabAllocator
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal byte* AllocateFromClass(ThreadCache cache, int cls)
     {
-        Debug.Assert(cache == t_cache && cache.Owner == this, "only the calling thread's own cache");
+        Debug.Assert(cache.Owner == this, "only the calling thread's own cache (a held thread heap's need not be t_cache)");
         ref Bin bin = ref cache.BinOf(cls);
         byte* p = bin.Head;
         if (p == null) return RefillAndAllocate(ref bin, cls);
@@ -172,7 +175,7 @@ public sealed unsafe partial class NativeSlabAllocator
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void FreeToClass(ThreadCache cache, byte* p, int cls)
     {
-        Debug.Assert(cache == t_cache && cache.Owner == this, "only the calling thread's own cache");
+        Debug.Assert(cache.Owner == this, "only the calling thread's own cache (a held thread heap's need not be t_cache)");
         ref Bin bin = ref cache.BinOf(cls);
         *(byte**)p = bin.Head;
         bin.Head = p;

@@ -74,6 +74,11 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     /// <summary>The next odd generation for a dedicated block (wraps after 2^31 of them, skipping none: odd stays odd).</summary>
     private uint NextDedicatedGeneration() => Interlocked.Add(ref _dedicatedGenerations, 2); // atomicity only: orders nothing
 
+    private static long s_lastToken;
+
+    /// <summary>Unique in the process: a TypeAllocator's chunks carry it in their header, so Delete of a struct handle finds a foreign or stale one with one load.</summary>
+    internal readonly long RecordToken = Interlocked.Increment(ref s_lastToken);
+
     /// <summary>True for the slab a <see cref="TypeAllocator"/> creates for itself: its meters carry the TypeAllocator's name.</summary>
     internal bool OwnedByTypeAllocator { get; init; }
 

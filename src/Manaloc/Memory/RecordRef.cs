@@ -4,48 +4,48 @@ using System.Runtime.CompilerServices;
 namespace Manaloc.Memory;
 
 /// <summary>
-/// A checked struct handle to one record from <see cref="TypeAllocator.NewRef"/>: its address, the
-/// slot's generation stamp and the chunk that keeps the stamp table alive. No managed object per
-/// record; the generated <c>XxxRef</c> structs of <see cref="NativeRecordAttribute"/> interfaces wrap it.
+/// A checked struct handle to one record from <see cref="TypeAllocator.NewRef"/>: its address, the slot's generation
+/// stamp and where the stamp is. 16 bytes and no managed reference, so an array of them is one object the collector
+/// never scans; the generated <c>XxxRef</c> structs of <see cref="NativeRecordAttribute"/> interfaces wrap it.
 /// </summary>
 /// <remarks>
-/// <para>Every access compares the slot's current stamp with the handle's generation (one load and one
-/// compare on top of the field's own), so a use after <see cref="TypeAllocator.DeleteRef(RecordRef)"/> — of
-/// this copy or any other copy of the handle, also after the slot holds a new record — or after the
-/// allocator's Dispose throws instead of touching the block. The stamp sits in the block's trailer, whose
-/// memory is freed only once no object references its chunk, and the handle references it, so the check itself
-/// never reads freed memory; a record larger than the largest slab class has its stamp in its chunk object.</para>
-/// <para>What is exact and what is best-effort: a Delete or Dispose ordered before a use by the program
-/// (same thread, or published through a lock, a volatile write, a task hand-off…) is always detected;
-/// of two racing Deletes of one record exactly one succeeds (compare-exchange on the stamp). A use racing
-/// a Delete on another thread may pass its check just before the stamp moves and then read or write the
-/// block as it is being freed or reused: that is a data race in the program, not detected.</para>
-/// <para><c>default</c> is not allocated: its accessors and Delete throw. Copies are equal when they
-/// name the same record and generation. Thread safety: an immutable value.</para>
+/// <para>Every access compares the slot's current stamp with the handle's generation (one load and one compare on top
+/// of the field's own; the stamp is in the block's last 4 bytes), so a use after
+/// <see cref="TypeAllocator.DeleteRef(RecordRef)"/> — of this copy or any other copy of the handle, also after the slot
+/// holds a new record, also after another TypeAllocator reuses the memory — or after the allocator's Dispose throws
+/// instead of touching the block. The check itself never reads freed memory: a TypeAllocator's chunks are never given
+/// back to the system, only reused by TypeAllocators, with every slot keeping its place and its stamps rising. A record
+/// larger than the largest slab class (8 KB) has its own block, whose stamp is found by a lookup on every access.</para>
+/// <para>What is exact and what is best-effort: a Delete or Dispose ordered before a use by the program (same thread,
+/// or published through a lock, a volatile write, a task hand-off…) is always detected; of two racing Deletes of one
+/// record exactly one succeeds (compare-exchange on the stamp). A use racing a Delete on another thread may pass its
+/// check just before the stamp moves and then read or write the block as it is being freed or reused: that is a data
+/// race in the program, not detected. After 2^31 reuses of one slot a stamp wraps round to an old generation.
+/// Whether a failed check says "deleted" (<see cref="InvalidOperationException"/>) or "disposed"
+/// (<see cref="ObjectDisposedException"/>) is exact for class blocks while the slot's memory has had fewer than 16
+/// owners since; dedicated blocks say "deleted or disposed".</para>
+/// <para><c>default</c> is not allocated: its accessors and Delete throw. Copies are equal when they name the same
+/// record and generation. Thread safety: an immutable value.</para>
 /// </remarks>
 public readonly unsafe struct RecordRef : IEquatable<RecordRef>
 {
     internal readonly byte* Address;
-    internal readonly uint* Stamp;
-    internal readonly SlabChunk? Chunk;
     internal readonly uint Generation;
+    /// <summary>The stamp's offset from <see cref="Address"/> for a class block (always positive); -1 for a dedicated block; 0 for default.</summary>
+    internal readonly int StampOffset;
 
-    internal RecordRef(byte* address, uint* stamp, uint generation, SlabChunk chunk)
+    internal RecordRef(byte* address, uint generation, int stampOffset)
     {
         Address = address;
-        Stamp = stamp;
         Generation = generation;
-        Chunk = chunk;
+        StampOffset = stampOffset;
     }
 
     /// <summary>True while the record is allocated: not deleted, allocator not disposed. False for <c>default</c>.</summary>
-    public bool IsAllocated => Stamp != null ? *Stamp == Generation : IsLiveDedicated(Chunk, Generation);
+    public bool IsAllocated => StampOffset > 0 ? Volatile.Read(ref *(uint*)(Address + StampOffset)) == Generation : StampOffset < 0 && DedicatedRecords.IsLive(Address, Generation);
 
-    /// <summary>A record larger than the largest slab class has no stamp in native memory: its chunk object holds it.</summary>
-    private static bool IsLiveDedicated(SlabChunk? chunk, uint generation) => chunk is not null && chunk.ClassIndex < 0 && chunk.DedicatedStamp == generation;
-
-    /// <summary>The same record without checks (24 bytes, no managed reference); see <see cref="UncheckedRecordRef"/>.</summary>
-    public UncheckedRecordRef AsUnchecked() => new(Address, Stamp, Generation);
+    /// <summary>The same record without checks (16 bytes); see <see cref="UncheckedRecordRef"/>.</summary>
+    public UncheckedRecordRef AsUnchecked() => new(Address, Generation, StampOffset);
 
     /// <summary>The field at <paramref name="offset"/> after checking that the record is allocated.</summary>
     /// <remarks>For generated code: the offset is a layout constant and is not bounds-checked.</remarks>
@@ -55,36 +55,39 @@ public readonly unsafe struct RecordRef : IEquatable<RecordRef>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public ref T FieldAt<T>(int offset)
     {
-        uint* stamp = Stamp;
-        if (stamp == null || *stamp != Generation)
+        byte* address = Address;
+        int stampOffset = StampOffset;
+        if (stampOffset <= 0 || *(uint*)(address + stampOffset) != Generation)
         {
-            // Cold: default, deleted, disposed, or a dedicated block (whose stamp is its chunk's field).
-            if (!IsLiveDedicated(Chunk, Generation)) throw StaleException(Chunk);
+            // Cold: default, deleted, disposed, or a dedicated block (whose stamp is its chunk object's field).
+            if (!IsLiveDedicated(address, Generation, stampOffset)) throw StaleException(address, Generation, stampOffset);
         }
-        // The chunk keeps the stamp's memory: it must stay reachable until the stamp was read (no cost: no code).
-        GC.KeepAlive(Chunk);
-        return ref Unsafe.AsRef<T>(Address + offset);
+        return ref Unsafe.AsRef<T>(address + offset);
     }
 
-    // Static, with the chunk passed by value: an instance call would take the handle's address, and a struct whose address
+    // Static, with the fields passed by value: an instance call would take the handle's address, and a struct whose address
     // is taken stays in memory instead of registers (measured: 7x a class's get+set). And "throw StaleException()" rather
-    // than a throwing call: a block that ends in throw is cold to the JIT, so nothing is kept live across it (a call that
-    // looks like it may return made the JIT spill the value being written).
+    // than a throwing call: a block that ends in throw is cold to the JIT, so nothing is kept live across it.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static Exception StaleException(SlabChunk? chunk)
+    private static bool IsLiveDedicated(byte* address, uint generation, int stampOffset) => stampOffset < 0 && DedicatedRecords.IsLive(address, generation);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal static Exception StaleException(byte* address, uint generation, int stampOffset)
     {
-        if (chunk is null) return new InvalidOperationException("The record handle is default: it was never allocated.");
-        if (chunk.Owner.IsDisposed)
+        if (stampOffset == 0) return new InvalidOperationException("The record handle is default: it was never allocated.");
+        if (stampOffset > 0 && RecordChunks.WasDisposed(address, generation, out string? owner))
         {
-            const string What = "TypeAllocator (the record's allocator)";
-            return new ObjectDisposedException(What, $"The {What} has been disposed; its memory was freed.");
+            string what = $"TypeAllocator '{owner}' (the record's allocator)";
+            return new ObjectDisposedException(what, $"The {what} has been disposed; its records are gone.");
         }
         Diagnostics.ManalocEventSource.Log.UseAfterFree("RecordRef");
-        return new InvalidOperationException("The record was used through a struct handle after it was deleted.");
+        return new InvalidOperationException(stampOffset > 0
+            ? "The record was used through a struct handle after it was deleted."
+            : "The record was used through a struct handle after it was deleted or its allocator was disposed.");
     }
 
     /// <summary>Same record and generation.</summary>
-    public bool Equals(RecordRef other) => Address == other.Address && Generation == other.Generation && Stamp == other.Stamp && ReferenceEquals(Chunk, other.Chunk);
+    public bool Equals(RecordRef other) => Address == other.Address && Generation == other.Generation && StampOffset == other.StampOffset;
 
     /// <inheritdoc/>
     public override bool Equals(object? obj) => obj is RecordRef other && Equals(other);
@@ -100,5 +103,5 @@ public readonly unsafe struct RecordRef : IEquatable<RecordRef>
 
     /// <inheritdoc/>
     public override string ToString()
-        => Chunk is null ? "RecordRef (default)" : $"RecordRef 0x{(nuint)Address:x} ({(IsAllocated ? "allocated" : "not allocated")})";
+        => StampOffset == 0 ? "RecordRef (default)" : $"RecordRef 0x{(nuint)Address:x} ({(IsAllocated ? "allocated" : "not allocated")})";
 }

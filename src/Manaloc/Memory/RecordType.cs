@@ -27,7 +27,11 @@ internal sealed unsafe class RecordType
         Alignment = AlignmentOf(layout);
         ClassIndex = NativeSlabAllocator.StampedClass(BlockSize, Alignment);
         ClearBytes = ClassIndex >= 0 ? (int)((BlockSize + 7) & ~(nuint)7) : int.MaxValue;
+        StampOffset = ClassIndex >= 0 ? SizeClasses.Sizes[ClassIndex] - 4 : -1;
     }
+
+    /// <summary>The stamp's offset from a record's address (its class block's last 4 bytes; the tag is 4 bytes before it), or -1 for a dedicated block.</summary>
+    public int StampOffset { get; }
 
     /// <summary>Bytes of a record's block before its trailer: only an empty record (no fields, size 0) is rounded up, so it still gets a block of its own.</summary>
     public static nuint BlockSizeOf(TypeLayout layout) => (nuint)Math.Max(layout.Size, 1);

@@ -77,6 +77,15 @@ internal sealed unsafe class SlabChunk
     /// <summary>A record array's block: released at its Dispose (or the allocator's) only when its views are gone. Set by its creator before the array is published.</summary>
     public bool IsRecordArray;
 
+    /// <summary>A TypeAllocator's class chunk: its process-wide home (the memory is never freed) and this owner's life in it; null otherwise.</summary>
+    public RecordChunks.Home? Home;
+    /// <summary>This owner's life in <see cref="Home"/>.</summary>
+    public RecordChunks.Life? Life;
+    /// <summary>Slots carved in earlier lives of a reused record chunk: their trailers hold the fresh floor stamp and must not be zeroed.</summary>
+    public int CarvedBefore;
+    /// <summary>A dedicated record that struct handles point at, listed in <see cref="DedicatedRecords"/>.</summary>
+    public bool InDedicatedRecords;
+
     /// <summary>Frees the native memory when this object is collected, once the chunk was released while handles may still read it.</summary>
     private DeferredRelease? _release;
 

@@ -7,16 +7,18 @@ public sealed unsafe partial class TypeAllocator
     /// <summary>Allocates a zeroed record of a compiled record type and returns a checked struct handle to it.</summary>
     /// <remarks>
     /// Thread-safe. The generated <c>XxxRef.New(allocator)</c> calls this. No managed allocation: the block comes from the
-    /// calling thread's slab cache, stamped, tagged for the leak report; the handle is a value. Works the same in a checked
-    /// and an unchecked allocator: the handle's kind decides the checks.
+    /// calling thread's slab cache (found through a thread-static; hold a <see cref="ThreadHeap"/> to skip that lookup),
+    /// stamped, tagged for the leak report; the handle is a value. Works the same in a checked and an unchecked
+    /// allocator: the handle's kind decides the checks.
     /// </remarks>
     /// <exception cref="ArgumentNullException"><paramref name="type"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public RecordRef NewRef(CompiledRecordType type)
     {
-        byte* p = AllocateRecord(type, out SlabChunk chunk, out uint generation);
-        return new RecordRef(p, StampPointer(p, chunk), generation, chunk);
+        var record = RecordOf(type);
+        var block = AllocateRecord(_slab.CurrentCache, record);
+        return new RecordRef(block.Address, block.Generation, record.StampOffset);
     }
 
     /// <summary>Allocates a zeroed record of a compiled record type and returns an unchecked struct handle to it.</summary>
@@ -26,30 +28,9 @@ public sealed unsafe partial class TypeAllocator
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public UncheckedRecordRef NewUncheckedRef(CompiledRecordType type)
     {
-        byte* p = AllocateRecord(type, out SlabChunk chunk, out uint generation);
-        return new UncheckedRecordRef(p, StampPointer(p, chunk), generation);
-    }
-
-    /// <summary>
-    /// The stamp in a class block's trailer (native memory that lives while its chunk object does, so a checked handle,
-    /// which references the chunk, can always read it), or null for a dedicated block, whose stamp is a field of its
-    /// chunk object (<see cref="SlabChunk.DedicatedStamp"/>) and cannot be pointed at.
-    /// </summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static uint* StampPointer(byte* p, SlabChunk chunk) => chunk.ClassIndex >= 0 ? (uint*)(p + chunk.StampOffset) : null;
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private byte* AllocateRecord(CompiledRecordType type, out SlabChunk chunk, out uint generation)
-    {
-        if (type is null) ThrowHelper.ThrowArgumentNull(nameof(type));
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        var record = type.Unchecked; // size, class and tag are the same in every mode
-        var cache = _slab.CurrentCache; // one thread-static read for the whole New
-        byte* p = _slab.AllocateStamped(cache, record.ClassIndex, record.BlockSize, record.Alignment, out chunk, out generation);
-        ClearRecord(p, record);
-        chunk.TagOf(p) = record.Tag;
-        if (_stacks is not null) CaptureStack(p);
-        return p;
+        var record = RecordOf(type);
+        var block = AllocateRecord(_slab.CurrentCache, record);
+        return new UncheckedRecordRef(block.Address, block.Generation, record.StampOffset);
     }
 
     /// <summary>Frees the record of a checked struct handle; every copy of the handle is invalid afterwards.</summary>
@@ -61,68 +42,147 @@ public sealed unsafe partial class TypeAllocator
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void DeleteRef(RecordRef handle)
     {
-        if (handle.Chunk is { } chunk && chunk.Owner == _slab && !_disposed
-            && NativeSlabAllocator.TryReleaseStamp(ref chunk.StampOf(handle.Address), handle.Generation))
-        {
-            if (_stacks is not null) _stacks.TryRemove((nint)handle.Address, out _);
-            _slab.FreeStamped(_slab.CurrentCache, handle.Address, chunk);
-            return;
-        }
-        ThrowRefDeleteFailure(handle.Chunk);
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        DeleteRecord(_slab.CurrentCache, handle);
     }
 
     /// <summary>Frees the record of an unchecked struct handle.</summary>
-    /// <remarks>Thread-safe. The stamp still moves by compare-exchange, so a second Delete throws while the record's
-    /// chunk is in use; see <see cref="UncheckedRecordRef"/> for the undefined cases.</remarks>
-    /// <exception cref="ArgumentException">The handle is default.</exception>
+    /// <remarks>Thread-safe for different records. A second Delete of one record ordered after the first throws; two
+    /// racing on two threads are undefined (see <see cref="UncheckedRecordRef"/>).</remarks>
+    /// <exception cref="ArgumentException">The handle is default or belongs to another allocator.</exception>
     /// <exception cref="InvalidOperationException">The record was already deleted.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void DeleteRef(UncheckedRecordRef handle)
     {
-        if (handle.Address != null && !_disposed)
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        DeleteUncheckedRecord(_slab.CurrentCache, handle);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static RecordType RecordOf(CompiledRecordType type)
+    {
+        if (type is null) ThrowHelper.ThrowArgumentNull(nameof(type));
+        return type.Unchecked; // size, class, stamp offset and tag are the same in every mode
+    }
+
+    /// <summary>A record's block and its generation, returned in registers (an out parameter would live on the stack).</summary>
+    private readonly struct RecordBlock(byte* address, uint generation)
+    {
+        public readonly byte* Address = address;
+        public readonly uint Generation = generation;
+    }
+
+    /// <summary>A zeroed, stamped, tagged record block from <paramref name="cache"/> (the calling thread's, checked by the caller).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private RecordBlock AllocateRecord(NativeSlabAllocator.ThreadCache cache, RecordType record)
+    {
+        byte* p;
+        uint generation;
+        int stampOffset = record.StampOffset;
+        if (stampOffset > 0)
         {
-            if (handle.Stamp != null)
+            // A class block: its stamp and tag are in its trailer at constants of the record type, no chunk lookup. Plain
+            // writes: this thread owns the free block; a stale handle's check or compare-exchange expects an older odd
+            // value and fails against either the old even one or this new odd one.
+            p = _slab.AllocateFromClass(cache, record.ClassIndex);
+            ref uint stamp = ref *(uint*)(p + stampOffset);
+            generation = stamp = (stamp + 1) | 1; // free stamps are even, so this is the next value: odd, live
+            *(ushort*)(p + stampOffset - 4) = record.Tag;
+            ClearRecord(p, record);
+        }
+        else
+        {
+            p = AllocateDedicatedRecord(cache, record, out generation);
+        }
+        if (_stacks is not null) CaptureStack(p);
+        return new RecordBlock(p, generation);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private byte* AllocateDedicatedRecord(NativeSlabAllocator.ThreadCache cache, RecordType record, out uint generation)
+    {
+        byte* p = _slab.AllocateStamped(cache, -1, record.BlockSize, record.Alignment, out SlabChunk chunk, out generation);
+        ClearRecord(p, record);
+        chunk.DedicatedTag = record.Tag;
+        DedicatedRecords.Add(chunk); // a struct handle finds its stamp here
+        return p;
+    }
+
+    /// <summary>The checked Delete: the owner's token in the chunk header, then a compare-exchange of the stamp.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void DeleteRecord(NativeSlabAllocator.ThreadCache cache, RecordRef handle)
+    {
+        byte* p = handle.Address;
+        int stampOffset = handle.StampOffset;
+        if (stampOffset > 0)
+        {
+            byte* chunk = ChunkStart(p);
+            if (*(long*)(chunk + 16) == _slab.RecordToken && NativeSlabAllocator.TryReleaseStamp(ref *(uint*)(p + stampOffset), handle.Generation))
             {
-                // A class block: the stamp is in its trailer, the chunk found from the address.
-                if (NativeSlabAllocator.TryReleaseStamp(ref *handle.Stamp, handle.Generation))
-                {
-                    if (_stacks is not null) _stacks.TryRemove((nint)handle.Address, out _);
-                    _slab.FreeStamped(_slab.CurrentCache, handle.Address, _slab.ChunkOf(handle.Address));
-                    return;
-                }
-            }
-            else if (_slab.DedicatedChunkOf(handle.Address) is { IsRecordArray: false } chunk
-                && NativeSlabAllocator.TryReleaseStamp(ref chunk.DedicatedStamp, handle.Generation))
-            {
-                // A dedicated block (a record larger than the largest class): found by address under the large-block lock.
-                if (_stacks is not null) _stacks.TryRemove((nint)handle.Address, out _);
-                _slab.FreeStamped(_slab.CurrentCache, handle.Address, chunk);
+                if (_stacks is not null) _stacks.TryRemove((nint)p, out _);
+                _slab.FreeToClass(cache, p, ((int*)chunk)[1]);
                 return;
             }
         }
-        ThrowUncheckedDeleteFailure(handle.Address == null);
-    }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ThrowUncheckedDeleteFailure(bool isDefault)
-    {
-        if (isDefault) ThrowHelper.ThrowNotOurs("handle", "The record handle is default: it was never allocated.");
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        Diagnostics.ManalocEventSource.Log.DoubleFree("UncheckedRecordRef");
-        ThrowHelper.ThrowInvalidOperation("The record was already deleted.");
-    }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ThrowRefDeleteFailure(SlabChunk? chunk)
-    {
-        if (chunk is null) ThrowHelper.ThrowNotOurs("handle", "The record handle is default: it was never allocated.");
-        if (chunk.Owner != _slab)
+        else if (stampOffset < 0 && DeleteDedicated(cache, p, handle.Generation))
         {
-            if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-            ThrowHelper.ThrowNotOurs("handle", $"The record belongs to another TypeAllocator, not '{Name}'.");
+            return;
         }
+        ThrowRefDeleteFailure(p, handle.Generation, stampOffset);
+    }
+
+    /// <summary>The unchecked Delete: the same tests with a plain load and store of the stamp (no atomic).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void DeleteUncheckedRecord(NativeSlabAllocator.ThreadCache cache, UncheckedRecordRef handle)
+    {
+        byte* p = handle.Address;
+        int stampOffset = handle.StampOffset;
+        if (stampOffset > 0)
+        {
+            byte* chunk = ChunkStart(p);
+            ref uint stamp = ref *(uint*)(p + stampOffset);
+            if (stamp == handle.Generation && *(long*)(chunk + 16) == _slab.RecordToken)
+            {
+                stamp = handle.Generation + 1;
+                if (_stacks is not null) _stacks.TryRemove((nint)p, out _);
+                _slab.FreeToClass(cache, p, ((int*)chunk)[1]);
+                return;
+            }
+        }
+        else if (stampOffset < 0 && DeleteDedicated(cache, p, handle.Generation))
+        {
+            return;
+        }
+        ThrowRefDeleteFailure(p, handle.Generation, stampOffset);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static byte* ChunkStart(byte* p) => (byte*)((nuint)p & ~(nuint)(SizeClasses.ChunkSize - 1));
+
+    /// <summary>A record larger than the largest class: found by address under the large-block lock.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool DeleteDedicated(NativeSlabAllocator.ThreadCache cache, byte* p, uint generation)
+    {
+        if (_slab.DedicatedChunkOf(p) is not { IsRecordArray: false } chunk || !NativeSlabAllocator.TryReleaseStamp(ref chunk.DedicatedStamp, generation)) return false;
+        if (_stacks is not null) _stacks.TryRemove((nint)p, out _);
+        _slab.FreeStamped(cache, p, chunk);
+        return true;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowRefDeleteFailure(byte* p, uint generation, int stampOffset)
+    {
+        if (stampOffset == 0) ThrowHelper.ThrowNotOurs("handle", "The record handle is default: it was never allocated.");
         if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        bool foreign = stampOffset > 0
+            ? *(long*)(ChunkStart(p) + 16) != _slab.RecordToken && Volatile.Read(ref *(uint*)(p + stampOffset)) == generation
+            : DedicatedRecords.Find(p) is { } chunk && chunk.Owner != _slab && chunk.DedicatedStamp == generation;
+        if (foreign) ThrowHelper.ThrowNotOurs("handle", $"The record belongs to another TypeAllocator, not '{Name}'.");
+        if (stampOffset > 0 && RecordChunks.WasDisposed(p, generation, out string? owner))
+        {
+            ThrowHelper.ThrowDisposed($"TypeAllocator '{owner}' (the record's allocator)");
+        }
         Diagnostics.ManalocEventSource.Log.DoubleFree("RecordRef");
         ThrowHelper.ThrowInvalidOperation("The record was already deleted.");
     }

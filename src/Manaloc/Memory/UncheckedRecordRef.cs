@@ -4,37 +4,35 @@ using System.Runtime.CompilerServices;
 namespace Manaloc.Memory;
 
 /// <summary>
-/// An unchecked struct handle to one record from <see cref="TypeAllocator.NewUncheckedRef"/>: the address,
-/// the slot's stamp pointer and the generation, 24 bytes and no managed reference (an array of them
-/// costs the GC nothing to mark). The generated <c>XxxUncheckedRef</c> structs wrap it.
+/// An unchecked struct handle to one record from <see cref="TypeAllocator.NewUncheckedRef"/>: the address, the
+/// generation and where the stamp is, 16 bytes and no managed reference (an array of them costs the GC nothing to
+/// mark). The generated <c>XxxUncheckedRef</c> structs wrap it.
 /// </summary>
 /// <remarks>
-/// <para>Accessors are bare loads and stores: a use after Delete or after the allocator's Dispose is
-/// undefined behaviour (it reads or writes whatever the block holds by then, or faults once the chunk
-/// went back to the system). Delete compares and moves the stamp, so a second Delete of a record whose
-/// chunk is still in use throws; Delete after the allocator's Dispose throws. Delete of a handle whose
-/// chunk was given back (every record of it deleted and the chunk released), or of another allocator's
-/// handle, is undefined. Use <see cref="RecordRef"/> when those must be caught.</para>
-/// <para>Thread safety: an immutable value; as <see cref="RecordRef"/>, of two racing Deletes exactly one
-/// succeeds.</para>
+/// <para>Accessors are bare loads and stores: a use after Delete or after the allocator's Dispose is undefined
+/// behaviour (it reads or writes whatever the block holds by then, possibly another allocator's record; a record larger
+/// than 8 KB may have gone back to the system). Delete compares and moves the stamp with a plain load and store, so a
+/// second Delete on the same thread (or ordered after the first) throws, and so does Delete after the allocator's
+/// Dispose. Two Deletes of one record racing on two threads are undefined: both may free it. Use
+/// <see cref="RecordRef"/> when those must be caught.</para>
+/// <para>Thread safety: an immutable value.</para>
 /// </remarks>
 public readonly unsafe struct UncheckedRecordRef : IEquatable<UncheckedRecordRef>
 {
     internal readonly byte* Address;
-    internal readonly uint* Stamp;
     internal readonly uint Generation;
+    /// <summary>As <see cref="RecordRef"/>: positive for a class block, -1 for a dedicated block, 0 for default.</summary>
+    internal readonly int StampOffset;
 
-    internal UncheckedRecordRef(byte* address, uint* stamp, uint generation)
+    internal UncheckedRecordRef(byte* address, uint generation, int stampOffset)
     {
         Address = address;
-        Stamp = stamp;
         Generation = generation;
+        StampOffset = stampOffset;
     }
 
-    /// <summary>True while the record is allocated. Reads the block's stamp: valid while the record's chunk is in use (undefined for a
-    /// handle whose chunk was released). A record larger than the largest slab class keeps its stamp in its chunk object,
-    /// which this handle does not reference: for those, true for any handle that is not <c>default</c>.</summary>
-    public bool IsAllocated => Stamp != null ? *Stamp == Generation : Address != null;
+    /// <summary>True while the record is allocated (reads the slot's stamp, which is always mapped; a dedicated record is looked up).</summary>
+    public bool IsAllocated => StampOffset > 0 ? Volatile.Read(ref *(uint*)(Address + StampOffset)) == Generation : StampOffset < 0 && DedicatedRecords.IsLive(Address, Generation);
 
     /// <summary>The field at <paramref name="offset"/>, with no check (for generated code: the offset is a layout constant).</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
@@ -42,7 +40,7 @@ public readonly unsafe struct UncheckedRecordRef : IEquatable<UncheckedRecordRef
     public ref T FieldAt<T>(int offset) => ref Unsafe.AsRef<T>(Address + offset);
 
     /// <summary>Same record and generation.</summary>
-    public bool Equals(UncheckedRecordRef other) => Address == other.Address && Generation == other.Generation && Stamp == other.Stamp;
+    public bool Equals(UncheckedRecordRef other) => Address == other.Address && Generation == other.Generation && StampOffset == other.StampOffset;
 
     /// <inheritdoc/>
     public override bool Equals(object? obj) => obj is UncheckedRecordRef other && Equals(other);
@@ -57,5 +55,5 @@ public readonly unsafe struct UncheckedRecordRef : IEquatable<UncheckedRecordRef
     public static bool operator !=(UncheckedRecordRef left, UncheckedRecordRef right) => !left.Equals(right);
 
     /// <inheritdoc/>
-    public override string ToString() => Address == null ? "UncheckedRecordRef (default)" : $"UncheckedRecordRef 0x{(nuint)Address:x}";
+    public override string ToString() => StampOffset == 0 ? "UncheckedRecordRef (default)" : $"UncheckedRecordRef 0x{(nuint)Address:x}";
 }

@@ -1,0 +1,168 @@
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+
+namespace Manaloc.Memory;
+
+/// <summary>
+/// The process-wide home of every class chunk that a <see cref="TypeAllocator"/>'s slab ever used: its native memory
+/// is never given back to the system. An empty chunk, and every chunk of a disposed allocator, waits here, per size
+/// class, for the next TypeAllocator that needs one.
+/// </summary>
+/// <remarks>
+/// <para>Why: a struct handle (<see cref="RecordRef"/>) is an address, a generation and the stamp's offset, 16 bytes with
+/// no managed reference, so nothing tells the GC that its block's memory is still read. Its check reads the slot's stamp
+/// in the block's trailer; that read is safe for ever only if the memory stays mapped and the slot stays a slot of the
+/// same size class. So a chunk keeps its class for the life of the process and is reused, never freed. The cost: the
+/// process keeps the peak of its record chunks (128 KiB each), as most slab allocators keep their segments.</para>
+/// <para>Generations stay fresh across lives: when a chunk is reused, every slot ever carved gets the same even stamp,
+/// the floor, above every stamp the chunk ever held, so no old handle's generation (odd, at most the old maximum)
+/// matches a new one. Each life records its floor and owner, so a stale handle can still say whether its allocator was
+/// disposed (<see cref="WasDisposed"/>).</para>
+/// <para>Chunk header (the first 64 bytes of the chunk, see <see cref="SizeClasses.ChunkHeader"/>): int 0 the owner's
+/// chunk id, int 1 the size class, int 2 the home id here, int 3 the slots ever carved, long at byte 16 the owner's token
+/// (<see cref="NativeSlabAllocator.RecordToken"/>), which Delete compares to find a foreign or stale handle with one load.</para>
+/// <para>Thread safety: the home table grows under <see cref="s_lock"/> and is published with a volatile write, entries
+/// are never removed; a home's lives change under its own lock; the pool per class is guarded by <see cref="s_lock"/>.</para>
+/// </remarks>
+internal static unsafe class RecordChunks
+{
+    /// <summary>Lives remembered per chunk for messages; a handle older than these gets the generic message.</summary>
+    private const int LivesKept = 16;
+
+    private static readonly object s_lock = new();
+    private static Home?[] s_homes = new Home?[64];
+    private static int s_homeCount;
+    private static readonly Stack<Home>[] s_pool = CreatePool();
+    private static long s_pooledBytes;
+
+    /// <summary>Bytes of record chunks waiting in the pool (statistics).</summary>
+    public static long PooledBytes => Interlocked.Read(ref s_pooledBytes);
+
+    /// <summary>One chunk's memory, for the life of the process.</summary>
+    internal sealed class Home(int id, byte* memory, int classIndex)
+    {
+        public readonly int Id = id;
+        public readonly byte* Memory = memory;
+        public readonly int ClassIndex = classIndex;
+        /// <summary>Newest last; guarded by lock (this).</summary>
+        public readonly List<Life> Lives = [];
+    }
+
+    /// <summary>One owner's use of a chunk: generations above <see cref="Floor"/> (until the next life's floor) are its.</summary>
+    internal sealed class Life(uint floor, NativeSlabAllocator owner)
+    {
+        public readonly uint Floor = floor;
+        /// <summary>The TypeAllocator's name (its slab's, less the suffix).</summary>
+        public readonly string OwnerName = owner.Name.EndsWith(MemoryMetrics.TypeAllocatorSuffix, StringComparison.Ordinal)
+            ? owner.Name[..^MemoryMetrics.TypeAllocatorSuffix.Length] : owner.Name;
+        /// <summary>Set before the owner's Dispose invalidates its stamps.</summary>
+        public volatile bool OwnerDisposed;
+    }
+
+    /// <summary>
+    /// Memory for a new chunk of class <paramref name="classIndex"/> owned by <paramref name="owner"/>: a pooled chunk
+    /// (its carved slots raised to a fresh floor) or a new allocation. Writes the header except the owner's chunk id.
+    /// </summary>
+    public static byte* Take(NativeSlabAllocator owner, int classIndex, out Home home, out Life life, out int carvedBefore)
+    {
+        Home? pooled = null;
+        lock (s_lock)
+        {
+            if (s_pool[classIndex].TryPop(out var h))
+            {
+                pooled = h;
+                s_pooledBytes -= SizeClasses.ChunkSize;
+            }
+        }
+        uint floor = 0;
+        if (pooled is null)
+        {
+            byte* memory = (byte*)NativeMemory.AlignedAlloc(SizeClasses.ChunkSize, SizeClasses.ChunkSize);
+            if (memory == null) ThrowHelper.ThrowOutOfMemory(SizeClasses.ChunkSize);
+            lock (s_lock)
+            {
+                pooled = new Home(s_homeCount, memory, classIndex);
+                if (s_homeCount == s_homes.Length)
+                {
+                    var bigger = new Home?[s_homes.Length * 2];
+                    Array.Copy(s_homes, bigger, s_homes.Length);
+                    Volatile.Write(ref s_homes, bigger); // readers index below the count they found in a header
+                }
+                s_homes[s_homeCount++] = pooled;
+            }
+            ((int*)memory)[1] = classIndex;
+            ((int*)memory)[2] = pooled.Id;
+            ((int*)memory)[3] = 0;
+        }
+        else
+        {
+            floor = RaiseFloor(pooled);
+        }
+        home = pooled;
+        life = new Life(floor, owner);
+        lock (home)
+        {
+            home.Lives.Add(life);
+            if (home.Lives.Count > LivesKept) home.Lives.RemoveAt(0);
+        }
+        *(long*)(home.Memory + 16) = owner.RecordToken;
+        carvedBefore = ((int*)home.Memory)[3];
+        return home.Memory;
+    }
+
+    /// <summary>Every slot ever carved gets one even stamp above all it held: old generations never match again.</summary>
+    private static uint RaiseFloor(Home home)
+    {
+        int blockSize = SizeClasses.Sizes[home.ClassIndex];
+        int carved = ((int*)home.Memory)[3];
+        byte* blocks = home.Memory + SizeClasses.ChunkHeader;
+        uint max = 0;
+        for (int slot = 0; slot < carved; slot++) max = Math.Max(max, *(uint*)(blocks + (nint)slot * blockSize + blockSize - 4));
+        // Wraps only after 2^31 handle generations of one slot; an even value, as every free slot's stamp is.
+        uint floor = (max | 1) + 1;
+        for (int slot = 0; slot < carved; slot++) *(uint*)(blocks + (nint)slot * blockSize + blockSize - 4) = floor;
+        return floor;
+    }
+
+    /// <summary>A chunk no longer used by its owner (empty, or the owner disposed) waits for the next one.</summary>
+    public static void Return(Home home, int carved)
+    {
+        if (carved > ((int*)home.Memory)[3]) ((int*)home.Memory)[3] = carved;
+        lock (s_lock)
+        {
+            s_pool[home.ClassIndex].Push(home);
+            s_pooledBytes += SizeClasses.ChunkSize;
+        }
+    }
+
+    /// <summary>What a failed check of a class block's handle should say: the life its generation belongs to, if remembered.</summary>
+    /// <returns>True when that life's owner was disposed; false when it was not or the life is no longer remembered.</returns>
+    public static bool WasDisposed(byte* address, uint generation, out string? ownerName)
+    {
+        ownerName = null;
+        int id = ((int*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1)))[2];
+        var homes = Volatile.Read(ref s_homes);
+        if ((uint)id >= (uint)homes.Length || homes[id] is not { } home) return false;
+        lock (home)
+        {
+            for (int i = home.Lives.Count - 1; i >= 0; i--)
+            {
+                var life = home.Lives[i];
+                if (generation > life.Floor)
+                {
+                    ownerName = life.OwnerName;
+                    return life.OwnerDisposed;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static Stack<Home>[] CreatePool()
+    {
+        var pool = new Stack<Home>[SizeClasses.Count];
+        for (int i = 0; i < pool.Length; i++) pool[i] = new Stack<Home>();
+        Debug.Assert(SizeClasses.ChunkHeader >= 24, "the header holds four ints and the owner token");
+        return pool;
+    }
+}

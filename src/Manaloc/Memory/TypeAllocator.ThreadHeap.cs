@@ -1,0 +1,131 @@
+using System.Runtime.CompilerServices;
+
+namespace Manaloc.Memory;
+
+public sealed unsafe partial class TypeAllocator
+{
+    /// <summary>
+    /// The calling thread's cache of a <see cref="TypeAllocator"/>, held by the caller: New and Delete of struct handles
+    /// go straight to it, with no thread-static lookup per call (<see cref="NewRef"/> and <see cref="DeleteRef(RecordRef)"/>
+    /// find the cache through one on every call). The generated <c>XxxRef.New(heap)</c> and <c>Delete(heap)</c> take one.
+    /// </summary>
+    /// <remarks>
+    /// <para>Thread-affine: obtain one per thread with <see cref="GetThreadHeap"/> and use it on that thread only. Every
+    /// call checks disposal (one compare: a use after the allocator's Dispose throws <see cref="ObjectDisposedException"/>).
+    /// Thread affinity is checked on one call in <see cref="AffinityCheckInterval"/> and when the heap is handed out:
+    /// asking the runtime for the current thread costs more than a whole New+Delete here, so a use on another thread
+    /// throws <see cref="InvalidOperationException"/> within that many calls; until then it races the owner's cache.</para>
+    /// <para>Records are those of the allocator: one made through a heap may be deleted through
+    /// <see cref="DeleteRef(RecordRef)"/> on any thread, or through another thread's heap, and the other way round. The
+    /// checks of the handles are the same as through the allocator. After the thread exits, drop the heap (it keeps that
+    /// thread's cache of free blocks).</para>
+    /// </remarks>
+    public sealed class ThreadHeap
+    {
+        /// <summary>One call in this many checks the calling thread.</summary>
+        public const int AffinityCheckInterval = 64;
+
+        private readonly TypeAllocator _owner;
+        private readonly NativeSlabAllocator.ThreadCache _cache;
+        private readonly NativeSlabAllocator _slab;
+        private readonly int _threadId;
+        private uint _calls; // written by the owning thread only (a misusing thread races it, and is caught all the same)
+
+        internal ThreadHeap(TypeAllocator owner, NativeSlabAllocator.ThreadCache cache)
+        {
+            _owner = owner;
+            _cache = cache;
+            _slab = owner._slab;
+            _threadId = Environment.CurrentManagedThreadId;
+        }
+
+        /// <summary>The allocator this heap belongs to.</summary>
+        public TypeAllocator Allocator => _owner;
+
+        /// <summary>The managed id of the thread that may use this heap.</summary>
+        public int ThreadId => _threadId;
+
+        /// <summary>As <see cref="TypeAllocator.NewRef"/>: a zeroed record and a checked handle to it.</summary>
+        /// <exception cref="ArgumentNullException"><paramref name="type"/> is null.</exception>
+        /// <exception cref="InvalidOperationException">Called on another thread than the heap's.</exception>
+        /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public RecordRef New(CompiledRecordType type)
+        {
+            var record = RecordOf(type);
+            Check();
+            var block = _owner.AllocateRecord(_cache, record);
+            return new RecordRef(block.Address, block.Generation, record.StampOffset);
+        }
+
+        /// <summary>As <see cref="TypeAllocator.NewUncheckedRef"/>: a zeroed record and an unchecked handle to it.</summary>
+        /// <exception cref="ArgumentNullException"><paramref name="type"/> is null.</exception>
+        /// <exception cref="InvalidOperationException">Called on another thread than the heap's.</exception>
+        /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public UncheckedRecordRef NewUnchecked(CompiledRecordType type)
+        {
+            var record = RecordOf(type);
+            Check();
+            var block = _owner.AllocateRecord(_cache, record);
+            return new UncheckedRecordRef(block.Address, block.Generation, record.StampOffset);
+        }
+
+        /// <summary>As <see cref="TypeAllocator.DeleteRef(RecordRef)"/>.</summary>
+        /// <exception cref="ArgumentException">The handle is default or belongs to another allocator.</exception>
+        /// <exception cref="InvalidOperationException">The record was already deleted, or the heap is used on another thread.</exception>
+        /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void Delete(RecordRef handle)
+        {
+            CheckThread();
+            _owner.DeleteRecord(_cache, handle);
+        }
+
+        /// <summary>As <see cref="TypeAllocator.DeleteRef(UncheckedRecordRef)"/>.</summary>
+        /// <exception cref="ArgumentException">The handle is default or belongs to another allocator.</exception>
+        /// <exception cref="InvalidOperationException">The record was already deleted, or the heap is used on another thread.</exception>
+        /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void Delete(UncheckedRecordRef handle)
+        {
+            CheckThread();
+            _owner.DeleteUncheckedRecord(_cache, handle);
+        }
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        private void Check()
+        {
+            // Dispose clears the cache's owner (before the chunks go), so one compare covers disposal. The thread test keeps
+            // the cache single-threaded, which is what lets its pops and pushes go without atomics; sampled (see remarks).
+            if (_cache.Owner != _slab || (++_calls % AffinityCheckInterval == 0 && Environment.CurrentManagedThreadId != _threadId)) ThrowMisuse();
+        }
+
+        /// <summary>
+        /// Delete checks the thread only: after the allocator's Dispose every stamp it handed out has moved on, so Delete's
+        /// own test of the stamp refuses the handle (and says "disposed") before anything reaches the cache.
+        /// </summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        private void CheckThread()
+        {
+            if (++_calls % AffinityCheckInterval == 0 && Environment.CurrentManagedThreadId != _threadId) ThrowMisuse();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void ThrowMisuse()
+        {
+            if (_cache.Owner != _slab) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+            ThrowHelper.ThrowInvalidOperation($"This TypeAllocator.ThreadHeap belongs to managed thread {_threadId}; it was used on thread {Environment.CurrentManagedThreadId}. Get one per thread with GetThreadHeap.");
+        }
+    }
+
+    /// <summary>The calling thread's heap: its cache of this allocator, to hold and use on this thread without a lookup per call.</summary>
+    /// <remarks>Thread-safe; each thread gets its own (the same object on every call from one thread).</remarks>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    public ThreadHeap GetThreadHeap()
+    {
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        var cache = _slab.CurrentCache;
+        return cache.RecordHeap ??= new ThreadHeap(this, cache);
+    }
+}

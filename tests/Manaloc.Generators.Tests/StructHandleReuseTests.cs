@@ -1,0 +1,94 @@
+using System.Runtime.CompilerServices;
+using Manaloc.Memory;
+
+namespace Manaloc.Generators.Tests;
+
+/// <summary>
+/// Struct handles are 16 bytes with no managed reference; their checks stay safe and exact when the memory of their
+/// records is reused, by the same TypeAllocator or by another one (a TypeAllocator's chunks are never freed, only reused).
+/// </summary>
+[Collection(nameof(ChunkReuse))]
+public class StructHandleReuseTests
+{
+    [Fact]
+    public void StructHandlesAreSixteenBytesAndHoldNoManagedReference()
+    {
+        Assert.Equal(16, Unsafe.SizeOf<FooDataRef>());
+        Assert.Equal(16, Unsafe.SizeOf<FooDataUncheckedRef>());
+        Assert.Equal(16, Unsafe.SizeOf<RecordRef>());
+        Assert.False(RuntimeHelpers.IsReferenceOrContainsReferences<FooDataRef>());
+        Assert.False(RuntimeHelpers.IsReferenceOrContainsReferences<FooDataUncheckedRef>());
+    }
+
+    [Fact]
+    public void StaleHandlesOfADisposedAllocatorStillSayDisposedAfterAnotherAllocatorReusesTheirMemory()
+    {
+        const int Count = 2000; // several 128 KiB chunks
+        var first = new TypeAllocator(new TypeAllocatorOptions { Name = "first" });
+        var stale = new ReuseRecordRef[Count];
+        for (int i = 0; i < Count; i++)
+        {
+            stale[i] = ReuseRecordRef.New(first);
+            stale[i].Last = i;
+        }
+        first.Dispose();
+
+        using var second = new TypeAllocator(new TypeAllocatorOptions { Name = "second" });
+        var live = new ReuseRecordRef[Count];
+        for (int i = 0; i < Count; i++)
+        {
+            live[i] = ReuseRecordRef.New(second);
+            live[i].Last = -i;
+        }
+        // The memory came back: at least one new record sits where an old one was.
+        var oldAddresses = stale.Select(AddressOf).ToHashSet();
+        Assert.Contains(live, r => oldAddresses.Contains(AddressOf(r)));
+
+        foreach (var old in stale)
+        {
+            Assert.False(old.IsAllocated);
+            var read = Assert.Throws<ObjectDisposedException>(() => old.Last);
+            Assert.Contains("'first'", read.Message);
+            Assert.Throws<ObjectDisposedException>(() => old.Last = 1);
+            Assert.Contains("'first'", Assert.Throws<ObjectDisposedException>(() => old.Delete(second)).Message); // never frees second's record
+        }
+        for (int i = 0; i < Count; i++)
+        {
+            Assert.True(live[i].IsAllocated);
+            Assert.Equal(-i, live[i].Last); // no stale write landed
+            live[i].Delete(second);
+        }
+    }
+
+    [Fact]
+    public void StaleHandlesFailAfterTheirEmptyChunkWasReleasedAndReused()
+    {
+        using var allocator = new TypeAllocator();
+        var heap = allocator.GetThreadHeap();
+        var stale = Enumerable.Range(0, 1500).Select(_ => ReuseRecordRef.New(heap)).ToArray();
+        foreach (var r in stale) r.Delete(heap);
+        // Empty chunks went back to the process-wide pool as their blocks came home; the News below take them again.
+        var fresh = Enumerable.Range(0, 1500).Select(i => { var r = ReuseRecordRef.New(heap); r.First = i; return r; }).ToArray();
+        foreach (var old in stale)
+        {
+            Assert.False(old.IsAllocated);
+            Assert.Contains("after it was deleted", Assert.Throws<InvalidOperationException>(() => old.First).Message);
+            Assert.Contains("already deleted", Assert.Throws<InvalidOperationException>(() => old.Delete(heap)).Message);
+        }
+        for (int i = 0; i < fresh.Length; i++)
+        {
+            Assert.Equal(i, fresh[i].First);
+            fresh[i].Delete(heap);
+        }
+    }
+
+    private static unsafe nuint AddressOf(ReuseRecordRef r)
+    {
+        var unchecked_ = r.AsUnchecked().Handle;
+        return (nuint)Unsafe.As<UncheckedRecordRef, nint>(ref unchecked_);
+    }
+}
+
+/// <summary>Tests that need a size class's pooled chunks to themselves run one at a time.</summary>
+[CollectionDefinition(nameof(ChunkReuse), DisableParallelization = true)]
+public sealed class ChunkReuse;
