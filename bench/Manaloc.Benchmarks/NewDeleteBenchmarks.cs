@@ -78,14 +78,15 @@ public unsafe class NewDeleteBenchmarks
         return v;
     }
 
-    /// <summary>The lab's 16-byte struct handle (address + generation, checked), no managed object.</summary>
+    /// <summary>The generated 16-byte checked struct handle, through the thread's held heap: no managed object.</summary>
     [Benchmark]
     public int StructHandle()
     {
-        var f = LiveSetFooDataRef.New();
+        var heap = _checked.GetThreadHeap();
+        var f = Manaloc.Fixtures.FooDataRef.New(heap);
         f.Bar = 1;
         int v = f.Bar;
-        f.Delete();
+        f.Delete(heap);
         return v;
     }
 }

@@ -82,6 +82,35 @@ public class StructHandleReuseTests
         }
     }
 
+    [Fact]
+    public void LargeRecordsAreCheckedTheSameWayAcrossDeleteDisposeAndReuse()
+    {
+        var first = new TypeAllocator(new TypeAllocatorOptions { Name = "large first" });
+        var deleted = LargeRef.New(first);
+        var disposed = LargeRef.New(first);
+        disposed.Far = 5;
+        deleted.Delete(first);
+        Assert.Contains("after it was deleted", Assert.Throws<InvalidOperationException>(() => deleted.Far).Message);
+        first.Dispose();
+        Assert.False(disposed.IsAllocated);
+        Assert.Contains("'large first'", Assert.Throws<ObjectDisposedException>(() => disposed.Far).Message);
+
+        using var second = new TypeAllocator();
+        var reused = Enumerable.Range(0, 4).Select(_ => LargeRef.New(second)).ToArray(); // takes the pooled blocks back
+        Assert.Contains(reused, r => AddressOf(r.AsUnchecked().Handle) == AddressOf(disposed.AsUnchecked().Handle) || AddressOf(r.AsUnchecked().Handle) == AddressOf(deleted.AsUnchecked().Handle));
+        foreach (var r in reused) r.Near = 9;
+        Assert.Throws<ObjectDisposedException>(() => disposed.Near = 1);
+        Assert.Throws<InvalidOperationException>(() => deleted.Near = 1);
+        Assert.All(reused, r => Assert.Equal((0L, 9), (r.Far, r.Near))); // zeroed when reused, and no stale write landed
+
+        using var third = new TypeAllocator();
+        Assert.Contains("another TypeAllocator", Assert.Throws<ArgumentException>(() => reused[0].Delete(third)).Message);
+        foreach (var r in reused) r.Delete(second);
+        Assert.Contains("already deleted", Assert.Throws<InvalidOperationException>(() => reused[1].Delete(second)).Message);
+    }
+
+    private static unsafe nuint AddressOf(UncheckedRecordRef handle) => (nuint)Unsafe.As<UncheckedRecordRef, nint>(ref handle);
+
     private static unsafe nuint AddressOf(ReuseRecordRef r)
     {
         var unchecked_ = r.AsUnchecked().Handle;

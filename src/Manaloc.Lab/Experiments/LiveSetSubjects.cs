@@ -1,3 +1,4 @@
+using Manaloc.Fixtures;
 using Manaloc.Memory;
 
 namespace Manaloc.Lab.Experiments;
@@ -107,16 +108,21 @@ internal abstract class LiveSetSubject : IDisposable
         }
     }
 
-    /// <summary>16-byte struct handles in one array: no managed object per record.</summary>
+    /// <summary>The generated 16-byte struct handles (checked) in one array: no managed object per record, no reference in the array.</summary>
     private sealed class StructHandleSet : LiveSetSubject
     {
-        private LiveSetFooDataRef[] _items = [];
-        protected override void AllocateContainer(int count) => _items = new LiveSetFooDataRef[count];
-        protected override void Create(int index, int value) { var f = LiveSetFooDataRef.New(); SetFields(f, value); _items[index] = f; }
+        private readonly TypeAllocator _allocator = new(new TypeAllocatorOptions { Name = "live-set struct handles" });
+        private readonly TypeAllocator.ThreadHeap _heap;
+        private FooDataRef[] _items = [];
+
+        public StructHandleSet() => _heap = _allocator.GetThreadHeap();
+
+        protected override void AllocateContainer(int count) => _items = new FooDataRef[count];
+        protected override void Create(int index, int value) { var f = FooDataRef.New(_heap); SetFields(f, value); _items[index] = f; }
 
         public override void Replace(int index, int value)
         {
-            _items[index].Delete();
+            _items[index].Delete(_heap);
             Create(index, value);
         }
 
@@ -124,11 +130,12 @@ internal abstract class LiveSetSubject : IDisposable
 
         public override void Dispose()
         {
-            foreach (var f in _items) if (f.IsAllocated) f.Delete();
+            foreach (var f in _items) if (f.IsAllocated) f.Delete(_heap);
             _items = [];
+            _allocator.Dispose();
         }
 
-        private static void SetFields(LiveSetFooDataRef f, int value)
+        private static void SetFields(FooDataRef f, int value)
         {
             // The struct's own accessors, not through the interface: no boxing, as a caller of a generated handle writes it.
             f.Bar = value;

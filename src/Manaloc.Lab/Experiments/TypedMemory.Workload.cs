@@ -19,6 +19,57 @@ public sealed partial class TypedMemory
     private static Action<long> GetSetBody<TSite>(IFooData f) where TSite : struct
         => n => { for (long i = 0; i < n; i++) f.Bar = f.Bar + 1; };
 
+    /// <summary>A sealed class through its own type (no interface call): what a struct handle's direct access is compared with.</summary>
+    private static Action<long> ClassDirectGetSet(ManagedFoo f) => n =>
+    {
+        var local = f;
+        for (long i = 0; i < n; i++) local.Bar = local.Bar + 1;
+    };
+
+    /// <summary>A generated struct handle through its own members (no boxing), from a local so the JIT keeps it in registers.</summary>
+    private static Action<long> StructGetSet(FooDataRef r) => n =>
+    {
+        var local = r;
+        for (long i = 0; i < n; i++) local.Bar = local.Bar + 1;
+    };
+
+    /// <inheritdoc cref="StructGetSet(FooDataRef)"/>
+    private static Action<long> StructGetSet(FooDataUncheckedRef r) => n =>
+    {
+        var local = r;
+        for (long i = 0; i < n; i++) local.Bar = local.Bar + 1;
+    };
+
+    /// <summary>Checked struct handles through the thread's held heap: New, one write, one read, Delete.</summary>
+    private static long StructPairs(TypeAllocator typed, long n)
+    {
+        var heap = typed.GetThreadHeap();
+        long sum = 0;
+        for (long i = 0; i < n; i++)
+        {
+            var f = FooDataRef.New(heap);
+            f.Bar = 1;
+            sum += f.Bar;
+            f.Delete(heap);
+        }
+        return sum;
+    }
+
+    /// <summary>As <see cref="StructPairs"/> with unchecked handles.</summary>
+    private static long StructUncheckedPairs(TypeAllocator typed, long n)
+    {
+        var heap = typed.GetThreadHeap();
+        long sum = 0;
+        for (long i = 0; i < n; i++)
+        {
+            var f = FooDataUncheckedRef.New(heap);
+            f.Bar = 1;
+            sum += f.Bar;
+            f.Delete(heap);
+        }
+        return sum;
+    }
+
     /// <summary>
     /// Runs the bodies in rounds separated by pauses longer than the runtime's tiering delay, so they and
     /// the library methods they call climb tier 0 → instrumented → tier 1 before the harness's short

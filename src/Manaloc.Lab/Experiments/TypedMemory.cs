@@ -25,6 +25,9 @@ public sealed partial class TypedMemory : Experiment
     private const string BulkUnchecked = "RecordArray unchecked";
     private const string RawHGlobal = "raw AllocHGlobal+FreeHGlobal";
     private const string RawNative = "raw NativeMemory.Alloc+Free";
+    private const string StructChecked = "struct handle (FooDataRef), held heap";
+    private const string StructUnchecked = "struct handle unchecked (FooDataUncheckedRef), held heap";
+    private const string ClassDirect = "sealed class, direct";
 
     /// <inheritdoc/>
     public override string Name => "typed-memory";
@@ -51,6 +54,10 @@ public sealed partial class TypedMemory : Experiment
         Target.AtLeast(Metric.TimesBetter("New+Delete vs AllocHGlobal+FreeHGlobal per object (unchecked, recycled handles)", TypedRecycled, PerObject, Op("new+delete")), 3),
         Target.AtMost("get+set time vs a managed class through the interface (checked)", Unit.Ratio, f => f.Median(Typed, Op("get+set")) / f.Median(Class, Op("get+set")), 1.3),
         Target.AtLeast("bulk scan+update speed vs a managed class array (largest record count, checked)", Unit.Ratio, f => f.TimesBetter(Bulk, Class, LargestScan(f.All)), 1),
+        Target.AtLeast(Metric.TimesBetter("New+Delete vs raw AllocHGlobal+FreeHGlobal (struct handle, unchecked, held heap)", StructUnchecked, RawHGlobal, Op("new+delete")), 3),
+        Target.AtLeast(Metric.TimesBetter("New+Delete vs raw AllocHGlobal+FreeHGlobal (struct handle, checked, held heap)", StructChecked, RawHGlobal, Op("new+delete")), 1.5),
+        Target.AtMost("get+set time vs a sealed class, both direct (struct handle, checked)", Unit.Ratio, f => f.Median(StructChecked, Op("get+set")) / f.Median(ClassDirect, Op("get+set")), 1.2),
+        Target.AtMost("get+set time vs a sealed class, both direct (struct handle, unchecked)", Unit.Ratio, f => f.Median(StructUnchecked, Op("get+set")) / f.Median(ClassDirect, Op("get+set")), 1.05),
         Target.AtLeast(Metric.TimesBetter("New+Delete vs raw AllocHGlobal+FreeHGlobal (per-object handle, checked)", Typed, RawHGlobal, Op("new+delete")), 1),
         Target.AtLeast(Metric.TimesBetter("New+Delete vs raw AllocHGlobal+FreeHGlobal (per-object handle, unchecked)", TypedUnchecked, RawHGlobal, Op("new+delete")), 1),
         Target.AtMost("per-object handles: managed bytes per live record vs class instances", Unit.Ratio, f => f.Median(Typed, Op("heap")) / f.Median(Class, Op("heap")), 1),
@@ -70,7 +77,7 @@ public sealed partial class TypedMemory : Experiment
         return m => Op("scan")(m) && Records(m) == largest;
     }
     /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Class, PerObject, Typed, TypedUnchecked, TypedRecycled, Bulk, BulkUnchecked, RawHGlobal, RawNative];
+    public override IReadOnlyList<string> Variants { get; } = [Class, PerObject, Typed, TypedUnchecked, TypedRecycled, Bulk, BulkUnchecked, RawHGlobal, RawNative, StructChecked, StructUnchecked, ClassDirect];
     /// <inheritdoc/>
     public override string Baseline => Class;
 
@@ -112,6 +119,8 @@ public sealed partial class TypedMemory : Experiment
         Action<long> recycledPair = n => { for (long i = 0; i < n; i++) { var f = typedRecycled.New<IFooData>(); f.Bar = 1; sink += f.Bar; typedRecycled.Delete(f); } };
         Action<long> rawHGlobalPair = n => sink += RawHGlobalPairs(n);
         Action<long> rawNativePair = n => sink += RawNativePairs(n);
+        Action<long> structPair = n => sink += StructPairs(typed, n);
+        Action<long> structUncheckedPair = n => sink += StructUncheckedPairs(typedUnchecked, n);
         // Each get+set variant gets its own instantiation (a struct type argument), hence its own call
         // sites: a shared call site would turn polymorphic and penalise whichever variant runs later.
         var article = new ArticleFoo();
@@ -123,8 +132,11 @@ public sealed partial class TypedMemory : Experiment
             (Typed, GetSetBody<Site3>(typed.New<IFooData>())),
             (TypedUnchecked, GetSetBody<Site4>(typedUnchecked.New<IFooData>())),
             (Bulk, GetSetBody<Site5>(one.MoveTo(0))),
+            (ClassDirect, ClassDirectGetSet(new ManagedFoo())),
+            (StructChecked, StructGetSet(FooDataRef.New(typed))),
+            (StructUnchecked, StructGetSet(FooDataUncheckedRef.New(typedUnchecked))),
         };
-        WarmUpTiers([classPair, articlePair, typedPair, uncheckedPair, recycledPair, rawHGlobalPair, rawNativePair, .. getSetBodies.Select(b => b.Body)]);
+        WarmUpTiers([classPair, articlePair, typedPair, uncheckedPair, recycledPair, rawHGlobalPair, rawNativePair, structPair, structUncheckedPair, .. getSetBodies.Select(b => b.Body)]);
 
         context.Measure(Class, classPair, pair);
         context.Measure(PerObject, articlePair, pair);
@@ -133,6 +145,8 @@ public sealed partial class TypedMemory : Experiment
         context.Measure(TypedRecycled, recycledPair, pair);
         context.Measure(RawHGlobal, rawHGlobalPair, pair);
         context.Measure(RawNative, rawNativePair, pair);
+        context.Measure(StructChecked, structPair, pair);
+        context.Measure(StructUnchecked, structUncheckedPair, pair);
         var getSet = Parameters.Of(("op", "get+set"));
         foreach (var (variant, body) in getSetBodies) context.Measure(variant, body, getSet);
         article.Delete();

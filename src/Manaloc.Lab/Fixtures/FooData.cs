@@ -6,7 +6,9 @@ namespace Manaloc.Fixtures;
 // by the lab's typed-memory experiment and the benchmarks (bench/ links this file), so both measure
 // the same types.
 
-/// <summary>The article's record interface: a 21-byte record when packed, 24 aligned.</summary>
+/// <summary>The article's record interface: a 21-byte record when packed, 24 aligned. Marked for the source generator,
+/// which makes the struct handles <c>FooDataRef</c> and <c>FooDataUncheckedRef</c>.</summary>
+[Manaloc.Memory.NativeRecord]
 public interface IFooData
 {
     /// <summary>An int.</summary>

@@ -59,12 +59,33 @@ public sealed unsafe partial class NativeSlabAllocator
             if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
             if (!_large.Remove((nint)chunk.Memory)) ThrowHelper.ThrowInvalidOperation("The large block was already freed.");
             chunk.Released = true;
-            DedicatedRecords.Remove(chunk);
             _largeBytes -= (long)chunk.Length;
             _largeFrees++;
         }
-        if (deferred) chunk.DeferRelease(chunk.Length);
+        if (chunk.Home is { } home) RecordChunks.ReturnLarge(home); // a struct handle's block: never freed (its stamp is in it)
+        else if (deferred) chunk.DeferRelease(chunk.Length);
         else NativeMemory.AlignedFree(chunk.Memory);
+    }
+
+    /// <summary>A struct handle's record larger than the largest class: a block of <paramref name="length"/> bytes from the
+    /// process-wide record pool, its stamp and tag in its trailer (see <see cref="RecordChunks.TakeLarge"/>).</summary>
+    internal byte* AllocateLargeRecord(nuint length, nuint alignment, out SlabChunk chunk)
+    {
+        if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        byte* memory = RecordChunks.TakeLarge(this, length, alignment, out var home, out var life);
+        chunk = new SlabChunk(this, -1, memory, -1, length) { Home = home, Life = life };
+        lock (_largeLock)
+        {
+            if (_disposed)
+            {
+                RecordChunks.ReturnLarge(home);
+                ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+            }
+            _large.Add((nint)memory, chunk);
+            _largeBytes += (long)length;
+            _largeAllocations++;
+        }
+        return memory;
     }
 
     private void FreeLargeRaw(byte* p)
@@ -87,9 +108,10 @@ public sealed unsafe partial class NativeSlabAllocator
             foreach (var chunk in _large.Values)
             {
                 chunk.Released = true;
+                if (chunk.Life is { } life) life.OwnerDisposed = true; // before the stamp moves: a failed check then says "disposed"
                 chunk.InvalidateLiveStamps();
-                DedicatedRecords.Remove(chunk);
-                if (chunk.IsRecordArray) chunk.DeferRelease(chunk.Length);
+                if (chunk.Home is { } home) RecordChunks.ReturnLarge(home);
+                else if (chunk.IsRecordArray) chunk.DeferRelease(chunk.Length);
                 else NativeMemory.AlignedFree(chunk.Memory);
             }
             _largeFrees += _large.Count; // released by Dispose: counted as frees, as FreeDedicated does

@@ -18,6 +18,8 @@ namespace Manaloc.Memory;
 /// the floor, above every stamp the chunk ever held, so no old handle's generation (odd, at most the old maximum)
 /// matches a new one. Each life records its floor and owner, so a stale handle can still say whether its allocator was
 /// disposed (<see cref="WasDisposed"/>).</para>
+/// <para>Records larger than the largest class (8 KB) live the same way: each in a block of its own with a
+/// <see cref="LargeTrailer"/> at its end, pooled by length and alignment, never freed.</para>
 /// <para>Chunk header (the first 64 bytes of the chunk, see <see cref="SizeClasses.ChunkHeader"/>): int 0 the owner's
 /// chunk id, int 1 the size class, int 2 the home id here, int 3 the slots ever carved, long at byte 16 the owner's token
 /// (<see cref="NativeSlabAllocator.RecordToken"/>), which Delete compares to find a foreign or stale handle with one load.</para>
@@ -33,17 +35,22 @@ internal static unsafe class RecordChunks
     private static Home?[] s_homes = new Home?[64];
     private static int s_homeCount;
     private static readonly Stack<Home>[] s_pool = CreatePool();
+    private static readonly Dictionary<(nuint Length, nuint Alignment), Stack<Home>> s_largePool = [];
     private static long s_pooledBytes;
 
     /// <summary>Bytes of record chunks waiting in the pool (statistics).</summary>
     public static long PooledBytes => Interlocked.Read(ref s_pooledBytes);
 
     /// <summary>One chunk's memory, for the life of the process.</summary>
-    internal sealed class Home(int id, byte* memory, int classIndex)
+    internal sealed class Home(int id, byte* memory, int classIndex, nuint length, nuint alignment)
     {
         public readonly int Id = id;
         public readonly byte* Memory = memory;
+        /// <summary>The size class of a class chunk; -1 for a large record's block.</summary>
         public readonly int ClassIndex = classIndex;
+        /// <summary>Bytes of memory: the chunk size, or a large record's block with its trailer.</summary>
+        public readonly nuint Length = length;
+        public readonly nuint Alignment = alignment;
         /// <summary>Newest last; guarded by lock (this).</summary>
         public readonly List<Life> Lives = [];
     }
@@ -81,14 +88,7 @@ internal static unsafe class RecordChunks
             if (memory == null) ThrowHelper.ThrowOutOfMemory(SizeClasses.ChunkSize);
             lock (s_lock)
             {
-                pooled = new Home(s_homeCount, memory, classIndex);
-                if (s_homeCount == s_homes.Length)
-                {
-                    var bigger = new Home?[s_homes.Length * 2];
-                    Array.Copy(s_homes, bigger, s_homes.Length);
-                    Volatile.Write(ref s_homes, bigger); // readers index below the count they found in a header
-                }
-                s_homes[s_homeCount++] = pooled;
+                pooled = AddHome(memory, classIndex, SizeClasses.ChunkSize, SizeClasses.ChunkSize);
             }
             ((int*)memory)[1] = classIndex;
             ((int*)memory)[2] = pooled.Id;
@@ -99,15 +99,80 @@ internal static unsafe class RecordChunks
             floor = RaiseFloor(pooled);
         }
         home = pooled;
-        life = new Life(floor, owner);
+        life = StartLife(home, floor, owner);
+        *(long*)(home.Memory + 16) = owner.RecordToken;
+        carvedBefore = ((int*)home.Memory)[3];
+        return home.Memory;
+    }
+
+    // Called under s_lock.
+    private static Home AddHome(byte* memory, int classIndex, nuint length, nuint alignment)
+    {
+        var home = new Home(s_homeCount, memory, classIndex, length, alignment);
+        if (s_homeCount == s_homes.Length)
+        {
+            var bigger = new Home?[s_homes.Length * 2];
+            Array.Copy(s_homes, bigger, s_homes.Length);
+            Volatile.Write(ref s_homes, bigger); // readers index below the count they found in a header or trailer
+        }
+        s_homes[s_homeCount++] = home;
+        return home;
+    }
+
+    private static Life StartLife(Home home, uint floor, NativeSlabAllocator owner)
+    {
+        var life = new Life(floor, owner);
         lock (home)
         {
             home.Lives.Add(life);
             if (home.Lives.Count > LivesKept) home.Lives.RemoveAt(0);
         }
-        *(long*)(home.Memory + 16) = owner.RecordToken;
-        carvedBefore = ((int*)home.Memory)[3];
+        return life;
+    }
+
+    /// <summary>Bytes a large record's trailer takes at the end of its block: home id (int at -24), owner token (long at -16), tag (at -8), stamp (at -4).</summary>
+    public const int LargeTrailer = 24;
+
+    /// <summary>
+    /// A block of <paramref name="length"/> bytes (a large record and its <see cref="LargeTrailer"/>) for
+    /// <paramref name="owner"/>: a pooled one of that length and alignment, or a new one. Its stamp (at length - 4) is even,
+    /// above every generation it ever had; the trailer names its home and owner.
+    /// </summary>
+    public static byte* TakeLarge(NativeSlabAllocator owner, nuint length, nuint alignment, out Home home, out Life life)
+    {
+        Home? pooled = null;
+        lock (s_lock)
+        {
+            if (s_largePool.TryGetValue((length, alignment), out var stack) && stack.TryPop(out var h))
+            {
+                pooled = h;
+                s_pooledBytes -= (long)length;
+            }
+        }
+        if (pooled is null)
+        {
+            byte* memory = (byte*)NativeMemory.AlignedAlloc(length, alignment);
+            if (memory == null) ThrowHelper.ThrowOutOfMemory(length);
+            *(ulong*)(memory + length - 8) = 0; // tag and stamp: a fresh block's first generation is 1
+            lock (s_lock) pooled = AddHome(memory, -1, length, alignment);
+            *(int*)(memory + length - LargeTrailer) = pooled.Id;
+        }
+        home = pooled;
+        uint floor = *(uint*)(home.Memory + length - 4); // even: freed or invalidated; every new generation is above it
+        life = StartLife(home, floor, owner);
+        *(long*)(home.Memory + length - 16) = owner.RecordToken;
         return home.Memory;
+    }
+
+    /// <summary>A large record's block no longer used by its owner waits for the next record of its length.</summary>
+    public static void ReturnLarge(Home home)
+    {
+        lock (s_lock)
+        {
+            if (!s_largePool.TryGetValue((home.Length, home.Alignment), out var stack)) s_largePool[(home.Length, home.Alignment)] = stack = new Stack<Home>();
+            stack.Push(home);
+            s_pooledBytes += (long)home.Length;
+        }
     }
 
     /// <summary>Every slot ever carved gets one even stamp above all it held: old generations never match again.</summary>
@@ -127,6 +192,7 @@ internal static unsafe class RecordChunks
     /// <summary>A chunk no longer used by its owner (empty, or the owner disposed) waits for the next one.</summary>
     public static void Return(Home home, int carved)
     {
+        Debug.Assert(home.ClassIndex >= 0, "a class chunk");
         if (carved > ((int*)home.Memory)[3]) ((int*)home.Memory)[3] = carved;
         lock (s_lock)
         {
@@ -135,12 +201,15 @@ internal static unsafe class RecordChunks
         }
     }
 
-    /// <summary>What a failed check of a class block's handle should say: the life its generation belongs to, if remembered.</summary>
+    /// <summary>True when a record with this stamp offset has a block of its own (larger than the largest class) rather than a class block.</summary>
+    public static bool IsLarge(int stampOffset) => stampOffset > SizeClasses.MaxSize - 4;
+
+    /// <summary>What a failed check of a record's handle should say: the life its generation belongs to, if remembered.</summary>
     /// <returns>True when that life's owner was disposed; false when it was not or the life is no longer remembered.</returns>
-    public static bool WasDisposed(byte* address, uint generation, out string? ownerName)
+    public static bool WasDisposed(byte* address, uint generation, int stampOffset, out string? ownerName)
     {
         ownerName = null;
-        int id = ((int*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1)))[2];
+        int id = IsLarge(stampOffset) ? *(int*)(address + stampOffset + 4 - LargeTrailer) : ((int*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1)))[2];
         var homes = Volatile.Read(ref s_homes);
         if ((uint)id >= (uint)homes.Length || homes[id] is not { } home) return false;
         lock (home)

@@ -27,11 +27,18 @@ internal sealed unsafe class RecordType
         Alignment = AlignmentOf(layout);
         ClassIndex = NativeSlabAllocator.StampedClass(BlockSize, Alignment);
         ClearBytes = ClassIndex >= 0 ? (int)((BlockSize + 7) & ~(nuint)7) : int.MaxValue;
-        StampOffset = ClassIndex >= 0 ? SizeClasses.Sizes[ClassIndex] - 4 : -1;
+        LargeLength = ClassIndex >= 0 ? 0 : (BlockSize + RecordChunks.LargeTrailer + 63) & ~(nuint)63;
+        StampOffset = ClassIndex >= 0 ? SizeClasses.Sizes[ClassIndex] - 4 : checked((int)LargeLength - 4);
     }
 
-    /// <summary>The stamp's offset from a record's address (its class block's last 4 bytes; the tag is 4 bytes before it), or -1 for a dedicated block.</summary>
+    /// <summary>
+    /// The stamp's offset from a record's address, for struct handles: the block's last 4 bytes (the tag is 4 bytes before
+    /// it). A class block's, or, for a record larger than the largest class, its own block's of <see cref="LargeLength"/> bytes.
+    /// </summary>
     public int StampOffset { get; }
+
+    /// <summary>Bytes of a struct handle's block for a record larger than the largest class (the record and its trailer, rounded up to 64); 0 for a class record.</summary>
+    public nuint LargeLength { get; }
 
     /// <summary>Bytes of a record's block before its trailer: only an empty record (no fields, size 0) is rounded up, so it still gets a block of its own.</summary>
     public static nuint BlockSizeOf(TypeLayout layout) => (nuint)Math.Max(layout.Size, 1);

@@ -77,14 +77,13 @@ internal sealed unsafe class SlabChunk
     /// <summary>A record array's block: released at its Dispose (or the allocator's) only when its views are gone. Set by its creator before the array is published.</summary>
     public bool IsRecordArray;
 
-    /// <summary>A TypeAllocator's class chunk: its process-wide home (the memory is never freed) and this owner's life in it; null otherwise.</summary>
+    /// <summary>A TypeAllocator's class chunk, or a struct handle's large record block (stamp and tag in its trailer): its
+    /// process-wide home (the memory is never freed) and this owner's life in it; null otherwise.</summary>
     public RecordChunks.Home? Home;
     /// <summary>This owner's life in <see cref="Home"/>.</summary>
     public RecordChunks.Life? Life;
     /// <summary>Slots carved in earlier lives of a reused record chunk: their trailers hold the fresh floor stamp and must not be zeroed.</summary>
     public int CarvedBefore;
-    /// <summary>A dedicated record that struct handles point at, listed in <see cref="DedicatedRecords"/>.</summary>
-    public bool InDedicatedRecords;
 
     /// <summary>Frees the native memory when this object is collected, once the chunk was released while handles may still read it.</summary>
     private DeferredRelease? _release;
@@ -102,12 +101,12 @@ internal sealed unsafe class SlabChunk
     /// <summary>The stamp of the block at <paramref name="block"/> (a block start of this chunk; any address for a dedicated one).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public ref uint StampOf(byte* block)
-        => ref ClassIndex >= 0 ? ref *(uint*)(block + StampOffset) : ref DedicatedStamp;
+        => ref ClassIndex >= 0 ? ref *(uint*)(block + StampOffset) : ref Home is not null ? ref *(uint*)(Memory + Length - 4) : ref DedicatedStamp;
 
     /// <summary>The tag of the block at <paramref name="block"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public ref ushort TagOf(byte* block)
-        => ref ClassIndex >= 0 ? ref *(ushort*)(block + BlockSize - Trailer) : ref DedicatedTag;
+        => ref ClassIndex >= 0 ? ref *(ushort*)(block + BlockSize - Trailer) : ref Home is not null ? ref *(ushort*)(Memory + Length - 8) : ref DedicatedTag;
 
     /// <summary>The start of slot <paramref name="slot"/>.</summary>
     public byte* BlockAt(int slot) => Blocks + (nint)slot * BlockSize;
@@ -138,7 +137,8 @@ internal sealed unsafe class SlabChunk
     {
         if (ClassIndex < 0)
         {
-            if ((DedicatedStamp & 1) != 0) DedicatedStamp++;
+            ref uint stamp = ref StampOf(Memory);
+            if ((stamp & 1) != 0) stamp++;
             return;
         }
         for (int slot = 0; slot < Carved; slot++)

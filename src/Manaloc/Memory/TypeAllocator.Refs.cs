@@ -80,7 +80,7 @@ public sealed unsafe partial class TypeAllocator
         byte* p;
         uint generation;
         int stampOffset = record.StampOffset;
-        if (stampOffset > 0)
+        if (record.ClassIndex >= 0)
         {
             // A class block: its stamp and tag are in its trailer at constants of the record type, no chunk lookup. Plain
             // writes: this thread owns the free block; a stale handle's check or compare-exchange expects an older odd
@@ -93,19 +93,21 @@ public sealed unsafe partial class TypeAllocator
         }
         else
         {
-            p = AllocateDedicatedRecord(cache, record, out generation);
+            p = AllocateLargeRecord(record, out generation);
         }
         if (_stacks is not null) CaptureStack(p);
         return new RecordBlock(p, generation);
     }
 
+    /// <summary>A record larger than the largest class: a block of its own from the process-wide pool, laid out like a class block (stamp and tag at the end).</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private byte* AllocateDedicatedRecord(NativeSlabAllocator.ThreadCache cache, RecordType record, out uint generation)
+    private byte* AllocateLargeRecord(RecordType record, out uint generation)
     {
-        byte* p = _slab.AllocateStamped(cache, -1, record.BlockSize, record.Alignment, out SlabChunk chunk, out generation);
+        byte* p = _slab.AllocateLargeRecord(record.LargeLength, record.Alignment, out _);
+        ref uint stamp = ref *(uint*)(p + record.StampOffset);
+        generation = stamp = (stamp + 1) | 1;
+        *(ushort*)(p + record.StampOffset - 4) = record.Tag;
         ClearRecord(p, record);
-        chunk.DedicatedTag = record.Tag;
-        DedicatedRecords.Add(chunk); // a struct handle finds its stamp here
         return p;
     }
 
@@ -115,7 +117,7 @@ public sealed unsafe partial class TypeAllocator
     {
         byte* p = handle.Address;
         int stampOffset = handle.StampOffset;
-        if (stampOffset > 0)
+        if (stampOffset > 0 && !RecordChunks.IsLarge(stampOffset))
         {
             byte* chunk = ChunkStart(p);
             if (*(long*)(chunk + 16) == _slab.RecordToken && NativeSlabAllocator.TryReleaseStamp(ref *(uint*)(p + stampOffset), handle.Generation))
@@ -125,7 +127,7 @@ public sealed unsafe partial class TypeAllocator
                 return;
             }
         }
-        else if (stampOffset < 0 && DeleteDedicated(cache, p, handle.Generation))
+        else if (stampOffset > 0 && DeleteLarge(p, handle.Generation, stampOffset))
         {
             return;
         }
@@ -138,7 +140,7 @@ public sealed unsafe partial class TypeAllocator
     {
         byte* p = handle.Address;
         int stampOffset = handle.StampOffset;
-        if (stampOffset > 0)
+        if (stampOffset > 0 && !RecordChunks.IsLarge(stampOffset))
         {
             byte* chunk = ChunkStart(p);
             ref uint stamp = ref *(uint*)(p + stampOffset);
@@ -150,7 +152,7 @@ public sealed unsafe partial class TypeAllocator
                 return;
             }
         }
-        else if (stampOffset < 0 && DeleteDedicated(cache, p, handle.Generation))
+        else if (stampOffset > 0 && DeleteLarge(p, handle.Generation, stampOffset))
         {
             return;
         }
@@ -160,26 +162,30 @@ public sealed unsafe partial class TypeAllocator
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static byte* ChunkStart(byte* p) => (byte*)((nuint)p & ~(nuint)(SizeClasses.ChunkSize - 1));
 
-    /// <summary>A record larger than the largest class: found by address under the large-block lock.</summary>
+    /// <summary>A record larger than the largest class: found by address under the large-block lock (compare-exchange in both forms: the lock is the cost here).</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool DeleteDedicated(NativeSlabAllocator.ThreadCache cache, byte* p, uint generation)
+    private bool DeleteLarge(byte* p, uint generation, int stampOffset)
     {
-        if (_slab.DedicatedChunkOf(p) is not { IsRecordArray: false } chunk || !NativeSlabAllocator.TryReleaseStamp(ref chunk.DedicatedStamp, generation)) return false;
+        if (_slab.DedicatedChunkOf(p) is not { Home: not null } chunk || !NativeSlabAllocator.TryReleaseStamp(ref *(uint*)(p + stampOffset), generation)) return false;
         if (_stacks is not null) _stacks.TryRemove((nint)p, out _);
-        _slab.FreeStamped(cache, p, chunk);
+        _slab.FreeDedicated(chunk, deferred: false);
         return true;
     }
+
+    /// <summary>The owner token of a record's memory: in its chunk's header, or in a large record's trailer.</summary>
+    private static long TokenOf(byte* p, int stampOffset)
+        => RecordChunks.IsLarge(stampOffset) ? *(long*)(p + stampOffset + 4 - 16) : *(long*)(ChunkStart(p) + 16);
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowRefDeleteFailure(byte* p, uint generation, int stampOffset)
     {
         if (stampOffset == 0) ThrowHelper.ThrowNotOurs("handle", "The record handle is default: it was never allocated.");
         if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        bool foreign = stampOffset > 0
-            ? *(long*)(ChunkStart(p) + 16) != _slab.RecordToken && Volatile.Read(ref *(uint*)(p + stampOffset)) == generation
-            : DedicatedRecords.Find(p) is { } chunk && chunk.Owner != _slab && chunk.DedicatedStamp == generation;
-        if (foreign) ThrowHelper.ThrowNotOurs("handle", $"The record belongs to another TypeAllocator, not '{Name}'.");
-        if (stampOffset > 0 && RecordChunks.WasDisposed(p, generation, out string? owner))
+        if (TokenOf(p, stampOffset) != _slab.RecordToken && Volatile.Read(ref *(uint*)(p + stampOffset)) == generation)
+        {
+            ThrowHelper.ThrowNotOurs("handle", $"The record belongs to another TypeAllocator, not '{Name}'.");
+        }
+        if (RecordChunks.WasDisposed(p, generation, stampOffset, out string? owner))
         {
             ThrowHelper.ThrowDisposed($"TypeAllocator '{owner}' (the record's allocator)");
         }

@@ -10,8 +10,8 @@ namespace Manaloc.Memory;
 /// </summary>
 /// <remarks>
 /// <para>Accessors are bare loads and stores: a use after Delete or after the allocator's Dispose is undefined
-/// behaviour (it reads or writes whatever the block holds by then, possibly another allocator's record; a record larger
-/// than 8 KB may have gone back to the system). Delete compares and moves the stamp with a plain load and store, so a
+/// behaviour (it reads or writes whatever the block holds by then, possibly another allocator's record; the memory itself
+/// is never freed). Delete compares and moves the stamp with a plain load and store, so a
 /// second Delete on the same thread (or ordered after the first) throws, and so does Delete after the allocator's
 /// Dispose. Two Deletes of one record racing on two threads are undefined: both may free it. Use
 /// <see cref="RecordRef"/> when those must be caught.</para>
@@ -21,7 +21,7 @@ public readonly unsafe struct UncheckedRecordRef : IEquatable<UncheckedRecordRef
 {
     internal readonly byte* Address;
     internal readonly uint Generation;
-    /// <summary>As <see cref="RecordRef"/>: positive for a class block, -1 for a dedicated block, 0 for default.</summary>
+    /// <summary>As <see cref="RecordRef"/>: the stamp's offset from <see cref="Address"/> (positive), or 0 for default.</summary>
     internal readonly int StampOffset;
 
     internal UncheckedRecordRef(byte* address, uint generation, int stampOffset)
@@ -31,8 +31,8 @@ public readonly unsafe struct UncheckedRecordRef : IEquatable<UncheckedRecordRef
         StampOffset = stampOffset;
     }
 
-    /// <summary>True while the record is allocated (reads the slot's stamp, which is always mapped; a dedicated record is looked up).</summary>
-    public bool IsAllocated => StampOffset > 0 ? Volatile.Read(ref *(uint*)(Address + StampOffset)) == Generation : StampOffset < 0 && DedicatedRecords.IsLive(Address, Generation);
+    /// <summary>True while the record is allocated (reads the slot's stamp, whose memory is never freed).</summary>
+    public bool IsAllocated => StampOffset > 0 && Volatile.Read(ref *(uint*)(Address + StampOffset)) == Generation;
 
     /// <summary>The field at <paramref name="offset"/>, with no check (for generated code: the offset is a layout constant).</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]

@@ -94,25 +94,29 @@ public sealed class LiveSetTests
     }
 
     [Fact]
-    public void The_struct_handle_uses_TypeLayouts_offsets_holds_16_bytes_and_refuses_use_after_delete()
+    public void The_live_sets_struct_handle_is_the_generated_16_byte_one_and_refuses_use_after_delete()
     {
-        var layout = TypeLayout.Of<Manaloc.Fixtures.IFooData>();
-        int Offset(string name) => layout.Fields.Single(f => f.Name == name).Offset;
-        Assert.Equal((layout.Size, layout.Alignment), (LiveSetFooDataRef.Size, LiveSetFooDataRef.Alignment));
-        Assert.Equal([Offset("Jar"), Offset("Car"), Offset("Bar"), Offset("Tar")],
-            [LiveSetFooDataRef.JarOffset, LiveSetFooDataRef.CarOffset, LiveSetFooDataRef.BarOffset, LiveSetFooDataRef.TarOffset]);
-        Assert.Equal(16, System.Runtime.CompilerServices.Unsafe.SizeOf<LiveSetFooDataRef>());
+        Assert.Equal(16, System.Runtime.CompilerServices.Unsafe.SizeOf<Manaloc.Fixtures.FooDataRef>());
+        Assert.False(System.Runtime.CompilerServices.RuntimeHelpers.IsReferenceOrContainsReferences<Manaloc.Fixtures.FooDataRef>());
+        Assert.Equal(TypeLayout.Of<Manaloc.Fixtures.IFooData>().Size, Manaloc.Fixtures.FooDataRef.RecordType.Layout.Size);
 
-        var f = LiveSetFooDataRef.New();
+        using var subject = LiveSetSubject.Create(LiveSetSubject.StructHandles);
+        subject.Allocate(1000);
+        subject.Fill();
+        Assert.Equal(999, subject.Read(999));
+        subject.Replace(5, 77);
+        Assert.Equal(77, subject.Read(5));
+
+        using var allocator = new TypeAllocator();
+        var f = Manaloc.Fixtures.FooDataRef.New(allocator);
         f.Jar = long.MaxValue;
         f.Tar = 7;
         Assert.Equal((long.MaxValue, (byte)7, 0), (f.Jar, f.Tar, f.Bar));
         var copy = f;
-        f.Delete();
+        f.Delete(allocator);
         Assert.False(copy.IsAllocated);
         Assert.Throws<InvalidOperationException>(() => copy.Bar);
-        Assert.Throws<InvalidOperationException>(() => copy.Delete());
-        Assert.Throws<InvalidOperationException>(() => default(LiveSetFooDataRef).Bar);
+        Assert.Throws<InvalidOperationException>(() => copy.Delete(allocator));
     }
 
     private static Measurement M(string variant, string op, IReadOnlyList<double> samples, string gc = "workstation", double gcs = 1) => new()
