@@ -14,6 +14,8 @@ public sealed unsafe partial class NativeSlabAllocator
     {
         public byte* Head;
         public int Count;
+        /// <summary>Four batches of the class: a free that takes <see cref="Count"/> above it gives two batches back.</summary>
+        public int Limit;
         public long Allocations;
         public long Frees;
     }
@@ -39,8 +41,13 @@ public sealed unsafe partial class NativeSlabAllocator
         public ThreadCache(NativeSlabAllocator owner)
         {
             Owner = owner;
-            _bins = new Bin[SizeClasses.Count + 2 * PadBins];
+            // Pinned (the pinned object heap): a held thread heap keeps a pointer to the bins, one load fewer per call.
+            _bins = GC.AllocateArray<Bin>(SizeClasses.Count + 2 * PadBins, pinned: true);
+            for (int cls = 0; cls < ClassCount; cls++) BinOf(cls).Limit = 4 * SizeClasses.BatchSizes[cls];
         }
+
+        /// <summary>The bin of class 0; the array is pinned, so the pointer stays valid while this cache is reachable.</summary>
+        public Bin* Bins => (Bin*)Unsafe.AsPointer(ref BinOf(0));
 
         public NativeSlabAllocator? Owner;
 
@@ -168,6 +175,28 @@ public sealed unsafe partial class NativeSlabAllocator
         return p;
     }
 
+    /// <summary>Pops a block of class <paramref name="cls"/> from <paramref name="bin"/>, a bin of the calling thread's own cache (a held heap's pointer into its pinned bins).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal byte* Pop(Bin* bin, int cls)
+    {
+        byte* p = bin->Head;
+        if (p == null) return RefillAndAllocate(ref *bin, cls);
+        bin->Head = *(byte**)p;
+        bin->Count--;
+        bin->Allocations++;
+        return p;
+    }
+
+    /// <summary>Pushes a block of class <paramref name="cls"/> onto <paramref name="bin"/>, a bin of the calling thread's own cache.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void Push(Bin* bin, byte* p, int cls)
+    {
+        *(byte**)p = bin->Head;
+        bin->Head = p;
+        bin->Frees++;
+        if (++bin->Count > bin->Limit) ReturnToShared(cls, ref *bin, 2 * SizeClasses.BatchSizes[cls]);
+    }
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void FreeToClass(byte* p, int cls) => FreeToClass(GetCache(), p, cls);
 
@@ -182,11 +211,11 @@ public sealed unsafe partial class NativeSlabAllocator
         bin.Frees++;
         // Keep up to four batches and give two back: after a refill or a flush the bin sits two batches
         // from either edge, so a random alloc/free walk rarely reaches the shared lists (and their lock).
-        if (++bin.Count > 4 * SizeClasses.BatchSizes[cls]) ReturnToShared(cls, ref bin, 2 * SizeClasses.BatchSizes[cls]);
+        if (++bin.Count > bin.Limit) ReturnToShared(cls, ref bin, 2 * SizeClasses.BatchSizes[cls]);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private byte* RefillAndAllocate(ref Bin bin, int cls)
+    internal byte* RefillAndAllocate(ref Bin bin, int cls)
     {
         Debug.Assert(bin.Head == null && bin.Count == 0, "refill only an empty bin");
         int taken = TakeFromShared(cls, 2 * SizeClasses.BatchSizes[cls], out byte* head);
@@ -199,7 +228,7 @@ public sealed unsafe partial class NativeSlabAllocator
     }
 
     /// <summary>Moves the first <paramref name="count"/> blocks of <paramref name="bin"/> to the shared lists.</summary>
-    private void ReturnToShared(int cls, ref Bin bin, int count)
+    internal void ReturnToShared(int cls, ref Bin bin, int count)
     {
         Debug.Assert(count > 0 && count <= bin.Count, "return what the bin holds");
         byte* head = bin.Head;

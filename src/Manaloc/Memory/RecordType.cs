@@ -29,6 +29,7 @@ internal sealed unsafe class RecordType
         ClearBytes = ClassIndex >= 0 ? (int)((BlockSize + 7) & ~(nuint)7) : int.MaxValue;
         LargeLength = ClassIndex >= 0 ? 0 : (BlockSize + RecordChunks.LargeTrailer + 63) & ~(nuint)63;
         StampOffset = ClassIndex >= 0 ? SizeClasses.Sizes[ClassIndex] - 4 : checked((int)LargeLength - 4);
+        TagAndClass = tag | (uint)(ushort)ClassIndex << 16;
     }
 
     /// <summary>
@@ -36,6 +37,9 @@ internal sealed unsafe class RecordType
     /// it). A class block's, or, for a record larger than the largest class, its own block's of <see cref="LargeLength"/> bytes.
     /// </summary>
     public int StampOffset { get; }
+
+    /// <summary>What New writes in a class block's trailer before the stamp: the tag (low half) and the size class (high half).</summary>
+    public uint TagAndClass { get; }
 
     /// <summary>Bytes of a struct handle's block for a record larger than the largest class (the record and its trailer, rounded up to 64); 0 for a class record.</summary>
     public nuint LargeLength { get; }

@@ -17,7 +17,7 @@ public sealed unsafe partial class TypeAllocator
     public RecordRef NewRef(CompiledRecordType type)
     {
         var record = RecordOf(type);
-        var block = AllocateRecord(_slab.CurrentCache, record);
+        var block = AllocateRecord(_slab.CurrentCache.Bins, record);
         return new RecordRef(block.Address, block.Generation, record.StampOffset);
     }
 
@@ -29,7 +29,7 @@ public sealed unsafe partial class TypeAllocator
     public UncheckedRecordRef NewUncheckedRef(CompiledRecordType type)
     {
         var record = RecordOf(type);
-        var block = AllocateRecord(_slab.CurrentCache, record);
+        var block = AllocateRecord(_slab.CurrentCache.Bins, record);
         return new UncheckedRecordRef(block.Address, block.Generation, record.StampOffset);
     }
 
@@ -43,7 +43,7 @@ public sealed unsafe partial class TypeAllocator
     public void DeleteRef(RecordRef handle)
     {
         if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        DeleteRecord(_slab.CurrentCache, handle);
+        DeleteRecord(_slab.CurrentCache.Bins, handle);
     }
 
     /// <summary>Frees the record of an unchecked struct handle.</summary>
@@ -56,7 +56,7 @@ public sealed unsafe partial class TypeAllocator
     public void DeleteRef(UncheckedRecordRef handle)
     {
         if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        DeleteUncheckedRecord(_slab.CurrentCache, handle);
+        DeleteUncheckedRecord(_slab.CurrentCache.Bins, handle);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -73,9 +73,9 @@ public sealed unsafe partial class TypeAllocator
         public readonly uint Generation = generation;
     }
 
-    /// <summary>A zeroed, stamped, tagged record block from <paramref name="cache"/> (the calling thread's, checked by the caller).</summary>
+    /// <summary>A zeroed, stamped, tagged record block from <paramref name="bins"/> (the calling thread's cache's, checked by the caller).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private RecordBlock AllocateRecord(NativeSlabAllocator.ThreadCache cache, RecordType record)
+    private RecordBlock AllocateRecord(NativeSlabAllocator.Bin* bins, RecordType record)
     {
         byte* p;
         uint generation;
@@ -85,15 +85,16 @@ public sealed unsafe partial class TypeAllocator
             // A class block: its stamp and tag are in its trailer at constants of the record type, no chunk lookup. Plain
             // writes: this thread owns the free block; a stale handle's check or compare-exchange expects an older odd
             // value and fails against either the old even one or this new odd one.
-            p = _slab.AllocateFromClass(cache, record.ClassIndex);
+            int cls = record.ClassIndex;
+            p = _slab.Pop(bins + cls, cls);
             ref uint stamp = ref *(uint*)(p + stampOffset);
             generation = stamp = (stamp + 1) | 1; // free stamps are even, so this is the next value: odd, live
-            *(ushort*)(p + stampOffset - 4) = record.Tag;
+            *(uint*)(p + stampOffset - 4) = record.TagAndClass; // the tag (leak report) and the class (Delete's free list)
             ClearRecord(p, record);
         }
         else
         {
-            p = AllocateLargeRecord(record, out generation);
+            return AllocateLargeRecord(record); // its own stack capture
         }
         if (_stacks is not null) CaptureStack(p);
         return new RecordBlock(p, generation);
@@ -101,19 +102,20 @@ public sealed unsafe partial class TypeAllocator
 
     /// <summary>A record larger than the largest class: a block of its own from the process-wide pool, laid out like a class block (stamp and tag at the end).</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private byte* AllocateLargeRecord(RecordType record, out uint generation)
+    private RecordBlock AllocateLargeRecord(RecordType record)
     {
         byte* p = _slab.AllocateLargeRecord(record.LargeLength, record.Alignment, out _);
         ref uint stamp = ref *(uint*)(p + record.StampOffset);
-        generation = stamp = (stamp + 1) | 1;
+        uint generation = stamp = (stamp + 1) | 1;
         *(ushort*)(p + record.StampOffset - 4) = record.Tag;
         ClearRecord(p, record);
-        return p;
+        if (_stacks is not null) CaptureStack(p);
+        return new RecordBlock(p, generation);
     }
 
     /// <summary>The checked Delete: the owner's token in the chunk header, then a compare-exchange of the stamp.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void DeleteRecord(NativeSlabAllocator.ThreadCache cache, RecordRef handle)
+    private void DeleteRecord(NativeSlabAllocator.Bin* bins, RecordRef handle)
     {
         byte* p = handle.Address;
         int stampOffset = handle.StampOffset;
@@ -123,7 +125,8 @@ public sealed unsafe partial class TypeAllocator
             if (*(long*)(chunk + 16) == _slab.RecordToken && NativeSlabAllocator.TryReleaseStamp(ref *(uint*)(p + stampOffset), handle.Generation))
             {
                 if (_stacks is not null) _stacks.TryRemove((nint)p, out _);
-                _slab.FreeToClass(cache, p, ((int*)chunk)[1]);
+                int cls = ((int*)chunk)[1];
+                _slab.Push(bins + cls, p, cls);
                 return;
             }
         }
@@ -134,21 +137,21 @@ public sealed unsafe partial class TypeAllocator
         ThrowRefDeleteFailure(p, handle.Generation, stampOffset);
     }
 
-    /// <summary>The unchecked Delete: the same tests with a plain load and store of the stamp (no atomic).</summary>
+    /// <summary>The unchecked Delete: a plain load and store of the stamp (no atomic), and no owner test (a foreign handle's Delete is undefined).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void DeleteUncheckedRecord(NativeSlabAllocator.ThreadCache cache, UncheckedRecordRef handle)
+    private void DeleteUncheckedRecord(NativeSlabAllocator.Bin* bins, UncheckedRecordRef handle)
     {
         byte* p = handle.Address;
         int stampOffset = handle.StampOffset;
         if (stampOffset > 0 && !RecordChunks.IsLarge(stampOffset))
         {
-            byte* chunk = ChunkStart(p);
             ref uint stamp = ref *(uint*)(p + stampOffset);
-            if (stamp == handle.Generation && *(long*)(chunk + 16) == _slab.RecordToken)
+            if (stamp == handle.Generation)
             {
                 stamp = handle.Generation + 1;
                 if (_stacks is not null) _stacks.TryRemove((nint)p, out _);
-                _slab.FreeToClass(cache, p, ((int*)chunk)[1]);
+                int cls = *(ushort*)(p + stampOffset - 2); // written by New beside the tag, on the stamp's line
+                _slab.Push(bins + cls, p, cls);
                 return;
             }
         }

@@ -20,7 +20,7 @@ public sealed unsafe partial class TypeAllocator
     /// checks of the handles are the same as through the allocator. After the thread exits, drop the heap (it keeps that
     /// thread's cache of free blocks).</para>
     /// </remarks>
-    public sealed class ThreadHeap
+    public sealed unsafe class ThreadHeap
     {
         /// <summary>One call in this many checks the calling thread.</summary>
         public const int AffinityCheckInterval = 64;
@@ -28,6 +28,7 @@ public sealed unsafe partial class TypeAllocator
         private readonly TypeAllocator _owner;
         private readonly NativeSlabAllocator.ThreadCache _cache;
         private readonly NativeSlabAllocator _slab;
+        private readonly NativeSlabAllocator.Bin* _bins; // into the cache's pinned bins, which _cache keeps alive
         private readonly int _threadId;
         private uint _calls; // written by the owning thread only (a misusing thread races it, and is caught all the same)
 
@@ -36,6 +37,7 @@ public sealed unsafe partial class TypeAllocator
             _owner = owner;
             _cache = cache;
             _slab = owner._slab;
+            _bins = cache.Bins;
             _threadId = Environment.CurrentManagedThreadId;
         }
 
@@ -54,7 +56,7 @@ public sealed unsafe partial class TypeAllocator
         {
             var record = RecordOf(type);
             Check();
-            var block = _owner.AllocateRecord(_cache, record);
+            var block = _owner.AllocateRecord(_bins, record);
             return new RecordRef(block.Address, block.Generation, record.StampOffset);
         }
 
@@ -67,7 +69,7 @@ public sealed unsafe partial class TypeAllocator
         {
             var record = RecordOf(type);
             Check();
-            var block = _owner.AllocateRecord(_cache, record);
+            var block = _owner.AllocateRecord(_bins, record);
             return new UncheckedRecordRef(block.Address, block.Generation, record.StampOffset);
         }
 
@@ -79,7 +81,7 @@ public sealed unsafe partial class TypeAllocator
         public void Delete(RecordRef handle)
         {
             CheckThread();
-            _owner.DeleteRecord(_cache, handle);
+            _owner.DeleteRecord(_bins, handle);
         }
 
         /// <summary>As <see cref="TypeAllocator.DeleteRef(UncheckedRecordRef)"/>.</summary>
@@ -90,7 +92,7 @@ public sealed unsafe partial class TypeAllocator
         public void Delete(UncheckedRecordRef handle)
         {
             CheckThread();
-            _owner.DeleteUncheckedRecord(_cache, handle);
+            _owner.DeleteUncheckedRecord(_bins, handle);
         }
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -107,8 +107,9 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     }
 
     /// <inheritdoc/>
-    /// <remarks>Thread-safe; any thread may delete. Of two racing Deletes of one object exactly one succeeds (not with
-    /// <see cref="TypeAllocatorOptions.RecycleHandles"/>, where the winner may already have handed the handle out again).</remarks>
+    /// <remarks>Thread-safe; any thread may delete. In a checked allocator, of two racing Deletes of one object exactly one
+    /// succeeds; in an unchecked one a second Delete ordered after the first throws, but two racing on two threads are
+    /// undefined (both may free the block).</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="instance"/> is null.</exception>
     /// <exception cref="ArgumentException">The object was not made by a TypeAllocator, was made by another one, or is a record array's view.</exception>
     /// <exception cref="InvalidOperationException">The object was already deleted.</exception>
@@ -116,12 +117,15 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     public void Delete<T>(T instance) where T : class
     {
         // The whole check is one expression so the hot path stays small; ThrowDeleteFailure says which part failed.
-        // In both modes the stamp moves by compare-exchange, so of two racing Deletes exactly one frees (a plain
-        // compare and store would let both free and the block be handed out twice).
+        // Checked: the stamp moves by compare-exchange, so of two racing Deletes exactly one frees (a plain compare and
+        // store would let both free and the block be handed out twice). Unchecked: a plain compare and store (a
+        // compare-exchange costs about as much as the rest of New+Delete together), which catches a second Delete
+        // ordered after the first but not two racing on two threads: unchecked means the program does not misuse handles.
         // IsDeleted refuses a second Delete of this handle whatever the stamp says: a stale Delete after the 32-bit stamp
         // wrapped round to this generation could otherwise release a live object's slot.
         if (instance is NativeRecord handle && handle.Chunk is { } chunk && chunk.Owner == _slab && !handle.IsViewHandle && !handle.IsDeleted && !_disposed
-            && NativeSlabAllocator.TryReleaseStamp(ref chunk.StampOf(handle.Address), handle.Generation))
+            && (_checked ? NativeSlabAllocator.TryReleaseStamp(ref chunk.StampOf(handle.Address), handle.Generation)
+                : NativeSlabAllocator.TryReleaseStampUnsynchronized(ref chunk.StampOf(handle.Address), handle.Generation)))
         {
             byte* address = handle.Address;
             if (_stacks is not null) _stacks.TryRemove((nint)address, out _);
