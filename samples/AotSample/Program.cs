@@ -84,6 +84,13 @@ public static class Program
         Check(raw.Quantity == 5, "an unchecked struct handle reads back");
         raw.Delete(allocator);
 
+        var heap = allocator.GetThreadHeap();
+        var viaHeap = OrderRef.New(heap);
+        viaHeap.Quantity = 3;
+        Check(viaHeap.Quantity == 3 && System.Runtime.CompilerServices.Unsafe.SizeOf<OrderRef>() == 16, "a 16-byte struct handle made through the thread's heap reads back");
+        viaHeap.Delete(heap);
+        Check(Throws<InvalidOperationException>(() => viaHeap.Delete(heap)), "a second Delete through the heap throws");
+
         allocator.Dispose();
         Check(Throws<ObjectDisposedException>(() => _ = orders[1].Id), "a struct handle used after the allocator's Dispose throws");
         Check(allocator.LastLeakReport!.Entries.Sum(e => e.Count) == orders.Length - 1, "the leak report counts the records never deleted");
