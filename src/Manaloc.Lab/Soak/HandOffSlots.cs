@@ -28,6 +28,20 @@ internal sealed class HandOffSlots<T>(int capacity) where T : class
         return item is not null;
     }
 
+    /// <summary>The items in the slots now, without taking them: exact only while nobody leaves or takes (at a <see cref="QuietPoint"/>).</summary>
+    public int Count(out long sum, Func<T, long> measure)
+    {
+        int count = 0;
+        sum = 0;
+        foreach (var item in _slots)
+        {
+            if (item is null) continue;
+            count++;
+            sum += measure(item);
+        }
+        return count;
+    }
+
     /// <summary>Takes every item left (call once the threads that leave items have stopped).</summary>
     public IEnumerable<T> TakeAll()
     {

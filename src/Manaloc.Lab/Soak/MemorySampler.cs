@@ -2,29 +2,87 @@ using System.Diagnostics;
 
 namespace Manaloc.Lab.Soak;
 
-/// <summary>Managed heap (after a full collection, less the buffers rented or retained by the buffer manager at that moment), native bytes reserved by the soak's allocators, and process private bytes, once a second.</summary>
-internal sealed class MemorySampler
+/// <summary>
+/// Once a second, with every soak thread parked at its quiet point: the managed heap's live bytes
+/// after full collections, less what the soak holds in flight at that same point; the native bytes
+/// the record allocator has reserved; the process's private bytes.
+/// </summary>
+/// <remarks>
+/// Nothing of the soak allocates while it measures, so the series moves only when something the
+/// threads left behind moves: the library's state, the runtime's, or the soak's fixed bookkeeping
+/// (sized up front, this sampler's list included, so it cannot grow).
+/// </remarks>
+internal sealed class MemorySampler(TimeSpan duration)
 {
-    private readonly List<(double Seconds, double Managed, double Native, double Private)> _samples = [];
+    /// <summary>Collections at one quiet point are repeated until the in-flight count stops changing, at most this many times.</summary>
+    private const int MaxCollections = 6;
+
+    private readonly List<(double Seconds, double Managed, double Native, double Private)> _samples = new((int)duration.TotalSeconds + 16);
     private readonly Process _process = Process.GetCurrentProcess();
 
     public double LastManagedMb => _samples.Count == 0 ? 0 : _samples[^1].Managed / (1 << 20);
     public double LastNativeMb => _samples.Count == 0 ? 0 : _samples[^1].Native / (1 << 20);
     public double LastPrivateMb => _samples.Count == 0 ? 0 : _samples[^1].Private / (1 << 20);
 
-    /// <param name="elapsed">Time since the start.</param>
-    /// <param name="nativeBytes">Native bytes the soak's allocators hold.</param>
-    /// <param name="inFlightManagedBytes">Managed bytes held on purpose right now (rented buffers, and idle buffers the buffer manager retains up to its caps): subtracted, so the series shows growth, not load or bounded retention.</param>
-    public void Sample(TimeSpan elapsed, long nativeBytes, long inFlightManagedBytes)
+    /// <summary>Samples where the in-flight count still changed after <see cref="MaxCollections"/> collections (the figure is then less exact).</summary>
+    public int UnsettledSamples { get; private set; }
+
+    /// <summary>Collections per sample, added up (how much the sampler made the GC work).</summary>
+    public long Collections { get; private set; }
+
+    /// <summary>Time the soak threads spent parked for samples, added up (load that did not run).</summary>
+    public TimeSpan Parked => _parked.Elapsed;
+
+    private readonly Stopwatch _parked = new();
+
+    /// <summary>Parks every soak thread, takes one sample and lets them go; false (no sample) if they did not all park within <paramref name="timeout"/>.</summary>
+    public bool SampleAtQuietPoint(TimeSpan elapsed, SoakRun run, TimeSpan timeout)
     {
-        // A full blocking collection each second: what is left is what the soak really retains
-        // (and it runs the pools' gen-2 trimming callbacks under load, which the soak wants anyway).
-        long managed = GC.GetTotalMemory(forceFullCollection: true) - inFlightManagedBytes;
-        _process.Refresh();
-        _samples.Add((elapsed.TotalSeconds, managed, nativeBytes, _process.PrivateMemorySize64));
+        _parked.Start();
+        try
+        {
+            if (!run.Quiet.Pause(timeout)) return false;
+            Sample(elapsed, run);
+            return true;
+        }
+        finally
+        {
+            run.Quiet.Resume();
+            _parked.Stop();
+        }
     }
 
-    /// <summary>Least-squares slope of each series after <paramref name="warmUp"/>, as % of its mean per minute.</summary>
+    private void Sample(TimeSpan elapsed, SoakRun run)
+    {
+        // Full, blocking, compacting collections; after each the finalizer thread runs the pools'
+        // gen-2 callbacks, which may trim idle objects (changing the in-flight count) and leave
+        // finalizable garbage for the next collection. At least two collections, then until a
+        // collection's callbacks change nothing: the last collection's live bytes then contain
+        // exactly the in-flight bytes counted before it.
+        long inFlight = run.CountInFlightBytes();
+        for (int collections = 1; ; collections++)
+        {
+            GC.Collect(GC.MaxGeneration, GCCollectionMode.Forced, blocking: true, compacting: true);
+            GC.WaitForPendingFinalizers();
+            long after = run.CountInFlightBytes();
+            bool settled = after == inFlight;
+            inFlight = after;
+            if ((settled && collections >= 2) || collections == MaxCollections)
+            {
+                if (!settled) UnsettledSamples++;
+                Collections += collections;
+                break;
+            }
+        }
+        // The GC's own record of the last collection: live bytes at that moment, untouched by what
+        // the finalizer thread allocated afterwards.
+        var gc = GC.GetGCMemoryInfo(GCKind.FullBlocking);
+        long managed = gc.HeapSizeBytes - gc.FragmentedBytes - inFlight;
+        _process.Refresh();
+        _samples.Add((elapsed.TotalSeconds, managed, run.NativeBytes, _process.PrivateMemorySize64));
+    }
+
+    /// <summary>Least-squares slope of each series after <paramref name="warmUp"/>, with its standard error, as % of its mean per minute.</summary>
     public IReadOnlyList<Drift> Drift(TimeSpan warmUp)
     {
         var after = _samples.Where(s => s.Seconds >= warmUp.TotalSeconds).ToList();
@@ -38,14 +96,17 @@ internal sealed class MemorySampler
 
     private static Drift Fit(string name, List<(double X, double Y)> points)
     {
-        if (points.Count < 3) return new Drift(name, 0, 0, 0, points.Count);
+        if (points.Count < 3) return new Drift(name, 0, 0, 0, 0, 0, points.Count);
         double meanX = points.Average(p => p.X), meanY = points.Average(p => p.Y);
         double sxy = points.Sum(p => (p.X - meanX) * (p.Y - meanY)), sxx = points.Sum(p => (p.X - meanX) * (p.X - meanX));
-        double slopePerMinute = sxx == 0 ? 0 : sxy / sxx * 60;
-        double percent = meanY == 0 ? 0 : slopePerMinute / meanY * 100;
-        return new Drift(name, meanY / (1 << 20), slopePerMinute / 1024, percent, points.Count);
+        double slope = sxx == 0 ? 0 : sxy / sxx; // bytes per second
+        double residuals = points.Sum(p => Math.Pow(p.Y - meanY - slope * (p.X - meanX), 2));
+        double standardError = sxx == 0 ? 0 : Math.Sqrt(residuals / (points.Count - 2) / sxx);
+        double spread = Math.Sqrt(residuals / (points.Count - 2));
+        double percent = meanY == 0 ? 0 : slope * 60 / meanY * 100;
+        return new Drift(name, meanY / (1 << 20), slope * 60 / 1024, standardError * 60 / 1024, percent, spread / 1024, points.Count);
     }
 }
 
-/// <summary>One memory series after warm-up: mean, slope and slope relative to the mean.</summary>
-internal readonly record struct Drift(string Name, double MeanMb, double KbPerMinute, double PercentPerMinute, int Samples);
+/// <summary>One memory series after warm-up: mean, slope (± its standard error), slope relative to the mean, and the samples' spread around the fitted line.</summary>
+internal readonly record struct Drift(string Name, double MeanMb, double KbPerMinute, double StandardErrorKbPerMinute, double PercentPerMinute, double SpreadKb, int Samples);

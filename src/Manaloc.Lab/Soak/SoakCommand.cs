@@ -24,14 +24,17 @@ public static class SoakCommand
         stdout.WriteLine($"soak: {options.Duration.TotalSeconds:0} s, {options.Threads} load threads on {Environment.ProcessorCount} processors; summary in {options.OutDir}");
 
         using var run = new SoakRun(options.Threads);
-        var memory = new MemorySampler();
+        var memory = new MemorySampler(options.Duration);
         var clock = Stopwatch.StartNew();
         var nextProgress = TimeSpan.FromSeconds(10);
         run.Start();
         while (clock.Elapsed < options.Duration && run.Violations.Count == 0)
         {
             Thread.Sleep(TimeSpan.FromSeconds(1));
-            memory.Sample(clock.Elapsed, run.NativeBytes, run.HeldBufferBytes + run.RetainedBufferBytes);
+            if (!memory.SampleAtQuietPoint(clock.Elapsed, run, QuietTimeout))
+            {
+                run.Violations.Enqueue($"the soak threads did not all reach their quiet point within {QuietTimeout.TotalSeconds:0} s (hang)");
+            }
             if (clock.Elapsed >= nextProgress)
             {
                 nextProgress += TimeSpan.FromSeconds(10);
@@ -50,7 +53,7 @@ public static class SoakCommand
                 violations.Add($"{name} drifted {percent:+0.00;-0.00}%/min after warm-up (limit {limit}%/min)");
             }
         }
-        string summary = SoakSummary.Write(options, clock.Elapsed, run.Counters, violations, drift, memory);
+        string summary = SoakSummary.Write(options, clock.Elapsed, run.Counters, violations, drift, memory, run);
         File.WriteAllText(Path.Combine(options.OutDir, "soak-summary.md"), summary);
         stdout.WriteLine(summary);
         if (violations.Count > 0)
@@ -60,6 +63,9 @@ public static class SoakCommand
         }
         return 0;
     }
+
+    /// <summary>Longest wait for every soak thread to park for a sample: a thread that takes longer is hung.</summary>
+    private static readonly TimeSpan QuietTimeout = TimeSpan.FromSeconds(30);
 
     /// <summary>Warm-up excluded from drift: a quarter of the run, at most two minutes.</summary>
     internal static TimeSpan WarmUp(TimeSpan duration) => TimeSpan.FromTicks(Math.Min(duration.Ticks / 4, TimeSpan.FromMinutes(2).Ticks));

@@ -38,11 +38,12 @@ internal sealed partial class SoakRun
         var random = new Random(12345);
         while (!_stop)
         {
+            Quiet.Check(); // parks with no dispatcher alive: none of its objects or threads are in the measured heap
             var dispatcher = new DedicatedThreadDispatcher(new DispatcherOptions { Name = "soak", ThreadCount = 2, Capacity = 256, FullMode = FullQueueMode.FailFast });
             var cycle = new DispatcherCycle(dispatcher);
             cycle.Item = () => Interlocked.Increment(ref cycle.Ran);
             Volatile.Write(ref _cycle, cycle);
-            Thread.Sleep(random.Next(10, 200));
+            Quiet.Nap(TimeSpan.FromMilliseconds(random.Next(10, 200))); // cut short by a pause: shut down, then park
             var handedBack = dispatcher.Shutdown(TimeSpan.FromMilliseconds(random.Next(2) == 0 ? 0 : 20));
             Volatile.Write(ref _cycle, null);
             if (!dispatcher.Completion.Wait(HangLimit)) Violation("dispatcher: workers did not stop after shutdown");

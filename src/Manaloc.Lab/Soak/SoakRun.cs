@@ -45,11 +45,10 @@ internal sealed partial class SoakRun : IDisposable
     private readonly HandOffSlots<SoakPooled> _pooled = new(MaxInFlight);
     private readonly HandOffSlots<byte[]> _rented = new(MaxInFlight);
     // Buffers held now, by identity, with the pattern each was filled with (a new buffer's contents are not zeroed, so no marker inside it).
-    private readonly ConcurrentDictionary<byte[], byte> _heldBuffers = new(ReferenceEqualityComparer.Instance);
+    private readonly ConcurrentDictionary<byte[], byte> _heldBuffers = NewHeldSet();
     private readonly List<Thread> _threads = [];
     private DispatcherCycle? _cycle;
     private long _nextId;
-    private long _heldBufferBytes;
     private int _writers, _readers;
     private volatile bool _stop;
 
@@ -58,23 +57,6 @@ internal sealed partial class SoakRun : IDisposable
     public SoakCounters Counters { get; } = new();
 
     public ConcurrentQueue<string> Violations { get; } = new();
-
-    /// <summary>Bytes of the buffers held by the soak right now (rented, not yet returned): load, not retention.</summary>
-    public long HeldBufferBytes => Volatile.Read(ref _heldBufferBytes);
-
-    /// <summary>
-    /// Bytes of idle buffers the buffer manager retains (each size class's Retained × its size, the
-    /// classes the soak rents from): retention up to its caps, by design, not a leak.
-    /// </summary>
-    public long RetainedBufferBytes
-    {
-        get
-        {
-            long bytes = 0;
-            for (int shift = MinBufferShift; shift <= MaxBufferShift; shift++) bytes += _buffers.GetStatistics(1 << shift).Retained << shift;
-            return bytes;
-        }
-    }
 
     /// <summary>Native bytes the soak's record allocator has reserved.</summary>
     public long NativeBytes => _allocator.ReservedBytes;
@@ -89,7 +71,11 @@ internal sealed partial class SoakRun : IDisposable
         _threads.Add(new Thread(() => Guard(DispatcherCycles)) { IsBackground = true, Name = "soak dispatcher cycles" });
         _threads.Add(new Thread(() => Guard(() => PingPong(_ping, _pong, "ping"))) { IsBackground = true, Name = "soak ping" });
         _threads.Add(new Thread(() => Guard(() => PingPong(_pong, _ping, "pong", first: false))) { IsBackground = true, Name = "soak pong" });
-        foreach (var t in _threads) t.Start();
+        foreach (var t in _threads)
+        {
+            Quiet.Join();
+            t.Start();
+        }
     }
 
     private void Violation(string message) => Violations.Enqueue(message);
@@ -98,6 +84,7 @@ internal sealed partial class SoakRun : IDisposable
     {
         try { body(); }
         catch (Exception e) { Violation($"{Thread.CurrentThread.Name}: unexpected {e.GetType().Name}: {e.Message}"); }
+        finally { Quiet.Leave(); }
     }
 
     private void Load(int seed)
@@ -105,6 +92,7 @@ internal sealed partial class SoakRun : IDisposable
         var random = new Random(seed * 7919 + Environment.TickCount);
         while (!_stop)
         {
+            Quiet.Check(); // holds nothing here: every operation below finishes within one pass
             switch (random.Next(9))
             {
                 case 0: NewRecord(random.Next(MaxInFlight)); break;
@@ -174,7 +162,6 @@ internal sealed partial class SoakRun : IDisposable
         byte pattern = (byte)random.Next(1, 256);
         if (!_heldBuffers.TryAdd(buffer, pattern)) Violation("buffers: a buffer was handed out while someone held it");
         buffer.AsSpan().Fill(pattern);
-        Interlocked.Add(ref _heldBufferBytes, buffer.Length);
         Interlocked.Increment(ref Counters.BufferRents);
         if (!_rented.TryLeave(random.Next(MaxInFlight), buffer)) GiveBufferBack(buffer);
     }
@@ -188,7 +175,6 @@ internal sealed partial class SoakRun : IDisposable
     {
         if (!_heldBuffers.TryRemove(buffer, out byte pattern)) Violation("buffers: returned a buffer nobody held");
         else if (buffer.AsSpan().IndexOfAnyExcept(pattern) >= 0) Violation("buffers: a rented buffer was written by someone else");
-        Interlocked.Add(ref _heldBufferBytes, -buffer.Length);
         _buffers.Return(buffer);
         Interlocked.Increment(ref Counters.BufferReturns);
     }
@@ -219,6 +205,9 @@ internal sealed partial class SoakRun : IDisposable
         if (first) theirs.Set();
         while (!_stop)
         {
+            // Parks only right after passing the one signal on (or, at the start, with it in the partner's event),
+            // so the partner never waits for a Set from a parked thread: it gets the signal, passes it back and parks too.
+            Quiet.Check();
             if (!mine.Wait(HangLimit))
             {
                 if (!_stop) Violation($"event: {name} waited {HangLimit.TotalSeconds:0} s for a Set that was due (lost wakeup)");

@@ -6,7 +6,7 @@ namespace Manaloc.Lab.Soak;
 /// <summary>The soak's summary as markdown (printed, and written to soak-summary.md).</summary>
 internal static class SoakSummary
 {
-    public static string Write(SoakCommand.Options options, TimeSpan elapsed, SoakCounters counters, IReadOnlyList<string> violations, IReadOnlyList<Drift> drift, MemorySampler memory)
+    public static string Write(SoakCommand.Options options, TimeSpan elapsed, SoakCounters counters, IReadOnlyList<string> violations, IReadOnlyList<Drift> drift, MemorySampler memory, SoakRun run)
     {
         var s = new StringBuilder();
         var c = CultureInfo.InvariantCulture;
@@ -16,9 +16,16 @@ internal static class SoakSummary
         s.AppendLine("| counter | value |").AppendLine("| --- | ---: |");
         foreach (var (name, value) in counters.Rows()) s.AppendLine(c, $"| {name} | {value:N0} |");
         s.AppendLine();
-        s.AppendLine(c, $"Memory after warm-up ({SoakCommand.WarmUp(options.Duration).TotalSeconds:0} s), sampled each second (managed: after a full collection, less the buffers rented or idle in the buffer manager at that moment); drift is the least-squares slope relative to the mean:").AppendLine();
-        s.AppendLine("| series | mean MB | drift KB/min | drift %/min | samples |").AppendLine("| --- | ---: | ---: | ---: | ---: |");
-        foreach (var d in drift) s.AppendLine(c, $"| {d.Name} | {d.MeanMb:0.00} | {d.KbPerMinute:+0.0;-0.0;0.0} | {d.PercentPerMinute:+0.00;-0.00;0.00} | {d.Samples} |");
+        var sizes = run.Sizes;
+        s.AppendLine(c, $"Memory after warm-up ({SoakCommand.WarmUp(options.Duration).TotalSeconds:0} s), sampled each second with every soak thread parked at its quiet point")
+            .AppendLine(c, $"(managed: live bytes after full collections, {memory.Collections:N0} in all, less what the soak held in flight at that point: records' handles {sizes.RecordHandle} B each,")
+            .AppendLine(c, $"pooled objects {sizes.Pooled} B, buffers rented or idle in the buffer manager at their length + {sizes.ArrayOverhead} B, held-set entries {sizes.HeldSetEntry} B;")
+            .AppendLine(c, $"{memory.UnsettledSamples} sample(s) where the count had not settled after the last collection; the threads were parked for sampling {memory.Parked.TotalSeconds:0.0} s in all). Drift is the least-squares slope ± its standard error; spread is the samples' standard deviation around the line:").AppendLine();
+        s.AppendLine("| series | mean MB | drift KB/min | drift %/min | spread KB | samples |").AppendLine("| --- | ---: | ---: | ---: | ---: | ---: |");
+        foreach (var d in drift)
+        {
+            s.AppendLine(c, $"| {d.Name} | {d.MeanMb:0.00} | {d.KbPerMinute:+0.0;-0.0;0.0} ± {d.StandardErrorKbPerMinute:0.0} | {d.PercentPerMinute:+0.00;-0.00;0.00} | {d.SpreadKb:0.0} | {d.Samples} |");
+        }
         if (violations.Count > 0)
         {
             s.AppendLine().AppendLine("Violations:").AppendLine();

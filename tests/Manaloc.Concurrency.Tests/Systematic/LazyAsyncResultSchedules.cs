@@ -13,7 +13,7 @@ public interface IAsyncCompletion
     int End();
 }
 
-/// <summary>LazyAsyncResult under Coyote (ReusableValueTaskSource is left out: awaiting its ValueTask creates a task Coyote does not control).</summary>
+/// <summary>LazyAsyncResult under Coyote (ReusableValueTaskSource: ReusableValueTaskSourceSchedules).</summary>
 public sealed class LazyAsyncResultSchedules(ITestOutputHelper output)
 {
     private sealed class Real(LazyAsyncResult<int> result) : IAsyncCompletion
