@@ -61,6 +61,31 @@ public class StructHandleReuseTests
     }
 
     [Fact]
+    public void StaleHandlesOfPooledChunksWhosePagesWentBackStillFailWithTheRightException()
+    {
+        var allocator = new TypeAllocator(new TypeAllocatorOptions { Name = "pooled" });
+        var stale = Enumerable.Range(0, 3000).Select(i => { var r = ReuseRecordRef.New(allocator); r.Last = i; return r; }).ToArray();
+        var deleted = stale[..1000];
+        foreach (var r in deleted) r.Delete(allocator);
+        allocator.Dispose(); // every chunk to the pool; on Linux its pages but the header's go back (they read as zeros)
+        foreach (var r in deleted)
+        {
+            Assert.False(r.IsAllocated);
+            Assert.ThrowsAny<InvalidOperationException>(() => r.Last); // deleted, then its allocator disposed: either is said
+        }
+        foreach (var r in stale[1000..])
+        {
+            Assert.False(r.IsAllocated);
+            Assert.Contains("'pooled'", Assert.Throws<ObjectDisposedException>(() => r.Last).Message);
+        }
+        using var next = new TypeAllocator();
+        var fresh = Enumerable.Range(0, 3000).Select(_ => ReuseRecordRef.New(next)).ToArray();
+        Assert.All(fresh, r => Assert.Equal(0L, r.Last)); // zeroed, whatever the pages held
+        Assert.All(stale, r => Assert.False(r.IsAllocated)); // no old generation matches a new one
+        foreach (var r in fresh) r.Delete(next);
+    }
+
+    [Fact]
     public void StaleHandlesFailAfterTheirEmptyChunkWasReleasedAndReused()
     {
         using var allocator = new TypeAllocator();

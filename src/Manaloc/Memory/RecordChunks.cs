@@ -13,7 +13,9 @@ namespace Manaloc.Memory;
 /// no managed reference, so nothing tells the GC that its block's memory is still read. Its check reads the slot's stamp
 /// in the block's trailer; that read is safe for ever only if the memory stays mapped and the slot stays a slot of the
 /// same size class. So a chunk keeps its class for the life of the process and is reused, never freed. The cost: the
-/// process keeps the peak of its record chunks (128 KiB each), as most slab allocators keep their segments.</para>
+/// process keeps the peak of its record chunks (128 KiB each) as address space; on Linux a pooled chunk's pages (all but
+/// its header's) go back to the kernel (<c>madvise(MADV_DONTNEED)</c>: they read as zeros, which is a free stamp),
+/// so it holds no memory until it is reused.</para>
 /// <para>Generations stay fresh across lives: when a chunk is reused, every slot ever carved gets the same even stamp,
 /// the floor, above every stamp the chunk ever held, so no old handle's generation (odd, at most the old maximum)
 /// matches a new one. Each life records its floor and owner, so a stale handle can still say whether its allocator was
@@ -51,6 +53,8 @@ internal static unsafe class RecordChunks
         /// <summary>Bytes of memory: the chunk size, or a large record's block with its trailer.</summary>
         public readonly nuint Length = length;
         public readonly nuint Alignment = alignment;
+        /// <summary>While pooled: the even stamp every slot ever carved gets when the chunk is taken again (above all it held).</summary>
+        public uint Floor;
         /// <summary>Newest last; guarded by lock (this).</summary>
         public readonly List<Life> Lives = [];
     }
@@ -96,7 +100,8 @@ internal static unsafe class RecordChunks
         }
         else
         {
-            floor = RaiseFloor(pooled);
+            floor = pooled.Floor;
+            ApplyFloor(pooled, floor);
         }
         home = pooled;
         life = StartLife(home, floor, owner);
@@ -158,15 +163,19 @@ internal static unsafe class RecordChunks
             *(int*)(memory + length - LargeTrailer) = pooled.Id;
         }
         home = pooled;
-        uint floor = *(uint*)(home.Memory + length - 4); // even: freed or invalidated; every new generation is above it
+        uint floor = home.Floor; // even: every new generation is above it
+        *(uint*)(home.Memory + length - 4) = floor;
         life = StartLife(home, floor, owner);
         *(long*)(home.Memory + length - 16) = owner.RecordToken;
         return home.Memory;
     }
 
     /// <summary>A large record's block no longer used by its owner waits for the next record of its length.</summary>
+    /// <remarks>As <see cref="Return"/>: its floor is its stamp (even), and the pages before its trailer go back to the kernel.</remarks>
     public static void ReturnLarge(Home home)
     {
+        home.Floor = *(uint*)(home.Memory + home.Length - 4);
+        Platform.LinuxNative.DiscardPages(home.Memory, home.Length - LargeTrailer);
         lock (s_lock)
         {
             if (!s_largePool.TryGetValue((home.Length, home.Alignment), out var stack)) s_largePool[(home.Length, home.Alignment)] = stack = new Stack<Home>();
@@ -175,25 +184,35 @@ internal static unsafe class RecordChunks
         }
     }
 
-    /// <summary>Every slot ever carved gets one even stamp above all it held: old generations never match again.</summary>
-    private static uint RaiseFloor(Home home)
+    /// <summary>The even stamp above every stamp the chunk's carved slots hold: old generations never match a new one.</summary>
+    private static uint FloorOf(Home home)
     {
         int blockSize = SizeClasses.Sizes[home.ClassIndex];
         int carved = ((int*)home.Memory)[3];
         byte* blocks = home.Memory + SizeClasses.ChunkHeader;
         uint max = 0;
         for (int slot = 0; slot < carved; slot++) max = Math.Max(max, *(uint*)(blocks + (nint)slot * blockSize + blockSize - 4));
-        // Wraps only after 2^31 handle generations of one slot; an even value, as every free slot's stamp is.
-        uint floor = (max | 1) + 1;
+        return (max | 1) + 1; // wraps only after 2^31 generations of one slot
+    }
+
+    /// <summary>Every slot ever carved gets the floor (its pages may have been discarded, and read as zeros until now).</summary>
+    private static void ApplyFloor(Home home, uint floor)
+    {
+        int blockSize = SizeClasses.Sizes[home.ClassIndex];
+        int carved = ((int*)home.Memory)[3];
+        byte* blocks = home.Memory + SizeClasses.ChunkHeader;
         for (int slot = 0; slot < carved; slot++) *(uint*)(blocks + (nint)slot * blockSize + blockSize - 4) = floor;
-        return floor;
     }
 
     /// <summary>A chunk no longer used by its owner (empty, or the owner disposed) waits for the next one.</summary>
+    /// <remarks>Its floor is taken first; then every page but the header's goes back to the kernel (Linux), so a pooled
+    /// chunk holds address space, not memory. A stale handle meanwhile reads a zero stamp (even: free) and fails.</remarks>
     public static void Return(Home home, int carved)
     {
         Debug.Assert(home.ClassIndex >= 0, "a class chunk");
         if (carved > ((int*)home.Memory)[3]) ((int*)home.Memory)[3] = carved;
+        home.Floor = FloorOf(home);
+        Platform.LinuxNative.DiscardPages(home.Memory + SizeClasses.ChunkHeader, SizeClasses.ChunkSize - SizeClasses.ChunkHeader);
         lock (s_lock)
         {
             s_pool[home.ClassIndex].Push(home);

@@ -27,6 +27,34 @@ internal static unsafe partial class LinuxNative
     [LibraryImport("libc", EntryPoint = "sched_setaffinity", SetLastError = true)]
     private static partial int SchedSetAffinity(int pid, nuint size, byte* mask);
 
+    [LibraryImport("libc", EntryPoint = "madvise")]
+    private static partial int Madvise(void* address, nuint length, int advice);
+
+    /// <summary>MADV_DONTNEED: the pages go back to the kernel; the next touch maps zero-filled pages.</summary>
+    private const int MadvDontNeed = 4;
+
+    /// <summary>
+    /// Gives the whole pages inside [<paramref name="start"/>, <paramref name="start"/> + <paramref name="length"/>) back to
+    /// the kernel, keeping the range mapped (a later read sees zeros); true when that was done. Linux only (false elsewhere,
+    /// or when the call is unavailable or fails: the memory then simply stays resident).
+    /// </summary>
+    public static bool DiscardPages(byte* start, nuint length)
+    {
+        if (!OperatingSystem.IsLinux()) return false;
+        nuint page = (nuint)Environment.SystemPageSize;
+        nuint first = ((nuint)start + page - 1) & ~(page - 1);
+        nuint end = ((nuint)start + length) & ~(page - 1);
+        if (end <= first) return false;
+        try
+        {
+            return Madvise((void*)first, end - first, MadvDontNeed) == 0;
+        }
+        catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
+        {
+            return false;
+        }
+    }
+
     [LibraryImport("libc", EntryPoint = "sched_rr_get_interval", SetLastError = true)]
     private static partial int SchedRrGetInterval(int pid, Timespec* interval);
 
