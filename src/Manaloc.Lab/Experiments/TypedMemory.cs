@@ -10,9 +10,10 @@ namespace Manaloc.Lab.Experiments;
 /// Seed 000, "Writing a Manual Memory Manager in C#": typed records in native memory. New+Delete,
 /// property get/set through the interface, a scan-and-update pass over live records, and the managed
 /// heap and full-GC pause with those records alive: managed class instances vs the article's
-/// AllocHGlobal-per-object class vs TypeAllocator (checked and unchecked) vs the bulk RecordArray path. New+Delete
-/// is also set beside the raw system calls a record replaces: AllocHGlobal+FreeHGlobal and NativeMemory.Alloc+Free
-/// of a 24-byte block, with no object around it.
+/// AllocHGlobal-per-object class vs TypeAllocator (checked and unchecked class handles, and the generated 16-byte
+/// struct handles through a held ThreadHeap) vs the bulk RecordArray path. New+Delete is also set beside the raw
+/// system calls a record replaces: AllocHGlobal+FreeHGlobal and NativeMemory.Alloc+Free of a 24-byte block, with no
+/// object around it.
 /// </summary>
 public sealed partial class TypedMemory : Experiment
 {
@@ -34,7 +35,7 @@ public sealed partial class TypedMemory : Experiment
     /// <inheritdoc/>
     public override string Article => "Writing a Manual Memory Manager in C# (seed 000)";
     /// <inheritdoc/>
-    public override string Description => "New+Delete, get/set, scan of live records, managed heap and GC pause: class vs AllocHGlobal proxy vs TypeAllocator vs RecordArray; New+Delete vs raw AllocHGlobal and NativeMemory.Alloc.";
+    public override string Description => "New+Delete, get/set, scan of live records, managed heap and GC pause: class vs AllocHGlobal proxy vs TypeAllocator class and struct handles vs RecordArray; New+Delete vs raw AllocHGlobal and NativeMemory.Alloc.";
     /// <inheritdoc/>
     public override Claim Claim => new(
         "IFooData as a 21-byte native record (Bar @0, Jar @4, Car @12, Tar @20: long and double misaligned), one AllocHGlobal per object: the data lives off the GC heap", null,
