@@ -7,7 +7,7 @@ using Microsoft.CodeAnalysis;
 namespace Manaloc.Generators;
 
 /// <summary>
-/// Writes the source for one accepted record: the checked and unchecked classes New uses, their factory,
+/// Writes the source for one accepted record: the checked and unchecked classes New uses, the checked record-array view class, their factory,
 /// the two struct handles and the module initializer that registers the layout.
 /// </summary>
 internal static class RecordSource
@@ -43,17 +43,24 @@ internal static class RecordSource
         if (ns.Length > 0) sb.Append("namespace ").Append(ns).AppendLine(";");
         sb.AppendLine();
 
-        // The checked and unchecked classes, as the run-time emitter builds them.
-        foreach (var (suffix, access) in new[] { ("Checked", "CheckedField"), ("Unchecked", "UncheckedField") })
+        // The checked, unchecked and checked record-array view classes, as the run-time emitter builds them. The checked
+        // class's stamp offset is a static readonly field: a constant to the JIT, computed by the library's own size classes.
+        foreach (var (suffix, access) in new[] { ("Checked", "CheckedField"), ("Unchecked", "UncheckedField"), ("CheckedView", "ViewField") })
         {
             sb.Append("file sealed class __").Append(id).Append('_').Append(suffix).Append(" : ").Append(M).Append("CompiledRecord, ").AppendLine(iface);
             sb.AppendLine("{");
+            bool isChecked = suffix == "Checked";
+            if (isChecked)
+            {
+                sb.Append("    private static readonly int s_stampOffset = ").Append(M).Append("CompiledRecords.StampOffsetOf(").Append(Int(model.Size)).Append(", ").Append(Int(model.Alignment)).AppendLine(");");
+            }
             foreach (var field in model.Fields)
             {
                 foreach (var p in field.Properties)
                 {
                     string declaring = p.ContainingType.ToDisplayString(SymbolDisplayFormat.FullyQualifiedFormat);
-                    WriteProperty(sb, "    ", field.TypeName, declaring + "." + p.Name, p.GetMethod is not null, p.SetMethod is not null, $"{access}<{field.TypeName}>({Int(field.Offset)})");
+                    string args = isChecked ? $"{Int(field.Offset)}, s_stampOffset" : Int(field.Offset);
+                    WriteProperty(sb, "    ", field.TypeName, declaring + "." + p.Name, p.GetMethod is not null, p.SetMethod is not null, $"{access}<{field.TypeName}>({args})");
                 }
             }
             sb.AppendLine("}");
@@ -63,6 +70,7 @@ internal static class RecordSource
         sb.AppendLine("{");
         sb.Append("    public static ").Append(M).Append("CompiledRecord CreateChecked() => new __").Append(id).AppendLine("_Checked();");
         sb.Append("    public static ").Append(M).Append("CompiledRecord CreateUnchecked() => new __").Append(id).AppendLine("_Unchecked();");
+        sb.Append("    public static ").Append(M).Append("CompiledRecord CreateCheckedView() => new __").Append(id).AppendLine("_CheckedView();");
         sb.AppendLine("}");
         sb.AppendLine();
 

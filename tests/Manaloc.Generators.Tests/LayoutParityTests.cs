@@ -40,6 +40,24 @@ public class LayoutParityTests
         Assert.Equal(Describe(runtime), Describe(generated));
     }
 
+    [Theory]
+    [MemberData(nameof(Shapes))]
+    // The compiled checked class compares the stamp at the offset CompiledRecords.StampOffsetOf gives it: if that offset
+    // were not where the allocator keeps the stamp, the first read would throw, or the read after Delete would pass.
+    public void TheCompiledCheckedClassFindsTheStampOfEveryShape(string shape)
+    {
+        var (_, iface) = s_shapes[shape];
+        var property = iface.GetProperties().FirstOrDefault(p => p.GetMethod is not null)
+            ?? iface.GetInterfaces().SelectMany(i => i.GetProperties()).FirstOrDefault(p => p.GetMethod is not null);
+        if (property is null) return; // no field to read ("no properties")
+        using var allocator = new TypeAllocator();
+        object handle = typeof(TypeAllocator).GetMethod(nameof(TypeAllocator.New))!.MakeGenericMethod(iface).Invoke(allocator, null)!;
+        Assert.Equal(Activator.CreateInstance(property.PropertyType) ?? 0, property.GetValue(handle) ?? 0); // zeroed, and the check passed
+        typeof(TypeAllocator).GetMethod(nameof(TypeAllocator.Delete))!.MakeGenericMethod(iface).Invoke(allocator, [handle]);
+        var error = Assert.Throws<System.Reflection.TargetInvocationException>(() => property.GetValue(handle));
+        Assert.IsType<InvalidOperationException>(error.InnerException);
+    }
+
     [Fact]
     public void EveryMarkedInterfaceInThisAssemblyIsCompared()
     {

@@ -56,20 +56,35 @@ public interface IHandWrittenValid
 
 internal sealed class HandWritten : CompiledRecord, IHandWritten
 {
-    public int Count { get => CheckedField<int>(0); set => CheckedField<int>(0) = value; }
-    public long Id { get => CheckedField<long>(8); set => CheckedField<long>(8) = value; }
+    private static readonly int s_stampOffset = CompiledRecords.StampOffsetOf(16, 8);
+    public int Count { get => CheckedField<int>(0, s_stampOffset); set => CheckedField<int>(0, s_stampOffset) = value; }
+    public long Id { get => CheckedField<long>(8, s_stampOffset); set => CheckedField<long>(8, s_stampOffset) = value; }
+}
+
+internal sealed class HandWrittenView : CompiledRecord, IHandWritten
+{
+    public int Count { get => ViewField<int>(0); set => ViewField<int>(0) = value; }
+    public long Id { get => ViewField<long>(8); set => ViewField<long>(8) = value; }
 }
 
 internal struct HandWrittenFactory : ICompiledRecordFactory
 {
     public static CompiledRecord CreateChecked() => new HandWritten();
     public static CompiledRecord CreateUnchecked() => new HandWritten();
+    public static CompiledRecord CreateCheckedView() => new HandWrittenView();
 }
 
 internal sealed class ValidChecked : CompiledRecord, IHandWrittenValid
 {
-    public int Count { get => CheckedField<int>(8); set => CheckedField<int>(8) = value; }
-    public long Id { get => CheckedField<long>(0); set => CheckedField<long>(0) = value; }
+    private static readonly int s_stampOffset = CompiledRecords.StampOffsetOf(16, 8);
+    public int Count { get => CheckedField<int>(8, s_stampOffset); set => CheckedField<int>(8, s_stampOffset) = value; }
+    public long Id { get => CheckedField<long>(0, s_stampOffset); set => CheckedField<long>(0, s_stampOffset) = value; }
+}
+
+internal sealed class ValidView : CompiledRecord, IHandWrittenValid
+{
+    public int Count { get => ViewField<int>(8); set => ViewField<int>(8) = value; }
+    public long Id { get => ViewField<long>(0); set => ViewField<long>(0) = value; }
 }
 
 internal sealed class ValidUnchecked : CompiledRecord, IHandWrittenValid
@@ -82,4 +97,5 @@ internal struct ValidFactory : ICompiledRecordFactory
 {
     public static CompiledRecord CreateChecked() => new ValidChecked();
     public static CompiledRecord CreateUnchecked() => new ValidUnchecked();
+    public static CompiledRecord CreateCheckedView() => new ValidView();
 }

@@ -23,18 +23,39 @@ public abstract unsafe class CompiledRecord : NativeRecord
     {
     }
 
-    /// <summary>The field at <paramref name="offset"/>, after the checked-mode null test of the address (for generated code: the offset is a layout constant).</summary>
+    /// <summary>The field at <paramref name="offset"/>, after comparing the block's stamp with the handle's generation (for
+    /// generated code: the offset and <paramref name="stampOffset"/>, from <see cref="CompiledRecords.StampOffsetOf"/>, are
+    /// constants, so the JIT keeps one of the two paths below).</summary>
     /// <exception cref="InvalidOperationException">The record was deleted.</exception>
     /// <exception cref="ObjectDisposedException">The record's allocator was disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    protected ref T CheckedField<T>(int offset)
+    protected ref T CheckedField<T>(int offset, int stampOffset)
     {
         // The block's stamp against the handle's generation, as the emitted checked classes compare it: a copy of a
-        // deleted handle (MemberwiseClone) still has its address, and must fail here too. The handle references the
-        // chunk, whose memory lives as long as it does, so the stamp can always be read.
+        // deleted handle (MemberwiseClone) still has its address, and must fail here too. A class block's stamp is at a
+        // constant offset in its trailer, whose memory a TypeAllocator never frees; a record larger than the largest class
+        // keeps its stamp in its chunk object, which this handle references.
         byte* address = Address;
-        if (address == null || Chunk is not { } chunk || chunk.StampOf(address) != Generation) throw StaleException();
-        GC.KeepAlive(this); // the chunk (through this handle) keeps the stamp's memory until it was read
+        if (stampOffset > 0 && stampOffset <= SizeClasses.MaxSize - 4)
+        {
+            if (address == null || *(uint*)(address + stampOffset) != Generation) throw StaleException();
+        }
+        else if (address == null || Chunk is not { } chunk || chunk.StampOf(address) != Generation)
+        {
+            throw StaleException();
+        }
+        GC.KeepAlive(this);
+        return ref Unsafe.AsRef<T>(address + offset);
+    }
+
+    /// <summary>The field at <paramref name="offset"/>, after a record-array view's test: its address is null once the array
+    /// was disposed (the array's enumerator and MoveTo compare its stamp once per move; for generated code).</summary>
+    /// <exception cref="InvalidOperationException">The array was disposed (a view's message says which).</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    protected ref T ViewField<T>(int offset)
+    {
+        byte* address = Address;
+        if (address == null) throw StaleException();
         return ref Unsafe.AsRef<T>(address + offset);
     }
 
@@ -52,4 +73,7 @@ public interface ICompiledRecordFactory
 
     /// <summary>A new, unbound instance of the unchecked class.</summary>
     static abstract CompiledRecord CreateUnchecked();
+
+    /// <summary>A new, unbound instance of the checked record-array view class.</summary>
+    static abstract CompiledRecord CreateCheckedView();
 }

@@ -27,13 +27,28 @@ public static unsafe class CompiledRecords
         where TFactory : struct, ICompiledRecordFactory
     {
         ArgumentNullException.ThrowIfNull(fields);
-        return RecordTypes.RegisterCompiled(typeof(TInterface), size, alignment, fields, &CreateChecked<TFactory>, &CreateUnchecked<TFactory>, TFactory.CreateChecked().GetType(), TFactory.CreateUnchecked().GetType(), Cache<TInterface>);
+        return RecordTypes.RegisterCompiled(typeof(TInterface), size, alignment, fields, &CreateChecked<TFactory>, &CreateUnchecked<TFactory>, &CreateCheckedView<TFactory>,
+            TFactory.CreateChecked().GetType(), TFactory.CreateUnchecked().GetType(), TFactory.CreateCheckedView().GetType(), Cache<TInterface>);
+    }
+
+    /// <summary>Where a record of <paramref name="size"/> bytes aligned to <paramref name="alignment"/> has its stamp, from its
+    /// address: the generated checked class passes it to its accessors as a constant (a static readonly field).</summary>
+    /// <param name="size">Record size in bytes, as the generator computed it.</param>
+    /// <param name="alignment">Record alignment.</param>
+    /// <returns>The offset of the stamp in the record's class block, or -1 when the record is larger than the largest class.</returns>
+    public static int StampOffsetOf(int size, int alignment)
+    {
+        nuint block = (nuint)Math.Max(size, 1), align = (nuint)Math.Max(alignment, 16);
+        int cls = NativeSlabAllocator.StampedClass(block, align);
+        return cls < 0 ? -1 : SizeClasses.Sizes[cls] - 4;
     }
 
     // TFactory is a struct, so these instantiations are exact (not shared): a plain function pointer, a direct call.
     private static NativeRecord CreateChecked<TFactory>() where TFactory : struct, ICompiledRecordFactory => TFactory.CreateChecked();
 
     private static NativeRecord CreateUnchecked<TFactory>() where TFactory : struct, ICompiledRecordFactory => TFactory.CreateUnchecked();
+
+    private static NativeRecord CreateCheckedView<TFactory>() where TFactory : struct, ICompiledRecordFactory => TFactory.CreateCheckedView();
 
     private static void Cache<TInterface>(CompiledRecordType type) where TInterface : class
     {

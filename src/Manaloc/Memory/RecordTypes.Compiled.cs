@@ -13,8 +13,8 @@ internal static partial class RecordTypes
     /// <remarks>Idempotent per interface: a second registration (two module loads of one assembly cannot happen, but a
     /// test may call it again) returns the first one.</remarks>
     public static unsafe CompiledRecordType RegisterCompiled(Type type, int size, int alignment, CompiledField[] fields,
-        delegate*<NativeRecord> createChecked, delegate*<NativeRecord> createUnchecked, Type checkedClass, Type uncheckedClass,
-        Action<CompiledRecordType> cacheForT)
+        delegate*<NativeRecord> createChecked, delegate*<NativeRecord> createUnchecked, delegate*<NativeRecord> createCheckedView,
+        Type checkedClass, Type uncheckedClass, Type checkedViewClass, Action<CompiledRecordType> cacheForT)
     {
         lock (s_compiled)
         {
@@ -23,10 +23,11 @@ internal static partial class RecordTypes
             ushort tag = NewTag(type, array: false), arrayTag = NewTag(type, array: true);
             var @checked = new RecordType(type, layout, checkedClass, RecordMode.Checked, createChecked, tag, arrayTag, Interlocked.Increment(ref s_nextIndex));
             var @unchecked = new RecordType(type, layout, uncheckedClass, RecordMode.Unchecked, createUnchecked, tag, arrayTag, Interlocked.Increment(ref s_nextIndex));
-            // A checked view tests the address for null on each access, as a checked handle does: the same class serves both.
-            var view = new RecordType(type, layout, checkedClass, RecordMode.CheckedView, createChecked, tag, arrayTag, Interlocked.Increment(ref s_nextIndex));
+            // A checked view tests only its address for null on each access (the array's stamp is compared once per move).
+            var view = new RecordType(type, layout, checkedViewClass, RecordMode.CheckedView, createCheckedView, tag, arrayTag, Interlocked.Increment(ref s_nextIndex));
             s_byGenerated[checkedClass] = @checked;
             s_byGenerated[uncheckedClass] = @unchecked;
+            s_byGenerated[checkedViewClass] = view;
             s_types.TryAdd((type, RecordMode.Checked), new Lazy<RecordType>(@checked));
             s_types.TryAdd((type, RecordMode.Unchecked), new Lazy<RecordType>(@unchecked));
             s_types.TryAdd((type, RecordMode.CheckedView), new Lazy<RecordType>(view));

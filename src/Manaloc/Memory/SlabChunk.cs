@@ -122,9 +122,11 @@ internal sealed unsafe class SlabChunk
         return slot;
     }
 
-    /// <summary>A freshly carved class block: zero its trailer (the chunk's memory is not zeroed), so its stamp starts even.</summary>
+    /// <summary>A freshly carved class block: its trailer gets tag 0 and an even stamp (the chunk's memory is not zeroed): 0, or in
+    /// a reused record chunk the life's floor, so every generation of this life is above the floor (what a stale handle's
+    /// message is looked up by).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void InitTrailer(byte* block) => *(ulong*)(block + BlockSize - Trailer) = 0;
+    public void InitTrailer(byte* block) => *(ulong*)(block + BlockSize - Trailer) = (ulong)(Life?.Floor ?? 0) << 32;
 
     /// <summary>True when the slot at <paramref name="block"/> is handed out by a stamped allocation (odd stamp).</summary>
     public bool IsLive(byte* block) => (Volatile.Read(ref StampOf(block)) & 1) != 0;
