@@ -38,7 +38,8 @@ public abstract unsafe class CompiledRecord : NativeRecord
         byte* address = Address;
         if (stampOffset > 0 && stampOffset <= SizeClasses.MaxSize - 4)
         {
-            if (address == null || *(uint*)(address + stampOffset) != Generation) throw StaleException();
+            // No null test: a handle New made always has its address (Delete and Dispose keep it; the stamp says the rest).
+            if (*(uint*)(address + stampOffset) != Generation) throw StaleException();
         }
         else if (address == null || Chunk is not { } chunk || chunk.StampOf(address) != Generation)
         {
