@@ -21,8 +21,8 @@ namespace Manaloc.Memory;
 /// unmapped memory. A record array's view tests its address for null instead (the array's Dispose
 /// nulls it; its memory is freed only when its views are unreachable).</para>
 /// <para>Weight: an object header and 24 bytes of fields (chunk, address, generation, recycling index,
-/// view flag), 40 bytes on 64-bit, nothing per record beside it on the managed heap: as much as a plain
-/// class with 24 bytes of data.</para>
+/// flags), 40 bytes on 64-bit, nothing per record beside it on the managed heap, and no reference to trace
+/// for a record in a class block: as much as a plain class with 24 bytes of data.</para>
 /// <para>Validity is explicit: <see cref="IsAllocated"/>. A handle converts implicitly to no number,
 /// pointer or bool ("shared_ptr and NULL"). Users cannot derive from this class. Serialized as
 /// <c>object</c> with System.Text.Json, a handle writes its record's properties (the generated class
@@ -35,6 +35,12 @@ public abstract unsafe class NativeRecord
 {
     // Read by the generated accessors (the generated assembly ignores access checks to Manaloc). Six fields, 24 bytes:
     // the object is 40 bytes, as a class of 24 bytes of data. Keep it so (NativeRecordWeightTests).
+    /// <summary>
+    /// Null for a record in a class block: its stamp is in the block's trailer, whose memory a TypeAllocator never frees,
+    /// so the handle needs no reference, and a set of handles costs a full collection what a set of plain objects does
+    /// (nothing to trace beyond the object). The chunk of a record larger than the largest class (its stamp is the chunk's
+    /// field, its memory freed at Delete) or of a record array's view.
+    /// </summary>
     internal SlabChunk? Chunk;
     internal byte* Address;
     /// <summary>
@@ -56,7 +62,7 @@ public abstract unsafe class NativeRecord
 
     /// <summary>True while the record is allocated: not deleted (for a view: its array not disposed) and the allocator not disposed.</summary>
     [JsonIgnore]
-    public bool IsAllocated => !IsDeleted && Chunk is { } chunk && chunk.StampOf(Address) == Generation;
+    public bool IsAllocated => !IsDeleted && Address != null && *StampAddress == Generation;
 
     /// <summary>True when this is the reusable view of a <see cref="RecordArray{T}"/> rather than an object from New.</summary>
     [JsonIgnore]
@@ -70,8 +76,12 @@ public abstract unsafe class NativeRecord
     [JsonIgnore]
     public TypeLayout Layout => RecordTypes.OfGenerated(GetType()).Layout;
 
-    /// <summary>The stamp this handle compares (tests).</summary>
-    internal uint* StampAddress => (uint*)Unsafe.AsPointer(ref Chunk!.StampOf(Address));
+    /// <summary>The stamp this handle compares: its chunk's for a dedicated block or a view, else its class block's trailer.</summary>
+    internal uint* StampAddress => Chunk is { } chunk ? (uint*)Unsafe.AsPointer(ref chunk.StampOf(Address)) : (uint*)(Address + ClassStampOffset(Address));
+
+    /// <summary>Where the stamp of the class block at <paramref name="address"/> is, from its chunk header's size class (which a TypeAllocator's chunk keeps for life).</summary>
+    internal static int ClassStampOffset(byte* address)
+        => SizeClasses.Sizes[((int*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1)))[1]] - 4;
 
     /// <inheritdoc/>
     public override string ToString()
@@ -86,7 +96,8 @@ public abstract unsafe class NativeRecord
     internal Exception StaleException()
     {
         string name = RecordTypes.TypeName(RecordInterface);
-        if (Chunk is not null && Chunk.Owner.IsDisposed)
+        if (Chunk is null && Address != null && !IsViewHandle && RecordChunks.WasDisposed(Address, Generation, ClassStampOffset(Address), out _)
+            || Chunk is not null && Chunk.Owner.IsDisposed)
         {
             string what = $"TypeAllocator (the {name} record's allocator)";
             return new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");

@@ -100,7 +100,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         }
         handle.Address = p;
         handle.Generation = generation;
-        handle.Chunk = chunk;
+        handle.Chunk = record.ClassIndex >= 0 ? null : chunk; // a class block's stamp needs no reference: its memory is never freed
         handle.IsDeleted = false; // a recycled handle was deleted before
         if (_stacks is not null) CaptureStack(p);
         return Unsafe.As<T>(handle);
@@ -123,9 +123,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         // ordered after the first but not two racing on two threads: unchecked means the program does not misuse handles.
         // IsDeleted refuses a second Delete of this handle whatever the stamp says: a stale Delete after the 32-bit stamp
         // wrapped round to this generation could otherwise release a live object's slot.
-        if (instance is NativeRecord handle && handle.Chunk is { } chunk && chunk.Owner == _slab && !handle.IsViewHandle && !handle.IsDeleted && !_disposed
-            && (_checked ? NativeSlabAllocator.TryReleaseStamp(ref chunk.StampOf(handle.Address), handle.Generation)
-                : NativeSlabAllocator.TryReleaseStampUnsynchronized(ref chunk.StampOf(handle.Address), handle.Generation)))
+        if (instance is NativeRecord { IsViewHandle: false, IsDeleted: false } handle && handle.Address != null && !_disposed
+            && TryReleaseHandle(handle, out int cls, out SlabChunk? chunk))
         {
             byte* address = handle.Address;
             if (_stacks is not null) _stacks.TryRemove((nint)address, out _);
@@ -134,37 +133,65 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             // every copy of it throw when used, and can never pass on a free block (a 0 here would, once the stamp wraps).
             handle.IsDeleted = true;
             var cache = _slab.CurrentCache; // one thread-static read for the whole Delete
-            _slab.FreeStamped(cache, address, chunk);
+            if (chunk is null) _slab.FreeToClass(cache, address, cls);
+            else _slab.FreeStamped(cache, address, chunk);
             if (_recycle && handle.RecycleIndex != ushort.MaxValue) KeepHandle(cache, handle, handle.RecycleIndex);
             return;
         }
         ThrowDeleteFailure(instance);
     }
 
+    /// <summary>Moves the handle's stamp to free if it is this allocator's and live: a class block found by its chunk header
+    /// (the owner's token, the size class), a dedicated block through the handle's chunk.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TryReleaseHandle(NativeRecord handle, out int cls, out SlabChunk? chunk)
+    {
+        byte* address = handle.Address;
+        chunk = handle.Chunk;
+        ref uint stamp = ref Unsafe.NullRef<uint>();
+        if (chunk is null)
+        {
+            byte* header = (byte*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1));
+            cls = ((int*)header)[1];
+            if (*(long*)(header + 16) != _slab.RecordToken) return false;
+            stamp = ref *(uint*)(address + SizeClasses.Sizes[cls] - 4);
+        }
+        else
+        {
+            cls = -1;
+            if (chunk.Owner != _slab) return false;
+            stamp = ref chunk.StampOf(address);
+        }
+        return _checked ? NativeSlabAllocator.TryReleaseStamp(ref stamp, handle.Generation)
+            : NativeSlabAllocator.TryReleaseStampUnsynchronized(ref stamp, handle.Generation);
+    }
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowDeleteFailure(object? instance)
     {
         if (instance is null) ThrowHelper.ThrowArgumentNull(nameof(instance));
-        if (instance is NativeRecord { Chunk: null, IsViewHandle: false } parked)
-        {
-            // Only a recycled handle waiting for reuse has no chunk (every handle New makes gets one).
-            string parkedName = RecordTypes.TypeName(parked.RecordInterface);
-            Diagnostics.ManalocEventSource.Log.DoubleFree(parkedName);
-            ThrowHelper.ThrowInvalidOperation($"The {parkedName} record was already deleted.");
-        }
-        if (instance is not NativeRecord handle || handle.Chunk is null)
+        if (instance is not NativeRecord handle)
         {
             ThrowHelper.ThrowNotOurs(nameof(instance), $"The {RecordTypes.TypeName(instance.GetType())} was not created by a TypeAllocator.");
             return;
         }
-        if (handle.Chunk.Owner != _slab)
+        if (handle.IsViewHandle) ThrowHelper.ThrowNotOurs(nameof(instance), "The object is the view of a RecordArray; dispose the array instead.");
+        string name = RecordTypes.TypeName(handle.RecordInterface);
+        if (handle.Address == null)
+        {
+            // Only a recycled handle waiting for reuse has no address (every handle New makes gets one).
+            Diagnostics.ManalocEventSource.Log.DoubleFree(name);
+            ThrowHelper.ThrowInvalidOperation($"The {name} record was already deleted.");
+        }
+        bool foreign = handle.Chunk is { } chunk
+            ? chunk.Owner != _slab
+            : *(long*)(((nuint)handle.Address & ~(nuint)(SizeClasses.ChunkSize - 1)) + 16) != _slab.RecordToken && !handle.IsDeleted && *handle.StampAddress == handle.Generation;
+        if (foreign)
         {
             if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-            ThrowHelper.ThrowNotOurs(nameof(instance), $"The {RecordTypes.TypeName(handle.RecordInterface)} record belongs to another TypeAllocator, not '{Name}'.");
+            ThrowHelper.ThrowNotOurs(nameof(instance), $"The {name} record belongs to another TypeAllocator, not '{Name}'.");
         }
-        if (handle.IsViewHandle) ThrowHelper.ThrowNotOurs(nameof(instance), "The object is the view of a RecordArray; dispose the array instead.");
         if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        string name = RecordTypes.TypeName(handle.RecordInterface);
         Diagnostics.ManalocEventSource.Log.DoubleFree(name);
         ThrowHelper.ThrowInvalidOperation($"The {name} record was already deleted.");
     }

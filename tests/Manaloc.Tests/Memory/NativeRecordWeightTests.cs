@@ -17,6 +17,22 @@ public sealed class NativeRecordWeightTests
 
     private const int Count = 1000;
 
+    [Fact]
+    public void A_handle_to_a_record_in_a_class_block_references_nothing_a_collection_would_trace()
+    {
+        // What a full collection costs per handle: a plain object's marking, with no reference beyond it. Only a record larger
+        // than the largest class (its stamp is its chunk's field) keeps a reference, to its chunk.
+        using var allocator = new TypeAllocator();
+        var small = (NativeRecord)(object)allocator.New<IFooData>();
+        var large = (NativeRecord)(object)allocator.New<IHuge>();
+        Assert.Null(small.Chunk);
+        Assert.NotNull(large.Chunk);
+        Assert.True(small.IsAllocated && large.IsAllocated);
+        allocator.Delete((IFooData)(object)small);
+        allocator.Delete((IHuge)(object)large);
+        Assert.False(small.IsAllocated || large.IsAllocated);
+    }
+
     [Theory]
     [InlineData(true)]
     [InlineData(false)]

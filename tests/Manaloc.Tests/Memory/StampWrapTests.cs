@@ -16,7 +16,7 @@ public sealed unsafe class StampWrapTests
         var record = allocator.New<IFooData>();
         var handle = (NativeRecord)(object)record;
         allocator.Delete(record);
-        ref uint stamp = ref handle.Chunk!.StampOf(handle.Address);
+        ref uint stamp = ref *handle.StampAddress;
         uint free = stamp;
         try
         {
@@ -43,7 +43,7 @@ public sealed unsafe class StampWrapTests
         var handle = (NativeRecord)(object)record;
         uint generation = handle.Generation;
         allocator.Delete(record);
-        ref uint stamp = ref handle.Chunk!.StampOf(handle.Address);
+        ref uint stamp = ref *handle.StampAddress;
         uint free = stamp;
         try
         {
