@@ -7,7 +7,7 @@ using Microsoft.CodeAnalysis;
 namespace Manaloc.Generators;
 
 /// <summary>
-/// Writes the source for one accepted record: the checked and unchecked classes New uses, the checked record-array view class, their factory,
+/// Writes the source for one accepted record: the checked and unchecked classes New uses, the two record-array view classes, their factory,
 /// the two struct handles and the module initializer that registers the layout.
 /// </summary>
 internal static class RecordSource
@@ -43,11 +43,15 @@ internal static class RecordSource
         if (ns.Length > 0) sb.Append("namespace ").Append(ns).AppendLine(";");
         sb.AppendLine();
 
-        // The checked, unchecked and checked record-array view classes, as the run-time emitter builds them. The checked
+        // The checked and unchecked classes of New and of record-array views, as the run-time emitter builds them. The checked
         // class's stamp offset is a static readonly field: a constant to the JIT, computed by the library's own size classes.
-        foreach (var (suffix, access) in new[] { ("Checked", "CheckedField"), ("Unchecked", "UncheckedField"), ("CheckedView", "ViewField") })
+        foreach (var (suffix, access, baseClass) in new[]
         {
-            sb.Append("file sealed class __").Append(id).Append('_').Append(suffix).Append(" : ").Append(M).Append("CompiledRecord, ").AppendLine(iface);
+            ("Checked", "CheckedField", "CompiledRecord"), ("Unchecked", "UncheckedField", "CompiledRecord"),
+            ("CheckedView", "ViewField", "CompiledRecordView"), ("UncheckedView", "UncheckedField", "CompiledRecordView"),
+        })
+        {
+            sb.Append("file sealed class __").Append(id).Append('_').Append(suffix).Append(" : ").Append(M).Append(baseClass).Append(", ").AppendLine(iface);
             sb.AppendLine("{");
             bool isChecked = suffix == "Checked";
             if (isChecked)
@@ -70,7 +74,8 @@ internal static class RecordSource
         sb.AppendLine("{");
         sb.Append("    public static ").Append(M).Append("CompiledRecord CreateChecked() => new __").Append(id).AppendLine("_Checked();");
         sb.Append("    public static ").Append(M).Append("CompiledRecord CreateUnchecked() => new __").Append(id).AppendLine("_Unchecked();");
-        sb.Append("    public static ").Append(M).Append("CompiledRecord CreateCheckedView() => new __").Append(id).AppendLine("_CheckedView();");
+        sb.Append("    public static ").Append(M).Append("CompiledRecordView CreateCheckedView() => new __").Append(id).AppendLine("_CheckedView();");
+        sb.Append("    public static ").Append(M).Append("CompiledRecordView CreateUncheckedView() => new __").Append(id).AppendLine("_UncheckedView();");
         sb.AppendLine("}");
         sb.AppendLine();
 

@@ -61,7 +61,7 @@ internal sealed class HandWritten : CompiledRecord, IHandWritten
     public long Id { get => CheckedField<long>(8, s_stampOffset); set => CheckedField<long>(8, s_stampOffset) = value; }
 }
 
-internal sealed class HandWrittenView : CompiledRecord, IHandWritten
+internal sealed class HandWrittenView : CompiledRecordView, IHandWritten
 {
     public int Count { get => ViewField<int>(0); set => ViewField<int>(0) = value; }
     public long Id { get => ViewField<long>(8); set => ViewField<long>(8) = value; }
@@ -71,7 +71,8 @@ internal struct HandWrittenFactory : ICompiledRecordFactory
 {
     public static CompiledRecord CreateChecked() => new HandWritten();
     public static CompiledRecord CreateUnchecked() => new HandWritten();
-    public static CompiledRecord CreateCheckedView() => new HandWrittenView();
+    public static CompiledRecordView CreateCheckedView() => new HandWrittenView();
+    public static CompiledRecordView CreateUncheckedView() => new HandWrittenView();
 }
 
 internal sealed class ValidChecked : CompiledRecord, IHandWrittenValid
@@ -81,7 +82,7 @@ internal sealed class ValidChecked : CompiledRecord, IHandWrittenValid
     public long Id { get => CheckedField<long>(0, s_stampOffset); set => CheckedField<long>(0, s_stampOffset) = value; }
 }
 
-internal sealed class ValidView : CompiledRecord, IHandWrittenValid
+internal sealed class ValidView : CompiledRecordView, IHandWrittenValid
 {
     public int Count { get => ViewField<int>(8); set => ViewField<int>(8) = value; }
     public long Id { get => ViewField<long>(0); set => ViewField<long>(0) = value; }
@@ -97,5 +98,6 @@ internal struct ValidFactory : ICompiledRecordFactory
 {
     public static CompiledRecord CreateChecked() => new ValidChecked();
     public static CompiledRecord CreateUnchecked() => new ValidUnchecked();
-    public static CompiledRecord CreateCheckedView() => new ValidView();
+    public static CompiledRecordView CreateCheckedView() => new ValidView();
+    public static CompiledRecordView CreateUncheckedView() => new ValidView();
 }

@@ -25,32 +25,43 @@ public abstract unsafe class CompiledRecord : NativeRecord
 
     /// <summary>The field at <paramref name="offset"/>, after comparing the block's stamp with the handle's generation (for
     /// generated code: the offset and <paramref name="stampOffset"/>, from <see cref="CompiledRecords.StampOffsetOf"/>, are
-    /// constants, so the JIT keeps one of the two paths below).</summary>
+    /// constants).</summary>
     /// <exception cref="InvalidOperationException">The record was deleted.</exception>
     /// <exception cref="ObjectDisposedException">The record's allocator was disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     protected ref T CheckedField<T>(int offset, int stampOffset)
     {
         // The block's stamp against the handle's generation, as the emitted checked classes compare it: a copy of a
-        // deleted handle (MemberwiseClone) still has its address, and must fail here too. A class block's stamp is at a
-        // constant offset in its trailer, whose memory a TypeAllocator never frees; a record larger than the largest class
-        // keeps its stamp in its chunk object, which this handle references.
+        // deleted handle (MemberwiseClone) still has its address, and must fail here too. The stamp is at a constant offset
+        // in the block's trailer, whose memory a TypeAllocator never frees. No null test: a handle New made always has its
+        // address (Delete and Dispose keep it; the stamp says the rest).
         byte* address = Address;
-        if (stampOffset > 0 && stampOffset <= SizeClasses.MaxSize - 4)
-        {
-            // No null test: a handle New made always has its address (Delete and Dispose keep it; the stamp says the rest).
-            if (*(uint*)(address + stampOffset) != Generation) throw StaleException();
-        }
-        else if (address == null || Chunk is not { } chunk || chunk.StampOf(address) != Generation)
-        {
-            throw StaleException();
-        }
-        GC.KeepAlive(this);
+        if (*(uint*)(address + stampOffset) != Generation) throw StaleException();
         return ref Unsafe.AsRef<T>(address + offset);
     }
 
-    /// <summary>The field at <paramref name="offset"/>, after a record-array view's test: its address is null once the array
-    /// was disposed (the array's enumerator and MoveTo compare its stamp once per move; for generated code).</summary>
+    /// <summary>The field at <paramref name="offset"/>, with no test (for generated code: unchecked allocators).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    protected ref T UncheckedField<T>(int offset) => ref Unsafe.AsRef<T>(Address + offset);
+}
+
+/// <summary>
+/// The base of the record-array view classes the Manaloc source generator writes for <see cref="NativeRecordAttribute"/>
+/// interfaces: a view keeps its array's chunk (see <see cref="NativeRecordView"/>).
+/// </summary>
+/// <remarks>For generated code only.</remarks>
+[EditorBrowsable(EditorBrowsableState.Never)]
+public abstract unsafe class CompiledRecordView : NativeRecordView
+{
+    /// <summary>For generated code.</summary>
+#pragma warning disable RS0022 // the one door through which generated view classes derive from NativeRecordView
+    protected CompiledRecordView()
+#pragma warning restore RS0022
+    {
+    }
+
+    /// <summary>The field at <paramref name="offset"/>, after a checked view's test: its address is null once the array was
+    /// disposed (the array's enumerator and MoveTo compare its stamp once per move; for generated code).</summary>
     /// <exception cref="InvalidOperationException">The array was disposed (a view's message says which).</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     protected ref T ViewField<T>(int offset)
@@ -60,7 +71,7 @@ public abstract unsafe class CompiledRecord : NativeRecord
         return ref Unsafe.AsRef<T>(address + offset);
     }
 
-    /// <summary>The field at <paramref name="offset"/>, with no test (for generated code: unchecked allocators).</summary>
+    /// <summary>The field at <paramref name="offset"/>, with no test (for generated code: an unchecked allocator's views).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     protected ref T UncheckedField<T>(int offset) => ref Unsafe.AsRef<T>(Address + offset);
 }
@@ -76,5 +87,8 @@ public interface ICompiledRecordFactory
     static abstract CompiledRecord CreateUnchecked();
 
     /// <summary>A new, unbound instance of the checked record-array view class.</summary>
-    static abstract CompiledRecord CreateCheckedView();
+    static abstract CompiledRecordView CreateCheckedView();
+
+    /// <summary>A new, unbound instance of the unchecked record-array view class.</summary>
+    static abstract CompiledRecordView CreateUncheckedView();
 }

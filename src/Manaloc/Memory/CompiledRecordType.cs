@@ -10,16 +10,18 @@ namespace Manaloc.Memory;
 /// <remarks>Immutable; shared by every allocator in the process. Obtained only from <see cref="CompiledRecords.Register{TInterface, TFactory}"/>.</remarks>
 public sealed class CompiledRecordType
 {
-    internal CompiledRecordType(RecordType @checked, RecordType @unchecked, RecordType checkedView)
+    internal CompiledRecordType(RecordType @checked, RecordType @unchecked, RecordType checkedView, RecordType uncheckedView)
     {
         Checked = @checked;
         Unchecked = @unchecked;
         CheckedView = checkedView;
+        UncheckedView = uncheckedView;
     }
 
     internal RecordType Checked { get; }
     internal RecordType Unchecked { get; }
     internal RecordType CheckedView { get; }
+    internal RecordType UncheckedView { get; }
 
     /// <summary>The record interface.</summary>
     public Type Interface => Checked.Interface;

@@ -27,21 +27,19 @@ public static unsafe class CompiledRecords
         where TFactory : struct, ICompiledRecordFactory
     {
         ArgumentNullException.ThrowIfNull(fields);
-        return RecordTypes.RegisterCompiled(typeof(TInterface), size, alignment, fields, &CreateChecked<TFactory>, &CreateUnchecked<TFactory>, &CreateCheckedView<TFactory>,
-            TFactory.CreateChecked().GetType(), TFactory.CreateUnchecked().GetType(), TFactory.CreateCheckedView().GetType(), Cache<TInterface>);
+        return RecordTypes.RegisterCompiled(typeof(TInterface), size, alignment, fields,
+            [&CreateChecked<TFactory>, &CreateUnchecked<TFactory>, &CreateCheckedView<TFactory>, &CreateUncheckedView<TFactory>],
+            [TFactory.CreateChecked().GetType(), TFactory.CreateUnchecked().GetType(), TFactory.CreateCheckedView().GetType(), TFactory.CreateUncheckedView().GetType()],
+            Cache<TInterface>);
     }
 
     /// <summary>Where a record of <paramref name="size"/> bytes aligned to <paramref name="alignment"/> has its stamp, from its
     /// address: the generated checked class passes it to its accessors as a constant (a static readonly field).</summary>
     /// <param name="size">Record size in bytes, as the generator computed it.</param>
     /// <param name="alignment">Record alignment.</param>
-    /// <returns>The offset of the stamp in the record's class block, or -1 when the record is larger than the largest class.</returns>
+    /// <returns>The offset of the stamp in the record's block (its last 4 bytes).</returns>
     public static int StampOffsetOf(int size, int alignment)
-    {
-        nuint block = (nuint)Math.Max(size, 1), align = (nuint)Math.Max(alignment, 16);
-        int cls = NativeSlabAllocator.StampedClass(block, align);
-        return cls < 0 ? -1 : SizeClasses.Sizes[cls] - 4;
-    }
+        => RecordType.StampOffsetOf((nuint)Math.Max(size, 1), (nuint)Math.Max(alignment, 16));
 
     // TFactory is a struct, so these instantiations are exact (not shared): a plain function pointer, a direct call.
     private static NativeRecord CreateChecked<TFactory>() where TFactory : struct, ICompiledRecordFactory => TFactory.CreateChecked();
@@ -50,12 +48,15 @@ public static unsafe class CompiledRecords
 
     private static NativeRecord CreateCheckedView<TFactory>() where TFactory : struct, ICompiledRecordFactory => TFactory.CreateCheckedView();
 
+    private static NativeRecord CreateUncheckedView<TFactory>() where TFactory : struct, ICompiledRecordFactory => TFactory.CreateUncheckedView();
+
     private static void Cache<TInterface>(CompiledRecordType type) where TInterface : class
     {
         // Plain publication, as TypeAllocator.Resolve does: the record types are immutable and fully built.
         RecordTypeCache<TInterface>.Checked = type.Checked;
         RecordTypeCache<TInterface>.Unchecked = type.Unchecked;
         RecordTypeCache<TInterface>.CheckedView = type.CheckedView;
+        RecordTypeCache<TInterface>.UncheckedView = type.UncheckedView;
     }
 
     /// <summary>Runtime size of <paramref name="type"/>, for the registration's check.</summary>

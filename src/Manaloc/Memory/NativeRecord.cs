@@ -13,8 +13,7 @@ namespace Manaloc.Memory;
 /// <para>A record's property accessors are loads and stores at constant offsets from the record's
 /// address. In checked mode each first compares the record's generation stamp with the handle's
 /// (<c>if (*(uint*)(Address + stampOffset) != Generation) throw StaleException()</c>): the stamp is the
-/// last four bytes of the record's slab block, a line the access touches anyway, or, for a record larger
-/// than a class block, a field of its chunk. Delete and the allocator's Dispose move the stamp on, so a
+/// last four bytes of the record's block, a line the access touches anyway. Delete and the allocator's Dispose move the stamp on, so a
 /// handle used after either throws, and so does any copy of it (<c>MemberwiseClone</c>, a copy made by
 /// reflection): the check is in the memory, not in the handle. A handle keeps its chunk reachable and a
 /// released chunk's memory is freed only when the GC collects it, so the stamp read never touches
@@ -33,15 +32,10 @@ namespace Manaloc.Memory;
 /// </remarks>
 public abstract unsafe class NativeRecord
 {
-    // Read by the generated accessors (the generated assembly ignores access checks to Manaloc). Six fields, 24 bytes:
-    // the object is 40 bytes, as a class of 24 bytes of data. Keep it so (NativeRecordWeightTests).
-    /// <summary>
-    /// Null for a record in a class block: its stamp is in the block's trailer, whose memory a TypeAllocator never frees,
-    /// so the handle needs no reference, and a set of handles costs a full collection what a set of plain objects does
-    /// (nothing to trace beyond the object). The chunk of a record larger than the largest class (its stamp is the chunk's
-    /// field, its memory freed at Delete) or of a record array's view.
-    /// </summary>
-    internal SlabChunk? Chunk;
+    // Read by the generated accessors (the generated assembly ignores access checks to Manaloc). Six fields, 24 bytes and
+    // no reference: the object is 40 bytes, as a class of 24 bytes of data, and a collection marks it without tracing
+    // anything (a reference field, even null, made a full collection of 1M handles 1.35x a plain class set's). Keep it so
+    // (NativeRecordWeightTests). A record array's view carries its array's chunk (NativeRecordView).
     internal byte* Address;
     /// <summary>
     /// The stamp the record had when New handed it out (odd). Delete leaves it as it was and sets <see cref="IsDeleted"/>:
@@ -50,6 +44,9 @@ public abstract unsafe class NativeRecord
     /// block (at worst, like any stale copy, it aliases the live record that got the same generation 2^31 uses later).
     /// </summary>
     internal uint Generation;
+    /// <summary>Where the record's stamp is, from <see cref="Address"/>: its block's last 4 bytes (the record type's
+    /// <see cref="RecordType.StampOffset"/>); a TypeAllocator never frees that memory. 0 in a view (its array's stamp is its chunk's).</summary>
+    internal int StampOffset;
     /// <summary>With recycling: the generated type's index (<see cref="RecordType.Index"/>), so Delete finds the stack to keep the handle in.</summary>
     internal ushort RecycleIndex;
     internal bool IsViewHandle;
@@ -76,12 +73,8 @@ public abstract unsafe class NativeRecord
     [JsonIgnore]
     public TypeLayout Layout => RecordTypes.OfGenerated(GetType()).Layout;
 
-    /// <summary>The stamp this handle compares: its chunk's for a dedicated block or a view, else its class block's trailer.</summary>
-    internal uint* StampAddress => Chunk is { } chunk ? (uint*)Unsafe.AsPointer(ref chunk.StampOf(Address)) : (uint*)(Address + ClassStampOffset(Address));
-
-    /// <summary>Where the stamp of the class block at <paramref name="address"/> is, from its chunk header's size class (which a TypeAllocator's chunk keeps for life).</summary>
-    internal static int ClassStampOffset(byte* address)
-        => SizeClasses.Sizes[((int*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1)))[1]] - 4;
+    /// <summary>The stamp this handle compares: its block's trailer, or for a view its array's chunk field.</summary>
+    internal uint* StampAddress => this is NativeRecordView { Chunk: { } chunk } ? (uint*)Unsafe.AsPointer(ref chunk.DedicatedStamp) : (uint*)(Address + StampOffset);
 
     /// <inheritdoc/>
     public override string ToString()
@@ -96,8 +89,8 @@ public abstract unsafe class NativeRecord
     internal Exception StaleException()
     {
         string name = RecordTypes.TypeName(RecordInterface);
-        if (Chunk is null && Address != null && !IsViewHandle && RecordChunks.WasDisposed(Address, Generation, ClassStampOffset(Address), out _)
-            || Chunk is not null && Chunk.Owner.IsDisposed)
+        if (this is NativeRecordView view ? view.Chunk is { Owner.IsDisposed: true }
+            : Address != null && RecordChunks.WasDisposed(Address, Generation, StampOffset, out _))
         {
             string what = $"TypeAllocator (the {name} record's allocator)";
             return new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");
@@ -106,5 +99,20 @@ public abstract unsafe class NativeRecord
         return new InvalidOperationException(IsViewHandle
             ? $"The {name} view was used after its RecordArray was disposed."
             : $"The {name} record was used after it was deleted.");
+    }
+}
+
+/// <summary>
+/// The base of a <see cref="RecordArray{T}"/>'s views: a <see cref="NativeRecord"/> that also keeps its array's chunk, whose
+/// stamp says whether the array is alive and whose memory is freed only when no view references it, so a reader racing the
+/// array's Dispose never reaches memory handed to someone else. For generated code.
+/// </summary>
+[System.ComponentModel.EditorBrowsable(System.ComponentModel.EditorBrowsableState.Never)]
+public abstract class NativeRecordView : NativeRecord
+{
+    internal SlabChunk? Chunk;
+
+    internal NativeRecordView()
+    {
     }
 }

@@ -31,12 +31,12 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     private readonly SlabChunk _chunk;
     private readonly uint _generation;
     private readonly RecordType _record;
-    private readonly NativeRecord _view;
+    private readonly NativeRecordView _view;
     private readonly T _viewAsT;
     private readonly TypeAllocator _owner;
     private readonly Lock _viewsLock = new();
     // Views from CreateView, weakly: a long-lived array must not keep every view ever made. Guarded by _viewsLock.
-    private List<WeakReference<NativeRecord>>? _otherViews;
+    private List<WeakReference<NativeRecordView>>? _otherViews;
     private int _pruneAt = 16;
     private bool _viewsInvalidated;
 
@@ -99,12 +99,12 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
                 views.RemoveAll(static w => !w.TryGetTarget(out _));
                 _pruneAt = Math.Max(16, 2 * views.Count);
             }
-            views.Add(new WeakReference<NativeRecord>(view));
+            views.Add(new WeakReference<NativeRecordView>(view));
         }
         return new RecordView<T>(this, view);
     }
 
-    internal void Position(NativeRecord view, int index)
+    internal void Position(NativeRecordView view, int index)
     {
         if ((uint)index >= (uint)Length) ThrowHelper.ThrowIndexOutOfRange(index, Length);
         if (_chunk.DedicatedStamp != _generation) throw DisposedException(view);
@@ -141,7 +141,7 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
 
     /// <summary>For a move on a disposed array: the allocator's disposal if that is why, else the array's.</summary>
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static ObjectDisposedException DisposedException(NativeRecord view)
+    private static ObjectDisposedException DisposedException(NativeRecordView view)
     {
         string what = view.Chunk is { Owner.IsDisposed: true } ? "TypeAllocator" : $"RecordArray<{RecordTypes.TypeName(typeof(T))}>";
         return new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");
@@ -168,9 +168,9 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
         }
     }
 
-    private NativeRecord NewView()
+    private NativeRecordView NewView()
     {
-        var view = _record.Create();
+        var view = (NativeRecordView)_record.Create(); // a view mode's class derives from NativeRecordView
         view.Address = _base;
         view.Generation = _generation;
         view.Chunk = _chunk;
@@ -184,7 +184,7 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     /// for the JIT to keep across the loop (see docs/memory.md, bulk path).</remarks>
     public ref struct Enumerator
     {
-        private readonly NativeRecord _view;
+        private readonly NativeRecordView _view;
         private byte* _next;
         private readonly byte* _end;
         private readonly nint _stride;

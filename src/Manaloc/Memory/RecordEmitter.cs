@@ -26,13 +26,12 @@ internal static class RecordEmitter
 
     private static readonly FieldInfo s_address = Field(nameof(NativeRecord.Address));
     private static readonly FieldInfo s_generation = Field(nameof(NativeRecord.Generation));
-    private static readonly FieldInfo s_chunk = Field(nameof(NativeRecord.Chunk));
-    private static readonly FieldInfo s_dedicatedStamp = typeof(SlabChunk).GetField(nameof(SlabChunk.DedicatedStamp))!;
     private static readonly MethodInfo s_keepAlive = typeof(GC).GetMethod(nameof(GC.KeepAlive))!;
     // Names a generated public property must not take: NativeRecord's and object's public members.
     private static readonly HashSet<string> s_reserved = typeof(NativeRecord).GetMembers(BindingFlags.Public | BindingFlags.Instance | BindingFlags.Static).Select(m => m.Name).ToHashSet(StringComparer.Ordinal);
     private static readonly MethodInfo s_staleException = typeof(NativeRecord).GetMethod(nameof(NativeRecord.StaleException), BindingFlags.Instance | BindingFlags.NonPublic)!;
     private static readonly ConstructorInfo s_baseConstructor = typeof(NativeRecord).GetConstructor(BindingFlags.Instance | BindingFlags.NonPublic, Type.EmptyTypes)!;
+    private static readonly ConstructorInfo s_viewBaseConstructor = typeof(NativeRecordView).GetConstructor(BindingFlags.Instance | BindingFlags.NonPublic, Type.EmptyTypes)!;
 
     private static FieldInfo Field(string name) => typeof(NativeRecord).GetField(name, BindingFlags.Instance | BindingFlags.NonPublic)!;
 
@@ -45,14 +44,16 @@ internal static class RecordEmitter
             var module = s_module ??= CreateModule();
             var iface = layout.Type;
             string name = $"Manaloc.Generated.{Sanitize(RecordTypes.TypeName(iface))}_{mode}_{++s_counter}";
-            var tb = module.DefineType(name, TypeAttributes.Public | TypeAttributes.Sealed | TypeAttributes.Class | TypeAttributes.BeforeFieldInit, typeof(NativeRecord));
+            // A view (of a record array) keeps its array's chunk: its class derives from NativeRecordView; a handle holds no reference.
+            bool isView = mode is RecordMode.CheckedView or RecordMode.UncheckedView;
+            var tb = module.DefineType(name, TypeAttributes.Public | TypeAttributes.Sealed | TypeAttributes.Class | TypeAttributes.BeforeFieldInit, isView ? typeof(NativeRecordView) : typeof(NativeRecord));
             tb.AddInterfaceImplementation(iface);
 
             // Private: only Create (same type) constructs; users cannot make an unbound handle with Activator.
             var ctor = tb.DefineConstructor(MethodAttributes.Private | MethodAttributes.HideBySig | MethodAttributes.SpecialName | MethodAttributes.RTSpecialName, CallingConventions.Standard, Type.EmptyTypes);
             var il = ctor.GetILGenerator();
             il.Emit(OpCodes.Ldarg_0);
-            il.Emit(OpCodes.Call, s_baseConstructor);
+            il.Emit(OpCodes.Call, isView ? s_viewBaseConstructor : s_baseConstructor);
             il.Emit(OpCodes.Ret);
 
             var create = tb.DefineMethod("Create", MethodAttributes.Public | MethodAttributes.Static | MethodAttributes.HideBySig, typeof(NativeRecord), Type.EmptyTypes);
@@ -133,27 +134,14 @@ internal static class RecordEmitter
     }
 
     // The field's address, this.Address + offset, after the mode's check:
-    //   Checked, class block:     byte* a = this.Address; if (*(uint*)(a + stampOffset) != this.Generation) throw ...; a + offset
-    //   Checked, dedicated block: if (this.Chunk.DedicatedStamp != this.Generation) throw ...; this.Address + offset
-    //   CheckedView:              byte* a = this.Address; if (a == null) throw ...; a + offset
-    //   Unchecked:                this.Address + offset
+    //   Checked:            byte* a = this.Address; if (*(uint*)(a + stampOffset) != this.Generation) throw ...; a + offset
+    //   CheckedView:        byte* a = this.Address; if (a == null) throw ...; a + offset
+    //   Unchecked(View):    this.Address + offset
     private static void EmitAddress(ILGenerator il, int offset, RecordMode mode, int stampOffset)
     {
-        if (mode == RecordMode.Checked && stampOffset < 0)
-        {
-            var ok = il.DefineLabel();
-            il.Emit(OpCodes.Ldarg_0);
-            il.Emit(OpCodes.Ldfld, s_chunk);
-            il.Emit(OpCodes.Ldfld, s_dedicatedStamp);
-            il.Emit(OpCodes.Ldarg_0);
-            il.Emit(OpCodes.Ldfld, s_generation);
-            il.Emit(OpCodes.Beq_S, ok);
-            EmitThrowStale(il);
-            il.MarkLabel(ok);
-        }
         il.Emit(OpCodes.Ldarg_0);
         il.Emit(OpCodes.Ldfld, s_address);
-        if (mode == RecordMode.Checked && stampOffset >= 0)
+        if (mode == RecordMode.Checked)
         {
             var address = il.DeclareLocal(typeof(byte*));
             var ok = il.DefineLabel();

@@ -5,12 +5,11 @@ internal enum RecordMode
 {
     /// <summary>
     /// Handles from New in a checked allocator: an access compares the record's stamp (the last 4 bytes of its
-    /// slab block, at a constant offset from the address; a dedicated block's chunk field) with the handle's
-    /// generation. Delete and the allocator's Dispose move the stamp on, so the handle and every copy of it throw.
+    /// block, at a constant offset from the address) with the handle's generation. Delete and the allocator's Dispose move the stamp on, so the handle and every copy of it throw.
     /// </summary>
     Checked,
 
-    /// <summary>Unchecked allocators (handles and views): bare loads and stores.</summary>
+    /// <summary>Handles from New in an unchecked allocator: bare loads and stores.</summary>
     Unchecked,
 
     /// <summary>
@@ -20,4 +19,6 @@ internal enum RecordMode
     /// (or its allocator is), so a view used afterwards throws.
     /// </summary>
     CheckedView,
+    /// <summary>Views of an unchecked allocator's <see cref="RecordArray{T}"/>: bare loads and stores (a view's class keeps its array's chunk).</summary>
+    UncheckedView,
 }

@@ -27,21 +27,21 @@ internal sealed unsafe class RecordType
         Alignment = AlignmentOf(layout);
         ClassIndex = NativeSlabAllocator.StampedClass(BlockSize, Alignment);
         ClearBytes = ClassIndex >= 0 ? (int)((BlockSize + 7) & ~(nuint)7) : int.MaxValue;
-        LargeLength = ClassIndex >= 0 ? 0 : (BlockSize + RecordChunks.LargeTrailer + 63) & ~(nuint)63;
-        StampOffset = ClassIndex >= 0 ? SizeClasses.Sizes[ClassIndex] - 4 : checked((int)LargeLength - 4);
+        LargeLength = ClassIndex >= 0 ? 0 : LargeLengthOf(BlockSize);
+        StampOffset = StampOffsetOf(BlockSize, Alignment);
         TagAndClass = tag | (uint)(ushort)ClassIndex << 16;
     }
 
     /// <summary>
-    /// The stamp's offset from a record's address, for struct handles: the block's last 4 bytes (the tag is 4 bytes before
-    /// it). A class block's, or, for a record larger than the largest class, its own block's of <see cref="LargeLength"/> bytes.
+    /// The stamp's offset from a record's address: the block's last 4 bytes (the tag is 4 bytes before it). A class block's,
+    /// or, for a record larger than the largest class, its own block's of <see cref="LargeLength"/> bytes.
     /// </summary>
     public int StampOffset { get; }
 
     /// <summary>What New writes in a class block's trailer before the stamp: the tag (low half) and the size class (high half).</summary>
     public uint TagAndClass { get; }
 
-    /// <summary>Bytes of a struct handle's block for a record larger than the largest class (the record and its trailer, rounded up to 64); 0 for a class record.</summary>
+    /// <summary>Bytes of the block of a record larger than the largest class (the record and its trailer, rounded up to 64); 0 for a class record.</summary>
     public nuint LargeLength { get; }
 
     /// <summary>Bytes of a record's block before its trailer: only an empty record (no fields, size 0) is rounded up, so it still gets a block of its own.</summary>
@@ -50,12 +50,19 @@ internal sealed unsafe class RecordType
     /// <summary>A record's block alignment: at least 16.</summary>
     public static nuint AlignmentOf(TypeLayout layout) => (nuint)Math.Max(layout.Alignment, 16);
 
-    /// <summary>Where a checked accessor finds the record's stamp: its offset from the record's address in a class block, or -1 when the record gets a dedicated block (its stamp is the chunk's field).</summary>
-    public static int StampOffsetOf(TypeLayout layout)
+    /// <summary>Where a checked accessor finds the record's stamp, from its address: the last 4 bytes of its class block, or
+    /// of its own block (<see cref="LargeLengthOf"/>) for a record larger than the largest class.</summary>
+    public static int StampOffsetOf(TypeLayout layout) => StampOffsetOf(BlockSizeOf(layout), AlignmentOf(layout));
+
+    /// <summary><see cref="StampOffsetOf(TypeLayout)"/> from a record's block size and alignment.</summary>
+    public static int StampOffsetOf(nuint blockSize, nuint alignment)
     {
-        int cls = NativeSlabAllocator.StampedClass(BlockSizeOf(layout), AlignmentOf(layout));
-        return cls < 0 ? -1 : SizeClasses.Sizes[cls] - 4;
+        int cls = NativeSlabAllocator.StampedClass(blockSize, alignment);
+        return cls >= 0 ? SizeClasses.Sizes[cls] - 4 : checked((int)LargeLengthOf(blockSize) - 4);
     }
+
+    /// <summary>Bytes of the block of a record larger than the largest class: the record and its trailer, rounded up to 64.</summary>
+    public static nuint LargeLengthOf(nuint blockSize) => (blockSize + RecordChunks.LargeTrailer + 63) & ~(nuint)63;
 
     /// <summary>Bytes New clears: the record rounded up to 8, which stays clear of the block's 8-byte trailer (class sizes are multiples of 16), or int.MaxValue for large records.</summary>
     public int ClearBytes { get; }

@@ -6,4 +6,5 @@ internal static class RecordTypeCache<T> where T : class
     public static RecordType? Checked;
     public static RecordType? Unchecked;
     public static RecordType? CheckedView;
+    public static RecordType? UncheckedView;
 }

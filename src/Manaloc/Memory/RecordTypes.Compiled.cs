@@ -12,26 +12,30 @@ internal static partial class RecordTypes
     /// </summary>
     /// <remarks>Idempotent per interface: a second registration (two module loads of one assembly cannot happen, but a
     /// test may call it again) returns the first one.</remarks>
+    /// <param name="type">The record interface.</param>
+    /// <param name="size">Record size, as the generator computed it.</param>
+    /// <param name="alignment">Record alignment.</param>
+    /// <param name="fields">The fields.</param>
+    /// <param name="create">Factories of the checked, unchecked, checked-view and unchecked-view classes, in that order.</param>
+    /// <param name="classes">Those four classes, in the same order.</param>
+    /// <param name="cacheForT">Publishes the registration in <see cref="RecordTypeCache{T}"/>.</param>
     public static unsafe CompiledRecordType RegisterCompiled(Type type, int size, int alignment, CompiledField[] fields,
-        delegate*<NativeRecord> createChecked, delegate*<NativeRecord> createUnchecked, delegate*<NativeRecord> createCheckedView,
-        Type checkedClass, Type uncheckedClass, Type checkedViewClass, Action<CompiledRecordType> cacheForT)
+        delegate*<NativeRecord>[] create, Type[] classes, Action<CompiledRecordType> cacheForT)
     {
         lock (s_compiled)
         {
             if (s_compiled.TryGetValue(type, out var existing)) return existing;
             var layout = TypeLayout.FromCompiled(type, size, alignment, fields);
             ushort tag = NewTag(type, array: false), arrayTag = NewTag(type, array: true);
-            var @checked = new RecordType(type, layout, checkedClass, RecordMode.Checked, createChecked, tag, arrayTag, Interlocked.Increment(ref s_nextIndex));
-            var @unchecked = new RecordType(type, layout, uncheckedClass, RecordMode.Unchecked, createUnchecked, tag, arrayTag, Interlocked.Increment(ref s_nextIndex));
-            // A checked view tests only its address for null on each access (the array's stamp is compared once per move).
-            var view = new RecordType(type, layout, checkedViewClass, RecordMode.CheckedView, createCheckedView, tag, arrayTag, Interlocked.Increment(ref s_nextIndex));
-            s_byGenerated[checkedClass] = @checked;
-            s_byGenerated[uncheckedClass] = @unchecked;
-            s_byGenerated[checkedViewClass] = view;
-            s_types.TryAdd((type, RecordMode.Checked), new Lazy<RecordType>(@checked));
-            s_types.TryAdd((type, RecordMode.Unchecked), new Lazy<RecordType>(@unchecked));
-            s_types.TryAdd((type, RecordMode.CheckedView), new Lazy<RecordType>(view));
-            var compiled = new CompiledRecordType(@checked, @unchecked, view);
+            RecordMode[] modes = [RecordMode.Checked, RecordMode.Unchecked, RecordMode.CheckedView, RecordMode.UncheckedView];
+            var records = new RecordType[modes.Length];
+            for (int i = 0; i < modes.Length; i++)
+            {
+                records[i] = new RecordType(type, layout, classes[i], modes[i], create[i], tag, arrayTag, Interlocked.Increment(ref s_nextIndex));
+                s_byGenerated[classes[i]] = records[i];
+                s_types.TryAdd((type, modes[i]), new Lazy<RecordType>(records[i]));
+            }
+            var compiled = new CompiledRecordType(records[0], records[1], records[2], records[3]);
             cacheForT(compiled);
             s_compiled.Add(type, compiled);
             return compiled;
@@ -53,7 +57,13 @@ internal static partial class RecordTypes
     {
         if (CompiledOf(type) is { } compiled)
         {
-            return mode switch { RecordMode.Checked => compiled.Checked, RecordMode.Unchecked => compiled.Unchecked, _ => compiled.CheckedView };
+            return mode switch
+            {
+                RecordMode.Checked => compiled.Checked,
+                RecordMode.Unchecked => compiled.Unchecked,
+                RecordMode.CheckedView => compiled.CheckedView,
+                _ => compiled.UncheckedView,
+            };
         }
         if (!RuntimeFeature.IsDynamicCodeSupported)
         {

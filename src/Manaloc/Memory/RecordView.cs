@@ -6,9 +6,9 @@ namespace Manaloc.Memory;
 public sealed class RecordView<T> where T : class
 {
     private readonly RecordArray<T> _array;
-    private readonly NativeRecord _view;
+    private readonly NativeRecordView _view;
 
-    internal RecordView(RecordArray<T> array, NativeRecord view)
+    internal RecordView(RecordArray<T> array, NativeRecordView view)
     {
         _array = array;
         _view = view;

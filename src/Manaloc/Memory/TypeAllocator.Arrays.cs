@@ -16,7 +16,7 @@ public sealed unsafe partial class TypeAllocator
     {
         if (count < 0) ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count must not be negative.");
         if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        var record = (_checked ? RecordTypeCache<T>.CheckedView : RecordTypeCache<T>.Unchecked) ?? Resolve<T>(ViewMode);
+        var record = (_checked ? RecordTypeCache<T>.CheckedView : RecordTypeCache<T>.UncheckedView) ?? Resolve<T>(ViewMode);
         ulong bytes = (ulong)count * (ulong)Math.Max(record.Layout.Size, 1); // the array's stride (1 for a record with no fields)
         if (bytes > (ulong)nint.MaxValue / 2) ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The array would not fit in the address space.");
         // At least one record: the view starts at record 0 (View, CreateView) and is usable before MoveTo, so even an

@@ -28,14 +28,12 @@ public sealed unsafe partial class TypeAllocator
     }
 
     /// <summary>Keeps a deleted handle for the calling thread's next New of its type (bounded per type and thread).</summary>
-    /// <remarks>A parked handle holds no pointer and no chunk: a stale use faults on null instead of touching the
-    /// freed block, IsAllocated is false, a second Delete says "already deleted", and it keeps no released chunk's
-    /// stamp table alive.</remarks>
+    /// <remarks>A parked handle holds no pointer: a stale use faults on null instead of touching the freed block,
+    /// IsAllocated is false, and a second Delete says "already deleted".</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void KeepHandle(NativeSlabAllocator.ThreadCache cache, NativeRecord handle, int index)
     {
         handle.Address = null;
-        handle.Chunk = null;
         var stacks = cache.Handles;
         if (stacks is not null && (uint)index < (uint)stacks.Length && stacks[index] is { } stack) stack.Push(handle);
         else KeepHandleSlow(cache, handle, index);

@@ -89,20 +89,17 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             _last = record; // benign race: any RecordType of this mode is valid here
         }
         var cache = _slab.CurrentCache; // one thread-static read for the whole New
-        byte* p = _slab.AllocateStamped(cache, record.ClassIndex, record.BlockSize, record.Alignment, out SlabChunk chunk, out uint generation);
-        ClearRecord(p, record);
-        chunk.TagOf(p) = record.Tag;
+        var block = AllocateRecord(cache.Bins, record); // stamped, tagged, zeroed; its stack captured if asked
         NativeRecord handle;
         if (!_recycle || !TryReuseHandle(cache, record, out handle))
         {
             handle = record.Create();
             handle.RecycleIndex = record.Index < ushort.MaxValue ? (ushort)record.Index : ushort.MaxValue; // MaxValue: never recycled
         }
-        handle.Address = p;
-        handle.Generation = generation;
-        handle.Chunk = record.ClassIndex >= 0 ? null : chunk; // a class block's stamp needs no reference: its memory is never freed
+        handle.Address = block.Address;
+        handle.Generation = block.Generation;
+        handle.StampOffset = record.StampOffset;
         handle.IsDeleted = false; // a recycled handle was deleted before
-        if (_stacks is not null) CaptureStack(p);
         return Unsafe.As<T>(handle);
     }
 
@@ -134,34 +131,37 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             handle.IsDeleted = true;
             var cache = _slab.CurrentCache; // one thread-static read for the whole Delete
             if (chunk is null) _slab.FreeToClass(cache, address, cls);
-            else _slab.FreeStamped(cache, address, chunk);
+            else _slab.FreeDedicated(chunk, deferred: false);
             if (_recycle && handle.RecycleIndex != ushort.MaxValue) KeepHandle(cache, handle, handle.RecycleIndex);
             return;
         }
         ThrowDeleteFailure(instance);
     }
 
-    /// <summary>Moves the handle's stamp to free if it is this allocator's and live: a class block found by its chunk header
-    /// (the owner's token, the size class), a dedicated block through the handle's chunk.</summary>
+    /// <summary>Moves the handle's stamp to free if it is this allocator's and live: a class block's owner and size class are
+    /// in its chunk's header, a large record's block is found in the slab's table of large blocks (under its lock).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool TryReleaseHandle(NativeRecord handle, out int cls, out SlabChunk? chunk)
     {
         byte* address = handle.Address;
-        chunk = handle.Chunk;
-        ref uint stamp = ref Unsafe.NullRef<uint>();
-        if (chunk is null)
+        int stampOffset = handle.StampOffset;
+        chunk = null;
+        cls = -1;
+        if (!RecordChunks.IsLarge(stampOffset))
         {
             byte* header = (byte*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1));
-            cls = ((int*)header)[1];
             if (*(long*)(header + 16) != _slab.RecordToken) return false;
-            stamp = ref *(uint*)(address + SizeClasses.Sizes[cls] - 4);
+            cls = ((int*)header)[1];
+        }
+        else if (_slab.DedicatedChunkOf(address) is not { Home: not null } large)
+        {
+            return false;
         }
         else
         {
-            cls = -1;
-            if (chunk.Owner != _slab) return false;
-            stamp = ref chunk.StampOf(address);
+            chunk = large;
         }
+        ref uint stamp = ref *(uint*)(address + stampOffset);
         return _checked ? NativeSlabAllocator.TryReleaseStamp(ref stamp, handle.Generation)
             : NativeSlabAllocator.TryReleaseStampUnsynchronized(ref stamp, handle.Generation);
     }
@@ -183,9 +183,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             Diagnostics.ManalocEventSource.Log.DoubleFree(name);
             ThrowHelper.ThrowInvalidOperation($"The {name} record was already deleted.");
         }
-        bool foreign = handle.Chunk is { } chunk
-            ? chunk.Owner != _slab
-            : *(long*)(((nuint)handle.Address & ~(nuint)(SizeClasses.ChunkSize - 1)) + 16) != _slab.RecordToken && !handle.IsDeleted && *handle.StampAddress == handle.Generation;
+        bool foreign = TokenOf(handle.Address, handle.StampOffset) != _slab.RecordToken && !handle.IsDeleted && *handle.StampAddress == handle.Generation;
         if (foreign)
         {
             if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
@@ -278,7 +276,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         {
             case RecordMode.Checked: RecordTypeCache<T>.Checked = record; break;
             case RecordMode.Unchecked: RecordTypeCache<T>.Unchecked = record; break;
-            default: RecordTypeCache<T>.CheckedView = record; break;
+            case RecordMode.CheckedView: RecordTypeCache<T>.CheckedView = record; break;
+            default: RecordTypeCache<T>.UncheckedView = record; break;
         }
         return record;
     }
@@ -287,5 +286,5 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     private RecordMode ObjectMode => _checked ? RecordMode.Checked : RecordMode.Unchecked;
 
     /// <summary>The mode of record-array views in this allocator.</summary>
-    private RecordMode ViewMode => _checked ? RecordMode.CheckedView : RecordMode.Unchecked;
+    private RecordMode ViewMode => _checked ? RecordMode.CheckedView : RecordMode.UncheckedView;
 }

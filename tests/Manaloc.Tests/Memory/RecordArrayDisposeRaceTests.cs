@@ -112,7 +112,7 @@ public sealed class RecordArrayDisposeRaceTests
     {
         var array = allocator.NewArray<IFooData>(1000);
         foreach (var record in array) record.Bar = 1;
-        var chunk = new WeakReference(((NativeRecord)(object)array.View).Chunk!);
+        var chunk = new WeakReference(((NativeRecordView)(object)array.View).Chunk!);
         array.Dispose();
         return chunk;
     }
