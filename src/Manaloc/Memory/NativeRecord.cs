@@ -13,15 +13,16 @@ namespace Manaloc.Memory;
 /// <para>A record's property accessors are loads and stores at constant offsets from the record's
 /// address. In checked mode each first compares the record's generation stamp with the handle's
 /// (<c>if (*(uint*)(Address + stampOffset) != Generation) throw StaleException()</c>): the stamp is the
-/// last four bytes of the record's block, a line the access touches anyway. Delete and the allocator's Dispose move the stamp on, so a
-/// handle used after either throws, and so does any copy of it (<c>MemberwiseClone</c>, a copy made by
-/// reflection): the check is in the memory, not in the handle. A handle keeps its chunk reachable and a
-/// released chunk's memory is freed only when the GC collects it, so the stamp read never touches
-/// unmapped memory. A record array's view tests its address for null instead (the array's Dispose
-/// nulls it; its memory is freed only when its views are unreachable).</para>
-/// <para>Weight: an object header and 24 bytes of fields (chunk, address, generation, recycling index,
-/// flags), 40 bytes on 64-bit, nothing per record beside it on the managed heap, and no reference to trace
-/// for a record in a class block: as much as a plain class with 24 bytes of data.</para>
+/// last four bytes of the record's block, a line the access touches anyway. Delete and the allocator's
+/// Dispose move the stamp on, so a handle used after either throws, and so does any copy of it
+/// (<c>MemberwiseClone</c>, a copy made by reflection): the check is in the memory, not in the handle.
+/// A TypeAllocator never frees a record's memory (its chunks and large blocks are pooled, see
+/// RecordChunks), so the stamp read never touches unmapped memory and the handle needs no reference. A
+/// record array's view (<see cref="NativeRecordView"/>) tests its address for null instead (the array's
+/// Dispose nulls it; its memory is freed only when its views are unreachable).</para>
+/// <para>Weight: an object header and 24 bytes of value fields (address, generation, stamp offset,
+/// recycling index, flags), 40 bytes on 64-bit, no reference, nothing per record beside it on the
+/// managed heap: what a plain class with 24 bytes of data weighs, to the allocator and to a collection.</para>
 /// <para>Validity is explicit: <see cref="IsAllocated"/>. A handle converts implicitly to no number,
 /// pointer or bool ("shared_ptr and NULL"). Users cannot derive from this class. Serialized as
 /// <c>object</c> with System.Text.Json, a handle writes its record's properties (the generated class

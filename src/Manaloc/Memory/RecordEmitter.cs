@@ -117,8 +117,8 @@ internal static class RecordEmitter
         }
     }
 
-    // GC.KeepAlive(this) after the access (a JIT intrinsic: no call): the handle, and through it the chunk whose collection
-    // frees a released block, stays reachable until the load or store is done, not only until Address was read.
+    // GC.KeepAlive(this) after the access (a JIT intrinsic: no call): the object stays reachable until the load or store is
+    // done, not only until Address was read; for a record array's view that keeps the array's memory (its chunk) alive.
     private static void EmitKeepAlive(ILGenerator il)
     {
         il.Emit(OpCodes.Ldarg_0);
