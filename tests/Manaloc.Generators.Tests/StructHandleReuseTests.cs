@@ -86,6 +86,26 @@ public class StructHandleReuseTests
     }
 
     [Fact]
+    public void ClassHandlesOfADisposedAllocatorSayDisposedWhenAnotherAllocatorReusesTheirMemory()
+    {
+        var first = new TypeAllocator(new TypeAllocatorOptions { Name = "class first" });
+        var stale = Enumerable.Range(0, 2000).Select(_ => first.New<IReuseRecord>()).ToArray();
+        first.Dispose();
+        using var second = new TypeAllocator();
+        var live = Enumerable.Range(0, 2000).Select(i => { var r = second.New<IReuseRecord>(); r.Last = i; return r; }).ToArray();
+        foreach (var old in stale)
+        {
+            Assert.Contains("'class first'", Assert.Throws<ObjectDisposedException>(() => old.Last).Message);
+            Assert.Contains("'class first'", Assert.Throws<ObjectDisposedException>(() => second.Delete(old)).Message); // frees nothing of second's
+        }
+        for (int i = 0; i < live.Length; i++)
+        {
+            Assert.Equal(i, live[i].Last);
+            second.Delete(live[i]);
+        }
+    }
+
+    [Fact]
     public void StaleHandlesFailAfterTheirEmptyChunkWasReleasedAndReused()
     {
         using var allocator = new TypeAllocator();

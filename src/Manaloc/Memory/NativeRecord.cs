@@ -90,11 +90,12 @@ public abstract unsafe class NativeRecord
     internal Exception StaleException()
     {
         string name = RecordTypes.TypeName(RecordInterface);
+        string? owner = null;
         if (this is NativeRecordView view ? view.Chunk is { Owner.IsDisposed: true }
-            : Address != null && RecordChunks.WasDisposed(Address, Generation, StampOffset, out _))
+            : Address != null && RecordChunks.WasDisposed(Address, Generation, StampOffset, out owner))
         {
-            string what = $"TypeAllocator (the {name} record's allocator)";
-            return new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");
+            string what = owner is null ? $"TypeAllocator (the {name} record's allocator)" : $"TypeAllocator '{owner}' (the {name} record's allocator)";
+            return new ObjectDisposedException(what, $"The {what} has been disposed; its records are gone.");
         }
         Diagnostics.ManalocEventSource.Log.UseAfterFree(name);
         return new InvalidOperationException(IsViewHandle

@@ -245,15 +245,6 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
         // never enters a free list twice. An even generation (a deleted handle's) never matches a live stamp.
         => (generation & 1) != 0 && Interlocked.CompareExchange(ref stamp, generation + 1, generation) == generation;
 
-    /// <summary>As <see cref="TryReleaseStamp"/> with a plain load and store: for unchecked handles only, whose racing Deletes are undefined.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static bool TryReleaseStampUnsynchronized(ref uint stamp, uint generation)
-    {
-        if ((generation & 1) == 0 || stamp != generation) return false;
-        stamp = generation + 1;
-        return true;
-    }
-
     /// <summary>Returns a block whose stamp was already released.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void FreeStamped(byte* p, SlabChunk chunk)

@@ -104,9 +104,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     }
 
     /// <inheritdoc/>
-    /// <remarks>Thread-safe; any thread may delete. In a checked allocator, of two racing Deletes of one object exactly one
-    /// succeeds; in an unchecked one a second Delete ordered after the first throws, but two racing on two threads are
-    /// undefined (both may free the block).</remarks>
+    /// <remarks>Thread-safe; any thread may delete. Of two racing Deletes of one object exactly one succeeds (not with
+    /// <see cref="TypeAllocatorOptions.RecycleHandles"/>, where the winner may already have handed the handle out again).</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="instance"/> is null.</exception>
     /// <exception cref="ArgumentException">The object was not made by a TypeAllocator, was made by another one, or is a record array's view.</exception>
     /// <exception cref="InvalidOperationException">The object was already deleted.</exception>
@@ -114,10 +113,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     public void Delete<T>(T instance) where T : class
     {
         // The whole check is one expression so the hot path stays small; ThrowDeleteFailure says which part failed.
-        // Checked: the stamp moves by compare-exchange, so of two racing Deletes exactly one frees (a plain compare and
-        // store would let both free and the block be handed out twice). Unchecked: a plain compare and store (a
-        // compare-exchange costs about as much as the rest of New+Delete together), which catches a second Delete
-        // ordered after the first but not two racing on two threads: unchecked means the program does not misuse handles.
+        // In both modes the stamp moves by compare-exchange, so of two racing Deletes exactly one frees (a plain compare
+        // and store would let both free, and the block enter two free lists: a crash later, not only a wrong answer).
         // IsDeleted refuses a second Delete of this handle whatever the stamp says: a stale Delete after the 32-bit stamp
         // wrapped round to this generation could otherwise release a live object's slot.
         if (instance is NativeRecord { IsViewHandle: false, IsDeleted: false } handle && handle.Address != null && !_disposed
@@ -161,9 +158,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         {
             chunk = large;
         }
-        ref uint stamp = ref *(uint*)(address + stampOffset);
-        return _checked ? NativeSlabAllocator.TryReleaseStamp(ref stamp, handle.Generation)
-            : NativeSlabAllocator.TryReleaseStampUnsynchronized(ref stamp, handle.Generation);
+        return NativeSlabAllocator.TryReleaseStamp(ref *(uint*)(address + stampOffset), handle.Generation);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -190,6 +185,10 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             ThrowHelper.ThrowNotOurs(nameof(instance), $"The {name} record belongs to another TypeAllocator, not '{Name}'.");
         }
         if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        if (!handle.IsDeleted && RecordChunks.WasDisposed(handle.Address, handle.Generation, handle.StampOffset, out string? owner))
+        {
+            ThrowHelper.ThrowDisposed($"TypeAllocator '{owner}' (the {name} record's allocator)");
+        }
         Diagnostics.ManalocEventSource.Log.DoubleFree(name);
         ThrowHelper.ThrowInvalidOperation($"The {name} record was already deleted.");
     }
