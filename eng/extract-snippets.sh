@@ -30,7 +30,7 @@ for doc in "$@"; do
     inblock && /^```[ \t]*$/ { inblock = 0; flush(); next }
     inblock {
       if (!intypes && $0 ~ /^using [A-Za-z_][A-Za-z0-9_.]*( = [A-Za-z0-9_.<>]+)?;[ \t]*$/) { usings = usings $0 "\n"; next }
-      if (!intypes && $0 ~ /^(public |internal )?((sealed|static|abstract|partial|readonly) )*(interface|class|struct|record|enum) /) intypes = 1
+      if (!intypes && $0 ~ /^(\[[A-Za-z]+\] )?(public |internal )?((sealed|static|abstract|partial|readonly) )*(interface|class|struct|record|enum) /) intypes = 1
       if (intypes) types = types "    " $0 "\n"; else body = body "            " $0 "\n"
     }
     END { if (inblock) { print doc ": unterminated ```csharp block at line " start > "/dev/stderr"; exit 1 } print n + 0 }
