@@ -20,9 +20,9 @@ namespace Manaloc.Memory;
 /// RecordChunks), so the stamp read never touches unmapped memory and the handle needs no reference. A
 /// record array's view (<see cref="NativeRecordView"/>) tests its address for null instead (the array's
 /// Dispose nulls it; its memory is freed only when its views are unreachable).</para>
-/// <para>Weight: an object header and 24 bytes of value fields (address, generation, stamp offset,
-/// recycling index, flags), 40 bytes on 64-bit, no reference, nothing per record beside it on the
-/// managed heap: what a plain class with 24 bytes of data weighs, to the allocator and to a collection.</para>
+/// <para>Weight: an object header and 16 bytes of value fields (address, generation, recycling index,
+/// flags), 32 bytes on 64-bit, no reference, nothing per record beside it on the managed heap: less than a
+/// plain class with 24 bytes of data (40), to the allocator and to a collection.</para>
 /// <para>Validity is explicit: <see cref="IsAllocated"/>. A handle converts implicitly to no number,
 /// pointer or bool ("shared_ptr and NULL"). Users cannot derive from this class. Serialized as
 /// <c>object</c> with System.Text.Json, a handle writes its record's properties (the generated class
@@ -33,10 +33,10 @@ namespace Manaloc.Memory;
 /// </remarks>
 public abstract unsafe class NativeRecord
 {
-    // Read by the generated accessors (the generated assembly ignores access checks to Manaloc). Six fields, 24 bytes and
-    // no reference: the object is 40 bytes, as a class of 24 bytes of data, and a collection marks it without tracing
-    // anything (a reference field, even null, made a full collection of 1M handles 1.35x a plain class set's). Keep it so
-    // (NativeRecordWeightTests). A record array's view carries its array's chunk (NativeRecordView).
+    // Read by the generated accessors (the generated assembly ignores access checks to Manaloc). Four fields, 15 bytes and
+    // no reference: the object is 32 bytes, less than a class of 24 bytes of data (40), and a collection marks it without
+    // tracing anything (a reference field, even null, made a full collection of 1M handles 1.35x a plain class set's). Keep
+    // it so (NativeRecordWeightTests). A record array's view carries its array's chunk (NativeRecordView).
     internal byte* Address;
     /// <summary>
     /// The stamp the record had when New handed it out (odd). Delete leaves it as it was and sets <see cref="IsDeleted"/>:
@@ -45,14 +45,44 @@ public abstract unsafe class NativeRecord
     /// block (at worst, like any stale copy, it aliases the live record that got the same generation 2^31 uses later).
     /// </summary>
     internal uint Generation;
-    /// <summary>Where the record's stamp is, from <see cref="Address"/>: its block's last 4 bytes (the record type's
-    /// <see cref="RecordType.StampOffset"/>); a TypeAllocator never frees that memory. 0 in a view (its array's stamp is its chunk's).</summary>
-    internal int StampOffset;
     /// <summary>With recycling: the generated type's index (<see cref="RecordType.Index"/>), so Delete finds the stack to keep the handle in.</summary>
     internal ushort RecycleIndex;
-    internal bool IsViewHandle;
+    /// <summary><see cref="IsViewHandle"/>, <see cref="IsDeleted"/> and <see cref="IsLarge"/> in one byte: with it the fields
+    /// take 15 bytes, so the object is 32 bytes, less than a plain class of the record's data.</summary>
+    private byte _flags;
+
+    private const byte ViewFlag = 1, DeletedFlag = 2, LargeFlag = 4;
+
+    /// <summary>A record array's view, not a handle from New.</summary>
+    internal bool IsViewHandle
+    {
+        get => (_flags & ViewFlag) != 0;
+        set => _flags = (byte)(value ? _flags | ViewFlag : _flags & ~ViewFlag);
+    }
+
     /// <summary>Set by this handle's Delete: a second Delete is refused whatever the stamp holds by then.</summary>
-    internal bool IsDeleted;
+    internal bool IsDeleted
+    {
+        get => (_flags & DeletedFlag) != 0;
+        set => _flags = (byte)(value ? _flags | DeletedFlag : _flags & ~DeletedFlag);
+    }
+
+    /// <summary>The record is larger than the largest slab class: a pooled block of its own (its stamp at the block's end),
+    /// found through the slab's table of large blocks rather than a chunk header.</summary>
+    internal bool IsLarge
+    {
+        get => (_flags & LargeFlag) != 0;
+        set => _flags = (byte)(value ? _flags | LargeFlag : _flags & ~LargeFlag);
+    }
+
+    /// <summary>Where the record's stamp is, from <see cref="Address"/> (its block's last 4 bytes): from the chunk header's size
+    /// class, or for a large record from its type. Not for views.</summary>
+    internal int StampOffset => IsLarge ? RecordTypes.OfGenerated(GetType()).StampOffset : ClassStampOffset(Address);
+
+    /// <summary>Where the stamp of the class block at <paramref name="address"/> is, from its chunk header's size class (which a
+    /// TypeAllocator's chunk keeps for life).</summary>
+    internal static int ClassStampOffset(byte* address)
+        => SizeClasses.Sizes[((int*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1)))[1]] - 4;
 
     internal NativeRecord()
     {

@@ -98,7 +98,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         }
         handle.Address = block.Address;
         handle.Generation = block.Generation;
-        handle.StampOffset = record.StampOffset;
+        handle.IsLarge = record.ClassIndex < 0;
         handle.IsDeleted = false; // a recycled handle was deleted before
         return Unsafe.As<T>(handle);
     }
@@ -141,14 +141,15 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     private bool TryReleaseHandle(NativeRecord handle, out int cls, out SlabChunk? chunk)
     {
         byte* address = handle.Address;
-        int stampOffset = handle.StampOffset;
         chunk = null;
         cls = -1;
-        if (!RecordChunks.IsLarge(stampOffset))
+        ref uint stamp = ref Unsafe.NullRef<uint>();
+        if (!handle.IsLarge)
         {
             byte* header = (byte*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1));
             if (*(long*)(header + 16) != _slab.RecordToken) return false;
             cls = ((int*)header)[1];
+            stamp = ref *(uint*)(address + SizeClasses.Sizes[cls] - 4);
         }
         else if (_slab.DedicatedChunkOf(address) is not { Home: not null } large)
         {
@@ -157,8 +158,9 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         else
         {
             chunk = large;
+            stamp = ref large.StampOf(address); // the block's trailer
         }
-        return NativeSlabAllocator.TryReleaseStamp(ref *(uint*)(address + stampOffset), handle.Generation);
+        return NativeSlabAllocator.TryReleaseStamp(ref stamp, handle.Generation);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
