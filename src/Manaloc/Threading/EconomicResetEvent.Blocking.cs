@@ -219,6 +219,10 @@ public sealed partial class EconomicResetEvent
             long frequency = _timeProvider.TimestampFrequency;
             Int128 ticks = ((Int128)left * TimeSpan.TicksPerSecond + frequency - 1) / frequency;
             using var timeout = new CancellationTokenSource(TimeSpan.FromTicks(ticks >= long.MaxValue ? long.MaxValue : (long)ticks), _timeProvider);
+            // The timer counts from when it was made, the time left from when the clock was read: if the clock moved on
+            // in between (a test's clock advanced while this thread was between the two), the timer would fire late by
+            // that much, perhaps never within the test's time. Read again, and start over if it moved by more than 1 ms.
+            if (due - _timeProvider.GetTimestamp() < left - Math.Max(1, frequency / 1000)) continue;
             using var linked = cancellationToken.CanBeCanceled
                 ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, timeout.Token)
                 : null;

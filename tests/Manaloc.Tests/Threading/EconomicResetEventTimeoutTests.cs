@@ -110,6 +110,39 @@ public sealed class EconomicResetEventTimeoutTests
     }
 
     [Fact]
+    public void On_a_fake_clock_time_that_passes_while_the_waiters_timer_is_made_still_counts()
+    {
+        // The clock moves on by 40 minutes while the waiter makes its timer (after it read the time left): a timer started
+        // for the time left as read then would fire 40 minutes late. The hour must still end an hour after the call.
+        var clock = new AdvanceOnTimerClock(TimeSpan.FromMinutes(40));
+        using var e = new EconomicResetEvent(spinCount: 0, timeProvider: clock);
+        var errors = new List<Exception>();
+        bool? result = null;
+        var waiter = EventTestSupport.Start(() => result = e.Wait(TimeSpan.FromHours(1)), errors, "waiter");
+        EventTestSupport.WaitUntil(() => clock.TimersMade >= 2, "the waiter making its timer again after the clock moved");
+        clock.Advance(TimeSpan.FromMinutes(20) - TimeSpan.FromTicks(1));
+        Assert.True(waiter.IsAlive, "timed out before the hour was up");
+        clock.Advance(TimeSpan.FromTicks(1));
+        EventTestSupport.WaitUntil(() => !waiter.IsAlive, "the waiter timing out an hour after its call");
+        Assert.Empty(errors);
+        Assert.False(result);
+    }
+
+    /// <summary>A manual clock that moves on by a set time while the first timer is being made.</summary>
+    private sealed class AdvanceOnTimerClock(TimeSpan jump) : FakeTimeProvider
+    {
+        private int _timers;
+
+        public int TimersMade => Volatile.Read(ref _timers);
+
+        public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
+        {
+            if (Interlocked.Increment(ref _timers) == 1) Advance(jump);
+            return base.CreateTimer(callback, state, dueTime, period);
+        }
+    }
+
+    [Fact]
     public void A_negative_fractional_timeout_is_refused()
     {
         using var e = new EconomicResetEvent();
