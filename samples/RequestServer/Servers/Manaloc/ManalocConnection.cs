@@ -145,7 +145,7 @@ internal sealed class ManalocConnection
             if (header.Op == Op.Stats && error is null)
             {
                 _server.Counters.CountControl();
-                Append(header.Id, Status.Ok, ServerStats.Capture("manaloc", _server.Counters).ToJsonUtf8(), counted: false);
+                Append(header.Id, Status.Ok, ServerStats.CaptureJsonUtf8("manaloc", _server.Counters), counted: false);
                 continue;
             }
             _server.Counters.CountReceived();
