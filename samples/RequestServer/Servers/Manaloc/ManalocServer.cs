@@ -21,7 +21,8 @@ namespace RequestServer.Servers.Manaloc;
 /// unsent, beyond which its reader stops reading it (TCP pushes back on the sender). That bounds memory:
 /// at most share × connections requests (64 KiB payload and answer each), plus each connection's buffers
 /// (<see cref="ServerOptions.HeldBytesBound"/>). Work stays off the ThreadPool (which runs only the socket
-/// reads), so a flood cannot starve it.
+/// reads, and the sends the kernel could not take at once), so a flood cannot starve it; a worker sends its
+/// answers itself, so a request changes threads once.
 /// Shutdown: stop accepting, answer busy to new frames, let the dispatcher drain until the deadline (a
 /// <see cref="ScheduledValue{T}"/> that workers poll turns the rest into busy answers), run the turns the
 /// dispatcher hands back (answering busy), then close each connection once its last answer is written.
