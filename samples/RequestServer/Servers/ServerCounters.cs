@@ -7,7 +7,7 @@ namespace RequestServer.Servers;
 /// <remarks>Thread safety: interlocked increments; a snapshot read while requests run is approximate.</remarks>
 public sealed class ServerCounters
 {
-    private long _received, _ok, _busy, _expired, _error, _unanswered, _shutdownBusy, _malformedStreams, _truncated, _connections, _refused, _control;
+    private long _received, _ok, _busy, _expired, _error, _unanswered, _shutdownBusy, _malformedStreams, _truncated, _connections, _refused, _control, _controlAllocated;
 
     /// <summary>Load requests read whole (every frame with an intact length, control requests excluded).</summary>
     public long Received => Volatile.Read(ref _received);
@@ -34,8 +34,13 @@ public sealed class ServerCounters
     /// <summary>Control (stats) requests answered.</summary>
     public long Control => Volatile.Read(ref _control);
 
+    /// <summary>Managed bytes allocated answering stats requests (taking and serializing snapshots): not the load's.</summary>
+    public long ControlAllocatedBytes => Volatile.Read(ref _controlAllocated);
+
+    internal void CountControlAllocation(long bytes) => Interlocked.Add(ref _controlAllocated, bytes);
     internal void CountReceived() => Interlocked.Increment(ref _received);
     internal void CountUnanswered() => Interlocked.Increment(ref _unanswered);
+    internal void CountUnanswered(long count) => Interlocked.Add(ref _unanswered, count);
     internal void CountShutdownBusy() => Interlocked.Increment(ref _shutdownBusy);
     internal void CountMalformedStream() => Interlocked.Increment(ref _malformedStreams);
     internal void CountTruncated() => Interlocked.Increment(ref _truncated);
@@ -44,14 +49,17 @@ public sealed class ServerCounters
     internal void CountControl() => Interlocked.Increment(ref _control);
 
     /// <summary>Counts an answer that reached the socket.</summary>
-    internal void CountAnswered(Protocol.Status status)
+    internal void CountAnswered(Protocol.Status status) => CountAnswered(status, 1);
+
+    /// <summary>Counts <paramref name="count"/> answers of one status that reached the socket.</summary>
+    internal void CountAnswered(Protocol.Status status, long count)
     {
         switch (status)
         {
-            case Protocol.Status.Ok: Interlocked.Increment(ref _ok); break;
-            case Protocol.Status.Busy: Interlocked.Increment(ref _busy); break;
-            case Protocol.Status.Expired: Interlocked.Increment(ref _expired); break;
-            default: Interlocked.Increment(ref _error); break;
+            case Protocol.Status.Ok: Interlocked.Add(ref _ok, count); break;
+            case Protocol.Status.Busy: Interlocked.Add(ref _busy, count); break;
+            case Protocol.Status.Expired: Interlocked.Add(ref _expired, count); break;
+            default: Interlocked.Add(ref _error, count); break;
         }
     }
 

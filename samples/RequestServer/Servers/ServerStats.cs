@@ -30,7 +30,7 @@ public sealed record ServerStats
     public long Connections { get; init; }
     /// <summary>See <see cref="ServerCounters.Refused"/>.</summary>
     public long Refused { get; init; }
-    /// <summary>Managed bytes the process has allocated so far.</summary>
+    /// <summary>Managed bytes the process has allocated so far, less what answering stats requests allocated (<see cref="ServerCounters.ControlAllocatedBytes"/>).</summary>
     public long AllocatedBytes { get; init; }
     /// <summary>Generation 0 collections so far.</summary>
     public int Gen0 { get; init; }
@@ -49,8 +49,9 @@ public sealed record ServerStats
     /// <summary>Takes a snapshot of <paramref name="counters"/> and this process.</summary>
     public static ServerStats Capture(string build, ServerCounters counters)
     {
-        // The GC figures first: reading the process's figures allocates, and that belongs to the next interval.
-        long allocated = GC.GetTotalAllocatedBytes(precise: true);
+        // The GC figures first: reading the process's figures allocates. That cost is a stats request's, not the
+        // load's: CaptureJsonUtf8 measures it and later snapshots subtract it.
+        long allocated = GC.GetTotalAllocatedBytes(precise: true) - counters.ControlAllocatedBytes;
         using var process = Process.GetCurrentProcess();
         return new ServerStats
         {
@@ -73,6 +74,19 @@ public sealed record ServerStats
             GcPauseMs = GC.GetTotalPauseDuration().TotalMilliseconds,
             PeakWorkingSetBytes = process.PeakWorkingSet64,
         };
+    }
+
+    /// <summary>
+    /// The answer to a stats request: a snapshot as UTF-8 JSON. What taking and serializing it allocates (on this
+    /// thread) is added to <see cref="ServerCounters.ControlAllocatedBytes"/>, so a phase bracketed by two stats
+    /// requests reports the load's allocation alone (the first snapshot's own cost would otherwise fall into it).
+    /// </summary>
+    public static byte[] CaptureJsonUtf8(string build, ServerCounters counters)
+    {
+        long start = GC.GetAllocatedBytesForCurrentThread();
+        byte[] json = Capture(build, counters).ToJsonUtf8();
+        counters.CountControlAllocation(GC.GetAllocatedBytesForCurrentThread() - start);
+        return json;
     }
 
     /// <summary>UTF-8 JSON of this snapshot.</summary>

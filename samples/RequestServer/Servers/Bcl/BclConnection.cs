@@ -89,7 +89,7 @@ internal sealed class BclConnection
             if (header.Op == Op.Stats && error is null)
             {
                 _server.Counters.CountControl();
-                (inline ??= []).Add((header.Id, Status.Ok, ServerStats.Capture("bcl", _server.Counters).ToJsonUtf8(), false));
+                (inline ??= []).Add((header.Id, Status.Ok, ServerStats.CaptureJsonUtf8("bcl", _server.Counters), false));
                 continue;
             }
             _server.Counters.CountReceived();

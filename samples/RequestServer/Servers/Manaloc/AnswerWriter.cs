@@ -1,24 +1,33 @@
 using System.Diagnostics;
 using System.Net.Sockets;
 using Manaloc.Buffers;
-using Manaloc.Threading;
 using RequestServer.Protocol;
 
 namespace RequestServer.Servers.Manaloc;
 
 /// <summary>
-/// The answers of one connection on their way to its socket. The reader and the dispatcher's workers
-/// append whole frames (never blocking on the socket, so a client that reads slowly stalls only itself);
-/// one async writer loop per connection sends everything appended so far in one call, double-buffered.
+/// The answers of one connection on their way to its socket. The reader and the dispatcher's workers append
+/// whole frames; <see cref="Flush"/> sends everything appended so far in one call, on the calling thread and
+/// without blocking: a send the socket takes at once (the usual case) completes right there, so an answer
+/// reaches the socket with no thread hand-off; a send the socket cannot take yet completes later on an I/O
+/// thread, which then sends whatever was appended meanwhile. One send at a time, double-buffered, through one
+/// reused <see cref="SocketAsyncEventArgs"/>: sending allocates nothing.
 /// </summary>
 /// <remarks>
-/// Everything shared is guarded by <c>_lock</c>, the writer's "I am waiting" flag included, so a wake-up
-/// is handed over exactly once: an appender that finds the flag set clears it and completes the reusable
-/// source, and the writer sets it only after finding nothing to send. An answer is counted answered once
-/// its send completed, unanswered if the socket failed; either way its share slot goes back to the
-/// connection then (unsent answers count against the share, so a client that stops reading is paused).
+/// <para>Why the caller chooses when to flush: a system call per answer was most of the Manaloc build's cost per
+/// request (and made the pipelined client read and write one frame at a time); the connection flushes once its
+/// turn leaves it with nothing queued, or once enough answers are waiting (<see cref="ManalocConnection"/>).</para>
+/// <para>Concurrency: what is appended (<c>_pending*</c>) and the flags are guarded by <c>_lock</c>. The send side
+/// (<c>_sending*</c>, <c>_send</c>) belongs to whoever set <c>_sendInFlight</c> under the lock (the flushing thread),
+/// and passes to the completion callback through the socket: the runtime runs <c>Completed</c> only after the
+/// <c>SendAsync</c> call that returned true, with a full barrier between them. The holder clears the flag under the
+/// lock only after finding nothing more to send, so a frame appended before that is sent by this holder, and one
+/// appended after it waits for the next <see cref="Flush"/>: never both, never neither.</para>
+/// <para>Counting: an answer is counted answered once its send completed, unanswered if the socket failed (then every
+/// later append is refused and counted unanswered at once); either way its share slots go back to the connection then,
+/// so unsent answers count against the share and a client that stops reading is paused.</para>
 /// </remarks>
-internal sealed class AnswerWriter
+internal sealed class AnswerWriter : IDisposable
 {
     private const int InitialSize = 16 * 1024;
     private readonly Socket _socket;
@@ -26,15 +35,17 @@ internal sealed class AnswerWriter
     private readonly ServerCounters _counters;
     private readonly Action<int> _releaseShare;
     private readonly Lock _lock = new();
-    // Continuations on the ThreadPool: the worker that wakes the writer goes back to work at once, and the
-    // writer sends everything appended meanwhile in one call (run inline, each answer cost a worker a send).
-    private readonly ReusableValueTaskSource<bool> _ready = new(runContinuationsAsynchronously: true);
+    private readonly SocketAsyncEventArgs _send = new();
+    private readonly TaskCompletionSource _done = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    // Appended, not yet sending (guarded by _lock).
     private readonly long[] _pendingCounts = new long[4];
-    private readonly long[] _sendingCounts = new long[4];
     private byte[] _pending;
+    private int _pendingLength, _pendingShare, _pendingAnswers;
+    private bool _sendInFlight, _closing, _broken;
+    // Being sent (owned by the holder of _sendInFlight).
+    private readonly long[] _sendingCounts = new long[4];
     private byte[] _sending;
-    private int _pendingLength, _pendingShare, _sendingShare;
-    private bool _writerWaiting, _closing, _broken;
+    private int _sendingLength, _sendingOffset, _sendingShare;
     private long _sendStarted; // Stopwatch timestamp of the send in progress; 0 when none
 
     public AnswerWriter(Socket socket, BufferManager buffers, ServerCounters counters, Action<int> releaseShare)
@@ -43,14 +54,20 @@ internal sealed class AnswerWriter
         _buffers = buffers;
         _counters = counters;
         _releaseShare = releaseShare;
-        // Small to start (most answers are tens of bytes); Enqueue grows the pending buffer for large ones.
+        // Small to start (most answers are tens of bytes); Append grows the pending buffer for large ones.
         _pending = buffers.Rent(InitialSize);
         _sending = buffers.Rent(InitialSize);
-        Completion = WriteLoopAsync();
+        _send.Completed += (_, _) => { if (AfterSend()) SendTaken(); };
     }
 
-    /// <summary>Completes when the writer has sent (or given up on) everything, after <see cref="Close"/>.</summary>
-    public Task Completion { get; }
+    /// <summary>Completes when everything appended has been sent (or given up on), after <see cref="Close"/>.</summary>
+    public Task Completion => _done.Task;
+
+    /// <summary>Answers appended and not yet being sent (a snapshot, for the flush policy).</summary>
+    public int PendingAnswers => Volatile.Read(ref _pendingAnswers);
+
+    /// <summary>Bytes appended and not yet being sent (a snapshot, for the flush policy).</summary>
+    public int PendingBytes => Volatile.Read(ref _pendingLength);
 
     /// <summary>True when one send has waited longer than <paramref name="limit"/> (the client stopped reading).</summary>
     public bool IsStuck(TimeSpan limit)
@@ -59,25 +76,22 @@ internal sealed class AnswerWriter
         return started != 0 && Stopwatch.GetElapsedTime(started) > limit;
     }
 
-    /// <summary>Appends one worker's answer, which holds one share slot.</summary>
-    public void Enqueue(ReadOnlySpan<byte> frame, Status status)
+    /// <summary>Appends one worker's answer, which holds one share slot. Does not send: see <see cref="Flush"/>.</summary>
+    public void Append(ReadOnlySpan<byte> frame, Status status)
     {
         Span<long> counts = stackalloc long[4];
         counts[(int)status] = 1;
-        Enqueue(frame, counts, shareSlots: 1);
+        Append(frame, counts, shareSlots: 1);
     }
 
     /// <summary>Appends whole frames; <paramref name="counts"/> says how many of each status they hold (control answers are not counted).</summary>
-    public void Enqueue(ReadOnlySpan<byte> frames, ReadOnlySpan<long> counts, int shareSlots)
+    public void Append(ReadOnlySpan<byte> frames, ReadOnlySpan<long> counts, int shareSlots)
     {
-        bool wake = false, refused = false;
+        bool refused;
         lock (_lock)
         {
-            if (_broken || _closing)
-            {
-                refused = true;
-            }
-            else
+            refused = _broken || _closing;
+            if (!refused)
             {
                 if (_pendingLength + frames.Length > _pending.Length)
                 {
@@ -88,101 +102,142 @@ internal sealed class AnswerWriter
                 }
                 frames.CopyTo(_pending.AsSpan(_pendingLength));
                 _pendingLength += frames.Length;
-                for (int s = 0; s < counts.Length; s++) _pendingCounts[s] += counts[s];
+                for (int s = 0; s < counts.Length; s++)
+                {
+                    _pendingCounts[s] += counts[s];
+                    _pendingAnswers += (int)counts[s];
+                }
                 _pendingShare += shareSlots;
-                wake = _writerWaiting;
-                _writerWaiting = false;
             }
         }
-        if (refused)
-        {
-            for (int s = 0; s < counts.Length; s++) Settle(counts[s], (Status)s, sent: false);
-            if (shareSlots > 0) _releaseShare(shareSlots);
-        }
-        if (wake) _ready.SetResult(true);
+        if (refused) Settle(counts, shareSlots, sent: false);
     }
 
-    /// <summary>No more appends: the writer sends what is pending and ends.</summary>
+    /// <summary>
+    /// Sends everything appended so far, unless a send is in flight (its completion sends it). Never blocks: the
+    /// socket takes the bytes now or the send completes on an I/O thread.
+    /// </summary>
+    public void Flush()
+    {
+        lock (_lock)
+        {
+            if (_sendInFlight || _pendingLength == 0) return;
+            TakePending();
+        }
+        SendTaken();
+    }
+
+    /// <summary>No more appends: what is pending is sent, then <see cref="Completion"/> completes.</summary>
     public void Close()
     {
-        bool wake;
+        bool done;
         lock (_lock)
         {
             _closing = true;
-            wake = _writerWaiting;
-            _writerWaiting = false;
+            done = !_sendInFlight && _pendingLength == 0;
         }
-        if (wake) _ready.SetResult(true);
+        if (done) _done.TrySetResult();
+        else Flush(); // with a send in flight, its completion sends the rest and completes
     }
 
-    private async Task WriteLoopAsync()
+    /// <summary>Moves the pending frames to the send side and takes the send token. Under <c>_lock</c>.</summary>
+    private void TakePending()
+    {
+        Debug.Assert(!_sendInFlight && _pendingLength > 0);
+        (_pending, _sending) = (_sending, _pending);
+        _sendingLength = _pendingLength;
+        _sendingOffset = 0;
+        _pendingCounts.CopyTo(_sendingCounts, 0);
+        Array.Clear(_pendingCounts);
+        _sendingShare = _pendingShare;
+        _pendingLength = _pendingShare = _pendingAnswers = 0;
+        _sendInFlight = true;
+    }
+
+    /// <summary>Sends the send side's bytes; loops while the socket takes them at once, returns when a send is pending (its callback goes on) or all is sent.</summary>
+    private void SendTaken()
     {
         while (true)
         {
-            int length;
-            bool broken;
-            lock (_lock)
+            _send.SetBuffer(_sending, _sendingOffset, _sendingLength - _sendingOffset);
+            Volatile.Write(ref _sendStarted, Stopwatch.GetTimestamp());
+            bool pending;
+            try
             {
-                if (_pendingLength == 0)
-                {
-                    if (_closing) break;
-                    _writerWaiting = true;
-                    length = -1;
-                }
-                else
-                {
-                    (_pending, _sending) = (_sending, _pending);
-                    length = _pendingLength;
-                    _pendingLength = 0;
-                    _pendingCounts.CopyTo(_sendingCounts, 0);
-                    Array.Clear(_pendingCounts);
-                    _sendingShare = _pendingShare;
-                    _pendingShare = 0;
-                }
-                broken = _broken;
+                pending = _socket.SendAsync(_send);
             }
-            if (length < 0)
+            catch (ObjectDisposedException)
             {
-                await _ready.Task.ConfigureAwait(false);
-                _ready.Reset();
-                continue;
+                // The connection gave up on a client that stopped reading and closed the socket.
+                _send.SocketError = SocketError.OperationAborted;
+                pending = false;
             }
-            bool sent = !broken && await SendAsync(length).ConfigureAwait(false);
-            for (int s = 0; s < _sendingCounts.Length; s++) Settle(_sendingCounts[s], (Status)s, sent);
-            if (_sendingShare > 0) _releaseShare(_sendingShare);
+            if (pending || !AfterSend()) return;
         }
+    }
+
+    /// <summary>Settles the send that just ended; true when the caller must send again (the rest of the buffer, or the next one taken).</summary>
+    private bool AfterSend()
+    {
+        Volatile.Write(ref _sendStarted, 0);
+        bool failed = _send.SocketError != SocketError.Success || _send.BytesTransferred <= 0;
+        if (!failed)
+        {
+            _sendingOffset += _send.BytesTransferred;
+            if (_sendingOffset < _sendingLength) return true; // a partial send: the rest goes next
+        }
+        // The send just ended is settled after the lock (whose TakePending reuses the send side), failures first
+        // marked: once an append can see the failure, it is refused rather than left pending.
+        Span<long> ended = stackalloc long[4];
+        _sendingCounts.CopyTo(ended);
+        int endedShare = _sendingShare;
+        Span<long> dropped = stackalloc long[4];
+        int droppedShare = 0;
+        bool done = false, again = false;
+        lock (_lock)
+        {
+            if (failed && !_broken)
+            {
+                // The client is gone: what is pending will never be sent, and later appends are refused.
+                _broken = true;
+                _pendingCounts.CopyTo(dropped);
+                Array.Clear(_pendingCounts);
+                droppedShare = _pendingShare;
+                _pendingLength = _pendingShare = _pendingAnswers = 0;
+            }
+            _sendInFlight = false;
+            if (_pendingLength > 0)
+            {
+                TakePending();
+                again = true;
+            }
+            else
+            {
+                done = _closing;
+            }
+        }
+        Settle(ended, endedShare, sent: !failed);
+        Settle(dropped, droppedShare, sent: false);
+        if (done) _done.TrySetResult();
+        return again;
+    }
+
+    private void Settle(ReadOnlySpan<long> counts, int shareSlots, bool sent)
+    {
+        for (int s = 0; s < counts.Length; s++)
+        {
+            if (counts[s] == 0) continue;
+            if (sent) _counters.CountAnswered((Status)s, counts[s]);
+            else _counters.CountUnanswered(counts[s]);
+        }
+        if (shareSlots > 0) _releaseShare(shareSlots);
+    }
+
+    /// <summary>Gives the buffers back. Call after <see cref="Completion"/>.</summary>
+    public void Dispose()
+    {
+        _send.Dispose();
         _buffers.Return(_pending);
         _buffers.Return(_sending);
-    }
-
-    private async ValueTask<bool> SendAsync(int length)
-    {
-        Volatile.Write(ref _sendStarted, Stopwatch.GetTimestamp());
-        try
-        {
-            for (int sent = 0; sent < length;)
-            {
-                sent += await _socket.SendAsync(_sending.AsMemory(sent, length - sent), SocketFlags.None).ConfigureAwait(false);
-            }
-            return true;
-        }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException)
-        {
-            lock (_lock) _broken = true; // the client is gone: later answers are counted unanswered at once
-            return false;
-        }
-        finally
-        {
-            Volatile.Write(ref _sendStarted, 0);
-        }
-    }
-
-    private void Settle(long count, Status status, bool sent)
-    {
-        for (long i = 0; i < count; i++)
-        {
-            if (sent) _counters.CountAnswered(status);
-            else _counters.CountUnanswered();
-        }
     }
 }

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Net.Sockets;
 using System.Text;
 using Manaloc.Threading;
@@ -9,19 +10,24 @@ namespace RequestServer.Servers.Manaloc;
 /// One client connection of the Manaloc build: an async reader that parses frames in place in a pooled
 /// buffer and queues valid requests on the connection while it is within its share (at it, the reader
 /// stops reading until half of them have finished); the connection takes turns with the others on the
-/// dispatcher, one request per turn. The reader answers busy (shutting down), error and stats itself,
-/// batched into one send per read.
+/// dispatcher, one request per turn, and the worker that ran a request sends its answer. The reader answers
+/// busy (shutting down), error and stats itself, batched into one send per read.
 /// </summary>
 /// <remarks>
-/// Sends: the reader's batch and each worker's answer go to the connection's <see cref="AnswerWriter"/>
-/// as whole frames, so answers never interleave and no worker blocks on a socket. Share: <c>_inFlight</c>
-/// is incremented (interlocked) before a request is queued and decremented once its answer is sent; the reader alone
-/// increments, so its check against the share cannot be overtaken, and the close waits until it is zero.
+/// Hand-offs: one per request (the reader queues it, a worker runs it and writes the answer to the socket
+/// itself through the connection's <see cref="AnswerWriter"/>, whose sends never block a worker). Answers are
+/// appended as whole frames, so they never interleave. Share: <c>_inFlight</c> is incremented (interlocked)
+/// before a request is queued and decremented once its answer is sent; the reader alone increments, so its
+/// check against the share cannot be overtaken, and the close waits until it is zero.
 /// </remarks>
-internal sealed class ManalocConnection
+internal sealed partial class ManalocConnection
 {
     private const int ReceiveSlack = 16 * 1024;
     private const int BatchSize = 16 * 1024;
+    /// <summary>A turn sends the answers waiting once this many bytes of them are (besides at <c>_resumeMark</c> answers, or when it leaves nothing queued).</summary>
+    private const int FlushBytes = 16 * 1024;
+    /// <summary>... or once the oldest answer held back has waited this long since its request started (a slow request's answer goes out at once).</summary>
+    private static readonly long FlushAfterTicks = Stopwatch.Frequency / 1000; // 1 ms
     private static readonly byte[] BadLengthReason = Encoding.UTF8.GetBytes("bad frame length");
     private readonly ManalocServer _server;
     private readonly Socket _socket;
@@ -30,7 +36,7 @@ internal sealed class ManalocConnection
     private readonly long[] _batchCounts = new long[4]; // answers by status waiting in _batch
     private int _batchLength;
     private readonly ReusableValueTaskSource<bool> _shareFreed = new(runContinuationsAsynchronously: true);
-    private readonly int _resumeMark; // a paused reader resumes once _inFlight is down to this
+    private readonly int _resumeMark; // a paused reader resumes once _inFlight is down to this; a turn flushes at this many answers
     private int _inFlight;
     private int _shareWaiter; // 1 while the reader waits for a share slot
     private readonly AnswerWriter _writer;
@@ -38,6 +44,7 @@ internal sealed class ManalocConnection
     private readonly PooledRequest?[] _local; // this connection's accepted requests, oldest at _localHead (guarded by _localLock)
     private int _localHead, _localCount;      // guarded by _localLock
     private bool _turnPosted;                 // guarded by _localLock; see RunTurn
+    private long _heldSince;                  // Stopwatch timestamp: when the oldest answer held back started running; 0: none. Only the running turn touches it (the dispatcher's queue orders one turn before the next)
     private readonly Action _runTurn;         // made once: posting a turn allocates nothing
 
     public ManalocConnection(ManalocServer server, Socket socket)
@@ -145,7 +152,7 @@ internal sealed class ManalocConnection
             if (header.Op == Op.Stats && error is null)
             {
                 _server.Counters.CountControl();
-                Append(header.Id, Status.Ok, ServerStats.Capture("manaloc", _server.Counters).ToJsonUtf8(), counted: false);
+                Append(header.Id, Status.Ok, ServerStats.CaptureJsonUtf8("manaloc", _server.Counters), counted: false);
                 continue;
             }
             _server.Counters.CountReceived();
@@ -160,74 +167,6 @@ internal sealed class ManalocConnection
         }
     }
 
-    /// <summary>Queues a request on this connection and makes sure the connection has its turn in the dispatcher; false when the dispatcher refused (shutting down).</summary>
-    private bool TryPost(in RequestHeader header, ReadOnlySpan<byte> payload)
-    {
-        var request = _server.Requests.Rent();
-        request.Init(this, header, payload);
-        Interlocked.Increment(ref _inFlight);
-        bool postTurn;
-        lock (_localLock)
-        {
-            _local[(_localHead + _localCount) % _local.Length] = request; // room: _localCount ≤ _inFlight ≤ share
-            _localCount++;
-            postTurn = !_turnPosted;
-            _turnPosted = true;
-        }
-        if (!postTurn || _server.Dispatcher.TryPost(_runTurn)) return true;
-        // Refused: no turn was out, so the queue held only this request (invariant below); take it back.
-        lock (_localLock)
-        {
-            _localCount--;
-            _local[(_localHead + _localCount) % _local.Length] = null;
-            _turnPosted = false;
-        }
-        Interlocked.Decrement(ref _inFlight);
-        request.Recycle();
-        return false;
-    }
-
-    /// <summary>
-    /// This connection's turn on a dispatcher worker: runs its oldest request, then goes to the back of the
-    /// dispatcher's queue if more are waiting. So a connection's requests run one at a time, in order, and a
-    /// request waits behind at most one request of each other connection, however many the flooder has queued.
-    /// </summary>
-    /// <remarks>
-    /// Invariant, under <c>_localLock</c>: <c>_turnPosted</c> is true exactly while this connection's turn is
-    /// queued in the dispatcher or running, and a turn is out whenever the local queue is not empty. Hence at
-    /// most one turn per connection is queued, and the dispatcher (capacity: the connection cap) never refuses
-    /// one except once it is shut down; then the worker runs the rest here (answered busy once the drain is over).
-    /// </remarks>
-    private void RunTurn()
-    {
-        while (true)
-        {
-            PooledRequest? request;
-            lock (_localLock)
-            {
-                if (_localCount == 0)
-                {
-                    _turnPosted = false;
-                    return;
-                }
-                request = _local[_localHead]!;
-                _local[_localHead] = null;
-                _localHead = (_localHead + 1) % _local.Length;
-                _localCount--;
-            }
-            request.Execute();
-            lock (_localLock)
-            {
-                if (_localCount == 0)
-                {
-                    _turnPosted = false;
-                    return;
-                }
-            }
-            if (_server.Dispatcher.TryPost(_runTurn)) return; // to the back of the line
-        }
-    }
-
     /// <summary>Adds an answer to this read's batch (handing the batch to the writer first when it would not fit).</summary>
     private void Append(long id, Status status, ReadOnlySpan<byte> payload, bool counted)
     {
@@ -239,13 +178,14 @@ internal sealed class ManalocConnection
     private void FlushBatch()
     {
         if (_batchLength == 0) return;
-        _writer.Enqueue(_batch.AsSpan(0, _batchLength), _batchCounts, shareSlots: 0);
+        _writer.Append(_batch.AsSpan(0, _batchLength), _batchCounts, shareSlots: 0);
         Array.Clear(_batchCounts);
         _batchLength = 0;
+        _writer.Flush();
     }
 
-    /// <summary>A worker's answer: handed to the writer, which counts it and gives the share slot back once sent.</summary>
-    public void Answer(ReadOnlySpan<byte> frame, Status status) => _writer.Enqueue(frame, status);
+    /// <summary>A worker's answer: appended to the writer (sent by <see cref="RunTurn"/>'s flush), which counts it and gives the share slot back once sent.</summary>
+    public void Answer(ReadOnlySpan<byte> frame, Status status) => _writer.Append(frame, status);
 
     /// <summary>Gives share slots back (the writer, once their answers are sent or failed).</summary>
     private void ReleaseShare(int slots)
@@ -269,6 +209,7 @@ internal sealed class ManalocConnection
         }
         _writer.Close();
         await _writer.Completion.ConfigureAwait(false);
+        _writer.Dispose();
         await SocketClose.LingeringCloseAsync(_socket, _receive).ConfigureAwait(false);
         _server.Buffers.Return(_receive);
         _server.Buffers.Return(_batch);

@@ -21,7 +21,8 @@ namespace RequestServer.Servers.Manaloc;
 /// unsent, beyond which its reader stops reading it (TCP pushes back on the sender). That bounds memory:
 /// at most share × connections requests (64 KiB payload and answer each), plus each connection's buffers
 /// (<see cref="ServerOptions.HeldBytesBound"/>). Work stays off the ThreadPool (which runs only the socket
-/// reads), so a flood cannot starve it.
+/// reads, and the sends the kernel could not take at once), so a flood cannot starve it; a worker sends its
+/// answers itself, so a request changes threads once.
 /// Shutdown: stop accepting, answer busy to new frames, let the dispatcher drain until the deadline (a
 /// <see cref="ScheduledValue{T}"/> that workers poll turns the rest into busy answers), run the turns the
 /// dispatcher hands back (answering busy), then close each connection once its last answer is written.
@@ -118,6 +119,7 @@ internal sealed class ManalocServer : IRequestServer
         await Task.WhenAll(closing).WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
         drainOver.Dispose();
         var report = new ShutdownReport(ServerStats.Capture("manaloc", Counters), Stopwatch.GetElapsedTime(start), open);
+        RecordBatch.Dispose();
         _records.Dispose();
         return report;
     }
@@ -129,40 +131,5 @@ internal sealed class ManalocServer : IRequestServer
         _stopReading.Dispose();
         Requests.Dispose();
         Buffers.Dispose();
-    }
-}
-
-/// <summary>A point of the record op, stored natively by the Manaloc build.</summary>
-public interface IPointRecord
-{
-    /// <summary>i.</summary>
-    long X { get; set; }
-    /// <summary>i².</summary>
-    long Y { get; set; }
-    /// <summary>i / 2.</summary>
-    double Weight { get; set; }
-}
-
-/// <summary>The record op over a <see cref="RecordArray{T}"/> per request: the records live in native memory the GC never scans.</summary>
-internal sealed class NativeRecordBatch(TypeAllocator allocator) : Protocol.IRecordBatch
-{
-    public long FillAndSum(int count)
-    {
-        using var records = allocator.NewArray<IPointRecord>(count);
-        for (int i = 0; i < count; i++)
-        {
-            var p = records.MoveTo(i);
-            p.X = i;
-            p.Y = (long)i * i;
-            p.Weight = i * 0.5;
-        }
-        long sum = 0;
-        double weight = 0;
-        foreach (var p in records)
-        {
-            sum += p.X + p.Y;
-            weight += p.Weight;
-        }
-        return sum + (long)weight;
     }
 }
