@@ -64,6 +64,9 @@ internal static class MemoryMetrics
         meter.CreateObservableCounter("manaloc.memory.allocations", () => Slab(s => s.Allocations), "{allocation}", "Allocations by slab allocators.");
         meter.CreateObservableUpDownCounter("manaloc.memory.objects.live", () => Objects(bytes: false), "{object}", "Live TypeAllocator objects and record arrays, by type.");
         meter.CreateObservableUpDownCounter("manaloc.memory.objects.live_bytes", () => Objects(bytes: true), "By", "Native bytes of live TypeAllocator objects and record arrays, by type.");
+        meter.CreateObservableUpDownCounter("manaloc.memory.record_pool", () => new Measurement<long>(RecordChunks.PooledBytes,
+                new KeyValuePair<string, object?>(Diagnostics.ManalocTelemetry.KindTag, "record-pool")),
+            "By", "Native bytes of TypeAllocator chunks and large record blocks waiting in the process-wide pool for reuse (address space; on Linux their pages are given back).");
     }
 
     private static IEnumerable<Measurement<long>> Slab(Func<SlabStatistics, long> pick)

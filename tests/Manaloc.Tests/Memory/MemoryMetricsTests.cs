@@ -45,4 +45,32 @@ public sealed class MemoryMetricsTests
         Assert.Equal(5, allocator.GetLiveObjects().Entries.Single(e => e.TypeName == nameof(IFooData)).Count);
         GC.KeepAlive(records);
     }
+
+    [Fact]
+    public void The_record_pool_gauge_counts_the_chunks_a_disposed_allocator_left_for_reuse()
+    {
+        long pooled = -1;
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == ManalocMeters.MemoryName && instrument.Name == "manaloc.memory.record_pool") l.EnableMeasurementEvents(instrument);
+        };
+        listener.SetMeasurementEventCallback<long>((_, value, tags, _) =>
+        {
+            foreach (var tag in tags) Assert.Equal((ManalocTelemetry.KindTag, (object?)"record-pool"), (tag.Key, tag.Value));
+            pooled = value;
+        });
+        listener.Start();
+        var allocator = new TypeAllocator();
+        var records = Enumerable.Range(0, 100).Select(_ => allocator.New<IPoolSized>()).ToArray(); // 3 KB records: a size class of their own here
+        allocator.Dispose(); // its chunks wait in the pool
+        listener.RecordObservableInstruments();
+        Assert.True(pooled >= 2 * 128 * 1024, $"{pooled} B pooled after disposing an allocator of {records.Length} 3 KB records");
+    }
+}
+
+/// <summary>A record of about 3 KB (the 3072-byte class), which no other test uses.</summary>
+public interface IPoolSized
+{
+    [RecordOffset(3000)] long Last { get; set; }
 }
