@@ -82,7 +82,7 @@ public abstract unsafe class NativeRecord
     /// <summary>Where the stamp of the class block at <paramref name="address"/> is, from its chunk header's size class (which a
     /// TypeAllocator's chunk keeps for life).</summary>
     internal static int ClassStampOffset(byte* address)
-        => SizeClasses.Sizes[((int*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1)))[1]] - 4;
+        => SizeClasses.Sizes[((int*)SizeClasses.ChunkStart(address))[1]] - 4;
 
     internal NativeRecord()
     {

@@ -265,7 +265,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal SlabChunk ChunkOf(byte* p)
     {
-        int id = *(int*)((nuint)p & ~(nuint)(SizeClasses.ChunkSize - 1));
+        int id = *(int*)SizeClasses.ChunkStart(p);
         return _chunkTable[id]!;
     }
 

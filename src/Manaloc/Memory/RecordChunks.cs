@@ -228,7 +228,7 @@ internal static unsafe class RecordChunks
     public static bool WasDisposed(byte* address, uint generation, int stampOffset, out string? ownerName)
     {
         ownerName = null;
-        int id = IsLarge(stampOffset) ? *(int*)(address + stampOffset + 4 - LargeTrailer) : ((int*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1)))[2];
+        int id = IsLarge(stampOffset) ? *(int*)(address + stampOffset + 4 - LargeTrailer) : ((int*)SizeClasses.ChunkStart(address))[2];
         var homes = Volatile.Read(ref s_homes);
         if ((uint)id >= (uint)homes.Length || homes[id] is not { } home) return false;
         lock (home)

@@ -37,6 +37,10 @@ internal static class SizeClasses
 
     public static int Count => Sizes.Length;
 
+    /// <summary>The start of the chunk a class block lies in (chunks are aligned to their size): where its header is.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static unsafe byte* ChunkStart(void* block) => (byte*)((nuint)block & ~(nuint)(ChunkSize - 1));
+
     /// <summary>Sizes up to this many bytes (at 16-byte alignment) find their class with one table load (<see cref="ForSmall"/>).</summary>
     public const int SmallLimit = 1024;
 

@@ -121,7 +121,7 @@ public sealed unsafe partial class TypeAllocator
         int stampOffset = handle.StampOffset;
         if (stampOffset > 0 && !RecordChunks.IsLarge(stampOffset))
         {
-            byte* chunk = ChunkStart(p);
+            byte* chunk = SizeClasses.ChunkStart(p);
             if (*(long*)(chunk + 16) == _slab.RecordToken && NativeSlabAllocator.TryReleaseStamp(ref *(uint*)(p + stampOffset), handle.Generation))
             {
                 if (_stacks is not null) _stacks.TryRemove((nint)p, out _);
@@ -162,9 +162,6 @@ public sealed unsafe partial class TypeAllocator
         ThrowRefDeleteFailure(p, handle.Generation, stampOffset);
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static byte* ChunkStart(byte* p) => (byte*)((nuint)p & ~(nuint)(SizeClasses.ChunkSize - 1));
-
     /// <summary>A record larger than the largest class: found by address under the large-block lock (compare-exchange in both forms: the lock is the cost here).</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool DeleteLarge(byte* p, uint generation, int stampOffset)
@@ -177,7 +174,7 @@ public sealed unsafe partial class TypeAllocator
 
     /// <summary>The owner token of a record's memory: in its chunk's header, or in a large record's trailer.</summary>
     private static long TokenOf(byte* p, int stampOffset)
-        => RecordChunks.IsLarge(stampOffset) ? *(long*)(p + stampOffset + 4 - 16) : *(long*)(ChunkStart(p) + 16);
+        => RecordChunks.IsLarge(stampOffset) ? *(long*)(p + stampOffset + 4 - 16) : *(long*)(SizeClasses.ChunkStart(p) + 16);
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowRefDeleteFailure(byte* p, uint generation, int stampOffset)

@@ -146,7 +146,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         ref uint stamp = ref Unsafe.NullRef<uint>();
         if (!handle.IsLarge)
         {
-            byte* header = (byte*)((nuint)address & ~(nuint)(SizeClasses.ChunkSize - 1));
+            byte* header = SizeClasses.ChunkStart(address);
             if (*(long*)(header + 16) != _slab.RecordToken) return false;
             cls = ((int*)header)[1];
             stamp = ref *(uint*)(address + SizeClasses.Sizes[cls] - 4);
