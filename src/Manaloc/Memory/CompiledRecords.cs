@@ -27,10 +27,12 @@ public static unsafe class CompiledRecords
         where TFactory : struct, ICompiledRecordFactory
     {
         ArgumentNullException.ThrowIfNull(fields);
-        return RecordTypes.RegisterCompiled(typeof(TInterface), size, alignment, fields,
+        var type = RecordTypes.RegisterCompiled(typeof(TInterface), size, alignment, fields,
             [&CreateChecked<TFactory>, &CreateUnchecked<TFactory>, &CreateCheckedView<TFactory>, &CreateUncheckedView<TFactory>],
             [TFactory.CreateChecked().GetType(), TFactory.CreateUnchecked().GetType(), TFactory.CreateCheckedView().GetType(), TFactory.CreateUncheckedView().GetType()],
             Cache<TInterface>);
+        CompiledRecordSlot<TFactory>.Type = type; // for RecordRef<TFactory> and the held heap's New<TFactory>
+        return type;
     }
 
     /// <summary>Where a record of <paramref name="size"/> bytes aligned to <paramref name="alignment"/> has its stamp, from its

@@ -17,7 +17,12 @@ public sealed unsafe partial class NativeSlabAllocator
         /// <summary>Four batches of the class: a free that takes <see cref="Count"/> above it gives two batches back.</summary>
         public int Limit;
         public long Allocations;
-        public long Frees;
+        /// <summary>Blocks taken from the shared lists minus blocks given back (written on the slow paths only). Frees are
+        /// derived from it (Count = Net - Allocations + Frees), so a push writes no counter.</summary>
+        public long Net;
+
+        /// <summary>Frees into this bin so far (racy read of three fields: statistics only; exact while the bin is still).</summary>
+        public readonly long Frees => Count - Net + Allocations;
     }
 
     /// <summary>
@@ -193,9 +198,12 @@ public sealed unsafe partial class NativeSlabAllocator
     {
         *(byte**)p = bin->Head;
         bin->Head = p;
-        bin->Frees++;
         if (++bin->Count > bin->Limit) ReturnToShared(cls, ref *bin, 2 * SizeClasses.BatchSizes[cls]);
     }
+
+    /// <summary>Gives two batches of a full <paramref name="bin"/> (the calling thread's own) back to the shared lists: <see cref="Push"/>'s slow path, for callers that push inline.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal void Flush(Bin* bin, int cls) => ReturnToShared(cls, ref *bin, 2 * SizeClasses.BatchSizes[cls]);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void FreeToClass(byte* p, int cls) => FreeToClass(GetCache(), p, cls);
@@ -208,7 +216,6 @@ public sealed unsafe partial class NativeSlabAllocator
         ref Bin bin = ref cache.BinOf(cls);
         *(byte**)p = bin.Head;
         bin.Head = p;
-        bin.Frees++;
         // Keep up to four batches and give two back: after a refill or a flush the bin sits two batches
         // from either edge, so a random alloc/free walk rarely reaches the shared lists (and their lock).
         if (++bin.Count > bin.Limit) ReturnToShared(cls, ref bin, 2 * SizeClasses.BatchSizes[cls]);
@@ -223,6 +230,7 @@ public sealed unsafe partial class NativeSlabAllocator
         byte* p = head;
         bin.Head = *(byte**)p;
         bin.Count = taken - 1;
+        bin.Net += taken;
         bin.Allocations++;
         return p;
     }
@@ -236,6 +244,7 @@ public sealed unsafe partial class NativeSlabAllocator
         for (int i = 1; i < count; i++) last = *(byte**)last;
         bin.Head = *(byte**)last;
         bin.Count -= count;
+        bin.Net -= count;
         *(byte**)last = null;
         GiveToShared(cls, head, count);
     }
@@ -252,6 +261,7 @@ public sealed unsafe partial class NativeSlabAllocator
             int count = bin.Count;
             bin.Head = null;
             bin.Count = 0;
+            bin.Net -= count;
             if (!GiveToShared(cls, head, count)) return; // disposed: the chunks are gone already
         }
         Interlocked.Add(ref _retiredAllocations, allocations); // statistics only

@@ -188,6 +188,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
         foreach (var cache in LiveCaches())
         {
             cache.Owner = null;
+            cache.RecordHeap?.MarkDead();
             cache.Handles = null; // a thread's t_cache may outlive us: it must not keep handles (and through them us) alive
         }
         _caches.Dispose();

@@ -21,6 +21,14 @@ internal static partial class ThrowHelper
         => throw new ArgumentOutOfRangeException(nameof(index), index, $"The index must be in [0, {length}).");
 
     [DoesNotReturn]
+    public static void ThrowOtherRecordType(string paramName)
+        => throw new ArgumentException("The handle is of a record of another size: it is not a handle of this record type.", paramName);
+
+    [DoesNotReturn]
+    public static void ThrowNotRegistered(Type type)
+        => throw new InvalidOperationException($"'{type.FullName}' is not the registration of a [NativeRecord] interface: only the Manaloc source generator's structs are.");
+
+    [DoesNotReturn]
     public static void ThrowOutOfMemory(nuint size)
         => throw new OutOfMemoryException($"The native allocation of {size} bytes failed.");
 }

@@ -20,7 +20,7 @@ public sealed unsafe partial class TypeAllocator
     /// checks of the handles are the same as through the allocator. After the thread exits, drop the heap (it keeps that
     /// thread's cache of free blocks).</para>
     /// </remarks>
-    public sealed unsafe class ThreadHeap
+    public sealed unsafe partial class ThreadHeap
     {
         /// <summary>One call in this many checks the calling thread.</summary>
         public const int AffinityCheckInterval = 64;
@@ -30,7 +30,12 @@ public sealed unsafe partial class TypeAllocator
         private readonly NativeSlabAllocator _slab;
         private readonly NativeSlabAllocator.Bin* _bins; // into the cache's pinned bins, which _cache keeps alive
         private readonly int _threadId;
+        private readonly long _token; // the allocator's owner token, as chunk headers hold it (checked Delete's test)
         private uint _calls; // written by the owning thread only (a misusing thread races it, and is caught all the same)
+        // What sends a New off the fast path, one byte so the fast path tests it with one compare: Dead (set by the
+        // allocator's Dispose; read with Volatile.Read so the JIT never hoists it out of a loop) and CaptureStacks.
+        private byte _slow;
+        private const byte Dead = 1, CaptureStacks = 2;
 
         internal ThreadHeap(TypeAllocator owner, NativeSlabAllocator.ThreadCache cache)
         {
@@ -39,7 +44,12 @@ public sealed unsafe partial class TypeAllocator
             _slab = owner._slab;
             _bins = cache.Bins;
             _threadId = Environment.CurrentManagedThreadId;
+            _token = owner._slab.RecordToken;
+            _slow = owner._stacks is not null ? CaptureStacks : (byte)0;
         }
+
+        /// <summary>Called by the allocator's Dispose: every later New through this heap throws.</summary>
+        internal void MarkDead() => Volatile.Write(ref _slow, (byte)(_slow | Dead)); // Dispose is not concurrent with use (documented)
 
         /// <summary>The allocator this heap belongs to.</summary>
         public TypeAllocator Allocator => _owner;
@@ -98,9 +108,9 @@ public sealed unsafe partial class TypeAllocator
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private void Check()
         {
-            // Dispose clears the cache's owner (before the chunks go), so one compare covers disposal. The thread test keeps
-            // the cache single-threaded, which is what lets its pops and pushes go without atomics; sampled (see remarks).
-            if (_cache.Owner != _slab || (++_calls % AffinityCheckInterval == 0 && Environment.CurrentManagedThreadId != _threadId)) ThrowMisuse();
+            // Dispose marks every heap of the allocator dead (before the chunks go), so one load covers disposal. The thread
+            // test keeps the cache single-threaded, which is what lets its pops and pushes go without atomics; sampled (see remarks).
+            if ((Volatile.Read(ref _slow) & Dead) != 0 || (++_calls % AffinityCheckInterval == 0 && Environment.CurrentManagedThreadId != _threadId)) ThrowMisuse();
         }
 
         /// <summary>
@@ -116,7 +126,7 @@ public sealed unsafe partial class TypeAllocator
         [MethodImpl(MethodImplOptions.NoInlining)]
         private void ThrowMisuse()
         {
-            if (_cache.Owner != _slab) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+            if ((Volatile.Read(ref _slow) & Dead) != 0 || _cache.Owner != _slab) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
             ThrowHelper.ThrowInvalidOperation($"This TypeAllocator.ThreadHeap belongs to managed thread {_threadId}; it was used on thread {Environment.CurrentManagedThreadId}. Get one per thread with GetThreadHeap.");
         }
     }

@@ -196,6 +196,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ForgetStack(byte* p) => _stacks?.TryRemove((nint)p, out _);
+
     private void CaptureStack(byte* p) => _stacks![(nint)p] = new StackTrace(2, fNeedFileInfo: true).ToString();
 
     /// <inheritdoc/>

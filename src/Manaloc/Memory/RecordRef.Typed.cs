@@ -1,0 +1,125 @@
+using System.ComponentModel;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace Manaloc.Memory;
+
+/// <summary>
+/// A checked struct handle to one record of a generated type: its address and the slot's generation, 12 bytes and no
+/// managed reference. The generated <c>XxxRef</c> structs of <see cref="NativeRecordAttribute"/> interfaces wrap it; the
+/// stamp's place is a constant of <typeparamref name="TRecord"/> (the generated registration), so the handle need not
+/// carry it as <see cref="RecordRef"/> does.
+/// </summary>
+/// <typeparam name="TRecord">The record's generated registration struct (generated code names it).</typeparam>
+/// <remarks>The checks and what is exact under races are those of <see cref="RecordRef"/>. <c>default</c> is not
+/// allocated. Packed to 4 bytes, so an array of handles costs 12 bytes per record (the address is then not always 8-byte
+/// aligned in the array, which x64 and Arm64 load at full speed). Thread safety: an immutable value.</remarks>
+[EditorBrowsable(EditorBrowsableState.Never)]
+[StructLayout(LayoutKind.Sequential, Pack = 4)]
+public readonly unsafe struct RecordRef<TRecord> : IEquatable<RecordRef<TRecord>> where TRecord : struct, ICompiledRecordFactory
+{
+    internal readonly byte* Address;
+    internal readonly uint Generation;
+
+    internal RecordRef(byte* address, uint generation)
+    {
+        Address = address;
+        Generation = generation;
+    }
+
+    /// <summary>The typed form of <paramref name="handle"/>, a handle of the same record type (default stays default).</summary>
+    /// <exception cref="ArgumentException"><paramref name="handle"/> is a handle of a record of another size.</exception>
+    public static RecordRef<TRecord> From(RecordRef handle)
+    {
+        if (handle.StampOffset != CompiledRecordConstants<TRecord>.StampOffset && handle.StampOffset != 0) ThrowHelper.ThrowOtherRecordType(nameof(handle));
+        return new(handle.Address, handle.Generation);
+    }
+
+    /// <summary>The untyped handle to the same record (16 bytes: it carries the stamp's place).</summary>
+    public RecordRef Untyped => Address == null ? default : new(Address, Generation, CompiledRecordConstants<TRecord>.StampOffset);
+
+    /// <summary>True while the record is allocated: not deleted, allocator not disposed. False for <c>default</c>.</summary>
+    public bool IsAllocated => Untyped.IsAllocated;
+
+    /// <summary>The same record without checks.</summary>
+    public UncheckedRecordRef<TRecord> AsUnchecked() => new(Address, Generation);
+
+    /// <summary>The field at <paramref name="offset"/> after checking that the record is allocated.</summary>
+    /// <remarks>For generated code: the offset is a layout constant and is not bounds-checked.</remarks>
+    /// <exception cref="InvalidOperationException">The record was deleted, or the handle is <c>default</c>.</exception>
+    /// <exception cref="ObjectDisposedException">The record's allocator was disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public ref T FieldAt<T>(int offset)
+    {
+        byte* address = Address;
+        // As RecordRef.FieldAt: a throw, not a throwing call, so a get and a set of one handle load the stamp once. The
+        // null test is default's (its stamp offset is a constant here, not 0).
+        if (address == null || *(uint*)(address + CompiledRecordConstants<TRecord>.StampOffset) != Generation)
+        {
+            throw RecordRef.StaleException(address, Generation, address == null ? 0 : CompiledRecordConstants<TRecord>.StampOffset);
+        }
+        return ref Unsafe.AsRef<T>(address + offset);
+    }
+
+    /// <summary>Same record and generation.</summary>
+    public bool Equals(RecordRef<TRecord> other) => Address == other.Address && Generation == other.Generation;
+
+    /// <inheritdoc/>
+    public override bool Equals(object? obj) => obj is RecordRef<TRecord> other && Equals(other);
+
+    /// <inheritdoc/>
+    public override int GetHashCode() => HashCode.Combine((nuint)Address, Generation);
+
+    /// <inheritdoc/>
+    public override string ToString() => Untyped.ToString();
+}
+
+/// <summary>
+/// An unchecked struct handle to one record of a generated type: address and generation, 12 bytes, no managed
+/// reference. The generated <c>XxxUncheckedRef</c> structs wrap it; what is not checked is said on
+/// <see cref="UncheckedRecordRef"/>.
+/// </summary>
+/// <typeparam name="TRecord">The record's generated registration struct (generated code names it).</typeparam>
+[EditorBrowsable(EditorBrowsableState.Never)]
+[StructLayout(LayoutKind.Sequential, Pack = 4)]
+public readonly unsafe struct UncheckedRecordRef<TRecord> : IEquatable<UncheckedRecordRef<TRecord>> where TRecord : struct, ICompiledRecordFactory
+{
+    internal readonly byte* Address;
+    internal readonly uint Generation;
+
+    internal UncheckedRecordRef(byte* address, uint generation)
+    {
+        Address = address;
+        Generation = generation;
+    }
+
+    /// <summary>The typed form of <paramref name="handle"/>, a handle of the same record type (default stays default).</summary>
+    /// <exception cref="ArgumentException"><paramref name="handle"/> is a handle of a record of another size.</exception>
+    public static UncheckedRecordRef<TRecord> From(UncheckedRecordRef handle)
+    {
+        if (handle.StampOffset != CompiledRecordConstants<TRecord>.StampOffset && handle.StampOffset != 0) ThrowHelper.ThrowOtherRecordType(nameof(handle));
+        return new(handle.Address, handle.Generation);
+    }
+
+    /// <summary>The untyped handle to the same record (16 bytes: it carries the stamp's place).</summary>
+    public UncheckedRecordRef Untyped => Address == null ? default : new(Address, Generation, CompiledRecordConstants<TRecord>.StampOffset);
+
+    /// <summary>True while the record is allocated (reads the slot's stamp, whose memory is never freed).</summary>
+    public bool IsAllocated => Untyped.IsAllocated;
+
+    /// <summary>The field at <paramref name="offset"/>, with no check (for generated code: the offset is a layout constant).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public ref T FieldAt<T>(int offset) => ref Unsafe.AsRef<T>(Address + offset);
+
+    /// <summary>Same record and generation.</summary>
+    public bool Equals(UncheckedRecordRef<TRecord> other) => Address == other.Address && Generation == other.Generation;
+
+    /// <inheritdoc/>
+    public override bool Equals(object? obj) => obj is UncheckedRecordRef<TRecord> other && Equals(other);
+
+    /// <inheritdoc/>
+    public override int GetHashCode() => HashCode.Combine((nuint)Address, Generation);
+
+    /// <inheritdoc/>
+    public override string ToString() => Untyped.ToString();
+}
