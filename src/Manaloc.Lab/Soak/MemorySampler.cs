@@ -35,13 +35,24 @@ internal sealed class MemorySampler(TimeSpan duration)
 
     private readonly Stopwatch _parked = new();
 
-    /// <summary>Parks every soak thread, takes one sample and lets them go; false (no sample) if they did not all park within <paramref name="timeout"/>.</summary>
-    public bool SampleAtQuietPoint(TimeSpan elapsed, SoakRun run, TimeSpan timeout)
+    private const string MemoryPause = "memory pause";
+
+    /// <summary>
+    /// Parks every soak thread, takes one sample and lets them go; false (no sample) if they did not all
+    /// park within the hang limit while the process ran (a pause that a stall of the whole process held
+    /// up is counted as a stall and waited for again).
+    /// </summary>
+    public bool SampleAtQuietPoint(TimeSpan elapsed, SoakRun run)
     {
         _parked.Start();
         try
         {
-            if (!run.Quiet.Pause(timeout)) return false;
+            long start = Stopwatch.GetTimestamp();
+            while (!run.Quiet.Pause(run.Hang.Limit))
+            {
+                if (!run.Hang.ExcusedByStall(start, MemoryPause)) return false;
+                start = Stopwatch.GetTimestamp();
+            }
             Sample(elapsed, run);
             return true;
         }

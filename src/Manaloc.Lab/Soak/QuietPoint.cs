@@ -22,6 +22,9 @@ internal sealed class QuietPoint
     private int _running, _parked;
     private volatile bool _requested;
 
+    /// <summary>True while a pause is requested (a snapshot, for diagnostics).</summary>
+    public bool PauseRequested => _requested;
+
     /// <summary>Counts a participant in; call before its thread starts.</summary>
     public void Join()
     {
