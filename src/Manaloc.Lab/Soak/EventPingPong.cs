@@ -13,8 +13,11 @@ namespace Manaloc.Lab.Soak;
 /// <para>Protocol: strict alternation. Ping sets Pong's event once at the start; from then on each side
 /// waits on its own event and, when woken, sets the partner's. So the partner's Sets minus this side's
 /// wakes is 0 (nothing due: the partner has not set yet) or 1 (a Set is due: this side should wake).</para>
-/// <para>A side parks at the quiet point only right after passing the signal on (or, at the start, with
-/// the signal in the partner's event), so a side never waits for a Set from a parked partner.</para>
+/// <para>Neither side parks at the <see cref="QuietPoint"/> (the soak does not make them participants):
+/// a side that parked right after passing the signal on could be overtaken before its check (the partner
+/// wakes, passes the signal back and waits), and would then park holding the signal while the partner
+/// waits for it and the pause waits for the partner. The quiet point is read only to say, in a hang's
+/// diagnosis, whether a pause was on.</para>
 /// <para>Memory ordering: each side's step and counters are written only by its own thread with
 /// volatile writes and read by the other side with volatile reads, for a diagnosis only; the
 /// protocol itself is ordered by the events (a Set is a full fence, see <see cref="EconomicResetEvent"/>).</para>
@@ -38,9 +41,8 @@ internal sealed class EventPingPong(HangWatch hang, QuietPoint quiet, Action<str
         if (first) mine.Pass(theirs);
         while (!_stop)
         {
-            mine.Step = PingPongStep.AtQuietPoint;
-            quiet.Check();
             if (!WaitForPartner(mine, theirs)) break;
+            mine.Step = PingPongStep.Woken;
             handOff();
             mine.Pass(theirs);
         }
@@ -88,8 +90,8 @@ internal sealed class EventPingPong(HangWatch hang, QuietPoint quiet, Action<str
     private static string Describe(PingPongStep step) => step switch
     {
         PingPongStep.Starting => "starting",
-        PingPongStep.AtQuietPoint => "at its quiet point (parked if a pause is on)",
         PingPongStep.Waiting => "waiting on its own event",
+        PingPongStep.Woken => "woken, about to pass the signal back",
         PingPongStep.Setting => "setting the partner's event",
         _ => "stopped",
     };
@@ -160,8 +162,8 @@ internal sealed class EventPingPong(HangWatch hang, QuietPoint quiet, Action<str
 internal enum PingPongStep
 {
     Starting,
-    AtQuietPoint,
     Waiting,
+    Woken,
     Setting,
     Stopped,
 }

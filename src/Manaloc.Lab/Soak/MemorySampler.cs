@@ -42,7 +42,7 @@ internal sealed class MemorySampler(TimeSpan duration)
     /// park within the hang limit while the process ran (a pause that a stall of the whole process held
     /// up is counted as a stall and waited for again).
     /// </summary>
-    public bool SampleAtQuietPoint(TimeSpan elapsed, SoakRun run)
+    public bool SampleAtQuietPoint(TimeSpan elapsed, SoakRun run, out int parked, out int participants)
     {
         _parked.Start();
         try
@@ -50,10 +50,15 @@ internal sealed class MemorySampler(TimeSpan duration)
             long start = Stopwatch.GetTimestamp();
             while (!run.Quiet.Pause(run.Hang.Limit))
             {
-                if (!run.Hang.ExcusedByStall(start, MemoryPause)) return false;
+                if (!run.Hang.ExcusedByStall(start, MemoryPause))
+                {
+                    (parked, participants) = run.Quiet.Snapshot();
+                    return false;
+                }
                 start = Stopwatch.GetTimestamp();
             }
             Sample(elapsed, run);
+            (parked, participants) = run.Quiet.Snapshot();
             return true;
         }
         finally

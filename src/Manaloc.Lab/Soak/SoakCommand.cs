@@ -31,9 +31,9 @@ public static class SoakCommand
         while (clock.Elapsed < options.Duration && run.Violations.Count == 0)
         {
             Thread.Sleep(TimeSpan.FromSeconds(1));
-            if (!memory.SampleAtQuietPoint(clock.Elapsed, run))
+            if (!memory.SampleAtQuietPoint(clock.Elapsed, run, out int parked, out int participants))
             {
-                run.Violations.Enqueue($"the soak threads did not all reach their quiet point within {run.Hang.Limit.TotalSeconds:0} s while the process ran (hang)");
+                run.Violations.Enqueue($"the soak threads did not all reach their quiet point within {run.Hang.Limit.TotalSeconds:0} s while the process ran ({parked} of {participants} parked; hang)");
             }
             if (clock.Elapsed >= nextProgress)
             {
