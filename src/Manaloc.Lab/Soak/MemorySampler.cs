@@ -3,7 +3,7 @@ using System.Diagnostics;
 namespace Manaloc.Lab.Soak;
 
 /// <summary>
-/// Once a second, with every soak thread parked at its quiet point: the managed heap's live bytes
+/// Once a second, with the load and dispatcher threads parked at their quiet point: the managed heap's live bytes
 /// after full collections, less what the soak holds in flight at that same point; the native bytes
 /// the record allocator has reserved; the process's private bytes.
 /// </summary>

@@ -19,10 +19,10 @@ internal static class SoakSummary
         s.AppendLine();
         WriteStalls(s, run);
         var sizes = run.Sizes;
-        s.AppendLine(c, $"Memory after warm-up ({SoakCommand.WarmUp(options.Duration).TotalSeconds:0} s), sampled each second with every soak thread parked at its quiet point")
+        s.AppendLine(c, $"Memory after warm-up ({SoakCommand.WarmUp(options.Duration).TotalSeconds:0} s), sampled each second with the load and dispatcher threads parked at their quiet point")
             .AppendLine(c, $"(managed: live bytes after full collections, {memory.Collections:N0} in all, less what the soak held in flight at that point: records' handles {sizes.RecordHandle} B each,")
             .AppendLine(c, $"pooled objects {sizes.Pooled} B, buffers rented or idle in the buffer manager at their length + {sizes.ArrayOverhead} B, held-set entries {sizes.HeldSetEntry} B;")
-            .AppendLine(c, $"{memory.UnsettledSamples} sample(s) where the count had not settled after the last collection; the threads were parked for sampling {memory.Parked.TotalSeconds:0.0} s in all). Drift is the least-squares slope ± its standard error; spread is the samples' standard deviation around the line:").AppendLine();
+            .AppendLine(c, $"{memory.UnsettledSamples} sample(s) where the count had not settled after the last collection; the threads were parked for sampling {memory.Parked.TotalSeconds:0.0} s in all, stalls included). Drift is the least-squares slope ± its standard error; spread is the samples' standard deviation around the line:").AppendLine();
         s.AppendLine("| series | mean MB | drift KB/min | drift %/min | spread KB | samples |").AppendLine("| --- | ---: | ---: | ---: | ---: | ---: |");
         foreach (var d in drift)
         {
