@@ -3,7 +3,7 @@ using System.Diagnostics;
 namespace Manaloc.Lab.Soak;
 
 /// <summary>
-/// Once a second, with every soak thread parked at its quiet point: the managed heap's live bytes
+/// Once a second, with the load and dispatcher threads parked at their quiet point: the managed heap's live bytes
 /// after full collections, less what the soak holds in flight at that same point; the native bytes
 /// the record allocator has reserved; the process's private bytes.
 /// </summary>
@@ -35,14 +35,30 @@ internal sealed class MemorySampler(TimeSpan duration)
 
     private readonly Stopwatch _parked = new();
 
-    /// <summary>Parks every soak thread, takes one sample and lets them go; false (no sample) if they did not all park within <paramref name="timeout"/>.</summary>
-    public bool SampleAtQuietPoint(TimeSpan elapsed, SoakRun run, TimeSpan timeout)
+    private const string MemoryPause = "memory pause";
+
+    /// <summary>
+    /// Parks every soak thread, takes one sample and lets them go; false (no sample) if they did not all
+    /// park within the hang limit while the process ran (a pause that a stall of the whole process held
+    /// up is counted as a stall and waited for again).
+    /// </summary>
+    public bool SampleAtQuietPoint(TimeSpan elapsed, SoakRun run, out int parked, out int participants)
     {
         _parked.Start();
         try
         {
-            if (!run.Quiet.Pause(timeout)) return false;
+            long start = Stopwatch.GetTimestamp();
+            while (!run.Quiet.Pause(run.Hang.Limit))
+            {
+                if (!run.Hang.ExcusedByStall(start, MemoryPause))
+                {
+                    (parked, participants) = run.Quiet.Snapshot();
+                    return false;
+                }
+                start = Stopwatch.GetTimestamp();
+            }
             Sample(elapsed, run);
+            (parked, participants) = run.Quiet.Snapshot();
             return true;
         }
         finally

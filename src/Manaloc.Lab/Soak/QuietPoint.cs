@@ -1,12 +1,15 @@
 namespace Manaloc.Lab.Soak;
 
 /// <summary>
-/// Stops every soak thread at a point where it holds nothing in its hands (the top of its loop), so
-/// the sampler measures a heap nobody is changing: no thread allocates during the collections, and
+/// Stops every soak thread that allocates or hands items over (the load threads, the dispatcher cycler)
+/// at a point where it holds nothing in its hands (the top of its loop), so the sampler measures a
+/// heap nobody is changing: no thread allocates during the collections, and
 /// what the soak holds in flight (in its hand-off slots, in the pools) can be counted at the very
 /// moment the heap is measured.
 /// </summary>
 /// <remarks>
+/// <para>Between two checks a participant must never wait for a participant: the pause would wait for
+/// it while what it waits for is parked (why the event ping-pong threads are not participants).</para>
 /// <para>Built on <see cref="Monitor"/>, not on the library under test, so the measurement does not
 /// depend on what it measures. Participants poll <see cref="_requested"/> with a volatile read at
 /// each loop top (a stale false costs one more operation before parking); every other field is read
@@ -21,6 +24,15 @@ internal sealed class QuietPoint
     private readonly object _gate = new();
     private int _running, _parked;
     private volatile bool _requested;
+
+    /// <summary>True while a pause is requested (a snapshot, for diagnostics).</summary>
+    public bool PauseRequested => _requested;
+
+    /// <summary>Participants parked now, of those counted in (a snapshot, for diagnostics).</summary>
+    public (int Parked, int Running) Snapshot()
+    {
+        lock (_gate) return (_parked, _running);
+    }
 
     /// <summary>Counts a participant in; call before its thread starts.</summary>
     public void Join()

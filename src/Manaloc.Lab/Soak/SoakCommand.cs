@@ -31,14 +31,14 @@ public static class SoakCommand
         while (clock.Elapsed < options.Duration && run.Violations.Count == 0)
         {
             Thread.Sleep(TimeSpan.FromSeconds(1));
-            if (!memory.SampleAtQuietPoint(clock.Elapsed, run, QuietTimeout))
+            if (!memory.SampleAtQuietPoint(clock.Elapsed, run, out int parked, out int participants))
             {
-                run.Violations.Enqueue($"the soak threads did not all reach their quiet point within {QuietTimeout.TotalSeconds:0} s (hang)");
+                run.Violations.Enqueue($"the soak threads did not all reach their quiet point within {run.Hang.Limit.TotalSeconds:0} s while the process ran ({parked} of {participants} parked; hang)");
             }
             if (clock.Elapsed >= nextProgress)
             {
                 nextProgress += TimeSpan.FromSeconds(10);
-                stdout.WriteLine($"  {clock.Elapsed.TotalSeconds,5:0} s  {run.Counters.Describe()}  violations {run.Violations.Count}  managed {memory.LastManagedMb:0.0} MB  native {memory.LastNativeMb:0.0} MB  private {memory.LastPrivateMb:0.0} MB");
+                stdout.WriteLine($"  {clock.Elapsed.TotalSeconds,5:0} s  {run.Counters.Describe()}  violations {run.Violations.Count}  stalls {run.Hang.Count}  managed {memory.LastManagedMb:0.0} MB  native {memory.LastNativeMb:0.0} MB  private {memory.LastPrivateMb:0.0} MB");
             }
         }
         run.StopAndCheck();
@@ -63,9 +63,6 @@ public static class SoakCommand
         }
         return 0;
     }
-
-    /// <summary>Longest wait for every soak thread to park for a sample: a thread that takes longer is hung.</summary>
-    private static readonly TimeSpan QuietTimeout = TimeSpan.FromSeconds(30);
 
     /// <summary>Warm-up excluded from drift: a quarter of the run, at most two minutes.</summary>
     internal static TimeSpan WarmUp(TimeSpan duration) => TimeSpan.FromTicks(Math.Min(duration.Ticks / 4, TimeSpan.FromMinutes(2).Ticks));

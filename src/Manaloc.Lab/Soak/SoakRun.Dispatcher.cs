@@ -46,7 +46,10 @@ internal sealed partial class SoakRun
             Quiet.Nap(TimeSpan.FromMilliseconds(random.Next(10, 200))); // cut short by a pause: shut down, then park
             var handedBack = dispatcher.Shutdown(TimeSpan.FromMilliseconds(random.Next(2) == 0 ? 0 : 20));
             Volatile.Write(ref _cycle, null);
-            if (!dispatcher.Completion.Wait(HangLimit)) Violation("dispatcher: workers did not stop after shutdown");
+            if (!WaitWithin(timeout => dispatcher.Completion.Wait(timeout), HangLimit, DispatcherStopWait))
+            {
+                Violation($"dispatcher: workers did not stop within {HangLimit.TotalSeconds:0} s of the shutdown while the process ran");
+            }
             while (Volatile.Read(ref cycle.Posting) != 0) Thread.Yield();
             long accepted = Volatile.Read(ref cycle.Accepted), ran = Volatile.Read(ref cycle.Ran);
             if (ran + handedBack.Count != accepted)
@@ -61,15 +64,26 @@ internal sealed partial class SoakRun
         }
     }
 
+    /// <summary>Waits with <paramref name="wait"/> up to <paramref name="limit"/>, again after each wait that a stall of the whole process excuses; false on a hang.</summary>
+    private bool WaitWithin(Func<TimeSpan, bool> wait, TimeSpan limit, string what)
+    {
+        long start = System.Diagnostics.Stopwatch.GetTimestamp();
+        while (!wait(limit))
+        {
+            if (!Hang.ExcusedByStall(start, what)) return false;
+            start = System.Diagnostics.Stopwatch.GetTimestamp();
+        }
+        return true;
+    }
+
     /// <summary>Stops every thread, drains what is in flight and checks that the counts balance.</summary>
     public void StopAndCheck()
     {
         _stop = true;
-        _ping.Set();
-        _pong.Set();
+        _pingPong.Stop();
         foreach (var t in _threads)
         {
-            if (!t.Join(HangLimit * 2)) Violation($"{t.Name} did not stop within {(HangLimit * 2).TotalSeconds:0} s (hang)");
+            if (!WaitWithin(t.Join, HangLimit * 2, ThreadEndWait)) Violation($"{t.Name} did not stop within {(HangLimit * 2).TotalSeconds:0} s while the process ran (hang)");
         }
         foreach (var record in _records.TakeAll()) CheckAndDelete(record);
         foreach (var item in _pooled.TakeAll()) GivePooledBack(item);

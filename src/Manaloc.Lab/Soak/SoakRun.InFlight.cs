@@ -12,7 +12,7 @@ internal sealed partial class SoakRun
     public ObjectSizes Sizes { get; } = ObjectSizes.Measure();
 
     /// <summary>
-    /// At a quiet point (every soak thread parked, so every figure is exact): the heap bytes the soak
+    /// At a quiet point (every thread that hands items over parked, so every figure is exact): the heap bytes the soak
     /// holds on purpose, which the memory series leaves out because they are load or bounded
     /// retention, not growth: records in the hand-off slots (their handles), pooled objects in the
     /// slots or idle in the pool, buffers in the slots (with their entries in the held set) or idle in

@@ -25,21 +25,24 @@ internal sealed class SoakPooled
 /// <summary>
 /// Every component at once: load threads pick random operations (records, pool, buffers, the
 /// reader-writer lock, posts to the dispatcher); one thread creates, feeds and shuts down
-/// dispatchers in cycles; two threads ping-pong on a pair of events. Every check that fails adds
+/// dispatchers in cycles; two threads ping-pong on a pair of events (not stopped by the quiet point). Every check that fails adds
 /// a violation; <see cref="StopAndCheck"/> drains everything and checks that the counts balance.
+/// Every timed hang check goes through <see cref="Hang"/>, so a stall of the whole process (seen by
+/// the <see cref="Heartbeat"/>) is counted as a stall, not reported as a hang.
 /// </summary>
 internal sealed partial class SoakRun : IDisposable
 {
     private const int MaxInFlight = 2048;
     private const int MinBufferShift = 4, MaxBufferShift = 14; // buffers of 16 B to 16 KB
     private static readonly TimeSpan HangLimit = TimeSpan.FromSeconds(30);
+    private const string DispatcherStopWait = "dispatcher workers' stop", ThreadEndWait = "soak thread's end";
 
     private readonly int _loadThreads;
     private readonly TypeAllocator _allocator = new(new TypeAllocatorOptions { Name = "soak" });
     private readonly SemiLocalPool<SoakPooled> _pool = new(PoolPolicies.Create(() => new SoakPooled()), new PoolOptions { Name = "soak", MaxRetained = 512 });
     private readonly BufferManager _buffers = new(new BufferManagerOptions { Name = "soak", MaxRetainedBytesPerClass = 1 << 20 });
     private readonly SlimReaderWriterLock _lock = new();
-    private readonly EconomicResetEvent _ping = new(), _pong = new();
+    private readonly EventPingPong _pingPong;
     // Items in flight between threads: fixed slots, so the bookkeeping itself never grows.
     private readonly HandOffSlots<ISoakRecord> _records = new(MaxInFlight);
     private readonly HandOffSlots<SoakPooled> _pooled = new(MaxInFlight);
@@ -52,7 +55,18 @@ internal sealed partial class SoakRun : IDisposable
     private int _writers, _readers;
     private volatile bool _stop;
 
-    public SoakRun(int loadThreads) => _loadThreads = loadThreads;
+    public SoakRun(int loadThreads)
+    {
+        _loadThreads = loadThreads;
+        Hang = new HangWatch(Heartbeat, HangLimit);
+        _pingPong = new EventPingPong(Hang, Quiet, Violation, () => Interlocked.Increment(ref Counters.EventHandOffs));
+    }
+
+    /// <summary>Ticks every 10 ms on its own thread and records when the process did not run.</summary>
+    public Heartbeat Heartbeat { get; } = new();
+
+    /// <summary>Tells a hang from a stall of the whole process, and counts the stalls.</summary>
+    public HangWatch Hang { get; }
 
     public SoakCounters Counters { get; } = new();
 
@@ -63,28 +77,40 @@ internal sealed partial class SoakRun : IDisposable
 
     public void Start()
     {
+        Heartbeat.Start();
+        var parking = new List<Thread>();
         for (int i = 0; i < _loadThreads; i++)
         {
             int seed = i;
-            _threads.Add(new Thread(() => Guard(() => Load(seed))) { IsBackground = true, Name = $"soak load {i}" });
+            parking.Add(new Thread(() => Guard(() => Load(seed), parks: true)) { IsBackground = true, Name = $"soak load {i}" });
         }
-        _threads.Add(new Thread(() => Guard(DispatcherCycles)) { IsBackground = true, Name = "soak dispatcher cycles" });
-        _threads.Add(new Thread(() => Guard(() => PingPong(_ping, _pong, "ping"))) { IsBackground = true, Name = "soak ping" });
-        _threads.Add(new Thread(() => Guard(() => PingPong(_pong, _ping, "pong", first: false))) { IsBackground = true, Name = "soak pong" });
-        foreach (var t in _threads)
+        parking.Add(new Thread(() => Guard(DispatcherCycles, parks: true)) { IsBackground = true, Name = "soak dispatcher cycles" });
+        // The ping-pong threads do not park at the quiet point: each waits on its partner, and a side that parked holding
+        // the signal (set, then preempted before its check while the partner passed the signal back and went on to wait)
+        // would leave the partner waiting and the pause waiting for the partner until both timed out. They allocate
+        // nothing once running (a Set, a Wait on an event whose park exists, interlocked counters), so they cannot
+        // change the heap the sampler measures.
+        var free = new List<Thread>
         {
-            Quiet.Join();
-            t.Start();
-        }
+            new(() => Guard(_pingPong.RunPing, parks: false)) { IsBackground = true, Name = "soak ping" },
+            new(() => Guard(_pingPong.RunPong, parks: false)) { IsBackground = true, Name = "soak pong" },
+        };
+        foreach (var t in parking) Quiet.Join();
+        _threads.AddRange(parking);
+        _threads.AddRange(free);
+        foreach (var t in _threads) t.Start();
     }
 
     private void Violation(string message) => Violations.Enqueue(message);
 
-    private void Guard(Action body)
+    private void Guard(Action body, bool parks)
     {
         try { body(); }
         catch (Exception e) { Violation($"{Thread.CurrentThread.Name}: unexpected {e.GetType().Name}: {e.Message}"); }
-        finally { Quiet.Leave(); }
+        finally
+        {
+            if (parks) Quiet.Leave();
+        }
     }
 
     private void Load(int seed)
@@ -200,32 +226,13 @@ internal sealed partial class SoakRun : IDisposable
         }
     }
 
-    private void PingPong(EconomicResetEvent mine, EconomicResetEvent theirs, string name, bool first = true)
-    {
-        if (first) theirs.Set();
-        while (!_stop)
-        {
-            // Parks only right after passing the one signal on (or, at the start, with it in the partner's event),
-            // so the partner never waits for a Set from a parked thread: it gets the signal, passes it back and parks too.
-            Quiet.Check();
-            if (!mine.Wait(HangLimit))
-            {
-                if (!_stop) Violation($"event: {name} waited {HangLimit.TotalSeconds:0} s for a Set that was due (lost wakeup)");
-                return;
-            }
-            Interlocked.Increment(ref Counters.EventHandOffs);
-            theirs.Set();
-        }
-        theirs.Set(); // let the partner see _stop
-    }
-
     public void Dispose()
     {
         _stop = true;
         _pool.Dispose();
         _buffers.Dispose();
         _allocator.Dispose();
-        _ping.Dispose();
-        _pong.Dispose();
+        _pingPong.Dispose();
+        Heartbeat.Dispose();
     }
 }
