@@ -103,6 +103,35 @@ public class TypedHandlePathTests
         Assert.Equal(0, allocator.LiveObjectCount);
     }
 
+    [Fact]
+    public void Deletes_through_another_threads_heap_are_caught_within_the_check_interval()
+    {
+        using var allocator = new TypeAllocator();
+        var heap = allocator.GetThreadHeap();
+        var records = new FooDataUncheckedRef[TypeAllocator.ThreadHeap.AffinityCheckInterval + 1];
+        for (int i = 0; i < records.Length; i++) records[i] = FooDataUncheckedRef.New(heap);
+        int deleted = 0;
+        Exception? error = null;
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                for (; deleted < records.Length; deleted++) records[deleted].Delete(heap);
+            }
+            catch (InvalidOperationException e)
+            {
+                error = e;
+            }
+        });
+        thread.Start();
+        thread.Join();
+        Assert.Contains("belongs to managed thread", Assert.IsType<InvalidOperationException>(error).Message);
+        Assert.InRange(deleted, 0, TypeAllocator.ThreadHeap.AffinityCheckInterval - 1);
+        Assert.False(records[deleted].IsAllocated); // the Delete that found the misuse was done first (documented)
+        for (int i = deleted + 1; i < records.Length; i++) records[i].Delete(heap); // the owner deletes the rest
+        Assert.Equal(0, allocator.LiveObjectCount);
+    }
+
     private struct HandWrittenFactory : ICompiledRecordFactory
     {
         public static CompiledRecord CreateChecked() => throw new NotSupportedException();

@@ -224,6 +224,15 @@ public sealed unsafe partial class NativeSlabAllocator
     [MethodImpl(MethodImplOptions.NoInlining)]
     internal byte* RefillAndAllocate(ref Bin bin, int cls)
     {
+        byte* p = Refill(ref bin, cls);
+        bin.Allocations++;
+        return p;
+    }
+
+    /// <summary>Fills an empty bin from the shared lists and takes its first block, without counting the allocation (for callers that count it themselves).</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal byte* Refill(ref Bin bin, int cls)
+    {
         Debug.Assert(bin.Head == null && bin.Count == 0, "refill only an empty bin");
         int taken = TakeFromShared(cls, 2 * SizeClasses.BatchSizes[cls], out byte* head);
         Debug.Assert(taken > 0 && head != null, "the shared list always yields at least one block");
@@ -231,7 +240,6 @@ public sealed unsafe partial class NativeSlabAllocator
         bin.Head = *(byte**)p;
         bin.Count = taken - 1;
         bin.Net += taken;
-        bin.Allocations++;
         return p;
     }
 

@@ -43,7 +43,6 @@ public sealed unsafe partial class TypeAllocator
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public void Delete<TRecord>(RecordRef<TRecord> handle) where TRecord : struct, ICompiledRecordFactory
         {
-            CheckThread(); // before anything moves: a misuse throws with the record untouched
             int cls = CompiledRecordConstants<TRecord>.ClassIndex;
             byte* p = handle.Address;
             // As TypeAllocator.DeleteRecord: the owner's token in the chunk header, then the stamp's compare-exchange, which
@@ -65,7 +64,6 @@ public sealed unsafe partial class TypeAllocator
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public void Delete<TRecord>(UncheckedRecordRef<TRecord> handle) where TRecord : struct, ICompiledRecordFactory
         {
-            CheckThread(); // before anything moves: a misuse throws with the record untouched
             int cls = CompiledRecordConstants<TRecord>.ClassIndex;
             byte* p = handle.Address;
             if (cls >= 0 && p != null)
@@ -96,19 +94,20 @@ public sealed unsafe partial class TypeAllocator
         {
             int cls = CompiledRecordConstants<TRecord>.ClassIndex;
             if (cls < 0 || Volatile.Read(ref _slow) != 0) return AllocateOther<TRecord>();
-            CheckThread();
-            // The bin's pop, inlined here so the fast path does not touch the slab object (a refill does).
             NativeSlabAllocator.Bin* bin = _bins + cls;
+            // The bin's allocation counter is also the thread check's sample: one New in 64 of this class asks for the
+            // calling thread, before the bin is touched (see the class remarks).
+            if ((++bin->Allocations & (AffinityCheckInterval - 1)) == 0) CheckThreadNow();
+            // The bin's pop, inlined here so the fast path does not touch the slab object (a refill does).
             byte* p = bin->Head;
             if (p == null)
             {
-                p = _slab.RefillAndAllocate(ref *bin, cls);
+                p = _slab.Refill(ref *bin, cls);
             }
             else
             {
                 bin->Head = *(byte**)p;
                 bin->Count--;
-                bin->Allocations++;
             }
             int stampOffset = CompiledRecordConstants<TRecord>.StampOffset;
             // Plain writes, as in TypeAllocator.AllocateRecord: this thread owns the free block.
@@ -149,6 +148,13 @@ public sealed unsafe partial class TypeAllocator
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static void ClearLong(byte* p, int clear) => System.Runtime.InteropServices.NativeMemory.Clear(p, (nuint)clear);
 
+        /// <summary>The thread check of the typed Deletes: one call in <see cref="AffinityCheckInterval"/>, counted per heap.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        private void SampleThreadOnDelete()
+        {
+            if (++_calls % AffinityCheckInterval == 0) CheckThreadNow();
+        }
+
         /// <summary>Puts a block whose stamp this thread just released back in this heap's bin.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private void Release(byte* p, int cls)
@@ -158,6 +164,10 @@ public sealed unsafe partial class TypeAllocator
             *(byte**)p = bin->Head;
             bin->Head = p;
             if (++bin->Count > bin->Limit) _slab.Flush(bin, cls); // as NativeSlabAllocator.Push
+            // Sampled after the push, when nothing of the handle is live any more: a check before it kept the handle's address
+            // alive across the (cold) call, which cost the caller's loop a register and a stack round trip per pair. So the
+            // Delete that finds a misuse has been done when it throws (on the wrong thread's behalf, into the owner's bin).
+            SampleThreadOnDelete();
         }
     }
 }

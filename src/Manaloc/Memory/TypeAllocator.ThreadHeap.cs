@@ -12,9 +12,10 @@ public sealed unsafe partial class TypeAllocator
     /// <remarks>
     /// <para>Thread-affine: obtain one per thread with <see cref="GetThreadHeap"/> and use it on that thread only. Every
     /// call checks disposal (one compare: a use after the allocator's Dispose throws <see cref="ObjectDisposedException"/>).
-    /// Thread affinity is checked on one call in <see cref="AffinityCheckInterval"/> and when the heap is handed out:
-    /// asking the runtime for the current thread costs more than a whole New+Delete here, so a use on another thread
-    /// throws <see cref="InvalidOperationException"/> within that many calls; until then it races the owner's cache.</para>
+    /// Thread affinity is sampled, because asking the runtime for the current thread costs more than a whole New+Delete
+    /// here: one call in <see cref="AffinityCheckInterval"/> checks (a generated handle's New counts per size class, every
+    /// other call per heap), so a use on another thread throws <see cref="InvalidOperationException"/> within that many
+    /// calls of one kind. Until caught, it races the owner's cache.</para>
     /// <para>Records are those of the allocator: one made through a heap may be deleted through
     /// <see cref="DeleteRef(RecordRef)"/> on any thread, or through another thread's heap, and the other way round. The
     /// checks of the handles are the same as through the allocator. After the thread exits, drop the heap (it keeps that
@@ -22,7 +23,7 @@ public sealed unsafe partial class TypeAllocator
     /// </remarks>
     public sealed unsafe partial class ThreadHeap
     {
-        /// <summary>One call in this many checks the calling thread.</summary>
+        /// <summary>One New in this many (counted per size class) and one Delete in this many check the calling thread.</summary>
         public const int AffinityCheckInterval = 64;
 
         private readonly TypeAllocator _owner;
@@ -121,6 +122,13 @@ public sealed unsafe partial class TypeAllocator
         private void CheckThread()
         {
             if (++_calls % AffinityCheckInterval == 0 && Environment.CurrentManagedThreadId != _threadId) ThrowMisuse();
+        }
+
+        /// <summary>The sampled thread check's slow part: throws unless called on the heap's thread.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void CheckThreadNow()
+        {
+            if (Environment.CurrentManagedThreadId != _threadId) ThrowMisuse();
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
