@@ -29,6 +29,7 @@ internal static class LiveSetProbe
         {
             ["containerBytesPerRecord"] = bytes.ContainerPerRecord,
             ["recordBytesPerRecord"] = bytes.RecordsPerRecord,
+            ["baselineHeapBytes"] = bytes.Baseline, // the child's own live heap before the set: part of every full pause below
         });
         var (wall, paused) = MeasureFullCollections(FullCollections(context.Settings));
         context.RecordSamples(plan.Variant, "ms", wall, With(p, "full-gc"), metrics: new Dictionary<string, double>
