@@ -9,8 +9,8 @@ namespace Manaloc.Memory;
 /// class, for the next TypeAllocator that needs one.
 /// </summary>
 /// <remarks>
-/// <para>Why: a struct handle (<see cref="RecordRef"/>) is an address, a generation and the stamp's offset, 16 bytes with
-/// no managed reference, so nothing tells the GC that its block's memory is still read. Its check reads the slot's stamp
+/// <para>Why: a struct handle (<see cref="RecordRef"/>, and the generated handles' 12-byte <see cref="RecordRef{TRecord}"/>)
+/// is an address and a generation with no managed reference, so nothing tells the GC that its block's memory is still read. Its check reads the slot's stamp
 /// in the block's trailer; that read is safe for ever only if the memory stays mapped and the slot stays a slot of the
 /// same size class. So a chunk keeps its class for the life of the process and is reused, never freed. The cost: the
 /// process keeps the peak of its record chunks (128 KiB each) as address space; on Linux a pooled chunk's pages (all but

@@ -6,7 +6,8 @@ namespace Manaloc.Memory;
 /// <summary>
 /// An unchecked struct handle to one record from <see cref="TypeAllocator.NewUncheckedRef"/>: the address, the
 /// generation and where the stamp is, 16 bytes and no managed reference (an array of them costs the GC nothing to
-/// mark). The generated <c>XxxUncheckedRef</c> structs wrap it.
+/// mark). The generated <c>XxxUncheckedRef</c> structs wrap the 12-byte <see cref="UncheckedRecordRef{TRecord}"/> and give
+/// this one as <c>Handle</c>.
 /// </summary>
 /// <remarks>
 /// <para>Accessors are bare loads and stores: a use after Delete or after the allocator's Dispose is undefined
