@@ -130,14 +130,24 @@ internal static class RecordSource
           .Append(isChecked ? "NewRef" : "NewUncheckedRef").Append('(').Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine(")));");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Allocates a zeroed record from the calling thread's <paramref name=\"heap\"/> (no thread-static lookup).</summary>");
-        sb.Append("    public static ").Append(name).Append(" New(").Append(M).Append("TypeAllocator.ThreadHeap heap) => new(heap.")
-          .Append(isChecked ? "New" : "NewUnchecked").Append('<').Append(record).AppendLine(">());");
+        // The registration first: a New from a module initializer of this module that runs before the generated one would
+        // otherwise be the first to read the layout's constants, and find (and keep) no registration. Free once the handle's
+        // class is initialized (the JIT drops the load).
+        sb.Append("    public static ").Append(name).Append(" New(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap)");
+        sb.AppendLine("    {");
+        sb.Append("        _ = ").Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine(";");
+        sb.Append("        return new(heap.").Append(isChecked ? "New" : "NewUnchecked").Append('<').Append(record).AppendLine(">());");
+        sb.AppendLine("    }");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Frees the record (every copy of this handle is invalid afterwards).</summary>");
         sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator allocator) => allocator.DeleteRef(_handle.Untyped);");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Frees the record through the calling thread's <paramref name=\"heap\"/> (every copy of this handle is invalid afterwards).</summary>");
-        sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap) => heap.Delete(_handle);");
+        sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap)");
+        sb.AppendLine("    {");
+        sb.Append("        _ = ").Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine("; // as in New: a default handle's Delete may come first");
+        sb.AppendLine("        heap.Delete(_handle);");
+        sb.AppendLine("    }");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>True while the record is allocated.</summary>");
         sb.AppendLine("    public bool IsAllocated => _handle.IsAllocated;");
