@@ -15,7 +15,11 @@ internal static class RecordSource
     private const string M = "global::Manaloc.Memory.";
 
     /// <summary>Members of the struct handles: a property with one of these names is implemented explicitly.</summary>
-    private static readonly HashSet<string> s_reserved = new() { "Handle", "IsAllocated", "New", "Delete", "AsUnchecked", "RecordType", "Equals", "GetHashCode", "ToString", "GetType", "__Record" };
+    private static readonly HashSet<string> s_reserved = new()
+    {
+        "Handle", "IsAllocated", "New", "Delete", "AsUnchecked", "RecordType", "Equals", "GetHashCode", "ToString", "GetType", "__Record",
+        "_handle", "s_recordType", "__RegisterNativeRecord",
+    };
 
     public static string HandleName(INamedTypeSymbol type)
     {
@@ -72,7 +76,8 @@ internal static class RecordSource
         }
         WriteHandle(sb, model, iface, id, handle, unchecked_, isChecked: true);
         sb.AppendLine();
-        WriteHandle(sb, model, iface, id, unchecked_, handle, isChecked: false);
+        // The unchecked handle names the checked one in expressions: qualified, so that a property of the same name does not hide it.
+        WriteHandle(sb, model, iface, id, unchecked_, "global::" + (ns.Length > 0 ? ns + "." : "") + handle, isChecked: false);
         return sb.ToString();
     }
 
