@@ -95,8 +95,9 @@ internal static class RecordSource
         sb.AppendLine("{");
         if (isChecked)
         {
-            // Registered by the module initializer below before any user code of this module runs; a beforefieldinit
-            // static, so after the first access the JIT reads it as a constant.
+            // Registered by the module initializer below, or by the first member that reads it if a user's module initializer
+            // in this module runs first (the order of a module's initializers is the compiler's); a beforefieldinit static,
+            // so after the first access the JIT reads it as a constant.
             sb.Append("    private static readonly ").Append(M).Append("CompiledRecordType s_recordType = ").Append(M).Append("CompiledRecords.Register<").Append(iface).Append(", __Record>(")
               .Append(Int(model.Size)).Append(", ").Append(Int(model.Alignment)).AppendLine(", new " + M + "CompiledField[]");
             sb.AppendLine("    {");
