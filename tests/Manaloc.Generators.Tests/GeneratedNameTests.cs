@@ -2,7 +2,8 @@ namespace Manaloc.Generators.Tests;
 
 /// <summary>
 /// Interface property names that equal the generated handles' own names (their private fields, the module initializer,
-/// the other handle's type): the generated code must compile whatever the user called a property.
+/// the other handle's type), the global namespace, deep nesting, one name in two namespaces, empty and large records:
+/// the generated code must compile.
 /// </summary>
 public class GeneratedNameTests
 {
@@ -11,7 +12,11 @@ public class GeneratedNameTests
     [InlineData("namespace N; [Manaloc.Memory.NativeRecord] public interface IF { int FRef { get; set; } int FUncheckedRef { get; set; } }")]
     [InlineData("[Manaloc.Memory.NativeRecord] public interface IF { int FRef { get; set; } int _handle { get; set; } }")]
     [InlineData("namespace N; [Manaloc.Memory.NativeRecord] public interface IF { int __Record { get; set; } int Handle { get; set; } int New { get; set; } }")]
-    public void A_property_named_like_a_generated_member_compiles(string source)
+    [InlineData("[Manaloc.Memory.NativeRecord] public interface IG { int A { get; set; } }")]
+    [InlineData("namespace A { [Manaloc.Memory.NativeRecord] public interface IX { int A { get; set; } } } namespace B { [Manaloc.Memory.NativeRecord] public interface IX { int A { get; set; } } }")]
+    [InlineData("namespace N; public static class A { public static class B { public static class C { [Manaloc.Memory.NativeRecord] public interface IX { int A { get; set; } } } } }")]
+    [InlineData("namespace N; [Manaloc.Memory.NativeRecord] public interface IEmpty { } [Manaloc.Memory.NativeRecord] public interface IHuge { [Manaloc.Memory.RecordOffset(100000)] long A { get; set; } }")]
+    public void Unusual_names_and_places_generate_code_that_compiles(string source)
     {
         var result = GeneratorDriver.Run(source);
         Assert.Empty(result.GeneratorDiagnostics);
