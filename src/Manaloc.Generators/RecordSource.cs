@@ -15,7 +15,11 @@ internal static class RecordSource
     private const string M = "global::Manaloc.Memory.";
 
     /// <summary>Members of the struct handles: a property with one of these names is implemented explicitly.</summary>
-    private static readonly HashSet<string> s_reserved = new() { "Handle", "IsAllocated", "New", "Delete", "AsUnchecked", "RecordType", "Equals", "GetHashCode", "ToString", "GetType", "__Record" };
+    private static readonly HashSet<string> s_reserved = new()
+    {
+        "Handle", "IsAllocated", "New", "Delete", "AsUnchecked", "RecordType", "Equals", "GetHashCode", "ToString", "GetType", "__Record",
+        "_handle", "s_recordType", "__RegisterNativeRecord",
+    };
 
     public static string HandleName(INamedTypeSymbol type)
     {
@@ -72,7 +76,8 @@ internal static class RecordSource
         }
         WriteHandle(sb, model, iface, id, handle, unchecked_, isChecked: true);
         sb.AppendLine();
-        WriteHandle(sb, model, iface, id, unchecked_, handle, isChecked: false);
+        // The unchecked handle names the checked one in expressions: qualified, so that a property of the same name does not hide it.
+        WriteHandle(sb, model, iface, id, unchecked_, "global::" + (ns.Length > 0 ? ns + "." : "") + handle, isChecked: false);
         return sb.ToString();
     }
 
@@ -90,8 +95,9 @@ internal static class RecordSource
         sb.AppendLine("{");
         if (isChecked)
         {
-            // Registered by the module initializer below before any user code of this module runs; a beforefieldinit
-            // static, so after the first access the JIT reads it as a constant.
+            // Registered by the module initializer below, or by the first member that reads it if a user's module initializer
+            // in this module runs first (the order of a module's initializers is the compiler's); a beforefieldinit static,
+            // so after the first access the JIT reads it as a constant.
             sb.Append("    private static readonly ").Append(M).Append("CompiledRecordType s_recordType = ").Append(M).Append("CompiledRecords.Register<").Append(iface).Append(", __Record>(")
               .Append(Int(model.Size)).Append(", ").Append(Int(model.Alignment)).AppendLine(", new " + M + "CompiledField[]");
             sb.AppendLine("    {");
@@ -130,14 +136,24 @@ internal static class RecordSource
           .Append(isChecked ? "NewRef" : "NewUncheckedRef").Append('(').Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine(")));");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Allocates a zeroed record from the calling thread's <paramref name=\"heap\"/> (no thread-static lookup).</summary>");
-        sb.Append("    public static ").Append(name).Append(" New(").Append(M).Append("TypeAllocator.ThreadHeap heap) => new(heap.")
-          .Append(isChecked ? "New" : "NewUnchecked").Append('<').Append(record).AppendLine(">());");
+        // The registration first: a New from a module initializer of this module that runs before the generated one would
+        // otherwise be the first to read the layout's constants, and find (and keep) no registration. Free once the handle's
+        // class is initialized (the JIT drops the load).
+        sb.Append("    public static ").Append(name).Append(" New(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap)");
+        sb.AppendLine("    {");
+        sb.Append("        _ = ").Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine(";");
+        sb.Append("        return new(heap.").Append(isChecked ? "New" : "NewUnchecked").Append('<').Append(record).AppendLine(">());");
+        sb.AppendLine("    }");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Frees the record (every copy of this handle is invalid afterwards).</summary>");
         sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator allocator) => allocator.DeleteRef(_handle.Untyped);");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Frees the record through the calling thread's <paramref name=\"heap\"/> (every copy of this handle is invalid afterwards).</summary>");
-        sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap) => heap.Delete(_handle);");
+        sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap)");
+        sb.AppendLine("    {");
+        sb.Append("        _ = ").Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine("; // as in New: a default handle's Delete may come first");
+        sb.AppendLine("        heap.Delete(_handle);");
+        sb.AppendLine("    }");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>True while the record is allocated.</summary>");
         sb.AppendLine("    public bool IsAllocated => _handle.IsAllocated;");

@@ -21,6 +21,8 @@ public class LayoutParityTests
         ["inherited, shared and same-name properties, closed generic base"] = (DerivedRef.RecordType, typeof(IDerived)),
         ["names of the handle's own members"] = (ReservedNamesRef.RecordType, typeof(IReservedNames)),
         ["an unusual size class"] = (ReuseRecordRef.RecordType, typeof(IReuseRecord)),
+        ["used by a module initializer"] = (EarlyRecordRef.RecordType, typeof(IEarlyRecord)),
+        ["a default handle used by a module initializer"] = (EarlyDefaultRef.RecordType, typeof(IEarlyDefault)),
         ["nested public interface"] = (OuterInnerRef.RecordType, typeof(Outer.IInner)),
         ["doubly nested public interface"] = (OuterDeeperDeepestRef.RecordType, typeof(Outer.Deeper.IDeepest)),
         ["larger than a slab class"] = (LargeRef.RecordType, typeof(ILarge)),

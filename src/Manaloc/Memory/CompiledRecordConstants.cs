@@ -19,8 +19,9 @@ internal static class CompiledRecordSlot<TRecord> where TRecord : struct, ICompi
 /// <remarks>
 /// A type argument that was never registered (a hand-written factory) gets <see cref="ClassIndex"/> =
 /// <see cref="Unregistered"/>: New refuses it and handles of it can only be default. The initializer first runs the
-/// record's module initializer, so the order in which a module's initializers run cannot leave a registered record
-/// looking unregistered.
+/// record's module initializer; that does nothing when the read comes from inside the module's own initializers (a user
+/// initializer that runs before the generated one), so the generated handles' New and Delete touch their registration
+/// before they read these constants, which are kept for the life of the process once read.
 /// </remarks>
 internal static class CompiledRecordConstants<TRecord> where TRecord : struct, ICompiledRecordFactory
 {

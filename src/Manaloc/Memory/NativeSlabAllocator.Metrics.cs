@@ -34,8 +34,9 @@ public sealed partial class NativeSlabAllocator
         {
             foreach (var cache in LiveCaches())
             {
-                allocations += cache.Allocations;
-                frees += cache.Frees;
+                cache.ReadCounts(out long cacheAllocations, out long cacheFrees);
+                allocations += cacheAllocations;
+                frees += cacheFrees;
             }
         }
         return new SlabStatistics(reserved, chunks, large, allocations, frees);

@@ -97,7 +97,7 @@ public sealed unsafe partial class TypeAllocator
             NativeSlabAllocator.Bin* bin = _bins + cls;
             // The bin's allocation counter is also the thread check's sample: one New in 64 of this class asks for the
             // calling thread, before the bin is touched (see the class remarks).
-            if ((++bin->Allocations & (AffinityCheckInterval - 1)) == 0) CheckThreadNow();
+            if ((++bin->Allocations & (AffinityCheckInterval - 1)) == 0) CheckThreadOnNew(bin);
             // The bin's pop, inlined here so the fast path does not touch the slab object (a refill does).
             byte* p = bin->Head;
             if (p == null)
@@ -147,6 +147,15 @@ public sealed unsafe partial class TypeAllocator
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static void ClearLong(byte* p, int clear) => System.Runtime.InteropServices.NativeMemory.Clear(p, (nuint)clear);
+
+        /// <summary>The sampled thread check of the typed New: a New it refuses takes its count back, having allocated nothing.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void CheckThreadOnNew(NativeSlabAllocator.Bin* bin)
+        {
+            if (Environment.CurrentManagedThreadId == _threadId) return;
+            bin->Allocations--; // so the statistics stay exact, and the misusing thread's next New is refused too
+            ThrowMisuse();
+        }
 
         /// <summary>The thread check of the typed Deletes: one call in <see cref="AffinityCheckInterval"/>, counted per heap.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]

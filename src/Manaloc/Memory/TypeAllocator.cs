@@ -198,6 +198,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ForgetStack(byte* p) => _stacks?.TryRemove((nint)p, out _);
 
+    [MethodImpl(MethodImplOptions.NoInlining)] // StackTrace(2) skips this frame and its caller's: inlined, it would skip a user frame
     private void CaptureStack(byte* p) => _stacks![(nint)p] = new StackTrace(2, fNeedFileInfo: true).ToString();
 
     /// <inheritdoc/>
