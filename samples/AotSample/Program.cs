@@ -87,7 +87,7 @@ public static class Program
         var heap = allocator.GetThreadHeap();
         var viaHeap = OrderRef.New(heap);
         viaHeap.Quantity = 3;
-        Check(viaHeap.Quantity == 3 && System.Runtime.CompilerServices.Unsafe.SizeOf<OrderRef>() == 12, "a 12-byte struct handle made through the thread's heap reads back");
+        Check(viaHeap.Quantity == 3 && System.Runtime.CompilerServices.Unsafe.SizeOf<OrderRef>() == 16, "a 16-byte struct handle made through the thread's heap reads back");
         viaHeap.Delete(heap);
         Check(Throws<InvalidOperationException>(() => viaHeap.Delete(heap)), "a second Delete through the heap throws");
 

@@ -4,18 +4,17 @@ using Manaloc.Memory;
 namespace Manaloc.Generators.Tests;
 
 /// <summary>
-/// Generated struct handles are 12 bytes (the untyped ones 16) with no managed reference; their checks stay safe and exact when the memory of their
+/// Struct handles are 16 bytes with no managed reference; their checks stay safe and exact when the memory of their
 /// records is reused, by the same TypeAllocator or by another one (a TypeAllocator's chunks are never freed, only reused).
 /// </summary>
 [Collection(nameof(ChunkReuse))]
 public class StructHandleReuseTests
 {
     [Fact]
-    public void GeneratedStructHandlesAreTwelveBytesAndHoldNoManagedReference()
+    public void StructHandlesAreSixteenBytesAndHoldNoManagedReference()
     {
-        Assert.Equal(12, Unsafe.SizeOf<FooDataRef>());
-        Assert.Equal(12, Unsafe.SizeOf<FooDataUncheckedRef>());
-        Assert.Equal(12 * 1000, Unsafe.SizeOf<FooDataRef>() * new FooDataRef[1000].Length); // packed in arrays too
+        Assert.Equal(16, Unsafe.SizeOf<FooDataRef>()); // not 12: see TornHandleTests
+        Assert.Equal(16, Unsafe.SizeOf<FooDataUncheckedRef>());
         Assert.Equal(16, Unsafe.SizeOf<RecordRef>());
         Assert.Equal(16, Unsafe.SizeOf<UncheckedRecordRef>());
         Assert.False(RuntimeHelpers.IsReferenceOrContainsReferences<FooDataRef>());

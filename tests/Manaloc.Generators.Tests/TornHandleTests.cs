@@ -8,17 +8,19 @@ namespace Manaloc.Generators.Tests;
 /// </summary>
 public class TornHandleTests
 {
-    [Fact(Skip = "Open: kills the test host. Packed to 4 bytes, a 12-byte handle's address straddles a cache line in one array "
-        + "element in 16, where the 8-byte load and store are not atomic: a torn read mixes the halves of two addresses and the "
-        + "stamp check reads a wild one (AccessViolationException, process aborted, within 5 s here). 16-byte handles "
-        + "(RecordRef) only tear between fields and throw.")]
+    // Packed to 12 bytes (as the handles once were), one element in 16 had its address straddle a cache line, where the
+    // 8-byte load and store are not atomic: this test then killed the test host within 5 s (AccessViolationException from a
+    // torn, wild address). At 16 bytes an address is always 8-byte aligned; a race tears only between address and
+    // generation, and the stamp check refuses the mix.
+    [Fact]
     public unsafe void A_racy_read_of_a_handle_in_an_array_throws_or_succeeds_but_never_faults()
     {
         using var allocator = new Manaloc.Memory.TypeAllocator();
         var heap = allocator.GetThreadHeap();
         var handles = GC.AllocateArray<FooDataRef>(64, pinned: true);
         byte* first = (byte*)Unsafe.AsPointer(ref handles[0]);
-        int straddling = Enumerable.Range(0, 64).First(i => ((nint)(first + i * Unsafe.SizeOf<FooDataRef>()) & 63) > 56);
+        // The element whose address field would straddle a cache line, if any can (none at 16 bytes: then the fourth).
+        int straddling = Enumerable.Range(0, 64).Where(i => ((nint)(first + i * Unsafe.SizeOf<FooDataRef>()) & 63) > 56).DefaultIfEmpty(3).First();
         var live = FooDataRef.New(heap);
         live.Count = 5;
         bool stop = false;
@@ -33,7 +35,7 @@ public class TornHandleTests
         writer.Start();
         long read = 0, refused = 0;
         var clock = System.Diagnostics.Stopwatch.StartNew();
-        while (clock.ElapsedMilliseconds < 5000)
+        while (clock.ElapsedMilliseconds < 2000)
         {
             try
             {

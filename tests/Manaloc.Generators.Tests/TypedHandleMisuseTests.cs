@@ -4,7 +4,7 @@ using Manaloc.Memory;
 namespace Manaloc.Generators.Tests;
 
 /// <summary>
-/// Misuses of the 12-byte typed handles and the held heap's typed New and Delete that the 16-byte path refuses: a typed
+/// Misuses of the typed handles and the held heap's typed New and Delete that the 16-byte path refuses: a typed
 /// handle over a type argument nobody registered, the statistics of a New refused by the thread check, the module
 /// initializer's order.
 /// </summary>

@@ -3,7 +3,7 @@ using Manaloc.Memory;
 namespace Manaloc.Generators.Tests;
 
 /// <summary>
-/// The 12-byte generated handles and the held heap's constant-folded New and Delete (<c>ThreadHeap.New&lt;TRecord&gt;</c>):
+/// The generated handles and the held heap's constant-folded New and Delete (<c>ThreadHeap.New&lt;TRecord&gt;</c>):
 /// the paths they leave to the general code (large records, stack capture, default, unregistered type arguments) and the
 /// statistics a push no longer counts directly.
 /// </summary>

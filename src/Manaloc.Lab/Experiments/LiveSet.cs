@@ -6,7 +6,7 @@ namespace Manaloc.Lab.Experiments;
 /// <summary>
 /// Seed 000, "Writing a Manual Memory Manager in C#": does a large live set of records cost the collector less when
 /// their data lives in native memory? Each representation (class objects, per-object TypeAllocator handles checked
-/// and unchecked, 12-byte struct handles in an array, one RecordArray) runs in its own child process under
+/// and unchecked, 16-byte struct handles in an array, one RecordArray) runs in its own child process under
 /// workstation and under server GC: managed bytes per record, the pause of a full blocking compacting gen-2
 /// collection, and a churn phase that replaces a tenth of the set per round (throughput and per-GC pauses).
 /// </summary>
@@ -120,7 +120,7 @@ public sealed class LiveSet : Experiment
         context.Note("Churn pauses: per GC, from GC.GetGCMemoryInfo (GCKind.Any and Background) read whenever the collection count moved (every 256 replacements); "
             + "a background GC's pause is the sum of its two pauses. metrics.totalPauseDurationMs is GC.GetTotalPauseDuration's delta over the phase, for comparison.");
         foreach (string note in Observations(context.Measurements)) context.Note(note);
-        context.Note("Struct handles: the generated FooDataRef (12 bytes: address and generation; checked), made and deleted through a held TypeAllocator.ThreadHeap.");
+        context.Note("Struct handles: the generated FooDataRef (16 bytes: address and generation; checked), made and deleted through a held TypeAllocator.ThreadHeap.");
         context.Note($"Every child runs with DOTNET_GCgen0size={Gen0BudgetHex} ({Gen0BudgetBytes / 1024} KiB), the same for every variant and GC mode, so that a quick churn phase "
             + "sees enough collections for a p99 (which needs 100): with the default budget it saw 1 to 24. The GC still grows the budget where many objects survive "
             + "(the class objects and per-object handles saw 0 to 16 collections in a quick churn), so their p99 stays unmeasured in quick mode.");

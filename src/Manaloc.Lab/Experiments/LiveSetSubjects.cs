@@ -108,7 +108,7 @@ internal abstract class LiveSetSubject : IDisposable
         }
     }
 
-    /// <summary>The generated 12-byte struct handles (checked) in one array: no managed object per record, no reference in the array.</summary>
+    /// <summary>The generated 16-byte struct handles (checked) in one array: no managed object per record, no reference in the array.</summary>
     private sealed class StructHandleSet : LiveSetSubject
     {
         private readonly TypeAllocator _allocator = new(new TypeAllocatorOptions { Name = "live-set struct handles" });

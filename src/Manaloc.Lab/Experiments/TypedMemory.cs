@@ -10,7 +10,7 @@ namespace Manaloc.Lab.Experiments;
 /// Seed 000, "Writing a Manual Memory Manager in C#": typed records in native memory. New+Delete,
 /// property get/set through the interface, a scan-and-update pass over live records, and the managed
 /// heap and full-GC pause with those records alive: managed class instances vs the article's
-/// AllocHGlobal-per-object class vs TypeAllocator (checked and unchecked class handles, and the generated 12-byte
+/// AllocHGlobal-per-object class vs TypeAllocator (checked and unchecked class handles, and the generated 16-byte
 /// struct handles through a held ThreadHeap) vs the bulk RecordArray path. New+Delete is also set beside the raw
 /// system calls a record replaces: AllocHGlobal+FreeHGlobal and NativeMemory.Alloc+Free of a 24-byte block, with no
 /// object around it.

@@ -5,17 +5,19 @@ using System.Runtime.InteropServices;
 namespace Manaloc.Memory;
 
 /// <summary>
-/// A checked struct handle to one record of a generated type: its address and the slot's generation, 12 bytes and no
+/// A checked struct handle to one record of a generated type: its address and the slot's generation, 16 bytes and no
 /// managed reference. The generated <c>XxxRef</c> structs of <see cref="NativeRecordAttribute"/> interfaces wrap it; the
 /// stamp's place is a constant of <typeparamref name="TRecord"/> (the generated registration), so the handle need not
 /// carry it as <see cref="RecordRef"/> does.
 /// </summary>
 /// <typeparam name="TRecord">The record's generated registration struct (generated code names it).</typeparam>
 /// <remarks>The checks and what is exact under races are those of <see cref="RecordRef"/>. <c>default</c> is not
-/// allocated. Packed to 4 bytes, so an array of handles costs 12 bytes per record (the address is then not always 8-byte
-/// aligned in the array, which x64 and Arm64 load at full speed). Thread safety: an immutable value.</remarks>
+/// allocated. Thread safety: an immutable value.</remarks>
+// Not packed to 12 bytes, though address and generation fit: in an array of 12-byte elements one address in 16 straddles
+// a cache line, where a store and a load racing on the element (a data race, but in safe code) tear it, and the stamp check
+// would then read through a wild address and crash the process (a test did, within seconds). At 16 bytes the address is
+// always 8-byte aligned, so a race tears only between the address and the generation, and the check refuses the mix.
 [EditorBrowsable(EditorBrowsableState.Never)]
-[StructLayout(LayoutKind.Sequential, Pack = 4)]
 public readonly unsafe struct RecordRef<TRecord> : IEquatable<RecordRef<TRecord>> where TRecord : struct, ICompiledRecordFactory
 {
     internal readonly byte* Address;
@@ -75,13 +77,12 @@ public readonly unsafe struct RecordRef<TRecord> : IEquatable<RecordRef<TRecord>
 }
 
 /// <summary>
-/// An unchecked struct handle to one record of a generated type: address and generation, 12 bytes, no managed
+/// An unchecked struct handle to one record of a generated type: address and generation, 16 bytes, no managed
 /// reference. The generated <c>XxxUncheckedRef</c> structs wrap it; what is not checked is said on
 /// <see cref="UncheckedRecordRef"/>.
 /// </summary>
 /// <typeparam name="TRecord">The record's generated registration struct (generated code names it).</typeparam>
 [EditorBrowsable(EditorBrowsableState.Never)]
-[StructLayout(LayoutKind.Sequential, Pack = 4)]
 public readonly unsafe struct UncheckedRecordRef<TRecord> : IEquatable<UncheckedRecordRef<TRecord>> where TRecord : struct, ICompiledRecordFactory
 {
     internal readonly byte* Address;

@@ -13,7 +13,7 @@ public sealed unsafe partial class TypeAllocator
         // and a Delete the stamp's test and the push: no record-type object is read. Records larger than the largest class
         // and unregistered type arguments take the general path.
 
-        /// <summary>As <see cref="New(CompiledRecordType)"/>, for the generated struct handles (12 bytes).</summary>
+        /// <summary>As <see cref="New(CompiledRecordType)"/>, for the generated struct handles.</summary>
         /// <exception cref="InvalidOperationException">Called on another thread than the heap's, or <typeparamref name="TRecord"/> is not a generated registration.</exception>
         /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
         [EditorBrowsable(EditorBrowsableState.Never)]
@@ -24,7 +24,7 @@ public sealed unsafe partial class TypeAllocator
             return new(block.Address, block.Generation);
         }
 
-        /// <summary>As <see cref="NewUnchecked(CompiledRecordType)"/>, for the generated struct handles (12 bytes).</summary>
+        /// <summary>As <see cref="NewUnchecked(CompiledRecordType)"/>, for the generated struct handles.</summary>
         /// <exception cref="InvalidOperationException">Called on another thread than the heap's, or <typeparamref name="TRecord"/> is not a generated registration.</exception>
         /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
         [EditorBrowsable(EditorBrowsableState.Never)]

@@ -94,9 +94,9 @@ public sealed class LiveSetTests
     }
 
     [Fact]
-    public void The_live_sets_struct_handle_is_the_generated_12_byte_one_and_refuses_use_after_delete()
+    public void The_live_sets_struct_handle_is_the_generated_16_byte_one_and_refuses_use_after_delete()
     {
-        Assert.Equal(12, System.Runtime.CompilerServices.Unsafe.SizeOf<Manaloc.Fixtures.FooDataRef>());
+        Assert.Equal(16, System.Runtime.CompilerServices.Unsafe.SizeOf<Manaloc.Fixtures.FooDataRef>());
         Assert.False(System.Runtime.CompilerServices.RuntimeHelpers.IsReferenceOrContainsReferences<Manaloc.Fixtures.FooDataRef>());
         Assert.Equal(TypeLayout.Of<Manaloc.Fixtures.IFooData>().Size, Manaloc.Fixtures.FooDataRef.RecordType.Layout.Size);
 
@@ -229,7 +229,7 @@ public sealed class LiveSetWeighingTests
 {
     [Theory]
     [InlineData(LiveSetSubject.Class, 8, 48)]              // an 8-byte reference per record + a 40-byte object (8 header, 8 method table, 21 B of fields padded to 24)
-    [InlineData(LiveSetSubject.StructHandles, 12, 12)]     // the 12-byte handle; its generation stamp sits in the native block's trailer
+    [InlineData(LiveSetSubject.StructHandles, 16, 16)]     // the 16-byte handle; its generation stamp sits in the native block's trailer
     [InlineData(LiveSetSubject.Bulk, 0, 0)]                // one view and one block header for the whole set
     public void A_known_set_weighs_what_its_layout_says(string variant, double container, double total)
     {
