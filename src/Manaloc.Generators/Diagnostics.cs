@@ -61,4 +61,8 @@ internal static class Diagnostics
     public static readonly DiagnosticDescriptor UnknownLayout = Error("MNL013",
         "Property type's layout is not known at compile time",
         "'{0}' cannot be a native record: property '{1}' has type '{2}', whose layout the generator cannot compute ({3}); use primitives, enums, the listed System types or sequential structs");
+
+    public static readonly DiagnosticDescriptor HandleNameTaken = Error("MNL014",
+        "Two native records would get the same struct handle name",
+        "'{0}' cannot be a native record here: its struct handle '{1}' would have the name of '{2}''s in the same namespace; rename one of the interfaces");
 }
