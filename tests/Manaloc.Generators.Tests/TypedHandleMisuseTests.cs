@@ -26,8 +26,8 @@ public class TypedHandleMisuseTests
 
         // A type argument with no registration has stamp offset 0; From must not take any handle for it, or the checked
         // accessor would compare the generation with the record's first word and read and write the new record.
-        Assert.Throws<ArgumentException>(() => RecordRef<UnregisteredFactory>.From(stale));
-        Assert.Throws<ArgumentException>(() => UncheckedRecordRef<UnregisteredFactory>.From(stale.AsUnchecked()));
+        Assert.Contains(nameof(UnregisteredFactory), Assert.Throws<InvalidOperationException>(() => RecordRef<UnregisteredFactory>.From(stale)).Message);
+        Assert.Throws<InvalidOperationException>(() => UncheckedRecordRef<UnregisteredFactory>.From(stale.AsUnchecked()));
         Assert.Equal(default, RecordRef<UnregisteredFactory>.From(default)); // default stays default
         Assert.Equal(default, UncheckedRecordRef<UnregisteredFactory>.From(default));
         reborn.Delete(heap);

@@ -100,6 +100,10 @@ public class TypedHandlePathTests
         Assert.Contains(nameof(HandWrittenFactory), ex.Message);
         Assert.Throws<InvalidOperationException>(() => heap.NewUnchecked<HandWrittenFactory>());
         Assert.Throws<InvalidOperationException>(() => default(RecordRef<HandWrittenFactory>).FieldAt<int>(0));
+        var foo = FooDataRef.New(allocator);
+        Assert.Contains(nameof(HandWrittenFactory), Assert.Throws<InvalidOperationException>(() => RecordRef<HandWrittenFactory>.From(foo.Handle)).Message);
+        Assert.Throws<InvalidOperationException>(() => UncheckedRecordRef<HandWrittenFactory>.From(foo.AsUnchecked().Handle));
+        foo.Delete(allocator);
         Assert.Equal(0, allocator.LiveObjectCount);
     }
 

@@ -31,9 +31,12 @@ public readonly unsafe struct RecordRef<TRecord> : IEquatable<RecordRef<TRecord>
 
     /// <summary>The typed form of <paramref name="handle"/>, a handle of the same record type (default stays default).</summary>
     /// <exception cref="ArgumentException"><paramref name="handle"/> is a handle of a record of another size.</exception>
+    /// <exception cref="InvalidOperationException"><typeparamref name="TRecord"/> is not a generated registration.</exception>
     public static RecordRef<TRecord> From(RecordRef handle)
     {
-        if (handle.StampOffset != CompiledRecordConstants<TRecord>.StampOffset && handle.StampOffset != 0) ThrowHelper.ThrowOtherRecordType(nameof(handle));
+        if (handle.StampOffset == 0) return default;
+        if (CompiledRecordConstants<TRecord>.Type is null) ThrowHelper.ThrowNotRegistered(typeof(TRecord));
+        if (handle.StampOffset != CompiledRecordConstants<TRecord>.StampOffset) ThrowHelper.ThrowOtherRecordType(nameof(handle));
         return new(handle.Address, handle.Generation);
     }
 
@@ -96,9 +99,12 @@ public readonly unsafe struct UncheckedRecordRef<TRecord> : IEquatable<Unchecked
 
     /// <summary>The typed form of <paramref name="handle"/>, a handle of the same record type (default stays default).</summary>
     /// <exception cref="ArgumentException"><paramref name="handle"/> is a handle of a record of another size.</exception>
+    /// <exception cref="InvalidOperationException"><typeparamref name="TRecord"/> is not a generated registration.</exception>
     public static UncheckedRecordRef<TRecord> From(UncheckedRecordRef handle)
     {
-        if (handle.StampOffset != CompiledRecordConstants<TRecord>.StampOffset && handle.StampOffset != 0) ThrowHelper.ThrowOtherRecordType(nameof(handle));
+        if (handle.StampOffset == 0) return default;
+        if (CompiledRecordConstants<TRecord>.Type is null) ThrowHelper.ThrowNotRegistered(typeof(TRecord));
+        if (handle.StampOffset != CompiledRecordConstants<TRecord>.StampOffset) ThrowHelper.ThrowOtherRecordType(nameof(handle));
         return new(handle.Address, handle.Generation);
     }
 

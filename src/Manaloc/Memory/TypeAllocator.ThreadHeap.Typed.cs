@@ -102,7 +102,7 @@ public sealed unsafe partial class TypeAllocator
             byte* p = bin->Head;
             if (p == null)
             {
-                p = _slab.Refill(ref *bin, cls);
+                p = RefillBin(bin, cls);
             }
             else
             {
@@ -147,6 +147,21 @@ public sealed unsafe partial class TypeAllocator
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static void ClearLong(byte* p, int clear) => System.Runtime.InteropServices.NativeMemory.Clear(p, (nuint)clear);
+
+        /// <summary>Refills an empty bin for the typed New, which counted the allocation before popping.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private byte* RefillBin(NativeSlabAllocator.Bin* bin, int cls)
+        {
+            try
+            {
+                return _slab.Refill(ref *bin, cls);
+            }
+            catch
+            {
+                bin->Allocations--; // counted above; a refill that fails (out of memory) allocated nothing
+                throw;
+            }
+        }
 
         /// <summary>The sampled thread check of the typed New: a New it refuses takes its count back, having allocated nothing.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
