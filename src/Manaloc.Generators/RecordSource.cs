@@ -123,6 +123,7 @@ internal static class RecordSource
             sb.Append("        public static ").Append(M).Append("CompiledRecord CreateUnchecked() => new __").Append(id).AppendLine("_Unchecked();");
             sb.Append("        public static ").Append(M).Append("CompiledRecordView CreateCheckedView() => new __").Append(id).AppendLine("_CheckedView();");
             sb.Append("        public static ").Append(M).Append("CompiledRecordView CreateUncheckedView() => new __").Append(id).AppendLine("_UncheckedView();");
+            sb.Append("        public static ").Append(M).AppendLine("CompiledRecordType? Registration => s_recordType; // registers the record on first read");
             sb.AppendLine("    }");
         }
         sb.AppendLine();
@@ -136,24 +137,16 @@ internal static class RecordSource
           .Append(isChecked ? "NewRef" : "NewUncheckedRef").Append('(').Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine(")));");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Allocates a zeroed record from the calling thread's <paramref name=\"heap\"/> (no thread-static lookup).</summary>");
-        // The registration first: a New from a module initializer of this module that runs before the generated one would
-        // otherwise be the first to read the layout's constants, and find (and keep) no registration. Free once the handle's
-        // class is initialized (the JIT drops the load).
-        sb.Append("    public static ").Append(name).Append(" New(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap)");
-        sb.AppendLine("    {");
-        sb.Append("        _ = ").Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine(";");
-        sb.Append("        return new(heap.").Append(isChecked ? "New" : "NewUnchecked").Append('<').Append(record).AppendLine(">());");
-        sb.AppendLine("    }");
+        // No registration step here: the layout's constants find the registration through __Record.Registration, also when a
+        // module initializer of this module uses the handle before the generated one has registered it.
+        sb.Append("    public static ").Append(name).Append(" New(").Append(M).Append("TypeAllocator.ThreadHeap heap) => new(heap.")
+          .Append(isChecked ? "New" : "NewUnchecked").Append('<').Append(record).AppendLine(">());");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Frees the record (every copy of this handle is invalid afterwards).</summary>");
         sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator allocator) => allocator.DeleteRef(_handle.Untyped);");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Frees the record through the calling thread's <paramref name=\"heap\"/> (every copy of this handle is invalid afterwards).</summary>");
-        sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap)");
-        sb.AppendLine("    {");
-        sb.Append("        _ = ").Append(isChecked ? "s_recordType" : other + ".RecordType").AppendLine("; // as in New: a default handle's Delete may come first");
-        sb.AppendLine("        heap.Delete(_handle);");
-        sb.AppendLine("    }");
+        sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap) => heap.Delete(_handle);");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>True while the record is allocated.</summary>");
         sb.AppendLine("    public bool IsAllocated => _handle.IsAllocated;");

@@ -23,6 +23,7 @@ public class LayoutParityTests
         ["an unusual size class"] = (ReuseRecordRef.RecordType, typeof(IReuseRecord)),
         ["used by a module initializer"] = (EarlyRecordRef.RecordType, typeof(IEarlyRecord)),
         ["a default handle used by a module initializer"] = (EarlyDefaultRef.RecordType, typeof(IEarlyDefault)),
+        ["a default handle's accessor used by a module initializer"] = (EarlyAccessorRef.RecordType, typeof(IEarlyAccessor)),
         ["nested public interface"] = (OuterInnerRef.RecordType, typeof(Outer.IInner)),
         ["doubly nested public interface"] = (OuterDeeperDeepestRef.RecordType, typeof(Outer.Deeper.IDeepest)),
         ["larger than a slab class"] = (LargeRef.RecordType, typeof(ILarge)),

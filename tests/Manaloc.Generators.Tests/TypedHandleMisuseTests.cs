@@ -81,6 +81,14 @@ public class TypedHandleMisuseTests
         other.Value = 4;
         Assert.Equal(4, other.Value);
         other.Delete(heap);
+        var third = EarlyAccessorRef.New(heap); // its first use was a default handle's accessor, in the module initializer
+        third.Value = 5;
+        Assert.Equal(5, third.Value);
+        third.Delete(heap);
+        third = EarlyAccessorRef.New(heap);
+        Assert.Equal(0, third.Value); // zeroed, and the checked accessor compares the right stamp
+        third.Delete(heap);
+        Assert.Throws<InvalidOperationException>(() => third.Value);
     }
 
     private static nint ReadAddress(RecordRef handle) => Unsafe.As<RecordRef, RecordRefLayout>(ref handle).Address;
@@ -116,6 +124,13 @@ public interface IEarlyDefault
     long Value { get; set; }
 }
 
+/// <summary>A record whose first use is a default handle's accessor in <see cref="EarlyInitializer"/>.</summary>
+[NativeRecord]
+public interface IEarlyAccessor
+{
+    short Value { get; set; }
+}
+
 /// <summary>A user module initializer of the assembly that the generated ones declare: it uses a record through a held heap.</summary>
 internal static class EarlyInitializer
 {
@@ -134,6 +149,7 @@ internal static class EarlyInitializer
             var record = EarlyRecordRef.New(heap);
             record.Delete(heap);
             Assert.Throws<ArgumentException>(() => default(EarlyDefaultUncheckedRef).Delete(heap));
+            Assert.Throws<InvalidOperationException>(() => default(EarlyAccessorRef).Value); // first use: a default handle's accessor
         }
         catch (Exception e)
         {

@@ -91,4 +91,8 @@ public interface ICompiledRecordFactory
 
     /// <summary>A new, unbound instance of the unchecked record-array view class.</summary>
     static abstract CompiledRecordView CreateUncheckedView();
+
+    /// <summary>The record's registration, made on first use (the generated struct registers its record when read);
+    /// null for a factory that no generator wrote.</summary>
+    static virtual CompiledRecordType? Registration => null;
 }

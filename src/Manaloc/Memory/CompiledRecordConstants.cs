@@ -1,5 +1,3 @@
-using System.Runtime.CompilerServices;
-
 namespace Manaloc.Memory;
 
 /// <summary>Where <see cref="CompiledRecords.Register{TInterface, TFactory}"/> leaves the registration of one generated record.</summary>
@@ -18,10 +16,10 @@ internal static class CompiledRecordSlot<TRecord> where TRecord : struct, ICompi
 /// </summary>
 /// <remarks>
 /// A type argument that was never registered (a hand-written factory) gets <see cref="ClassIndex"/> =
-/// <see cref="Unregistered"/>: New refuses it and handles of it can only be default. The initializer first runs the
-/// record's module initializer; that does nothing when the read comes from inside the module's own initializers (a user
-/// initializer that runs before the generated one), so the generated handles' New and Delete touch their registration
-/// before they read these constants, which are kept for the life of the process once read.
+/// <see cref="Unregistered"/>: New refuses it and handles of it can only be default. The constants are kept for the life
+/// of the process once read, so the initializer does not wait for the module initializer that registers the record (a
+/// user's initializer may run first and use a handle): it asks the generated struct itself
+/// (<see cref="ICompiledRecordFactory.Registration"/>), which registers the record if nothing has yet.
 /// </remarks>
 internal static class CompiledRecordConstants<TRecord> where TRecord : struct, ICompiledRecordFactory
 {
@@ -42,10 +40,5 @@ internal static class CompiledRecordConstants<TRecord> where TRecord : struct, I
     /// <summary>The tag and class New writes beside the stamp.</summary>
     public static readonly uint TagAndClass = Type?.Unchecked.TagAndClass ?? 0;
 
-    private static CompiledRecordType? Find()
-    {
-        if (CompiledRecordSlot<TRecord>.Type is { } type) return type;
-        RuntimeHelpers.RunModuleConstructor(typeof(TRecord).Module.ModuleHandle); // registers it, if it is generated
-        return CompiledRecordSlot<TRecord>.Type;
-    }
+    private static CompiledRecordType? Find() => CompiledRecordSlot<TRecord>.Type ?? TRecord.Registration;
 }
