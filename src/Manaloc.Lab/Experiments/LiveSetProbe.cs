@@ -37,7 +37,7 @@ internal static class LiveSetProbe
             ["totalPauseDurationMs"] = Statistics.From(paused).Median,
         });
         context.Status($"{plan.Variant}: churn, {gc} GC");
-        var churn = Churn(subject, plan.ChurnRounds, context.Cancellation);
+        var churn = Churn(subject, plan.ChurnRounds, context.Cancellation, ChurnExtension(context.Settings));
         var churnMetrics = new Dictionary<string, double>
         {
             ["gcs"] = churn.PausesMs.Count,
@@ -101,20 +101,28 @@ internal static class LiveSetProbe
     /// <summary>The churn phase's figures.</summary>
     internal sealed record ChurnResult(double[] RatesPerSecond, double Seconds, IReadOnlyList<double> PausesMs, IReadOnlyList<int> ByGeneration, long Unobserved, double TotalPauseMs, long Replacements);
 
+    /// <summary>How long the churn may go on past its rounds to collect the pauses a p99 needs (none in smoke runs).</summary>
+    public static TimeSpan ChurnExtension(RunSettings s) => TimeSpan.FromSeconds(s.Pick(smoke: 0, quick: 12, full: 30));
+
     /// <summary>
     /// Replaces a tenth of the set per round at positions from a fixed-seed xorshift (with repeats), each replacement
-    /// also allocating <see cref="GarbageBytes"/> of short-lived garbage so every variant sees collections.
+    /// also allocating <see cref="GarbageBytes"/> of short-lived garbage so every variant sees collections. After its
+    /// <paramref name="rounds"/>, a variant that has seen fewer collections than a p99 needs goes on with more rounds of the
+    /// same work, until it has or <paramref name="extensionLimit"/> has passed: the GC grows its budget where many objects
+    /// survive, so the class set sees few and long collections, and its p99 would otherwise go unmeasured. Throughput is
+    /// over every round, so the extra rounds do not change what it means.
     /// </summary>
-    public static ChurnResult Churn(LiveSetSubject subject, int rounds, CancellationToken cancellation)
+    public static ChurnResult Churn(LiveSetSubject subject, int rounds, CancellationToken cancellation, TimeSpan extensionLimit)
     {
         int perRound = Math.Max(1, subject.Count / 10);
-        var rates = new double[rounds];
+        var rates = new List<double>(rounds);
         uint state = 2463534242;
         int value = subject.Count;
         var log = GcPauseLog.StartingNow();
         var pauseBefore = GC.GetTotalPauseDuration();
         double seconds = 0;
-        for (int r = 0; r < rounds; r++)
+        double extended = 0;
+        for (int r = 0; r < rounds || (log.PausesMs.Count < Statistics.MinForP99 && extended < extensionLimit.TotalSeconds); r++)
         {
             cancellation.ThrowIfCancellationRequested();
             int seen = GC.CollectionCount(0);
@@ -135,11 +143,12 @@ internal static class LiveSetProbe
             }
             double elapsed = Stopwatch.GetElapsedTime(start).TotalSeconds;
             seconds += elapsed;
-            rates[r] = perRound / elapsed;
+            if (r >= rounds) extended += elapsed;
+            rates.Add(perRound / elapsed);
         }
         log.Poll();
         double total = (GC.GetTotalPauseDuration() - pauseBefore).TotalMilliseconds;
-        return new ChurnResult(rates, seconds, log.PausesMs.ToArray(), log.ByGeneration.ToArray(), log.Unobserved(GC.GetGCMemoryInfo(GCKind.Any).Index), total, (long)perRound * rounds);
+        return new ChurnResult(rates.ToArray(), seconds, log.PausesMs.ToArray(), log.ByGeneration.ToArray(), log.Unobserved(GC.GetGCMemoryInfo(GCKind.Any).Index), total, (long)perRound * rates.Count);
     }
 
     private static Dictionary<string, string> With(IReadOnlyDictionary<string, string> p, string op) => new(p) { ["op"] = op };

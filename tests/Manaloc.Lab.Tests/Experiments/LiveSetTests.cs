@@ -18,6 +18,32 @@ public sealed class LiveSetTests
         }
     }
 
+    [Fact]
+    public void Churn_runs_its_rounds_and_goes_on_only_while_a_p99_lacks_collections_and_time_is_left()
+    {
+        using var subject = LiveSetSubject.Create(LiveSetSubject.Class);
+        subject.Allocate(1000);
+        subject.Fill();
+        var exact = LiveSetProbe.Churn(subject, rounds: 3, CancellationToken.None, TimeSpan.Zero);
+        Assert.Equal(3, exact.RatesPerSecond.Length);
+        Assert.Equal(300, exact.Replacements);
+
+        var limit = TimeSpan.FromMilliseconds(300);
+        var extended = LiveSetProbe.Churn(subject, rounds: 3, CancellationToken.None, limit);
+        Assert.Equal(100L * extended.RatesPerSecond.Length, extended.Replacements); // throughput is over every round
+        if (extended.PausesMs.Count < Statistics.MinForP99)
+        {
+            // A 1000-record set's rounds take microseconds: short of collections, it went on to the limit, and no further
+            // than a round past it.
+            Assert.True(extended.RatesPerSecond.Length > 3);
+            Assert.InRange(extended.Seconds, limit.TotalSeconds, limit.TotalSeconds + 1);
+        }
+        else
+        {
+            Assert.True(extended.Seconds < limit.TotalSeconds + 1);
+        }
+    }
+
     [Theory]
     [InlineData(new[] { "class objects", "10" }, "3 arguments")]
     [InlineData(new[] { "no such thing", "10", "2" }, "no such thing")]
