@@ -217,7 +217,7 @@ public sealed unsafe partial class NativeSlabAllocator
     {
         *(byte**)p = bin->Head;
         bin->Head = p;
-        if (++bin->Count > bin->Limit) ReturnToShared(cls, ref *bin, 2 * SizeClasses.BatchSizes[cls]);
+        if (++bin->Count > bin->Limit) Flush(bin, cls);
     }
 
     /// <summary>Gives two batches of a full <paramref name="bin"/> (the calling thread's own) back to the shared lists: <see cref="Push"/>'s slow path, for callers that push inline.</summary>

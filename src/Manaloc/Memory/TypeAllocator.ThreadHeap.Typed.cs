@@ -172,13 +172,6 @@ public sealed unsafe partial class TypeAllocator
             ThrowMisuse();
         }
 
-        /// <summary>The thread check of the typed Deletes: one call in <see cref="AffinityCheckInterval"/>, counted per heap.</summary>
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        private void SampleThreadOnDelete()
-        {
-            if (++_calls % AffinityCheckInterval == 0) CheckThreadNow();
-        }
-
         /// <summary>Puts a block whose stamp this thread just released back in this heap's bin.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private void Release(byte* p, int cls)
@@ -191,7 +184,7 @@ public sealed unsafe partial class TypeAllocator
             // Sampled after the push, when nothing of the handle is live any more: a check before it kept the handle's address
             // alive across the (cold) call, which cost the caller's loop a register and a stack round trip per pair. So the
             // Delete that finds a misuse has been done when it throws (on the wrong thread's behalf, into the owner's bin).
-            SampleThreadOnDelete();
+            CheckThread();
         }
     }
 }

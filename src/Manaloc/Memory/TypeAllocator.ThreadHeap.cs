@@ -121,7 +121,7 @@ public sealed unsafe partial class TypeAllocator
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private void CheckThread()
         {
-            if (++_calls % AffinityCheckInterval == 0 && Environment.CurrentManagedThreadId != _threadId) ThrowMisuse();
+            if (++_calls % AffinityCheckInterval == 0) CheckThreadNow();
         }
 
         /// <summary>The sampled thread check's slow part: throws unless called on the heap's thread.</summary>
