@@ -57,7 +57,7 @@ public sealed class NativeRecordGenerator : IIncrementalGenerator
         string? source = model is null ? null : RecordSource.Write(model);
         string ns = type.ContainingNamespace is { IsGlobalNamespace: false } n ? n.ToDisplayString() + "." : "";
         string handle = RecordSource.HandleName(type);
-        var keys = ImmutableArray.Create(ns + handle, ns + handle.Substring(0, handle.Length - 3) + "UncheckedRef");
+        var keys = ImmutableArray.Create(ns + handle, ns + RecordSource.UncheckedHandleName(handle));
         return new Result(RecordSource.HintName(type), source, diagnostics.ToImmutableArray(), keys, type.ToDisplayString(), type.Locations.FirstOrDefault());
     }
 

@@ -29,6 +29,9 @@ internal static class RecordSource
         return name + "Ref";
     }
 
+    /// <summary>The unchecked handle's name, from the checked one's (<see cref="HandleName"/>): XxxRef → XxxUncheckedRef.</summary>
+    public static string UncheckedHandleName(string handleName) => handleName.Substring(0, handleName.Length - 3) + "UncheckedRef";
+
     public static string HintName(INamedTypeSymbol type)
         => ValueLayout.FullName(type).Replace('`', '_').Replace('+', '.') + ".NativeRecord.g.cs";
 
@@ -37,7 +40,7 @@ internal static class RecordSource
         var type = model.Type;
         string iface = type.ToDisplayString(SymbolDisplayFormat.FullyQualifiedFormat);
         string handle = HandleName(type);
-        string unchecked_ = handle.Substring(0, handle.Length - 3) + "UncheckedRef";
+        string unchecked_ = UncheckedHandleName(handle);
         string id = ValueLayout.FullName(type).Replace('.', '_').Replace('`', '_');
         string ns = type.ContainingNamespace is { IsGlobalNamespace: false } n ? n.ToDisplayString() : "";
         var sb = new StringBuilder();
