@@ -31,7 +31,8 @@ public class SlabStatisticsUnderChurnTests
         ready.Wait();
         long lowest = long.MaxValue, highest = long.MinValue, samples = 0;
         var clock = System.Diagnostics.Stopwatch.StartNew();
-        while (clock.ElapsedMilliseconds < 1000)
+        // At least 1 s and 1000 samples, however slow the machine (30 s at most).
+        while ((clock.ElapsedMilliseconds < 1000 || samples <= 1000) && clock.ElapsedMilliseconds < 30_000)
         {
             long live = allocator.GetSlabStatistics().LiveBlocks;
             lowest = Math.Min(lowest, live);
