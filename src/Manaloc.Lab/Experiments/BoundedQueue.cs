@@ -42,6 +42,12 @@ public sealed class BoundedQueue : Experiment
 
     private static Func<Measurement, bool> In(Unit unit) => m => m.Unit == unit;
     /// <inheritdoc/>
+    public override Headline Headline => new(
+        new Metric("DedicatedThreadDispatcher capped at 10,000: peak queue memory, share of an unbounded BlockingCollection's (lower is better)", Unit.Percent,
+            f => f.Median(CappedDispatcher, In(Unit.Bytes)) / f.Median(Unbounded, In(Unit.Bytes)) * 100),
+        Metric.TimesBetter("its throughput vs the unbounded queue (1x = as fast)", CappedDispatcher, Unbounded, In(Unit.OpsPerSecond)),
+        Metric.TimesBetter("its throughput vs a capped BlockingCollection", CappedDispatcher, CappedBlocking, In(Unit.OpsPerSecond)));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Unbounded, CappedBlocking, CappedDispatcher];
     /// <inheritdoc/>
     public override string Baseline => Unbounded;

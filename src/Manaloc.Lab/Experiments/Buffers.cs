@@ -53,6 +53,11 @@ public sealed class Buffers : Experiment
     private static string? LargestSize(IEnumerable<Measurement> all)
         => all.Where(IsSingle).MaxBy(m => int.Parse(m.Parameters["size"], System.Globalization.CultureInfo.InvariantCulture))?.Parameters["size"];
     /// <inheritdoc/>
+    public override Headline Headline => new(
+        Metric.TimesBetter("BufferManager vs ArrayPool.Shared, rent/touch/return 4 KiB, 1 thread (times as fast)", Manager, Shared, m => IsPattern(m) && m.Threads == 1),
+        Metric.TimesBetter("BufferManager vs ArrayPool.Shared, 64 MiB (times as fast)", Manager, Shared, m => IsSize(m, 64 << 20)),
+        new Metric("BufferManager vs new byte[], largest size (times as fast)", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters["size"] == LargestSize(f.All))));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [New, Shared, Manager];
     /// <inheritdoc/>
     public override string Baseline => Shared;

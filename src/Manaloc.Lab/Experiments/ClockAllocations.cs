@@ -30,6 +30,12 @@ public sealed class ClockAllocations : Experiment
             f => f.All.Where(m => m.Variant.StartsWith("Clock.", StringComparison.Ordinal)).Max(m => m.AllocatedBytesPerOp), 0),
     ];
     /// <inheritdoc/>
+    public override Headline Headline => new(
+        Metric.TimesBetter("Clock.UtcNowUnixNanoseconds vs DateTime.Now, time per call (times as fast)", "Clock.UtcNowUnixNanoseconds", "DateTime.Now"),
+        Metric.TimesBetter("Clock.UtcNowUnixNanoseconds vs DateTime.UtcNow (times as fast)", "Clock.UtcNowUnixNanoseconds", "DateTime.UtcNow"),
+        new Metric("Clock bytes per call (worst Clock variant)", Unit.BytesPerCall,
+            f => f.All.Where(m => m.Variant.StartsWith("Clock.", StringComparison.Ordinal)).Max(m => m.AllocatedBytesPerOp)));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } =
     [
         "DateTime.Now", "DateTime.UtcNow", "DateTimeOffset.Now", "Stopwatch.GetTimestamp",

@@ -39,6 +39,11 @@ public sealed class Deadline : Experiment
 
     private static Func<Measurement, bool> Op(string op) => m => m.Parameters.GetValueOrDefault("op") == op;
     /// <inheritdoc/>
+    public override Headline Headline => new(
+        Metric.TimesBetter("ScheduledValue poll vs a DateTime.UtcNow deadline poll (times as fast)", Scheduled, UtcNow, Op("poll")),
+        Metric.TimesBetter("Deadline poll vs the DateTime.UtcNow deadline poll (times as fast)", Ours, UtcNow, Op("poll")),
+        new Metric("bytes per Deadline poll", Unit.BytesPerOp, f => f.Value(Ours, m => m.AllocatedBytesPerOp, Op("poll"))));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [UtcNow, Ours, Scheduled, Token];
     /// <inheritdoc/>
     public override string Baseline => UtcNow;

@@ -47,6 +47,11 @@ public sealed partial class Dispatcher : Experiment
         Target.AtLeast(Metric.TimesBetter("CPU per tiny item vs BlockingCollection workers", Ours, Blocking, m => m.Unit == "CPU ns/item"), 1),
     ];
     /// <inheritdoc/>
+    public override Headline Headline => new(
+        Metric.TimesBetter("DedicatedThreadDispatcher vs BlockingCollection workers, tiny-item throughput (times as fast)", Ours, Blocking, m => m.Unit == Unit.OpsPerSecond),
+        Metric.TimesBetter("vs Channel workers", Ours, ChannelWorkers, m => m.Unit == Unit.OpsPerSecond),
+        Metric.TimesBetter("heartbeat latency under a flood: flood on the dispatcher vs on the ThreadPool (times as fast)", FloodOnDispatcher, FloodOnPool));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Blocking, ChannelWorkers, Ours, NoFlood, FloodOnPool, FloodOnDispatcher];
     /// <inheritdoc/>
     public override string Baseline => Blocking;

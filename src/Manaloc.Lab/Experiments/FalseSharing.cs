@@ -40,6 +40,10 @@ public sealed class FalseSharing : Experiment
         return m => m.Threads == threads;
     }
     /// <inheritdoc/>
+    public override Headline Headline => new(
+        new Metric("StripedCounter vs one shared Interlocked counter, most threads up to the processor count (times as fast)", Unit.Ratio, f => f.TimesBetter(Striped, Shared, AtContendedThreads(f.All))),
+        new Metric("Padded<long>[] vs a packed long[] (times as fast)", Unit.Ratio, f => f.TimesBetter(PaddedCells, Packed, AtContendedThreads(f.All))));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Packed, PaddedCells, Striped, Shared];
     /// <inheritdoc/>
     public override string Baseline => Packed;

@@ -51,6 +51,10 @@ public sealed unsafe partial class HeapContention : Experiment
 
     private static bool At2(Measurement m) => m.Threads == 2;
     /// <inheritdoc/>
+    public override Headline Headline => new(
+        Metric.TimesBetter("NativeSlabAllocator vs NativeMemory.Alloc (malloc), two threads, random sizes (times as fast)", Slab, Malloc, At2),
+        Metric.TimesBetter("NativeSlabAllocator vs Marshal.AllocHGlobal, two threads (times as fast)", Slab, HGlobal, At2));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Malloc, HGlobal, Slab, LoopOnly];
     /// <inheritdoc/>
     public override string Baseline => Malloc;

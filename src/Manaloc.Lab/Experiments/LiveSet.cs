@@ -79,6 +79,13 @@ public sealed class LiveSet : Experiment
     private static double? ChurnP99(Figures f, string variant, string mode)
         => f.Find(variant, In(mode, "churn-gc-pause")) is { } m && m.Metrics.GetValueOrDefault("gcs") > 0 && f.Percentile(m, 0.99) is { } p && p > 0 ? p : null;
     /// <inheritdoc/>
+    /// <remarks>Struct handles are the path to recommend; the weakest native path stands beside them (see the claim's remarks).</remarks>
+    public override Headline Headline => new(
+        new Metric("workstation GC: struct handles' full gen-2 pause with the live set, share of class objects' (lower is better)", Unit.Ratio,
+            f => f.Median(LiveSetSubject.StructHandles, In(Workstation, "full-gc")) / f.Median(LiveSetSubject.Class, In(Workstation, "full-gc"))),
+        new Metric("weakest native path (TypeAllocator handles, unchecked handles or RecordArray): the same share", Unit.Ratio,
+            f => NativePaths.Select(v => f.Median(v, In(Workstation, "full-gc")) / f.Median(LiveSetSubject.Class, In(Workstation, "full-gc")) ?? double.NaN).Max()));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants => LiveSetSubject.All;
     /// <inheritdoc/>
     public override string Baseline => LiveSetSubject.Class;

@@ -50,6 +50,11 @@ public sealed partial class Nagle : Experiment
     public override IReadOnlyList<Target> Targets =>
         [Target.AtLeast(Metric.TimesBetter("NoDelay on vs off, time per round", On, Off), 10)];
     /// <inheritdoc/>
+    /// <remarks>No Manaloc path: the choice is the socket option.</remarks>
+    public override Headline Headline => new(
+        Metric.TimesBetter("no Manaloc path: NoDelay on vs off, two small writes then the reply (times as fast)", On, Off),
+        Metric.TimesBetter("one write with NoDelay off vs two", OneWrite, Off));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Off, On, OneWrite];
     /// <inheritdoc/>
     public override string Baseline => On;

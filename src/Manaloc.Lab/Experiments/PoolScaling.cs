@@ -42,6 +42,11 @@ public sealed partial class PoolScaling : Experiment
 
     private static Func<Measurement, bool> Threads(int threads) => m => m.Threads == threads;
     /// <inheritdoc/>
+    public override Headline Headline => new(
+        Metric.TimesBetter("SemiLocalPool vs DefaultObjectPool (Microsoft.Extensions.ObjectPool), rent+return, 2 threads (times as fast)", SemiLocal, Default, Threads(2)),
+        Metric.TimesBetter("SemiLocalPool vs new, 2 threads (times as fast)", SemiLocal, New, Threads(2)),
+        Metric.TimesBetter("SemiLocalPool vs ConcurrentBag, 2 threads (times as fast)", SemiLocal, Bag, Threads(2)));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } =
     [
         New, Locked, SemiLocal, Categorized, Default, Bag,

@@ -52,6 +52,12 @@ public sealed partial class Processors : Experiment
 
     private static Func<Measurement, bool> In(string process) => m => m.Parameters.GetValueOrDefault("process") == process;
     /// <inheritdoc/>
+    /// <remarks>1x is the right count: the processors this process may run on.</remarks>
+    public override Headline Headline => new(
+        new Metric("Processors.AvailableCount ÷ processors the affinity mask allows, process pinned to one processor after start (1x = right)", Unit.Ratio,
+            f => f.Median(Available, In(RestrictedAfterStart)) / f.Median(Affinity, In(RestrictedAfterStart))),
+        new Metric("Environment.ProcessorCount, the same", Unit.Ratio, f => f.Median(EnvironmentCount, In(RestrictedAfterStart)) / f.Median(Affinity, In(RestrictedAfterStart))));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [EnvironmentCount, Affinity, Quota, Available, Installed];
     /// <inheritdoc/>
     public override string Baseline => EnvironmentCount;

@@ -51,6 +51,11 @@ public sealed partial class Quantum : Experiment
         new Metric("median run slice of two spinning threads pinned to one processor", Unit.Milliseconds, f =>
             f.Find(Slice) is { } slice && slice.Metrics.GetValueOrDefault("pinned") == 1 && slice.Metrics.GetValueOrDefault("slices") >= 4 ? f.Median(slice) : null));
     /// <inheritdoc/>
+    /// <remarks>No Manaloc path: how long a CPU-bound thread holds a shared processor, which bounds a spin-then-block wait's worth.</remarks>
+    public override Headline Headline => new(
+        new Metric("no Manaloc path: run slice of a CPU-bound thread sharing one processor with another", Unit.Milliseconds,
+            f => f.Find(Slice) is { } slice && slice.Metrics.GetValueOrDefault("pinned") == 1 ? f.Median(slice) : null));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Slice, CutShort, OffCpu];
     /// <inheritdoc/>
     public override string Baseline => Slice;

@@ -47,6 +47,12 @@ public sealed partial class Rwlock : Experiment
         => Figures.GeometricMean(f.All.Where(m => m.Variant == Slim && where(m))
             .Select(s => f.All.FirstOrDefault(m => m.Variant == other && m.ParameterKey == s.ParameterKey) is { } o ? f.TimesBetter(s, o) : null));
     /// <inheritdoc/>
+    public override Headline Headline => new(
+        new Metric("SlimReaderWriterLock vs ReaderWriterLockSlim, 0–2% writers, short holds (geometric mean over thread counts; times as fast)", Unit.Ratio,
+            f => Versus(f, Rwls, m => Writers(m) <= 2 && Hold(m) == 1)),
+        new Metric("vs lock, 50% writers (1x = as fast)", Unit.Ratio, f => Versus(f, Monitor, m => Writers(m) == 50 && Hold(m) == 1)),
+        new Metric("vs ReaderWriterLockSlim over the whole grid", Unit.Ratio, f => Versus(f, Rwls, _ => true)));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants => AllVariants;
     private static readonly string[] AllVariants = [Monitor, LockType, Rwls, Slim];
     /// <inheritdoc/>

@@ -68,6 +68,11 @@ public sealed class Server : Experiment
         return total;
     }
     /// <inheritdoc/>
+    public override Headline Headline => new(
+        new Metric("Manaloc build vs BCL defaults: polite clients' p99 under one connection's flood (times as short)", Unit.Ratio, f => FloodP99(f, "bcl") / FloodP99(f, "manaloc")),
+        new Metric("vs Kestrel, the same", Unit.Ratio, f => FloodP99(f, "kestrel") / FloodP99(f, "manaloc")),
+        Metric.TimesBetter("throughput without the flood vs Kestrel (1x = as fast)", "manaloc", "kestrel", Load("saturated")));
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = ServerFactory.BuildNames;
     /// <inheritdoc/>
     public override string Baseline => "bcl";

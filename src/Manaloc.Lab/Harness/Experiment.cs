@@ -28,6 +28,13 @@ public abstract class Experiment
     /// <summary>The article's claim: its words and figure, and the metric that gives today's counterpart. Null: nothing to compare.</summary>
     public virtual Claim? Claim => null;
 
+    /// <summary>
+    /// What the experiment means for a user choosing a Manaloc path: the recommended path's figure against the
+    /// alternative the user has, with figures beside it (the weakest path's). Every registered experiment declares
+    /// one; it is shown before the <see cref="Claim"/>'s verdict, which it never replaces.
+    /// </summary>
+    public virtual Headline? Headline => null;
+
     /// <summary>The project's own speed and memory targets for this experiment (from its issues).</summary>
     public virtual IReadOnlyList<Target> Targets => [];
 

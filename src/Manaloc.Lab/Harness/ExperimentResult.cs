@@ -21,6 +21,8 @@ public sealed record ExperimentResult
     public string? SweepParameter { get; init; }
     /// <summary>All measurements, ratios to baseline filled in.</summary>
     public IReadOnlyList<Measurement> Measurements { get; init; } = [];
+    /// <summary>What the run means for choosing a Manaloc path (<see cref="Experiment.Headline"/>); null when the experiment declares none.</summary>
+    public HeadlineResult? Headline { get; init; }
     /// <summary>Verdict on the article's claim, with today's figure.</summary>
     public required VerdictResult Verdict { get; init; }
     /// <summary>Observations worth a line in the report.</summary>

@@ -58,6 +58,19 @@ public static class ExperimentRunner
                 verdict = new VerdictResult(Verdict.NotComparable, $"The verdict could not be formed: {e.Message}");
             }
         }
+        HeadlineResult? headline = null;
+        if (experiment.Headline is { } declared)
+        {
+            try
+            {
+                headline = error is null ? HeadlineResult.Evaluate(declared, measurements, Judgement.SeedOf(experiment.Name)) : HeadlineResult.NotMeasured(declared);
+            }
+            catch (Exception)
+            {
+                // A metric that cannot read a partial run's figures leaves the headline unmeasured, as the verdict does.
+                headline = HeadlineResult.NotMeasured(declared);
+            }
+        }
         return new ExperimentResult
         {
             Experiment = experiment.Name,
@@ -69,6 +82,7 @@ public static class ExperimentRunner
             Parameters = experiment.DescribeParameters(settings),
             SweepParameter = experiment.SweepParameter,
             Measurements = measurements,
+            Headline = headline,
             Verdict = verdict,
             Notes = context.Notes.ToArray(),
             Tables = context.Tables.ToArray(),

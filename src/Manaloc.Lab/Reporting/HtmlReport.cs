@@ -36,10 +36,10 @@ public static class HtmlReport
           .Append($". Report started {report.StartedAt:yyyy-MM-dd HH:mm} UTC.</p>\n");
         sb.Append("<p>Verdicts: <b>holds</b> — the article's effect is there, at least half as large; <b>shrinks</b> — smaller or gone; ")
           .Append("<b>reversed</b> — the other way today; <b>inconclusive</b> — today's 95% interval straddles the line; <b>not comparable</b> — nothing to compare.</p>\n");
-        sb.Append("<div class=\"scroll\"><table><thead><tr><th>experiment</th><th>verdict</th><th>today (95% CI)</th><th>article</th><th>targets</th></tr></thead><tbody>\n");
+        sb.Append("<div class=\"scroll\"><table><thead><tr><th>experiment</th><th>for users (95% CI)</th><th>article's claim</th><th>today (95% CI)</th><th>article</th><th>targets</th></tr></thead><tbody>\n");
         foreach (var r in report.Experiments)
         {
-            sb.Append($"<tr><td><a href=\"#{E(r.Experiment)}\">{E(r.Experiment)}</a></td><td>{Badge(r.Verdict.Verdict)}</td>")
+            sb.Append($"<tr><td><a href=\"#{E(r.Experiment)}\">{E(r.Experiment)}</a></td><td>{E(r.Headline?.ToString() ?? "—")}</td><td>{Badge(r.Verdict.Verdict)}</td>")
               .Append($"<td class=\"num\">{E(Format.Today(r.Verdict))}</td><td>{E(ArticleValue(r))}</td><td>{E(MarkdownReport.TargetCount(r.Verdict))}</td></tr>\n");
         }
         sb.Append("</tbody></table></div>\n");
@@ -51,9 +51,10 @@ public static class HtmlReport
     private static void Section(StringBuilder sb, ExperimentResult r, IReadOnlyList<PngChart> charts)
     {
         sb.Append($"<section id=\"{E(r.Experiment)}\"><h2>{E(r.Experiment)}</h2>\n<p><i>{E(r.Article)}.</i> {E(r.Description)}</p>\n<dl>");
+        if (r.Headline is { } headline) sb.Append($"<dt>for users</dt><dd><b>{E(headline.ToString())}</b></dd>");
         if (r.ArticleFigure is { } figure) sb.Append($"<dt>claim</dt><dd>{E(figure.Text)}</dd><dt>article's figure</dt><dd>{E(ArticleValue(r))}</dd>");
         sb.Append($"<dt>today</dt><dd>{E(Format.Today(r.Verdict))}{(r.Verdict.Metric is { } metric ? $" — {E(metric)}" : "")}</dd>");
-        sb.Append($"<dt>verdict</dt><dd>{Badge(r.Verdict.Verdict)} {E(r.Verdict.Text)}</dd>");
+        sb.Append($"<dt>claim's verdict</dt><dd>{Badge(r.Verdict.Verdict)} {E(r.Verdict.Text)}</dd>");
         sb.Append($"<dt>run</dt><dd>{r.RunAt:yyyy-MM-dd HH:mm} UTC, {RunSettings.NameOf(r.Mode)} mode, {r.ElapsedSeconds:0.0} s; baseline {E(r.Baseline)}</dd>");
         if (r.Error is not null) sb.Append($"<dt>error</dt><dd class=\"missed\">{E(r.Error)}</dd>");
         sb.Append("</dl>\n");

@@ -20,8 +20,9 @@ public static class MarkdownReport
         {
             sb.AppendLine().AppendLine($"## {result.Experiment}").AppendLine();
             sb.AppendLine($"*{result.Article}.* {result.Description}").AppendLine();
+            if (result.Headline is { } headline) sb.AppendLine($"- For users: **{headline}**");
             if (result.ArticleFigure is { } figure) sb.AppendLine($"- Article: {figure.Text}");
-            sb.AppendLine($"- Today: **{result.Verdict.Verdict}** — {result.Verdict.Text}");
+            sb.AppendLine($"- The article's claim today: **{result.Verdict.Verdict}** — {result.Verdict.Text}");
             if (result.Error is not null) sb.AppendLine($"- Error: {result.Error}");
             if (result.Verdict.Targets.Count > 0)
             {
@@ -48,15 +49,15 @@ public static class MarkdownReport
         return sb.ToString();
     }
 
-    /// <summary>The summary table: experiment, article figure, today's figure, verdict.</summary>
+    /// <summary>The summary table: experiment, the headline for users, the article's figure, today's figure and the claim's verdict, targets.</summary>
     public static string SummaryTable(LabReport report)
     {
         var sb = new StringBuilder();
-        sb.AppendLine("| experiment | article | today (95% CI) | verdict | targets |");
-        sb.AppendLine("|---|---|---|---|---|");
+        sb.AppendLine("| experiment | for users (95% CI) | article | today (95% CI) | article's claim | targets |");
+        sb.AppendLine("|---|---|---|---|---|---|");
         foreach (var r in report.Experiments)
         {
-            sb.AppendLine($"| {Cell(r.Experiment)} | {Cell(r.ArticleFigure?.Text ?? "—")} | {Cell(Format.Today(r.Verdict))} | {Cell(VerdictWord(r.Verdict.Verdict))} | {Cell(TargetCount(r.Verdict))} |");
+            sb.AppendLine($"| {Cell(r.Experiment)} | {Cell(r.Headline?.ToString() ?? "—")} | {Cell(r.ArticleFigure?.Text ?? "—")} | {Cell(Format.Today(r.Verdict))} | {Cell(VerdictWord(r.Verdict.Verdict))} | {Cell(TargetCount(r.Verdict))} |");
         }
         return sb.ToString();
     }

@@ -30,8 +30,9 @@ public static class TerminalReport
                 foreach (var row in extra.Rows) t.AddRow(row.Select(Markup.Escape).ToArray());
                 console.Write(t);
             }
+            if (result.Headline is { } headline) console.MarkupLine($"[bold]for users:[/] {Markup.Escape(headline.ToString())}");
             if (result.ArticleFigure is { } figure) console.MarkupLine($"article: {Markup.Escape(figure.Text)}");
-            console.MarkupLine($"verdict: [bold]{MarkdownReport.VerdictWord(result.Verdict.Verdict)}[/] — {Markup.Escape(result.Verdict.Text)}");
+            console.MarkupLine($"article's claim: [bold]{MarkdownReport.VerdictWord(result.Verdict.Verdict)}[/] — {Markup.Escape(result.Verdict.Text)}");
             foreach (var t in result.Verdict.Targets)
             {
                 string color = t.Met switch { true => "green", false => "red", null => "yellow" };
@@ -74,14 +75,15 @@ public static class TerminalReport
         }
     }
 
-    /// <summary>experiment, verdict, today's figure with its interval, targets met.</summary>
+    /// <summary>experiment, the headline for users, the article claim's verdict with today's figure and its interval, targets met.</summary>
     internal static Table SummaryTable(LabReport report)
     {
         var summary = new Table().Border(TableBorder.Rounded).Title("[bold]summary[/]").Expand()
-            .AddColumn("experiment").AddColumn("verdict").AddColumn(new TableColumn("today (95% CI)").RightAligned()).AddColumn("targets");
+            .AddColumn("experiment").AddColumn("for users").AddColumn("article's claim").AddColumn("targets");
         foreach (var r in report.Experiments)
         {
-            summary.AddRow(Markup.Escape(r.Experiment), MarkdownReport.VerdictWord(r.Verdict.Verdict), Markup.Escape(Format.Today(r.Verdict)), Markup.Escape(MarkdownReport.TargetCount(r.Verdict)));
+            summary.AddRow(Markup.Escape(r.Experiment), Markup.Escape(r.Headline?.ToString() ?? "—"),
+                Markup.Escape($"{MarkdownReport.VerdictWord(r.Verdict.Verdict)}, {Format.Today(r.Verdict)}"), Markup.Escape(MarkdownReport.TargetCount(r.Verdict)));
         }
         return summary;
     }

@@ -27,6 +27,8 @@ public sealed class EverySmokeTests
         Assert.All(result.Measurements, m => Assert.True(m.Statistics.Count > 0 && double.IsFinite(m.Statistics.Median), $"{m.Variant}: bad statistics"));
         Assert.All(result.Measurements, m => Assert.True(experiment.Variants.Contains(m.Variant) || m.Variant.Length > 0));
         Assert.False(string.IsNullOrWhiteSpace(result.Verdict.Text));
+        Assert.NotNull(result.Headline);
+        Assert.Equal(experiment.Headline!.Figure.Name, result.Headline.Figure.Name);
         Assert.Matches("^[a-z0-9]+(-[a-z0-9]+)*$", name);
     }
 

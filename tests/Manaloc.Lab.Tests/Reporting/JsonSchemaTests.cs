@@ -39,6 +39,9 @@ public sealed class JsonSchemaTests
                         RatioToBaseline = 1 / 11.0, Threads = 1,
                     },
                 ],
+                Headline = new HeadlineResult(
+                    new HeadlineFigure("new vs old, time per call (times as fast)", 11, Unit.Ratio) { Low = 10, High = 12.5 },
+                    [new HeadlineFigure("weakest path, the same", null, Unit.Ratio)]),
                 Verdict = new VerdictResult(Verdict.Holds, "new 11x faster", 11, "x")
                 {
                     Targets = [TargetResult.AtLeast("new vs pool", 11, 2) with { Best = 12 }, TargetResult.AtMost("peak memory", double.NaN, 5, "%")],
@@ -88,8 +91,14 @@ public sealed class JsonSchemaTests
         foreach (string field in new[] { "os", "architecture", "runtime", "processorCount", "affinityProcessors", "affinityMask", "gcMode", "gcLatencyMode", "totalAvailableMemoryBytes", "ci" })
             Assert.True(root.GetProperty("machine").TryGetProperty(field, out _), field);
         var e = root.GetProperty("experiments")[0];
-        foreach (string field in new[] { "experiment", "article", "description", "articleFigure", "baseline", "variants", "parameters", "sweepParameter", "measurements", "verdict", "notes", "tables", "error", "elapsedSeconds" })
+        foreach (string field in new[] { "experiment", "article", "description", "articleFigure", "baseline", "variants", "parameters", "sweepParameter", "measurements", "headline", "verdict", "notes", "tables", "error", "elapsedSeconds" })
             Assert.True(e.TryGetProperty(field, out _), field);
+        var headline = e.GetProperty("headline");
+        foreach (string field in new[] { "name", "value", "unit", "low", "high" })
+            Assert.True(headline.GetProperty("figure").TryGetProperty(field, out _), field);
+        Assert.Equal(11, headline.GetProperty("figure").GetProperty("value").GetDouble());
+        Assert.Equal("x", headline.GetProperty("figure").GetProperty("unit").GetString());
+        Assert.Equal(JsonValueKind.Null, headline.GetProperty("beside")[0].GetProperty("value").ValueKind);
         Assert.Equal("holds", e.GetProperty("verdict").GetProperty("verdict").GetString());
         var m = e.GetProperty("measurements")[0];
         foreach (string field in new[] { "variant", "parameters", "threads", "unit", "lowerIsBetter", "statistics", "operationsPerSample", "nsPerOp", "opsPerSecond", "allocatedBytesPerOp", "allocatedBytes", "gc", "gcPauseMs", "lockContentions", "peakWorkingSetBytes", "ratioToBaseline", "metrics" })

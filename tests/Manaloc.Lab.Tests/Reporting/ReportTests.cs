@@ -72,7 +72,7 @@ public sealed class ReportTests : IDisposable
         Assert.True(File.Exists(written.JsonPath));
         Assert.Equal(ReportWriter.ToJson(report), File.ReadAllText(written.JsonPath));
         string md = File.ReadAllText(written.MarkdownPath);
-        Assert.Contains("| demo | 1035 ms → 9 ms | 11x | holds |", md);
+        Assert.Contains("| demo | new vs old, time per call (times as fast): 11x (10x–12.5x) [weakest path, the same: not measured] | 1035 ms → 9 ms | 11x | holds |", md);
         Assert.Contains("**Holds** — new 11x faster", md);
         Assert.Contains("![demo](charts/demo.svg)", md);
         Assert.Single(written.ChartPaths);
