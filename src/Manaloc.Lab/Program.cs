@@ -194,7 +194,7 @@ public static class Program
         TerminalReport.Write(tables, report);
         if (readmePath is not null) ReportWriter.UpdateReadme(readmePath, report);
         if (printJson) stdout.WriteLine(ReportWriter.ToJson(report));
-        stderr.WriteLine($"report: {written.HtmlPath}, {written.MarkdownPath}, {written.JsonPath}, {written.ChartPaths.Count} chart(s)");
+        stderr.WriteLine($"report: {written.HtmlPath}, {written.MarkdownPath}, {written.JsonPath}, {Format.Count(written.ChartPaths.Count, "chart")}");
         return report.Experiments.Any(r => r.Error is not null) ? 1 : 0;
     }
 

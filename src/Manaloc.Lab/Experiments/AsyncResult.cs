@@ -37,6 +37,8 @@ public sealed partial class AsyncResult : Experiment
         Metric.TimesBetter("LazyAsyncResult vs an IAsyncResult with an eager wait handle, async Fibonacci size 1 (times as fast)", Lazy, Eager, m => m.Parameters.GetValueOrDefault("size") == "1"),
         Metric.TimesBetter("ReusableValueTaskSource vs the eager handle, size 1 (times as fast)", ValueTaskSource, Eager, m => m.Parameters.GetValueOrDefault("size") == "1"));
     /// <inheritdoc/>
+    public override double QuickSeconds => 6;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Eager, Lazy, Locked, ValueTaskSource];
     /// <inheritdoc/>
     public override string Baseline => Eager;

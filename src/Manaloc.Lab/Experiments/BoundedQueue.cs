@@ -48,6 +48,8 @@ public sealed class BoundedQueue : Experiment
         Metric.TimesBetter("its throughput vs the unbounded queue (1x = as fast)", CappedDispatcher, Unbounded, In(Unit.OpsPerSecond)),
         Metric.TimesBetter("its throughput vs a capped BlockingCollection", CappedDispatcher, CappedBlocking, In(Unit.OpsPerSecond)));
     /// <inheritdoc/>
+    public override double QuickSeconds => 6;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Unbounded, CappedBlocking, CappedDispatcher];
     /// <inheritdoc/>
     public override string Baseline => Unbounded;

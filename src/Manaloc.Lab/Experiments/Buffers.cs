@@ -31,8 +31,8 @@ public sealed class Buffers : Experiment
     [
         .. new[] { 1, 2 }.SelectMany(threads => new[]
         {
-            Target.AtLeast(Metric.TimesBetter($"BufferManager vs ArrayPool.Shared throughput, 4 KiB, {threads} thread(s)", Manager, Shared, m => IsPattern(m) && m.Threads == threads), 1),
-            Target.AtMost($"BufferManager bytes per rent/return, 4 KiB, {threads} thread(s)", Unit.BytesPerOp, f => f.Value(Manager, m => m.AllocatedBytesPerOp, m => IsPattern(m) && m.Threads == threads), 0.01),
+            Target.AtLeast(Metric.TimesBetter($"BufferManager vs ArrayPool.Shared throughput, 4 KiB, {Format.Count(threads, "thread")}", Manager, Shared, m => IsPattern(m) && m.Threads == threads), 1),
+            Target.AtMost($"BufferManager bytes per rent/return, 4 KiB, {Format.Count(threads, "thread")}", Unit.BytesPerOp, f => f.Value(Manager, m => m.AllocatedBytesPerOp, m => IsPattern(m) && m.Threads == threads), 0.01),
         }),
         // Above 1 MiB ArrayPool.Shared still pools: a drop-in must not allocate per rent there either.
         .. LargeSizes.SelectMany(size => new[]
@@ -57,6 +57,8 @@ public sealed class Buffers : Experiment
         Metric.TimesBetter("BufferManager vs ArrayPool.Shared, rent/touch/return 4 KiB, 1 thread (times as fast)", Manager, Shared, m => IsPattern(m) && m.Threads == 1),
         Metric.TimesBetter("BufferManager vs ArrayPool.Shared, 64 MiB (times as fast)", Manager, Shared, m => IsSize(m, 64 << 20)),
         new Metric("BufferManager vs new byte[], largest size (times as fast)", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters["size"] == LargestSize(f.All))));
+    /// <inheritdoc/>
+    public override double QuickSeconds => 25;
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [New, Shared, Manager];
     /// <inheritdoc/>
@@ -121,7 +123,7 @@ public sealed class Buffers : Experiment
         GC.KeepAlive(sink);
         GC.KeepAlive(sinks);
         var stats = manager.GetStatistics();
-        context.Note($"BufferManager counters after the run: {stats.Rents:N0} rents, {stats.LocalHits:N0} from the thread's own stack, {stats.Creations:N0} buffers created, {stats.Retained:N0} retained.");
+        context.Note($"BufferManager counters after the run: {Format.Count(stats.Rents, "rent", format: "N0")}, {stats.LocalHits:N0} from the thread's own stack, {Format.Count(stats.Creations, "buffer", format: "N0")} created, {stats.Retained:N0} retained.");
     }
 
     /// <summary>Writes the first and last byte and reads one in the middle: enough that the buffer is really used.</summary>

@@ -36,6 +36,8 @@ public sealed class ClockAllocations : Experiment
         new Metric("Clock bytes per call (worst Clock variant)", Unit.BytesPerCall,
             f => f.All.Where(m => m.Variant.StartsWith("Clock.", StringComparison.Ordinal)).Max(m => m.AllocatedBytesPerOp)));
     /// <inheritdoc/>
+    public override double QuickSeconds => 10;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } =
     [
         "DateTime.Now", "DateTime.UtcNow", "DateTimeOffset.Now", "Stopwatch.GetTimestamp",

@@ -44,6 +44,8 @@ public sealed class Deadline : Experiment
         Metric.TimesBetter("Deadline poll vs the DateTime.UtcNow deadline poll (times as fast)", Ours, UtcNow, Op("poll")),
         new Metric("bytes per Deadline poll", Unit.BytesPerOp, f => f.Value(Ours, m => m.AllocatedBytesPerOp, Op("poll"))));
     /// <inheritdoc/>
+    public override double QuickSeconds => 5;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [UtcNow, Ours, Scheduled, Token];
     /// <inheritdoc/>
     public override string Baseline => UtcNow;

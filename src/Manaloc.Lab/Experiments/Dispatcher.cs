@@ -52,6 +52,8 @@ public sealed partial class Dispatcher : Experiment
         Metric.TimesBetter("vs Channel workers", Ours, ChannelWorkers, m => m.Unit == Unit.OpsPerSecond),
         Metric.TimesBetter("heartbeat latency under a flood: flood on the dispatcher vs on the ThreadPool (times as fast)", FloodOnDispatcher, FloodOnPool));
     /// <inheritdoc/>
+    public override double QuickSeconds => 5;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Blocking, ChannelWorkers, Ours, NoFlood, FloodOnPool, FloodOnDispatcher];
     /// <inheritdoc/>
     public override string Baseline => Blocking;

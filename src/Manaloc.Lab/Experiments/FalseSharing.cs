@@ -44,6 +44,8 @@ public sealed class FalseSharing : Experiment
         new Metric("StripedCounter vs one shared Interlocked counter, most threads up to the processor count (times as fast)", Unit.Ratio, f => f.TimesBetter(Striped, Shared, AtContendedThreads(f.All))),
         new Metric("Padded<long>[] vs a packed long[] (times as fast)", Unit.Ratio, f => f.TimesBetter(PaddedCells, Packed, AtContendedThreads(f.All))));
     /// <inheritdoc/>
+    public override double QuickSeconds => 6;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Packed, PaddedCells, Striped, Shared];
     /// <inheritdoc/>
     public override string Baseline => Packed;
@@ -86,9 +88,9 @@ public sealed class FalseSharing : Experiment
         }
         if (LoadAverage() is double load && load > Environment.ProcessorCount)
         {
-            context.Note($"The machine was busy (1-minute load average {load:0.#} on {Environment.ProcessorCount} processors): the measuring threads often did not run at the same time, which hides false sharing; rerun on a quiet machine for a fair figure.");
+            context.Note($"The machine was busy (1-minute load average {load:0.#} on {Format.Count(Environment.ProcessorCount, "processor")}): the measuring threads often did not run at the same time, which hides false sharing; rerun on a quiet machine for a fair figure.");
         }
-        context.Note($"Packed and padded counters are each written by one thread (a plain volatile load and store); StripedCounter and the shared counter take atomic increments from every thread. {Environment.ProcessorCount} processors: thread counts above it time-share cores, where false sharing fades.");
+        context.Note($"Packed and padded counters are each written by one thread (a plain volatile load and store); StripedCounter and the shared counter take atomic increments from every thread. {Format.Count(Environment.ProcessorCount, "processor")}: thread counts above it time-share cores, where false sharing fades.");
     }
 
     private static double? LoadAverage()

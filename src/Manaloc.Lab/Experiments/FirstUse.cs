@@ -43,6 +43,8 @@ public sealed class FirstUse : Experiment
         Metric.Median("first New of an unseen type, without PreGenerate", Unseen, Unit.Milliseconds),
         Metric.Median("PreGenerate itself, once at start-up", PreGenerate, Unit.Milliseconds));
     /// <inheritdoc/>
+    public override double QuickSeconds => 1;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Unseen, PreGenerate, AfterPreGenerate, Warm];
     /// <inheritdoc/>
     public override string Baseline => Unseen;

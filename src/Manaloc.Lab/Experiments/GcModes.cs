@@ -39,6 +39,8 @@ public sealed partial class GcModes : Experiment
         Metric.TimesBetter("no Manaloc path: struct locals vs class temporaries in a parallel loop, workstation GC (times as fast)", StructVariant, ClassVariant, m => m.Parameters.GetValueOrDefault("gc") == Workstation),
         Metric.TimesBetter("the same under server GC", StructVariant, ClassVariant, m => m.Parameters.GetValueOrDefault("gc") == Server));
     /// <inheritdoc/>
+    public override double QuickSeconds => 5;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [ClassVariant, StructVariant, NoEscapeVariant];
     /// <inheritdoc/>
     public override string Baseline => ClassVariant;

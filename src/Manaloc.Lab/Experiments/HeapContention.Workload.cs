@@ -68,7 +68,7 @@ public sealed unsafe partial class HeapContention
 
         public LoopOnlyHeap HeapOf(int thread) => (uint)thread < (uint)_threads
             ? new LoopOnlyHeap(_memory + thread * Stride)
-            : throw new ArgumentOutOfRangeException(nameof(thread), thread, $"Only {_threads} threads have a block.");
+            : throw new ArgumentOutOfRangeException(nameof(thread), thread, $"Only {Format.Count(_threads, "thread")} {(_threads == 1 ? "has" : "have")} a block.");
 
         public void Dispose() => NativeMemory.AlignedFree(_memory);
     }

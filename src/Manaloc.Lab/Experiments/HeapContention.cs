@@ -55,6 +55,8 @@ public sealed unsafe partial class HeapContention : Experiment
         Metric.TimesBetter("NativeSlabAllocator vs NativeMemory.Alloc (malloc), two threads, random sizes (times as fast)", Slab, Malloc, At2),
         Metric.TimesBetter("NativeSlabAllocator vs Marshal.AllocHGlobal, two threads (times as fast)", Slab, HGlobal, At2));
     /// <inheritdoc/>
+    public override double QuickSeconds => 30;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Malloc, HGlobal, Slab, LoopOnly];
     /// <inheritdoc/>
     public override string Baseline => Malloc;
@@ -154,6 +156,6 @@ public sealed unsafe partial class HeapContention : Experiment
             }
         }
         var stats = slab.GetStatistics();
-        context.Note($"Slab after the run: {stats.Chunks} chunks, {stats.ReservedBytes / 1024} KB reserved, {stats.Allocations} allocations.");
+        context.Note($"Slab after the run: {Format.Count(stats.Chunks, "chunk")}, {stats.ReservedBytes / 1024} KB reserved, {Format.Count(stats.Allocations, "allocation")}.");
     }
 }

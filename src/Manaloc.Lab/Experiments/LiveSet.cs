@@ -86,6 +86,8 @@ public sealed class LiveSet : Experiment
         new Metric("weakest native path (TypeAllocator handles, unchecked handles or RecordArray): the same share", Unit.Ratio,
             f => NativePaths.Select(v => f.Median(v, In(Workstation, "full-gc")) / f.Median(LiveSetSubject.Class, In(Workstation, "full-gc")) ?? double.NaN).Max()));
     /// <inheritdoc/>
+    public override double QuickSeconds => 120;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants => LiveSetSubject.All;
     /// <inheritdoc/>
     public override string Baseline => LiveSetSubject.Class;
@@ -96,7 +98,7 @@ public sealed class LiveSet : Experiment
         new("gc", "GC mode of the child process (DOTNET_gcServer)", [Workstation, Server]),
         new("records", "live records", [LiveSetProbe.Records(settings).ToString(CultureInfo.InvariantCulture)]),
         new("op", "heap: managed bytes per record after a full collection, minus the heap before; full-gc: one blocking compacting gen-2 collection (wall clock); "
-            + $"churn: replacements per second over the whole phase, a tenth of the set per round for {LiveSetProbe.ChurnRounds(settings)} rounds; churn-gc-pause: each GC's pause during the churn",
+            + $"churn: replacements per second over the whole phase, a tenth of the set per round for {Format.Count(LiveSetProbe.ChurnRounds(settings), "round")}; churn-gc-pause: each GC's pause during the churn",
             ["heap", "full-gc", "churn", "churn-gc-pause"]),
     ];
 

@@ -55,6 +55,8 @@ public sealed partial class Nagle : Experiment
         Metric.TimesBetter("no Manaloc path: NoDelay on vs off, two small writes then the reply (times as fast)", On, Off),
         Metric.TimesBetter("one write with NoDelay off vs two", OneWrite, Off));
     /// <inheritdoc/>
+    public override double QuickSeconds => 2;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Off, On, OneWrite];
     /// <inheritdoc/>
     public override string Baseline => On;
@@ -95,9 +97,9 @@ public sealed partial class Nagle : Experiment
             });
             if (samples.Count < rounds)
             {
-                context.Note($"{variant}: stopped after {samples.Count} of {rounds} rounds (time budget {limit.TotalSeconds:0.#} s).");
+                context.Note($"{variant}: stopped after {samples.Count} of {Format.Count(rounds, "round")} (time budget {limit.TotalSeconds:0.#} s).");
             }
-            context.Note($"{variant}: {stalls} of {samples.Count} rounds took 10 ms or more.");
+            context.Note($"{variant}: {stalls} of {Format.Count(samples.Count, "round")} took 10 ms or more.");
         }
         context.Note("Linux delays an ACK by at least 40 ms (TCP_DELACK_MIN) once a connection leaves quick-ACK mode; the first rounds of a connection are acknowledged at once.");
     }
@@ -150,7 +152,7 @@ public sealed partial class Nagle : Experiment
                 }
                 if (client.Receive(reply) != 1)
                 {
-                    throw new InvalidOperationException($"The server closed the connection after {i} rounds{(serverError is null ? "" : $": {serverError.Message}")}.");
+                    throw new InvalidOperationException($"The server closed the connection after {Format.Count(i, "round")}{(serverError is null ? "" : $": {serverError.Message}")}.");
                 }
                 samples.Add(Stopwatch.GetElapsedTime(start).TotalMilliseconds);
             }

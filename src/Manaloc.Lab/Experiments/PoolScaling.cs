@@ -47,6 +47,8 @@ public sealed partial class PoolScaling : Experiment
         Metric.TimesBetter("SemiLocalPool vs new, 2 threads (times as fast)", SemiLocal, New, Threads(2)),
         Metric.TimesBetter("SemiLocalPool vs ConcurrentBag, 2 threads (times as fast)", SemiLocal, Bag, Threads(2)));
     /// <inheritdoc/>
+    public override double QuickSeconds => 10;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } =
     [
         New, Locked, SemiLocal, Categorized, Default, Bag,

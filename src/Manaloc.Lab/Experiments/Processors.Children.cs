@@ -146,7 +146,7 @@ public sealed partial class Processors
             {
                 if (LinuxNative.SetAffinity(tid, [cpu]) != 0) failures++;
             }
-            if (failures > 0) context.Note($"{failures} thread(s) could not be restricted (they may have exited).");
+            if (failures > 0) context.Note($"{Format.Count(failures, "thread")} could not be restricted (they may have exited).");
         }
         var reading = PlatformProcessors.Read();
         RecordFigures(context, label, reading);

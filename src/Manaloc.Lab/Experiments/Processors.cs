@@ -58,6 +58,8 @@ public sealed partial class Processors : Experiment
             f => f.Median(Available, In(RestrictedAfterStart)) / f.Median(Affinity, In(RestrictedAfterStart))),
         new Metric("Environment.ProcessorCount, the same", Unit.Ratio, f => f.Median(EnvironmentCount, In(RestrictedAfterStart)) / f.Median(Affinity, In(RestrictedAfterStart))));
     /// <inheritdoc/>
+    public override double QuickSeconds => 2;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [EnvironmentCount, Affinity, Quota, Available, Installed];
     /// <inheritdoc/>
     public override string Baseline => EnvironmentCount;
@@ -108,7 +110,7 @@ public sealed partial class Processors : Experiment
         context.AddTable(Table(rows));
         context.Note($"'{StartedRestricted}': the parent pinned the thread that starts the child to processor {cpu}; fork/exec copies that mask, as 'taskset -c {cpu}' would. The child's runtime sizes itself from it at start-up.");
         context.Note($"'{RestrictedAfterStart}': the child set every one of its threads to processor {cpu} after the runtime started; Environment.ProcessorCount was fixed at start-up and does not follow.");
-        context.Note($"'{CountOverride}': the child ran with DOTNET_PROCESSOR_COUNT=1; only the runtime's view changes; the mask still allows {cpus.Count} processor(s).");
+        context.Note($"'{CountOverride}': the child ran with DOTNET_PROCESSOR_COUNT=1; only the runtime's view changes; the mask still allows {Format.Count(cpus.Count, "processor")}.");
         context.Note($"Cache line: {here.CacheLineSize} B{(here.CacheLineSizeReported ? " as reported by the system" : " (default: not reported)")}; padding against false sharing: {here.FalseSharingPadding} B (x86 prefetches adjacent line pairs).");
     }
 }

@@ -56,6 +56,8 @@ public sealed partial class Quantum : Experiment
         new Metric("no Manaloc path: run slice of a CPU-bound thread sharing one processor with another", Unit.Milliseconds,
             f => f.Find(Slice) is { } slice && slice.Metrics.GetValueOrDefault("pinned") == 1 ? f.Median(slice) : null));
     /// <inheritdoc/>
+    public override double QuickSeconds => 2;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Slice, CutShort, OffCpu];
     /// <inheritdoc/>
     public override string Baseline => Slice;

@@ -45,6 +45,8 @@ public sealed partial class ResetEvent : Experiment
         Metric.TimesBetter("vs ManualResetEventSlim, ping-pong", Economic, Mres, In(PingPong)),
         Metric.TimesBetter("vs AutoResetEvent, Set+Wait on one thread", Economic, Are, In(SetWait)));
     /// <inheritdoc/>
+    public override double QuickSeconds => 5;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Are, Mres, Semaphore, Economic];
     /// <inheritdoc/>
     public override string Baseline => Are;

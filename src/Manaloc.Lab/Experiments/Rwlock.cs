@@ -53,6 +53,8 @@ public sealed partial class Rwlock : Experiment
         new Metric("vs lock, 50% writers (1x = as fast)", Unit.Ratio, f => Versus(f, Monitor, m => Writers(m) == 50 && Hold(m) == 1)),
         new Metric("vs ReaderWriterLockSlim over the whole grid", Unit.Ratio, f => Versus(f, Rwls, _ => true)));
     /// <inheritdoc/>
+    public override double QuickSeconds => 27;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants => AllVariants;
     private static readonly string[] AllVariants = [Monitor, LockType, Rwls, Slim];
     /// <inheritdoc/>
@@ -103,7 +105,7 @@ public sealed partial class Rwlock : Experiment
                 }
             }
         }
-        context.Note($"ns per lock acquisition, all threads together (lower is better); ratios are to `lock` in the same cell. Each cell: {rounds} rounds of one sample per variant in a balanced (Williams) order, fresh lock objects every round.");
+        context.Note($"ns per lock acquisition, all threads together (lower is better); ratios are to `lock` in the same cell. Each cell: {Format.Count(rounds, "round")} of one sample per variant in a balanced (Williams) order, fresh lock objects every round.");
     }
 
     /// <summary>

@@ -88,6 +88,8 @@ public sealed partial class TypedMemory : Experiment
         new Metric("weakest path (per-object handles or RecordArray): the same share", Unit.Ratio,
             f => Math.Max(f.Median(Typed, Op("full-gc")) / f.Median(Class, Op("full-gc")) ?? double.NaN, f.Median(Bulk, Op("full-gc")) / f.Median(Class, Op("full-gc")) ?? double.NaN)));
     /// <inheritdoc/>
+    public override double QuickSeconds => 20;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Class, PerObject, Typed, TypedUnchecked, TypedRecycled, Bulk, BulkUnchecked, RawHGlobal, RawNative, StructChecked, StructUnchecked, ClassDirect];
     /// <inheritdoc/>
     public override string Baseline => Class;

@@ -57,6 +57,8 @@ public sealed partial class UdpSend : Experiment
         Metric.TimesBetter("no Manaloc path: SendTo vs BeginSendTo/EndSendTo, time per datagram (times as fast)", Sync, Apm),
         Metric.TimesBetter("SendToAsync awaited vs BeginSendTo/EndSendTo", Awaited, Apm));
     /// <inheritdoc/>
+    public override double QuickSeconds => 3;
+    /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = [Sync, SyncAddress, Connected, Awaited, Windowed, Apm];
     /// <inheritdoc/>
     public override string Baseline => Apm;
@@ -96,7 +98,7 @@ public sealed partial class UdpSend : Experiment
             });
             context.Note($"{variant}: sent {result.Sent:N0}, received {result.Received:N0} ({lossPercent:0.#} % lost), {bytesPer:0.#} B allocated per datagram (process-wide).");
         }
-        context.Note($"{roundsRun} round(s) of {datagrams:N0} datagrams per variant, variants interleaved within each round so machine noise spreads over all of them; receiver buffer {receiveBuffer:N0} bytes as granted by the kernel.");
+        context.Note($"{Format.Count(roundsRun, "round")} of {Format.Count(datagrams, "datagram", format: "N0")} per variant, variants interleaved within each round so machine noise spreads over all of them; receiver buffer {Format.Count(receiveBuffer, "byte", format: "N0")} as granted by the kernel.");
         context.Note("Loopback drops datagrams the receiver cannot keep up with without slowing the sender: the received counts are the receiver's own.");
         context.Note("The article measured UdpClient.BeginSend vs Send to a VM on Windows 7 / .NET 4; here the socket APIs are called directly over loopback.");
     }

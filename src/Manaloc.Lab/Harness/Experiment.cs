@@ -41,6 +41,23 @@ public abstract class Experiment
     /// <summary>The article's published figure; by default the <see cref="Claim"/>'s.</summary>
     public virtual ArticleFigure? Figure => Claim?.Figure;
 
+    /// <summary>
+    /// About how many seconds a quick run of this experiment takes on a 2-core machine: the shape of the
+    /// progress estimate (see <see cref="ExpectedSeconds"/>). The run's own pace corrects the scale, so a
+    /// rounded figure from one quick run is enough.
+    /// </summary>
+    public virtual double QuickSeconds => 10;
+
+    /// <summary>Full mode's warm-up and samples (1 s, 15 × 100 ms) against quick mode's (200 ms, 12 × 8 ms) per measurement.</summary>
+    public const double FullModeFactor = 8;
+
+    /// <summary>The declared cost under <paramref name="settings"/>: <see cref="QuickSeconds"/>, times <see cref="FullModeFactor"/> in full mode, a tenth in smoke mode.</summary>
+    public virtual double ExpectedSeconds(RunSettings settings)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        return settings.Pick(QuickSeconds / 10, QuickSeconds, QuickSeconds * FullModeFactor);
+    }
+
     /// <summary>Variants in display order, the baseline among them.</summary>
     public abstract IReadOnlyList<string> Variants { get; }
 

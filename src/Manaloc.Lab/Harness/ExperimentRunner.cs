@@ -11,6 +11,7 @@ public static class ExperimentRunner
         progress ??= NullProgress.Instance;
         var started = DateTimeOffset.UtcNow;
         var results = new List<ExperimentResult>(experiments.Count);
+        progress.RunStarted([.. experiments.Select(e => e.ExpectedSeconds(settings))]);
         for (int i = 0; i < experiments.Count; i++)
         {
             cancellation.ThrowIfCancellationRequested();

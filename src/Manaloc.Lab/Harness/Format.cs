@@ -36,6 +36,17 @@ public static class Format
         return Estimate(verdict.TodayValue, verdict.Low, verdict.High, verdict.TodayUnit);
     }
 
+    /// <summary>
+    /// A count and its noun, singular for one: <c>1 item</c>, <c>0 items</c>, <c>12,000 items</c> with
+    /// <paramref name="format"/> <c>N0</c>. <paramref name="plural"/> defaults to the singular plus "s".
+    /// </summary>
+    public static string Count(long count, string singular, string? plural = null, string? format = null)
+    {
+        ArgumentNullException.ThrowIfNull(singular);
+        string number = count.ToString(format, CultureInfo.InvariantCulture);
+        return $"{number} {(count == 1 ? singular : plural ?? singular + "s")}";
+    }
+
     /// <summary>Three significant digits, no exponent for everyday magnitudes.</summary>
     public static string Significant(double value)
     {

@@ -87,7 +87,7 @@ public static class HtmlReport
     }
 
     private static string Machine(MachineInfo m)
-        => $"{m.Os} ({m.Architecture}), {m.Runtime}, {m.ProcessorCount} processors (affinity: {m.AffinityProcessors?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "n/a"}), GC {m.GcMode}";
+        => $"{m.Os} ({m.Architecture}), {m.Runtime}, {Format.Count(m.ProcessorCount, "processor")} (affinity: {m.AffinityProcessors?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "n/a"}), GC {m.GcMode}";
 
     private static string E(string text) => WebUtility.HtmlEncode(text);
 }

@@ -13,7 +13,7 @@ public static class MarkdownReport
         sb.AppendLine("# Manaloc lab report").AppendLine();
         var m = report.Machine;
         sb.AppendLine($"Run {report.StartedAt:yyyy-MM-dd HH:mm} UTC, {report.Mode} mode, on {m.Os} ({m.Architecture}), {m.Runtime}, " +
-                      $"{m.ProcessorCount} processors (affinity: {m.AffinityProcessors?.ToString() ?? "n/a"}), GC: {m.GcMode}.").AppendLine();
+                      $"{Format.Count(m.ProcessorCount, "processor")} (affinity: {m.AffinityProcessors?.ToString() ?? "n/a"}), GC: {m.GcMode}.").AppendLine();
         sb.AppendLine("## Summary").AppendLine();
         sb.Append(SummaryTable(report));
         foreach (var result in report.Experiments)

@@ -77,11 +77,11 @@ public static class ReportComparison
             console.Write(table);
         }
         int changed = changes.Count(c => c.OutsideNoise == true);
-        console.MarkupLine($"{changes.Count} figure(s) in both reports; {changed} changed beyond both runs' 95% intervals (no CI: a figure without an interval, compare by eye).");
+        console.MarkupLine($"{Format.Count(changes.Count, "figure")} in both reports; {changed} changed beyond both runs' 95% intervals (no CI: a figure without an interval, compare by eye).");
     }
 
     private static string Describe(LabReport r)
-        => $"{r.StartedAt:yyyy-MM-dd HH:mm} UTC, {RunSettings.NameOf(r.Mode)}, {r.Machine.Os}, {r.Machine.Runtime}, {r.Machine.ProcessorCount} processors";
+        => $"{r.StartedAt:yyyy-MM-dd HH:mm} UTC, {RunSettings.NameOf(r.Mode)}, {r.Machine.Os}, {r.Machine.Runtime}, {Format.Count(r.Machine.ProcessorCount, "processor")}";
 
     private static (double, double, double)? Point(double? value, double? low, double? high)
         => value is { } v && double.IsFinite(v) && v != 0 ? (v, low ?? v, high ?? v) : null;

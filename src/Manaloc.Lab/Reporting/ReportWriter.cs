@@ -144,7 +144,7 @@ public static class ReportWriter
         }
         var m = report.Machine;
         string block = $"{ReadmeStart}\n_From `{string.Join(' ', "run", report.Mode == RunMode.Full ? "--full" : "--quick")}` on {report.StartedAt:yyyy-MM-dd}: " +
-                       $"{m.Os}, {m.Runtime}, {m.ProcessorCount} processors, GC {m.GcMode}._\n\n" +
+                       $"{m.Os}, {m.Runtime}, {Format.Count(m.ProcessorCount, "processor")}, GC {m.GcMode}._\n\n" +
                        MarkdownReport.SummaryTable(report) + ReadmeEnd;
         string updated = text[..start] + block + text[(end + ReadmeEnd.Length)..];
         string temp = readmePath + ".tmp";

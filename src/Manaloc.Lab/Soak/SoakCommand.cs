@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Soak;
 
@@ -21,7 +22,7 @@ public static class SoakCommand
             return 2;
         }
         Directory.CreateDirectory(options.OutDir);
-        stdout.WriteLine($"soak: {options.Duration.TotalSeconds:0} s, {options.Threads} load threads on {Environment.ProcessorCount} processors; summary in {options.OutDir}");
+        stdout.WriteLine($"soak: {options.Duration.TotalSeconds:0} s, {Format.Count(options.Threads, "load thread")} on {Format.Count(Environment.ProcessorCount, "processor")}; summary in {options.OutDir}");
 
         using var run = new SoakRun(options.Threads);
         var memory = new MemorySampler(options.Duration);

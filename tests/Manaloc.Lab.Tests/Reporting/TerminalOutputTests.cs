@@ -29,12 +29,13 @@ public sealed class TerminalOutputTests
     }
 
     [Fact]
-    public void Plain_progress_writes_timestamped_lines_with_an_estimate_and_throttles_status()
+    public void Plain_progress_writes_timestamped_lines_with_the_declared_estimate_and_throttles_status()
     {
         var clock = new ManualClock();
         var lines = new List<string>();
         var progress = new PlainProgress(lines.Add, clock);
 
+        progress.RunStarted([20, 20]);
         progress.ExperimentStarted("first", 0, 2);
         clock.Advance(TimeSpan.FromSeconds(1));
         progress.Status("first: a");           // too soon after the start line: dropped
@@ -50,7 +51,7 @@ public sealed class TerminalOutputTests
 
         Assert.Equal(4, lines.Count);
         Assert.All(lines, l => Assert.Matches(@"^\[\d\d:\d\d:\d\d\] ", l));
-        Assert.EndsWith("1/2 first: started (elapsed 0:00)", lines[0], StringComparison.Ordinal);
+        Assert.EndsWith("1/2 first: started (elapsed 0:00, about 0:40 left)", lines[0], StringComparison.Ordinal);
         Assert.EndsWith("1/2 first: b", lines[1], StringComparison.Ordinal);
         Assert.EndsWith("1/2 first: holds in 20.0 s (elapsed 0:20, about 0:20 left)", lines[2], StringComparison.Ordinal);
         Assert.EndsWith("2/2 second: started (elapsed 0:20, about 0:20 left)", lines[3], StringComparison.Ordinal);
