@@ -30,7 +30,7 @@ public sealed class CompiledRecordType
     public TypeLayout Layout => Checked.Layout;
 
     /// <inheritdoc/>
-    public override string ToString() => $"{RecordTypes.TypeName(Interface)} (compiled record, {Layout.Size} bytes)";
+    public override string ToString() => $"{RecordTypes.TypeName(Interface)} (compiled record, {Plural.Of(Layout.Size, "byte")})";
 }
 
 /// <summary>One field of a compiled layout, as the generator computed it.</summary>

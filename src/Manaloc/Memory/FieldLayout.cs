@@ -36,5 +36,5 @@ public sealed class FieldLayout
     internal IReadOnlyList<PropertyInfo> Properties { get; }
 
     /// <inheritdoc/>
-    public override string ToString() => $"{Name}: {Type.Name} @ {Offset} ({Size} bytes, align {Alignment})";
+    public override string ToString() => $"{Name}: {Type.Name} @ {Offset} ({Plural.Of(Size, "byte")}, align {Alignment})";
 }

@@ -89,5 +89,5 @@ public readonly unsafe struct NativeBlock : IEquatable<NativeBlock>
 
     /// <inheritdoc/>
     public override string ToString()
-        => Chunk is null ? "NativeBlock (default)" : $"NativeBlock 0x{(nuint)Pointer:x}, {Length} bytes, {(IsAllocated ? "allocated" : "freed")}";
+        => Chunk is null ? "NativeBlock (default)" : $"NativeBlock 0x{(nuint)Pointer:x}, {Plural.Of(Length, "byte")}, {(IsAllocated ? "allocated" : "freed")}";
 }

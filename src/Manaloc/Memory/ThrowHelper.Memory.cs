@@ -30,5 +30,5 @@ internal static partial class ThrowHelper
 
     [DoesNotReturn]
     public static void ThrowOutOfMemory(nuint size)
-        => throw new OutOfMemoryException($"The native allocation of {size} bytes failed.");
+        => throw new OutOfMemoryException($"The native allocation of {Plural.Of(size, "byte")} failed.");
 }

@@ -22,7 +22,7 @@ public sealed partial class TypeLayout
             int runtimeSize = CompiledRecords.SizeOf(f.Type);
             if (runtimeSize != f.Size)
             {
-                throw Mismatch(type, f.Name, $"the generator assumed {f.Size} bytes for {f.Type.Name}, this runtime has {runtimeSize} (compile-time layouts assume a 64-bit process)");
+                throw Mismatch(type, f.Name, $"the generator assumed {Plural.Of(f.Size, "byte")} for {f.Type.Name}, this runtime has {runtimeSize} (compile-time layouts assume a 64-bit process)");
             }
             if (f.Offset < 0 || f.Alignment <= 0 || f.Offset % f.Alignment != 0 || (long)f.Offset + f.Size > size || f.Alignment > alignment)
             {

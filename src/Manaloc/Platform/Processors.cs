@@ -140,7 +140,7 @@ public sealed partial class Processors
         text.Append(CultureInfo.InvariantCulture, $"; affinity {AffinityCount?.ToString(CultureInfo.InvariantCulture) ?? "?"}");
         text.Append(CpuQuota is double q ? string.Create(CultureInfo.InvariantCulture, $"; cgroup {CgroupVersion} quota {q:0.###}") : "; no cgroup quota");
         text.Append(CultureInfo.InvariantCulture, $"; cache line {CacheLineSize} B{(CacheLineSizeReported ? "" : " (default)")}, padding {FalseSharingPadding} B");
-        if (Problems.Count > 0) text.Append(CultureInfo.InvariantCulture, $"; {Problems.Count} problem(s): {string.Join(" | ", Problems)}");
+        if (Problems.Count > 0) text.Append(CultureInfo.InvariantCulture, $"; {Plural.Of(Problems.Count, "problem")}: {string.Join(" | ", Problems)}");
         return text.ToString();
     }
 

@@ -11,11 +11,11 @@ internal static partial class ThrowHelper
 
     [DoesNotReturn]
     public static void ThrowFull(string name, int capacity)
-        => throw new InvalidOperationException($"Dispatcher '{name}' has a full queue ({capacity} items) and fails fast; the item was not queued. Use TryPost to test for room.");
+        => throw new InvalidOperationException($"Dispatcher '{name}' has a full queue ({Plural.Of(capacity, "item")}) and fails fast; the item was not queued. Use TryPost to test for room.");
 
     [DoesNotReturn]
     public static void ThrowFullFromWorker(string name, int capacity)
-        => throw new InvalidOperationException($"Dispatcher '{name}' has a full queue ({capacity} items) and Post was called on one of its own workers: blocking there could deadlock, since only the workers make room. The item was not queued; use TryPost or PostAsync from a work item.");
+        => throw new InvalidOperationException($"Dispatcher '{name}' has a full queue ({Plural.Of(capacity, "item")}) and Post was called on one of its own workers: blocking there could deadlock, since only the workers make room. The item was not queued; use TryPost or PostAsync from a work item.");
 
     [DoesNotReturn]
     public static void ThrowShutdownFromWorker(string name)
@@ -29,5 +29,5 @@ internal static partial class ThrowHelper
         => new InvalidOperationException($"Dispatcher '{name}' is shutting down and accepts no more items; the item was not queued.");
 
     public static Exception Full(string name, int capacity)
-        => new InvalidOperationException($"Dispatcher '{name}' has a full queue ({capacity} items) and fails fast; the item was not queued. Use TryPost to test for room.");
+        => new InvalidOperationException($"Dispatcher '{name}' has a full queue ({Plural.Of(capacity, "item")}) and fails fast; the item was not queued. Use TryPost to test for room.");
 }
