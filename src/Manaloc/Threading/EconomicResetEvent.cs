@@ -216,6 +216,16 @@ public sealed partial class EconomicResetEvent : IDisposable
         return WaitSlow(timeoutTicks, cancellationToken);
     }
 
+    /// <summary>The state, for logs and the debugger: <c>EconomicResetEvent (set)</c>, <c>(unset)</c>, <c>(a thread waiting)</c> or <c>(disposed)</c>.</summary>
+    /// <remarks>A snapshot: another thread may change the state the moment after it is read.</remarks>
+    public override string ToString() => Volatile.Read(ref _state) switch // acquire: a snapshot only, nothing is ordered on it
+    {
+        Signaled => "EconomicResetEvent (set)",
+        Waiting => "EconomicResetEvent (a thread waiting)",
+        Disposed => "EconomicResetEvent (disposed)",
+        _ => "EconomicResetEvent (unset)",
+    };
+
     /// <summary>Disposes the event; a blocked waiter wakes with <see cref="ObjectDisposedException"/>.</summary>
     /// <remarks>Idempotent and safe to call from any thread, also while another thread waits. The
     /// internal kernel event (if a wait ever blocked) is not closed here, because a setter or the

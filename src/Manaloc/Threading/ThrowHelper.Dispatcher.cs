@@ -7,7 +7,7 @@ internal static partial class ThrowHelper
 {
     [DoesNotReturn]
     public static void ThrowShuttingDown(string name)
-        => throw new InvalidOperationException($"Dispatcher '{name}' is shutting down and accepts no more items; the item was not queued.");
+        => throw new InvalidOperationException($"Dispatcher '{name}' is shut down or shutting down and accepts no more items; the item was not queued.");
 
     [DoesNotReturn]
     public static void ThrowFull(string name, int capacity)
@@ -26,7 +26,7 @@ internal static partial class ThrowHelper
         => throw new ArgumentOutOfRangeException(paramName, timeout, "A shutdown timeout is zero or more, or Timeout.InfiniteTimeSpan.");
 
     public static Exception ShuttingDown(string name)
-        => new InvalidOperationException($"Dispatcher '{name}' is shutting down and accepts no more items; the item was not queued.");
+        => new InvalidOperationException($"Dispatcher '{name}' is shut down or shutting down and accepts no more items; the item was not queued.");
 
     public static Exception Full(string name, int capacity)
         => new InvalidOperationException($"Dispatcher '{name}' has a full queue ({Plural.Of(capacity, "item")}) and fails fast; the item was not queued. Use TryPost to test for room.");

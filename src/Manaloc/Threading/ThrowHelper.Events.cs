@@ -8,9 +8,15 @@ namespace Manaloc;
 /// </summary>
 internal static partial class ThrowHelper
 {
+    /// <summary>Throws for a disposed component without a name: the exception names its type as a user writes it (<c>LazyAsyncResult</c>, not <c>LazyAsyncResult`1</c>).</summary>
     [DoesNotReturn]
     public static void ThrowObjectDisposed(object instance)
-        => throw new ObjectDisposedException(instance.GetType().Name);
+    {
+        string type = instance.GetType().Name;
+        int arity = type.IndexOf('`', StringComparison.Ordinal);
+        if (arity >= 0) type = type[..arity];
+        throw new ObjectDisposedException(type, $"This {type} has been disposed and can no longer be used.");
+    }
 
     [DoesNotReturn]
     public static void ThrowConcurrentWaiter()
