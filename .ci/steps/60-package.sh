@@ -59,6 +59,20 @@ grep -q '<license type="expression">MIT</license>' <<<"$nuspec" || fail "the nus
 grep -q "<repository type=\"git\" url=\"$repo_url\"[^>]*commit=\"$(git rev-parse HEAD)\"" <<<"$nuspec" \
   || fail "the nuspec does not name the repository and this commit"
 [ "$(unzip -p "$nupkg" lib/net10.0/Manaloc.xml | grep -c '<member name=')" -gt 100 ] || fail "the XML docs are nearly empty"
+# The XML docs document the public API only (src/Manaloc/PublicDocumentation.targets): every type they document,
+# and the type of every member they document, is a type of the PublicAPI lists (generic arity aside), and the
+# internal throw helper is absent.
+unzip -p "$nupkg" lib/net10.0/Manaloc.xml > "$work/Manaloc.xml"
+grep -v '^#' src/Manaloc/PublicAPI.Shipped.txt src/Manaloc/PublicAPI.Unshipped.txt -h | grep -v ' -> ' \
+  | sed -E 's/^((abstract|static|sealed) )*//; s/<[^<>]*>//g' | sort -u > "$work/api-types.txt"
+grep -o '<member name="[A-Z]:[^"]*"' "$work/Manaloc.xml" | sed -E 's/^<member name="//; s/"$//' > "$work/doc-ids.txt"
+{ grep '^T:' "$work/doc-ids.txt" | sed -E 's/^T://'
+  grep -v '^T:' "$work/doc-ids.txt" | sed -E 's/^[A-Z]://; s/[(~].*$//; s/\.[^.]*$//'; } \
+  | sed -E 's/`+[0-9]+//g' | sort -u > "$work/doc-types.txt"
+not_public=$(comm -23 "$work/doc-types.txt" "$work/api-types.txt")
+[ -z "$not_public" ] || fail "the packed XML docs document types that are not public: $(echo $not_public)"
+! grep -q 'name="[A-Z]:Manaloc\.ThrowHelper' "$work/Manaloc.xml" || fail "the packed XML docs document the internal ThrowHelper"
+echo "XML docs: $(wc -l < "$work/doc-ids.txt") members, public API only"
 if [ -d src/Manaloc.Generators ]; then
   grep -q '^analyzers/dotnet/cs/Manaloc.Generators.dll$' <<<"$listing" || fail "the source generator is not packed under analyzers/dotnet/cs"
   echo "analyzer: analyzers/dotnet/cs/Manaloc.Generators.dll"
