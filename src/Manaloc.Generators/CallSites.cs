@@ -67,7 +67,10 @@ internal static class CallSites
         if (targets is null) return null;
         var location = context.SemanticModel.GetInterceptableLocation(invocation, cancellationToken);
         if (location is null) return null;
-        return new InterceptedCall(kind, location.Version, location.Data, location.GetDisplayLocation(), new EquatableArray<RecordTarget>(targets.Value));
+        // The comment beside the attribute: file name and position only, so the generated text holds no machine's path.
+        var span = invocation.GetLocation().GetLineSpan();
+        string where = $"{System.IO.Path.GetFileName(span.Path)}({span.StartLinePosition.Line + 1},{span.StartLinePosition.Character + 1})";
+        return new InterceptedCall(kind, location.Version, location.Data, where, new EquatableArray<RecordTarget>(targets.Value));
     }
 
     /// <summary>The record interfaces of a call the generator intercepts (see <see cref="Find"/>), or null.</summary>

@@ -74,7 +74,6 @@ internal static class RecordSource
     {
         foreach (var (suffix, access, baseClass) in s_classes)
         {
-            sb.AppendLine("    [global::System.ComponentModel.EditorBrowsable(global::System.ComponentModel.EditorBrowsableState.Never)]");
             sb.Append("    private sealed class ").Append(ClassName(model.Type, suffix)).Append(" : ").Append(M).Append(baseClass).Append(", ").AppendLine(iface);
             sb.AppendLine("    {");
             bool isChecked = suffix == "Checked";
