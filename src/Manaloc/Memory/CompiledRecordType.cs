@@ -29,7 +29,7 @@ public sealed class CompiledRecordType
     {
         if (type != Interface)
         {
-            ThrowHelper.ThrowArgument(nameof(type), $"The compiled registration of {RecordTypes.TypeName(Interface)} cannot make a {RecordTypes.TypeName(type)}.");
+            ThrowHelper.ThrowArgument(nameof(type), $"The compiled registration of {RecordTypes.TypeName(Interface)} does not implement {RecordTypes.TypeName(type)}.");
         }
         return mode switch
         {
