@@ -114,12 +114,12 @@ public sealed class NativeRecordGenerator : IIncrementalGenerator
         return new Result(RecordSource.HintName(type), source, diagnostics.ToImmutableArray(), keys, type.ToDisplayString(), type.Locations.FirstOrDefault());
     }
 
-    /// <summary>A non-generic type named <paramref name="name"/> in the interface's namespace (in this compilation or a referenced
-    /// assembly), or null.</summary>
+    /// <summary>A non-generic type named <paramref name="name"/> in the interface's namespace that this compilation sees (its own,
+    /// or a referenced assembly's accessible one), or null.</summary>
     private static INamedTypeSymbol? ExistingType(INamedTypeSymbol type, Compilation compilation, string name)
     {
         var ns = compilation.GetCompilationNamespace(type.ContainingNamespace) ?? type.ContainingNamespace;
-        return ns.GetTypeMembers(name, 0).FirstOrDefault();
+        return ns.GetTypeMembers(name, 0).FirstOrDefault(t => compilation.IsSymbolAccessibleWithin(t, compilation.Assembly));
     }
 
     private static string KindOf(INamedTypeSymbol type) => type.TypeKind switch

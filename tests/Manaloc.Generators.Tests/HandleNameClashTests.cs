@@ -60,4 +60,18 @@ public class HandleNameClashTests
         Assert.Equal("MNL016", Assert.Single(result.GeneratorDiagnostics).Id);
         Assert.Empty(result.Sources);
     }
+
+    [Fact]
+    public void An_internal_type_of_that_name_in_a_referenced_assembly_is_no_clash()
+    {
+        // Invisible to this compilation, so the generated handle does not collide with it.
+        var library = GeneratorDriver.Compile("namespace App { internal struct ClashRef { } }", new Microsoft.CodeAnalysis.CSharp.CSharpParseOptions(), assemblyName: "Library");
+        using var image = new MemoryStream();
+        Assert.True(library.Emit(image).Success);
+        var result = GeneratorDriver.Run("namespace App { [Manaloc.Memory.NativeRecord] public interface IClash { int A { get; set; } } }",
+            references: [Microsoft.CodeAnalysis.MetadataReference.CreateFromImage(image.ToArray())]);
+        Assert.Empty(result.GeneratorDiagnostics);
+        Assert.Empty(result.CompilationErrors);
+        Assert.Single(result.Sources);
+    }
 }
