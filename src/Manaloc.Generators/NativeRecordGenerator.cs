@@ -119,8 +119,16 @@ public sealed class NativeRecordGenerator : IIncrementalGenerator
     private static INamedTypeSymbol? ExistingType(INamedTypeSymbol type, Compilation compilation, string name)
     {
         var ns = compilation.GetCompilationNamespace(type.ContainingNamespace) ?? type.ContainingNamespace;
-        return ns.GetTypeMembers(name, 0).FirstOrDefault(t => compilation.IsSymbolAccessibleWithin(t, compilation.Assembly));
+        return ns.GetTypeMembers(name, 0).FirstOrDefault(t => compilation.IsSymbolAccessibleWithin(t, compilation.Assembly) && !ExtendsHandle(t, compilation));
     }
+
+    /// <summary>A partial struct of this project with the handle's name: the user's own part of the generated handle (members
+    /// added to it), which the generated part merges with, so no clash.</summary>
+    private static bool ExtendsHandle(INamedTypeSymbol type, Compilation compilation)
+        => type.TypeKind == TypeKind.Struct && SymbolEqualityComparer.Default.Equals(type.ContainingAssembly, compilation.Assembly)
+            && type.DeclaringSyntaxReferences.Length > 0
+            && type.DeclaringSyntaxReferences.All(r => r.GetSyntax() is Microsoft.CodeAnalysis.CSharp.Syntax.StructDeclarationSyntax declaration
+                && declaration.Modifiers.Any(m => m.ValueText == "partial"));
 
     private static string KindOf(INamedTypeSymbol type) => type.TypeKind switch
     {

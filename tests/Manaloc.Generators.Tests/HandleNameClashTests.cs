@@ -50,6 +50,19 @@ public class HandleNameClashTests
     }
 
     [Fact]
+    public void A_partial_struct_of_the_handle_name_extends_the_generated_handle()
+    {
+        var result = GeneratorDriver.Run("""
+            namespace App;
+            [Manaloc.Memory.NativeRecord] public interface IOrder { decimal Price { get; set; } int Quantity { get; set; } }
+            public readonly partial struct OrderRef { public decimal Total => Price * Quantity; }
+            """);
+        Assert.Empty(result.GeneratorDiagnostics);
+        Assert.Empty(result.CompilationErrors);
+        Assert.Single(result.Sources);
+    }
+
+    [Fact]
     public void A_type_of_that_name_in_a_referenced_assembly_refuses_the_record_too()
     {
         var library = GeneratorDriver.Compile("namespace App { public struct ClashRef { } }", new Microsoft.CodeAnalysis.CSharp.CSharpParseOptions(), assemblyName: "Library");
