@@ -1,3 +1,4 @@
+using Microsoft.CodeAnalysis;
 using System.Globalization;
 
 namespace Manaloc.Generators.Tests;
@@ -47,6 +48,22 @@ public class HandleNameClashTests
         Assert.Empty(result.GeneratorDiagnostics);
         Assert.Empty(result.CompilationErrors);
         Assert.Contains(result.Sources, s => s.Contains("partial struct ClashRef", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void A_clashing_type_added_later_in_another_file_is_reported_on_the_next_run()
+    {
+        // The IDE's case: the generator's cached step must not keep generating the handle once the user's type appears.
+        var parseOptions = new Microsoft.CodeAnalysis.CSharp.CSharpParseOptions(Microsoft.CodeAnalysis.CSharp.LanguageVersion.Preview);
+        var compilation = GeneratorDriver.Compile("namespace App; [Manaloc.Memory.NativeRecord] public interface IClash { int A { get; set; } }", parseOptions);
+        Microsoft.CodeAnalysis.GeneratorDriver driver = Microsoft.CodeAnalysis.CSharp.CSharpGeneratorDriver.Create([new NativeRecordGenerator().AsSourceGenerator()], parseOptions: parseOptions);
+        driver = driver.RunGenerators(compilation);
+        Assert.Empty(driver.GetRunResult().Diagnostics);
+        Assert.Single(driver.GetRunResult().GeneratedTrees);
+
+        driver = driver.RunGenerators(compilation.AddSyntaxTrees(Microsoft.CodeAnalysis.CSharp.CSharpSyntaxTree.ParseText("namespace App; public struct ClashRef { }", parseOptions)));
+        Assert.Equal("MNL016", Assert.Single(driver.GetRunResult().Diagnostics).Id);
+        Assert.Empty(driver.GetRunResult().GeneratedTrees);
     }
 
     [Fact]
