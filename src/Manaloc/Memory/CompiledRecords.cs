@@ -7,7 +7,9 @@ namespace Manaloc.Memory;
 /// Registration of compile-time records: the module initializer the Manaloc source generator writes for
 /// each <see cref="NativeRecordAttribute"/> interface calls <see cref="Register{TInterface, TFactory}"/>,
 /// after which <see cref="TypeAllocator.New{T}"/>, <see cref="TypeAllocator.NewArray{T}"/> and the struct
-/// handles use the generated classes instead of Reflection.Emit (so they work under NativeAOT).
+/// handles use the generated classes instead of Reflection.Emit (so they work under NativeAOT). The generator's
+/// interceptors send calls of New, NewArray and PreGenerate with such an interface to <see cref="New{T}"/>,
+/// <see cref="NewArray{T}"/> and <see cref="PreGenerate"/> here, which carry no trim/AOT annotation.
 /// </summary>
 /// <remarks>Thread-safe (registration takes the lock of the run-time type cache). For generated code.</remarks>
 [EditorBrowsable(EditorBrowsableState.Never)]
