@@ -76,6 +76,10 @@ echo "XML docs: $(wc -l < "$work/doc-ids.txt") members, public API only"
 if [ -d src/Manaloc.Generators ]; then
   grep -q '^analyzers/dotnet/cs/Manaloc.Generators.dll$' <<<"$listing" || fail "the source generator is not packed under analyzers/dotnet/cs"
   echo "analyzer: analyzers/dotnet/cs/Manaloc.Generators.dll"
+  for dir in build buildTransitive; do
+    grep -q "^$dir/Manaloc.targets\$" <<<"$listing" || fail "$dir/Manaloc.targets (enables the generator's interceptors) is not packed"
+  done
+  echo "interceptors: build/ and buildTransitive/Manaloc.targets"
 fi
 snupkg="${nupkg%.nupkg}.snupkg"
 [ -f "$snupkg" ] || fail "no symbols package (.snupkg)"

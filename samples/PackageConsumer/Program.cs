@@ -33,6 +33,19 @@ using (var allocator = new TypeAllocator())
     Check(Throws<InvalidOperationException>(() => _ = record.Value), "a deleted record could still be read");
 }
 
+// A [NativeRecord] interface: the package's generator implements it, and its build/Manaloc.targets enables the
+// interceptors that send this New to the compiled registration (no Reflection.Emit, no trim/AOT warning).
+using (var allocator = new TypeAllocator())
+{
+    var compiled = allocator.New<IConsumerCompiled>();
+    compiled.Value = 7;
+    Check(compiled.Value == 7, "a compiled native record lost its value");
+    Check(compiled.GetType().Name == "IConsumerCompiled_Checked", $"the compiled record's class has the name {compiled.GetType().Name}");
+    allocator.Delete(compiled);
+    Check(typeof(IConsumerCompiled).Assembly.GetTypes().Any(t => t.Name.Contains("NativeRecordInterceptors", StringComparison.Ordinal)),
+        "no interceptors were generated: the package's build/Manaloc.targets did not enable them");
+}
+
 Check(ManalocTelemetry.MeterNames.Length == 3, "ManalocTelemetry.MeterNames");
 
 int snippets = 0;
@@ -59,6 +72,14 @@ static bool Throws<TException>(Action action) where TException : Exception
 
 /// <summary>A native record declared by the consumer (TypeAllocator implements public interfaces).</summary>
 public interface IConsumerRecord
+{
+    /// <summary>A value stored in native memory.</summary>
+    long Value { get; set; }
+}
+
+/// <summary>A native record implemented at compile time by the package's source generator.</summary>
+[NativeRecord]
+public interface IConsumerCompiled
 {
     /// <summary>A value stored in native memory.</summary>
     long Value { get; set; }

@@ -65,4 +65,12 @@ internal static class Diagnostics
     public static readonly DiagnosticDescriptor HandleNameTaken = Error("MNL014",
         "Two native records would get the same struct handle name",
         "'{0}' cannot be a native record here: its struct handle '{1}' would have the name of '{2}''s in the same namespace; rename one of the interfaces");
+
+    public static readonly DiagnosticDescriptor GetOnly = Error("MNL015",
+        "Native record property has no setter",
+        "'{0}' cannot be a native record: property '{1}' has only a getter, so nothing could ever write it and it would always read zero; add a set accessor");
+
+    public static readonly DiagnosticDescriptor HandleNameExists = Error("MNL016",
+        "A type already has the name of the native record's struct handle",
+        "'{0}' cannot be a native record here: the generated struct handle '{1}' would have the name of the existing {3} '{2}'; rename the interface or that type");
 }

@@ -77,6 +77,13 @@ internal static class RecordLayout
                 }
             }
         }
+        // A field no declaration can write (get-only everywhere) would read zero forever. A get-only property is fine when
+        // another declaration of the same field (a derived interface's `new` property) has the setter.
+        foreach (var field in fields.Where(f => !f.HasSetter))
+        {
+            var p = field.Properties[0];
+            diagnostics.Add(Diagnostic.Create(Diagnostics.GetOnly, p.Locations.FirstOrDefault() ?? typeLocation, typeName, $"{p.ContainingType.Name}.{p.Name}"));
+        }
         if (diagnostics.Count > errorsBefore) return null;
 
         // Names: a field shared by name with another of a different type is qualified by its interface (metadata name).

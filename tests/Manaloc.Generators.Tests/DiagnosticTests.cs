@@ -31,6 +31,15 @@ public class DiagnosticTests
         { "MNL012", "public interface IRec { [RecordOffset(2147483640)] long A { get; set; } }", "beyond the largest record size" },
         { "MNL013", "public interface IRec { (int, long) Pair { get; set; } }", "a framework struct" },
         { "MNL013", "[System.Runtime.InteropServices.StructLayout(System.Runtime.InteropServices.LayoutKind.Auto)] public struct Loose { public int A; } [NativeRecord] public interface IRec2 { Loose L { get; set; } }", "LayoutKind.Auto" },
+        { "MNL015", "public interface IRec { int A { get; } long B { get; set; } }", "property 'IRec.A' has only a getter, so nothing could ever write it and it would always read zero" },
+        { "MNL015", "public interface IBase { int A { get; } } [NativeRecord] public interface IRec2 : IBase { long B { get; set; } }", "property 'IBase.A' has only a getter" },
+        { "MNL015", "public interface IBase { int A { get; } } [NativeRecord] public interface IRec2 : IBase { new long A { get; set; } }", "property 'IBase.A' has only a getter" },
+        { "MNL016", "public struct RecRef { } public interface IRec { int A { get; set; } }", "the generated struct handle 'RecRef' would have the name of the existing struct 'Snippet.RecRef'" },
+        { "MNL016", "public class RecUncheckedRef { } public interface IRec { int A { get; set; } }", "handle 'RecUncheckedRef' would have the name of the existing class 'Snippet.RecUncheckedRef'" },
+        { "MNL016", "public enum RecRef { A } public interface IRec { int A { get; set; } }", "the existing enum 'Snippet.RecRef'" },
+        { "MNL016", "public delegate void RecRef(); public interface IRec { int A { get; set; } }", "the existing delegate 'Snippet.RecRef'" },
+        { "MNL016", "public record RecRef(int A); public interface IRec { int A { get; set; } }", "the existing record 'Snippet.RecRef'" },
+        { "MNL016", "public interface RecRef { } public interface IRec { int A { get; set; } }", "the existing interface 'Snippet.RecRef'" },
     };
 
     [Theory]
@@ -60,7 +69,8 @@ public class DiagnosticTests
         var result = GeneratorDriver.Run("""
             using Manaloc.Memory;
             namespace Snippet;
-            [NativeRecord] public interface IPoint { int X { get; set; } int Y { get; } [RecordOffset(8)] long Z { get; set; } }
+            public interface IPointView { int Y { get; } }
+            [NativeRecord] public interface IPoint : IPointView { int X { get; set; } new int Y { get; set; } [RecordOffset(8)] long Z { get; set; } }
             public static class Use
             {
                 public static long Sum(TypeAllocator a)

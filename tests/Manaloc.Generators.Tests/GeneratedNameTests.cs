@@ -13,6 +13,7 @@ public class GeneratedNameTests
     [InlineData("[Manaloc.Memory.NativeRecord] public interface IF { int FRef { get; set; } int _handle { get; set; } }")]
     [InlineData("namespace N; [Manaloc.Memory.NativeRecord] public interface IF { int __Record { get; set; } int Handle { get; set; } int New { get; set; } }")]
     [InlineData("[Manaloc.Memory.NativeRecord] public interface IG { int A { get; set; } }")]
+    [InlineData("namespace N; [Manaloc.Memory.NativeRecord] public interface IF { int IF_Checked { get; set; } int IF_UncheckedView { get; set; } }")]
     [InlineData("namespace A { [Manaloc.Memory.NativeRecord] public interface IX { int A { get; set; } } } namespace B { [Manaloc.Memory.NativeRecord] public interface IX { int A { get; set; } } }")]
     [InlineData("namespace N; public static class A { public static class B { public static class C { [Manaloc.Memory.NativeRecord] public interface IX { int A { get; set; } } } } }")]
     [InlineData("namespace N; [Manaloc.Memory.NativeRecord] public interface IEmpty { } [Manaloc.Memory.NativeRecord] public interface IHuge { [Manaloc.Memory.RecordOffset(100000)] long A { get; set; } }")]

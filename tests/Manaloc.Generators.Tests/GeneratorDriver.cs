@@ -19,24 +19,32 @@ internal static class GeneratorDriver
             .ToImmutableArray();
     });
 
-    public sealed record Result(ImmutableArray<Diagnostic> GeneratorDiagnostics, ImmutableArray<Diagnostic> CompilationErrors, ImmutableArray<string> Sources);
+    public sealed record Result(ImmutableArray<Diagnostic> GeneratorDiagnostics, ImmutableArray<Diagnostic> CompilationErrors, ImmutableArray<string> Sources, Compilation Output)
+    {
+        /// <summary>The generated interceptors' source, or null when the generator wrote none.</summary>
+        public string? Interceptors => Sources.FirstOrDefault(s => s.Contains("file static class NativeRecordInterceptors", StringComparison.Ordinal));
+    }
 
-    public static CSharpCompilation Compile(string source, CSharpParseOptions parseOptions)
-        => CSharpCompilation.Create("Snippet",
-            [CSharpSyntaxTree.ParseText(source, parseOptions)],
-            s_references.Value,
+    public static CSharpCompilation Compile(string source, CSharpParseOptions parseOptions, IEnumerable<MetadataReference>? references = null, string assemblyName = "Snippet")
+        => CSharpCompilation.Create(assemblyName,
+            [CSharpSyntaxTree.ParseText(source, parseOptions, path: "Snippet.cs")],
+            s_references.Value.AddRange(references ?? []),
             new CSharpCompilationOptions(OutputKind.DynamicallyLinkedLibrary, allowUnsafe: true, nullableContextOptions: NullableContextOptions.Enable));
 
-    public static Result Run(string source)
+    /// <summary>Runs the generator; with <paramref name="interceptors"/> the parse options list the interceptors' namespace, as
+    /// the package's build/Manaloc.targets makes a project's do.</summary>
+    public static Result Run(string source, bool interceptors = false, IEnumerable<MetadataReference>? references = null)
     {
         var parseOptions = new CSharpParseOptions(LanguageVersion.Preview);
-        var compilation = Compile(source, parseOptions);
+        if (interceptors) parseOptions = parseOptions.WithFeatures([new("InterceptorsNamespaces", "Manaloc.Generated")]);
+        var compilation = Compile(source, parseOptions, references);
         var driver = CSharpGeneratorDriver.Create([new NativeRecordGenerator().AsSourceGenerator()], parseOptions: parseOptions)
             .RunGeneratorsAndUpdateCompilation(compilation, out var output, out var diagnostics);
         var run = driver.GetRunResult();
         return new Result(
             diagnostics,
             output.GetDiagnostics().Where(d => d.Severity == DiagnosticSeverity.Error).ToImmutableArray(),
-            run.GeneratedTrees.Select(t => t.ToString()).ToImmutableArray());
+            run.GeneratedTrees.Select(t => t.ToString()).ToImmutableArray(),
+            output);
     }
 }

@@ -17,7 +17,7 @@ public class LayoutParityTests
         ["[OwnCacheLine]"] = (ContendedRef.RecordType, typeof(IContended)),
         ["[CacheLineAligned]"] = (AlignedRef.RecordType, typeof(IAligned)),
         ["no properties"] = (EmptyRecordRef.RecordType, typeof(IEmptyRecord)),
-        ["get-only property"] = (ReadOnlyPartsRef.RecordType, typeof(IReadOnlyParts)),
+        ["get-only base property, settable in the derived interface"] = (ReadOnlyPartsRef.RecordType, typeof(IReadOnlyParts)),
         ["inherited, shared and same-name properties, closed generic base"] = (DerivedRef.RecordType, typeof(IDerived)),
         ["names of the handle's own members"] = (ReservedNamesRef.RecordType, typeof(IReservedNames)),
         ["an unusual size class"] = (ReuseRecordRef.RecordType, typeof(IReuseRecord)),

@@ -120,10 +120,16 @@ public interface IEmptyRecord
 {
 }
 
-[NativeRecord]
-public interface IReadOnlyParts
+public interface IReadOnlyView
 {
     int Visible { get; }
+}
+
+/// <summary>A get-only base property is one field with the derived interface's settable one of the same name and type.</summary>
+[NativeRecord]
+public interface IReadOnlyParts : IReadOnlyView
+{
+    new int Visible { get; set; }
     long Both { get; set; }
 }
 

@@ -23,6 +23,23 @@ public sealed class CompiledRecordType
     internal RecordType CheckedView { get; }
     internal RecordType UncheckedView { get; }
 
+    /// <summary>The class of <paramref name="mode"/>, for <paramref name="type"/>, which must be this record's interface.</summary>
+    /// <exception cref="ArgumentException"><paramref name="type"/> is another interface (generated code passes the right one).</exception>
+    internal RecordType Of(Type type, RecordMode mode)
+    {
+        if (type != Interface)
+        {
+            ThrowHelper.ThrowArgument(nameof(type), $"The compiled registration of {RecordTypes.TypeName(Interface)} does not implement {RecordTypes.TypeName(type)}.");
+        }
+        return mode switch
+        {
+            RecordMode.Checked => Checked,
+            RecordMode.Unchecked => Unchecked,
+            RecordMode.CheckedView => CheckedView,
+            _ => UncheckedView,
+        };
+    }
+
     /// <summary>The record interface.</summary>
     public Type Interface => Checked.Interface;
 

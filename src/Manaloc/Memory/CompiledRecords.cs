@@ -7,7 +7,9 @@ namespace Manaloc.Memory;
 /// Registration of compile-time records: the module initializer the Manaloc source generator writes for
 /// each <see cref="NativeRecordAttribute"/> interface calls <see cref="Register{TInterface, TFactory}"/>,
 /// after which <see cref="TypeAllocator.New{T}"/>, <see cref="TypeAllocator.NewArray{T}"/> and the struct
-/// handles use the generated classes instead of Reflection.Emit (so they work under NativeAOT).
+/// handles use the generated classes instead of Reflection.Emit (so they work under NativeAOT). The generator's
+/// interceptors send calls of New, NewArray and PreGenerate with such an interface to <see cref="New{T}"/>,
+/// <see cref="NewArray{T}"/> and <see cref="PreGenerate"/> here, which carry no trim/AOT annotation.
 /// </summary>
 /// <remarks>Thread-safe (registration takes the lock of the run-time type cache). For generated code.</remarks>
 [EditorBrowsable(EditorBrowsableState.Never)]
@@ -33,6 +35,37 @@ public static unsafe class CompiledRecords
             Cache<TInterface>);
         CompiledRecordSlot<TFactory>.Type = type; // for RecordRef<TFactory> and the held heap's New<TFactory>
         return type;
+    }
+
+    /// <summary>What a call <c>allocator.New&lt;T&gt;()</c> with a <see cref="NativeRecordAttribute"/> interface T becomes: the
+    /// generator's interceptor calls this, which uses <paramref name="registration"/> and never emits code, so the call
+    /// needs no dynamic code (no IL3050 or IL2026 at the call).</summary>
+    /// <typeparam name="T">The record interface.</typeparam>
+    /// <param name="allocator">The allocator the call was made on.</param>
+    /// <param name="registration">T's registration (reading it registers T if the module initializer has not yet).</param>
+    /// <returns>What <see cref="TypeAllocator.New{T}"/> returns.</returns>
+    /// <exception cref="NullReferenceException"><paramref name="allocator"/> is null (as for the call it replaces).</exception>
+    public static T New<T>(TypeAllocator allocator, CompiledRecordType registration) where T : class
+        => allocator.NewRecord<T>(registration);
+
+    /// <summary>What <c>allocator.NewArray&lt;T&gt;(count)</c> with a <see cref="NativeRecordAttribute"/> interface T becomes
+    /// (see <see cref="New{T}"/>).</summary>
+    /// <typeparam name="T">The record interface.</typeparam>
+    /// <param name="allocator">The allocator the call was made on.</param>
+    /// <param name="count">The number of records.</param>
+    /// <param name="registration">T's registration.</param>
+    /// <returns>What <see cref="TypeAllocator.NewArray{T}"/> returns.</returns>
+    public static RecordArray<T> NewArray<T>(TypeAllocator allocator, int count, CompiledRecordType registration) where T : class
+        => allocator.NewRecordArray<T>(count, registration);
+
+    /// <summary>What <c>allocator.PreGenerate(typeof(A), ...)</c> with <see cref="NativeRecordAttribute"/> interfaces only
+    /// becomes: their registrations already hold every class, so this checks the allocator and nothing more.</summary>
+    /// <param name="allocator">The allocator the call was made on.</param>
+    /// <param name="registrations">The registrations of the interfaces named (reading them registered them).</param>
+    public static void PreGenerate(TypeAllocator allocator, params CompiledRecordType[] registrations)
+    {
+        ArgumentNullException.ThrowIfNull(allocator);
+        ArgumentNullException.ThrowIfNull(registrations);
     }
 
     /// <summary>Where a record of <paramref name="size"/> bytes aligned to <paramref name="alignment"/> has its stamp, from its

@@ -9,7 +9,9 @@ namespace Manaloc.Memory;
 /// <remarks>
 /// The design of "Writing a Manual Memory Manager in C#". Implementations use the compile-time
 /// implementation of a <see cref="NativeRecordAttribute"/> interface and generate the others at run time, hence
-/// the trimming and AOT annotations of PreGenerate and GetLayout. Thread safety: implementations are expected to be
+/// the trimming and AOT annotations of New, PreGenerate and GetLayout (the source generator intercepts calls on
+/// <see cref="TypeAllocator"/> whose type is a [NativeRecord] interface, so those do not warn; calls through this
+/// interface always do). Thread safety: implementations are expected to be
 /// safe from any thread, including Delete on another thread than New.
 /// </remarks>
 public interface ITypeAllocator
@@ -19,6 +21,8 @@ public interface ITypeAllocator
     /// <returns>A managed handle whose properties read and write the native record.</returns>
     /// <remarks>Interfaces marked <see cref="NativeRecordAttribute"/> use their compile-time implementation (NativeAOT
     /// included); others are generated at run time where dynamic code is supported.</remarks>
+    [RequiresDynamicCode(RecordTypes.EmitsCodeMessage)]
+    [RequiresUnreferencedCode(RecordTypes.ReadsInterfaceMessage)]
     T New<T>() where T : class;
 
     /// <summary>Frees a record from <see cref="New{T}"/>; the handle is invalid afterwards (with <see cref="TypeAllocatorOptions.RecycleHandles"/> a later New may hand the same handle out again).</summary>
@@ -27,8 +31,8 @@ public interface ITypeAllocator
 
     /// <summary>Generates the implementations of <paramref name="types"/> now, so that a later New never waits on code generation.</summary>
     /// <param name="types">Interfaces to prepare.</param>
-    [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
-    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
+    [RequiresDynamicCode(RecordTypes.EmitsCodeMessage)]
+    [RequiresUnreferencedCode(RecordTypes.ReadsInterfaceMessage)]
     void PreGenerate(params Type[] types);
 
     /// <summary>The native layout of interface <paramref name="type"/>.</summary>

@@ -5,6 +5,14 @@ namespace Manaloc.Memory;
 
 internal static partial class RecordTypes
 {
+    /// <summary>The reason New, NewArray and PreGenerate give for <see cref="RequiresDynamicCodeAttribute"/> (warning IL3050).</summary>
+    public const string EmitsCodeMessage = "An interface not marked [Manaloc.Memory.NativeRecord] is implemented with Reflection.Emit at run time, "
+        + "which NativeAOT cannot do. Mark the interface [NativeRecord] (calls with it are then compiled and do not warn).";
+
+    /// <summary>The reason New, NewArray and PreGenerate give for <see cref="RequiresUnreferencedCodeAttribute"/> (warning IL2026).</summary>
+    public const string ReadsInterfaceMessage = "An interface not marked [Manaloc.Memory.NativeRecord] is read through reflection, which trimming "
+        + "may break. Mark the interface [NativeRecord] (calls with it are then compiled and do not warn).";
+
     /// <summary>
     /// Registers the generated classes of a <see cref="NativeRecordAttribute"/> interface in every cache the run-time path
     /// reads (by key for <see cref="Get"/>, by generated type for <see cref="OfGenerated"/>, and per T through

@@ -12,11 +12,17 @@ public sealed unsafe partial class TypeAllocator
     /// <exception cref="ArgumentException">T cannot be a record.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
     /// <exception cref="NotSupportedException">Under NativeAOT (no dynamic code): T is not marked <see cref="NativeRecordAttribute"/>.</exception>
-    public RecordArray<T> NewArray<T>(int count) where T : class
+    /// <remarks>Annotated like <see cref="New{T}"/>, and intercepted like it for a <see cref="NativeRecordAttribute"/> interface.</remarks>
+    [RequiresDynamicCode(RecordTypes.EmitsCodeMessage)]
+    [RequiresUnreferencedCode(RecordTypes.ReadsInterfaceMessage)]
+    public RecordArray<T> NewArray<T>(int count) where T : class => NewRecordArray<T>(count, null);
+
+    /// <summary>The body of <see cref="NewArray{T}"/> (see <see cref="NewRecord{T}"/> for <paramref name="registration"/>).</summary>
+    internal RecordArray<T> NewRecordArray<T>(int count, CompiledRecordType? registration) where T : class
     {
         if (count < 0) ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count must not be negative.");
         if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-        var record = (_checked ? RecordTypeCache<T>.CheckedView : RecordTypeCache<T>.UncheckedView) ?? Resolve<T>(ViewMode);
+        var record = (_checked ? RecordTypeCache<T>.CheckedView : RecordTypeCache<T>.UncheckedView) ?? Resolve<T>(ViewMode, registration);
         ulong bytes = (ulong)count * (ulong)Math.Max(record.Layout.Size, 1); // the array's stride (1 for a record with no fields)
         if (bytes > (ulong)nint.MaxValue / 2) ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The array would not fit in the address space.");
         // At least one record: the view starts at record 0 (View, CreateView) and is usable before MoveTo, so even an

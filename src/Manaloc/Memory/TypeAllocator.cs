@@ -78,14 +78,25 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     /// <exception cref="ArgumentException">T cannot be a record; the message names the type, member and reason.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
     /// <exception cref="NotSupportedException">Under NativeAOT (no dynamic code): T is not marked <see cref="NativeRecordAttribute"/>.</exception>
-    public T New<T>() where T : class
+    /// <remarks>Annotated because an unmarked T is implemented with Reflection.Emit, so trimming and NativeAOT warn at the
+    /// call (IL2026, IL3050). A call whose T is a <see cref="NativeRecordAttribute"/> interface does not warn: the Manaloc
+    /// source generator intercepts it (C# interceptors) and calls the compiled registration instead, and its diagnostic
+    /// suppressor quiets the build-time analyzer there. A call with a type parameter for T warns (T may be any interface).</remarks>
+    [RequiresDynamicCode(RecordTypes.EmitsCodeMessage)]
+    [RequiresUnreferencedCode(RecordTypes.ReadsInterfaceMessage)]
+    public T New<T>() where T : class => NewRecord<T>(null);
+
+    /// <summary>The body of <see cref="New{T}"/>; <paramref name="registration"/> is the compiled registration of T when
+    /// the caller is generated code for a <see cref="NativeRecordAttribute"/> interface (then nothing is ever emitted).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal T NewRecord<T>(CompiledRecordType? registration) where T : class
     {
         if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
         // Last type used here: a type-handle compare instead of a generic static lookup in shared code.
         var record = _last;
         if (record is null || record.InterfaceHandle != typeof(T).TypeHandle.Value)
         {
-            record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>(ObjectMode);
+            record = (_checked ? RecordTypeCache<T>.Checked : RecordTypeCache<T>.Unchecked) ?? Resolve<T>(ObjectMode, registration);
             _last = record; // benign race: any RecordType of this mode is valid here
         }
         var cache = _slab.CurrentCache; // one thread-static read for the whole New
@@ -206,8 +217,10 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     /// allocator: the checked handle and the record-array view; for an unchecked one: one for both).</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="types"/> or one of its items is null.</exception>
     /// <exception cref="ArgumentException">A type cannot be a record; the message names the type, member and reason.</exception>
-    [RequiresDynamicCode("Generates the interface's implementation with Reflection.Emit.")]
-    [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
+    /// <remarks>Annotated like <see cref="New{T}"/>: a call whose arguments are all <c>typeof</c> of
+    /// <see cref="NativeRecordAttribute"/> interfaces is intercepted by the source generator and does not warn.</remarks>
+    [RequiresDynamicCode(RecordTypes.EmitsCodeMessage)]
+    [RequiresUnreferencedCode(RecordTypes.ReadsInterfaceMessage)]
     public void PreGenerate(params Type[] types)
     {
         ArgumentNullException.ThrowIfNull(types);
@@ -271,9 +284,9 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private RecordType Resolve<T>(RecordMode mode) where T : class
+    private RecordType Resolve<T>(RecordMode mode, CompiledRecordType? registration) where T : class
     {
-        var record = RecordTypes.ResolveForNew(typeof(T), mode);
+        var record = registration is null ? RecordTypes.ResolveForNew(typeof(T), mode) : registration.Of(typeof(T), mode);
         // Plain publication is enough: the record is immutable and fully built (by Lazy, which fences), and
         // .NET stores of object references are releases, so a reader that sees it sees its fields.
         switch (mode)

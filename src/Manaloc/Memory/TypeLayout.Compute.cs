@@ -162,6 +162,13 @@ public sealed partial class TypeLayout
         var result = new List<Candidate>(groups.Count);
         foreach (var (name, propertyType, properties) in groups)
         {
+            // A field no declaration can write would read zero forever: refused, as the generator refuses it (MNL015). A get-only
+            // property is fine when another declaration of the same field (a derived interface's `new` property) has the setter.
+            if (properties.TrueForAll(p => p.SetMethod is null))
+            {
+                throw Invalid(type, $"{RecordTypes.TypeName(properties[0].DeclaringType!)}.{name}",
+                    "it has only a getter, so nothing could ever write it and it would always read zero; add a set accessor");
+            }
             bool ambiguous = namesSeen[name] > 1;
             string fieldName = ambiguous ? $"{RecordTypes.TypeName(properties[0].DeclaringType!)}.{name}" : name;
             int size = RuntimeHelpers.SizeOf(propertyType.TypeHandle);
