@@ -66,14 +66,17 @@ public sealed partial class SemiLocalPool<T>
             return false;
         }
 
-        /// <summary>Pushes an object if the stack is under its limit (owner thread only): the fast return path.</summary>
+        /// <summary>
+        /// Pushes an object if the stack is under its limit and (when <paramref name="scan"/>) does not hold
+        /// it already (owner thread only): the fast return path. False sends the caller to the slow path.
+        /// </summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public bool TryPush(T item)
+        public bool TryPush(T item, bool scan)
         {
             int count = Count;
             var items = Items;
             // Limit is lowered to 0 by a trimmer or Dispose (see the class remarks): read it fresh each call.
-            if ((uint)count < (uint)Volatile.Read(ref Limit) && (uint)count < (uint)items.Length)
+            if ((uint)count < (uint)Volatile.Read(ref Limit) && (uint)count < (uint)items.Length && (!scan || !Holds(items, count, item)))
             {
                 items[count].Value = item;
                 Volatile.Write(ref Count, count + 1); // release: the item is visible to a drain that sees the count
@@ -81,6 +84,27 @@ public sealed partial class SemiLocalPool<T>
                 // old count and missed this object, so the stack drains itself.
                 if (Volatile.Read(ref Closed) != 0) DrainClosed();
                 return true;
+            }
+            return false;
+        }
+
+        /// <summary>True when <paramref name="item"/> is among the top <see cref="DuplicateScanDepth"/> objects of the stack (owner thread only).</summary>
+        public bool Holds(T item) => Holds(Items, Volatile.Read(ref Count), item);
+
+        /// <summary>
+        /// Compares <paramref name="item"/> with the top <see cref="DuplicateScanDepth"/> of the
+        /// <paramref name="count"/> objects, newest first (a <c>Return(x); Return(x);</c> is found by the
+        /// first compare). Slots a closing drain has emptied read as null and match nothing.
+        /// </summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        private static bool Holds(Slot[] items, int count, T item)
+        {
+            int from = Math.Max(0, count - DuplicateScanDepth);
+            // The span's one range check covers the loop: no bounds check per slot.
+            var top = new ReadOnlySpan<Slot>(items, from, count - from);
+            for (int i = top.Length - 1; i >= 0; i--)
+            {
+                if (ReferenceEquals(top[i].Value, item)) return true;
             }
             return false;
         }
