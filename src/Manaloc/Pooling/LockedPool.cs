@@ -14,9 +14,8 @@ namespace Manaloc.Pooling;
 /// contention it serialises threads (the lab's <c>pool-scaling</c> experiment shows how much);
 /// <see cref="SemiLocalPool{T}"/> avoids that. Unlike the article's sample, objects are created
 /// outside the lock, so a slow or throwing factory never blocks or corrupts the pool.</para>
-/// <para>Double return: a return of an object that is still idle among the top
-/// <see cref="DuplicateScanDepth"/> objects of the stack (the objects most recently stored and not
-/// rented since) throws <see cref="InvalidOperationException"/> and changes nothing (see <see cref="Return"/>).</para>
+/// <para>Double return: a return of the object stored last (still idle on top of the stack) throws
+/// <see cref="InvalidOperationException"/> and changes nothing (see <see cref="Return"/>).</para>
 /// <para>Memory ordering: every field but <c>_disposed</c> is guarded by <c>_lock</c>; <c>_disposed</c>
 /// is set once under the lock and read under it. Thread safety: every member is safe from any thread.</para>
 /// </remarks>
@@ -72,10 +71,6 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
 
     // "LockedPool<Order>": the kind in messages and ToString.
     private static readonly string s_kind = PoolText.Kind("LockedPool", typeof(T));
-
-    /// <summary>How many objects on top of the stack a return compares with (see <see cref="Return"/>).</summary>
-    /// <remarks>Bounds the time a return holds the lock (at most this many reference compares) however many objects the pool retains.</remarks>
-    internal const int DuplicateScanDepth = 16;
 
     /// <summary>The pool's kind, name and idle objects: <c>LockedPool&lt;Order&gt; 'orders' (12 retained)</c>, or <c>(disposed)</c>.</summary>
     /// <remarks>Thread safety: safe from any thread (takes the lock).</remarks>
@@ -138,19 +133,21 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     }
 
     /// <inheritdoc/>
-    /// <exception cref="InvalidOperationException"><paramref name="item"/> is still idle among the top
-    /// <see cref="DuplicateScanDepth"/> objects of the stack (a double return: see the remarks); in debug mode,
-    /// any double or foreign return.</exception>
+    /// <exception cref="InvalidOperationException"><paramref name="item"/> is the object stored last and still
+    /// idle (a double return: see the remarks); in debug mode, any double or foreign return.</exception>
     /// <remarks>
-    /// Double return. Under the lock, before storing, the return compares the object with the top
-    /// <see cref="DuplicateScanDepth"/> (16) objects of the stack: those stored most recently and not
-    /// rented since, by any thread. Found there, it throws and changes nothing (the object is kept once,
-    /// no drop is counted, the policy does not see the second return). So <c>Return(x); Return(x);</c>
-    /// is caught as long as fewer than 16 other objects were stored (net of rents) in between, on any
-    /// thread; a return made after the object sank deeper, or after a trim dropped it, is caught only
-    /// in debug mode (<see cref="PoolOptions.DebugMode"/>). The depth bounds the time the lock is held
-    /// however many objects the pool keeps. With a policy that resets objects, the scan runs under the
-    /// lock before the reset (a second reset of an idle object must not happen) and again when storing.
+    /// Double return. Under the lock, before storing, the return compares the object with the top of the
+    /// stack: the object stored last and not rented since, by any thread. If it is that object, the
+    /// return throws and changes nothing (the object is kept once, no drop is counted, the policy does
+    /// not see the second return). So <c>Return(x); Return(x);</c> is caught whenever no other object
+    /// was stored in between, which on one thread means always, unless another thread returned an
+    /// object between the two calls. Any other double return (after other returns, after a trim dropped
+    /// the object, or made on another thread) is caught only in debug mode
+    /// (<see cref="PoolOptions.DebugMode"/>). One compare, because every compare here is made under the
+    /// lock that serialises the pool: a scan of the top 4 objects cost 11 % of an uncontended rent/return
+    /// pair, of 16 objects 30 %, the one compare about 5 %. With a policy that resets objects, the compare
+    /// runs under the lock before the reset (a second reset of an idle object must not happen) and again
+    /// when storing.
     /// </remarks>
     public void Return(T item)
     {
@@ -175,16 +172,12 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
         }
     }
 
-    /// <summary>Under the lock: throws when <paramref name="item"/> is among the top <see cref="DuplicateScanDepth"/> idle objects.</summary>
+    /// <summary>Under the lock: throws when <paramref name="item"/> is the object stored last (the top of the stack).</summary>
+    /// <remarks>One compare: deeper scans cost 11 % (4 objects) to 30 % (16) of an uncontended rent/return pair, all of it under the lock.</remarks>
     private void ThrowIfHeld(T item)
     {
-        int from = Math.Max(0, _count - DuplicateScanDepth);
-        // The span's one range check covers the loop; newest first, so Return(x); Return(x) costs one compare to find.
-        var top = new ReadOnlySpan<T?>(_items, from, _count - from);
-        for (int i = top.Length - 1; i >= 0; i--)
-        {
-            if (ReferenceEquals(top[i], item)) RefuseDuplicate(item);
-        }
+        int top = _count - 1;
+        if ((uint)top < (uint)_items.Length && ReferenceEquals(_items[top], item)) RefuseDuplicate(item);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]

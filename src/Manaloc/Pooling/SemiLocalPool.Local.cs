@@ -93,20 +93,19 @@ public sealed partial class SemiLocalPool<T>
 
         /// <summary>
         /// Compares <paramref name="item"/> with the top <see cref="DuplicateScanDepth"/> of the
-        /// <paramref name="count"/> objects, newest first (a <c>Return(x); Return(x);</c> is found by the
-        /// first compare). Slots a closing drain has emptied read as null and match nothing.
+        /// <paramref name="count"/> objects: the top one inline (a <c>Return(x); Return(x);</c> is found by
+        /// that one compare), the rest with vector compares (see <see cref="ReferenceScan"/>). Slots a
+        /// closing drain has emptied read as null and match nothing.
         /// </summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private static bool Holds(Slot[] items, int count, T item)
         {
-            int from = Math.Max(0, count - DuplicateScanDepth);
-            // The span's one range check covers the loop: no bounds check per slot.
-            var top = new ReadOnlySpan<Slot>(items, from, count - from);
-            for (int i = top.Length - 1; i >= 0; i--)
-            {
-                if (ReferenceEquals(top[i].Value, item)) return true;
-            }
-            return false;
+            int top = count - 1;
+            if ((uint)top >= (uint)items.Length) return false; // empty
+            if (ReferenceEquals(items[top].Value, item)) return true;
+            if (top == 0) return false;
+            int from = Math.Max(0, top - (DuplicateScanDepth - 1));
+            return ReferenceScan.Contains(ReferenceScan.AsAddresses(items, from, top - from), item);
         }
 
         /// <summary>On the owner thread, once Dispose has closed the stack: takes every slot with an exchange and drops what it finds.</summary>
