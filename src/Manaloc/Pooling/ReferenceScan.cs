@@ -23,7 +23,9 @@ internal static class ReferenceScan
     {
         fixed (byte* pinned = &Unsafe.As<RawData>(item).Data)
         {
-            return references.Contains(Unsafe.As<object, nint>(ref item));
+            // The address a reference holds is that of the object's method-table word, one pointer before its first
+            // field; taken from the pinned pointer, it is the address the object keeps for the whole scan.
+            return references.Contains((nint)pinned - sizeof(nint));
         }
     }
 
