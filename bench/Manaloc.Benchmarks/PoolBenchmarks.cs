@@ -93,3 +93,70 @@ public class PoolBenchmarks
         public long Value;
     }
 }
+
+/// <summary>
+/// What the double-return scan costs: each pool with the scan beside the same pool built without it (an
+/// internal switch): a burst of <see cref="Held"/> + 1 rents then as many returns, so the later returns
+/// of a burst scan deeper stacks (0: the plain rent/return pair). Each pool's own (inlinable) Rent and Return.
+/// </summary>
+[MemoryDiagnoser]
+[GroupBenchmarksBy(BenchmarkDotNet.Configs.BenchmarkLogicalGroupRule.ByCategory)]
+[BenchmarkCategory("double-return")]
+public class PoolDoubleReturnCheckBenchmarks
+{
+    private readonly SemiLocalPool<PoolBenchmarks.Payload> _semi = new(PoolPolicies.New<PoolBenchmarks.Payload>(), new PoolOptions { Name = "bench.semi.checked" });
+    private readonly SemiLocalPool<PoolBenchmarks.Payload> _semiUnchecked = new(PoolPolicies.New<PoolBenchmarks.Payload>(), new PoolOptions { Name = "bench.semi.unchecked" }, register: true, DuplicateReturns.Unchecked);
+    private readonly LockedPool<PoolBenchmarks.Payload> _locked = new(PoolPolicies.New<PoolBenchmarks.Payload>(), new PoolOptions { Name = "bench.locked.checked" });
+    private readonly LockedPool<PoolBenchmarks.Payload> _lockedUnchecked = new(PoolPolicies.New<PoolBenchmarks.Payload>(), new PoolOptions { Name = "bench.locked.unchecked" }, DuplicateReturns.Unchecked);
+    private PoolBenchmarks.Payload[] _held = [];
+
+    /// <summary>Objects rented and returned per burst besides one: 0 is the plain rent/return pair.</summary>
+    [Params(0, 15, 63)]
+    public int Held { get; set; }
+
+    /// <summary>Sizes the burst buffer.</summary>
+    [GlobalSetup]
+    public void Setup() => _held = new PoolBenchmarks.Payload[Held + 1];
+
+    /// <summary>Without the scan (the baseline of its category).</summary>
+    [Benchmark(Baseline = true), BenchmarkCategory("SemiLocalPool")]
+    public long SemiLocalUnchecked() => BurstSemi(_semiUnchecked);
+
+    /// <summary>With the scan.</summary>
+    [Benchmark, BenchmarkCategory("SemiLocalPool")]
+    public long SemiLocalChecked() => BurstSemi(_semi);
+
+    /// <summary>Without the scan (the baseline of its category).</summary>
+    [Benchmark(Baseline = true), BenchmarkCategory("LockedPool")]
+    public long LockedUnchecked() => BurstLocked(_lockedUnchecked);
+
+    /// <summary>With the scan.</summary>
+    [Benchmark, BenchmarkCategory("LockedPool")]
+    public long LockedChecked() => BurstLocked(_locked);
+
+    private long BurstSemi(SemiLocalPool<PoolBenchmarks.Payload> pool)
+    {
+        var held = _held;
+        long sum = 0;
+        for (int i = 0; i < held.Length; i++) held[i] = pool.Rent();
+        for (int i = 0; i < held.Length; i++)
+        {
+            sum += ++held[i].Value;
+            pool.Return(held[i]);
+        }
+        return sum;
+    }
+
+    private long BurstLocked(LockedPool<PoolBenchmarks.Payload> pool)
+    {
+        var held = _held;
+        long sum = 0;
+        for (int i = 0; i < held.Length; i++) held[i] = pool.Rent();
+        for (int i = 0; i < held.Length; i++)
+        {
+            sum += ++held[i].Value;
+            pool.Return(held[i]);
+        }
+        return sum;
+    }
+}

@@ -30,15 +30,27 @@ internal static partial class ThrowHelper
     public static void ThrowObjectDisposed(string objectName)
         => throw new ObjectDisposedException(objectName);
 
-    /// <summary>A pool or buffer manager used after Dispose.</summary>
+    /// <summary>A pool or buffer manager used after Dispose; <paramref name="component"/> is its kind (<c>SemiLocalPool&lt;Order&gt;</c>).</summary>
     [DoesNotReturn]
-    public static void ThrowPoolDisposed(string poolName) => throw new ObjectDisposedException(poolName, $"The pool '{poolName}' was disposed.");
+    public static void ThrowPoolDisposed(string component, string name)
+        => throw new ObjectDisposedException(component, $"{component} '{name}' was disposed, so it hands out nothing any more.");
+
+    /// <summary>A <see cref="Buffers.RentedBuffer"/> used after Dispose (<paramref name="manager"/> is null for <c>default</c>).</summary>
+    [DoesNotReturn]
+    public static void ThrowBufferDisposed(string? manager, int length)
+        => throw new ObjectDisposedException(nameof(Buffers.RentedBuffer), manager is null
+            ? "This RentedBuffer is default: it holds no buffer (rent one with BufferManager.RentBuffer)."
+            : $"This RentedBuffer ({length} bytes from BufferManager '{manager}') was disposed: its array went back to the manager and may be another renter's now.");
+
+    /// <summary>
+    /// The second return of one rent; <paramref name="pool"/> names the pool as <c>SemiLocalPool&lt;Order&gt; 'orders'</c>
+    /// and <paramref name="typeName"/> the object's type.
+    /// </summary>
+    [DoesNotReturn]
+    public static void ThrowDoubleReturn(string pool, string typeName)
+        => throw new InvalidOperationException($"Double return to {pool}: this {typeName} was returned twice (it was already returned and not rented since). Keeping it twice would hand it to two renters; return each rented object once.");
 
     [DoesNotReturn]
-    public static void ThrowDoubleReturn(string poolName, string typeName)
-        => throw new InvalidOperationException($"Double return to pool '{poolName}': this {typeName} was already returned and not rented since.");
-
-    [DoesNotReturn]
-    public static void ThrowForeignReturn(string poolName, string typeName)
-        => throw new InvalidOperationException($"Foreign return to pool '{poolName}': this {typeName} was never handed out by this pool.");
+    public static void ThrowForeignReturn(string pool, string typeName)
+        => throw new InvalidOperationException($"Foreign return to {pool}: this {typeName} was never handed out by this pool.");
 }

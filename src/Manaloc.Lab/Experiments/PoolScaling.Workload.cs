@@ -45,6 +45,27 @@ public sealed partial class PoolScaling
         context.Note($"Machine: {Environment.ProcessorCount} logical processors; thread counts above that oversubscribe. The cross-thread variants add one Interlocked.Exchange per operation (the mailbox), the same for each pool.");
     }
 
+    /// <summary>
+    /// What the double-return scan costs: each pool's throughput with the scan over the same pool built
+    /// without it, measured in this run one after the other at every thread count.
+    /// </summary>
+    private static void AddDoubleReturnCheckTable(ExperimentContext context)
+    {
+        var ms = context.Measurements;
+        double? Ops(string variant, int threads) => ms.FirstOrDefault(m => m.Variant == variant && m.Threads == threads)?.OpsPerSecond;
+        string Show(double? ratio) => ratio is { } r ? Format.Ratio(r) : "n/a";
+        var rows = ms.Select(m => m.Threads).Distinct().Order()
+            .Select(threads => (string[])[
+                $"{threads} thread(s)",
+                Show(Ops(SemiLocal, threads) / Ops(SemiLocal + UncheckedSuffix, threads)),
+                Show(Ops(Locked, threads) / Ops(Locked + UncheckedSuffix, threads)),
+            ])
+            .ToArray();
+        context.AddTable(new ResultTable("Double-return check: throughput with the check / without (goal ≥ 0.95; ratios from this run)",
+            ["threads", "SemiLocalPool", "LockedPool"], rows));
+        context.Note("The check: a return compares the object with the top of the returning thread's stack (SemiLocalPool: up to 64 objects, a rent/return loop keeps 0-1 there) or the object stored last (LockedPool: one compare, under its lock).");
+    }
+
     /// <summary>The pooled object: a few fields, touched each use.</summary>
     private sealed class Payload
     {

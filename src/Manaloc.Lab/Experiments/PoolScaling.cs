@@ -21,6 +21,8 @@ public sealed partial class PoolScaling : Experiment
     private const string Default = "DefaultObjectPool";
     private const string Bag = "ConcurrentBag";
     private const string CrossSuffix = " (cross-thread)";
+    // The same pools built without the double-return scan (an internal switch), to price the scan in this run.
+    private const string UncheckedSuffix = " (no double-return check)";
 
     /// <inheritdoc/>
     public override string Name => "pool-scaling";
@@ -52,6 +54,7 @@ public sealed partial class PoolScaling : Experiment
     public override IReadOnlyList<string> Variants { get; } =
     [
         New, Locked, SemiLocal, Categorized, Default, Bag,
+        Locked + UncheckedSuffix, SemiLocal + UncheckedSuffix,
         Locked + CrossSuffix, SemiLocal + CrossSuffix, Default + CrossSuffix,
     ];
     /// <inheritdoc/>
@@ -77,8 +80,8 @@ public sealed partial class PoolScaling : Experiment
         var sinks = new Padded<long>[maxThreads + 1]; // one padded slot per thread keeps results observable
         var p = Parameters.Of(("pairs", total));
         var options = new PoolOptions { Name = "lab.pool-scaling", BatchSize = 16, LocalCapacity = 64 };
-        LockedPool<Payload> locked = null!;
-        SemiLocalPool<Payload> semi = null!;
+        LockedPool<Payload> locked = null!, lockedUnchecked = null!;
+        SemiLocalPool<Payload> semi = null!, semiUnchecked = null!;
         CategorizedPool<Payload> categorized = null!;
         DefaultObjectPool<Payload> defaultPool = null!;
         ConcurrentBag<Payload> bag = null!;
@@ -90,8 +93,12 @@ public sealed partial class PoolScaling : Experiment
             locked?.Dispose();
             semi?.Dispose();
             categorized?.Dispose();
+            lockedUnchecked?.Dispose();
+            semiUnchecked?.Dispose();
             locked = new LockedPool<Payload>(PoolPolicies.New<Payload>(), options);
             semi = new SemiLocalPool<Payload>(PoolPolicies.New<Payload>(), options);
+            lockedUnchecked = new LockedPool<Payload>(PoolPolicies.New<Payload>(), options, DuplicateReturns.Unchecked);
+            semiUnchecked = new SemiLocalPool<Payload>(PoolPolicies.New<Payload>(), options, register: true, DuplicateReturns.Unchecked);
             categorized = new CategorizedPool<Payload>(PoolPolicies.New<Payload>(), options);
             defaultPool = new DefaultObjectPool<Payload>(new DefaultPooledObjectPolicy<Payload>(), 64 * maxThreads);
             bag = new ConcurrentBag<Payload>();
@@ -116,6 +123,20 @@ public sealed partial class PoolScaling : Experiment
             {
                 long sum = 0;
                 var pool = semi;
+                for (long i = 0; i < n; i++) { var o = pool.Rent(); o.Touch(i); sum += o.A; pool.Return(o); }
+                sinks[t].Value += sum;
+            }),
+            (Locked + UncheckedSuffix, (t, n) =>
+            {
+                long sum = 0;
+                var pool = lockedUnchecked;
+                for (long i = 0; i < n; i++) { var o = pool.Rent(); o.Touch(i); sum += o.A; pool.Return(o); }
+                sinks[t].Value += sum;
+            }),
+            (SemiLocal + UncheckedSuffix, (t, n) =>
+            {
+                long sum = 0;
+                var pool = semiUnchecked;
                 for (long i = 0; i < n; i++) { var o = pool.Rent(); o.Touch(i); sum += o.A; pool.Return(o); }
                 sinks[t].Value += sum;
             }),
@@ -187,7 +208,10 @@ public sealed partial class PoolScaling : Experiment
         locked.Dispose();
         semi.Dispose();
         categorized.Dispose();
+        lockedUnchecked.Dispose();
+        semiUnchecked.Dispose();
         GC.KeepAlive(sinks);
         AddCrossThreadTable(context);
+        AddDoubleReturnCheckTable(context);
     }
 }

@@ -64,7 +64,8 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         options.Validate();
         Name = options.Name;
         MaxBufferSize = options.MaxBufferSize;
-        _debug = options.DebugMode ? new PoolDebugTracker<byte[]>(Name) : null;
+        _debug = options.DebugMode ? new PoolDebugTracker<byte[]>(Name, $"BufferManager '{Name}'") : null;
+        _leakReported = options.LeakReported;
         _classes = new PoolTier<byte[]>[SelectClass(options.MaxBufferSize) + 1];
         for (int i = 0; i < _classes.Length; i++)
         {
@@ -110,6 +111,14 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
 
     /// <summary>The manager's name (metrics tag).</summary>
     public string Name { get; }
+
+    /// <summary>The manager's name and idle buffers: <c>BufferManager 'buffers' (12 retained)</c>, or <c>(disposed)</c>.</summary>
+    /// <remarks>Sums the statistics of every class (see <see cref="GetStatistics()"/>). Thread safety: safe from any thread.</remarks>
+    public override string ToString()
+        => PoolText.Describe(nameof(BufferManager), Name, Volatile.Read(ref _disposed) != 0, Volatile.Read(ref _disposed) != 0 ? 0 : GetStatistics().Retained);
+
+    /// <summary>Debug mode: where a <see cref="RentedBuffer"/> never disposed is reported (besides the BufferLeak event).</summary>
+    private readonly Action<RentedBufferLeak>? _leakReported;
 
     string IPoolStatisticsSource.Kind => "buffer-manager";
 
@@ -161,7 +170,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     {
         // Every rent that misses the hot slot checks here, unpooled sizes and empty arrays included: after
         // Dispose a rent throws whatever its size (the hot slots were emptied by Dispose).
-        if (Volatile.Read(ref _disposed) != 0) ThrowHelper.ThrowPoolDisposed(Name);
+        if (Volatile.Read(ref _disposed) != 0) ThrowHelper.ThrowPoolDisposed(nameof(BufferManager), Name);
         int index = SelectClass(minimumLength);
         if ((uint)index >= (uint)_classes.Length) return RentUnpooled(minimumLength);
         var cache = FindCache();
@@ -272,7 +281,17 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
 
     /// <summary>Rents a buffer of at least <paramref name="minimumLength"/> bytes that returns itself on Dispose.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="minimumLength"/> is negative.</exception>
-    public RentedBuffer RentBuffer(int minimumLength) => new(this, Rent(minimumLength), minimumLength);
+    /// <exception cref="ObjectDisposedException">The manager was disposed.</exception>
+    /// <remarks>In debug mode (<see cref="BufferManagerOptions.DebugMode"/>) the stack of this call is kept, and a
+    /// rented buffer that the GC finds unreachable before it was disposed is reported with it: the
+    /// <c>BufferLeak</c> event and <see cref="BufferManagerOptions.LeakReported"/>.</remarks>
+    [MethodImpl(MethodImplOptions.NoInlining)] // the leak stack starts at the caller of this method
+    public RentedBuffer RentBuffer(int minimumLength)
+    {
+        var array = Rent(minimumLength);
+        var tracker = _debug is null ? null : new BufferLeakTracker(Name, minimumLength, new System.Diagnostics.StackTrace(1, fNeedFileInfo: true).ToString(), _leakReported);
+        return new(this, array, minimumLength, tracker);
+    }
 
     private static void ThrowNotFromPool()
         => ThrowHelper.ThrowArgument("array", "The buffer's length is not one of this pool's size classes, so it did not come from this pool.");

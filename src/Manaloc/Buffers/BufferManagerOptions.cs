@@ -27,8 +27,20 @@ public sealed class BufferManagerOptions
     /// </summary>
     public long MaxRetainedBytesPerClass { get; set; } = 16L << 20;
 
-    /// <summary>Tracks outstanding buffers to detect double and foreign returns exactly (costs a table lookup per operation). Default off.</summary>
+    /// <summary>
+    /// Tracks outstanding buffers to detect double and foreign returns exactly (costs a table lookup per
+    /// operation), and reports a <see cref="RentedBuffer"/> that was never disposed with the stack where it
+    /// was rented (costs a stack capture per <see cref="BufferManager.RentBuffer"/>). Default off.
+    /// </summary>
     public bool DebugMode { get; set; }
+
+    /// <summary>
+    /// Debug mode: called for each <see cref="RentedBuffer"/> the GC found unreachable before it was
+    /// disposed (its array never went back), besides the <c>Manaloc</c> event source's BufferLeak event.
+    /// </summary>
+    /// <remarks>Runs on the finalizer thread, some time after the buffer was dropped: keep it short, and do
+    /// not throw (an exception it throws is swallowed, so it cannot end the process).</remarks>
+    public Action<RentedBufferLeak>? LeakReported { get; set; }
 
     /// <summary>Trims idle buffers after gen-2 collections and under memory pressure. Default on.</summary>
     public bool TrimAfterGen2 { get; set; } = true;

@@ -11,7 +11,11 @@ namespace Manaloc.Buffers;
 /// Dispose, of this copy or another, does nothing, and the buffer goes back exactly once. After the
 /// lease ends, <see cref="Array"/>, <see cref="Span"/> and <see cref="Memory"/> throw
 /// <see cref="ObjectDisposedException"/> on every copy (a <see cref="Memory"/> or array taken before
-/// Dispose is not tracked: do not keep it). Leases are pooled: renting allocates nothing after warm-up.</para>
+/// Dispose is not tracked: do not keep it); the exception names the manager. Leases are pooled: renting
+/// allocates nothing after warm-up.</para>
+/// <para>Leaks: in the manager's debug mode, a rented buffer that the GC finds unreachable before any copy
+/// was disposed is reported with the stack where it was rented (the BufferLeak event and
+/// <see cref="BufferManagerOptions.LeakReported"/>); without debug mode its array is simply collected.</para>
 /// <para>Thread safety: Dispose is safe from any thread, once or many times, on any copy; the bytes,
 /// like an array's, have no synchronisation.</para>
 /// </remarks>
@@ -22,12 +26,13 @@ public readonly struct RentedBuffer : IDisposable
     private readonly BufferLease? _lease;
     private readonly int _generation;
 
-    internal RentedBuffer(BufferManager owner, byte[] array, int length)
+    internal RentedBuffer(BufferManager owner, byte[] array, int length, BufferLeakTracker? tracker)
     {
         _owner = owner;
         _array = array;
         Length = length;
         _lease = BufferLease.Rent();
+        _lease.Tracker = tracker; // null outside debug mode; the lease is this rent's alone until Dispose
         _generation = Volatile.Read(ref _lease.Generation);
     }
 
@@ -37,7 +42,7 @@ public readonly struct RentedBuffer : IDisposable
     {
         get
         {
-            if (IsDisposed) ThrowHelper.ThrowObjectDisposed(nameof(RentedBuffer));
+            if (IsDisposed) ThrowHelper.ThrowBufferDisposed(_owner?.Name, Length);
             return _array!;
         }
     }
@@ -63,6 +68,12 @@ public readonly struct RentedBuffer : IDisposable
         if (lease is null) return;
         // The CAS ends the lease once: one copy wins, the others (and repeats) see a new generation.
         if (Interlocked.CompareExchange(ref lease.Generation, unchecked(_generation + 1), _generation) != _generation) return;
+        var tracker = lease.Tracker;
+        if (tracker is not null)
+        {
+            lease.Tracker = null; // the CAS above made this copy the lease's only writer
+            GC.SuppressFinalize(tracker); // returned: no leak to report
+        }
         _owner!.Return(_array!);
         BufferLease.Return(lease);
     }
@@ -78,6 +89,9 @@ internal sealed class BufferLease
 {
     public int Generation;
 
+    /// <summary>Debug mode: reports the rent if the lease is collected before its Dispose (only the lease references it).</summary>
+    public BufferLeakTracker? Tracker;
+
     private static readonly PoolTier<BufferLease> s_pool = new(
         PoolPolicies.Create(static () => new BufferLease()),
         new PoolOptions { Name = "buffers.leases", TrimAfterGen2 = true });
@@ -85,4 +99,26 @@ internal sealed class BufferLease
     public static BufferLease Rent() => s_pool.Rent();
 
     public static void Return(BufferLease lease) => s_pool.Return(lease);
+}
+
+/// <summary>
+/// Debug mode: one rented buffer's leak report, finalized when its lease becomes unreachable before the
+/// buffer was disposed (Dispose suppresses the finalizer). Only the lease references it, so the GC finds
+/// both unreachable together, once every copy of the <see cref="RentedBuffer"/> is gone.
+/// </summary>
+/// <remarks>Runs on the finalizer thread: it raises the event and calls the callback, and swallows what the callback throws.</remarks>
+internal sealed class BufferLeakTracker(string manager, int length, string rentedAt, Action<RentedBufferLeak>? reported)
+{
+    ~BufferLeakTracker()
+    {
+        var leak = new RentedBufferLeak(manager, length, rentedAt);
+        Diagnostics.ManalocEventSource.Log.BufferLeak(manager, length, rentedAt);
+        try
+        {
+            reported?.Invoke(leak);
+        }
+        catch (Exception) // a user callback on the finalizer thread must not take the process down
+        {
+        }
+    }
 }

@@ -8,7 +8,7 @@ namespace Manaloc.Diagnostics;
 /// </summary>
 /// <remarks>
 /// Event ids are part of the contract and never reused: 1 leak, 2 double free, 3 double return,
-/// 4 foreign return, 5 use after free, 6 pool trimmed, 7 dispatcher item failed. Each method checks
+/// 4 foreign return, 5 use after free, 6 pool trimmed, 7 dispatcher item failed, 8 buffer leak. Each method checks
 /// <see cref="EventSource.IsEnabled()"/> first, so a disabled source costs one branch.
 /// Internal, so no other code can raise Manaloc's events; the name is public as
 /// <see cref="ManalocTelemetry.EventSourceName"/>. Thread safety: safe from any thread.
@@ -68,5 +68,12 @@ internal sealed class ManalocEventSource : EventSource
     public void DispatcherItemFailed(string dispatcher, string error)
     {
         if (IsEnabled()) WriteEvent(7, dispatcher, error);
+    }
+
+    /// <summary>Debug mode: a rented buffer was collected before it was disposed; <paramref name="rentedAt"/> is the stack of its rent.</summary>
+    [Event(8, Level = EventLevel.Warning, Message = "Leak: a RentedBuffer of {1} bytes from buffer manager {0} was never disposed; rented at {2}")]
+    public void BufferLeak(string manager, int length, string rentedAt)
+    {
+        if (IsEnabled()) WriteEvent(8, manager, length, rentedAt);
     }
 }

@@ -48,6 +48,14 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
     /// <summary>The pool's name; categories are named <c>{Name}/{category}</c>.</summary>
     public string Name { get; }
 
+    // "CategorizedPool<Order>": the kind in messages and ToString.
+    private static readonly string s_kind = PoolText.Kind("CategorizedPool", typeof(T));
+
+    /// <summary>The pool's kind, name, categories and idle objects: <c>CategorizedPool&lt;Order&gt; 'orders' (2 categories, 12 retained)</c>, or <c>(disposed)</c>.</summary>
+    /// <remarks>Thread safety: safe from any thread.</remarks>
+    public override string ToString()
+        => PoolText.Describe(s_kind, Name, Volatile.Read(ref _disposed), GetStatistics().Retained, _categories.Count == 1 ? "category" : "categories", _categories.Count);
+
     /// <summary>Names of the categories created so far.</summary>
     public IReadOnlyCollection<string> Categories => _categories.Keys.ToArray();
 
@@ -69,7 +77,7 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
             if (_disposed)
             {
                 if (forReturn) return null; // a return racing Dispose: the caller drops its object
-                ThrowHelper.ThrowPoolDisposed(Name);
+                ThrowHelper.ThrowPoolDisposed(s_kind, Name);
             }
             if (_categories.TryGetValue(category, out var existing)) return existing;
             var options = new PoolOptions
@@ -91,7 +99,8 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
     public T Rent(string category) => Category(category).Rent();
 
     /// <summary>Returns <paramref name="item"/> to <paramref name="category"/>'s pool.</summary>
-    /// <remarks>After Dispose (or racing with it), an object returned to a category that never existed is dropped like any other.</remarks>
+    /// <exception cref="InvalidOperationException"><paramref name="item"/> is already idle on this thread's stack of that category (a double return: see <see cref="SemiLocalPool{T}.Return"/>).</exception>
+    /// <remarks>A double return is refused as by <see cref="SemiLocalPool{T}.Return"/>, within the category (an object returned to two categories is not caught outside debug mode). After Dispose (or racing with it), an object returned to a category that never existed is dropped like any other.</remarks>
     public void Return(string category, T item)
     {
         if (!_categories.TryGetValue(category ?? "", out var pool))

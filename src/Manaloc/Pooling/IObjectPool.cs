@@ -14,9 +14,12 @@ namespace Manaloc.Pooling;
 /// the caller and leaves the pool consistent; an object returned after <see cref="IDisposable.Dispose"/>
 /// is dropped (disposed if it is <see cref="IDisposable"/>), never kept; renting after Dispose throws
 /// <see cref="ObjectDisposedException"/>. A returned object must not be used by the caller any more.
-/// In debug mode (<see cref="PoolOptions.DebugMode"/>) a double return or the return of an object the
-/// pool never handed out throws <see cref="InvalidOperationException"/> and raises the
-/// <c>Manaloc</c> event source's DoubleReturn / ForeignReturn event.</para>
+/// A second return of an object the pool still holds where the returning thread's check looks (the
+/// top of its stack: see each pool's <c>Return</c>) throws <see cref="InvalidOperationException"/>
+/// and changes nothing, so <c>Return(x); Return(x);</c> never hands <c>x</c> to two renters. In debug
+/// mode (<see cref="PoolOptions.DebugMode"/>) every double return and the return of an object the
+/// pool never handed out throw; each raises the <c>Manaloc</c> event source's DoubleReturn /
+/// ForeignReturn event.</para>
 /// <para>Thread safety: all members are safe to call from any thread, concurrently; an object may be
 /// returned on a thread other than the one that rented it.</para>
 /// </remarks>
@@ -31,7 +34,8 @@ public interface IObjectPool<T> : IDisposable where T : class
 
     /// <summary>Gives <paramref name="item"/> back for reuse (or drops it when the pool is full or disposed).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="item"/> is null.</exception>
-    /// <exception cref="InvalidOperationException">Debug mode only: a double or foreign return.</exception>
+    /// <exception cref="InvalidOperationException">A double return the pool's check sees (always <c>Return(x); Return(x);</c>
+    /// on one thread with nothing returned in between); in debug mode, any double or foreign return.</exception>
     void Return(T item);
 
     /// <summary>Drops every idle object the pool can reach now (per-thread stacks as soon as their thread next uses the pool).</summary>

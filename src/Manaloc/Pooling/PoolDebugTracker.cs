@@ -12,7 +12,9 @@ namespace Manaloc.Pooling;
 /// so two threads returning the same object at once see exactly one success. The table is weak, so a
 /// renter that never returns does not leak through it. Thread safety: safe from any thread.
 /// </remarks>
-internal sealed class PoolDebugTracker<T>(string poolName) where T : class
+/// <param name="poolName">The pool's name (event text).</param>
+/// <param name="pool">The pool as messages name it: <c>SemiLocalPool&lt;Order&gt; 'orders'</c>.</param>
+internal sealed class PoolDebugTracker<T>(string poolName, string pool) where T : class
 {
     private readonly ConditionalWeakTable<T, State> _states = new();
 
@@ -31,12 +33,12 @@ internal sealed class PoolDebugTracker<T>(string poolName) where T : class
         if (!_states.TryGetValue(item, out var state))
         {
             ManalocEventSource.Log.ForeignReturn(poolName, item.GetType().Name);
-            ThrowHelper.ThrowForeignReturn(poolName, item.GetType().Name);
+            ThrowHelper.ThrowForeignReturn(pool, PoolText.TypeName(item.GetType()));
         }
         if (Interlocked.Exchange(ref state.Out, 0) == 0) // only one of two racing returns sees 1
         {
             ManalocEventSource.Log.DoubleReturn(poolName, item.GetType().Name);
-            ThrowHelper.ThrowDoubleReturn(poolName, item.GetType().Name);
+            ThrowHelper.ThrowDoubleReturn(pool, PoolText.TypeName(item.GetType()));
         }
     }
 

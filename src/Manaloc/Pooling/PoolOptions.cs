@@ -25,7 +25,11 @@ public sealed class PoolOptions
     /// </summary>
     public int? MaxRetained { get; set; }
 
-    /// <summary>Tracks outstanding objects to detect double and foreign returns (costs a table lookup per operation). Default off.</summary>
+    /// <summary>
+    /// Tracks outstanding objects to detect every double return (across threads, or long after the first:
+    /// without it only a return of an object still on top of the returning thread's stack is caught) and
+    /// foreign returns. Costs a table lookup per operation. Default off.
+    /// </summary>
     public bool DebugMode { get; set; }
 
     /// <summary>Trims idle objects after gen-2 collections and under memory pressure. Default on.</summary>

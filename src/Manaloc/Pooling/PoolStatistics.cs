@@ -5,7 +5,7 @@ namespace Manaloc.Pooling;
 /// <param name="LocalHits">Rents served from the calling thread's own stack, without synchronisation.</param>
 /// <param name="SharedTransfers">Batches moved between a thread's stack and the shared tier, either way.</param>
 /// <param name="Creations">Objects created by the policy.</param>
-/// <param name="Drops">Returned objects not kept: over the cap, rejected by the policy, after Dispose, or a detected double return.</param>
+/// <param name="Drops">Returned objects not kept: over the cap, rejected by the policy, after Dispose, or (buffer managers) a double return refused. A pool that throws on a double return counts nothing for it.</param>
 /// <param name="Trimmed">Idle objects released by trimming (after gen-2 GCs, under memory pressure, or <c>Trim()</c>).</param>
 /// <param name="Retained">Idle objects the pool holds now, over all threads.</param>
 /// <remarks>A value type snapshot; safe to pass between threads.</remarks>

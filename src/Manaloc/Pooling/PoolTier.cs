@@ -16,7 +16,7 @@ internal sealed class PoolTier<T> : IDisposable where T : class
     private readonly SemiLocalPool<T> _pool;
 
     public PoolTier(PoolPolicy<T> policy, PoolOptions options)
-        => _pool = new SemiLocalPool<T>(policy, options, register: false, scanForDuplicates: true);
+        => _pool = new SemiLocalPool<T>(policy, options, register: false, DuplicateReturns.Refuse);
 
     /// <summary>An idle item (the calling thread's stack first, then the shared tier) or a new one.</summary>
     /// <exception cref="ObjectDisposedException">The tier was disposed.</exception>

@@ -66,14 +66,17 @@ public sealed partial class SemiLocalPool<T>
             return false;
         }
 
-        /// <summary>Pushes an object if the stack is under its limit (owner thread only): the fast return path.</summary>
+        /// <summary>
+        /// Pushes an object if the stack is under its limit and (when <paramref name="scan"/>) does not hold
+        /// it already (owner thread only): the fast return path. False sends the caller to the slow path.
+        /// </summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public bool TryPush(T item)
+        public bool TryPush(T item, bool scan)
         {
             int count = Count;
             var items = Items;
             // Limit is lowered to 0 by a trimmer or Dispose (see the class remarks): read it fresh each call.
-            if ((uint)count < (uint)Volatile.Read(ref Limit) && (uint)count < (uint)items.Length)
+            if ((uint)count < (uint)Volatile.Read(ref Limit) && (uint)count < (uint)items.Length && (!scan || !Holds(items, count, item)))
             {
                 items[count].Value = item;
                 Volatile.Write(ref Count, count + 1); // release: the item is visible to a drain that sees the count
@@ -83,6 +86,26 @@ public sealed partial class SemiLocalPool<T>
                 return true;
             }
             return false;
+        }
+
+        /// <summary>True when <paramref name="item"/> is among the top <see cref="DuplicateScanDepth"/> objects of the stack (owner thread only).</summary>
+        public bool Holds(T item) => Holds(Items, Volatile.Read(ref Count), item);
+
+        /// <summary>
+        /// Compares <paramref name="item"/> with the top <see cref="DuplicateScanDepth"/> of the
+        /// <paramref name="count"/> objects: the top one inline (a <c>Return(x); Return(x);</c> is found by
+        /// that one compare), the rest with vector compares (see <see cref="ReferenceScan"/>). Slots a
+        /// closing drain has emptied read as null and match nothing.
+        /// </summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        private static bool Holds(Slot[] items, int count, T item)
+        {
+            int top = count - 1;
+            if ((uint)top >= (uint)items.Length) return false; // empty
+            if (ReferenceEquals(items[top].Value, item)) return true;
+            if (top == 0) return false;
+            int from = Math.Max(0, top - (DuplicateScanDepth - 1));
+            return ReferenceScan.Contains(ReferenceScan.AsAddresses(items, from, top - from), item);
         }
 
         /// <summary>On the owner thread, once Dispose has closed the stack: takes every slot with an exchange and drops what it finds.</summary>

@@ -22,7 +22,7 @@ public sealed partial class SemiLocalPool<T>
         if (Volatile.Read(ref _disposed) != 0)
         {
             if (local is not null) EmptyOwnStack(local, countAsTrim: false); // a return that raced Dispose may have left objects here
-            ThrowHelper.ThrowPoolDisposed(Name);
+            ThrowHelper.ThrowPoolDisposed(s_kind, Name);
         }
         local ??= CreateLocal();
         ServeTrimRequest(local);
@@ -56,7 +56,7 @@ public sealed partial class SemiLocalPool<T>
                 local.Items[taken - 1].Value = null;
                 local.DrainClosed();
                 PoolDrop.Drop(last);
-                ThrowHelper.ThrowPoolDisposed(Name);
+                ThrowHelper.ThrowPoolDisposed(s_kind, Name);
             }
             PublishLimit(local);
             local.SharedTransfers++;
@@ -83,8 +83,14 @@ public sealed partial class SemiLocalPool<T>
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ReturnSlow(Local? local, T item)
+    private void ReturnSlow(Local? local, T item, bool scan)
     {
+        // First of all: a trim request or Dispose below would drop (dispose) the copy the stack holds, then store the object again.
+        if (scan && local is not null && local.Holds(item))
+        {
+            RefuseDuplicate(local, item);
+            return; // already on this stack: keeping it twice would hand it to two renters
+        }
         if (Volatile.Read(ref _disposed) != 0)
         {
             if (local is not null) EmptyOwnStack(local, countAsTrim: false);
@@ -94,12 +100,6 @@ public sealed partial class SemiLocalPool<T>
         }
         local ??= CreateLocal();
         ServeTrimRequest(local);
-        if (_scanForDuplicates && Contains(local.Items, local.Count, item))
-        {
-            local.Drops++;
-            Diagnostics.ManalocEventSource.Log.DoubleReturn(Name, item.GetType().Name);
-            return; // already on this stack: keeping it twice would hand it to two renters
-        }
         if (local.Count == local.Credit && local.Credit < _localCapacity)
         {
             local.Credit += Reserve(Math.Min(_batch, _localCapacity - local.Credit));
@@ -134,7 +134,11 @@ public sealed partial class SemiLocalPool<T>
         if (Volatile.Read(ref local.TrimRequested) != 0) local.Limit = 0;
     }
 
-    /// <summary>Moves half the (full) stack to the shared tier; the stack keeps its credit, so the shared tier needs budget.</summary>
+    /// <summary>
+    /// Moves the older half of the (full) stack to the shared tier; the stack keeps its credit, so the
+    /// shared tier needs budget. The older half, not the top: the newest objects stay where the
+    /// duplicate scan of the next returns looks (and where this thread's next rents take them, still in its cache).
+    /// </summary>
     private void SpillToShared(Local local)
     {
         int move = Reserve(Math.Max(1, _localCapacity / 2));
@@ -147,12 +151,18 @@ public sealed partial class SemiLocalPool<T>
                 return;
             }
             EnsureSharedCapacity(_sharedCount + move);
-            local.Count -= move;
-            Array.Copy(local.Items, local.Count, _shared, _sharedCount, move);
+            var items = local.Items;
+            int keep = local.Count - move;
+            Array.Copy(items, 0, _shared, _sharedCount, move);
             _sharedCount += move;
+            // The slots are shifted under the lock: Dispose's drain of a live stack (DrainLiveStacks) takes
+            // the same lock, and Dispose sets _disposed (seen above) before that drain, so no drain runs
+            // until the stack is consistent again.
+            Array.Copy(items, move, items, 0, keep);
+            Array.Clear(items, keep, move);
+            local.Count = keep;
             _sharedOperations++;
         }
-        Array.Clear(local.Items, local.Count, move);
         local.SharedTransfers++;
         AssertLocal(local);
     }

@@ -54,7 +54,9 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     // The token the fast paths look for: _token, or -1 in debug mode (never matches: debug work stays on the slow paths).
     private readonly long _fastToken;
     private readonly PoolDebugTracker<T>? _debug;
-    private readonly bool _scanForDuplicates;
+    private readonly DuplicateReturns _duplicates;
+    // _duplicates != Unchecked: the fast return path's flag.
+    private readonly bool _scan;
     private readonly bool _resets;
     private readonly bool _plainReturn;
     private readonly bool _trimAfterGen2;
@@ -72,11 +74,11 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
     public SemiLocalPool(PoolPolicy<T> policy, PoolOptions? options = null)
-        : this(policy, options ?? new PoolOptions(), register: true, scanForDuplicates: false)
+        : this(policy, options ?? new PoolOptions(), register: true, DuplicateReturns.Throw)
     {
     }
 
-    internal SemiLocalPool(PoolPolicy<T> policy, PoolOptions options, bool register, bool scanForDuplicates)
+    internal SemiLocalPool(PoolPolicy<T> policy, PoolOptions options, bool register, DuplicateReturns duplicates)
     {
         ArgumentNullException.ThrowIfNull(policy);
         ArgumentNullException.ThrowIfNull(options);
@@ -88,8 +90,9 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         _batch = options.BatchSize;
         _localCapacity = options.LocalCapacity;
         _maxRetained = options.ResolveMaxRetained();
-        _debug = options.DebugMode ? new PoolDebugTracker<T>(Name) : null;
-        _scanForDuplicates = scanForDuplicates;
+        _debug = options.DebugMode ? new PoolDebugTracker<T>(Name, $"{s_kind} '{Name}'") : null;
+        _duplicates = duplicates;
+        _scan = duplicates != DuplicateReturns.Unchecked;
         _shared = new Slot[Math.Min(_maxRetained, Math.Max(_batch * 2, 16))];
         _lease = ThreadSlots.Lease();
         _slotId = _lease.Id;
@@ -108,6 +111,14 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
 
     /// <inheritdoc/>
     public string Name { get; }
+
+    // "SemiLocalPool<Order>": the kind in messages and ToString.
+    private static readonly string s_kind = PoolText.Kind("SemiLocalPool", typeof(T));
+
+    /// <summary>The pool's kind, name and idle objects: <c>SemiLocalPool&lt;Order&gt; 'orders' (12 retained)</c>, or <c>(disposed)</c>.</summary>
+    /// <remarks>Takes the shared lock to sum the stacks (as <see cref="GetStatistics"/>). Thread safety: safe from any thread.</remarks>
+    public override string ToString()
+        => PoolText.Describe(s_kind, Name, Volatile.Read(ref _disposed) != 0, Volatile.Read(ref _disposed) != 0 ? 0 : GetStatistics().Retained);
 
     string IPoolStatisticsSource.Kind => "object-pool";
 
@@ -135,9 +146,23 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     }
 
     /// <inheritdoc/>
+    /// <exception cref="InvalidOperationException"><paramref name="item"/> is already idle on this thread's
+    /// stack (a double return: see the remarks); in debug mode, any double or foreign return.</exception>
     /// <remarks>
-    /// Fast path (no debug mode, a policy that resets nothing): a push on the thread's stack, found as
-    /// in <see cref="Rent"/>. Otherwise <see cref="ReturnChecked"/> runs the debug check and the policy first.
+    /// <para>Double return. A return of an object that is still on the returning thread's stack, among
+    /// its <see cref="DuplicateScanDepth"/> most recent objects (the whole stack with the default
+    /// <see cref="PoolOptions.LocalCapacity"/>), throws and changes nothing: the pool keeps the object
+    /// once, its statistics count no drop and the policy does not see the second return. So the usual
+    /// bug, <c>Return(x); Return(x);</c> on one thread with no rent of <c>x</c> in between, is always
+    /// caught, whatever else was returned in between, until the object leaves this thread's stack: it
+    /// leaves when it is rented again (a later return is then legitimate), when at least
+    /// <see cref="PoolOptions.LocalCapacity"/>/2 newer returns overflow the stack (its oldest half moves
+    /// to the shared tier), when a trim empties the stack, or when the thread exits. A double return
+    /// after that, or one made on another thread than the first return, is caught only in debug mode
+    /// (<see cref="PoolOptions.DebugMode"/>), which tracks every object handed out.</para>
+    /// <para>Fast path (no debug mode, a policy that resets nothing): the scan for the object and a push
+    /// on the thread's stack, found as in <see cref="Rent"/>. Otherwise <see cref="ReturnChecked"/> runs
+    /// the checks, then the policy.</para>
     /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Return(T item)
@@ -145,13 +170,17 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         if (item is null) ThrowHelper.ThrowArgumentNull(nameof(item));
         var entry = ThreadSlots.t_lastPool;
         if (entry is null || entry.Token != _fastToken) entry = ThreadSlots.Get(_slotId, _fastToken); // another pool was last
-        // _plainReturn is false in debug mode and when the policy resets objects.
-        if (entry is not null && _plainReturn && Unsafe.As<Local>(entry).TryPush(item))
+        // _plainReturn is false in debug mode and when the policy resets objects. A duplicate fails the push: the slow path throws.
+        if (entry is not null && _plainReturn && Unsafe.As<Local>(entry).TryPush(item, _scan))
         {
             return;
         }
         ReturnChecked(item);
     }
+
+    /// <summary>How many of the objects on top of a thread's stack a return compares with (see <see cref="Return"/>).</summary>
+    /// <remarks>Bounds the cost of a return (at most this many reference compares) however large <see cref="PoolOptions.LocalCapacity"/> is.</remarks>
+    internal const int DuplicateScanDepth = 64;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private T RentChecked()
@@ -166,12 +195,11 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     private void ReturnChecked(T item)
     {
         _debug?.OnReturn(item);
-        if (_resets && !_policy.Return(item))
-        {
-            DropOne(item);
-            return;
-        }
-        ReturnCore(item);
+        var local = CurrentLocal();
+        // Before the policy: a second reset (or a drop that disposes an object the pool still holds) must not run.
+        if (_scan && local is not null && local.Holds(item)) RefuseDuplicate(local, item);
+        else if (_resets && !_policy.Return(item)) DropOne(item);
+        else Store(local, item, scan: false);
         if (_debug is null && ThreadSlots.t_lastPool?.Token != _token) MakeLast();
     }
 
@@ -194,29 +222,32 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         return RentSlow(local);
     }
 
-    /// <summary>Return without the null check, policy reset and debug tracking.</summary>
+    /// <summary>Return without the null check, policy reset and debug tracking (a duplicate is still refused).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal void ReturnCore(T item)
+    internal void ReturnCore(T item) => Store(CurrentLocal(), item, _scan);
+
+    /// <summary>Pushes on the thread's stack, or takes the slow path; <paramref name="scan"/>: look for a duplicate first.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Store(Local? local, T item, bool scan)
     {
-        var local = Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
-        if (local is not null && (!_scanForDuplicates || !Contains(local.Items, local.Count, item)) && local.TryPush(item))
+        if (local is not null && local.TryPush(item, scan))
         {
             return;
         }
-        ReturnSlow(local, item);
+        ReturnSlow(local, item, scan);
+    }
+
+    /// <summary>A return of an object the thread's stack holds: throws (object pools) or keeps it once and counts a drop (buffer tiers).</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void RefuseDuplicate(Local local, T item)
+    {
+        Diagnostics.ManalocEventSource.Log.DoubleReturn(Name, item.GetType().Name);
+        if (_duplicates == DuplicateReturns.Throw) ThrowHelper.ThrowDoubleReturn($"{s_kind} '{Name}'", PoolText.TypeName(item.GetType()));
+        local.Drops++; // the buffer manager's contract: refused quietly, counted as a drop
     }
 
     /// <summary>The calling thread's stack, if it has one (the buffer manager checks whether it is empty).</summary>
     internal Local? CurrentLocal() => Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
-
-    private static bool Contains(Slot[] items, int count, T item)
-    {
-        for (int i = 0; i < count; i++)
-        {
-            if (ReferenceEquals(items[i].Value, item)) return true;
-        }
-        return false;
-    }
 
     private void DropOne(T item)
     {

@@ -1,0 +1,19 @@
+namespace Manaloc.Buffers;
+
+/// <summary>A <see cref="RentedBuffer"/> that the GC found unreachable before it was disposed (reported in debug mode).</summary>
+/// <param name="ManagerName">The <see cref="BufferManager.Name"/> of the manager it was rented from.</param>
+/// <param name="Length">The length asked for.</param>
+/// <param name="RentedAt">The stack of the <see cref="BufferManager.RentBuffer"/> call, one frame a line.</param>
+/// <remarks>Immutable. Its array never went back to the manager (the GC collected it): dispose every rented buffer, with <c>using</c>.</remarks>
+public sealed record RentedBufferLeak(string ManagerName, int Length, string RentedAt)
+{
+    /// <summary>One line saying what leaked, then the stack where it was rented, indented.</summary>
+    public override string ToString()
+    {
+        var sb = new System.Text.StringBuilder();
+        sb.Append("Leak: a RentedBuffer of ").Append(Length).Append(" bytes from BufferManager '").Append(ManagerName)
+          .AppendLine("' was never disposed (its array never went back). Rented at:");
+        foreach (var line in RentedAt.Split('\n', StringSplitOptions.RemoveEmptyEntries)) sb.Append("    ").AppendLine(line.TrimEnd());
+        return sb.ToString();
+    }
+}
