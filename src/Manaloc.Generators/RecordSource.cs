@@ -7,7 +7,8 @@ using Microsoft.CodeAnalysis;
 namespace Manaloc.Generators;
 
 /// <summary>
-/// Writes the source for one accepted record: the checked and unchecked classes New uses, the two record-array view classes, their factory,
+/// Writes the source for one accepted record: the checked and unchecked classes New uses, the two record-array view classes, the
+/// checked record-array item class, their factory,
 /// the two struct handles and the module initializer that registers the layout.
 /// </summary>
 internal static class RecordSource
@@ -56,6 +57,7 @@ internal static class RecordSource
         {
             ("Checked", "CheckedField", "CompiledRecord"), ("Unchecked", "UncheckedField", "CompiledRecord"),
             ("CheckedView", "ViewField", "CompiledRecordView"), ("UncheckedView", "UncheckedField", "CompiledRecordView"),
+            ("CheckedItem", "ItemField", "CompiledRecordView"),
         })
         {
             sb.Append("file sealed class __").Append(id).Append('_').Append(suffix).Append(" : ").Append(M).Append(baseClass).Append(", ").AppendLine(iface);
@@ -126,6 +128,7 @@ internal static class RecordSource
             sb.Append("        public static ").Append(M).Append("CompiledRecord CreateUnchecked() => new __").Append(id).AppendLine("_Unchecked();");
             sb.Append("        public static ").Append(M).Append("CompiledRecordView CreateCheckedView() => new __").Append(id).AppendLine("_CheckedView();");
             sb.Append("        public static ").Append(M).Append("CompiledRecordView CreateUncheckedView() => new __").Append(id).AppendLine("_UncheckedView();");
+            sb.Append("        public static ").Append(M).Append("CompiledRecordView CreateCheckedItem() => new __").Append(id).AppendLine("_CheckedItem();");
             sb.Append("        public static ").Append(M).AppendLine("CompiledRecordType? Registration => s_recordType; // registers the record on first read");
             sb.AppendLine("    }");
         }
