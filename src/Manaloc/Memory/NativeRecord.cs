@@ -6,8 +6,8 @@ namespace Manaloc.Memory;
 
 /// <summary>
 /// The base of every implementation <see cref="TypeAllocator"/> generates: a handle to one record in
-/// native memory (a proxy from <see cref="TypeAllocator.New{T}"/>) or a movable view over the records
-/// of a <see cref="RecordArray{T}"/>.
+/// native memory (a proxy from <see cref="TypeAllocator.New{T}"/>), or a <see cref="RecordArray{T}"/>'s item (bound to one of
+/// its records) or moving view.
 /// </summary>
 /// <remarks>
 /// <para>A record's property accessors are loads and stores at constant offsets from the record's
@@ -19,7 +19,8 @@ namespace Manaloc.Memory;
 /// A TypeAllocator never frees a record's memory (its chunks and large blocks are pooled, see
 /// RecordChunks), so the stamp read never touches unmapped memory and the handle needs no reference. A
 /// record array's view (<see cref="NativeRecordView"/>) tests its address for null instead (the array's
-/// Dispose nulls it; its memory is freed only when its views are unreachable).</para>
+/// Dispose nulls it), and an array's item compares the array's stamp, a field of its chunk object; the
+/// array's memory is freed only when its views and items are unreachable.</para>
 /// <para>Weight: an object header and 16 bytes of value fields (address, generation, recycling index,
 /// flags), 32 bytes on 64-bit, no reference, nothing per record beside it on the managed heap: less than a
 /// plain class with 24 bytes of data (40), to the allocator and to a collection.</para>
