@@ -56,12 +56,20 @@ public static class Program
             row.Quantity = i % 7;
         }
         long ids = 0, quantities = 0;
-        foreach (var row in book)
+        foreach (var row in book.Scan()) // one moving view: allocation-free, not to be saved
         {
             ids += row.Id;
             quantities += row.Quantity;
         }
         Check(ids == 999 * 1000 / 2 && quantities == Enumerable.Range(0, 1000).Sum(i => i % 7), "a 1000-record array sums as expected");
+
+        // foreach and LINQ over the array hand out items that stay on their records (the generated item class, under AOT too).
+        var sixes = book.Where(o => o.Quantity == 6).ToList();
+        Check(sixes.Count == 1000 / 7 && sixes.Select(o => o.Id).SequenceEqual(Enumerable.Range(0, 1000).Where(i => i % 7 == 6).Select(i => (long)i)),
+            "LINQ over a record array keeps every record it selected");
+        var kept = book[6];
+        book.Dispose();
+        Check(Throws<InvalidOperationException>(() => _ = kept.Id), "a saved item used after its array's Dispose throws");
     }
 
     private static void StructHandles()

@@ -8,7 +8,8 @@ namespace Manaloc.Generators;
 
 /// <summary>
 /// Writes the source for one accepted record: the two struct handles, and inside the checked one the module initializer that
-/// registers the layout, the factory, the checked and unchecked classes New uses and the two record-array view classes.
+/// registers the layout, the factory, the checked and unchecked classes New uses, the two record-array view classes and the
+/// checked record-array item class.
 /// </summary>
 internal static class RecordSource
 {
@@ -63,6 +64,7 @@ internal static class RecordSource
     {
         ("Checked", "CheckedField", "CompiledRecord"), ("Unchecked", "UncheckedField", "CompiledRecord"),
         ("CheckedView", "ViewField", "CompiledRecordView"), ("UncheckedView", "UncheckedField", "CompiledRecordView"),
+        ("CheckedItem", "ItemField", "CompiledRecordView"),
     };
 
     /// <summary>The name of a generated class: the interface's name and the kind (<c>IOrder_Checked</c>).</summary>
@@ -137,6 +139,7 @@ internal static class RecordSource
             sb.Append("        public static ").Append(M).Append("CompiledRecord CreateUnchecked() => new ").Append(ClassName(model.Type, "Unchecked")).AppendLine("();");
             sb.Append("        public static ").Append(M).Append("CompiledRecordView CreateCheckedView() => new ").Append(ClassName(model.Type, "CheckedView")).AppendLine("();");
             sb.Append("        public static ").Append(M).Append("CompiledRecordView CreateUncheckedView() => new ").Append(ClassName(model.Type, "UncheckedView")).AppendLine("();");
+            sb.Append("        public static ").Append(M).Append("CompiledRecordView CreateCheckedItem() => new ").Append(ClassName(model.Type, "CheckedItem")).AppendLine("();");
             sb.Append("        public static ").Append(M).AppendLine("CompiledRecordType? Registration => s_recordType; // registers the record on first read");
             sb.AppendLine("    }");
             sb.AppendLine();

@@ -40,9 +40,10 @@ public class ClassPathTests
         using var array = allocator.NewArray<IFooData>(100);
         for (int i = 0; i < array.Length; i++) array.MoveTo(i).Count = i;
         long sum = 0;
-        foreach (var view in array) sum += view.Count;
+        foreach (var view in array.Scan()) sum += view.Count;
         Assert.Equal(4950, sum);
         Assert.Same(typeof(IFooData).Assembly, array.View.GetType().Assembly);
+        Assert.Same(typeof(IFooData).Assembly, array[0].GetType().Assembly); // the item class too
     }
 
     [Fact]

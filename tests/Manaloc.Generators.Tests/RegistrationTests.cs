@@ -73,6 +73,7 @@ internal struct HandWrittenFactory : ICompiledRecordFactory
     public static CompiledRecord CreateUnchecked() => new HandWritten();
     public static CompiledRecordView CreateCheckedView() => new HandWrittenView();
     public static CompiledRecordView CreateUncheckedView() => new HandWrittenView();
+    public static CompiledRecordView CreateCheckedItem() => new HandWrittenView();
 }
 
 internal sealed class ValidChecked : CompiledRecord, IHandWrittenValid
@@ -88,6 +89,12 @@ internal sealed class ValidView : CompiledRecordView, IHandWrittenValid
     public long Id { get => ViewField<long>(0); set => ViewField<long>(0) = value; }
 }
 
+internal sealed class ValidItem : CompiledRecordView, IHandWrittenValid
+{
+    public int Count { get => ItemField<int>(8); set => ItemField<int>(8) = value; }
+    public long Id { get => ItemField<long>(0); set => ItemField<long>(0) = value; }
+}
+
 internal sealed class ValidUnchecked : CompiledRecord, IHandWrittenValid
 {
     public int Count { get => UncheckedField<int>(8); set => UncheckedField<int>(8) = value; }
@@ -100,4 +107,5 @@ internal struct ValidFactory : ICompiledRecordFactory
     public static CompiledRecord CreateUnchecked() => new ValidUnchecked();
     public static CompiledRecordView CreateCheckedView() => new ValidView();
     public static CompiledRecordView CreateUncheckedView() => new ValidView();
+    public static CompiledRecordView CreateCheckedItem() => new ValidItem();
 }

@@ -107,6 +107,7 @@ public class TypedHandleMisuseTests
         public static CompiledRecord CreateUnchecked() => throw new NotSupportedException();
         public static CompiledRecordView CreateCheckedView() => throw new NotSupportedException();
         public static CompiledRecordView CreateUncheckedView() => throw new NotSupportedException();
+        public static CompiledRecordView CreateCheckedItem() => throw new NotSupportedException();
     }
 }
 

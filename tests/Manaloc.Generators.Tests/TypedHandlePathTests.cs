@@ -142,5 +142,6 @@ public class TypedHandlePathTests
         public static CompiledRecord CreateUnchecked() => throw new NotSupportedException();
         public static CompiledRecordView CreateCheckedView() => throw new NotSupportedException();
         public static CompiledRecordView CreateUncheckedView() => throw new NotSupportedException();
+        public static CompiledRecordView CreateCheckedItem() => throw new NotSupportedException();
     }
 }

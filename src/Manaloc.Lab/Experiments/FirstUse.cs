@@ -66,7 +66,7 @@ public sealed class FirstUse : Experiment
         var (firstType, firstNew) = Prepare(allocator);
         double processFirst = Time(() => firstNew());
         context.Note($"The first generation in this process (emitter start-up and JIT included) took {processFirst:F2} ms; not counted below.");
-        context.Note("PreGenerate on a checked allocator builds two implementations (the checked handle for New and the record-array view for NewArray), so it takes about twice one generation.");
+        context.Note("PreGenerate on a checked allocator builds three implementations (the checked handle for New, and the record-array view and item for NewArray), so it takes about three times one generation.");
         GC.KeepAlive(firstType);
 
         var unseen = new double[samples];

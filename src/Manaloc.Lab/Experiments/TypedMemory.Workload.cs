@@ -154,7 +154,7 @@ public sealed partial class TypedMemory
     {
         for (long done = 0; done < n;)
         {
-            foreach (var f in array)
+            foreach (var f in array.Scan())
             {
                 f.Bar += 1;
                 f.Car += f.Tar;

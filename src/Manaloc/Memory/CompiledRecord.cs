@@ -46,8 +46,8 @@ public abstract unsafe class CompiledRecord : NativeRecord
 }
 
 /// <summary>
-/// The base of the record-array view classes the Manaloc source generator writes for <see cref="NativeRecordAttribute"/>
-/// interfaces: a view keeps its array's chunk (see <see cref="NativeRecordView"/>).
+/// The base of the record-array view and item classes the Manaloc source generator writes for <see cref="NativeRecordAttribute"/>
+/// interfaces: a view or item keeps its array's chunk (see <see cref="NativeRecordView"/>).
 /// </summary>
 /// <remarks>For generated code only.</remarks>
 [EditorBrowsable(EditorBrowsableState.Never)]
@@ -71,7 +71,20 @@ public abstract unsafe class CompiledRecordView : NativeRecordView
         return ref Unsafe.AsRef<T>(address + offset);
     }
 
-    /// <summary>The field at <paramref name="offset"/>, with no test (for generated code: an unchecked allocator's views).</summary>
+    /// <summary>The field at <paramref name="offset"/>, after a checked item's test: the array chunk's stamp against the item's
+    /// generation, which the array's Dispose (or its allocator's) moves on (for generated code).</summary>
+    /// <exception cref="InvalidOperationException">The array was disposed (the message names the array).</exception>
+    /// <exception cref="ObjectDisposedException">The array's allocator was disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    protected ref T ItemField<T>(int offset)
+    {
+        // An item is bound to one record and never tracked: the stamp says whether its array is alive. The chunk is never
+        // null for an item (the array sets it before handing the item out), and its memory lives while the item does.
+        if (Chunk!.DedicatedStamp != Generation) throw StaleException();
+        return ref Unsafe.AsRef<T>(Address + offset);
+    }
+
+    /// <summary>The field at <paramref name="offset"/>, with no test (for generated code: an unchecked allocator's views and items).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     protected ref T UncheckedField<T>(int offset) => ref Unsafe.AsRef<T>(Address + offset);
 }
@@ -89,8 +102,12 @@ public interface ICompiledRecordFactory
     /// <summary>A new, unbound instance of the checked record-array view class.</summary>
     static abstract CompiledRecordView CreateCheckedView();
 
-    /// <summary>A new, unbound instance of the unchecked record-array view class.</summary>
+    /// <summary>A new, unbound instance of the unchecked record-array view class (an unchecked allocator's array items use it too).</summary>
     static abstract CompiledRecordView CreateUncheckedView();
+
+    /// <summary>A new, unbound instance of the checked record-array item class (an item stays on one record; its accessors
+    /// compare the array's stamp).</summary>
+    static abstract CompiledRecordView CreateCheckedItem();
 
     /// <summary>The record's registration, made on first use (the generated struct registers its record when read);
     /// null for a factory that no generator wrote.</summary>

@@ -10,18 +10,20 @@ namespace Manaloc.Memory;
 /// <remarks>Immutable; shared by every allocator in the process. Obtained only from <see cref="CompiledRecords.Register{TInterface, TFactory}"/>.</remarks>
 public sealed class CompiledRecordType
 {
-    internal CompiledRecordType(RecordType @checked, RecordType @unchecked, RecordType checkedView, RecordType uncheckedView)
+    internal CompiledRecordType(RecordType @checked, RecordType @unchecked, RecordType checkedView, RecordType uncheckedView, RecordType checkedItem)
     {
         Checked = @checked;
         Unchecked = @unchecked;
         CheckedView = checkedView;
         UncheckedView = uncheckedView;
+        CheckedItem = checkedItem;
     }
 
     internal RecordType Checked { get; }
     internal RecordType Unchecked { get; }
     internal RecordType CheckedView { get; }
     internal RecordType UncheckedView { get; }
+    internal RecordType CheckedItem { get; }
 
     /// <summary>The class of <paramref name="mode"/>, for <paramref name="type"/>, which must be this record's interface.</summary>
     /// <exception cref="ArgumentException"><paramref name="type"/> is another interface (generated code passes the right one).</exception>

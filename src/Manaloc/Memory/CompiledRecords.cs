@@ -30,8 +30,9 @@ public static unsafe class CompiledRecords
     {
         ArgumentNullException.ThrowIfNull(fields);
         var type = RecordTypes.RegisterCompiled(typeof(TInterface), size, alignment, fields,
-            [&CreateChecked<TFactory>, &CreateUnchecked<TFactory>, &CreateCheckedView<TFactory>, &CreateUncheckedView<TFactory>],
-            [TFactory.CreateChecked().GetType(), TFactory.CreateUnchecked().GetType(), TFactory.CreateCheckedView().GetType(), TFactory.CreateUncheckedView().GetType()],
+            [&CreateChecked<TFactory>, &CreateUnchecked<TFactory>, &CreateCheckedView<TFactory>, &CreateUncheckedView<TFactory>, &CreateCheckedItem<TFactory>],
+            [TFactory.CreateChecked().GetType(), TFactory.CreateUnchecked().GetType(), TFactory.CreateCheckedView().GetType(), TFactory.CreateUncheckedView().GetType(),
+                TFactory.CreateCheckedItem().GetType()],
             Cache<TInterface>);
         CompiledRecordSlot<TFactory>.Type = type; // for RecordRef<TFactory> and the held heap's New<TFactory>
         return type;
@@ -85,6 +86,8 @@ public static unsafe class CompiledRecords
 
     private static NativeRecord CreateUncheckedView<TFactory>() where TFactory : struct, ICompiledRecordFactory => TFactory.CreateUncheckedView();
 
+    private static NativeRecord CreateCheckedItem<TFactory>() where TFactory : struct, ICompiledRecordFactory => TFactory.CreateCheckedItem();
+
     private static void Cache<TInterface>(CompiledRecordType type) where TInterface : class
     {
         // Plain publication, as TypeAllocator.Resolve does: the record types are immutable and fully built.
@@ -92,6 +95,7 @@ public static unsafe class CompiledRecords
         RecordTypeCache<TInterface>.Unchecked = type.Unchecked;
         RecordTypeCache<TInterface>.CheckedView = type.CheckedView;
         RecordTypeCache<TInterface>.UncheckedView = type.UncheckedView;
+        RecordTypeCache<TInterface>.CheckedItem = type.CheckedItem;
     }
 
     /// <summary>Runtime size of <paramref name="type"/>, for the registration's check.</summary>

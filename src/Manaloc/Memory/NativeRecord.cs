@@ -6,8 +6,8 @@ namespace Manaloc.Memory;
 
 /// <summary>
 /// The base of every implementation <see cref="TypeAllocator"/> generates: a handle to one record in
-/// native memory (a proxy from <see cref="TypeAllocator.New{T}"/>) or a movable view over the records
-/// of a <see cref="RecordArray{T}"/>.
+/// native memory (a proxy from <see cref="TypeAllocator.New{T}"/>), or a <see cref="RecordArray{T}"/>'s item (bound to one of
+/// its records) or moving view.
 /// </summary>
 /// <remarks>
 /// <para>A record's property accessors are loads and stores at constant offsets from the record's
@@ -19,7 +19,8 @@ namespace Manaloc.Memory;
 /// A TypeAllocator never frees a record's memory (its chunks and large blocks are pooled, see
 /// RecordChunks), so the stamp read never touches unmapped memory and the handle needs no reference. A
 /// record array's view (<see cref="NativeRecordView"/>) tests its address for null instead (the array's
-/// Dispose nulls it; its memory is freed only when its views are unreachable).</para>
+/// Dispose nulls it), and an array's item compares the array's stamp, a field of its chunk object; the
+/// array's memory is freed only when its views and items are unreachable.</para>
 /// <para>Weight: an object header and 16 bytes of value fields (address, generation, recycling index,
 /// flags), 32 bytes on 64-bit, no reference, nothing per record beside it on the managed heap: less than a
 /// plain class with 24 bytes of data (40), to the allocator and to a collection.</para>
@@ -51,13 +52,20 @@ public abstract unsafe class NativeRecord
     /// take 15 bytes, so the object is 32 bytes, less than a plain class of the record's data.</summary>
     private byte _flags;
 
-    private const byte ViewFlag = 1, DeletedFlag = 2, LargeFlag = 4;
+    private const byte ViewFlag = 1, DeletedFlag = 2, LargeFlag = 4, ItemFlag = 8;
 
-    /// <summary>A record array's view, not a handle from New.</summary>
+    /// <summary>Belongs to a record array (a view, or an item with <see cref="IsItem"/>), not a handle from New.</summary>
     internal bool IsViewHandle
     {
         get => (_flags & ViewFlag) != 0;
         set => _flags = (byte)(value ? _flags | ViewFlag : _flags & ~ViewFlag);
+    }
+
+    /// <summary>A record array's item: bound to one record for life (with <see cref="IsViewHandle"/>).</summary>
+    internal bool IsItem
+    {
+        get => (_flags & ItemFlag) != 0;
+        set => _flags = (byte)(value ? _flags | ItemFlag : _flags & ~ItemFlag);
     }
 
     /// <summary>Set by this handle's Delete: a second Delete is refused whatever the stamp holds by then.</summary>
@@ -92,9 +100,11 @@ public abstract unsafe class NativeRecord
     [JsonIgnore]
     public bool IsAllocated => !IsDeleted && Address != null && *StampAddress == Generation;
 
-    /// <summary>True when this is the reusable view of a <see cref="RecordArray{T}"/> rather than an object from New.</summary>
+    /// <summary>True when this is a moving view of a <see cref="RecordArray{T}"/> (<see cref="RecordArray{T}.View"/>,
+    /// <see cref="RecordArray{T}.Scan"/>, <see cref="RecordArray{T}.CreateView"/>): it shows whichever record it was last moved
+    /// to. False for an object from New and for an array's item (its indexer and <c>foreach</c>), which stays on its record.</summary>
     [JsonIgnore]
-    public bool IsView => IsViewHandle;
+    public bool IsView => IsViewHandle && !IsItem;
 
     /// <summary>The interface this record implements.</summary>
     [JsonIgnore]
@@ -109,7 +119,7 @@ public abstract unsafe class NativeRecord
 
     /// <inheritdoc/>
     public override string ToString()
-        => $"{RecordTypes.TypeName(RecordInterface)} record{(IsViewHandle ? " view" : "")} at 0x{(nuint)Address:x} ({(IsAllocated ? "allocated" : "not allocated")})";
+        => $"{RecordTypes.TypeName(RecordInterface)} record{(IsItem ? " item" : IsViewHandle ? " view" : "")} at 0x{(nuint)Address:x} ({(IsAllocated ? "allocated" : "not allocated")})";
 
     /// <summary>
     /// The exception for a use after Delete or Dispose. Generated accessors emit <c>throw StaleException()</c>:
@@ -121,30 +131,51 @@ public abstract unsafe class NativeRecord
     {
         string name = RecordTypes.TypeName(RecordInterface);
         string? owner = null;
-        if (this is NativeRecordView view ? view.Chunk is { Owner.IsDisposed: true }
-            : Address != null && RecordChunks.WasDisposed(Address, Generation, StampOffset, out owner))
+        if (this is NativeRecordView view)
+        {
+            // A record array's view or item: say which array, and whether its allocator went with it.
+            string kind = IsItem ? "item" : "view";
+            if (view.Chunk is { Owner: { IsDisposed: true } slab })
+            {
+                string what = $"TypeAllocator '{RecordChunks.OwnerNameOf(slab)}' (the allocator of the RecordArray<{name}>)";
+                return new ObjectDisposedException(what, $"The {name} {kind} was used after its RecordArray<{name}>'s {what} was disposed; its records are gone.");
+            }
+            Diagnostics.ManalocEventSource.Log.UseAfterFree(name);
+            return new InvalidOperationException($"The {name} {kind} was used after its RecordArray<{name}> was disposed.");
+        }
+        if (Address != null && RecordChunks.WasDisposed(Address, Generation, StampOffset, out owner))
         {
             string what = owner is null ? $"TypeAllocator (the {name} record's allocator)" : $"TypeAllocator '{owner}' (the {name} record's allocator)";
             return new ObjectDisposedException(what, $"The {what} has been disposed; its records are gone.");
         }
         Diagnostics.ManalocEventSource.Log.UseAfterFree(name);
-        return new InvalidOperationException(IsViewHandle
-            ? $"The {name} view was used after its RecordArray was disposed."
-            : $"The {name} record was used after it was deleted.");
+        return new InvalidOperationException($"The {name} record was used after it was deleted.");
     }
 }
 
 /// <summary>
-/// The base of a <see cref="RecordArray{T}"/>'s views: a <see cref="NativeRecord"/> that also keeps its array's chunk, whose
-/// stamp says whether the array is alive and whose memory is freed only when no view references it, so a reader racing the
-/// array's Dispose never reaches memory handed to someone else. For generated code.
+/// The base of a <see cref="RecordArray{T}"/>'s views and items: a <see cref="NativeRecord"/> that also keeps its array's
+/// chunk, whose stamp says whether the array is alive and whose memory is freed only when no view or item references it, so a
+/// reader racing the array's Dispose never reaches memory handed to someone else. For generated code.
 /// </summary>
+/// <remarks>Equality: an item (the indexer's, the default enumerator's) equals every other item of the same record of the
+/// same array, because the array hands out a new object each time (<c>array.Contains(array[3])</c>, <c>Distinct</c>, a
+/// <c>HashSet</c> see one record once). A moving view equals only itself: what it shows changes when it moves.</remarks>
 [System.ComponentModel.EditorBrowsable(System.ComponentModel.EditorBrowsableState.Never)]
-public abstract class NativeRecordView : NativeRecord
+public abstract unsafe class NativeRecordView : NativeRecord
 {
     internal SlabChunk? Chunk;
 
     internal NativeRecordView()
     {
     }
+
+    /// <summary>For an item: true when <paramref name="obj"/> is an item of the same record of the same array. For a view:
+    /// reference equality.</summary>
+    public sealed override bool Equals(object? obj)
+        => ReferenceEquals(this, obj)
+            || IsItem && obj is NativeRecordView { IsItem: true } other && other.Address == Address && other.Chunk == Chunk && other.Generation == Generation;
+
+    /// <summary>For an item: from its record's address, so equal items hash alike. For a view: the object's identity.</summary>
+    public sealed override int GetHashCode() => IsItem ? ((nuint)Address).GetHashCode() : RuntimeHelpers.GetHashCode(this);
 }

@@ -1,29 +1,42 @@
+using System.Collections;
 using System.Runtime.CompilerServices;
 
 namespace Manaloc.Memory;
 
 /// <summary>
-/// N records of interface <typeparamref name="T"/> side by side in one native block, visited and
-/// updated through one reusable generated view (a flyweight): no managed object per record.
+/// N records of interface <typeparamref name="T"/> side by side in one native block, with no managed object per record.
+/// Read them as a list (the indexer, <c>foreach</c>, LINQ: each item stays on its record) or scan them with one moving
+/// view (<see cref="Scan"/>, <see cref="MoveTo"/>: no allocation).
 /// </summary>
 /// <typeparam name="T">The record interface.</typeparam>
 /// <remarks>
-/// <para>Why: each <see cref="TypeAllocator.New{T}"/> returns a managed handle the GC still sees;
-/// for millions of records that is millions of objects to mark. Here the GC sees this object and
-/// one view. <see cref="MoveTo"/> (or <c>foreach</c>, whose enumerator is a ref struct) points the
-/// view at a record; reading and writing its properties goes straight to native memory, with the
-/// same layout. Disposal is checked once per move rather than once per property access: <see cref="MoveTo"/>
-/// and the enumerator compare the array's stamp. In checked mode <see cref="Dispose"/> (or the allocator's)
-/// also nulls every view's address, which the view's accessors test (the address is loaded for the access
-/// anyway): use after Dispose throws, at the cost of one test per access.</para>
-/// <para>The view is one object: after <c>MoveTo(j)</c> a reference taken at <c>MoveTo(i)</c> sees
-/// record j. Memory is zeroed at creation. Thread safety: the records may be read and written from
-/// several threads (natural alignment, no atomicity beyond one property), but the view moves: give
-/// each thread its own with <see cref="CreateView"/>. Dispose may race readers and writers on other
-/// threads: they see the dead array or an exception, never memory handed to someone else (see
-/// <see cref="Dispose"/>).</para>
+/// <para>Why: each <see cref="TypeAllocator.New{T}"/> returns a managed handle the GC still sees; for millions of records
+/// that is millions of objects to mark. Here the GC sees this object and one view, whatever the length. Reading and
+/// writing a record's properties goes straight to native memory, with the layout <see cref="TypeAllocator.New{T}"/> uses.
+/// Memory is zeroed at creation.</para>
+/// <para>Two ways in. <b>Items</b>: the indexer and <c>foreach</c> (and so LINQ, through <see cref="IReadOnlyList{T}"/>)
+/// hand out an item per record, an object bound to that record for life: save it, put it in a list, compare it (two items of
+/// one record are <see cref="object.Equals(object)"/>), and it still reads and writes that record. The cost: each item is a
+/// new 40-byte managed object with one reference (to the array's chunk); the array keeps none, so items dropped at once are
+/// cheap gen-0 garbage and the live set still costs the collector nothing, but items kept are objects the collector
+/// traces, what this type exists to avoid: keep indexes rather than millions of items. <b>The moving view</b>:
+/// <c>foreach (var r in array.Scan())</c>, <see cref="View"/> with <see cref="MoveTo"/>, or <see cref="CreateView"/>: one
+/// object shown each record in turn, allocation-free, the fast path for a bulk scan. After <c>MoveTo(j)</c> a reference taken
+/// at <c>MoveTo(i)</c> sees record j: never save the view or hand it to code that keeps it.</para>
+/// <para>Checks. An item of a checked allocator's array compares the array's stamp on each access (two dependent loads:
+/// the chunk reference and its stamp), with nothing tracked, so an item used after the array's Dispose (or the allocator's)
+/// throws, whenever that was. A view checks disposal once per move, not per access: <see cref="MoveTo"/> and the scan
+/// enumerator compare the array's stamp, and in checked mode <see cref="Dispose"/> also nulls every view's address, which
+/// the view's accessors test (the address is loaded for the access anyway). In unchecked mode neither items nor views are
+/// checked on access: one used after Dispose reads and writes the dead array, whose memory stays while it is referenced
+/// (never another array's memory); the indexer, the enumerators and <see cref="MoveTo"/> still refuse a disposed array in
+/// both modes.</para>
+/// <para>Thread safety: the records may be read and written from several threads (natural alignment, no atomicity beyond
+/// one property); an item, like a handle from New, may be shared between threads; a view moves, so give each thread its own
+/// with <see cref="CreateView"/>. Dispose may race readers and writers on other threads: they see the dead array or an
+/// exception, never memory handed to someone else (see <see cref="Dispose"/>).</para>
 /// </remarks>
-public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : class
+public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IRecordArray where T : class
 {
     private readonly NativeSlabAllocator _slab;
     private readonly byte* _base;
@@ -34,6 +47,9 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     private readonly NativeRecordView _view;
     private readonly T _viewAsT;
     private readonly TypeAllocator _owner;
+    // The items' class, resolved on the first item (a scan-only program never generates it): the checked item class, or in
+    // an unchecked allocator the view's own class (bare accessors either way). Benign race: every thread resolves the same.
+    private RecordType? _itemRecord;
     private readonly Lock _viewsLock = new();
     // Views from CreateView, weakly: a long-lived array must not keep every view ever made. Guarded by _viewsLock.
     private List<WeakReference<NativeRecordView>>? _otherViews;
@@ -59,30 +75,52 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     /// <summary>Records in the array.</summary>
     public int Length { get; }
 
+    /// <summary>Records in the array (<see cref="Length"/>).</summary>
+    int IReadOnlyCollection<T>.Count => Length;
+
     /// <summary>Bytes from one record to the next: the layout's size (1 for a record with no fields).</summary>
     public int Stride => (int)_stride;
 
     /// <summary>True until <see cref="Dispose"/> (or the allocator's Dispose).</summary>
     public bool IsAllocated => _chunk.DedicatedStamp == _generation;
 
-    /// <summary>The array's reusable view, positioned by <see cref="MoveTo"/> and the enumerator.</summary>
-    /// <remarks>Before the first <see cref="MoveTo"/> it is at record 0. For an empty array (Length 0) that is a zeroed
-    /// scratch record the array owns (its block always holds one record), so a stray access cannot reach another block.</remarks>
+    /// <summary>An item bound to record <paramref name="index"/>: it reads and writes that record for as long as it is kept.</summary>
+    /// <remarks>Each call makes a new 40-byte object (items of one record are equal, not the same object); for a loop that
+    /// allocates nothing use <see cref="Scan"/> or <see cref="MoveTo"/>. In a checked allocator the item throws once the array
+    /// (or its allocator) is disposed; in an unchecked one it then reads and writes the dead array. Thread-safe.</remarks>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is outside [0, Length).</exception>
+    /// <exception cref="ObjectDisposedException">The array or its allocator was disposed.</exception>
+    public T this[int index]
+    {
+        get
+        {
+            if ((uint)index >= (uint)Length) ThrowHelper.ThrowIndexOutOfRange(index, Length);
+            return ItemAt(_base + index * _stride);
+        }
+    }
+
+    /// <summary>The array's one moving view, positioned by <see cref="MoveTo"/> and by <see cref="Scan"/>'s loop.</summary>
+    /// <remarks>One object for every record: it shows whichever record it was last moved to, so a reference kept across a
+    /// move sees the new record. Do not save it; use the indexer for an object that stays on its record. Before the first
+    /// <see cref="MoveTo"/> it is at record 0. For an empty array (Length 0) that is a zeroed scratch record the array owns
+    /// (its block always holds one record), so a stray access cannot reach another block.</remarks>
     public T View => _viewAsT;
 
-    /// <summary>Points <see cref="View"/> at record <paramref name="index"/> and returns it.</summary>
+    /// <summary>Moves <see cref="View"/>, the array's one moving view, to record <paramref name="index"/> and returns it.</summary>
+    /// <remarks>Allocates nothing: the fast path for visiting records by index. The object returned is the same for every
+    /// index (the view moves): do not save it; use the indexer for an object that stays on its record.</remarks>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is outside [0, Length).</exception>
     /// <exception cref="ObjectDisposedException">The array or its allocator was disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public T MoveTo(int index)
     {
         if ((uint)index >= (uint)Length) ThrowHelper.ThrowIndexOutOfRange(index, Length);
-        if (_chunk.DedicatedStamp != _generation) throw DisposedException(_view); // do not point the view at a disposed array
+        if (_chunk.DedicatedStamp != _generation) throw DisposedException(_chunk); // do not point the view at a disposed array
         _view.Address = _base + index * _stride;
         return _viewAsT;
     }
 
-    /// <summary>A new, independent view positioned at record 0 (one per thread when several threads scan).</summary>
+    /// <summary>A new, independent moving view positioned at record 0 (one per thread when several threads scan).</summary>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
     public RecordView<T> CreateView()
     {
@@ -107,49 +145,103 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
     internal void Position(NativeRecordView view, int index)
     {
         if ((uint)index >= (uint)Length) ThrowHelper.ThrowIndexOutOfRange(index, Length);
-        if (_chunk.DedicatedStamp != _generation) throw DisposedException(view);
+        if (_chunk.DedicatedStamp != _generation) throw DisposedException(_chunk);
         view.Address = _base + index * _stride;
     }
 
-    /// <summary>Enumerates the records through <see cref="View"/>; allocates nothing.</summary>
+    /// <summary>Enumerates the records as items, each bound to its record (what <c>foreach</c> over the array uses).</summary>
+    /// <remarks>One new 40-byte item per record, so saving an item (in a list, a LINQ result) keeps that record. For a scan
+    /// that allocates nothing use <c>foreach (var r in array.Scan())</c>.</remarks>
     public Enumerator GetEnumerator() => new(this);
 
-    /// <summary>Frees the records; in checked mode the views throw <see cref="InvalidOperationException"/> when used afterwards.</summary>
+    /// <inheritdoc cref="GetEnumerator"/>
+    IEnumerator<T> IEnumerable<T>.GetEnumerator() => new Enumerator(this);
+
+    /// <inheritdoc cref="GetEnumerator"/>
+    IEnumerator IEnumerable.GetEnumerator() => new Enumerator(this);
+
+    /// <summary>The allocation-free scan: <c>foreach (var r in array.Scan())</c> moves <see cref="View"/>, the array's one
+    /// view, over every record in order.</summary>
     /// <remarks>
-    /// <para>Idempotent; does nothing after the allocator's Dispose. In unchecked mode the views are bare (a use
-    /// afterwards reads or writes the dead array; the array's own view is nulled, so a loop's next move throws), and
-    /// moves throw.</para>
-    /// <para>Safe against readers and writers on other threads (a loop, a move, a view's access racing Dispose): the
-    /// block is not reused while they may still be in it. Its native memory goes back to the system only when the GC
-    /// finds the array's chunk unreachable, and every view, enumerator and the array itself reference it: no reader or
-    /// writer can reach memory handed to someone else, in either mode. A racing access may still read or write the dead
-    /// array (best-effort check), never another one. The cost: the block outlives Dispose until a collection after its
-    /// views are dropped (the GC is told its size, so it collects sooner), and each array is a system allocation of its
-    /// own instead of a slab block.</para>
+    /// <para>The item of this loop is one moving view, not one object per record: after the loop moves on, a reference to it
+    /// shows the next record, so do not save it, add it to a list or let a lambda keep it (<c>foreach</c> over the array
+    /// itself gives items that stay). Moving <see cref="View"/> inside the loop (<see cref="MoveTo"/>) does not move the
+    /// loop, but the view then shows the other record until the next step.</para>
+    /// <para>The enumerator is a ref struct of four fields (the view, the next and end addresses, the stride): it cannot be
+    /// boxed or captured, allocates nothing, and leaves the JIT few values to keep across the loop (docs/memory.md, bulk
+    /// path). Each step compares the array's stamp, so a loop whose array (or allocator) is disposed, in its body or by
+    /// another thread, stops at the next record with <see cref="ObjectDisposedException"/>. Not thread-safe: two loops on
+    /// <see cref="View"/> at once (two threads, or nested) move one view; give each its own with <see cref="CreateView"/> and
+    /// <see cref="RecordView{T}.Scan"/>.</para>
+    /// </remarks>
+    public ScanEnumerator Scan() => new(_view, _base, _base + Length * _stride, _stride);
+
+    internal ScanEnumerator ScanWith(NativeRecordView view) => new(view, _base, _base + Length * _stride, _stride);
+
+    /// <summary>Frees the records. In checked mode every item and view throws when used afterwards; in both modes the
+    /// indexer, the enumerators and the moves throw <see cref="ObjectDisposedException"/>.</summary>
+    /// <remarks>
+    /// <para>Idempotent; does nothing after the allocator's Dispose. In checked mode items see the moved stamp and views their
+    /// nulled address (<see cref="InvalidOperationException"/> naming the array; <see cref="ObjectDisposedException"/> when
+    /// the allocator was disposed). In unchecked mode items and views are bare: a use afterwards reads or writes the dead
+    /// array.</para>
+    /// <para>Safe against readers and writers on other threads (a loop, a move, an item's or a view's access racing
+    /// Dispose): the block is not reused while they may still be in it. Its native memory goes back to the system only when
+    /// the GC finds the array's chunk unreachable, and every item, view, enumerator and the array itself reference it: no
+    /// reader or writer can reach memory handed to someone else, in either mode. A racing access may still read or write the
+    /// dead array (best-effort check), never another one. The cost: the block outlives Dispose until a collection after its
+    /// items and views are dropped (the GC is told its size, so it collects sooner), and each array is a system allocation of
+    /// its own instead of a slab block.</para>
     /// </remarks>
     public void Dispose()
     {
         if (_slab.IsDisposed) return;
         if (NativeSlabAllocator.TryReleaseStamp(ref _chunk.DedicatedStamp, _generation))
         {
-            // A checked view's next access throws, and in both modes the enumerator's next move sees the array's own view nulled.
+            // The stamp has moved: items, moves and enumerators see it. A checked view's next access sees its nulled address.
             InvalidateViews();
             _owner.Untrack(this);
             _slab.FreeDedicated(_chunk, deferred: true);
         }
     }
 
-    /// <summary>For a move on a disposed array: the allocator's disposal if that is why, else the array's.</summary>
-    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static ObjectDisposedException DisposedException(NativeRecordView view)
+    /// <summary>An item for the record at <paramref name="address"/>, after the disposal check (both modes: an unchecked item
+    /// would not notice later).</summary>
+    private T ItemAt(byte* address)
     {
-        string what = view.Chunk is { Owner.IsDisposed: true } ? "TypeAllocator" : $"RecordArray<{RecordTypes.TypeName(typeof(T))}>";
-        return new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");
+        if (_chunk.DedicatedStamp != _generation) throw DisposedException(_chunk);
+        var item = (NativeRecordView)(_itemRecord ?? ResolveItemRecord()).Create(); // an item mode's class derives from NativeRecordView
+        item.Address = address;
+        item.Generation = _generation;
+        item.Chunk = _chunk;
+        item.IsViewHandle = true; // an array's: Delete refuses it
+        item.IsItem = true;
+        return Unsafe.As<T>(item);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private RecordType ResolveItemRecord()
+        => _itemRecord = _record.Mode == RecordMode.CheckedView
+            ? RecordTypeCache<T>.CheckedItem ?? TypeAllocator.Resolve<T>(RecordMode.CheckedItem)
+            : _record;
+
+    /// <summary>For a move on a disposed array: the allocator's disposal if that is why, else the array's.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static ObjectDisposedException DisposedException(SlabChunk chunk)
+    {
+        string array = $"RecordArray<{RecordTypes.TypeName(typeof(T))}>";
+        if (chunk.Owner is { IsDisposed: true } slab)
+        {
+            string what = $"TypeAllocator '{RecordChunks.OwnerNameOf(slab)}' (the allocator of the {array})";
+            return new ObjectDisposedException(what, $"The {what} has been disposed; the array's memory was freed.");
+        }
+        return new ObjectDisposedException(array, $"The {array} has been disposed; its memory was freed.");
     }
 
     /// <summary>At Dispose (the array's or the allocator's): in checked mode nulls the address of every view of this
     /// array, which their accessors test. Unchecked views are bare and keep their address: a racing use reaches the dead
-    /// array (its memory is kept while views exist), never a null page or another block.</summary>
+    /// array (its memory is kept while views exist), never a null page or another block. Items are not tracked: they compare
+    /// the stamp, which Dispose has moved.</summary>
     void IRecordArray.InvalidateViews() => InvalidateViews();
 
     private void InvalidateViews()
@@ -178,24 +270,82 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
         return view;
     }
 
-    /// <summary>Moves the array's view over every record in order.</summary>
+    /// <summary>Hands out an item per record, in order: what <c>foreach</c> over the array and LINQ use.</summary>
+    /// <remarks>Each step makes a new item (40 bytes) bound to its record, after checking that the array is alive, so a loop
+    /// whose array is disposed stops at the next record with <see cref="ObjectDisposedException"/>. <see cref="Current"/> is
+    /// the same item until the next step. Not thread-safe (one enumerator per loop, as for any enumerator).</remarks>
+    public struct Enumerator : IEnumerator<T>
+    {
+        private readonly RecordArray<T> _array;
+        private int _index;
+        private T? _current;
+
+        internal Enumerator(RecordArray<T> array)
+        {
+            _array = array;
+            _index = -1;
+            _current = null;
+        }
+
+        /// <summary>Makes the item of the next record.</summary>
+        /// <returns>False after the last record.</returns>
+        /// <exception cref="ObjectDisposedException">The array or its allocator was disposed.</exception>
+        public bool MoveNext()
+        {
+            var array = _array;
+            int next = _index + 1;
+            if (next >= array.Length)
+            {
+                _index = array.Length;
+                _current = null;
+                return false;
+            }
+            _current = array.ItemAt(array._base + next * array._stride);
+            _index = next;
+            return true;
+        }
+
+        /// <summary>The item of the current record (null before the first <see cref="MoveNext"/> and after the last).</summary>
+        public readonly T Current => _current!;
+
+        readonly object IEnumerator.Current => Current;
+
+        /// <summary>Goes back to before the first record.</summary>
+        public void Reset()
+        {
+            _index = -1;
+            _current = null;
+        }
+
+        /// <summary>Does nothing: the enumerator holds nothing to release.</summary>
+        public readonly void Dispose()
+        {
+        }
+    }
+
+    /// <summary>Moves one view over every record in order: <see cref="Scan"/>'s enumerator (and its own enumerable, so
+    /// <c>foreach (var r in array.Scan())</c> works).</summary>
     /// <remarks>A ref struct: cannot be boxed or captured, so it allocates nothing. Four fields (the view, the next and end
     /// addresses, the stride), and the disposal check compares the array's stamp, reached through the view: fewer values
-    /// for the JIT to keep across the loop (see docs/memory.md, bulk path).</remarks>
-    public ref struct Enumerator
+    /// for the JIT to keep across the loop (see docs/memory.md, bulk path). <see cref="Current"/> is the one moving view:
+    /// do not save it.</remarks>
+    public ref struct ScanEnumerator
     {
         private readonly NativeRecordView _view;
         private byte* _next;
         private readonly byte* _end;
         private readonly nint _stride;
 
-        internal Enumerator(RecordArray<T> array)
+        internal ScanEnumerator(NativeRecordView view, byte* start, byte* end, nint stride)
         {
-            _view = array._view;
-            _next = array._base;
-            _end = array._base + array.Length * array._stride;
-            _stride = array._stride;
+            _view = view;
+            _next = start;
+            _end = end;
+            _stride = stride;
         }
+
+        /// <summary>Itself, so <c>foreach</c> takes the scan directly.</summary>
+        public readonly ScanEnumerator GetEnumerator() => this;
 
         /// <summary>Moves the view to the next record.</summary>
         /// <exception cref="ObjectDisposedException">The array or its allocator was disposed during the loop.</exception>
@@ -208,13 +358,13 @@ public sealed unsafe class RecordArray<T> : IDisposable, IRecordArray where T : 
             // Once per record, not per access: a loop whose array is disposed (in its body or by another thread) stops at
             // the next record. The stamp is the array chunk's field; the view's chunk and generation share the line the
             // next store writes anyway.
-            if (view.Chunk!.DedicatedStamp != view.Generation) throw DisposedException(view);
+            if (view.Chunk!.DedicatedStamp != view.Generation) throw DisposedException(view.Chunk);
             view.Address = next;
             _next = next + _stride;
             return true;
         }
 
-        /// <summary>The view, positioned at the current record.</summary>
+        /// <summary>The one moving view, positioned at the current record: the same object at every step.</summary>
         public readonly T Current => Unsafe.As<T>(_view);
     }
 }

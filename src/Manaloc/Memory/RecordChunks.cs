@@ -64,11 +64,14 @@ internal static unsafe class RecordChunks
     {
         public readonly uint Floor = floor;
         /// <summary>The TypeAllocator's name (its slab's, less the suffix).</summary>
-        public readonly string OwnerName = owner.Name.EndsWith(MemoryMetrics.TypeAllocatorSuffix, StringComparison.Ordinal)
-            ? owner.Name[..^MemoryMetrics.TypeAllocatorSuffix.Length] : owner.Name;
+        public readonly string OwnerName = OwnerNameOf(owner);
         /// <summary>Set before the owner's Dispose invalidates its stamps.</summary>
         public volatile bool OwnerDisposed;
     }
+
+    /// <summary>The name of the TypeAllocator that owns <paramref name="slab"/>: the slab's name, less the suffix.</summary>
+    public static string OwnerNameOf(NativeSlabAllocator slab)
+        => slab.Name.EndsWith(MemoryMetrics.TypeAllocatorSuffix, StringComparison.Ordinal) ? slab.Name[..^MemoryMetrics.TypeAllocatorSuffix.Length] : slab.Name;
 
     /// <summary>
     /// Memory for a new chunk of class <paramref name="classIndex"/> owned by <paramref name="owner"/>: a pooled chunk

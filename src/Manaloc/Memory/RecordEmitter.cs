@@ -9,8 +9,9 @@ namespace Manaloc.Memory;
 /// Emits, with Reflection.Emit (no compiler at run time), a sealed class per interface and mode:
 /// <c>sealed class IFoo_Record : NativeRecord, IFoo</c> whose accessors are constant-offset loads and
 /// stores from <see cref="NativeRecord.Address"/>, preceded in <see cref="RecordMode.Checked"/> by a compare
-/// of the record's stamp with the handle's generation and in <see cref="RecordMode.CheckedView"/> by a null
-/// test of the address (a record array's Dispose and the allocator's null it).
+/// of the record's stamp with the handle's generation, in <see cref="RecordMode.CheckedView"/> by a null
+/// test of the address (a record array's Dispose and the allocator's null it) and in <see cref="RecordMode.CheckedItem"/>
+/// by a compare of the array chunk's stamp with the item's generation.
 /// </summary>
 /// <remarks>
 /// All types live in one run-only dynamic assembly that declares
@@ -26,6 +27,8 @@ internal static class RecordEmitter
 
     private static readonly FieldInfo s_address = Field(nameof(NativeRecord.Address));
     private static readonly FieldInfo s_generation = Field(nameof(NativeRecord.Generation));
+    private static readonly FieldInfo s_chunk = typeof(NativeRecordView).GetField(nameof(NativeRecordView.Chunk), BindingFlags.Instance | BindingFlags.NonPublic)!;
+    private static readonly FieldInfo s_dedicatedStamp = typeof(SlabChunk).GetField(nameof(SlabChunk.DedicatedStamp), BindingFlags.Instance | BindingFlags.Public)!;
     private static readonly MethodInfo s_keepAlive = typeof(GC).GetMethod(nameof(GC.KeepAlive))!;
     // Names a generated public property must not take: NativeRecord's and object's public members.
     private static readonly HashSet<string> s_reserved = typeof(NativeRecord).GetMembers(BindingFlags.Public | BindingFlags.Instance | BindingFlags.Static).Select(m => m.Name).ToHashSet(StringComparer.Ordinal);
@@ -44,8 +47,8 @@ internal static class RecordEmitter
             var module = s_module ??= CreateModule();
             var iface = layout.Type;
             string name = $"Manaloc.Generated.{Sanitize(RecordTypes.TypeName(iface))}_{mode}_{++s_counter}";
-            // A view (of a record array) keeps its array's chunk: its class derives from NativeRecordView; a handle holds no reference.
-            bool isView = mode is RecordMode.CheckedView or RecordMode.UncheckedView;
+            // A view or item (of a record array) keeps its array's chunk: its class derives from NativeRecordView; a handle holds no reference.
+            bool isView = mode is RecordMode.CheckedView or RecordMode.UncheckedView or RecordMode.CheckedItem;
             var tb = module.DefineType(name, TypeAttributes.Public | TypeAttributes.Sealed | TypeAttributes.Class | TypeAttributes.BeforeFieldInit, isView ? typeof(NativeRecordView) : typeof(NativeRecord));
             tb.AddInterfaceImplementation(iface);
 
@@ -136,9 +139,22 @@ internal static class RecordEmitter
     // The field's address, this.Address + offset, after the mode's check:
     //   Checked:            byte* a = this.Address; if (*(uint*)(a + stampOffset) != this.Generation) throw ...; a + offset
     //   CheckedView:        byte* a = this.Address; if (a == null) throw ...; a + offset
+    //   CheckedItem:        if (this.Chunk.DedicatedStamp != this.Generation) throw ...; this.Address + offset
     //   Unchecked(View):    this.Address + offset
     private static void EmitAddress(ILGenerator il, int offset, RecordMode mode, int stampOffset)
     {
+        if (mode == RecordMode.CheckedItem)
+        {
+            var ok = il.DefineLabel();
+            il.Emit(OpCodes.Ldarg_0);
+            il.Emit(OpCodes.Ldfld, s_chunk);
+            il.Emit(OpCodes.Ldfld, s_dedicatedStamp);
+            il.Emit(OpCodes.Ldarg_0);
+            il.Emit(OpCodes.Ldfld, s_generation);
+            il.Emit(OpCodes.Beq_S, ok);
+            EmitThrowStale(il);
+            il.MarkLabel(ok);
+        }
         il.Emit(OpCodes.Ldarg_0);
         il.Emit(OpCodes.Ldfld, s_address);
         if (mode == RecordMode.Checked)

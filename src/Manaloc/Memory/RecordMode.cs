@@ -19,6 +19,16 @@ internal enum RecordMode
     /// (or its allocator is), so a view used afterwards throws.
     /// </summary>
     CheckedView,
-    /// <summary>Views of an unchecked allocator's <see cref="RecordArray{T}"/>: bare loads and stores (a view's class keeps its array's chunk).</summary>
+
+    /// <summary>Views of an unchecked allocator's <see cref="RecordArray{T}"/>: bare loads and stores (a view's class keeps its array's chunk).
+    /// An unchecked allocator's array items are instances of this class too, bound to one record for life.</summary>
     UncheckedView,
+
+    /// <summary>
+    /// Items of a checked allocator's <see cref="RecordArray{T}"/> (its indexer and default enumerator): each is bound to one
+    /// record for life, and an access compares the array chunk's stamp with the item's generation (two dependent loads: the
+    /// chunk reference, then its stamp field). The array's Dispose and the allocator's move the stamp on, so an item used
+    /// afterwards throws, exactly, with nothing tracked: items may be made by the million and dropped.
+    /// </summary>
+    CheckedItem,
 }

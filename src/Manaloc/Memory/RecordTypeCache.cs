@@ -7,4 +7,5 @@ internal static class RecordTypeCache<T> where T : class
     public static RecordType? Unchecked;
     public static RecordType? CheckedView;
     public static RecordType? UncheckedView;
+    public static RecordType? CheckedItem;
 }

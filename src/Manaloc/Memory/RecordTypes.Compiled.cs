@@ -24,7 +24,7 @@ internal static partial class RecordTypes
     /// <param name="size">Record size, as the generator computed it.</param>
     /// <param name="alignment">Record alignment.</param>
     /// <param name="fields">The fields.</param>
-    /// <param name="create">Factories of the checked, unchecked, checked-view and unchecked-view classes, in that order.</param>
+    /// <param name="create">Factories of the checked, unchecked, checked-view, unchecked-view and checked-item classes, in that order.</param>
     /// <param name="classes">Those four classes, in the same order.</param>
     /// <param name="cacheForT">Publishes the registration in <see cref="RecordTypeCache{T}"/>.</param>
     public static unsafe CompiledRecordType RegisterCompiled(Type type, int size, int alignment, CompiledField[] fields,
@@ -35,7 +35,7 @@ internal static partial class RecordTypes
             if (s_compiled.TryGetValue(type, out var existing)) return existing;
             var layout = TypeLayout.FromCompiled(type, size, alignment, fields);
             ushort tag = NewTag(type, array: false), arrayTag = NewTag(type, array: true);
-            RecordMode[] modes = [RecordMode.Checked, RecordMode.Unchecked, RecordMode.CheckedView, RecordMode.UncheckedView];
+            RecordMode[] modes = [RecordMode.Checked, RecordMode.Unchecked, RecordMode.CheckedView, RecordMode.UncheckedView, RecordMode.CheckedItem];
             var records = new RecordType[modes.Length];
             for (int i = 0; i < modes.Length; i++)
             {
@@ -43,7 +43,7 @@ internal static partial class RecordTypes
                 s_byGenerated[classes[i]] = records[i];
                 s_types.TryAdd((type, modes[i]), new Lazy<RecordType>(records[i]));
             }
-            var compiled = new CompiledRecordType(records[0], records[1], records[2], records[3]);
+            var compiled = new CompiledRecordType(records[0], records[1], records[2], records[3], records[4]);
             cacheForT(compiled);
             s_compiled.Add(type, compiled);
             return compiled;
@@ -70,6 +70,7 @@ internal static partial class RecordTypes
                 RecordMode.Checked => compiled.Checked,
                 RecordMode.Unchecked => compiled.Unchecked,
                 RecordMode.CheckedView => compiled.CheckedView,
+                RecordMode.CheckedItem => compiled.CheckedItem,
                 _ => compiled.UncheckedView,
             };
         }

@@ -5,7 +5,8 @@ namespace Manaloc.Memory;
 
 public sealed unsafe partial class TypeAllocator
 {
-    /// <summary>Allocates <paramref name="count"/> zeroed records of <typeparamref name="T"/> in one block, visited through a reusable view.</summary>
+    /// <summary>Allocates <paramref name="count"/> zeroed records of <typeparamref name="T"/> in one block: a list of items that stay on
+    /// their records (indexer, <c>foreach</c>, LINQ), with an allocation-free scan through one moving view (<c>Scan()</c>).</summary>
     /// <remarks>Thread-safe. The array is freed by its Dispose (or this allocator's). See <see cref="RecordArray{T}"/>.
     /// The block always holds at least one record (an empty array too), because the view starts at record 0.</remarks>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="count"/> is negative or the block would exceed the address space.</exception>
@@ -42,8 +43,8 @@ public sealed unsafe partial class TypeAllocator
         return array;
     }
 
-    // Live record arrays (both modes), so Dispose can null their views' addresses: checked views test only that on each
-    // access, and every array's enumerator tests its own view's address on each move. An array never disposed stays here
+    // Live record arrays (both modes), so Dispose can null their checked views' addresses: checked views test only that on
+    // each access (items and the enumerators compare the array's stamp, which the slab's Dispose moves on). An array never disposed stays here
     // until Dispose, as its native block does (and the leak report shows it).
     private readonly HashSet<IRecordArray> _arrays = new(ReferenceEqualityComparer.Instance);
 

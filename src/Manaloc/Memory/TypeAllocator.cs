@@ -183,7 +183,13 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             ThrowHelper.ThrowNotOurs(nameof(instance), $"The {RecordTypes.TypeName(instance.GetType())} was not created by a TypeAllocator.");
             return;
         }
-        if (handle.IsViewHandle) ThrowHelper.ThrowNotOurs(nameof(instance), "The object is the view of a RecordArray; dispose the array instead.");
+        if (handle.IsViewHandle)
+        {
+            string array = $"RecordArray<{RecordTypes.TypeName(handle.RecordInterface)}>";
+            ThrowHelper.ThrowNotOurs(nameof(instance), handle.IsItem
+                ? $"The object is an item of a {array}; its records are freed together: dispose the array instead."
+                : $"The object is a view of a {array}; dispose the array instead.");
+        }
         string name = RecordTypes.TypeName(handle.RecordInterface);
         if (handle.Address == null)
         {
@@ -214,7 +220,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
 
     /// <inheritdoc/>
     /// <remarks>Thread-safe. Generates the implementations this allocator's New and NewArray use (for a checked
-    /// allocator: the checked handle and the record-array view; for an unchecked one: one for both).</remarks>
+    /// allocator: the checked handle, the record-array view and the record-array item; for an unchecked one: one for
+    /// all).</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="types"/> or one of its items is null.</exception>
     /// <exception cref="ArgumentException">A type cannot be a record; the message names the type, member and reason.</exception>
     /// <remarks>Annotated like <see cref="New{T}"/>: a call whose arguments are all <c>typeof</c> of
@@ -229,6 +236,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             if (type is null) ThrowHelper.ThrowArgumentNull(nameof(types));
             RecordTypes.Get(type, ObjectMode);
             if (ViewMode != ObjectMode) RecordTypes.Get(type, ViewMode);
+            if (_checked) RecordTypes.Get(type, RecordMode.CheckedItem);
         }
     }
 
@@ -284,7 +292,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private RecordType Resolve<T>(RecordMode mode, CompiledRecordType? registration) where T : class
+    internal static RecordType Resolve<T>(RecordMode mode, CompiledRecordType? registration = null) where T : class
     {
         var record = registration is null ? RecordTypes.ResolveForNew(typeof(T), mode) : registration.Of(typeof(T), mode);
         // Plain publication is enough: the record is immutable and fully built (by Lazy, which fences), and
@@ -294,6 +302,7 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
             case RecordMode.Checked: RecordTypeCache<T>.Checked = record; break;
             case RecordMode.Unchecked: RecordTypeCache<T>.Unchecked = record; break;
             case RecordMode.CheckedView: RecordTypeCache<T>.CheckedView = record; break;
+            case RecordMode.CheckedItem: RecordTypeCache<T>.CheckedItem = record; break;
             default: RecordTypeCache<T>.UncheckedView = record; break;
         }
         return record;

@@ -12,16 +12,16 @@ public interface ISequenceRecord
 
 /// <summary>
 /// TypeAllocator and RecordArray from one thread, in checked mode: any sequence of New, Delete,
-/// get, set, copy, NewArray, array access, array Dispose and allocator Dispose either works (and
-/// reads back what was written) or throws one of the library's documented exceptions, never
-/// anything else.
+/// get, set, copy, NewArray, array access (through the moving view, and through saved items), array
+/// Dispose and allocator Dispose either works (and reads back what was written) or throws one of the
+/// library's documented exceptions, never anything else.
 /// </summary>
 public sealed class RecordSequenceTests
 {
-    private enum Op { New, Delete, Get, Set, Copy, NewArray, ArraySet, ArrayGet, ArrayDispose, DisposeAllocator }
+    private enum Op { New, Delete, Get, Set, Copy, NewArray, ArraySet, ArrayGet, ItemSave, ItemGet, ItemSet, ArrayDispose, DisposeAllocator }
 
     private static readonly Gen<(Op Op, int I, int J, int V)> Step =
-        Gen.Select(Gen.Frequency((8, Gen.Int[0, 8].Select(i => (Op)i)), (1, Gen.Const(Op.ArrayDispose)), (1, Gen.Const(Op.DisposeAllocator))),
+        Gen.Select(Gen.Frequency((8, Gen.Int[0, 11].Select(i => (Op)i)), (1, Gen.Const(Op.ArrayDispose)), (1, Gen.Const(Op.DisposeAllocator))),
             Gen.Int[0, 15], Gen.Int[0, 15], Gen.Int);
 
     /// <summary>What a misuse may throw: the documented exceptions.</summary>
@@ -34,6 +34,7 @@ public sealed class RecordSequenceTests
             var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = true });
             var records = new List<(ISequenceRecord Record, bool Live, int A)>();
             var arrays = new List<(RecordArray<ISequenceRecord> Array, bool Live, Dictionary<int, int> Values)>();
+            var items = new List<(ISequenceRecord Item, int Array, int Index)>();
             bool disposed = false;
             try
             {
@@ -41,7 +42,7 @@ public sealed class RecordSequenceTests
                 {
                     try
                     {
-                        Apply(allocator, records, arrays, ref disposed, op, i, j, v);
+                        Apply(allocator, records, arrays, items, ref disposed, op, i, j, v);
                     }
                     catch (Exception e) when (Documented(e))
                     {
@@ -56,7 +57,8 @@ public sealed class RecordSequenceTests
         }, iter: PoolModelTests.Iterations * 10);
 
     private static void Apply(TypeAllocator allocator, List<(ISequenceRecord Record, bool Live, int A)> records,
-        List<(RecordArray<ISequenceRecord> Array, bool Live, Dictionary<int, int> Values)> arrays, ref bool disposed, Op op, int i, int j, int v)
+        List<(RecordArray<ISequenceRecord> Array, bool Live, Dictionary<int, int> Values)> arrays,
+        List<(ISequenceRecord Item, int Array, int Index)> items, ref bool disposed, Op op, int i, int j, int v)
     {
         switch (op)
         {
@@ -117,6 +119,32 @@ public sealed class RecordSequenceTests
                 int a = arr.MoveTo(i).A;
                 Assert.True(live && !disposed && i < arr.Length, "read a disposed array (or out of range) without an exception");
                 Assert.Equal(values.GetValueOrDefault(i), a);
+                break;
+            }
+            case Op.ItemSave when arrays.Count > 0:
+            {
+                int k = j % arrays.Count;
+                var (arr, live, values) = arrays[k];
+                var item = arr[i];
+                Assert.True(live && !disposed && i < arr.Length, "the indexer gave an item of a disposed array (or out of range)");
+                Assert.Equal(values.GetValueOrDefault(i), item.A);
+                items.Add((item, k, i));
+                break;
+            }
+            case Op.ItemGet when items.Count > 0:
+            {
+                var (item, k, index) = items[i % items.Count];
+                int a = item.A;
+                Assert.True(arrays[k].Live && !disposed, "read a saved item of a disposed array without an exception");
+                Assert.Equal(arrays[k].Values.GetValueOrDefault(index), a);
+                break;
+            }
+            case Op.ItemSet when items.Count > 0:
+            {
+                var (item, k, index) = items[i % items.Count];
+                item.A = v;
+                Assert.True(arrays[k].Live && !disposed, "wrote a saved item of a disposed array without an exception");
+                arrays[k].Values[index] = v;
                 break;
             }
             case Op.ArrayDispose when arrays.Count > 0:

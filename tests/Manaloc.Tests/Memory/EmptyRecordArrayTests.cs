@@ -52,16 +52,23 @@ public sealed class EmptyRecordArrayTests
     [InlineData(false)]
     public void Foreach_visits_every_record_of_an_array_of_records_without_fields(bool isChecked)
     {
-        // Size 0: the enumerator still steps (stride 1), so a loop runs Length times (found in review: it ran 0 times).
+        // Size 0: the scan still steps (stride 1), so a loop runs Length times (found in review: it ran 0 times).
         using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
         using var records = allocator.NewArray<IEmpty>(5);
-        int visited = 0;
-        foreach (var record in records)
+        int visited = 0, items = 0;
+        foreach (var record in records.Scan())
         {
             Assert.NotNull(record);
             visited++;
         }
+        foreach (var record in records)
+        {
+            Assert.NotNull(record);
+            items++;
+        }
         Assert.Equal(5, visited);
+        Assert.Equal(5, items);
+        Assert.Equal(5, records.Distinct().Count()); // one item per record, each its own address
         Assert.Equal(1, records.Stride);
     }
 }

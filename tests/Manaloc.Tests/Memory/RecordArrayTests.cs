@@ -4,6 +4,19 @@ namespace Manaloc.Tests.Memory;
 
 public sealed class RecordArrayTests
 {
+    /// <summary>The two loops over an array: the allocation-free scan (one moving view) or the items (one per record).</summary>
+    private static void Loop(RecordArray<IFooData> records, bool scan, Action<IFooData> body)
+    {
+        if (scan)
+        {
+            foreach (var r in records.Scan()) body(r);
+        }
+        else
+        {
+            foreach (var r in records) body(r);
+        }
+    }
+
     [Fact]
     public void Records_are_zeroed_visited_in_order_and_updated_in_place()
     {
@@ -34,6 +47,32 @@ public sealed class RecordArrayTests
     }
 
     [Fact]
+    public void Scanning_with_a_second_view_allocates_nothing_and_leaves_the_arrays_view_where_it_was()
+    {
+        using var allocator = new TypeAllocator();
+        using var records = allocator.NewArray<IFooData>(10_000);
+        var view = records.CreateView();
+        records.MoveTo(7).Bar = 70;
+        int passes = 0;
+        Pass(view);
+        passes++;
+        long allocated = Allocations.OnThisThread(() =>
+        {
+            Pass(view);
+            passes++;
+        });
+        Assert.Equal(0, allocated);
+        Assert.Equal(70 + passes, records.View.Bar); // the array's own view is still at record 7: the scan moved the other view
+        Assert.NotSame(records.View, view.Value);
+        Assert.Equal(passes, records.MoveTo(9_999).Bar);
+
+        static void Pass(RecordView<IFooData> view)
+        {
+            foreach (var r in view.Scan()) r.Bar += 1;
+        }
+    }
+
+    [Fact]
     public void Scanning_and_updating_allocates_nothing()
     {
         using var allocator = new TypeAllocator();
@@ -50,7 +89,7 @@ public sealed class RecordArrayTests
 
         static void Pass(RecordArray<IFooData> records)
         {
-            foreach (var r in records) r.Bar += 2;
+            foreach (var r in records.Scan()) r.Bar += 2;
             for (int i = 0; i < records.Length; i++) records.MoveTo(i).Car += 1;
         }
     }
@@ -84,41 +123,42 @@ public sealed class RecordArrayTests
         Assert.Throws<ObjectDisposedException>(() => extra.MoveTo(1));
         Assert.Throws<ObjectDisposedException>(() => records.MoveTo(1));
         Assert.Throws<ObjectDisposedException>(() => { foreach (var r in records) r.Bar++; });
+        Assert.Throws<ObjectDisposedException>(() => { foreach (var r in records.Scan()) r.Bar++; });
+        Assert.Throws<ObjectDisposedException>(() => records[0]);
+        Assert.Throws<ObjectDisposedException>(() => { foreach (var r in extra.Scan()) r.Bar++; });
         Assert.Throws<ObjectDisposedException>(() => records.CreateView());
     }
 
-    [Fact]
-    public void Disposing_the_array_inside_a_loop_stops_the_loop_before_freed_memory_is_touched()
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void Disposing_the_array_inside_a_loop_stops_the_loop_before_freed_memory_is_touched(bool scan)
     {
         using var allocator = new TypeAllocator();
         var records = allocator.NewArray<IFooData>(10);
         int visited = 0;
-        var error = Assert.Throws<ObjectDisposedException>(() =>
+        var error = Assert.Throws<ObjectDisposedException>(() => Loop(records, scan, r =>
         {
-            foreach (var r in records)
-            {
-                r.Bar = ++visited;
-                if (visited == 3) records.Dispose();
-            }
-        });
+            r.Bar = ++visited;
+            if (visited == 3) records.Dispose();
+        }));
         Assert.Equal(3, visited);
         Assert.Contains("RecordArray", error.Message);
     }
 
-    [Fact]
-    public void Disposing_the_allocator_inside_a_loop_stops_the_loop_with_the_allocators_disposal()
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void Disposing_the_allocator_inside_a_loop_stops_the_loop_with_the_allocators_disposal(bool scan)
     {
         var allocator = new TypeAllocator();
         var records = allocator.NewArray<IFooData>(10);
         int visited = 0;
-        var error = Assert.Throws<ObjectDisposedException>(() =>
+        var error = Assert.Throws<ObjectDisposedException>(() => Loop(records, scan, r =>
         {
-            foreach (var r in records)
-            {
-                r.Bar = ++visited;
-                if (visited == 3) allocator.Dispose();
-            }
-        });
+            r.Bar = ++visited;
+            if (visited == 3) allocator.Dispose();
+        }));
         Assert.Equal(3, visited);
         Assert.Contains("TypeAllocator", error.Message);
     }
@@ -169,27 +209,27 @@ public sealed class RecordArrayTests
     }
 
     [Theory]
-    [InlineData(false, true)]
-    [InlineData(false, false)]
-    [InlineData(true, false)]
-    public void A_loop_stops_at_the_next_record_after_its_array_or_allocator_is_disposed_in_either_mode(bool isChecked, bool disposeAllocator)
+    [InlineData(false, true, true)]
+    [InlineData(false, false, true)]
+    [InlineData(true, false, true)]
+    [InlineData(false, true, false)]
+    [InlineData(false, false, false)]
+    [InlineData(true, false, false)]
+    public void A_loop_stops_at_the_next_record_after_its_array_or_allocator_is_disposed_in_either_mode(bool isChecked, bool disposeAllocator, bool scan)
     {
-        // Dispose nulls the array's own view in both modes, which the enumerator tests on each move.
+        // Both loops compare the array's stamp on each step, in both modes (an unchecked item or view would not notice later).
         var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
         var records = allocator.NewArray<IFooData>(10);
         int visited = 0;
-        var error = Assert.Throws<ObjectDisposedException>(() =>
+        var error = Assert.Throws<ObjectDisposedException>(() => Loop(records, scan, r =>
         {
-            foreach (var r in records)
+            ++visited;
+            if (visited == 3)
             {
-                ++visited;
-                if (visited == 3)
-                {
-                    if (disposeAllocator) allocator.Dispose();
-                    else records.Dispose();
-                }
+                if (disposeAllocator) allocator.Dispose();
+                else records.Dispose();
             }
-        });
+        }));
         Assert.Equal(3, visited);
         Assert.Contains(disposeAllocator ? "TypeAllocator" : "RecordArray", error.Message);
         allocator.Dispose();
@@ -202,7 +242,7 @@ public sealed class RecordArrayTests
         using var records = allocator.NewArray<IFooData>(5);
         for (int i = 0; i < records.Length; i++) records.MoveTo(i).Bar = i;
         var seen = new List<int>();
-        foreach (var r in records)
+        foreach (var r in records.Scan())
         {
             seen.Add(r.Bar);
             records.MoveTo(4); // the same view object: the enumerator keeps its own cursor
@@ -216,6 +256,7 @@ public sealed class RecordArrayTests
         using var allocator = new TypeAllocator();
         using var empty = allocator.NewArray<IFooData>(0);
         foreach (var _ in empty) Assert.Fail("no records");
+        foreach (var _ in empty.Scan()) Assert.Fail("no records");
         using var aligned = allocator.NewArray<IHotCold>(5);
         Assert.Equal(0, aligned.Stride % 64);
         unsafe

@@ -36,10 +36,12 @@ public sealed class TypeAllocatorGenerationTests
         var type = RuntimeInterfaces.DefineUnseen();
         using var allocator = new TypeAllocator();
         allocator.PreGenerate(type);
-        Assert.Equal(2, RecordTypes.GenerationsOf(type)); // a checked allocator's handle and its record-array view
+        Assert.Equal(3, RecordTypes.GenerationsOf(type)); // a checked allocator's handle, its record-array view and item
         var record = New(allocator, type);
-        typeof(TypeAllocator).GetMethod(nameof(TypeAllocator.NewArray))!.MakeGenericMethod(type).Invoke(allocator, [3]);
-        Assert.Equal(2, RecordTypes.GenerationsOf(type));
+        var array = typeof(TypeAllocator).GetMethod(nameof(TypeAllocator.NewArray))!.MakeGenericMethod(type).Invoke(allocator, [3])!;
+        var item = array.GetType().GetProperty("Item")!.GetValue(array, [1])!; // the indexer's item
+        Assert.True(type.IsInstanceOfType(item));
+        Assert.Equal(3, RecordTypes.GenerationsOf(type));
         type.GetProperty("A")!.SetValue(record, 12);
         Assert.Equal(12, type.GetProperty("A")!.GetValue(record));
     }
