@@ -8,16 +8,17 @@ namespace Manaloc.Memory;
 /// second thread must be refused before it touches one, on its first call.
 /// </summary>
 /// <remarks>
-/// <para>Exact: <see cref="Thread.CurrentThread"/>, a thread-static the JIT reads inline (on Linux x64 a call to the C
-/// library's <c>__tls_get_addr</c> and four dependent loads), compared with the owner's <see cref="Thread"/> object. The
-/// object, not the managed thread id: ids are reused after a thread exits, objects are not while the heap references its
-/// owner's. <see cref="Environment.CurrentManagedThreadId"/> is a call into the runtime, dearer (4–5 ns measured). A
-/// [ThreadStatic] of our own compiles to the same code (seen in the disassembly). The JIT neither hoists the read out of a
-/// caller's loop nor shares it between a New and a Delete (the loop writes memory), so a pair pays two.</para>
-/// <para>Memory ordering: the owner is a readonly field written by the heap's constructor on the owner's thread. Another
-/// thread reaches the heap only through the user's publication of it, and the .NET memory model orders a constructor's
-/// stores before that publication; a thread that saw the field unset would see null, which is no thread: refused too.
-/// The owner's own reads need no ordering.</para>
+/// <para>Exact and cheap: each thread gets a key of its own, a 64-bit number from a process-wide counter (never reused,
+/// unlike managed thread ids), in a [ThreadStatic] <see langword="long"/>; a heap keeps its owner's key and compares it with
+/// the calling thread's. A thread-static of a primitive type has an address the JIT computes once per method (on Linux
+/// x64 one call to the C library's <c>__tls_get_addr</c>, hoisted out of the caller's loop), so the check in a loop is one
+/// load and one compare. <see cref="Thread.CurrentThread"/> and a [ThreadStatic] object reference are read through the
+/// thread's table of managed statics, loads the JIT neither hoists nor shares once the loop writes memory: that cost
+/// 2.5–3 ns per New+Delete pair. <see cref="Environment.CurrentManagedThreadId"/> is a call into the runtime (4–5 ns).</para>
+/// <para>Memory ordering: the owner's key is a readonly field written by the heap's constructor on the owner's thread.
+/// Another thread reaches the heap only through the user's publication of it, and the .NET memory model orders a
+/// constructor's stores before that publication; a thread that saw the field unset would see 0, which is no thread's
+/// key once it has a heap: refused too. Each thread reads and writes only its own key.</para>
 /// <para><see cref="Sampled"/> brings back the sampled check (one call in <see cref="SampleInterval"/>) for the
 /// benchmarks' same-run comparison only: an AppContext switch read once, so the JIT folds the test away.</para>
 /// </remarks>
@@ -35,11 +36,24 @@ internal static class HeapThreadCheck
     // Not beforefieldinit: the switch is read at the first use of a heap, never earlier, so a benchmark's setup can set it.
     static HeapThreadCheck() { }
 
-    /// <summary>True when the calling thread is not <paramref name="owner"/> (in the sampled mode: only on a sampled call).</summary>
+    /// <summary>The calling thread's key (0 until <see cref="CurrentKey"/> first runs on the thread; then unique in the process).</summary>
+    [ThreadStatic]
+    private static long t_key;
+
+    private static long s_lastKey;
+
+    /// <summary>The calling thread's key, made on first use: a heap's owner.</summary>
+    internal static long CurrentKey => t_key != 0 ? t_key : NewKey();
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static long NewKey() => t_key = Interlocked.Increment(ref s_lastKey); // atomicity only: unique keys, orders nothing
+
+    /// <summary>True when the calling thread is not the one whose key is <paramref name="ownerKey"/> (in the sampled mode: only on a sampled call).</summary>
+    /// <remarks>A thread that never asked for a key reads 0, which no owner has.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static bool IsForeign(Thread owner, ref uint calls)
+    public static bool IsForeign(long ownerKey, ref uint calls)
     {
-        if (Sampled) return ++calls % SampleInterval == 0 && Thread.CurrentThread != owner;
-        return Thread.CurrentThread != owner;
+        if (Sampled) return ++calls % SampleInterval == 0 && t_key != ownerKey;
+        return t_key != ownerKey;
     }
 }

@@ -28,7 +28,8 @@ public sealed unsafe partial class NativeSlabAllocator
     {
         private readonly NativeSlabAllocator _owner;
         private readonly ThreadCache _cache;
-        private readonly Thread _thread; // the owner: compared by reference (ids are reused after a thread exits, objects are not)
+        private readonly Thread _thread; // the owner, for ThreadId and the misuse message
+        private readonly long _ownerKey; // the owner's HeapThreadCheck key, which every call compares
         private uint _calls; // the sampled check's count (benchmarks only, see HeapThreadCheck)
 
         internal ThreadHeap(NativeSlabAllocator owner, ThreadCache cache)
@@ -36,6 +37,7 @@ public sealed unsafe partial class NativeSlabAllocator
             _owner = owner;
             _cache = cache;
             _thread = Thread.CurrentThread;
+            _ownerKey = HeapThreadCheck.CurrentKey;
         }
 
         /// <summary>The allocator this heap belongs to.</summary>
@@ -90,7 +92,7 @@ public sealed unsafe partial class NativeSlabAllocator
         {
             // Dispose clears the cache's owner (before the chunks go), so one compare covers disposal. The thread test keeps
             // the cache single-threaded, which is what lets its pops and pushes go without atomics.
-            if (_cache.Owner != _owner || HeapThreadCheck.IsForeign(_thread, ref _calls)) ThrowMisuse();
+            if (_cache.Owner != _owner || HeapThreadCheck.IsForeign(_ownerKey, ref _calls)) ThrowMisuse();
         }
 
         [DoesNotReturn]

@@ -48,7 +48,7 @@ public sealed unsafe partial class TypeAllocator
             // As TypeAllocator.DeleteRecord: the owner's token in the chunk header, then the stamp's compare-exchange, which
             // makes exactly one of two racing Deletes free the block.
             // The thread test comes first: a foreign thread is sent to the general path, which refuses it before the stamp.
-            if (cls >= 0 && p != null && !HeapThreadCheck.IsForeign(_thread, ref _calls) && *(long*)(SizeClasses.ChunkStart(p) + 16) == _token
+            if (cls >= 0 && p != null && !HeapThreadCheck.IsForeign(_ownerKey, ref _calls) && *(long*)(SizeClasses.ChunkStart(p) + 16) == _token
                 && NativeSlabAllocator.TryReleaseStamp(ref *(uint*)(p + CompiledRecordConstants<TRecord>.StampOffset), handle.Generation))
             {
                 Release(p, cls);
@@ -67,7 +67,7 @@ public sealed unsafe partial class TypeAllocator
         {
             int cls = CompiledRecordConstants<TRecord>.ClassIndex;
             byte* p = handle.Address;
-            if (cls >= 0 && p != null && !HeapThreadCheck.IsForeign(_thread, ref _calls))
+            if (cls >= 0 && p != null && !HeapThreadCheck.IsForeign(_ownerKey, ref _calls))
             {
                 // As TypeAllocator.DeleteUncheckedRecord: a plain test and store of the stamp (racing Deletes are undefined).
                 ref uint stamp = ref *(uint*)(p + CompiledRecordConstants<TRecord>.StampOffset);
@@ -95,7 +95,7 @@ public sealed unsafe partial class TypeAllocator
         {
             int cls = CompiledRecordConstants<TRecord>.ClassIndex;
             // A foreign thread goes to the general path too, whose check refuses it before any bin is touched.
-            if (cls < 0 || Volatile.Read(ref _slow) != 0 || HeapThreadCheck.IsForeign(_thread, ref _calls)) return AllocateOther<TRecord>();
+            if (cls < 0 || Volatile.Read(ref _slow) != 0 || HeapThreadCheck.IsForeign(_ownerKey, ref _calls)) return AllocateOther<TRecord>();
             NativeSlabAllocator.Bin* bin = _bins + cls;
             bin->Allocations++;
             // The bin's pop, inlined here so the fast path does not touch the slab object (a refill does).

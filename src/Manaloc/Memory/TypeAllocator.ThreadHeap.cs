@@ -29,7 +29,8 @@ public sealed unsafe partial class TypeAllocator
         private readonly NativeSlabAllocator.ThreadCache _cache;
         private readonly NativeSlabAllocator _slab;
         private readonly NativeSlabAllocator.Bin* _bins; // into the cache's pinned bins, which _cache keeps alive
-        private readonly Thread _thread; // the owner: compared by reference (ids are reused after a thread exits, objects are not)
+        private readonly Thread _thread; // the owner, for ThreadId and the misuse message
+        private readonly long _ownerKey; // the owner's HeapThreadCheck key, which every call compares
         private readonly long _token; // the allocator's owner token, as chunk headers hold it (checked Delete's test)
         private uint _calls; // the sampled check's count (benchmarks only, see HeapThreadCheck)
         // What sends a New off the fast path, one byte so the fast path tests it with one compare: Dead (set by the
@@ -44,6 +45,7 @@ public sealed unsafe partial class TypeAllocator
             _slab = owner._slab;
             _bins = cache.Bins;
             _thread = Thread.CurrentThread;
+            _ownerKey = HeapThreadCheck.CurrentKey;
             _token = owner._slab.RecordToken;
             _slow = owner._stacks is not null ? CaptureStacks : (byte)0;
         }
@@ -110,7 +112,7 @@ public sealed unsafe partial class TypeAllocator
         {
             // Dispose marks every heap of the allocator dead (before the chunks go), so one load covers disposal. The thread
             // test keeps the cache single-threaded, which is what lets its pops and pushes go without atomics.
-            if ((Volatile.Read(ref _slow) & Dead) != 0 || HeapThreadCheck.IsForeign(_thread, ref _calls)) ThrowMisuse();
+            if ((Volatile.Read(ref _slow) & Dead) != 0 || HeapThreadCheck.IsForeign(_ownerKey, ref _calls)) ThrowMisuse();
         }
 
         /// <summary>
@@ -120,7 +122,7 @@ public sealed unsafe partial class TypeAllocator
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private void CheckThread()
         {
-            if (HeapThreadCheck.IsForeign(_thread, ref _calls)) ThrowMisuse();
+            if (HeapThreadCheck.IsForeign(_ownerKey, ref _calls)) ThrowMisuse();
         }
 
         [DoesNotReturn]
