@@ -16,8 +16,8 @@ public sealed unsafe partial class NativeSlabAllocator
     /// only; a held heap must not cross an <c>await</c> (the continuation may resume on another thread). Every
     /// <see cref="Allocate"/> and <see cref="Free"/> checks the calling thread, exactly: a call from another thread
     /// throws <see cref="InvalidOperationException"/> on the first such call, before it touches the owner's free
-    /// lists, so no block is handed out twice and the statistics stay exact. The check is one compare of the current
-    /// thread (a thread-static the JIT reads inline) with the owner. Every call also checks disposal (one compare of
+    /// lists, so no block is handed out twice and the statistics stay exact. The check is one compare of the calling
+    /// thread's key (a thread-static number, never reused) with the owner's. Every call also checks disposal (one compare of
     /// a field: a use after the allocator's Dispose throws <see cref="ObjectDisposedException"/>).</para>
     /// <para>Blocks are those of the allocator: a block from <see cref="Allocate"/> may be freed by
     /// <see cref="NativeSlabAllocator.Free(void*)"/> on any thread, or by another thread's heap, and the other

@@ -16,7 +16,7 @@ public sealed unsafe partial class TypeAllocator
     /// Every New and Delete checks the calling thread, exactly, in checked and unchecked allocators alike: a call from
     /// another thread throws <see cref="InvalidOperationException"/> on the first such call, before it touches the
     /// owner's free lists or a record's stamp, so nothing is handed out twice and the statistics stay exact. The check is
-    /// one compare of the current thread (a thread-static the JIT reads inline) with the owner. Every call also checks
+    /// one compare of the calling thread's key (a thread-static number, never reused) with the owner's. Every call also checks
     /// disposal (one compare: a use after the allocator's Dispose throws <see cref="ObjectDisposedException"/>).</para>
     /// <para>Records are those of the allocator: one made through a heap may be deleted through
     /// <see cref="DeleteRef(RecordRef)"/> on any thread, or through another thread's heap, and the other way round. The
