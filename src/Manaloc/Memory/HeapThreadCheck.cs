@@ -38,24 +38,29 @@ internal static class HeapThreadCheck
     // Not beforefieldinit: the switch is read at the first use of a heap, never earlier, so a benchmark's setup can set it.
     static HeapThreadCheck() { }
 
-    /// <summary>The calling thread's key (0 until <see cref="CurrentKey"/> first runs on the thread; then unique in the process).</summary>
-    [ThreadStatic]
-    private static long t_key;
-
-    private static long s_lastKey;
-
     /// <summary>The calling thread's key, made on first use: a heap's owner.</summary>
-    internal static long CurrentKey => t_key != 0 ? t_key : NewKey();
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static long NewKey() => t_key = Interlocked.Increment(ref s_lastKey); // atomicity only: unique keys, orders nothing
+    internal static long CurrentKey => Keys.Current != 0 ? Keys.Current : Keys.Next();
 
     /// <summary>True when the calling thread is not the one whose key is <paramref name="ownerKey"/> (in the sampled mode: only on a sampled call).</summary>
     /// <remarks>A thread that never asked for a key reads 0, which no owner has.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static bool IsForeign(long ownerKey, ref uint calls)
     {
-        if (Sampled) return ++calls % SampleInterval == 0 && t_key != ownerKey;
-        return t_key != ownerKey;
+        if (Sampled) return ++calls % SampleInterval == 0 && Keys.Current != ownerKey;
+        return Keys.Current != ownerKey;
+    }
+
+    /// <summary>The keys, in a class of their own with no static constructor (unlike the switch's): no class-initialization
+    /// test stands between the JIT and the thread-static, which it then reads at an address inside the thread's own block.</summary>
+    private static class Keys
+    {
+        /// <summary>The calling thread's key (0 until <see cref="Next"/> first runs on the thread; then unique in the process).</summary>
+        [ThreadStatic]
+        internal static long Current;
+
+        private static long s_last;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal static long Next() => Current = Interlocked.Increment(ref s_last); // atomicity only: unique keys, orders nothing
     }
 }
