@@ -246,12 +246,12 @@ public class StructHandleTests
         var heap = allocator.GetThreadHeap();
         var live = FooDataRef.New(heap);
         Exception? error = null;
+        var made = new List<FooDataRef>();
         var thread = new Thread(() =>
         {
-            var made = new List<FooDataRef>();
             try
             {
-                for (int i = 0; i < TypeAllocator.ThreadHeap.AffinityCheckInterval + 1; i++) made.Add(FooDataRef.New(heap));
+                for (int i = 0; i < 2; i++) made.Add(FooDataRef.New(heap));
             }
             catch (InvalidOperationException e)
             {
@@ -261,9 +261,10 @@ public class StructHandleTests
         thread.Start();
         thread.Join();
         Assert.Contains("belongs to managed thread", Assert.IsType<InvalidOperationException>(error).Message);
+        Assert.Empty(made); // the first New on the other thread was refused
         allocator.Dispose();
-        Assert.Throws<ObjectDisposedException>(() => FooDataRef.New(heap));
-        Assert.Throws<ObjectDisposedException>(() => live.Delete(heap));
+        Assert.Equal($"TypeAllocator '{allocator.Name}'", Assert.Throws<ObjectDisposedException>(() => FooDataRef.New(heap)).ObjectName);
+        Assert.Equal($"TypeAllocator '{allocator.Name}'", Assert.Throws<ObjectDisposedException>(() => live.Delete(heap)).ObjectName);
         Assert.Throws<ObjectDisposedException>(() => live.Count);
         Assert.Throws<ObjectDisposedException>(() => allocator.GetThreadHeap());
     }

@@ -108,11 +108,11 @@ public class TypedHandlePathTests
     }
 
     [Fact]
-    public void Deletes_through_another_threads_heap_are_caught_within_the_check_interval()
+    public void The_first_Delete_through_another_threads_heap_is_refused_before_the_stamp()
     {
         using var allocator = new TypeAllocator();
         var heap = allocator.GetThreadHeap();
-        var records = new FooDataUncheckedRef[TypeAllocator.ThreadHeap.AffinityCheckInterval + 1];
+        var records = new FooDataUncheckedRef[3];
         for (int i = 0; i < records.Length; i++) records[i] = FooDataUncheckedRef.New(heap);
         int deleted = 0;
         Exception? error = null;
@@ -130,9 +130,9 @@ public class TypedHandlePathTests
         thread.Start();
         thread.Join();
         Assert.Contains("belongs to managed thread", Assert.IsType<InvalidOperationException>(error).Message);
-        Assert.InRange(deleted, 0, TypeAllocator.ThreadHeap.AffinityCheckInterval - 1);
-        Assert.False(records[deleted].IsAllocated); // the Delete that found the misuse was done first (documented)
-        for (int i = deleted + 1; i < records.Length; i++) records[i].Delete(heap); // the owner deletes the rest
+        Assert.Equal(0, deleted);
+        Assert.True(records[0].IsAllocated); // refused before its stamp moved
+        foreach (var record in records) record.Delete(heap); // the owner deletes them all, each once
         Assert.Equal(0, allocator.LiveObjectCount);
     }
 

@@ -67,7 +67,7 @@ public readonly unsafe struct NativeBlock : IEquatable<NativeBlock>
     private void ThrowStale()
     {
         if (Chunk is null) ThrowHelper.ThrowInvalidOperation("The block is default: it was never allocated.");
-        if (Chunk.Owner.IsDisposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        if (Chunk.Owner.IsDisposed) Chunk.Owner.ThrowDisposed();
         Diagnostics.ManalocEventSource.Log.UseAfterFree("NativeBlock");
         ThrowHelper.ThrowInvalidOperation("The block was used after it was freed.");
     }

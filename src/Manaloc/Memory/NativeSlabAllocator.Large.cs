@@ -28,7 +28,7 @@ public sealed unsafe partial class NativeSlabAllocator
     /// <summary>A block of its own from the system, registered for statistics, leak reports and Dispose.</summary>
     internal byte* AllocateDedicated(nuint size, nuint alignment, out SlabChunk chunk)
     {
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        if (_disposed) ThrowDisposed();
         nuint length = size == 0 ? 1 : size;
         byte* memory = (byte*)NativeMemory.AlignedAlloc(length, Math.Max(alignment, 16));
         if (memory == null) ThrowHelper.ThrowOutOfMemory(length);
@@ -38,7 +38,7 @@ public sealed unsafe partial class NativeSlabAllocator
             if (_disposed)
             {
                 NativeMemory.AlignedFree(memory);
-                ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+                ThrowDisposed();
             }
             _large.Add((nint)memory, chunk);
             _largeBytes += (long)length;
@@ -56,7 +56,7 @@ public sealed unsafe partial class NativeSlabAllocator
     {
         lock (_largeLock)
         {
-            if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+            if (_disposed) ThrowDisposed();
             if (!_large.Remove((nint)chunk.Memory)) ThrowHelper.ThrowInvalidOperation("The large block was already freed.");
             chunk.Released = true;
             _largeBytes -= (long)chunk.Length;
@@ -71,7 +71,7 @@ public sealed unsafe partial class NativeSlabAllocator
     /// process-wide record pool, its stamp and tag in its trailer (see <see cref="RecordChunks.TakeLarge"/>).</summary>
     internal byte* AllocateLargeRecord(nuint length, nuint alignment, out SlabChunk chunk)
     {
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        if (_disposed) ThrowDisposed();
         byte* memory = RecordChunks.TakeLarge(this, length, alignment, out var home, out var life);
         chunk = new SlabChunk(this, -1, memory, -1, length) { Home = home, Life = life };
         lock (_largeLock)
@@ -79,7 +79,7 @@ public sealed unsafe partial class NativeSlabAllocator
             if (_disposed)
             {
                 RecordChunks.ReturnLarge(home);
-                ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+                ThrowDisposed();
             }
             _large.Add((nint)memory, chunk);
             _largeBytes += (long)length;
@@ -93,7 +93,7 @@ public sealed unsafe partial class NativeSlabAllocator
         SlabChunk? chunk;
         lock (_largeLock)
         {
-            if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+            if (_disposed) ThrowDisposed();
             _large.TryGetValue((nint)p, out chunk);
         }
         if (chunk is null) ThrowHelper.ThrowNotOurs("block", $"The pointer 0x{(nuint)p:x} is not a live large block of allocator '{Name}'.");

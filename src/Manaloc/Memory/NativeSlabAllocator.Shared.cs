@@ -34,7 +34,7 @@ public sealed unsafe partial class NativeSlabAllocator
         int taken = 0;
         lock (state)
         {
-            if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+            if (_disposed) ThrowDisposed();
             while (taken < count)
             {
                 var chunk = state.Available ?? AddChunk(state);

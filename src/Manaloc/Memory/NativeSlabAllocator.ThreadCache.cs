@@ -140,7 +140,7 @@ public sealed unsafe partial class NativeSlabAllocator
     [MethodImpl(MethodImplOptions.NoInlining)]
     private ThreadCache GetCacheSlow()
     {
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        if (_disposed) ThrowDisposed();
         var cache = _caches.Value;
         if (cache is null)
         {

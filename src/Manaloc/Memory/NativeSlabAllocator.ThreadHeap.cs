@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 
 namespace Manaloc.Memory;
@@ -11,14 +12,13 @@ public sealed unsafe partial class NativeSlabAllocator
     /// find the cache through one on every call).
     /// </summary>
     /// <remarks>
-    /// <para>Thread-affine: obtain one per thread with <see cref="GetThreadHeap"/> and use it on that thread
-    /// only. Every call checks disposal (one compare of a field: a use after the allocator's Dispose throws
-    /// <see cref="ObjectDisposedException"/>). Thread affinity is checked on one call in
-    /// <see cref="AffinityCheckInterval"/> and when the heap is handed out: asking the runtime for the current
-    /// thread costs more than the whole allocation here (8–15 ns measured on Linux x64, against 6–7 ns for an
-    /// allocation and free), so a use on another thread throws <see cref="InvalidOperationException"/> within that
-    /// many calls; until then it races the owner's cache, which is undefined like any misuse of the raw-pointer
-    /// API this is part of.</para>
+    /// <para>Thread-bound: obtain one per thread with <see cref="GetThreadHeap"/> and use it on that thread
+    /// only; a held heap must not cross an <c>await</c> (the continuation may resume on another thread). Every
+    /// <see cref="Allocate"/> and <see cref="Free"/> checks the calling thread, exactly: a call from another thread
+    /// throws <see cref="InvalidOperationException"/> on the first such call, before it touches the owner's free
+    /// lists, so no block is handed out twice and the statistics stay exact. The check is one compare of the calling
+    /// thread's key (a thread-static number, never reused) with the owner's. Every call also checks disposal (one compare of
+    /// a field: a use after the allocator's Dispose throws <see cref="ObjectDisposedException"/>).</para>
     /// <para>Blocks are those of the allocator: a block from <see cref="Allocate"/> may be freed by
     /// <see cref="NativeSlabAllocator.Free(void*)"/> on any thread, or by another thread's heap, and the other
     /// way round. Holding a heap keeps its thread's cache: after the thread exits, drop the heap (or call
@@ -26,26 +26,25 @@ public sealed unsafe partial class NativeSlabAllocator
     /// </remarks>
     public sealed class ThreadHeap
     {
-        /// <summary>One call in this many checks the calling thread.</summary>
-        public const int AffinityCheckInterval = 64;
-
         private readonly NativeSlabAllocator _owner;
         private readonly ThreadCache _cache;
-        private readonly int _threadId;
-        private uint _calls; // written by the owning thread only (a misusing thread races it, and is caught all the same)
+        private readonly Thread _thread; // the owner, for ThreadId and the misuse message
+        private readonly long _ownerKey; // the owner's HeapThreadCheck key, which every call compares
+        private uint _calls; // the sampled check's count (benchmarks only, see HeapThreadCheck)
 
         internal ThreadHeap(NativeSlabAllocator owner, ThreadCache cache)
         {
             _owner = owner;
             _cache = cache;
-            _threadId = Environment.CurrentManagedThreadId;
+            _thread = Thread.CurrentThread;
+            _ownerKey = HeapThreadCheck.CurrentKey;
         }
 
         /// <summary>The allocator this heap belongs to.</summary>
         public NativeSlabAllocator Allocator => _owner;
 
         /// <summary>The managed id of the thread that may use this heap.</summary>
-        public int ThreadId => _threadId;
+        public int ThreadId => _thread.ManagedThreadId;
 
         /// <summary>The cache, after the affinity and disposal checks (for the allocator's own stamped paths, e.g. TypeAllocator and generated handles).</summary>
         internal ThreadCache Cache
@@ -92,20 +91,22 @@ public sealed unsafe partial class NativeSlabAllocator
         private void Check()
         {
             // Dispose clears the cache's owner (before the chunks go), so one compare covers disposal. The thread test keeps
-            // the cache single-threaded, which is what lets its pops and pushes go without atomics; sampled (see remarks).
-            if (_cache.Owner != _owner || (++_calls % AffinityCheckInterval == 0 && Environment.CurrentManagedThreadId != _threadId)) ThrowMisuse();
+            // the cache single-threaded, which is what lets its pops and pushes go without atomics.
+            if (_cache.Owner != _owner || HeapThreadCheck.IsForeign(_ownerKey, ref _calls)) ThrowMisuse();
         }
 
+        [DoesNotReturn]
         [MethodImpl(MethodImplOptions.NoInlining)]
         private void ThrowMisuse()
         {
-            if (_cache.Owner != _owner) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
-            ThrowHelper.ThrowInvalidOperation($"This ThreadHeap belongs to managed thread {_threadId}; it was used on thread {Environment.CurrentManagedThreadId}. Get one per thread with GetThreadHeap.");
+            if (_cache.Owner != _owner) _owner.ThrowDisposed();
+            ThrowHelper.ThrowWrongThread($"NativeSlabAllocator '{_owner.Name}'", _thread);
         }
     }
 
     /// <summary>The calling thread's heap: its cache of this allocator, to hold and use on this thread without a lookup per call.</summary>
-    /// <remarks>Thread-safe; each thread gets its own (the same object on every call from one thread).</remarks>
+    /// <remarks>Thread-safe; each thread gets its own (the same object on every call from one thread). The heap is bound to
+    /// this thread: another thread's Allocate or Free through it throws, so do not keep one across an <c>await</c>.</remarks>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
     public ThreadHeap GetThreadHeap()
     {

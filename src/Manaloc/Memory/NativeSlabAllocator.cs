@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
@@ -79,6 +80,22 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     /// <summary>Unique in the process: a TypeAllocator's chunks carry it in their header, so Delete of a struct handle finds a foreign or stale one with one load.</summary>
     internal readonly long RecordToken = Interlocked.Increment(ref s_lastToken);
 
+    /// <summary>What an <see cref="ObjectDisposedException"/> of this allocator names: <c>NativeSlabAllocator 'name'</c>, or the owning <see cref="TypeAllocator"/> for its slab.</summary>
+    internal string DisposedObjectName { get => field ??= $"NativeSlabAllocator '{Name}'"; init; }
+
+    /// <summary>Throws the <see cref="ObjectDisposedException"/> of this allocator, naming it.</summary>
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal void ThrowDisposed() => ThrowHelper.ThrowDisposed(DisposedObjectName);
+
+    /// <summary>The allocator's name and state: <c>NativeSlabAllocator 'buffers' (12 live blocks)</c>, or <c>(disposed)</c>.</summary>
+    /// <remarks>Thread-safe and cheap: the counters the statistics keep, summed over the threads' caches; approximate while other threads allocate.</remarks>
+    public override string ToString()
+        => _disposed ? $"NativeSlabAllocator '{Name}' (disposed)" : $"NativeSlabAllocator '{Name}' ({LiveBlocksText(GetStatistics().LiveBlocks)})";
+
+    /// <summary>"1 live block", "12 live blocks".</summary>
+    internal static string LiveBlocksText(long count) => count == 1 ? "1 live block" : $"{count} live blocks";
+
     /// <summary>True for the slab a <see cref="TypeAllocator"/> creates for itself: its meters carry the TypeAllocator's name.</summary>
     internal bool OwnedByTypeAllocator { get; init; }
 
@@ -117,7 +134,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
     {
         if (block == null) return;
         // Before touching the chunk header: after Dispose the chunk is unmapped.
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        if (_disposed) ThrowDisposed();
         nuint address = (nuint)block;
         if ((address & (SizeClasses.ChunkSize - 1)) == 0)
         {
@@ -154,7 +171,7 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
         SlabChunk? chunk = block.Chunk;
         if (chunk is null) ThrowHelper.ThrowNotOurs(nameof(block), "The block is default: it was never allocated.");
         if (chunk.Owner != this) ThrowHelper.ThrowNotOurs(nameof(block), $"The block belongs to allocator '{chunk.Owner.Name}', not '{Name}'.");
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(NativeSlabAllocator));
+        if (_disposed) ThrowDisposed();
         if (!TryReleaseStamp(ref chunk.StampOf(block.Pointer), block.Generation))
         {
             Diagnostics.ManalocEventSource.Log.DoubleFree("NativeBlock");

@@ -12,6 +12,19 @@ internal static partial class ThrowHelper
     public static void ThrowDisposed(string what)
         => throw new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");
 
+    /// <summary>A held thread heap used on a thread other than its owner: <paramref name="allocator"/> names the allocator (kind and Name).</summary>
+    [DoesNotReturn]
+    public static void ThrowWrongThread(string allocator, Thread owner)
+    {
+        var caller = Thread.CurrentThread;
+        throw new InvalidOperationException(
+            $"{allocator}: this ThreadHeap belongs to managed thread {Describe(owner)}, but managed thread {Describe(caller)} used it; "
+            + "nothing was allocated or freed. A held heap is bound to the thread that got it: get one per thread with GetThreadHeap, "
+            + "and do not hold one across an await (the continuation may resume on another thread; get the heap again after it).");
+
+        static string Describe(Thread thread) => thread.Name is { } name ? $"{thread.ManagedThreadId} ('{name}')" : thread.ManagedThreadId.ToString(System.Globalization.CultureInfo.InvariantCulture);
+    }
+
     [DoesNotReturn]
     public static void ThrowNotOurs(string paramName, string message)
         => throw new ArgumentException(message, paramName);

@@ -22,7 +22,7 @@ public sealed unsafe partial class TypeAllocator
     internal RecordArray<T> NewRecordArray<T>(int count, CompiledRecordType? registration) where T : class
     {
         if (count < 0) ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count must not be negative.");
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        if (_disposed) ThrowDisposed();
         var record = (_checked ? RecordTypeCache<T>.CheckedView : RecordTypeCache<T>.UncheckedView) ?? Resolve<T>(ViewMode, registration);
         ulong bytes = (ulong)count * (ulong)Math.Max(record.Layout.Size, 1); // the array's stride (1 for a record with no fields)
         if (bytes > (ulong)nint.MaxValue / 2) ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The array would not fit in the address space.");

@@ -42,7 +42,7 @@ public sealed unsafe partial class TypeAllocator
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void DeleteRef(RecordRef handle)
     {
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        if (_disposed) ThrowDisposed();
         DeleteRecord(_slab.CurrentCache.Bins, handle);
     }
 
@@ -55,7 +55,7 @@ public sealed unsafe partial class TypeAllocator
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void DeleteRef(UncheckedRecordRef handle)
     {
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        if (_disposed) ThrowDisposed();
         DeleteUncheckedRecord(_slab.CurrentCache.Bins, handle);
     }
 
@@ -180,7 +180,7 @@ public sealed unsafe partial class TypeAllocator
     private void ThrowRefDeleteFailure(byte* p, uint generation, int stampOffset)
     {
         if (stampOffset == 0) ThrowHelper.ThrowNotOurs("handle", "The record handle is default: it was never allocated.");
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        if (_disposed) ThrowDisposed();
         if (TokenOf(p, stampOffset) != _slab.RecordToken && Volatile.Read(ref *(uint*)(p + stampOffset)) == generation)
         {
             ThrowHelper.ThrowNotOurs("handle", $"The record belongs to another TypeAllocator, not '{Name}'.");

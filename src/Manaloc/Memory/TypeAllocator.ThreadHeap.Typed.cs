@@ -47,7 +47,8 @@ public sealed unsafe partial class TypeAllocator
             byte* p = handle.Address;
             // As TypeAllocator.DeleteRecord: the owner's token in the chunk header, then the stamp's compare-exchange, which
             // makes exactly one of two racing Deletes free the block.
-            if (cls >= 0 && p != null && *(long*)(SizeClasses.ChunkStart(p) + 16) == _token
+            // The thread test comes first: a foreign thread is sent to the general path, which refuses it before the stamp.
+            if (cls >= 0 && p != null && !HeapThreadCheck.IsForeign(_ownerKey, ref _calls) && *(long*)(SizeClasses.ChunkStart(p) + 16) == _token
                 && NativeSlabAllocator.TryReleaseStamp(ref *(uint*)(p + CompiledRecordConstants<TRecord>.StampOffset), handle.Generation))
             {
                 Release(p, cls);
@@ -66,7 +67,7 @@ public sealed unsafe partial class TypeAllocator
         {
             int cls = CompiledRecordConstants<TRecord>.ClassIndex;
             byte* p = handle.Address;
-            if (cls >= 0 && p != null)
+            if (cls >= 0 && p != null && !HeapThreadCheck.IsForeign(_ownerKey, ref _calls))
             {
                 // As TypeAllocator.DeleteUncheckedRecord: a plain test and store of the stamp (racing Deletes are undefined).
                 ref uint stamp = ref *(uint*)(p + CompiledRecordConstants<TRecord>.StampOffset);
@@ -93,11 +94,10 @@ public sealed unsafe partial class TypeAllocator
         private RecordBlock Allocate<TRecord>() where TRecord : struct, ICompiledRecordFactory
         {
             int cls = CompiledRecordConstants<TRecord>.ClassIndex;
-            if (cls < 0 || Volatile.Read(ref _slow) != 0) return AllocateOther<TRecord>();
+            // A foreign thread goes to the general path too, whose check refuses it before any bin is touched.
+            if (cls < 0 || Volatile.Read(ref _slow) != 0 || HeapThreadCheck.IsForeign(_ownerKey, ref _calls)) return AllocateOther<TRecord>();
             NativeSlabAllocator.Bin* bin = _bins + cls;
-            // The bin's allocation counter is also the thread check's sample: one New in 64 of this class asks for the
-            // calling thread, before the bin is touched (see the class remarks).
-            if ((++bin->Allocations & (AffinityCheckInterval - 1)) == 0) CheckThreadOnNew(bin);
+            bin->Allocations++;
             // The bin's pop, inlined here so the fast path does not touch the slab object (a refill does).
             byte* p = bin->Head;
             if (p == null)
@@ -118,7 +118,7 @@ public sealed unsafe partial class TypeAllocator
             return new RecordBlock(p, generation);
         }
 
-        /// <summary>The general path: a record larger than the largest class, a type argument nobody registered, a dead heap (it throws), stack capture.</summary>
+        /// <summary>The general path: a record larger than the largest class, a type argument nobody registered, a dead heap or a foreign thread (it throws), stack capture.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         private RecordBlock AllocateOther<TRecord>() where TRecord : struct, ICompiledRecordFactory
         {
@@ -163,15 +163,6 @@ public sealed unsafe partial class TypeAllocator
             }
         }
 
-        /// <summary>The sampled thread check of the typed New: a New it refuses takes its count back, having allocated nothing.</summary>
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private void CheckThreadOnNew(NativeSlabAllocator.Bin* bin)
-        {
-            if (Environment.CurrentManagedThreadId == _threadId) return;
-            bin->Allocations--; // so the statistics stay exact, and the misusing thread's next New is refused too
-            ThrowMisuse();
-        }
-
         /// <summary>Puts a block whose stamp this thread just released back in this heap's bin.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private void Release(byte* p, int cls)
@@ -181,10 +172,6 @@ public sealed unsafe partial class TypeAllocator
             *(byte**)p = bin->Head;
             bin->Head = p;
             if (++bin->Count > bin->Limit) _slab.Flush(bin, cls); // as NativeSlabAllocator.Push
-            // Sampled after the push, when nothing of the handle is live any more: a check before it kept the handle's address
-            // alive across the (cold) call, which cost the caller's loop a register and a stack round trip per pair. So the
-            // Delete that finds a misuse has been done when it throws (on the wrong thread's behalf, into the owner's bin).
-            CheckThread();
         }
     }
 }

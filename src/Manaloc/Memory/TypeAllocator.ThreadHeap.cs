@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 
 namespace Manaloc.Memory;
@@ -10,12 +11,13 @@ public sealed unsafe partial class TypeAllocator
     /// find the cache through one on every call). The generated <c>XxxRef.New(heap)</c> and <c>Delete(heap)</c> take one.
     /// </summary>
     /// <remarks>
-    /// <para>Thread-affine: obtain one per thread with <see cref="GetThreadHeap"/> and use it on that thread only. Every
-    /// call checks disposal (one compare: a use after the allocator's Dispose throws <see cref="ObjectDisposedException"/>).
-    /// Thread affinity is sampled, because asking the runtime for the current thread costs more than a whole New+Delete
-    /// here: one call in <see cref="AffinityCheckInterval"/> checks (a generated handle's New counts per size class, every
-    /// other call per heap), so a use on another thread throws <see cref="InvalidOperationException"/> within that many
-    /// calls of one kind. Until caught, it races the owner's cache.</para>
+    /// <para>Thread-bound: obtain one per thread with <see cref="GetThreadHeap"/> and use it on that thread only; a held
+    /// heap must not cross an <c>await</c> (the continuation may resume on another thread: get the heap again after it).
+    /// Every New and Delete checks the calling thread, exactly, in checked and unchecked allocators alike: a call from
+    /// another thread throws <see cref="InvalidOperationException"/> on the first such call, before it touches the
+    /// owner's free lists or a record's stamp, so nothing is handed out twice and the statistics stay exact. The check is
+    /// one compare of the calling thread's key (a thread-static number, never reused) with the owner's. Every call also checks
+    /// disposal (one compare: a use after the allocator's Dispose throws <see cref="ObjectDisposedException"/>).</para>
     /// <para>Records are those of the allocator: one made through a heap may be deleted through
     /// <see cref="DeleteRef(RecordRef)"/> on any thread, or through another thread's heap, and the other way round. The
     /// checks of the handles are the same as through the allocator. After the thread exits, drop the heap (it keeps that
@@ -23,16 +25,14 @@ public sealed unsafe partial class TypeAllocator
     /// </remarks>
     public sealed unsafe partial class ThreadHeap
     {
-        /// <summary>One New in this many (counted per size class) and one Delete in this many check the calling thread.</summary>
-        public const int AffinityCheckInterval = 64;
-
         private readonly TypeAllocator _owner;
         private readonly NativeSlabAllocator.ThreadCache _cache;
         private readonly NativeSlabAllocator _slab;
         private readonly NativeSlabAllocator.Bin* _bins; // into the cache's pinned bins, which _cache keeps alive
-        private readonly int _threadId;
+        private readonly Thread _thread; // the owner, for ThreadId and the misuse message
+        private readonly long _ownerKey; // the owner's HeapThreadCheck key, which every call compares
         private readonly long _token; // the allocator's owner token, as chunk headers hold it (checked Delete's test)
-        private uint _calls; // written by the owning thread only (a misusing thread races it, and is caught all the same)
+        private uint _calls; // the sampled check's count (benchmarks only, see HeapThreadCheck)
         // What sends a New off the fast path, one byte so the fast path tests it with one compare: Dead (set by the
         // allocator's Dispose; read with Volatile.Read so the JIT never hoists it out of a loop) and CaptureStacks.
         private byte _slow;
@@ -44,7 +44,8 @@ public sealed unsafe partial class TypeAllocator
             _cache = cache;
             _slab = owner._slab;
             _bins = cache.Bins;
-            _threadId = Environment.CurrentManagedThreadId;
+            _thread = Thread.CurrentThread;
+            _ownerKey = HeapThreadCheck.CurrentKey;
             _token = owner._slab.RecordToken;
             _slow = owner._stacks is not null ? CaptureStacks : (byte)0;
         }
@@ -56,7 +57,7 @@ public sealed unsafe partial class TypeAllocator
         public TypeAllocator Allocator => _owner;
 
         /// <summary>The managed id of the thread that may use this heap.</summary>
-        public int ThreadId => _threadId;
+        public int ThreadId => _thread.ManagedThreadId;
 
         /// <summary>As <see cref="TypeAllocator.NewRef"/>: a zeroed record and a checked handle to it.</summary>
         /// <exception cref="ArgumentNullException"><paramref name="type"/> is null.</exception>
@@ -110,8 +111,8 @@ public sealed unsafe partial class TypeAllocator
         private void Check()
         {
             // Dispose marks every heap of the allocator dead (before the chunks go), so one load covers disposal. The thread
-            // test keeps the cache single-threaded, which is what lets its pops and pushes go without atomics; sampled (see remarks).
-            if ((Volatile.Read(ref _slow) & Dead) != 0 || (++_calls % AffinityCheckInterval == 0 && Environment.CurrentManagedThreadId != _threadId)) ThrowMisuse();
+            // test keeps the cache single-threaded, which is what lets its pops and pushes go without atomics.
+            if ((Volatile.Read(ref _slow) & Dead) != 0 || HeapThreadCheck.IsForeign(_ownerKey, ref _calls)) ThrowMisuse();
         }
 
         /// <summary>
@@ -121,30 +122,25 @@ public sealed unsafe partial class TypeAllocator
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private void CheckThread()
         {
-            if (++_calls % AffinityCheckInterval == 0) CheckThreadNow();
+            if (HeapThreadCheck.IsForeign(_ownerKey, ref _calls)) ThrowMisuse();
         }
 
-        /// <summary>The sampled thread check's slow part: throws unless called on the heap's thread.</summary>
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private void CheckThreadNow()
-        {
-            if (Environment.CurrentManagedThreadId != _threadId) ThrowMisuse();
-        }
-
+        [DoesNotReturn]
         [MethodImpl(MethodImplOptions.NoInlining)]
         private void ThrowMisuse()
         {
-            if ((Volatile.Read(ref _slow) & Dead) != 0 || _cache.Owner != _slab) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
-            ThrowHelper.ThrowInvalidOperation($"This TypeAllocator.ThreadHeap belongs to managed thread {_threadId}; it was used on thread {Environment.CurrentManagedThreadId}. Get one per thread with GetThreadHeap.");
+            if ((Volatile.Read(ref _slow) & Dead) != 0 || _cache.Owner != _slab) _owner.ThrowDisposed();
+            ThrowHelper.ThrowWrongThread($"TypeAllocator '{_owner.Name}'", _thread);
         }
     }
 
     /// <summary>The calling thread's heap: its cache of this allocator, to hold and use on this thread without a lookup per call.</summary>
-    /// <remarks>Thread-safe; each thread gets its own (the same object on every call from one thread).</remarks>
+    /// <remarks>Thread-safe; each thread gets its own (the same object on every call from one thread). The heap is bound to
+    /// this thread: another thread's New or Delete through it throws, so do not keep one across an <c>await</c>.</remarks>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
     public ThreadHeap GetThreadHeap()
     {
-        if (_disposed) ThrowHelper.ThrowDisposed(nameof(TypeAllocator));
+        if (_disposed) ThrowDisposed();
         var cache = _slab.CurrentCache;
         return cache.RecordHeap ??= new ThreadHeap(this, cache);
     }

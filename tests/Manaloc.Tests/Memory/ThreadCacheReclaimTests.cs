@@ -61,35 +61,42 @@ public sealed unsafe class ThreadCacheReclaimTests
     }
 
     [Fact]
-    public void A_thread_heap_used_on_another_thread_throws_within_the_check_interval()
+    public void A_thread_heap_refuses_another_threads_first_Allocate_and_first_Free()
     {
-        using var slab = new NativeSlabAllocator();
+        using var slab = new NativeSlabAllocator("held elsewhere");
         var heap = slab.GetThreadHeap();
-        var taken = new List<nint>();
-        Exception? error = null;
+        var mine = (int*)heap.Allocate(64);
+        *mine = 42;
+        var before = slab.GetStatistics();
+        nint taken = 0;
+        InvalidOperationException? onAllocate = null, onFree = null;
+        int otherId = 0;
         var other = new Thread(() =>
         {
-            // The owner is not using the heap meanwhile (it waits in Join), so the calls before the check do no harm here.
-            for (int i = 0; i < NativeSlabAllocator.ThreadHeap.AffinityCheckInterval && error is null; i++)
-            {
-                try
-                {
-                    taken.Add((nint)heap.Allocate(64));
-                }
-                catch (InvalidOperationException e)
-                {
-                    error = e;
-                }
-            }
+            otherId = Environment.CurrentManagedThreadId;
+            // The owner waits in Join, so an unchecked call would not race it here: only the check can refuse these.
+            try { taken = (nint)heap.Allocate(64); } catch (InvalidOperationException e) { onAllocate = e; }
+            try { heap.Free(mine); } catch (InvalidOperationException e) { onFree = e; }
         });
         other.Start();
         other.Join();
-        Assert.NotNull(error);
-        Assert.Contains("thread", error.Message, StringComparison.Ordinal);
-        Assert.True(taken.Count < NativeSlabAllocator.ThreadHeap.AffinityCheckInterval);
-        foreach (var p in taken) slab.Free((void*)p);
-        // On its own thread the heap still works.
-        heap.Free(heap.Allocate(64));
+        Assert.Equal(0, taken);
+        Assert.NotNull(onAllocate);
+        Assert.NotNull(onFree);
+        foreach (var error in new[] { onAllocate, onFree })
+        {
+            Assert.Contains($"managed thread {heap.ThreadId}", error.Message, StringComparison.Ordinal);
+            Assert.Contains($"managed thread {otherId}", error.Message, StringComparison.Ordinal);
+            Assert.Contains("'held elsewhere'", error.Message, StringComparison.Ordinal);
+            Assert.Contains("await", error.Message, StringComparison.Ordinal);
+        }
+        Assert.Equal(before, slab.GetStatistics()); // nothing allocated, nothing freed
+        Assert.Equal(42, *mine); // the refused Free left the block alone
+        // On its own thread the heap still works, and the block it had is freed once.
+        heap.Free(mine);
+        var again = (int*)heap.Allocate(64);
+        Assert.Equal((nint)mine, (nint)again); // the bin's top: the block went back exactly once
+        heap.Free(again);
         var stats = slab.GetStatistics();
         Assert.Equal(stats.Allocations, stats.Frees);
     }
