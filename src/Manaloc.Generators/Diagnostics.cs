@@ -7,8 +7,11 @@ internal static class Diagnostics
 {
     private const string Category = "Manaloc.NativeRecord";
 
+    /// <summary>Where every id is explained: the design notes are not in the package, so the link is the repository's.</summary>
+    private const string HelpLink = "https://github.com/manaloc/manaloc/blob/main/docs/memory.md#compile-time-records";
+
     private static DiagnosticDescriptor Error(string id, string title, string message)
-        => new(id, title, message, Category, DiagnosticSeverity.Error, isEnabledByDefault: true);
+        => new(id, title, message, Category, DiagnosticSeverity.Error, isEnabledByDefault: true, helpLinkUri: HelpLink);
 
     public static readonly DiagnosticDescriptor NotPublic = Error("MNL001",
         "Native record interface is not public",

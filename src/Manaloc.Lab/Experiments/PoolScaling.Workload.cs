@@ -63,7 +63,7 @@ public sealed partial class PoolScaling
             .ToArray();
         context.AddTable(new ResultTable("Double-return check: throughput with the check / without (goal ≥ 0.95; ratios from this run)",
             ["threads", "SemiLocalPool", "LockedPool"], rows));
-        context.Note("The check: a return compares the object with the top of the returning thread's stack (SemiLocalPool: up to 64 objects, a rent/return loop keeps 0-1 there) or the object stored last (LockedPool: one compare, under its lock).");
+        context.Note("The check: a return compares the object with the top of the returning thread's stack (SemiLocalPool: up to its 8 newest objects, inline) or the object stored last (LockedPool: one compare, under its lock).");
     }
 
     /// <summary>The pooled object: a few fields, touched each use.</summary>

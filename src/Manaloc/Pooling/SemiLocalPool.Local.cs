@@ -93,19 +93,21 @@ public sealed partial class SemiLocalPool<T>
 
         /// <summary>
         /// Compares <paramref name="item"/> with the top <see cref="DuplicateScanDepth"/> of the
-        /// <paramref name="count"/> objects: the top one inline (a <c>Return(x); Return(x);</c> is found by
-        /// that one compare), the rest with vector compares (see <see cref="ReferenceScan"/>). Slots a
-        /// closing drain has emptied read as null and match nothing.
+        /// <paramref name="count"/> objects, newest first (a <c>Return(x); Return(x);</c> is found by the first
+        /// compare). Plain reference compares, inline: each slot is read once as a reference, which the GC keeps
+        /// exact while objects move, so no pin is needed. Slots a closing drain has emptied read as null and
+        /// match nothing.
         /// </summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private static bool Holds(Slot[] items, int count, T item)
         {
-            int top = count - 1;
-            if ((uint)top >= (uint)items.Length) return false; // empty
-            if (ReferenceEquals(items[top].Value, item)) return true;
-            if (top == 0) return false;
+            int top = Math.Min(count, items.Length) - 1;
             int from = Math.Max(0, top - (DuplicateScanDepth - 1));
-            return ReferenceScan.Contains(ReferenceScan.AsAddresses(items, from, top - from), item);
+            for (int i = top; i >= from; i--)
+            {
+                if (ReferenceEquals(items[i].Value, item)) return true;
+            }
+            return false;
         }
 
         /// <summary>On the owner thread, once Dispose has closed the stack: takes every slot with an exchange and drops what it finds.</summary>
