@@ -56,7 +56,7 @@ public sealed partial class PoolScaling
         string Show(double? ratio) => ratio is { } r ? Format.Ratio(r) : "n/a";
         var rows = ms.Select(m => m.Threads).Distinct().Order()
             .Select(threads => (string[])[
-                $"{threads} thread(s)",
+                Format.Count(threads, "thread"),
                 Show(Ops(SemiLocal, threads) / Ops(SemiLocal + UncheckedSuffix, threads)),
                 Show(Ops(Locked, threads) / Ops(Locked + UncheckedSuffix, threads)),
             ])

@@ -9,6 +9,12 @@ public interface ITenKilobytes
     Point3 A { get; set; }
 }
 
+/// <summary>Runs alone: the resident-memory figure is the whole process's working set, which another test class allocating
+/// at the same time would inflate.</summary>
+[CollectionDefinition(nameof(ProcessMemoryCollection), DisableParallelization = true)]
+public sealed class ProcessMemoryCollection;
+
+[Collection(nameof(ProcessMemoryCollection))]
 public sealed class LargeRecordTests
 {
     [Fact]
