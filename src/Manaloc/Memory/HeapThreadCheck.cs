@@ -19,8 +19,8 @@ namespace Manaloc.Memory;
 /// (3–6 ns in a rough probe).</para>
 /// <para>Memory ordering: the owner's key is a readonly field written by the heap's constructor on the owner's thread.
 /// Another thread reaches the heap only through the user's publication of it, and the .NET memory model orders a
-/// constructor's stores before that publication; a thread that saw the field unset would see 0, which is no thread's
-/// key once it has a heap: refused too. Each thread reads and writes only its own key.</para>
+/// constructor's stores before that publication, so no thread sees the field unset (and a thread that has no key of its
+/// own reads 0, which is no owner's key: refused). Each thread reads and writes only its own key.</para>
 /// <para><see cref="Sampled"/> brings back the sampled check (one call in <see cref="SampleInterval"/>) for the
 /// benchmarks' same-run comparison only: an AppContext switch read once, so the JIT folds the test away.</para>
 /// </remarks>
