@@ -1,6 +1,7 @@
 using Manaloc.Lab.Experiments;
 using Manaloc.Lab.Harness;
 using Manaloc.Lab.Reporting;
+using Manaloc.Lab.Tests.Experiments;
 using Spectre.Console;
 
 namespace Manaloc.Lab.Tests.Reporting;
@@ -8,15 +9,8 @@ namespace Manaloc.Lab.Tests.Reporting;
 /// <summary>Every experiment declares what it means for a user; every report shows it beside the article claim's verdict.</summary>
 public sealed class HeadlineTests
 {
-    public static TheoryData<string> Names()
-    {
-        var data = new TheoryData<string>();
-        foreach (var e in ExperimentRegistry.All()) data.Add(e.Name);
-        return data;
-    }
-
     [Theory]
-    [MemberData(nameof(Names))]
+    [MemberData(nameof(EverySmokeTests.Names), MemberType = typeof(EverySmokeTests))]
     public void Every_experiment_declares_a_user_headline_apart_from_its_claim(string name)
     {
         var experiment = ExperimentRegistry.Find(name)!;
