@@ -115,7 +115,10 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     /// <summary>The manager's name and idle buffers: <c>BufferManager 'buffers' (12 retained)</c>, or <c>(disposed)</c>.</summary>
     /// <remarks>Sums the statistics of every class (see <see cref="GetStatistics()"/>). Thread safety: safe from any thread.</remarks>
     public override string ToString()
-        => PoolText.Describe(nameof(BufferManager), Name, Volatile.Read(ref _disposed) != 0, Volatile.Read(ref _disposed) != 0 ? 0 : GetStatistics().Retained);
+    {
+        bool disposed = Volatile.Read(ref _disposed) != 0;
+        return PoolText.Describe(nameof(BufferManager), Name, disposed, disposed ? 0 : GetStatistics().Retained);
+    }
 
     /// <summary>Debug mode: where a <see cref="RentedBuffer"/> never disposed is reported (besides the BufferLeak event).</summary>
     private readonly Action<RentedBufferLeak>? _leakReported;

@@ -187,14 +187,4 @@ public sealed class CategorizedPoolContractTests : ObjectPoolContractTests
 {
     protected override IObjectPool<PooledThing> CreatePool(PoolPolicy<PooledThing> policy, PoolOptions options)
         => new CategoryAdapter(new CategorizedPool<PooledThing>(policy, options));
-
-    private sealed class CategoryAdapter(CategorizedPool<PooledThing> pool) : IObjectPool<PooledThing>
-    {
-        public string Name => pool.Name;
-        public PooledThing Rent() => pool.Rent("section");
-        public void Return(PooledThing item) => pool.Return("section", item);
-        public void Trim() => pool.Trim();
-        public PoolStatistics GetStatistics() => pool.GetStatistics();
-        public void Dispose() => pool.Dispose();
-    }
 }
