@@ -71,7 +71,8 @@ public sealed class PooledBufferWriter : IBufferWriter<byte>, IDisposable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public Memory<byte> GetMemory(int sizeHint = 0)
     {
-        if ((uint)(sizeHint - 1) >= (uint)(_current.Length - _index)) Grow(sizeHint); // hint 0 counts as 1; a negative one goes to Grow
+        int free = _current.Length - _index;
+        if ((uint)sizeHint > (uint)free || free == 0) Grow(sizeHint); // a hint of 0 asks for 1 byte; a negative one is huge as uint and goes to Grow, which throws
         return new Memory<byte>(_current, _index, _current.Length - _index);
     }
 
@@ -81,7 +82,8 @@ public sealed class PooledBufferWriter : IBufferWriter<byte>, IDisposable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public Span<byte> GetSpan(int sizeHint = 0)
     {
-        if ((uint)(sizeHint - 1) >= (uint)(_current.Length - _index)) Grow(sizeHint);
+        int free = _current.Length - _index;
+        if ((uint)sizeHint > (uint)free || free == 0) Grow(sizeHint);
         return new Span<byte>(_current, _index, _current.Length - _index);
     }
 
