@@ -140,11 +140,22 @@ public sealed partial class PooledBufferStream : Stream
     public override int Read(Span<byte> buffer)
     {
         EnsureNotClosed();
-        long available = _length - _position;
+        long position = _position;
+        long available = _length - position;
         if (available <= 0 || buffer.IsEmpty) return 0;
         int count = (int)Math.Min(available, buffer.Length);
-        CopyOut(_position, buffer[..count]);
-        _position += count;
+        var cursor = _cursor;
+        long offset;
+        if (cursor is not null && (offset = position - cursor.Start) >= 0 && offset + count <= cursor.Array.Length)
+        {
+            // Fast path: the whole read lies in the segment last used (the common case of sequential reads).
+            cursor.Array.AsSpan((int)offset, count).CopyTo(buffer);
+        }
+        else
+        {
+            CopyOut(position, buffer[..count]);
+        }
+        _position = position + count;
         return count;
     }
 
@@ -175,10 +186,21 @@ public sealed partial class PooledBufferStream : Stream
     public override void Write(ReadOnlySpan<byte> buffer)
     {
         EnsureNotClosed();
-        long end = _position + buffer.Length;
+        long position = _position;
+        var cursor = _cursor;
+        long offset;
+        if (cursor is not null && position <= _length && (offset = position - cursor.Start) >= 0 && offset + buffer.Length <= cursor.Array.Length)
+        {
+            // Fast path: no gap to zero-fill and the whole write lies in the segment last used (sequential writes).
+            buffer.CopyTo(cursor.Array.AsSpan((int)offset));
+            _position = position += buffer.Length;
+            if (position > _length) _length = position;
+            return;
+        }
+        long end = position + buffer.Length;
         if (end > int.MaxValue) ThrowTooLong();
         if (end > _length) Extend(end); // also for an empty write past the end, as MemoryStream
-        CopyIn(_position, buffer);
+        CopyIn(position, buffer);
         _position = end;
     }
 
