@@ -2,15 +2,8 @@ namespace Manaloc.Memory;
 
 public sealed partial class NativeSlabAllocator
 {
-    /// <summary>Native bytes this allocator holds: chunks plus large blocks.</summary>
-    /// <remarks>Thread-safe; a snapshot.</remarks>
-    public long ReservedBytes => GetStatistics().ReservedBytes;
-
-    /// <summary>Chunks of size classes this allocator holds.</summary>
-    /// <remarks>Thread-safe; a snapshot.</remarks>
-    public long ChunkCount => GetStatistics().Chunks;
-
-    /// <summary>Counters of this allocator as one snapshot.</summary>
+    /// <summary>Counters of this allocator as one snapshot (native bytes held, chunks, large blocks, allocations, frees):
+    /// its one statistics shape.</summary>
     /// <remarks>Thread-safe. Sums per-thread counters read without synchronization, so the figures are approximate while other threads allocate.</remarks>
     public SlabStatistics GetStatistics()
     {

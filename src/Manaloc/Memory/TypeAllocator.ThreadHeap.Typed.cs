@@ -1,6 +1,7 @@
 using System.ComponentModel;
 using System.Runtime.CompilerServices;
 using System.Runtime.Intrinsics;
+using Manaloc.Memory.CompilerServices;
 
 namespace Manaloc.Memory;
 
