@@ -301,7 +301,6 @@ public sealed unsafe partial class TypeAllocator
             bin->Head = p;
             if (++bin->Count > bin->Limit) _slab.Flush(bin, cls); // as NativeSlabAllocator.Push
         }
-    
     }
 
     /// <summary>The calling thread's heap: its cache of this allocator, to hold and use on this thread without a lookup per call.</summary>
