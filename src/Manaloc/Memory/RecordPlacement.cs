@@ -28,29 +28,14 @@ internal enum PlacementError
 
 /// <summary>The outcome of <see cref="RecordPlacement.Place"/>: each field's offset (in the order given) with the record's size
 /// and alignment, or the field that cannot be placed and why.</summary>
-internal sealed class Placement
+/// <param name="Offsets">Offsets of the fields, index for index with the list placed (empty after an error).</param>
+/// <param name="Size">Bytes of one record, a multiple of <paramref name="Alignment"/>.</param>
+/// <param name="Alignment">Alignment of the record.</param>
+/// <param name="Error">What went wrong, or <see cref="PlacementError.None"/>.</param>
+/// <param name="Field">The index of the field the error names (-1 when placed).</param>
+/// <param name="Reason">Why the field cannot be placed (null when placed).</param>
+internal sealed record Placement(int[] Offsets, int Size, int Alignment, PlacementError Error, int Field, string? Reason)
 {
-    private Placement(int[] offsets, int size, int alignment, PlacementError error, int field, string? reason)
-    {
-        Offsets = offsets;
-        Size = size;
-        Alignment = alignment;
-        Error = error;
-        Field = field;
-        Reason = reason;
-    }
-
-    /// <summary>Offsets of the fields, index for index with the list placed (empty after an error).</summary>
-    public int[] Offsets { get; }
-    /// <summary>Bytes of one record, a multiple of <see cref="Alignment"/>.</summary>
-    public int Size { get; }
-    public int Alignment { get; }
-    public PlacementError Error { get; }
-    /// <summary>The index of the field the error names.</summary>
-    public int Field { get; }
-    /// <summary>Why the field cannot be placed (null when placed).</summary>
-    public string? Reason { get; }
-
     public static Placement Placed(int[] offsets, int size, int alignment) => new(offsets, size, alignment, PlacementError.None, -1, null);
 
     public static Placement Failed(PlacementError error, int field, string reason) => new(new int[0], 0, 0, error, field, reason);
