@@ -295,6 +295,11 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
         }
     }
 
+    // The counts of thread caches that were retired (their thread exited, or the allocator was disposed), added by the
+    // retiring cache and read by GetStatistics: statistics only, Interlocked for atomic 64-bit adds, ordering nothing.
+    private long _retiredAllocations;
+    private long _retiredFrees;
+
     /// <summary>Counters of this allocator as one snapshot (native bytes held, chunks, large blocks, allocations, frees):
     /// its one statistics shape.</summary>
     /// <remarks>Thread-safe. Sums per-thread counters read without synchronization, so the figures are approximate while other threads allocate.</remarks>
