@@ -58,7 +58,7 @@ internal static class CallSites
             && list.Split(';').Any(n => n.Trim() == InterceptorNamespace);
 
     /// <summary>The call to intercept, or null when it is not one (another method, a type parameter or an unmarked
-    /// interface for T, an array or a non-typeof argument for PreGenerate, a receiver typed as the ITypeAllocator interface).</summary>
+    /// interface for T, an array or a non-typeof argument for PreGenerate).</summary>
     public static InterceptedCall? Find(GeneratorSyntaxContext context, CancellationToken cancellationToken)
     {
         var invocation = (InvocationExpressionSyntax)context.Node;

@@ -19,6 +19,8 @@ internal readonly struct EquatableArray<T> : IEquatable<EquatableArray<T>>, IEnu
 
     public int Length => Items.Length;
 
+    public T this[int index] => Items[index];
+
     public bool Equals(EquatableArray<T> other) => Items.SequenceEqual(other.Items);
 
     public override bool Equals(object? obj) => obj is EquatableArray<T> other && Equals(other);
@@ -33,4 +35,9 @@ internal readonly struct EquatableArray<T> : IEquatable<EquatableArray<T>>, IEnu
     public IEnumerator<T> GetEnumerator() => ((IEnumerable<T>)Items).GetEnumerator();
 
     IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
+}
+
+internal static class EquatableArray
+{
+    public static EquatableArray<T> ToEquatableArray<T>(this IEnumerable<T> items) where T : IEquatable<T> => new(items.ToImmutableArray());
 }

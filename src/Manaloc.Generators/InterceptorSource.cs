@@ -21,6 +21,7 @@ internal static class InterceptorSource
     public const string ClassName = "NativeRecordInterceptors";
 
     private const string M = "global::Manaloc.Memory.";
+    private const string C = "global::Manaloc.Memory.CompilerServices.";
 
     /// <summary>The source, or null when no call is to be intercepted. <paramref name="accepted"/> holds the handle keys of this
     /// compilation's records that the record step generated (a refused record's calls are left alone).</summary>
@@ -70,15 +71,15 @@ internal static class InterceptorSource
             {
                 case CallKind.New:
                     sb.Append("        public static ").Append(targets[0].InterfaceName).Append(" New_").Append(n).Append("(this ").Append(M).AppendLine("TypeAllocator allocator)");
-                    sb.Append("            => ").Append(M).Append("CompiledRecords.New<").Append(targets[0].InterfaceName).Append(">(allocator, ").Append(targets[0].HandleName).AppendLine(".RecordType);");
+                    sb.Append("            => ").Append(C).Append("CompiledRecords.New<").Append(targets[0].InterfaceName).Append(">(allocator, ").Append(targets[0].HandleName).AppendLine(".RecordType);");
                     break;
                 case CallKind.NewArray:
                     sb.Append("        public static ").Append(M).Append("RecordArray<").Append(targets[0].InterfaceName).Append("> NewArray_").Append(n).Append("(this ").Append(M).AppendLine("TypeAllocator allocator, int count)");
-                    sb.Append("            => ").Append(M).Append("CompiledRecords.NewArray<").Append(targets[0].InterfaceName).Append(">(allocator, count, ").Append(targets[0].HandleName).AppendLine(".RecordType);");
+                    sb.Append("            => ").Append(C).Append("CompiledRecords.NewArray<").Append(targets[0].InterfaceName).Append(">(allocator, count, ").Append(targets[0].HandleName).AppendLine(".RecordType);");
                     break;
                 default:
                     sb.Append("        public static void PreGenerate_").Append(n).Append("(this ").Append(M).AppendLine("TypeAllocator allocator, params global::System.Type[] types)");
-                    sb.Append("            => ").Append(M).Append("CompiledRecords.PreGenerate(allocator");
+                    sb.Append("            => ").Append(C).Append("CompiledRecords.PreGenerate(allocator");
                     foreach (var t in targets) sb.Append(", ").Append(t.HandleName).Append(".RecordType");
                     sb.AppendLine(");");
                     break;

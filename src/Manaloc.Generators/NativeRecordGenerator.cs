@@ -11,8 +11,10 @@ namespace Manaloc.Generators;
 /// the implementation (classes for New, struct handles, a registering module initializer) or the
 /// diagnostics that say why the shape is refused.
 /// </summary>
-/// <remarks>The pipeline keys on the attribute's metadata name, so only marked interfaces are looked at;
-/// each result is plain text and diagnostics, compared by value, so an edit elsewhere regenerates nothing.</remarks>
+/// <remarks>The pipeline keys on the attribute's metadata name, so only marked interfaces are looked at. Each step's result is
+/// an equatable model (strings, numbers, <see cref="DiagnosticInfo"/>; no symbol, Diagnostic or Location), so an edit
+/// elsewhere leaves it cached. Each interface is reported and written on its own; the only step that sees all of them is
+/// the check that two records do not claim one struct handle name, and it carries the handle names alone.</remarks>
 [Generator(LanguageNames.CSharp)]
 public sealed class NativeRecordGenerator : IIncrementalGenerator
 {
@@ -20,6 +22,9 @@ public sealed class NativeRecordGenerator : IIncrementalGenerator
 
     /// <summary>Name of the per-interface step, for tests of incrementality.</summary>
     public const string TrackingName = "NativeRecords";
+
+    /// <summary>Name of the step that checks the handle names of all records, for tests of incrementality.</summary>
+    public const string NameCheckTrackingName = "NativeRecordHandleNames";
 
     /// <summary>Name of the step that finds the TypeAllocator calls to intercept, for tests of incrementality.</summary>
     public const string CallsTrackingName = "NativeRecordCalls";
@@ -32,20 +37,33 @@ public sealed class NativeRecordGenerator : IIncrementalGenerator
             static (node, _) => node is Microsoft.CodeAnalysis.CSharp.Syntax.InterfaceDeclarationSyntax,
             static (ctx, _) => Build((INamedTypeSymbol)ctx.TargetSymbol, ctx.SemanticModel.Compilation))
             .WithTrackingName(TrackingName);
-        var all = records.Collect();
-        context.RegisterSourceOutput(all, static (spc, results) =>
+
+        // The one place that must see every record: two records whose handles would share a name. Only the accepted records'
+        // handle names go in, so an edit inside one record's properties does not reach it.
+        var claims = records
+            .Where(static r => r.Model is not null)
+            .Select(static (r, _) => new HandleClaim(r.HintName, r.HandleKeys, r.DisplayName, r.Location))
+            .Collect()
+            .Select(static (all, _) => NameCheck.Of(all))
+            .WithTrackingName(NameCheckTrackingName);
+        var refusals = claims.Select(static (check, _) => check.Refusals);
+        var acceptedKeys = claims.Select(static (check, _) => check.AcceptedKeys);
+
+        // Per record: its diagnostics, then its source unless the name check refused it.
+        context.RegisterSourceOutput(records.Combine(refusals), static (spc, input) =>
         {
-            foreach (var (result, refusal) in Accept(results))
-            {
-                foreach (var diagnostic in result.Diagnostics) spc.ReportDiagnostic(diagnostic);
-                if (refusal is not null) spc.ReportDiagnostic(refusal);
-                else if (result.Source is not null) spc.AddSource(result.HintName, SourceText.From(result.Source, System.Text.Encoding.UTF8));
-            }
+            var (result, refused) = input;
+            foreach (var diagnostic in result.Diagnostics) spc.ReportDiagnostic(diagnostic.ToDiagnostic());
+            if (result.Model is null) return;
+            var refusal = refused.FirstOrDefault(r => r.HintName == result.HintName);
+            if (refusal is not null) spc.ReportDiagnostic(refusal.Diagnostic.ToDiagnostic());
+            else spc.AddSource(result.HintName, SourceText.From(RecordSource.Write(result.Model), System.Text.Encoding.UTF8));
         });
 
         // Calls of New, NewArray and PreGenerate with [NativeRecord] interfaces, redirected to the compiled registrations so
         // that they carry none of the general methods' trim and AOT warnings; only where the project enables interceptors
-        // in their namespace (the package's Manaloc.props does), since the compiler refuses them elsewhere.
+        // in their namespace (the package's Manaloc.props does), since the compiler refuses them elsewhere. Collected: the
+        // interceptors of a compilation are one file.
         var enabled = context.ParseOptionsProvider.Select(static (options, _) => CallSites.InterceptorsEnabled(options));
         var calls = context.SyntaxProvider.CreateSyntaxProvider(
             static (node, _) => CallSites.IsCandidate(node),
@@ -53,65 +71,61 @@ public sealed class NativeRecordGenerator : IIncrementalGenerator
             .Where(static call => call is not null)
             .Select(static (call, _) => call!)
             .WithTrackingName(CallsTrackingName);
-        context.RegisterSourceOutput(calls.Collect().Combine(all).Combine(enabled), static (spc, input) =>
+        context.RegisterSourceOutput(calls.Collect().Combine(acceptedKeys).Combine(enabled), static (spc, input) =>
         {
-            var ((found, results), on) = input;
+            var ((found, accepted), on) = input;
             if (!on || found.IsEmpty) return;
-            var accepted = new HashSet<string>();
-            foreach (var (result, refusal) in Accept(results))
-            {
-                if (refusal is null && result.Source is not null) accepted.UnionWith(result.HandleKeys);
-            }
-            if (InterceptorSource.Write(found, accepted) is { } source)
+            if (InterceptorSource.Write(found, new HashSet<string>(accepted)) is { } source)
             {
                 spc.AddSource(InterceptorSource.HintName, SourceText.From(source, System.Text.Encoding.UTF8));
             }
         });
     }
 
-    /// <summary>Each record with the diagnostic that refuses it although its shape is right, or null: two records whose handles
-    /// would share a name in one namespace (IOuterInner and Outer.IInner, or IXy and Xy, both make XyRef) would break the
-    /// user's build with duplicate types, so the first in source order keeps the name.</summary>
-    private static List<(Result Result, Diagnostic? Refusal)> Accept(ImmutableArray<Result> results)
+    /// <summary>What the name check needs of an accepted record.</summary>
+    private sealed record HandleClaim(string HintName, EquatableArray<string> HandleKeys, string DisplayName, LocationInfo? Location);
+
+    /// <summary>The records refused because an earlier one took a handle name, and the handle names of those generated.</summary>
+    private sealed record NameCheck(EquatableArray<Refusal> Refusals, EquatableArray<string> AcceptedKeys)
     {
-        var owners = new Dictionary<string, Result>();
-        var accepted = new List<(Result, Diagnostic?)>(results.Length);
-        foreach (var result in results)
+        /// <summary>Two records whose handles would share a name in one namespace (IOuterInner and Outer.IInner, or IXy and Xy,
+        /// both make XyRef) would break the user's build with duplicate types, so the first in source order keeps the name.</summary>
+        public static NameCheck Of(ImmutableArray<HandleClaim> claims)
         {
-            if (result.Source is null)
+            var owners = new Dictionary<string, HandleClaim>();
+            var refusals = new List<Refusal>();
+            foreach (var claim in claims)
             {
-                accepted.Add((result, null));
-                continue;
+                var taken = claim.HandleKeys.Select(k => owners.TryGetValue(k, out var o) ? (k, o) : default).FirstOrDefault(t => t.o is not null);
+                if (taken.o is not null)
+                {
+                    refusals.Add(new Refusal(claim.HintName, new DiagnosticInfo(Diagnostics.HandleNameTaken, claim.Location,
+                        new[] { claim.DisplayName, taken.k.Substring(taken.k.LastIndexOf('.') + 1), taken.o.DisplayName }.ToEquatableArray())));
+                    continue;
+                }
+                foreach (var key in claim.HandleKeys) owners[key] = claim;
             }
-            var taken = result.HandleKeys.Select(k => owners.TryGetValue(k, out var o) ? (k, o) : default).FirstOrDefault(t => t.o is not null);
-            if (taken.o is not null)
-            {
-                accepted.Add((result, Diagnostic.Create(Diagnostics.HandleNameTaken, result.Location, result.DisplayName, taken.k.Substring(taken.k.LastIndexOf('.') + 1), taken.o.DisplayName)));
-                continue;
-            }
-            foreach (var key in result.HandleKeys) owners[key] = result;
-            accepted.Add((result, null));
+            return new NameCheck(refusals.ToEquatableArray(), owners.Keys.OrderBy(k => k, System.StringComparer.Ordinal).ToEquatableArray());
         }
-        return accepted;
     }
 
-    private static Result Build(INamedTypeSymbol type, Compilation compilation)
+    private static RecordResult Build(INamedTypeSymbol type, Compilation compilation)
     {
-        var diagnostics = new List<Diagnostic>();
+        var diagnostics = new List<DiagnosticInfo>();
         string ns = type.ContainingNamespace is { IsGlobalNamespace: false } n ? n.ToDisplayString() + "." : "";
         string handle = RecordSource.HandleName(type);
-        var keys = ImmutableArray.Create(ns + handle, ns + RecordSource.UncheckedHandleName(handle));
+        var keys = new[] { ns + handle, ns + RecordSource.UncheckedHandleName(handle) }.ToEquatableArray();
         // A type the user (or a referenced assembly) already has under a handle's name: generating the handle would fail the
         // build with duplicate-type errors pointing at the user's code, so the record is refused here with both names.
         var existing = ExistingType(type, compilation, handle) ?? ExistingType(type, compilation, RecordSource.UncheckedHandleName(handle));
         if (existing is not null)
         {
-            diagnostics.Add(Diagnostic.Create(Diagnostics.HandleNameExists, type.Locations.FirstOrDefault(), type.ToDisplayString(),
+            diagnostics.Add(DiagnosticInfo.Create(Diagnostics.HandleNameExists, type.Locations.FirstOrDefault(), type.ToDisplayString(),
                 existing.Name, existing.ToDisplayString(), KindOf(existing)));
         }
-        var model = existing is null ? RecordLayout.Compute(type, diagnostics) : null;
-        string? source = model is null ? null : RecordSource.Write(model);
-        return new Result(RecordSource.HintName(type), source, diagnostics.ToImmutableArray(), keys, type.ToDisplayString(), type.Locations.FirstOrDefault());
+        var model = existing is null ? RecordLayout.Compute(type, handle, diagnostics) : null;
+        return new RecordResult(RecordSource.HintName(type), model, diagnostics.ToEquatableArray(), keys, type.ToDisplayString(),
+            LocationInfo.From(type.Locations.FirstOrDefault()));
     }
 
     /// <summary>A non-generic type named <paramref name="name"/> in the interface's namespace that this compilation sees (its own,
@@ -139,34 +153,4 @@ public sealed class NativeRecordGenerator : IIncrementalGenerator
         TypeKind.Interface => "interface",
         _ => "type",
     };
-
-    /// <summary>What one interface produced. Equal by value (source text and diagnostics), which is what makes the step cacheable.</summary>
-    private sealed class Result : System.IEquatable<Result>
-    {
-        public Result(string hintName, string? source, ImmutableArray<Diagnostic> diagnostics, ImmutableArray<string> handleKeys, string displayName, Location? location)
-        {
-            HintName = hintName;
-            Source = source;
-            Diagnostics = diagnostics;
-            HandleKeys = handleKeys;
-            DisplayName = displayName;
-            Location = location;
-        }
-
-        public string HintName { get; }
-        /// <summary>The namespace-qualified names of the two struct handles (the checked and the unchecked one).</summary>
-        public ImmutableArray<string> HandleKeys { get; }
-        public string DisplayName { get; }
-        public Location? Location { get; }
-        public string? Source { get; }
-        public ImmutableArray<Diagnostic> Diagnostics { get; }
-
-        public bool Equals(Result? other)
-            => other is not null && HintName == other.HintName && Source == other.Source && Diagnostics.SequenceEqual(other.Diagnostics)
-                && HandleKeys.SequenceEqual(other.HandleKeys) && DisplayName == other.DisplayName && Equals(Location, other.Location);
-
-        public override bool Equals(object? obj) => Equals(obj as Result);
-
-        public override int GetHashCode() => (HintName.GetHashCode() * 31) ^ (Source?.GetHashCode() ?? 0);
-    }
 }

@@ -17,23 +17,12 @@ internal static class ValueLayout
     /// <summary>How deep struct fields are followed (the run-time walk's limit).</summary>
     private const int MaxDepth = 32;
 
-    public readonly struct Result
-    {
-        public Result(int size, int alignment, string? error, bool unknownLayout)
-        {
-            Size = size;
-            Alignment = alignment;
-            Error = error;
-            UnknownLayout = unknownLayout;
-        }
-
-        public int Size { get; }
-        public int Alignment { get; }
-        /// <summary>Why the type is refused (null when accepted).</summary>
-        public string? Error { get; }
-        /// <summary>The type may be unmanaged but its layout cannot be computed here (MNL013 rather than MNL007).</summary>
-        public bool UnknownLayout { get; }
-    }
+    /// <summary>A type's size and alignment, or why it is refused.</summary>
+    /// <param name="Size">Bytes the value occupies.</param>
+    /// <param name="Alignment">Natural alignment.</param>
+    /// <param name="Error">Why the type is refused (null when accepted).</param>
+    /// <param name="UnknownLayout">The type may be unmanaged but its layout cannot be computed here (MNL013 rather than MNL007).</param>
+    public readonly record struct Result(int Size, int Alignment, string? Error, bool UnknownLayout);
 
     private static Result Ok(int size, int alignment) => new(size, alignment, null, false);
     private static Result Refuse(string why) => new(0, 0, why, false);

@@ -44,7 +44,7 @@ public class DiagnosticTests
 
     [Theory]
     [MemberData(nameof(RefusedShapes))]
-    public void RefusedShapeReportsItsDiagnostic(string id, string declaration, string reason)
+    public void A_refused_shape_reports_its_diagnostic(string id, string declaration, string reason)
     {
         // The [NativeRecord] goes on the interface named IRec (or IRec2 where the declaration brings its own).
         string source = declaration.Contains("[NativeRecord]", StringComparison.Ordinal)
@@ -59,12 +59,16 @@ public class DiagnosticTests
         string message = diagnostic.GetMessage(System.Globalization.CultureInfo.InvariantCulture);
         Assert.Contains("cannot be a native record", message);
         Assert.Contains(reason, message);
-        Assert.True(diagnostic.Location.IsInSource, "the diagnostic points at the source");
+        // The pipeline keeps locations as values (file, span, line span), so the reported one is a file location: it must
+        // name the snippet's file and a span inside its text.
+        var where = diagnostic.Location.GetLineSpan();
+        Assert.Equal("Snippet.cs", where.Path);
+        Assert.InRange(diagnostic.Location.SourceSpan.End, 1, result.Output.SyntaxTrees.First().Length);
         Assert.Empty(result.Sources);
     }
 
     [Fact]
-    public void AnAcceptedInterfaceGeneratesCodeThatCompilesWithoutErrors()
+    public void An_accepted_interface_generates_code_that_compiles_without_errors()
     {
         var result = GeneratorDriver.Run("""
             using Manaloc.Memory;
@@ -95,7 +99,7 @@ public class DiagnosticTests
     }
 
     [Fact]
-    public void AnUnmarkedInterfaceGeneratesNothing()
+    public void An_unmarked_interface_generates_nothing()
     {
         var result = GeneratorDriver.Run("namespace Snippet; public interface IPlain { int A { get; set; } void M(); }");
         Assert.Empty(result.GeneratorDiagnostics);
@@ -103,23 +107,60 @@ public class DiagnosticTests
     }
 }
 
-/// <summary>The generator's per-interface step is cached: an edit elsewhere regenerates nothing.</summary>
+/// <summary>The generator's steps are cached: an edit elsewhere regenerates nothing, and an edit in one record redoes that
+/// record alone (its models are equatable values, and only the handle-name check sees every record).</summary>
 public class IncrementalityTests
 {
-    [Fact]
-    public void AnUnrelatedEditLeavesTheRecordStepCached()
-    {
-        var parseOptions = new Microsoft.CodeAnalysis.CSharp.CSharpParseOptions(Microsoft.CodeAnalysis.CSharp.LanguageVersion.Preview);
-        var compilation = GeneratorDriver.Compile("using Manaloc.Memory; namespace Snippet; [NativeRecord] public interface IPoint { int X { get; set; } }", parseOptions);
-        Microsoft.CodeAnalysis.GeneratorDriver driver = Microsoft.CodeAnalysis.CSharp.CSharpGeneratorDriver.Create(
-            [new NativeRecordGenerator().AsSourceGenerator()], parseOptions: parseOptions,
-            driverOptions: new Microsoft.CodeAnalysis.GeneratorDriverOptions(Microsoft.CodeAnalysis.IncrementalGeneratorOutputKind.None, trackIncrementalGeneratorSteps: true));
-        driver = driver.RunGenerators(compilation);
-        driver = driver.RunGenerators(compilation.AddSyntaxTrees(Microsoft.CodeAnalysis.CSharp.CSharpSyntaxTree.ParseText("namespace Snippet; public class Unrelated { }", parseOptions)));
+    private static readonly Microsoft.CodeAnalysis.CSharp.CSharpParseOptions s_parseOptions = new(Microsoft.CodeAnalysis.CSharp.LanguageVersion.Preview);
 
-        var steps = driver.GetRunResult().Results.Single().TrackedSteps[NativeRecordGenerator.TrackingName];
-        var reasons = steps.SelectMany(s => s.Outputs).Select(o => o.Reason).ToList();
-        Assert.NotEmpty(reasons);
-        Assert.All(reasons, r => Assert.True(r is Microsoft.CodeAnalysis.IncrementalStepRunReason.Cached or Microsoft.CodeAnalysis.IncrementalStepRunReason.Unchanged, $"step ran again: {r}"));
+    private static Microsoft.CodeAnalysis.GeneratorDriver NewDriver()
+        => Microsoft.CodeAnalysis.CSharp.CSharpGeneratorDriver.Create(
+            [new NativeRecordGenerator().AsSourceGenerator()], parseOptions: s_parseOptions,
+            driverOptions: new GeneratorDriverOptions(IncrementalGeneratorOutputKind.None, trackIncrementalGeneratorSteps: true));
+
+    private static List<IncrementalStepRunReason> Reasons(Microsoft.CodeAnalysis.GeneratorDriver driver, string step)
+        => driver.GetRunResult().Results.Single().TrackedSteps[step].SelectMany(s => s.Outputs).Select(o => o.Reason).ToList();
+
+    [Fact]
+    public void An_unrelated_edit_leaves_the_record_and_name_check_steps_cached()
+    {
+        var compilation = GeneratorDriver.Compile("using Manaloc.Memory; namespace Snippet; [NativeRecord] public interface IPoint { int X { get; set; } }", s_parseOptions);
+        var driver = NewDriver().RunGenerators(compilation);
+        driver = driver.RunGenerators(compilation.AddSyntaxTrees(Microsoft.CodeAnalysis.CSharp.CSharpSyntaxTree.ParseText("namespace Snippet; public class Unrelated { }", s_parseOptions)));
+
+        foreach (var step in new[] { NativeRecordGenerator.TrackingName, NativeRecordGenerator.NameCheckTrackingName })
+        {
+            var reasons = Reasons(driver, step);
+            Assert.NotEmpty(reasons);
+            Assert.All(reasons, r => Assert.True(r is IncrementalStepRunReason.Cached or IncrementalStepRunReason.Unchanged, $"{step} ran again: {r}"));
+        }
+        var outputs = driver.GetRunResult().Results.Single().TrackedOutputSteps.SelectMany(s => s.Value).SelectMany(s => s.Outputs).Select(o => o.Reason).ToList();
+        Assert.NotEmpty(outputs);
+        Assert.All(outputs, r => Assert.True(r is IncrementalStepRunReason.Cached or IncrementalStepRunReason.Unchanged, $"an output ran again: {r}"));
+    }
+
+    [Fact]
+    public void An_edit_inside_one_record_redoes_that_record_alone()
+    {
+        const string Other = "using Manaloc.Memory; namespace Snippet; [NativeRecord] public interface IOther { long Y { get; set; } }";
+        var point = Microsoft.CodeAnalysis.CSharp.CSharpSyntaxTree.ParseText(
+            "using Manaloc.Memory; namespace Snippet; [NativeRecord] public interface IPoint { int X { get; set; } }", s_parseOptions, path: "Point.cs");
+        var compilation = GeneratorDriver.Compile(Other, s_parseOptions).AddSyntaxTrees(point);
+        var driver = NewDriver().RunGenerators(compilation);
+        var edited = Microsoft.CodeAnalysis.CSharp.CSharpSyntaxTree.ParseText(
+            "using Manaloc.Memory; namespace Snippet; [NativeRecord] public interface IPoint { int X { get; set; } double Z { get; set; } }", s_parseOptions, path: "Point.cs");
+        driver = driver.RunGenerators(compilation.ReplaceSyntaxTree(point, edited));
+
+        // The record step: IOther's model is the same value, IPoint's is new.
+        var records = Reasons(driver, NativeRecordGenerator.TrackingName);
+        Assert.Equal(1, records.Count(r => r is IncrementalStepRunReason.Modified));
+        Assert.Equal(1, records.Count(r => r is IncrementalStepRunReason.Cached or IncrementalStepRunReason.Unchanged));
+        // The handle names did not change, so the one step that sees every record has the same result.
+        Assert.All(Reasons(driver, NativeRecordGenerator.NameCheckTrackingName), r => Assert.True(r is IncrementalStepRunReason.Cached or IncrementalStepRunReason.Unchanged, $"the name check changed: {r}"));
+        // Per record output: IPoint's source is written again; IOther's is not, nor the (empty) interceptors' output.
+        var outputs = driver.GetRunResult().Results.Single().TrackedOutputSteps.SelectMany(s => s.Value).SelectMany(s => s.Outputs).Select(o => o.Reason).ToList();
+        Assert.Equal(1, outputs.Count(r => r is IncrementalStepRunReason.Modified));
+        Assert.Equal(outputs.Count - 1, outputs.Count(r => r is IncrementalStepRunReason.Cached or IncrementalStepRunReason.Unchanged));
+        Assert.True(outputs.Count >= 2, "one output per record");
     }
 }

@@ -36,7 +36,8 @@ public class GeneratedNameTests
         var diagnostic = Assert.Single(result.GeneratorDiagnostics);
         Assert.Equal("MNL014", diagnostic.Id);
         Assert.Contains("would have the name of", diagnostic.GetMessage(System.Globalization.CultureInfo.InvariantCulture));
-        Assert.True(diagnostic.Location.IsInSource, "the diagnostic points at the refused interface");
+        Assert.Equal("Snippet.cs", diagnostic.Location.GetLineSpan().Path); // the refused interface's file (a location kept as values)
+        Assert.InRange(diagnostic.Location.SourceSpan.Start, 1, source.Length);
         Assert.Single(result.Sources);
     }
 }

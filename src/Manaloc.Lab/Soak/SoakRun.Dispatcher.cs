@@ -91,7 +91,7 @@ internal sealed partial class SoakRun
 
         var c = Counters;
         if (c.RecordsCreated != c.RecordsDeleted) Violation($"records: {c.RecordsCreated} created, {c.RecordsDeleted} deleted");
-        long live = _allocator.LiveObjectCount;
+        long live = _allocator.CountLiveObjects();
         if (live != 0) Violation($"records: the allocator still counts {live} live records after every one was deleted");
         if (c.PoolRents != c.PoolReturns) Violation($"pool: {c.PoolRents} rented, {c.PoolReturns} returned");
         if (c.BufferRents != c.BufferReturns) Violation($"buffers: {c.BufferRents} rented, {c.BufferReturns} returned");

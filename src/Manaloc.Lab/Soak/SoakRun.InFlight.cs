@@ -41,7 +41,7 @@ internal sealed partial class SoakRun
     private void CheckQuietCounts(int records, int pooled, int buffers)
     {
         var c = Counters;
-        long liveRecords = _allocator.LiveObjectCount;
+        long liveRecords = _allocator.CountLiveObjects();
         if (c.RecordsCreated - c.RecordsDeleted != records || liveRecords != records)
         {
             Violation($"quiet point: {records} records in the slots, but {c.RecordsCreated - c.RecordsDeleted} created and not deleted and {liveRecords} live in the allocator");

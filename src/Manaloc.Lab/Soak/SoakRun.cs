@@ -73,7 +73,7 @@ internal sealed partial class SoakRun : IDisposable
     public ConcurrentQueue<string> Violations { get; } = new();
 
     /// <summary>Native bytes the soak's record allocator has reserved.</summary>
-    public long NativeBytes => _allocator.ReservedBytes;
+    public long NativeBytes => _allocator.GetSlabStatistics().ReservedBytes;
 
     public void Start()
     {

@@ -26,7 +26,7 @@ public sealed class FieldLayout
     /// <summary>The property type.</summary>
     public Type Type { get; }
     /// <summary>Byte offset from the start of the record.</summary>
-    public int Offset { get; internal set; }
+    public int Offset { get; }
     /// <summary>Bytes the value occupies.</summary>
     public int Size { get; }
     /// <summary>Natural alignment of the value.</summary>

@@ -23,8 +23,6 @@ public sealed unsafe partial class NativeSlabAllocator
     private int _nextChunkId;
     private long _chunkCount;
     private long _reservedBytes;
-    private long _retiredAllocations;
-    private long _retiredFrees;
 
     /// <summary>Takes up to <paramref name="count"/> blocks of class <paramref name="cls"/>, linked from <paramref name="head"/>.</summary>
     private int TakeFromShared(int cls, int count, out byte* head)

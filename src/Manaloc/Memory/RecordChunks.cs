@@ -9,7 +9,7 @@ namespace Manaloc.Memory;
 /// class, for the next TypeAllocator that needs one.
 /// </summary>
 /// <remarks>
-/// <para>Why: a struct handle (<see cref="RecordRef"/>, and the generated handles' <see cref="RecordRef{TRecord}"/>)
+/// <para>Why: a struct handle (<see cref="RecordRef"/>, and the generated handles' <see cref="CompilerServices.RecordRef{TRecord}"/>)
 /// is an address and a generation with no managed reference, so nothing tells the GC that its block's memory is still read. Its check reads the slot's stamp
 /// in the block's trailer; that read is safe for ever only if the memory stays mapped and the slot stays a slot of the
 /// same size class. So a chunk keeps its class for the life of the process and is reused, never freed. The cost: the

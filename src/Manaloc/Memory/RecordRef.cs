@@ -7,7 +7,7 @@ namespace Manaloc.Memory;
 /// A checked struct handle to one record from <see cref="TypeAllocator.NewRef"/>: its address, the slot's generation
 /// stamp and where the stamp is. 16 bytes and no managed reference, so an array of them is one object the collector
 /// never scans. The generated <c>XxxRef</c> structs of <see cref="NativeRecordAttribute"/> interfaces wrap
-/// <see cref="RecordRef{TRecord}"/> instead (as large, but their stamp's place is a constant of the type) and give this one as <c>Handle</c>.
+/// <see cref="CompilerServices.RecordRef{TRecord}"/> instead (as large, but their stamp's place is a constant of the type) and give this one as <c>Handle</c>.
 /// </summary>
 /// <remarks>
 /// <para>Every access compares the slot's current stamp with the handle's generation (one load and one compare on top

@@ -1,5 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
+using Manaloc.Memory.CompilerServices;
 
 namespace Manaloc.Memory;
 
@@ -27,7 +28,7 @@ internal static partial class RecordTypes
     /// <param name="create">Factories of the checked, unchecked, checked-view, unchecked-view and checked-item classes, in that order.</param>
     /// <param name="classes">Those four classes, in the same order.</param>
     /// <param name="cacheForT">Publishes the registration in <see cref="RecordTypeCache{T}"/>.</param>
-    public static unsafe CompiledRecordType RegisterCompiled(Type type, int size, int alignment, CompiledField[] fields,
+    public static unsafe CompiledRecordType RegisterCompiled(Type type, int size, int alignment, FieldLayout[] fields,
         delegate*<NativeRecord>[] create, Type[] classes, Action<CompiledRecordType> cacheForT)
     {
         lock (s_compiled)

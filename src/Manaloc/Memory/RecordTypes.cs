@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Diagnostics.CodeAnalysis;
 using System.Text;
+using Manaloc.Memory.CompilerServices;
 
 namespace Manaloc.Memory;
 

@@ -1,4 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
+using Manaloc.Memory.CompilerServices;
 
 namespace Manaloc;
 

@@ -1,5 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.InteropServices;
+using Manaloc.Memory.CompilerServices;
 
 namespace Manaloc.Memory;
 

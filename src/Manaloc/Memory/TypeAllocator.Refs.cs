@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using Manaloc.Memory.CompilerServices;
 
 namespace Manaloc.Memory;
 

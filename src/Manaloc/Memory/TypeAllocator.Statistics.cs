@@ -2,21 +2,16 @@ namespace Manaloc.Memory;
 
 public sealed unsafe partial class TypeAllocator
 {
-    /// <summary>Native bytes held by this allocator's slab (chunks and large blocks).</summary>
-    /// <remarks>Thread-safe; a snapshot.</remarks>
-    public long ReservedBytes => _slab.ReservedBytes;
-
-    /// <summary>Slab chunks held.</summary>
-    /// <remarks>Thread-safe; a snapshot.</remarks>
-    public long ChunkCount => _slab.ChunkCount;
-
-    /// <summary>Live objects and record arrays of every type.</summary>
-    /// <remarks>Thread-safe; scans the generation stamps (cost proportional to the memory held).</remarks>
-    public long LiveObjectCount => GetLiveObjects(withStacks: false).TotalCount;
-
-    /// <summary>The slab's counters (allocations, frees, chunks, bytes).</summary>
-    /// <remarks>Thread-safe; approximate while other threads allocate.</remarks>
+    /// <summary>The slab's counters (native bytes held, chunks, large blocks, allocations, frees) as one snapshot: this
+    /// allocator's one statistics shape.</summary>
+    /// <remarks>Thread-safe and cheap (it sums counters, it scans nothing); approximate while other threads allocate.</remarks>
     public SlabStatistics GetSlabStatistics() => _slab.GetStatistics();
+
+    /// <summary>Counts the live objects and record arrays of every type by scanning the heap.</summary>
+    /// <remarks>A method, not a property, because it scans every slot's generation stamp: its cost is proportional to the
+    /// memory held. Thread-safe; a snapshot while other threads allocate. <see cref="GetLiveObjects()"/> gives the same
+    /// count by type.</remarks>
+    public long CountLiveObjects() => GetLiveObjects(withStacks: false).TotalCount;
 
     /// <summary>Objects and arrays still alive, by type, with allocation stacks when capture is on: the leak report on demand.</summary>
     /// <remarks>Thread-safe; scans every slot's stamp (odd = alive), so it costs time proportional to the memory held.</remarks>

@@ -1,9 +1,10 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
+using Manaloc.Memory.CompilerServices;
 
 namespace Manaloc.Memory;
 
@@ -30,7 +31,7 @@ namespace Manaloc.Memory;
 /// <see cref="ObjectDisposedException"/> when used.</para>
 /// <para>No finalizer (it could free records other objects still use): Dispose the allocator.</para>
 /// </remarks>
-public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
+public sealed unsafe partial class TypeAllocator : IDisposable
 {
     private readonly NativeSlabAllocator _slab;
     private readonly bool _checked;
@@ -70,7 +71,9 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     /// <summary>True once <see cref="Dispose"/> has run.</summary>
     public bool IsDisposed => _disposed;
 
-    /// <inheritdoc/>
+    /// <summary>Allocates a zeroed record of interface <typeparamref name="T"/>.</summary>
+    /// <typeparam name="T">A public interface whose members are properties of unmanaged value types.</typeparam>
+    /// <returns>A managed handle whose properties read and write the native record.</returns>
     /// <remarks>Thread-safe. The first New of a type generates its implementation (once per process, even
     /// under races) unless <see cref="PreGenerate"/> did; later calls allocate from the calling thread's
     /// slab cache and create one small handle (with <see cref="TypeAllocatorOptions.RecycleHandles"/>, reuse one
@@ -114,7 +117,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         return Unsafe.As<T>(handle);
     }
 
-    /// <inheritdoc/>
+    /// <summary>Frees a record from <see cref="New{T}"/>; the handle is invalid afterwards (with <see cref="TypeAllocatorOptions.RecycleHandles"/> a later New may hand the same handle out again).</summary>
+    /// <param name="instance">The record to free.</param>
     /// <remarks>Thread-safe; any thread may delete. Of two racing Deletes of one object exactly one succeeds (not with
     /// <see cref="TypeAllocatorOptions.RecycleHandles"/>, where the winner may already have handed the handle out again).</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="instance"/> is null.</exception>
@@ -218,7 +222,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
     [MethodImpl(MethodImplOptions.NoInlining)] // StackTrace(2) skips this frame and its caller's: inlined, it would skip a user frame
     private void CaptureStack(byte* p) => _stacks![(nint)p] = new StackTrace(2, fNeedFileInfo: true).ToString();
 
-    /// <inheritdoc/>
+    /// <summary>Generates the implementations of <paramref name="types"/> now, so that a later New never waits on code generation.</summary>
+    /// <param name="types">Interfaces to prepare.</param>
     /// <remarks>Thread-safe. Generates the implementations this allocator's New and NewArray use (for a checked
     /// allocator: the checked handle, the record-array view and the record-array item; for an unchecked one: one for
     /// all).</remarks>
@@ -240,7 +245,8 @@ public sealed unsafe partial class TypeAllocator : ITypeAllocator, IDisposable
         }
     }
 
-    /// <inheritdoc/>
+    /// <summary>The native layout of interface <paramref name="type"/>.</summary>
+    /// <param name="type">An interface.</param>
     /// <exception cref="ArgumentException">The type cannot be a record.</exception>
     [RequiresUnreferencedCode("Reads the interface's properties through reflection.")]
     public TypeLayout GetLayout(Type type) => TypeLayout.Of(type);

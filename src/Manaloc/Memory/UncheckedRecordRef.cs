@@ -6,7 +6,7 @@ namespace Manaloc.Memory;
 /// <summary>
 /// An unchecked struct handle to one record from <see cref="TypeAllocator.NewUncheckedRef"/>: the address, the
 /// generation and where the stamp is, 16 bytes and no managed reference (an array of them costs the GC nothing to
-/// mark). The generated <c>XxxUncheckedRef</c> structs wrap <see cref="UncheckedRecordRef{TRecord}"/> and give
+/// mark). The generated <c>XxxUncheckedRef</c> structs wrap <see cref="CompilerServices.UncheckedRecordRef{TRecord}"/> and give
 /// this one as <c>Handle</c>.
 /// </summary>
 /// <remarks>

@@ -44,7 +44,7 @@ public sealed unsafe class HandleCopyTests
         // The free list was not written through the copy: many more New/Delete pairs work.
         var many = Enumerable.Range(0, 1000).Select(_ => allocator.New<IFooData>()).ToList();
         foreach (var record in many) allocator.Delete(record);
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
     }
 
     [Fact]

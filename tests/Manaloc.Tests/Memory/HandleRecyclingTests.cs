@@ -119,7 +119,7 @@ public sealed class HandleRecyclingTests
         int reused = again.Count(set.Contains);
         Assert.InRange(reused, 1, 64);
         foreach (var f in again) allocator.Delete(f);
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
     }
 
     [Fact]
@@ -139,6 +139,6 @@ public sealed class HandleRecyclingTests
         other.Start();
         Assert.True(other.Join(TimeSpan.FromSeconds(30)), "the other thread did not finish");
         Assert.InRange(reusedThere, 1, 64);
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
     }
 }

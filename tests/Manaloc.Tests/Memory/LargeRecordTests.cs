@@ -44,7 +44,7 @@ public sealed class LargeRecordTests
             Assert.Equal(i, records[i].A.X);
             allocator.Delete(records[i]);
         }
-        Assert.Equal(0, allocator.ReservedBytes);
+        Assert.Equal(0, allocator.GetSlabStatistics().ReservedBytes);
     }
 
     [Fact]

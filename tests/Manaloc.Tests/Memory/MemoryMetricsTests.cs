@@ -41,7 +41,7 @@ public sealed class MemoryMetricsTests
         Assert.True(seen["manaloc.memory.reserved|"] >= 128 * 1024);
         Assert.True(seen["manaloc.memory.chunks|"] >= 1);
         Assert.Equal(6, seen["manaloc.memory.blocks.live|"]);
-        Assert.Equal(6, allocator.LiveObjectCount);
+        Assert.Equal(6, allocator.CountLiveObjects());
         Assert.Equal(5, allocator.GetLiveObjects().Entries.Single(e => e.TypeName == nameof(IFooData)).Count);
         GC.KeepAlive(records);
     }

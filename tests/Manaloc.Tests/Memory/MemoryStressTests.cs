@@ -47,7 +47,7 @@ public sealed unsafe class MemoryStressTests
         }, () => Interlocked.Read(ref progress));
         while (handOff.TryDequeue(out var rest)) allocator.Delete(rest.Record);
         Assert.Empty(errors);
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
         allocator.Dispose();
         Assert.Null(leaked);
         Assert.Equal(0, allocator.LastLeakReport!.TotalCount);

@@ -1,5 +1,6 @@
 using System.Text.Json;
 using Manaloc.Memory;
+using Manaloc.Memory.CompilerServices;
 
 namespace Manaloc.Tests.Memory;
 

@@ -52,18 +52,18 @@ public sealed unsafe class NativeSlabAllocatorTests
         using var slab = new NativeSlabAllocator();
         var pointers = new List<nint>();
         for (int i = 0; i < 20_000; i++) pointers.Add((nint)slab.Allocate(64));
-        long peak = slab.ChunkCount;
+        long peak = slab.GetStatistics().Chunks;
         Assert.True(peak >= 10, $"expected many chunks, got {peak}");
         foreach (var p in pointers) slab.Free((void*)p);
         slab.FlushThreadCache();
         slab.Trim();
-        Assert.Equal(0, slab.ChunkCount);
-        Assert.Equal(0, slab.ReservedBytes);
+        Assert.Equal(0, slab.GetStatistics().Chunks);
+        Assert.Equal(0, slab.GetStatistics().ReservedBytes);
         // Without Trim at most one empty chunk per class stays.
         for (int i = 0; i < 5000; i++) pointers[i] = (nint)slab.Allocate(64);
         for (int i = 0; i < 5000; i++) slab.Free((void*)pointers[i]);
         slab.FlushThreadCache();
-        Assert.True(slab.ChunkCount <= 1, $"{slab.ChunkCount} chunks kept");
+        Assert.True(slab.GetStatistics().Chunks <= 1, $"{slab.GetStatistics().Chunks} chunks kept");
     }
 
     [Fact]

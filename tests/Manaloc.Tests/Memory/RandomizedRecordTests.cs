@@ -80,6 +80,6 @@ public sealed class RandomizedRecordTests
             var delete = typeof(TypeAllocator).GetMethod(nameof(TypeAllocator.Delete))!.MakeGenericMethod(type);
             foreach (var record in records) delete.Invoke(allocator, [record]);
         }
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
     }
 }

@@ -12,7 +12,8 @@ public sealed class RecordArrayDisposeRaceTests
     private const int Marker = -1;
 
     /// <summary>Runs <paramref name="writer"/> on another thread until it throws, disposes the array under it, then makes
-    /// the next array and checks that no stale write reached it. Returns how many tries the writer was still running in.</summary>
+    /// the next array and checks that no stale write reached it. Returns in how many tries the writer ran across the Dispose:
+    /// it ended (by the exception a disposed array gives, or by returning once it saw the array dead) after Dispose began.</summary>
     private static int Race(bool isChecked, int records, int tries, Action<RecordArray<IFooData>> writer)
     {
         using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
@@ -21,6 +22,7 @@ public sealed class RecordArrayDisposeRaceTests
         {
             var array = allocator.NewArray<IFooData>(records);
             using var started = new ManualResetEventSlim();
+            int disposing = 0, endedAfterDispose = 0;
             var thread = new Thread(() =>
             {
                 started.Set();
@@ -34,15 +36,20 @@ public sealed class RecordArrayDisposeRaceTests
                 catch (InvalidOperationException)
                 {
                 }
+                // Full fences on both sides: a writer that ended because it saw the Dispose's effect, which the main thread
+                // made after its fenced write of `disposing`, reads 1 here; a writer that ended before the Dispose began
+                // reads 0. (Thread.IsAlive would also count a thread that had stopped writing but not yet exited.)
+                endedAfterDispose = Interlocked.CompareExchange(ref disposing, 0, 0);
             });
             thread.Start();
             started.Wait();
             Thread.SpinWait(200 + attempt % 7 * 50);
+            Interlocked.Exchange(ref disposing, 1);
             array.Dispose();
             // Same thread as the Dispose: with immediate reuse, its cache hands the freed block straight back.
             var next = allocator.NewArray<IFooData>(records);
-            if (thread.IsAlive) overlapped++;
             thread.Join();
+            overlapped += endedAfterDispose; // Join orders the thread's write before this read
             int corrupted = 0;
             foreach (var record in next.Scan())
             {
@@ -108,13 +115,15 @@ public sealed class RecordArrayDisposeRaceTests
     public void A_writer_on_a_large_array_racing_Dispose_does_not_fault_the_process()
     {
         // 1 MB: above the system allocator's mapping threshold, so an immediate free unmaps the pages under the writer.
-        Race(isChecked: false, 1 << 16, 30, array =>
+        int overlapped = Race(isChecked: false, 1 << 16, 30, array =>
         {
             while (true)
             {
                 foreach (var record in array) record.Bar = Marker;
             }
         });
+        // Reaching here means no fault; but only tries where the writer was still writing when Dispose ran prove it.
+        Assert.True(overlapped > 0, "the writer never ran across a Dispose: the test proved nothing");
     }
 
     [Fact]
@@ -139,7 +148,7 @@ public sealed class RecordArrayDisposeRaceTests
             GC.WaitForPendingFinalizers();
         }
         Assert.False(chunk.IsAlive, "the disposed array's block is still referenced");
-        Assert.Equal(0, allocator.ReservedBytes);
+        Assert.Equal(0, allocator.GetSlabStatistics().ReservedBytes);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]

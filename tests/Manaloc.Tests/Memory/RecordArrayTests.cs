@@ -106,7 +106,7 @@ public sealed class RecordArrayTests
         Assert.False(records.IsAllocated);
         Assert.Throws<InvalidOperationException>(() => view.Bar);
         records.Dispose(); // idempotent
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
     }
 
     [Fact]

@@ -21,14 +21,14 @@ public sealed unsafe class ThreadCacheReclaimTests
             thread.Start();
             thread.Join();
         }
-        long before = slab.ReservedBytes;
-        for (int i = 0; i < 5 && slab.ChunkCount > 8; i++)
+        long before = slab.GetStatistics().ReservedBytes;
+        for (int i = 0; i < 5 && slab.GetStatistics().Chunks > 8; i++)
         {
             GC.Collect();
             GC.WaitForPendingFinalizers();
         }
         // Eight classes used, at most one empty chunk kept per class.
-        Assert.True(slab.ChunkCount <= 8, $"{slab.ChunkCount} chunks ({slab.ReservedBytes / 1024} KiB, {before / 1024} KiB before the collections) still held after {Threads} threads exited");
+        Assert.True(slab.GetStatistics().Chunks <= 8, $"{slab.GetStatistics().Chunks} chunks ({slab.GetStatistics().ReservedBytes / 1024} KiB, {before / 1024} KiB before the collections) still held after {Threads} threads exited");
         var stats = slab.GetStatistics();
         Assert.Equal(stats.Allocations, stats.Frees);
     }

@@ -77,7 +77,7 @@ public abstract class TypeAllocatorContractTests
         Assert.Equal(1.1m, box.Value);
         var empty = allocator.New<IEmpty>();
         Assert.True(((NativeRecord)empty).IsAllocated);
-        Assert.Equal(5, allocator.LiveObjectCount);
+        Assert.Equal(5, allocator.CountLiveObjects());
     }
 
     [Fact]
@@ -105,7 +105,7 @@ public abstract class TypeAllocatorContractTests
         foreach (var r in records) allocator.Delete(r);
         allocator.Delete(big);
         allocator.Delete(hot);
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
     }
 
     [Fact]
@@ -283,7 +283,7 @@ public sealed class CheckedTypeAllocatorTests : TypeAllocatorContractTests
         Assert.True(liveRecord.IsAllocated);
         live.Bar = 7;
         Assert.Equal(7, live.Bar);
-        Assert.Equal(1, allocator.LiveObjectCount);
+        Assert.Equal(1, allocator.CountLiveObjects());
         allocator.Delete(live);
         Assert.Throws<InvalidOperationException>(() => live.Bar);
     }

@@ -12,11 +12,11 @@ public sealed class TypeLayoutScaleTests
         var properties = Enumerable.Range(0, 2000).Select(i => ($"P{i}", types[i % types.Length], true, true)).ToList();
         var type = RuntimeInterfaces.Define(properties);
 
-        long visitedBefore = TypeLayout.OccupiedRanges.t_visited;
+        long visitedBefore = RecordPlacement.OccupiedRanges.t_visited;
         var watch = Stopwatch.StartNew();
         var layout = TypeLayout.Of(type);
         watch.Stop();
-        long visited = TypeLayout.OccupiedRanges.t_visited - visitedBefore;
+        long visited = RecordPlacement.OccupiedRanges.t_visited - visitedBefore;
 
         Assert.Equal(2000, layout.Fields.Count);
         // Packed with no gaps (largest alignment first; padding only at the end), every field naturally aligned and none overlapping.

@@ -1,37 +1,38 @@
 using Manaloc.Memory;
+using Manaloc.Memory.CompilerServices;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>The registration checks a compiled layout against the runtime before any record uses it.</summary>
 public class RegistrationTests
 {
     [Fact]
-    public void AFieldSizeThatDisagreesWithTheRuntimeIsRefusedNamingTheField()
+    public void A_field_size_that_disagrees_with_the_runtime_is_refused_naming_the_field()
     {
         var e = Assert.Throws<InvalidOperationException>(() => CompiledRecords.Register<IHandWritten, HandWrittenFactory>(16, 8,
-            [new("Count", typeof(int), 0, 8, 8), new("Id", typeof(long), 8, 8, 8)]));
+            [CompiledRecords.Field("Count", typeof(int), 0, 8, 8), CompiledRecords.Field("Id", typeof(long), 8, 8, 8)]));
         Assert.Contains("field 'Count'", e.Message);
         Assert.Contains("assumed 8 bytes for Int32, this runtime has 4", e.Message);
     }
 
     [Fact]
-    public void OverlappingMisalignedOrOutsideFieldsAreRefused()
+    public void Overlapping_misaligned_or_outside_fields_are_refused()
     {
         Assert.Contains("overlaps", Assert.Throws<InvalidOperationException>(() => CompiledRecords.Register<IHandWritten, HandWrittenFactory>(16, 8,
-            [new("Count", typeof(int), 4, 4, 4), new("Id", typeof(long), 0, 8, 8)])).Message);
+            [CompiledRecords.Field("Count", typeof(int), 4, 4, 4), CompiledRecords.Field("Id", typeof(long), 0, 8, 8)])).Message);
         Assert.Contains("does not fit", Assert.Throws<InvalidOperationException>(() => CompiledRecords.Register<IHandWritten, HandWrittenFactory>(16, 8,
-            [new("Count", typeof(int), 2, 4, 4), new("Id", typeof(long), 8, 8, 8)])).Message);
+            [CompiledRecords.Field("Count", typeof(int), 2, 4, 4), CompiledRecords.Field("Id", typeof(long), 8, 8, 8)])).Message);
         Assert.Contains("does not fit", Assert.Throws<InvalidOperationException>(() => CompiledRecords.Register<IHandWritten, HandWrittenFactory>(16, 8,
-            [new("Count", typeof(int), 0, 4, 4), new("Id", typeof(long), 16, 8, 8)])).Message);
+            [CompiledRecords.Field("Count", typeof(int), 0, 4, 4), CompiledRecords.Field("Id", typeof(long), 16, 8, 8)])).Message);
         Assert.Contains("not a valid record shape", Assert.Throws<InvalidOperationException>(() => CompiledRecords.Register<IHandWritten, HandWrittenFactory>(12, 8,
-            [new("Count", typeof(int), 0, 4, 4)])).Message);
+            [CompiledRecords.Field("Count", typeof(int), 0, 4, 4)])).Message);
     }
 
     [Fact]
-    public void AValidHandWrittenRegistrationServesNewAndIsKeptOnce()
+    public void A_valid_hand_written_registration_serves_New_and_is_kept_once()
     {
-        var first = CompiledRecords.Register<IHandWrittenValid, ValidFactory>(16, 8, [new("Count", typeof(int), 8, 4, 4), new("Id", typeof(long), 0, 8, 8)]);
-        var second = CompiledRecords.Register<IHandWrittenValid, ValidFactory>(16, 8, [new("Count", typeof(int), 8, 4, 4), new("Id", typeof(long), 0, 8, 8)]);
+        var first = CompiledRecords.Register<IHandWrittenValid, ValidFactory>(16, 8, [CompiledRecords.Field("Count", typeof(int), 8, 4, 4), CompiledRecords.Field("Id", typeof(long), 0, 8, 8)]);
+        var second = CompiledRecords.Register<IHandWrittenValid, ValidFactory>(16, 8, [CompiledRecords.Field("Count", typeof(int), 8, 4, 4), CompiledRecords.Field("Id", typeof(long), 0, 8, 8)]);
         Assert.Same(first, second);
         using var allocator = new TypeAllocator();
         var record = allocator.New<IHandWrittenValid>();

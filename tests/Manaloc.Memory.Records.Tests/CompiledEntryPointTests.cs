@@ -1,6 +1,7 @@
 using Manaloc.Memory;
+using Manaloc.Memory.CompilerServices;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>
 /// What the generated interceptors call (CompiledRecords.New, NewArray, PreGenerate), and the names the generated classes
@@ -21,7 +22,7 @@ public class CompiledEntryPointTests
 
         string kind = isChecked ? "Checked" : "Unchecked";
         Assert.Equal($"IFooData_{kind}", record.GetType().Name);
-        Assert.Equal($"Manaloc.Generators.Tests.FooDataRef+IFooData_{kind}", record.GetType().FullName);
+        Assert.Equal($"Manaloc.Memory.Records.Tests.FooDataRef+IFooData_{kind}", record.GetType().FullName);
         Assert.Equal($"IFooData_{kind}View", view.GetType().Name);
         Assert.True(record.GetType().IsNestedPrivate, "users' code cannot name the generated class");
         allocator.Delete(record);

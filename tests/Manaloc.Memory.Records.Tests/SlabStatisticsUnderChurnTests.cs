@@ -1,6 +1,6 @@
 using Manaloc.Memory;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>
 /// Statistics read while another thread churns records through its held heap: frees are derived from each bin's

@@ -1,6 +1,7 @@
 using Manaloc.Memory;
+using Manaloc.Memory.CompilerServices;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>
 /// The generated handles and the held heap's constant-folded New and Delete (<c>ThreadHeap.New&lt;TRecord&gt;</c>):
@@ -20,10 +21,10 @@ public class TypedHandlePathTests
         a.Near = 7;
         b.Far = 42;
         Assert.Equal((long.MaxValue, 7, 42L), (a.Far, a.Near, b.Far));
-        Assert.Equal(2, allocator.LiveObjectCount);
+        Assert.Equal(2, allocator.CountLiveObjects());
         a.Delete(heap);
         b.Delete(heap);
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
         Assert.Contains("already deleted", Assert.Throws<InvalidOperationException>(() => a.Delete(heap)).Message);
         Assert.Throws<InvalidOperationException>(() => b.Delete(heap));
         Assert.Throws<InvalidOperationException>(() => a.Far);
@@ -104,7 +105,7 @@ public class TypedHandlePathTests
         Assert.Contains(nameof(HandWrittenFactory), Assert.Throws<InvalidOperationException>(() => RecordRef<HandWrittenFactory>.From(foo.Handle)).Message);
         Assert.Throws<InvalidOperationException>(() => UncheckedRecordRef<HandWrittenFactory>.From(foo.AsUnchecked().Handle));
         foo.Delete(allocator);
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
     }
 
     [Fact]
@@ -133,7 +134,7 @@ public class TypedHandlePathTests
         Assert.Equal(0, deleted);
         Assert.True(records[0].IsAllocated); // refused before its stamp moved
         foreach (var record in records) record.Delete(heap); // the owner deletes them all, each once
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
     }
 
     private struct HandWrittenFactory : ICompiledRecordFactory

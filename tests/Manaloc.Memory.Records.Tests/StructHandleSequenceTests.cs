@@ -1,7 +1,7 @@
 using CsCheck;
 using Manaloc.Memory;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>
 /// Random sequences over two TypeAllocators that are disposed and made again (so their memory is pooled and reused by

@@ -1,6 +1,6 @@
 using System.Runtime.CompilerServices;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>
 /// A data race on an array of checked handles (safe code): one thread stores a handle and <c>default</c> in turn, another

@@ -1,7 +1,7 @@
 using System.Runtime.CompilerServices;
 using Manaloc.Memory;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>
 /// Struct handles are 16 bytes with no managed reference; their checks stay safe and exact when the memory of their
@@ -11,7 +11,7 @@ namespace Manaloc.Generators.Tests;
 public class StructHandleReuseTests
 {
     [Fact]
-    public void StructHandlesAreSixteenBytesAndHoldNoManagedReference()
+    public void Struct_handles_are_sixteen_bytes_and_hold_no_managed_reference()
     {
         Assert.Equal(16, Unsafe.SizeOf<FooDataRef>()); // not 12: see TornHandleTests
         Assert.Equal(16, Unsafe.SizeOf<FooDataUncheckedRef>());
@@ -22,7 +22,7 @@ public class StructHandleReuseTests
     }
 
     [Fact]
-    public void StaleHandlesOfADisposedAllocatorStillSayDisposedAfterAnotherAllocatorReusesTheirMemory()
+    public void Stale_handles_of_a_disposed_allocator_still_say_disposed_after_another_allocator_reuses_their_memory()
     {
         const int Count = 2000; // several 128 KiB chunks
         var first = new TypeAllocator(new TypeAllocatorOptions { Name = "first" });
@@ -62,7 +62,7 @@ public class StructHandleReuseTests
     }
 
     [Fact]
-    public void StaleHandlesOfPooledChunksWhosePagesWentBackStillFailWithTheRightException()
+    public void Stale_handles_of_pooled_chunks_whose_pages_went_back_still_fail_with_the_right_exception()
     {
         var allocator = new TypeAllocator(new TypeAllocatorOptions { Name = "pooled" });
         var stale = Enumerable.Range(0, 3000).Select(i => { var r = ReuseRecordRef.New(allocator); r.Last = i; return r; }).ToArray();
@@ -87,7 +87,7 @@ public class StructHandleReuseTests
     }
 
     [Fact]
-    public void ClassHandlesOfADisposedAllocatorSayDisposedWhenAnotherAllocatorReusesTheirMemory()
+    public void Class_handles_of_a_disposed_allocator_say_disposed_when_another_allocator_reuses_their_memory()
     {
         var first = new TypeAllocator(new TypeAllocatorOptions { Name = "class first" });
         var stale = Enumerable.Range(0, 2000).Select(_ => first.New<IReuseRecord>()).ToArray();
@@ -107,7 +107,7 @@ public class StructHandleReuseTests
     }
 
     [Fact]
-    public void StaleHandlesFailAfterTheirEmptyChunkWasReleasedAndReused()
+    public void Stale_handles_fail_after_their_empty_chunk_was_released_and_reused()
     {
         using var allocator = new TypeAllocator();
         var heap = allocator.GetThreadHeap();
@@ -129,7 +129,7 @@ public class StructHandleReuseTests
     }
 
     [Fact]
-    public void LargeRecordsAreCheckedTheSameWayAcrossDeleteDisposeAndReuse()
+    public void Large_records_are_checked_the_same_way_across_Delete_Dispose_and_reuse()
     {
         var first = new TypeAllocator(new TypeAllocatorOptions { Name = "large first" });
         var deleted = LargeRef.New(first);

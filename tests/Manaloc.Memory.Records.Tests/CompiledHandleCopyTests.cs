@@ -1,7 +1,7 @@
 using System.Reflection;
 using Manaloc.Memory;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>
 /// A compiled class handle copied behind the allocator's back (MemberwiseClone) keeps its address after Delete: its

@@ -1,6 +1,7 @@
 using Manaloc.Memory;
+using Manaloc.Memory.CompilerServices;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>The generator's layouts equal the run-time TypeLayout.Of for every accepted shape.</summary>
 public class LayoutParityTests
@@ -31,7 +32,7 @@ public class LayoutParityTests
 
     [Theory]
     [MemberData(nameof(Shapes))]
-    public void CompiledLayoutEqualsTheRunTimeLayout(string shape)
+    public void Compiled_layout_equals_the_run_time_layout(string shape)
     {
         var (compiled, iface) = s_shapes[shape];
         var runtime = TypeLayout.Of(iface);
@@ -47,7 +48,7 @@ public class LayoutParityTests
     [MemberData(nameof(Shapes))]
     // The compiled checked class compares the stamp at the offset CompiledRecords.StampOffsetOf gives it: if that offset
     // were not where the allocator keeps the stamp, the first read would throw, or the read after Delete would pass.
-    public void TheCompiledCheckedClassFindsTheStampOfEveryShape(string shape)
+    public void The_compiled_checked_class_finds_the_stamp_of_every_shape(string shape)
     {
         var (_, iface) = s_shapes[shape];
         var property = iface.GetProperties().FirstOrDefault(p => p.GetMethod is not null)
@@ -62,14 +63,14 @@ public class LayoutParityTests
     }
 
     [Fact]
-    public void EveryMarkedInterfaceInThisAssemblyIsCompared()
+    public void Every_marked_interface_in_this_assembly_is_compared()
     {
         var marked = typeof(LayoutParityTests).Assembly.GetTypes().Where(t => t.IsDefined(typeof(NativeRecordAttribute), false)).ToHashSet();
         Assert.Equal(marked.OrderBy(t => t.FullName), s_shapes.Values.Select(s => s.Interface).OrderBy(t => t.FullName));
     }
 
     [Fact]
-    public void TheDocumentedExampleIsLaidOutAsDocumented()
+    public void The_documented_example_is_laid_out_as_documented()
     {
         // docs/memory.md: long @0, double @8, int @16, byte @20 in a 24-byte, 8-aligned record.
         Assert.Equal("Id:Int64@0+8/8 Value:Double@8+8/8 Count:Int32@16+4/4 Flag:Byte@20+1/1", Describe(FooDataRef.RecordType.Layout));

@@ -1,7 +1,7 @@
 using System.Runtime.CompilerServices;
 using Manaloc.Memory;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>
 /// Allocation and free counts after records made and deleted through held heaps on threads that then exit (their caches
@@ -33,7 +33,7 @@ public class HeapStatisticsLifecycleTests
         var mid = allocator.GetSlabStatistics();
         Assert.Equal(3 * PerThread, mid.Allocations - before.Allocations);
         Assert.Equal(PerThread, mid.Frees - before.Frees);
-        Assert.Equal(survivors.Count, allocator.LiveObjectCount);
+        Assert.Equal(survivors.Count, allocator.CountLiveObjects());
 
         var heap = allocator.GetThreadHeap();
         for (int i = 0; i < survivors.Count; i += 2) survivors[i].Delete(heap); // this thread's heap frees others' records
@@ -43,7 +43,7 @@ public class HeapStatisticsLifecycleTests
         Assert.Equal(3 * PerThread, after.Allocations - before.Allocations);
         Assert.Equal(3 * PerThread, after.Frees - before.Frees);
         Assert.Equal(before.LiveBlocks, after.LiveBlocks);
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]

@@ -2,7 +2,7 @@ using System.Numerics;
 using System.Runtime.InteropServices;
 using Manaloc.Memory;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 // Every shape the run-time path accepts, marked for the generator. LayoutParityTests compares each
 // compiled layout with TypeLayout.Of's reflection-based one.

@@ -2,7 +2,7 @@ using System.ComponentModel;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
-namespace Manaloc.Memory;
+namespace Manaloc.Memory.CompilerServices;
 
 /// <summary>
 /// A checked struct handle to one record of a generated type: its address and the slot's generation, 16 bytes and no

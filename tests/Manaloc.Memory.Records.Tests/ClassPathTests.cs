@@ -1,7 +1,8 @@
 using System.Runtime.CompilerServices;
 using Manaloc.Memory;
+using Manaloc.Memory.CompilerServices;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>New, Delete and NewArray of a [NativeRecord] interface use the compiled classes, not Reflection.Emit.</summary>
 public class ClassPathTests
@@ -9,7 +10,7 @@ public class ClassPathTests
     [Theory]
     [InlineData(true)]
     [InlineData(false)]
-    public void NewUsesTheCompiledClass(bool isChecked)
+    public void New_uses_the_compiled_class(bool isChecked)
     {
         long emittedBefore = TypeAllocator.GeneratedTypeCount;
         using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
@@ -25,7 +26,7 @@ public class ClassPathTests
     }
 
     [Fact]
-    public void ClassHandlesUsedAfterDisposeThrow()
+    public void Class_handles_used_after_Dispose_throw()
     {
         var allocator = new TypeAllocator();
         var record = allocator.New<IContended>();
@@ -34,7 +35,7 @@ public class ClassPathTests
     }
 
     [Fact]
-    public void RecordArraysUseTheCompiledViews()
+    public void Record_arrays_use_the_compiled_views()
     {
         using var allocator = new TypeAllocator();
         using var array = allocator.NewArray<IFooData>(100);
@@ -47,7 +48,7 @@ public class ClassPathTests
     }
 
     [Fact]
-    public void TheRunTimePathStillServesUnmarkedInterfacesOnTheJit()
+    public void The_run_time_path_still_serves_unmarked_interfaces_on_the_JIT()
     {
         Assert.True(RuntimeFeature.IsDynamicCodeSupported);
         using var allocator = new TypeAllocator();

@@ -1,13 +1,15 @@
 using System.ComponentModel;
 
-namespace Manaloc.Memory;
+namespace Manaloc.Memory.CompilerServices;
 
 /// <summary>
 /// A <see cref="NativeRecordAttribute"/> interface registered by its generated module initializer: what
 /// <see cref="TypeAllocator.NewRef"/> and the class path of <see cref="TypeAllocator.New{T}"/> need, built
 /// without reflection over the interface.
 /// </summary>
-/// <remarks>Immutable; shared by every allocator in the process. Obtained only from <see cref="CompiledRecords.Register{TInterface, TFactory}"/>.</remarks>
+/// <remarks>Immutable; shared by every allocator in the process. Obtained only from <see cref="CompiledRecords.Register{TInterface, TFactory}"/>
+/// (each generated handle's <c>RecordType</c> property returns it). For generated code and <see cref="TypeAllocator.NewRef"/>.</remarks>
+[EditorBrowsable(EditorBrowsableState.Never)]
 public sealed class CompiledRecordType
 {
     internal CompiledRecordType(RecordType @checked, RecordType @unchecked, RecordType checkedView, RecordType uncheckedView, RecordType checkedItem)
@@ -51,12 +53,3 @@ public sealed class CompiledRecordType
     /// <inheritdoc/>
     public override string ToString() => $"{RecordTypes.TypeName(Interface)} (compiled record, {Plural.Of(Layout.Size, "byte")})";
 }
-
-/// <summary>One field of a compiled layout, as the generator computed it.</summary>
-/// <param name="Name">The field's name (qualified by its interface when two properties of different types share it).</param>
-/// <param name="Type">The property type.</param>
-/// <param name="Offset">Byte offset in the record.</param>
-/// <param name="Size">Bytes the generator assumed; checked against the runtime's size at registration.</param>
-/// <param name="Alignment">Natural alignment the generator assumed.</param>
-[EditorBrowsable(EditorBrowsableState.Never)]
-public readonly record struct CompiledField(string Name, Type Type, int Offset, int Size, int Alignment);

@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using Manaloc.Memory;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>
 /// Struct handles made through one thread's heap and deleted through another's: no record handed out twice, none lost. And
@@ -126,7 +126,7 @@ public class StructHandleThreadTests
         Assert.Equal(0x5EED, ops.Read(mine));
         ops.Delete(heap, mine);
         ops.Delete(heap, next);
-        Assert.Equal(0, allocator.LiveObjectCount);
+        Assert.Equal(0, allocator.CountLiveObjects());
         var after = allocator.GetSlabStatistics();
         Assert.Equal(after.Allocations, after.Frees);
         Assert.Equal(before.Allocations + 1, after.Allocations);

@@ -1,7 +1,6 @@
 using System.ComponentModel;
-using System.Runtime.CompilerServices;
 
-namespace Manaloc.Memory;
+namespace Manaloc.Memory.CompilerServices;
 
 /// <summary>
 /// Registration of compile-time records: the module initializer the Manaloc source generator writes for
@@ -20,11 +19,11 @@ public static unsafe class CompiledRecords
     /// <typeparam name="TFactory">The generated struct that creates the checked and unchecked classes.</typeparam>
     /// <param name="size">Record size in bytes.</param>
     /// <param name="alignment">Record alignment.</param>
-    /// <param name="fields">The fields, any order.</param>
+    /// <param name="fields">The fields, any order (each from <see cref="Field"/>).</param>
     /// <returns>The registration, which the generated struct handles allocate with.</returns>
     /// <exception cref="InvalidOperationException">The layout does not hold on this runtime: a field's size differs from
     /// the runtime's (the generator assumes a 64-bit process), or a field lies outside the record.</exception>
-    public static CompiledRecordType Register<TInterface, TFactory>(int size, int alignment, CompiledField[] fields)
+    public static CompiledRecordType Register<TInterface, TFactory>(int size, int alignment, FieldLayout[] fields)
         where TInterface : class
         where TFactory : struct, ICompiledRecordFactory
     {
@@ -98,6 +97,18 @@ public static unsafe class CompiledRecords
         RecordTypeCache<TInterface>.CheckedItem = type.CheckedItem;
     }
 
-    /// <summary>Runtime size of <paramref name="type"/>, for the registration's check.</summary>
-    internal static int SizeOf(Type type) => RuntimeHelpers.SizeOf(type.TypeHandle);
+    /// <summary>One field of a compiled layout, as the generator computed it: the argument of <see cref="Register{TInterface, TFactory}"/>.</summary>
+    /// <param name="name">The field's name (qualified by its interface when two properties of different types share it).</param>
+    /// <param name="type">The property type.</param>
+    /// <param name="offset">Byte offset in the record.</param>
+    /// <param name="size">Bytes the generator assumed; checked against the runtime's size at registration.</param>
+    /// <param name="alignment">Natural alignment the generator assumed.</param>
+    /// <returns>The field, as <see cref="TypeLayout.Fields"/> will list it.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="name"/> or <paramref name="type"/> is null.</exception>
+    public static FieldLayout Field(string name, Type type, int offset, int size, int alignment)
+    {
+        ArgumentNullException.ThrowIfNull(name);
+        ArgumentNullException.ThrowIfNull(type);
+        return new FieldLayout(name, type, offset, size, alignment, []);
+    }
 }

@@ -1,12 +1,12 @@
 using Manaloc.Memory;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>The generated struct handles: values in native memory, checks of the checked form, 0 bytes per New+Delete.</summary>
 public class StructHandleTests
 {
     [Fact]
-    public void PropertiesReadAndWriteTheRecordThroughEveryCopy()
+    public void Properties_read_and_write_the_record_through_every_copy()
     {
         using var allocator = new TypeAllocator();
         var a = FooDataRef.New(allocator);
@@ -26,7 +26,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public void UseAfterDeleteThrowsForEveryCopyEvenAfterTheSlotIsReused()
+    public void Use_after_Delete_throws_for_every_copy_even_after_the_slot_is_reused()
     {
         using var allocator = new TypeAllocator();
         var a = FooDataRef.New(allocator);
@@ -42,7 +42,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public void DoubleDeleteThrowsAndDoesNotFreeTheNextRecord()
+    public void Double_Delete_throws_and_does_not_free_the_next_record()
     {
         using var allocator = new TypeAllocator();
         var a = FooDataRef.New(allocator);
@@ -55,7 +55,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public void UseAndDeleteAfterTheAllocatorsDisposeThrowObjectDisposed()
+    public void Use_and_Delete_after_the_allocators_Dispose_throw_object_disposed()
     {
         var allocator = new TypeAllocator();
         var a = FooDataRef.New(allocator);
@@ -69,7 +69,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public void DefaultAndForeignHandlesAreRefused()
+    public void Default_and_foreign_handles_are_refused()
     {
         using var mine = new TypeAllocator();
         using var other = new TypeAllocator();
@@ -83,7 +83,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public async Task RacingDeletesOfOneRecordFreeItExactlyOnce()
+    public async Task Racing_deletes_of_one_record_free_it_exactly_once()
     {
         using var allocator = new TypeAllocator();
         for (int round = 0; round < 200; round++)
@@ -109,7 +109,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public void UncheckedHandlesReadWriteAndDeleteOnce()
+    public void Unchecked_handles_read_write_and_Delete_once()
     {
         using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = false });
         var a = FooDataUncheckedRef.New(allocator);
@@ -124,7 +124,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public void ACheckedHandleConvertsToAnUncheckedOneOfTheSameRecord()
+    public void A_checked_handle_converts_to_an_unchecked_one_of_the_same_record()
     {
         using var allocator = new TypeAllocator();
         var a = FooDataRef.New(allocator);
@@ -137,7 +137,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public void LargeRecordsGoThroughTheLargeBlockPathInBothForms()
+    public void Large_records_go_through_the_large_block_path_in_both_forms()
     {
         using var allocator = new TypeAllocator();
         var a = LargeRef.New(allocator);
@@ -153,7 +153,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public void PropertiesNamedLikeHandleMembersAreImplementedExplicitly()
+    public void Properties_named_like_handle_members_are_implemented_explicitly()
     {
         using var allocator = new TypeAllocator();
         var r = ReservedNamesRef.New(allocator);
@@ -167,7 +167,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public void SharedAndSameNamePropertiesOfBaseInterfacesLandInTheirFields()
+    public void Shared_and_same_name_properties_of_base_interfaces_land_in_their_fields()
     {
         using var allocator = new TypeAllocator();
         var d = DerivedRef.New(allocator);
@@ -182,7 +182,7 @@ public class StructHandleTests
     [Fact]
     // Records up to the largest slab class (8 KB). A larger record is a block of its own, for which the slab allocator
     // creates its chunk object; that path is the slab allocator's, not the handle's.
-    public void NewAndDeleteOfStructHandlesAllocateNothingOnTheManagedHeap()
+    public void New_and_Delete_of_struct_handles_allocate_nothing_on_the_managed_heap()
     {
         using var checkedAllocator = new TypeAllocator();
         using var uncheckedAllocator = new TypeAllocator(new TypeAllocatorOptions { Checked = false });
@@ -211,7 +211,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public void AThreadHeapMakesAndDeletesRecordsThatTheAllocatorAlsoKnows()
+    public void A_thread_heap_makes_and_deletes_records_that_the_allocator_also_knows()
     {
         using var allocator = new TypeAllocator();
         var heap = allocator.GetThreadHeap();
@@ -240,7 +240,7 @@ public class StructHandleTests
     }
 
     [Fact]
-    public void AThreadHeapThrowsAfterItsAllocatorsDisposeAndOnAnotherThread()
+    public void A_thread_heap_throws_after_its_allocators_Dispose_and_on_another_thread()
     {
         var allocator = new TypeAllocator();
         var heap = allocator.GetThreadHeap();

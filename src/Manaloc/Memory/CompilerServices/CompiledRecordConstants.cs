@@ -1,4 +1,4 @@
-namespace Manaloc.Memory;
+namespace Manaloc.Memory.CompilerServices;
 
 /// <summary>Where <see cref="CompiledRecords.Register{TInterface, TFactory}"/> leaves the registration of one generated record.</summary>
 internal static class CompiledRecordSlot<TRecord> where TRecord : struct, ICompiledRecordFactory

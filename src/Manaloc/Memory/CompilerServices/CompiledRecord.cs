@@ -1,7 +1,7 @@
 using System.ComponentModel;
 using System.Runtime.CompilerServices;
 
-namespace Manaloc.Memory;
+namespace Manaloc.Memory.CompilerServices;
 
 /// <summary>
 /// The base of the class implementations the Manaloc source generator writes for

@@ -1,7 +1,8 @@
 using System.Runtime.CompilerServices;
 using Manaloc.Memory;
+using Manaloc.Memory.CompilerServices;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>
 /// Misuses of the typed handles and the held heap's typed New and Delete that the 16-byte path refuses: a typed

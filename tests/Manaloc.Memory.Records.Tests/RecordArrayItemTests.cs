@@ -1,6 +1,7 @@
 using Manaloc.Memory;
+using Manaloc.Memory.CompilerServices;
 
-namespace Manaloc.Generators.Tests;
+namespace Manaloc.Memory.Records.Tests;
 
 /// <summary>
 /// A record array of a [NativeRecord] interface as a list: <c>foreach</c>, the indexer and LINQ hand out the generated item
@@ -18,7 +19,7 @@ public class RecordArrayItemTests
     [Theory]
     [InlineData(true)]
     [InlineData(false)]
-    public void SavingTheItemsOfAForeachKeepsEachRecordWithTheCompiledClass(bool isChecked)
+    public void Saving_the_items_of_a_foreach_keeps_each_record_with_the_compiled_class(bool isChecked)
     {
         long emittedBefore = TypeAllocator.GeneratedTypeCount;
         using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
@@ -34,7 +35,7 @@ public class RecordArrayItemTests
     [Theory]
     [InlineData(true)]
     [InlineData(false)]
-    public void LinqOverTheArrayReadsAndWritesTheRightRecords(bool isChecked)
+    public void LINQ_over_the_array_reads_and_writes_the_right_records(bool isChecked)
     {
         using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
         using var arr = Numbered(allocator, 5);
@@ -50,7 +51,7 @@ public class RecordArrayItemTests
     }
 
     [Fact]
-    public void ASavedItemUsedAfterTheArraysDisposeThrowsNamingTheArray()
+    public void A_saved_item_used_after_the_arrays_Dispose_throws_naming_the_array()
     {
         using var allocator = new TypeAllocator();
         var arr = Numbered(allocator, 5);
@@ -64,7 +65,7 @@ public class RecordArrayItemTests
     }
 
     [Fact]
-    public void ASavedItemUsedAfterTheAllocatorsDisposeThrowsObjectDisposed()
+    public void A_saved_item_used_after_the_allocators_Dispose_throws_object_disposed()
     {
         var allocator = new TypeAllocator(new TypeAllocatorOptions { Name = "generated-items" });
         var arr = Numbered(allocator, 5);
@@ -76,7 +77,7 @@ public class RecordArrayItemTests
     }
 
     [Fact]
-    public void AnUncheckedArraysSavedItemReadsTheDeadArrayAfterDispose()
+    public void An_unchecked_arrays_saved_item_reads_the_dead_array_after_Dispose()
     {
         using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = false });
         var arr = Numbered(allocator, 5);
@@ -90,7 +91,7 @@ public class RecordArrayItemTests
     [Theory]
     [InlineData(true)]
     [InlineData(false)]
-    public void AnEmptyArrayIsAnEmptyList(bool isChecked)
+    public void An_empty_array_is_an_empty_list(bool isChecked)
     {
         using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
         using var empty = allocator.NewArray<IFooData>(0);
@@ -101,7 +102,7 @@ public class RecordArrayItemTests
     }
 
     [Fact]
-    public void TheScanStillAllocatesNothing()
+    public void The_scan_still_allocates_nothing()
     {
         using var allocator = new TypeAllocator();
         using var arr = Numbered(allocator, 10_000);
