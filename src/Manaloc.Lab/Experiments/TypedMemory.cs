@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
-using Manaloc.Fixtures;
+using Manaloc.Lab.Subjects;
 using Manaloc.Lab.Harness;
 using Manaloc.Memory;
 
