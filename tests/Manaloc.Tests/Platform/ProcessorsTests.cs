@@ -259,7 +259,7 @@ public sealed class ProcessorsTests
         int error = -1;
         var thread = new Thread(() =>
         {
-            error = LinuxNative.SetAffinity(0, [first]);
+            error = LinuxNative.PinCurrentThread(first);
             threadMask = LinuxNative.GetAffinity(0, out _);
             seen = Processors.Read();
         });

@@ -30,8 +30,8 @@ public sealed class ThreadingMisuseTests
         var post = d.PostAsync(() => { });
         Assert.True(post.IsFaulted);
         Assert.Throws<InvalidOperationException>(() => post.GetAwaiter().GetResult());
-        Assert.Equal(3, d.RejectedCount);
-        Assert.Equal(0, d.PostedCount);
+        Assert.Equal(3, d.GetStatistics().Rejected);
+        Assert.Equal(0, d.GetStatistics().Posted);
     }
 
     [Fact]
