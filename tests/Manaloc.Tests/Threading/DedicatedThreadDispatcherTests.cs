@@ -10,6 +10,26 @@ namespace Manaloc.Tests.Threading;
 public sealed class DedicatedThreadDispatcherTests
 {
     [Fact]
+    public void A_stopped_dispatchers_statistics_snapshot_is_final_and_counts_every_outcome()
+    {
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { Name = "snapshot", ThreadCount = 2, Capacity = 16 });
+        for (int i = 0; i < 99; i++) d.Post(() => { });
+        d.Post(() => throw new InvalidOperationException("counted as failed"));
+        d.Dispose();
+        Assert.False(d.TryPost(() => { }));
+
+        var first = d.GetStatistics();
+        Assert.Equal(new DispatcherStatistics(
+            Queued: 0, Posted: 100, Executed: 100, Failed: 1, Rejected: 1, Dropped: 0, Returned: 0,
+            DeepestQueue: first.DeepestQueue, PinnedThreads: 0, VoluntaryYields: first.VoluntaryYields, BusyTime: first.BusyTime), first);
+        Assert.InRange(first.DeepestQueue, 1, 16);
+        Assert.True(first.BusyTime > TimeSpan.Zero);
+        // Every worker has exited: nothing moves any more, busy time included.
+        Assert.Equal(first, d.GetStatistics());
+        Assert.Contains("stopped, 2 threads, 0/16 queued, 100 executed", d.ToString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Runs_every_posted_item_on_named_background_threads()
     {
         int ran = 0;
