@@ -291,8 +291,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
         Debug.Assert(options.Capacity > 0);
     }
 
-    // ----- The ring: claiming and publishing positions, taking items, waking workers and producers -----
-
+    // The ring: claiming and publishing positions, taking items, waking workers and producers.
 
     private enum EnqueueResult { Accepted, Full, Closed }
 
@@ -458,7 +457,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
         }
     }
 
-    // ----- A full queue, producer side: blocking, spinning for room, refusing and dropping, per FullQueueMode -----
+    // A full queue, producer side: blocking, spinning for room, refusing and dropping, per FullQueueMode.
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void PostSlow(Action item)
@@ -677,8 +676,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
         }
     }
 
-    // ----- Workers: the loop, sleeping when idle, running items, reporting failures, busy time -----
-
+    // Workers: the loop, sleeping when idle, running items, reporting failures, busy time.
 
     private struct WorkerStats
     {
@@ -897,8 +895,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
         }
     }
 
-
-    // ----- Shutdown: close the queue, let the workers drain it until the deadline, hand back what did not run -----
+    // Shutdown: close the queue, let the workers drain it until the deadline, hand back what did not run.
 
     /// <summary>
     /// Stops accepting items, lets the workers drain the queue for up to <paramref name="drainTimeout"/>

@@ -349,7 +349,6 @@ public sealed partial class SlimReaderWriterLock
     private static void ThrowWriteRecursion()
         => ThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
 
-
     // Acquisition with a timeout and a cancellation token.
     // A timed or cancellable attempt takes the same fast paths; only a thread that has to wait pays for
     // the clock reads and, with a cancellable token, one registration (a cancellation pulses the lock's
