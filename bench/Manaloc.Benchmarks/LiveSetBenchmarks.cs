@@ -3,7 +3,7 @@ using BenchmarkDotNet.Columns;
 using BenchmarkDotNet.Configs;
 using BenchmarkDotNet.Reports;
 using BenchmarkDotNet.Running;
-using Manaloc.Lab.Experiments;
+using Manaloc.Lab.Subjects;
 
 namespace Manaloc.Benchmarks;
 
@@ -79,7 +79,7 @@ public class LiveSetBenchmarks
             {
                 using (var warm = LiveSetSubject.Create(representation)) { warm.Allocate(4096); warm.Fill(); }
                 using var subject = LiveSetSubject.Create(representation);
-                perRecord = LiveSetProbe.MeasureBytes(subject, records).PerRecord;
+                perRecord = LiveSetBytes.Measure(subject, records).PerRecord;
                 _weighed[key] = perRecord;
             }
             return perRecord.ToString("0.###", System.Globalization.CultureInfo.InvariantCulture);

@@ -1,6 +1,6 @@
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
-using Manaloc.Lab.Experiments;
+using Manaloc.Lab.Subjects;
 using Manaloc.Memory;
 
 namespace Manaloc.Benchmarks;
@@ -22,8 +22,8 @@ public unsafe class NewDeleteBenchmarks
     {
         _checked = new TypeAllocator(new TypeAllocatorOptions { Name = "bench new+delete" });
         _unchecked = new TypeAllocator(new TypeAllocatorOptions { Name = "bench new+delete unchecked", Checked = false });
-        _checked.PreGenerate(typeof(Manaloc.Fixtures.IFooData));
-        _unchecked.PreGenerate(typeof(Manaloc.Fixtures.IFooData));
+        _checked.PreGenerate(typeof(Manaloc.Lab.Subjects.IFooData));
+        _unchecked.PreGenerate(typeof(Manaloc.Lab.Subjects.IFooData));
     }
 
     /// <summary>Frees the allocators.</summary>
@@ -60,7 +60,7 @@ public unsafe class NewDeleteBenchmarks
     [Benchmark]
     public int TypeAllocatorChecked()
     {
-        var f = _checked.New<Manaloc.Fixtures.IFooData>();
+        var f = _checked.New<Manaloc.Lab.Subjects.IFooData>();
         f.Bar = 1;
         int v = f.Bar;
         _checked.Delete(f);
@@ -71,7 +71,7 @@ public unsafe class NewDeleteBenchmarks
     [Benchmark]
     public int TypeAllocatorUnchecked()
     {
-        var f = _unchecked.New<Manaloc.Fixtures.IFooData>();
+        var f = _unchecked.New<Manaloc.Lab.Subjects.IFooData>();
         f.Bar = 1;
         int v = f.Bar;
         _unchecked.Delete(f);
@@ -83,7 +83,7 @@ public unsafe class NewDeleteBenchmarks
     public int StructHandle()
     {
         var heap = _checked.GetThreadHeap();
-        var f = Manaloc.Fixtures.FooDataRef.New(heap);
+        var f = Manaloc.Lab.Subjects.FooDataRef.New(heap);
         f.Bar = 1;
         int v = f.Bar;
         f.Delete(heap);

@@ -23,7 +23,7 @@ public interface IBenchRecord
 /// Struct handles of a [NativeRecord] interface against what they replace, per operation (loops of
 /// <see cref="Ops"/>): New+Delete beside a raw AllocHGlobal+FreeHGlobal pair (the baseline), NativeMemory.Alloc+Free,
 /// the compiled class handle and a managed <c>new</c>; get+set beside a sealed class's property (the baseline).
-/// Targets (issue 12): New+Delete unchecked ≥ 3x raw, checked ≥ 1.5x; get+set checked ≤ 1.2x the class, unchecked ≤ 1.05x.
+/// Targets (ratios to the anchors of the same run, so they hold on any machine): New+Delete unchecked ≥ 3x raw, checked ≥ 1.5x; get+set checked ≤ 1.2x the class, unchecked ≤ 1.05x.
 /// </summary>
 [MemoryDiagnoser]
 [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByCategory)]

@@ -1,5 +1,5 @@
 using BenchmarkDotNet.Attributes;
-using Manaloc.Fixtures;
+using Manaloc.Lab.Subjects;
 using Manaloc.Memory;
 
 namespace Manaloc.Benchmarks;

@@ -1,38 +1,7 @@
 using System.CommandLine;
 using System.Net;
-using RequestServer;
-using RequestServer.Load;
-using RequestServer.Servers;
-
-var build = new Option<string>("--build") { Description = "Which build: manaloc (Manaloc's parts), bcl (the framework's defaults: ThreadPool, unbounded Channel, new byte[] per frame, DateTime deadlines) or kestrel (a Kestrel ConnectionHandler over Pipelines).", Required = true };
-var port = new Option<int>("--port") { Description = "Port on 127.0.0.1 (serve: 0 picks a free one and prints it).", DefaultValueFactory = _ => 0 };
-var workers = new Option<int>("--workers") { Description = "Worker threads (manaloc dispatcher, bcl channel readers).", DefaultValueFactory = _ => Environment.ProcessorCount };
-var share = new Option<int>("--share") { Description = "manaloc: requests one connection may have queued or running; over it the connection is not read until half of them finished.", DefaultValueFactory = _ => 32 };
-var busyOverShare = new Option<bool>("--busy-over-share") { Description = "manaloc: answer busy to requests over the share instead of pausing the connection." };
-var drain = new Option<double>("--drain") { Description = "Shutdown: seconds to finish accepted requests; the rest are answered busy.", DefaultValueFactory = _ => 5 };
-var stopOnEof = new Option<bool>("--stop-on-eof") { Description = "Also shut down when standard input closes (how the lab stops a server it started)." };
-
-var serve = new Command("serve", "Run one build of the server on 127.0.0.1 until Ctrl+C or SIGTERM, then shut down gracefully and report what was dropped.");
-foreach (var o in new Option[] { build, port, workers, share, busyOverShare, drain, stopOnEof }) serve.Options.Add(o);
-serve.SetAction(async parse =>
-{
-    try
-    {
-        double drainSeconds = parse.GetValue(drain);
-        if (!(drainSeconds is >= 0 and <= 600)) throw new ArgumentException($"--drain must be between 0 and 600 seconds, not {drainSeconds}.");
-        return await ServeCommand.RunAsync(
-            ServerFactory.Parse(parse.GetValue(build)!),
-            new ServerOptions { Port = parse.GetValue(port), Workers = parse.GetValue(workers), ConnectionShare = parse.GetValue(share), BusyOverShare = parse.GetValue(busyOverShare) },
-            TimeSpan.FromSeconds(drainSeconds),
-            parse.GetValue(stopOnEof),
-            Console.Out);
-    }
-    catch (ArgumentException e)
-    {
-        Console.Error.WriteLine($"error: {e.Message}");
-        return 2;
-    }
-});
+using Manaloc.Lab.RequestServer;
+using Manaloc.Lab.RequestServer.Load;
 
 var target = new Option<int>("--port") { Description = "The server's port on 127.0.0.1.", Required = true };
 var clients = new Option<int>("--clients") { Description = "Polite clients, each on its own connection.", DefaultValueFactory = _ => 8 };
@@ -81,6 +50,6 @@ var root = new RootCommand(
     "Builds (serve --build): manaloc = BufferManager frames, pooled requests queued per connection, connections taking turns on a DedicatedThreadDispatcher, a share per connection (a flooder is paused at its share), Deadline checks before work, native records; " +
     "bcl = async sockets + Pipelines, new byte[] per frame, unbounded Channel to ThreadPool workers, DateTime.UtcNow deadlines; kestrel = Kestrel ConnectionHandler over Pipelines, requests run inline.\n" +
     "Example: serve --build manaloc --port 5050, then in another shell: load --port 5050 --flood");
-root.Subcommands.Add(serve);
+root.Subcommands.Add(ServeCommand.Create());
 root.Subcommands.Add(load);
 return await root.Parse(args).InvokeAsync();

@@ -1,6 +1,8 @@
 using System.Net;
 using System.Net.Sockets;
-using RequestServer.Protocol;
+using Manaloc.Lab.RequestServer;
+using Manaloc.Lab.RequestServer.Protocol;
+using Manaloc.Lab.RequestServer.Servers;
 
 namespace RequestServer.Tests;
 
@@ -67,10 +69,17 @@ internal sealed class TestClient : IDisposable
 /// <summary>Starts a server of each build for a test and shuts it down afterwards.</summary>
 internal static class TestServers
 {
-    public static TheoryData<string> Builds() => new(RequestServer.Servers.ServerFactory.BuildNames);
+    public static TheoryData<string> Builds() => new(ServerFactory.BuildNames);
 
-    public static Task<RequestServer.Servers.IRequestServer> StartAsync(string build, RequestServer.Servers.ServerOptions? options = null)
-        => RequestServer.Servers.ServerFactory.StartAsync(RequestServer.Servers.ServerFactory.Parse(build), options).WaitAsync(TimeSpan.FromSeconds(30));
+    public static Task<IRequestServer> StartAsync(string build, ServerOptions? options = null)
+        => ServerFactory.StartAsync(ServerFactory.Parse(build), options).WaitAsync(TimeSpan.FromSeconds(30));
+
+    /// <summary>samples/RequestServer's <c>serve</c> in a child process (the test project references the sample, so RequestServer.dll sits beside the tests).</summary>
+    public static ServerLaunch SampleLaunch()
+    {
+        string host = Environment.ProcessPath is { } p && Path.GetFileNameWithoutExtension(p) == "dotnet" ? p : "dotnet";
+        return new ServerLaunch(host, ["exec", Path.Combine(AppContext.BaseDirectory, "RequestServer.dll"), "serve"]);
+    }
 
     /// <summary>Waits (at most 10 s) until <paramref name="condition"/> holds.</summary>
     public static void WaitUntil(Func<bool> condition, string what)

@@ -1,5 +1,6 @@
 using System.Globalization;
 using Manaloc.Lab.Harness;
+using Manaloc.Lab.Subjects;
 
 namespace Manaloc.Lab.Experiments;
 

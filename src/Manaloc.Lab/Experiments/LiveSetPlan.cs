@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Runtime;
 using Manaloc.Lab.Harness;
+using Manaloc.Lab.Subjects;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -35,21 +36,6 @@ internal sealed record LiveSetPlan(string Variant, int Records, int ChurnRounds)
         => int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n > 0
             ? n
             : throw new ArgumentException($"The live-set child's {what} must be a positive whole number, not '{text}'.", nameof(text));
-}
-
-/// <summary>Managed heap sizes around building a live set, each after a full blocking collection.</summary>
-/// <param name="Baseline">Before anything was allocated.</param>
-/// <param name="AfterContainer">After the container (array) was allocated.</param>
-/// <param name="AfterRecords">After every record was created.</param>
-/// <param name="Records">Records in the set.</param>
-internal readonly record struct LiveSetBytes(long Baseline, long AfterContainer, long AfterRecords, int Records)
-{
-    /// <summary>Managed bytes the whole set holds per record (never below zero: the heap may shrink by noise).</summary>
-    public double PerRecord => Math.Max(0, (double)(AfterRecords - Baseline) / Records);
-    /// <summary>Of which the container's.</summary>
-    public double ContainerPerRecord => Math.Max(0, (double)(AfterContainer - Baseline) / Records);
-    /// <summary>Of which the records' (handles, allocator bookkeeping, objects).</summary>
-    public double RecordsPerRecord => Math.Max(0, (double)(AfterRecords - AfterContainer) / Records);
 }
 
 /// <summary>

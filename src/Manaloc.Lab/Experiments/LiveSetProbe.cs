@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Runtime;
 using Manaloc.Lab.Harness;
+using Manaloc.Lab.Subjects;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -24,7 +25,7 @@ internal static class LiveSetProbe
         context.Status($"{plan.Variant}: {plan.Records} records, {gc} GC");
         WarmUp(plan.Variant);
         using var subject = LiveSetSubject.Create(plan.Variant);
-        var bytes = MeasureBytes(subject, plan.Records);
+        var bytes = LiveSetBytes.Measure(subject, plan.Records);
         context.RecordSamples(plan.Variant, "B/record", [bytes.PerRecord], With(p, "heap"), metrics: new Dictionary<string, double>
         {
             ["containerBytesPerRecord"] = bytes.ContainerPerRecord,
@@ -69,17 +70,6 @@ internal static class LiveSetProbe
         warm.Allocate(4096);
         warm.Fill();
         for (int i = 0; i < warm.Count; i++) warm.Replace(i, -i);
-    }
-
-    /// <summary>Weighs the managed heap before, after the container and after the records (full blocking collections).</summary>
-    public static LiveSetBytes MeasureBytes(LiveSetSubject subject, int count)
-    {
-        long baseline = GC.GetTotalMemory(forceFullCollection: true);
-        subject.Allocate(count);
-        long container = GC.GetTotalMemory(forceFullCollection: true);
-        subject.Fill();
-        long records = GC.GetTotalMemory(forceFullCollection: true);
-        return new LiveSetBytes(baseline, container, records, count);
     }
 
     /// <summary>Times full blocking compacting gen-2 collections: wall clock and the runtime's pause-duration delta (ms).</summary>

@@ -18,7 +18,7 @@ public sealed partial class Processors
             ?? throw new InvalidOperationException($"sched_getaffinity failed (errno {errno}); cannot restrict a child.");
         int[] originalCpus = AffinityMask.ToProcessors(original);
         var threadsBefore = ThreadIds();
-        int error = LinuxNative.SetAffinity(0, [cpu]);
+        int error = LabNative.SetAffinity(0, [cpu]);
         if (error != 0)
         {
             throw new InvalidOperationException($"sched_setaffinity to processor {cpu} failed (errno {error}).");
@@ -29,13 +29,13 @@ public sealed partial class Processors
         }
         finally
         {
-            LinuxNative.SetAffinity(0, originalCpus);
+            LabNative.SetAffinity(0, originalCpus);
             foreach (int tid in ThreadIds())
             {
                 // A thread created while this one was pinned inherited the pin; give it the process's mask back.
                 if (!threadsBefore.Contains(tid) && LinuxNative.GetAffinity(tid, out _) is { } mask && AffinityMask.ToProcessors(mask) is [int only] && only == cpu)
                 {
-                    LinuxNative.SetAffinity(tid, originalCpus);
+                    LabNative.SetAffinity(tid, originalCpus);
                 }
             }
         }
@@ -144,7 +144,7 @@ public sealed partial class Processors
             int failures = 0;
             foreach (int tid in ThreadIds())
             {
-                if (LinuxNative.SetAffinity(tid, [cpu]) != 0) failures++;
+                if (LabNative.SetAffinity(tid, [cpu]) != 0) failures++;
             }
             if (failures > 0) context.Note($"{Format.Count(failures, "thread")} could not be restricted (they may have exited).");
         }

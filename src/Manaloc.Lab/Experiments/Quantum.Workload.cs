@@ -67,7 +67,7 @@ public sealed partial class Quantum
             string? rr = null;
             try
             {
-                rr = LinuxNative.GetRoundRobinInterval(0) is TimeSpan t ? $"{t.TotalMilliseconds:0.###} ms" : null;
+                rr = LabNative.GetRoundRobinInterval(0) is TimeSpan t ? $"{t.TotalMilliseconds:0.###} ms" : null;
             }
             catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
             {

@@ -88,7 +88,7 @@ public sealed partial class Quantum : Experiment
             runs[index] = new RunLog(MaxRuns);
             threads[i] = new Thread(() =>
             {
-                pinErrors[index] = cpu >= 0 ? LinuxNative.SetAffinity(0, [cpu]) : -1;
+                pinErrors[index] = cpu >= 0 ? LabNative.SetAffinity(0, [cpu]) : -1;
                 ready.Signal();
                 go.Wait();
                 Spin(runs[index], Volatile.Read(ref endTimestamp));

@@ -1,8 +1,8 @@
 using System.Globalization;
 using Manaloc.Lab.Harness;
-using RequestServer;
-using RequestServer.Load;
-using RequestServer.Servers;
+using Manaloc.Lab.RequestServer;
+using Manaloc.Lab.RequestServer.Load;
+using Manaloc.Lab.RequestServer.Servers;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -98,12 +98,13 @@ public sealed class Server : Experiment
     public override void Run(ExperimentContext context)
     {
         var plan = PlanFor(context.Settings);
-        string serverAssembly = typeof(ServerProcess).Assembly.Location;
+        // The server runs in a child lab process (RunChild below), so its GC, allocation and memory figures are its own.
+        var launch = new ServerLaunch(ChildProcess.FindDotnetHost(), ["exec", ChildProcess.LabAssemblyPath, "child", Name, ServeKey, "--"]);
         var rows = new List<IReadOnlyList<string>>();
         foreach (string name in ServerFactory.BuildNames)
         {
             context.Cancellation.ThrowIfCancellationRequested();
-            var figures = BuildComparison.RunAsync(ServerFactory.Parse(name), plan, ChildProcess.FindDotnetHost(), serverAssembly, context.Status, context.Cancellation).GetAwaiter().GetResult();
+            var figures = BuildComparison.RunAsync(ServerFactory.Parse(name), plan, launch, context.Status, context.Cancellation).GetAwaiter().GetResult();
             foreach (var phase in figures.Phases)
             {
                 Record(context, name, phase, CapMegabytes(plan));
@@ -125,6 +126,17 @@ public sealed class Server : Experiment
         context.Note("Latencies include the load generator's send lag (it sleeps between sends rather than spin on a small machine; see the send-lag metric), the same for every build. Peak RSS is the server process's high-water mark so far (phases run in order: quiet, flood, saturated).");
         var o = new ServerOptions();
         context.Note($"Manaloc's caps: {o.ConnectionShare} requests per connection queued, running or unsent (at it the connection is not read), {o.MaxConnections} connections; with the {plan.PoliteClients + 2} connections of this run they bound the buffers it holds for requests to {Format.Significant(CapMegabytes(plan))} MB (ServerOptions.HeldBytesBound; frames of the maximum size).");
+    }
+
+    private const string ServeKey = "serve";
+
+    /// <summary>The child's side: one build serving until its standard input closes (<see cref="ServeCommand"/>'s options follow the key).</summary>
+    public override void RunChild(string key, IReadOnlyList<string> arguments, ExperimentContext context)
+    {
+        if (key != ServeKey) base.RunChild(key, arguments, context);
+        int exit = ServeCommand.Create().Parse(arguments.ToArray()).InvokeAsync().GetAwaiter().GetResult();
+        // Lost requests are in the shutdown report the parent reads; only options the command could not use fail the child.
+        if (exit == ServeCommand.UsageError) throw new ArgumentException($"The server child could not use its options: {string.Join(' ', arguments)}.", nameof(arguments));
     }
 
     /// <summary>Memory the Manaloc build's caps let it hold with this plan's connections open (polite, flooder, stats).</summary>

@@ -1,4 +1,4 @@
-using System.Runtime.InteropServices;
+using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -8,25 +8,22 @@ namespace Manaloc.Lab.Experiments;
 /// </summary>
 /// <remarks>Thread-safe (each call reads the caller's own clock). Elsewhere <see cref="IsAvailable"/> is false and the
 /// clock reads 0, so callers fall back to wall time.</remarks>
-internal static partial class ThreadCpuTime
+internal static class ThreadCpuTime
 {
-    private const int ClockThreadCpuTimeId = 3;
-
     /// <summary>True on Linux, where the per-thread CPU clock is read.</summary>
     public static bool IsAvailable { get; } = OperatingSystem.IsLinux() && Probe();
 
     /// <summary>The calling thread's CPU time in nanoseconds (0 when not available).</summary>
     public static long NowNanoseconds()
     {
-        if (!IsAvailable || clock_gettime(ClockThreadCpuTimeId, out var ts) != 0) return 0;
-        return ts.Seconds * 1_000_000_000L + ts.Nanoseconds;
+        return IsAvailable && LabNative.TryGetClock(LabNative.ClockThreadCpuTimeId, out long nanoseconds) ? nanoseconds : 0;
     }
 
     private static bool Probe()
     {
         try
         {
-            return clock_gettime(ClockThreadCpuTimeId, out _) == 0;
+            return LabNative.TryGetClock(LabNative.ClockThreadCpuTimeId, out _);
         }
         catch (DllNotFoundException)
         {
@@ -37,14 +34,4 @@ internal static partial class ThreadCpuTime
             return false;
         }
     }
-
-    [StructLayout(LayoutKind.Sequential)]
-    private struct Timespec
-    {
-        public long Seconds;
-        public long Nanoseconds;
-    }
-
-    [LibraryImport("libc", SetLastError = false)]
-    private static partial int clock_gettime(int clock, out Timespec time);
 }

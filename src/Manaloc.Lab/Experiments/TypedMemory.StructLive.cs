@@ -1,4 +1,4 @@
-using Manaloc.Fixtures;
+using Manaloc.Lab.Subjects;
 using Manaloc.Lab.Harness;
 using Manaloc.Memory;
 

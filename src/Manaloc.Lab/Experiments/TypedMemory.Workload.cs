@@ -1,12 +1,12 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
-using Manaloc.Fixtures;
+using Manaloc.Lab.Subjects;
 using Manaloc.Lab.Harness;
 using Manaloc.Memory;
 
 namespace Manaloc.Lab.Experiments;
 
-/// <summary>The measured bodies and the layout table (the record and its two anchors: Fixtures/FooData.cs).</summary>
+/// <summary>The measured bodies and the layout table (the record and its two anchors: src/Manaloc.Lab.Subjects/FooData.cs).</summary>
 public sealed partial class TypedMemory
 {
     private static IFooData[] Fill(int count, Func<int, IFooData> make)

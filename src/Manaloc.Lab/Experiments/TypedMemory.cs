@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
-using Manaloc.Fixtures;
+using Manaloc.Lab.Subjects;
 using Manaloc.Lab.Harness;
 using Manaloc.Memory;
 
@@ -94,7 +94,7 @@ public sealed partial class TypedMemory : Experiment
     /// <inheritdoc/>
     public override string Baseline => Class;
 
-    /// <summary>Issue 3 states the bulk scan target at 10M records.</summary>
+    /// <summary>The bulk scan's target is judged at 10M records: a set far larger than the processor's caches, so the scan measures memory traffic, not cache hits.</summary>
     private const int TargetRecords = 10_000_000;
 
     private static int Records(RunSettings s) => s.IsSmoke ? 10_000 : s.IsQuick ? 1_000_000 : TargetRecords;

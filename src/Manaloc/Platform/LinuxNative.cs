@@ -3,7 +3,8 @@ using System.Runtime.InteropServices;
 namespace Manaloc.Platform;
 
 /// <summary>
-/// The few Linux system calls the Platform area needs, through libc (the runtime maps the name
+/// The few Linux system calls the library needs (the processor reading, a dispatcher worker pinning itself,
+/// giving pages back), through libc (the runtime maps the name
 /// <c>libc</c> to the platform's C library). Every entry point is unprivileged.
 /// </summary>
 /// <remarks>
@@ -25,7 +26,10 @@ internal static unsafe partial class LinuxNative
     private static partial int SchedGetAffinity(int pid, nuint size, byte* mask);
 
     [LibraryImport("libc", EntryPoint = "sched_setaffinity", SetLastError = true)]
-    private static partial int SchedSetAffinity(int pid, nuint size, byte* mask);
+    private static partial int SchedSetAffinity(int pid, nuint size, ulong* mask);
+
+    /// <summary>Processors a mask of <see cref="PinCurrentThread"/> can name: the size of glibc's <c>cpu_set_t</c>.</summary>
+    public const int MaxPinnableProcessors = 1024;
 
     [LibraryImport("libc", EntryPoint = "madvise")]
     private static partial int Madvise(void* address, nuint length, int advice);
@@ -53,16 +57,6 @@ internal static unsafe partial class LinuxNative
         {
             return false;
         }
-    }
-
-    [LibraryImport("libc", EntryPoint = "sched_rr_get_interval", SetLastError = true)]
-    private static partial int SchedRrGetInterval(int pid, Timespec* interval);
-
-    [StructLayout(LayoutKind.Sequential)]
-    private struct Timespec
-    {
-        public nint Seconds;
-        public nint Nanoseconds;
     }
 
     /// <summary>
@@ -96,36 +90,18 @@ internal static unsafe partial class LinuxNative
         return null;
     }
 
-    /// <summary>Sets the affinity of <paramref name="pid"/> (0: the calling thread) to <paramref name="processors"/>.</summary>
-    /// <returns>0 on success, else the errno.</returns>
-    public static int SetAffinity(int pid, ReadOnlySpan<int> processors)
+    /// <summary>
+    /// Pins the calling thread to <paramref name="processor"/> (pid 0 names the calling thread, its tid, not the
+    /// process). Allocation-free: the mask lives on the stack.
+    /// </summary>
+    /// <returns>0 on success, else the errno (EINVAL for a processor outside the process's allowed set, or out of range).</returns>
+    public static int PinCurrentThread(int processor)
     {
-        int highest = 0;
-        foreach (int cpu in processors)
-        {
-            if (cpu < 0) return EINVAL;
-            highest = Math.Max(highest, cpu);
-        }
-        int size = Math.Max(128, ((highest / 64) + 1) * 8);
-        byte[] mask = new byte[size];
-        foreach (int cpu in processors)
-        {
-            mask[cpu / 8] |= (byte)(1 << (cpu % 8));
-        }
-        fixed (byte* p = mask)
-        {
-            return SchedSetAffinity(pid, (nuint)size, p) == 0 ? 0 : Marshal.GetLastPInvokeError();
-        }
-    }
-
-    /// <summary>The round-robin time slice the kernel reports for <paramref name="pid"/> (0: the calling thread), or null.</summary>
-    public static TimeSpan? GetRoundRobinInterval(int pid)
-    {
-        Timespec t;
-        if (SchedRrGetInterval(pid, &t) != 0)
-        {
-            return null;
-        }
-        return TimeSpan.FromTicks(((long)t.Seconds * TimeSpan.TicksPerSecond) + ((long)t.Nanoseconds / 100));
+        if (processor is < 0 or >= MaxPinnableProcessors) return EINVAL;
+        const int Words = MaxPinnableProcessors / 64;
+        ulong* mask = stackalloc ulong[Words];
+        new Span<ulong>(mask, Words).Clear();
+        mask[processor / 64] = 1UL << (processor % 64);
+        return SchedSetAffinity(0, Words * sizeof(ulong), mask) == 0 ? 0 : Marshal.GetLastPInvokeError();
     }
 }

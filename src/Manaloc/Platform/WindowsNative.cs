@@ -2,7 +2,7 @@ using System.Runtime.InteropServices;
 
 namespace Manaloc.Platform;
 
-/// <summary>The kernel32 calls behind the Windows reading; all unprivileged.</summary>
+/// <summary>The kernel32 calls behind the Windows reading and a dispatcher worker pinning itself; all unprivileged.</summary>
 /// <remarks>Callers check <see cref="OperatingSystem.IsWindows"/> first. Stateless, thread-safe.</remarks>
 internal static unsafe partial class WindowsNative
 {
@@ -25,6 +25,14 @@ internal static unsafe partial class WindowsNative
 
     [LibraryImport("kernel32.dll")]
     public static partial uint GetActiveProcessorCount(ushort group);
+
+    /// <summary>Sets a thread's mask within its current processor group (processors 0-63); 0 on failure.</summary>
+    [LibraryImport("kernel32.dll")]
+    public static partial nuint SetThreadAffinityMask(nint thread, nuint mask);
+
+    /// <summary>The pseudo handle of the calling thread.</summary>
+    [LibraryImport("kernel32.dll")]
+    public static partial nint GetCurrentThread();
 
     [LibraryImport("kernel32.dll", SetLastError = true)]
     [return: MarshalAs(UnmanagedType.Bool)]

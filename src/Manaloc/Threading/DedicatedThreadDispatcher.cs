@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using Manaloc.Platform;
 
 namespace Manaloc.Threading;
 
@@ -42,7 +43,7 @@ namespace Manaloc.Threading;
 /// </para>
 /// <para>Thread safety: every member is safe to call from any thread.</para>
 /// </remarks>
-public sealed partial class DedicatedThreadDispatcher : IDisposable
+public sealed class DedicatedThreadDispatcher : IDisposable
 {
     private const long ClosedBit = 1L << 62;
 
@@ -52,6 +53,7 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
     [ThreadStatic]
     private static DedicatedThreadDispatcher? t_current; // the dispatcher whose worker this thread is
 
+    // Configuration, fixed by the constructor.
     private readonly string _name;
     private readonly int _capacity;
     private readonly int _resumeMark;
@@ -60,10 +62,34 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
     private readonly Action<Exception>? _onItemFailed;
     private readonly Action<Action>? _onItemDropped;
     private readonly Thread[] _threads;
+
+    // The ring and the sleepers' handshakes (the memory-ordering argument is in the remarks above).
+    private readonly Slot[] _slots;         // power-of-two ring, at least _capacity long
+    private Padded<long> _head;             // next position to take; CAS by workers, the drain and droppers
+    private Padded<long> _tail;             // next position to fill, | ClosedBit once shut down; CAS by producers
+    private Padded<long> _headCache;        // a recent value of _head, read by producers instead of _head
+    private readonly object _workLock = new();   // idle workers wait here
+    private readonly object _spaceLock = new();  // producers blocked on a full queue wait here
+    private TaskCompletionSource? _spaceSignal;  // asynchronous producers' wake-up; under _spaceLock
+    private int _idleWorkers;               // workers between "about to sleep" and "awake"; Dekker partner of the tail CAS
+    private int _waitingProducers;          // producers between "about to sleep" and "done"; Dekker partner of the head CAS
+
+    // Statistics (GetStatistics reads them; none orders anything but its own value).
+    private readonly Padded<WorkerStats>[] _stats; // one padded block per worker: no false sharing between workers
+    private long _deepest;                  // deepest queue seen (exact when it fills; sampled every 64th item otherwise)
+    private readonly StripedCounter _rejected = new(); // striped: a FailFast or DropOldest flood bumps these per post
+    private readonly StripedCounter _dropped = new();
+    private long _returned;
+    private int _pinned;
+    private long _voluntaryYields;
+    private long _busyReported;             // the largest busy time (in timestamp ticks) returned so far
+
+    // Shutdown.
     private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly object _shutdownGate = new();
     private Task<IReadOnlyList<Action>>? _shutdown;
     private int _liveWorkers;
+    private volatile bool _abandon;         // set at the shutdown deadline: workers stop before their next item
 
     /// <summary>Creates a dispatcher and starts its threads.</summary>
     /// <param name="options">Configuration; the defaults when null.</param>
@@ -97,7 +123,7 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
                 Name = $"{_name} #{i}",
             };
         }
-        Register();
+        DispatcherInstruments.Register(this);
         foreach (var thread in _threads) thread.Start();
     }
 
@@ -156,7 +182,7 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
     /// <returns>A task that completes when the item is queued (not when it has run).</returns>
     /// <exception cref="ArgumentNullException"><paramref name="item"/> is null.</exception>
     /// <exception cref="InvalidOperationException">(In the task.) Shutting down, or full in <see cref="FullQueueMode.FailFast"/> mode; not queued.</exception>
-    /// <exception cref="OperationCanceledException">(In the task.) <paramref name="cancellationToken"/> was cancelled before the call or fired while waiting; not queued, and counted in <see cref="RejectedCount"/>.</exception>
+    /// <exception cref="OperationCanceledException">(In the task.) <paramref name="cancellationToken"/> was cancelled before the call or fired while waiting; not queued, and counted in <see cref="DispatcherStatistics.Rejected"/>.</exception>
     public ValueTask PostAsync(Action item, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(item);
@@ -187,12 +213,43 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
         }
     }
 
+    /// <summary>A snapshot of the dispatcher's counters: queued, posted, executed, failed, refused, dropped, returned, the deepest queue, pinned workers, yields and busy time.</summary>
+    /// <remarks>
+    /// Each counter is read on its own without a lock, so a snapshot taken while items flow may be a little
+    /// inconsistent across fields (e.g. an item counted posted but not yet queued); every field is exact once the
+    /// dispatcher is idle. Safe from any thread; allocation-free.
+    /// </remarks>
+    public DispatcherStatistics GetStatistics()
+    {
+        long tail = Volatile.Read(ref _tail.Value) & ~ClosedBit;
+        long head = Volatile.Read(ref _head.Value);
+        long executed = 0, failed = 0;
+        for (int i = 0; i < _stats.Length; i++)
+        {
+            executed += Volatile.Read(ref _stats[i].Value.Executed);
+            failed += Volatile.Read(ref _stats[i].Value.Failed);
+        }
+        return new DispatcherStatistics(
+            Queued: Math.Max(0, tail - head),
+            Posted: tail,
+            Executed: executed,
+            Failed: failed,
+            Rejected: _rejected.Sum(),
+            Dropped: _dropped.Sum(),
+            Returned: Volatile.Read(ref _returned),
+            DeepestQueue: Volatile.Read(ref _deepest),
+            PinnedThreads: Volatile.Read(ref _pinned),
+            VoluntaryYields: Interlocked.Read(ref _voluntaryYields), // statistics: orders nothing
+            BusyTime: ReadBusyTime());
+    }
+
     /// <summary>The name and the state, for logs and the debugger: <c>DedicatedThreadDispatcher 'orders': running, 4 threads, 12/10000 queued, 981 executed</c>.</summary>
     /// <remarks>A snapshot of counters read without a lock; the state is one of running, shutting down (no more items accepted) and stopped (every worker exited).</remarks>
     public override string ToString()
     {
+        var stats = GetStatistics();
         string state = IsAcceptingWork ? "running" : _completion.Task.IsCompleted ? "stopped" : "shutting down";
-        return $"DedicatedThreadDispatcher '{_name}': {state}, {Plural.Of(ThreadCount, "thread")}, {QueuedCount}/{_capacity} queued, {ExecutedCount} executed";
+        return $"DedicatedThreadDispatcher '{_name}': {state}, {Plural.Of(ThreadCount, "thread")}, {stats.Queued}/{_capacity} queued, {stats.Executed} executed";
     }
 
     private static void Validate(DispatcherOptions options)
@@ -225,12 +282,715 @@ public sealed partial class DedicatedThreadDispatcher : IDisposable
         {
             foreach (int cpu in affinity)
             {
-                if (cpu is < 0 or >= MaxAffinityProcessors)
+                if (cpu is < 0 or >= ThreadAffinity.MaxProcessors)
                 {
-                    ThrowHelper.ThrowArgumentOutOfRange(nameof(options), cpu, $"DispatcherOptions.ProcessorAffinity holds processor numbers from 0 to {MaxAffinityProcessors - 1}.");
+                    ThrowHelper.ThrowArgumentOutOfRange(nameof(options), cpu, $"DispatcherOptions.ProcessorAffinity holds processor numbers from 0 to {ThreadAffinity.MaxProcessors - 1}.");
                 }
             }
         }
         Debug.Assert(options.Capacity > 0);
+    }
+
+    // The ring: claiming and publishing positions, taking items, waking workers and producers.
+
+    private enum EnqueueResult { Accepted, Full, Closed }
+
+    /// <summary>Producers registered as waiting for room (blocked or awaiting); a snapshot, for tests.</summary>
+    internal int WaitingProducerCount => Volatile.Read(ref _waitingProducers);
+
+    private struct Slot
+    {
+        public long Sequence; // == position: free for it; == position + 1: holds its item
+        public Action? Item;
+    }
+
+    private static Slot[] CreateSlots(int capacity)
+    {
+        var slots = new Slot[(int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)capacity)];
+        for (int i = 0; i < slots.Length; i++) slots[i].Sequence = i;
+        return slots;
+    }
+
+    /// <summary>Producers read the real head (and sample the depth) on every this-many-th position, besides whenever the queue looks full.</summary>
+    private const int DepthSampleInterval = 64;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private EnqueueResult TryEnqueue(Action item)
+    {
+        var slots = _slots;
+        SpinWait spin = default;
+        while (true)
+        {
+            long tail = Volatile.Read(ref _tail.Value); // acquire: the tail before the head, so tail - head never overstates room
+            if ((tail & ClosedBit) != 0) return EnqueueResult.Closed;
+            // The cached head lags the real one (it is only ever a value the head once had), so the
+            // estimate overstates the queue and never lets it exceed the capacity. Reading the real
+            // head costs a cache miss (workers write it per item), so producers read it only when
+            // the estimate says full and on every DepthSampleInterval-th position, where they also
+            // sample the depth.
+            long head = Volatile.Read(ref _headCache.Value);
+            bool fresh = tail - head >= _capacity || (tail & (DepthSampleInterval - 1)) == 0;
+            if (fresh)
+            {
+                head = Volatile.Read(ref _head.Value);
+                Volatile.Write(ref _headCache.Value, head); // a racing refresh may store an older head: still a lower bound
+                if (tail - head >= _capacity)
+                {
+                    if (_capacity > Volatile.Read(ref _deepest)) RaiseDeepest(_capacity);
+                    return EnqueueResult.Full;
+                }
+            }
+            ref Slot slot = ref slots[tail & (slots.Length - 1)];
+            long sequence = Volatile.Read(ref slot.Sequence); // acquire: pairs with the release that freed the slot
+            if (sequence == tail)
+            {
+                // CAS claims position tail; it fails if another producer claimed it or Close set the
+                // closed bit. Full fence: orders the claim before WakeWorkerIfIdle's read of _idleWorkers.
+                if (Interlocked.CompareExchange(ref _tail.Value, tail + 1, tail) == tail)
+                {
+                    Debug.Assert(slot.Item is null, "a free slot holds no item");
+                    slot.Item = item;
+                    Volatile.Write(ref slot.Sequence, tail + 1); // release: publishes Item to the consumer of position tail
+                    if (fresh && tail + 1 - head > Volatile.Read(ref _deepest)) RaiseDeepest(tail + 1 - head);
+                    return EnqueueResult.Accepted;
+                }
+            }
+            else if (sequence < tail)
+            {
+                // The consumer of the slot's previous lap has claimed it but not freed it yet. Default
+                // SpinOnce: it falls back to Sleep(1), so a preempted consumer gets the core back.
+                spin.SpinOnce();
+            }
+            // sequence > tail: our tail was stale; read it again.
+        }
+    }
+
+    /// <summary>Takes the oldest item; false only when the queue is empty (head == claimed tail).</summary>
+    private bool TryDequeue([System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out Action? item)
+    {
+        var slots = _slots;
+        SpinWait spin = default;
+        while (true)
+        {
+            long head = Volatile.Read(ref _head.Value);
+            ref Slot slot = ref slots[head & (slots.Length - 1)];
+            long sequence = Volatile.Read(ref slot.Sequence); // acquire: pairs with the producer's publishing release
+            if (sequence == head + 1)
+            {
+                // CAS claims position head. Full fence: orders the claim before the read of _waitingProducers below.
+                if (Interlocked.CompareExchange(ref _head.Value, head + 1, head) == head)
+                {
+                    item = slot.Item!;
+                    Debug.Assert(item is not null, "a published slot holds its item");
+                    slot.Item = null;
+                    Volatile.Write(ref slot.Sequence, head + slots.Length); // release: frees the slot for the next lap
+                    if (Volatile.Read(ref _waitingProducers) != 0) WakeProducersIfRoom(head + 1);
+                    return true;
+                }
+            }
+            else if (sequence <= head)
+            {
+                if (head == (Volatile.Read(ref _tail.Value) & ~ClosedBit))
+                {
+                    item = null;
+                    return false; // empty
+                }
+                // A producer has claimed position head and not published it yet: a few instructions
+                // away unless it was preempted, so default SpinOnce (falls back to Sleep(1), which lets
+                // a lower-priority or descheduled producer run; Yield and Sleep(0) may not). The
+                // shutdown drain and exiting workers wait here too.
+                spin.SpinOnce();
+            }
+            // sequence > head + 1: our head was stale; read it again.
+        }
+    }
+
+    private void RaiseDeepest(long depth)
+    {
+        long seen = Volatile.Read(ref _deepest);
+        // CAS loop: a maximum that only grows; a lost race retries against the larger value.
+        while (depth > seen)
+        {
+            long previous = Interlocked.CompareExchange(ref _deepest, depth, seen);
+            if (previous == seen) return;
+            seen = previous;
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void WakeWorkerIfIdle()
+    {
+        // Read after the claim CAS (a full fence) in TryEnqueue: see WaitForWork.
+        if (Volatile.Read(ref _idleWorkers) != 0)
+        {
+            lock (_workLock) Monitor.Pulse(_workLock);
+        }
+    }
+
+    private void WakeAllWorkers()
+    {
+        lock (_workLock) Monitor.PulseAll(_workLock);
+    }
+
+    /// <summary>
+    /// Called by a consumer that just freed a slot while producers wait: wakes them all once the
+    /// queue is down to the resume mark (1/16 of it free), so blocked producers refill it in one
+    /// burst and block again — one wake-up per batch, not a wake-up (and a context switch on each
+    /// side) per item. A producer blocked above the mark also re-checks on its own every
+    /// <see cref="RoomPollMilliseconds"/> and then takes any free slot: without that, a worker whose
+    /// item waits for that producer's Post to return would deadlock with it beside free slots.
+    /// </summary>
+    private void WakeProducersIfRoom(long head)
+    {
+        long queued = (Volatile.Read(ref _tail.Value) & ~ClosedBit) - head;
+        if (queued <= _resumeMark) WakeProducers();
+    }
+
+    private void WakeProducers()
+    {
+        lock (_spaceLock)
+        {
+            Monitor.PulseAll(_spaceLock);
+            var signal = _spaceSignal; // asynchronous waiters share one signal: all of them retry
+            _spaceSignal = null;
+            signal?.TrySetResult();
+        }
+    }
+
+    // A full queue, producer side: blocking, spinning for room, refusing and dropping, per FullQueueMode.
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void PostSlow(Action item)
+    {
+        switch (TryEnqueue(item))
+        {
+            case EnqueueResult.Accepted:
+                WakeWorkerIfIdle();
+                return;
+            case EnqueueResult.Closed:
+                _rejected.Increment();
+                ThrowHelper.ThrowShuttingDown(_name);
+                return;
+        }
+        switch (_fullMode)
+        {
+            case FullQueueMode.Block:
+                if (SpinForRoom(item)) return;
+                if (t_current == this)
+                {
+                    // Only workers make room; a worker waiting for room could wait for itself.
+                    _rejected.Increment();
+                    ThrowHelper.ThrowFullFromWorker(_name, _capacity);
+                }
+                PostBlocking(item);
+                return;
+            case FullQueueMode.DropOldest:
+                if (!PostDroppingOldest(item)) ThrowHelper.ThrowShuttingDown(_name);
+                return;
+            default:
+                _rejected.Increment();
+                ThrowHelper.ThrowFull(_name, _capacity);
+                return;
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryPostSlow(Action item, EnqueueResult result)
+    {
+        if (result == EnqueueResult.Full && _fullMode == FullQueueMode.DropOldest)
+        {
+            return PostDroppingOldest(item);
+        }
+        _rejected.Increment();
+        return false;
+    }
+
+    /// <summary>
+    /// How often a producer blocked above the resume mark re-checks the queue by itself and takes
+    /// any free slot: the liveness guarantee when no worker brings the queue down to the mark.
+    /// </summary>
+    private const int RoomPollMilliseconds = 1;
+
+    /// <summary>True when the queue is at or below the resume mark (a snapshot).</summary>
+    private bool BelowResumeMark()
+        // acquire reads, tail first: a stale head only overstates the depth, so this never says
+        // "room" too early; the decision that matters is TryEnqueue's.
+        => (Volatile.Read(ref _tail.Value) & ~ClosedBit) - Volatile.Read(ref _head.Value) <= _resumeMark;
+
+    /// <summary>
+    /// Spins, then yields, for a bounded while until the queue is down to the resume mark, and
+    /// queues the item then; true once queued. Spinning for any single free slot would keep the
+    /// producer awake at the consumer's pace, one item per slot freed, for as long as the consumer
+    /// is slower — burning a core that the rest of the application needs.
+    /// </summary>
+    private bool SpinForRoom(Action item)
+    {
+        SpinWait spin = default;
+        for (int i = 0; i < SpinIterations; i++)
+        {
+            spin.SpinOnce(sleep1Threshold: -1);
+            if (!BelowResumeMark())
+            {
+                if ((Volatile.Read(ref _tail.Value) & ClosedBit) != 0) return false; // PostBlocking reports it
+                continue;
+            }
+            var result = TryEnqueue(item);
+            if (result == EnqueueResult.Accepted)
+            {
+                WakeWorkerIfIdle();
+                return true;
+            }
+            if (result == EnqueueResult.Closed) return false; // PostBlocking reports it
+        }
+        return false;
+    }
+
+    /// <summary>
+    /// Waits for room: until the queue is down to the resume mark, or for any free slot once a
+    /// <see cref="RoomPollMilliseconds"/> wait passed without a wake-up. Dekker handshake with
+    /// TryDequeue: we increment _waitingProducers (a full fence) and then read the head; a consumer
+    /// CASes the head (a full fence) and then reads _waitingProducers. If our read missed the
+    /// consumer's step to the mark, that consumer sees us waiting and takes _spaceLock to pulse all
+    /// waiters — which it can only do after we are inside Monitor.Wait. The count stays raised for
+    /// the whole loop, so every later consumer sees it too. Should a wake-up still be missed (the
+    /// mark passed while another producer refilled the queue), the timed wait re-checks anyway:
+    /// the handshake makes resuming prompt, the poll makes it certain.
+    /// </summary>
+    private void PostBlocking(Action item)
+    {
+        lock (_spaceLock)
+        {
+            Interlocked.Increment(ref _waitingProducers); // full fence: before the re-check of the head
+            try
+            {
+                bool polled = false;
+                while (true)
+                {
+                    if (polled || BelowResumeMark())
+                    {
+                        var result = TryEnqueue(item);
+                        if (result == EnqueueResult.Accepted) break;
+                        if (result == EnqueueResult.Closed) ThrowClosedWhileWaiting();
+                    }
+                    else if ((Volatile.Read(ref _tail.Value) & ClosedBit) != 0) // acquire: Close sets the bit before it pulses
+                    {
+                        ThrowClosedWhileWaiting();
+                    }
+                    polled = !Monitor.Wait(_spaceLock, RoomPollMilliseconds);
+                }
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _waitingProducers);
+            }
+        }
+        WakeWorkerIfIdle();
+    }
+
+    private void ThrowClosedWhileWaiting()
+    {
+        _rejected.Increment();
+        ThrowHelper.ThrowShuttingDown(_name);
+    }
+
+    /// <summary>
+    /// The asynchronous form of <see cref="PostBlocking"/>, with the same handshake, resume mark
+    /// and poll (asynchronous waiters share one signal, completed at the mark).
+    /// </summary>
+    private async ValueTask PostWaitAsync(Action item, CancellationToken cancellationToken)
+    {
+        bool polled = false;
+        while (true)
+        {
+            Task signal;
+            lock (_spaceLock)
+            {
+                Interlocked.Increment(ref _waitingProducers); // full fence: before the re-check of the head
+                var result = polled || BelowResumeMark() ? TryEnqueue(item)
+                    : (Volatile.Read(ref _tail.Value) & ClosedBit) != 0 ? EnqueueResult.Closed : EnqueueResult.Full; // acquire: Close sets the bit before it signals
+                if (result != EnqueueResult.Full)
+                {
+                    Interlocked.Decrement(ref _waitingProducers);
+                    if (result == EnqueueResult.Closed)
+                    {
+                        _rejected.Increment();
+                        throw ThrowHelper.ShuttingDown(_name);
+                    }
+                    break;
+                }
+                signal = (_spaceSignal ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).Task;
+            }
+            try
+            {
+                // The poll is a liveness re-check, not a deadline the caller sees: it runs on the
+                // system timer, like PostBlocking's timed Monitor.Wait, whatever the options' clock.
+                var wait = signal.WaitAsync(TimeSpan.FromMilliseconds(RoomPollMilliseconds), cancellationToken);
+                await wait.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                if (cancellationToken.IsCancellationRequested)
+                {
+                    _rejected.Increment(); // a cancelled post is a refused post
+                    throw new OperationCanceledException(cancellationToken);
+                }
+                polled = !signal.IsCompleted;
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _waitingProducers);
+            }
+        }
+        WakeWorkerIfIdle();
+    }
+
+    /// <summary>Accepts the item, dropping the oldest queued items to the callback until it fits; false when shutting down.</summary>
+    private bool PostDroppingOldest(Action item)
+    {
+        Debug.Assert(_onItemDropped is not null);
+        while (true)
+        {
+            var result = TryEnqueue(item);
+            if (result == EnqueueResult.Accepted)
+            {
+                WakeWorkerIfIdle();
+                return true;
+            }
+            if (result == EnqueueResult.Closed || (Volatile.Read(ref _tail.Value) & ClosedBit) != 0)
+            {
+                // Closed, or closed since TryEnqueue saw the queue full: refuse before dropping
+                // anything. (A close between this check and the dequeue below can still drop one
+                // item and then refuse this one; the drop is reported, so nothing is lost unseen.)
+                _rejected.Increment();
+                return false;
+            }
+            if (TryDequeue(out var oldest))
+            {
+                _dropped.Increment();
+                try
+                {
+                    _onItemDropped!(oldest);
+                }
+                catch (Exception e)
+                {
+                    ReportFailure(e);
+                }
+            }
+        }
+    }
+
+    // Workers: the loop, sleeping when idle, running items, reporting failures, busy time.
+
+    private struct WorkerStats
+    {
+        public long Executed;  // items run, including failed ones; written by the owner only
+        public long Failed;
+        public long BusyTicks; // timestamp ticks spent awake, completed intervals
+        public long BusySince; // timestamp the current awake interval began; 0 while asleep
+        public int BusyVersion; // seqlock over BusyTicks + BusySince: odd while EndBusy updates them
+    }
+
+    private void WorkerMain(int index, int processor)
+    {
+        t_current = this;
+        if (processor >= 0 && ThreadAffinity.TryPinCurrentThread(processor))
+        {
+            Interlocked.Increment(ref _pinned);
+        }
+        ref WorkerStats stats = ref _stats[index].Value;
+        var pacer = default(YieldPacer);
+        try
+        {
+            Volatile.Write(ref stats.BusySince, Math.Max(1, _timeProvider.GetTimestamp()));
+            pacer.Start();
+            while (!_abandon) // volatile read: the shutdown deadline, one read per item (the ScheduledValue idea)
+            {
+                if (TryDequeue(out var item))
+                {
+                    Execute(item, ref stats);
+                    if (pacer.AfterItem()) Interlocked.Increment(ref _voluntaryYields); // statistics only: orders nothing
+                    continue;
+                }
+                long tail = Volatile.Read(ref _tail.Value);
+                if ((tail & ClosedBit) != 0)
+                {
+                    // Closed: the tail is final. Exit once everything claimed has been taken.
+                    if (Volatile.Read(ref _head.Value) == (tail & ~ClosedBit)) break;
+                    continue;
+                }
+                if (SpinForWork()) continue;
+                EndBusy(ref stats);
+                WaitForWork();
+                Volatile.Write(ref stats.BusySince, Math.Max(1, _timeProvider.GetTimestamp()));
+                pacer.Start();
+            }
+        }
+        finally
+        {
+            EndBusy(ref stats);
+            t_current = null;
+            // The last worker out completes Completion: Interlocked orders every worker's exit before it.
+            if (Interlocked.Decrement(ref _liveWorkers) == 0)
+            {
+                DispatcherInstruments.Unregister(this);
+                _completion.TrySetResult();
+            }
+        }
+    }
+
+    private void Execute(Action item, ref WorkerStats stats)
+    {
+        try
+        {
+            item();
+        }
+        catch (Exception e)
+        {
+            // Only this worker writes its counters, so read-add-write needs no Interlocked; the
+            // Volatile.Write is a single atomic 64-bit store (no tearing for readers on 32-bit) and
+            // pairs with the readers' Volatile.Read. Readers may see a slightly stale count.
+            Volatile.Write(ref stats.Failed, stats.Failed + 1);
+            ReportFailure(e);
+        }
+        Volatile.Write(ref stats.Executed, stats.Executed + 1); // as above
+    }
+
+    private void ReportFailure(Exception e)
+    {
+        if (ManalocEventSourceLog.IsEnabled())
+        {
+            ManalocEventSourceLog.DispatcherItemFailed(_name, Describe(e));
+        }
+        var handler = _onItemFailed;
+        if (handler is null) return;
+        try
+        {
+            handler(e);
+        }
+        catch (Exception inner)
+        {
+            // The handler itself threw: log it and keep the worker alive.
+            ManalocEventSourceLog.DispatcherItemFailed(_name, "OnItemFailed threw " + Describe(inner));
+        }
+    }
+
+    /// <summary>"Type: Message", formatted inside a try: a throwing Message getter must not kill the worker.</summary>
+    private static string Describe(Exception e)
+    {
+        string type = e.GetType().FullName ?? e.GetType().Name;
+        try
+        {
+            return $"{type}: {e.Message}";
+        }
+        catch (Exception)
+        {
+            return type + " (its Message property threw)";
+        }
+    }
+
+    private static Diagnostics.ManalocEventSource ManalocEventSourceLog => Diagnostics.ManalocEventSource.Log;
+
+    /// <summary>
+    /// Spins, then yields, for a bounded while before sleeping: a wake-up costs a system call on
+    /// the producer's side and a scheduling delay on ours, and a flood of tiny items would
+    /// otherwise pay both every time the workers momentarily catch up. The yields (after the first
+    /// ten busy spins) hand the core to a runnable producer rather than burning it.
+    /// </summary>
+    private bool SpinForWork()
+    {
+        SpinWait spin = default;
+        for (int i = 0; i < SpinIterations; i++)
+        {
+            spin.SpinOnce(sleep1Threshold: -1);
+            if (Volatile.Read(ref _head.Value) != (Volatile.Read(ref _tail.Value) & ~ClosedBit) || _abandon) return true;
+        }
+        return false;
+    }
+
+    /// <summary>SpinWait iterations before a worker sleeps or a producer blocks: 10 busy spins, then yields.</summary>
+    private const int SpinIterations = 30;
+
+    /// <summary>
+    /// Sleeps until there is work, a shutdown or the deadline. Dekker handshake with TryEnqueue: we
+    /// increment _idleWorkers (a full fence) and then re-check head against tail; a producer CASes
+    /// the tail (a full fence) and then reads _idleWorkers. If our re-check missed an item, its
+    /// producer sees us idle and pulses _workLock — which it can only take once we are inside
+    /// Monitor.Wait, so the pulse cannot fall between our check and our wait. Close and the
+    /// deadline set their flags before PulseAll under the same lock, so they cannot be missed either.
+    /// </summary>
+    private void WaitForWork()
+    {
+        lock (_workLock)
+        {
+            Interlocked.Increment(ref _idleWorkers); // full fence: before the re-check below
+            try
+            {
+                while (!_abandon)
+                {
+                    long tail = Volatile.Read(ref _tail.Value);
+                    if ((tail & ClosedBit) != 0 || Volatile.Read(ref _head.Value) != tail) break;
+                    Monitor.Wait(_workLock);
+                }
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _idleWorkers);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Moves the current awake interval into BusyTicks. The two fields change together under a
+    /// seqlock (BusyVersion odd meanwhile), so BusyTime never adds the interval twice (new total
+    /// plus old start) or drops it (old total, no start). Starting an interval changes one field
+    /// only (BusySince from 0), which needs no seqlock.
+    /// </summary>
+    private void EndBusy(ref WorkerStats stats)
+    {
+        long since = Volatile.Read(ref stats.BusySince);
+        if (since == 0) return;
+        long now = _timeProvider.GetTimestamp(); // before the odd version: a throwing clock cannot leave it odd
+        Interlocked.Increment(ref stats.BusyVersion); // odd; full fence: a reader that sees either write below sees this first
+        Volatile.Write(ref stats.BusyTicks, stats.BusyTicks + Math.Max(0, now - since));
+        Volatile.Write(ref stats.BusySince, 0);
+        Volatile.Write(ref stats.BusyVersion, stats.BusyVersion + 1); // even; release: after both writes above
+        Debug.Assert(stats.BusyTicks >= 0);
+        Debug.Assert((stats.BusyVersion & 1) == 0, "the seqlock is released");
+    }
+
+    /// <summary>
+    /// Time the workers have spent awake, summed over workers. Never decreases from one read to the next (it backs an
+    /// observable counter): a worker ending an interval may have read the clock just before a reader did, so a
+    /// reading can run a little ahead of the worker's own total; the largest value returned so far is kept and
+    /// returned until the total passes it.
+    /// </summary>
+    private TimeSpan ReadBusyTime()
+    {
+        long ticks = 0;
+        for (int i = 0; i < _stats.Length; i++) ticks += ReadBusyTicks(ref _stats[i].Value);
+        long reported = Volatile.Read(ref _busyReported);
+        // CAS loop: a maximum that only grows; a lost race retries against the larger value.
+        while (ticks > reported)
+        {
+            long previous = Interlocked.CompareExchange(ref _busyReported, ticks, reported);
+            if (previous == reported) break;
+            reported = previous;
+        }
+        return TimeSpan.FromSeconds((double)Math.Max(ticks, reported) / _timeProvider.TimestampFrequency);
+    }
+
+    /// <summary>One worker's busy ticks: a seqlock read of BusyTicks and BusySince (see EndBusy), plus the open interval.</summary>
+    private long ReadBusyTicks(ref WorkerStats s)
+    {
+        SpinWait spin = default;
+        while (true)
+        {
+            int version = Volatile.Read(ref s.BusyVersion); // acquire: the field reads below come after it
+            if ((version & 1) == 0)
+            {
+                long since = Volatile.Read(ref s.BusySince);
+                long ticks = Volatile.Read(ref s.BusyTicks);
+                long open = since != 0 ? Math.Max(0, _timeProvider.GetTimestamp() - since) : 0;
+                // Acquire reads above keep this re-read after them: unchanged means no EndBusy overlapped.
+                if (Volatile.Read(ref s.BusyVersion) == version) return ticks + open;
+            }
+            spin.SpinOnce(); // an EndBusy is a few instructions; Sleep(1) fallback if its worker was preempted
+        }
+    }
+
+    // Shutdown: close the queue, let the workers drain it until the deadline, hand back what did not run.
+
+    /// <summary>
+    /// Stops accepting items, lets the workers drain the queue for up to <paramref name="drainTimeout"/>
+    /// (on the options' <see cref="TimeProvider"/>), and returns the accepted items that did not run.
+    /// </summary>
+    /// <param name="drainTimeout">Zero or more, or <see cref="Timeout.InfiniteTimeSpan"/> to run everything. A timeout beyond what a timer can wait (about 49.7 days, e.g. <see cref="TimeSpan.MaxValue"/>) counts as infinite.</param>
+    /// <returns>The items that did not run, in queue order; empty when the workers drained everything.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="drainTimeout"/> is negative and not infinite.</exception>
+    /// <exception cref="InvalidOperationException">Called from one of this dispatcher's workers.</exception>
+    /// <remarks>
+    /// At the deadline each worker stops after its current item (at most one per worker may still
+    /// be running when the task completes; <see cref="Completion"/> says when they are done).
+    /// Producers blocked in <see cref="Post"/> get <see cref="InvalidOperationException"/>. Only the
+    /// first call shuts down; later calls return the first call's task.
+    /// </remarks>
+    public Task<IReadOnlyList<Action>> ShutdownAsync(TimeSpan drainTimeout)
+    {
+        if (drainTimeout < TimeSpan.Zero && drainTimeout != Timeout.InfiniteTimeSpan)
+        {
+            ThrowHelper.ThrowBadTimeout(nameof(drainTimeout), drainTimeout);
+        }
+        if (drainTimeout > MaxDrainTimeout)
+        {
+            // Task.Delay refuses more than uint.MaxValue - 1 ms; normalised here, before any state
+            // changes, so the faulted delay never ends up in the cached shutdown task.
+            drainTimeout = Timeout.InfiniteTimeSpan;
+        }
+        if (t_current == this)
+        {
+            ThrowHelper.ThrowShutdownFromWorker(_name);
+        }
+        lock (_shutdownGate)
+        {
+            return _shutdown ??= ShutdownCoreAsync(drainTimeout);
+        }
+    }
+
+    /// <summary>Blocking form of <see cref="ShutdownAsync"/>.</summary>
+    /// <inheritdoc cref="ShutdownAsync"/>
+    public IReadOnlyList<Action> Shutdown(TimeSpan drainTimeout) => ShutdownAsync(drainTimeout).GetAwaiter().GetResult();
+
+    /// <summary>Shuts down and waits until every accepted item has run (<c>Shutdown(Timeout.InfiniteTimeSpan)</c>).</summary>
+    /// <remarks>From one of the dispatcher's own workers it only begins the shutdown (waiting would wait for itself).</remarks>
+    public void Dispose()
+    {
+        if (t_current == this)
+        {
+            Close();
+            return;
+        }
+        Shutdown(Timeout.InfiniteTimeSpan);
+    }
+
+    private async Task<IReadOnlyList<Action>> ShutdownCoreAsync(TimeSpan drainTimeout)
+    {
+        long finalTail = Close();
+        if (drainTimeout == Timeout.InfiniteTimeSpan)
+        {
+            await _completion.Task.ConfigureAwait(false);
+        }
+        else if (!_completion.Task.IsCompleted)
+        {
+            using var cancel = new CancellationTokenSource();
+            var delay = Task.Delay(drainTimeout, _timeProvider, cancel.Token);
+            var first = await Task.WhenAny(_completion.Task, delay).ConfigureAwait(false);
+            if (first != _completion.Task)
+            {
+                _abandon = true; // volatile write (release): workers polling it stop before their next item
+                WakeAllWorkers();
+            }
+            cancel.Cancel();
+        }
+        // Take what is left. Workers may still claim an item or two in this race; each position
+        // goes to exactly one claimer (the head CAS), so an item is either run or returned.
+        var notRun = new List<Action>();
+        while (Volatile.Read(ref _head.Value) < finalTail)
+        {
+            if (TryDequeue(out var item))
+            {
+                notRun.Add(item);
+            }
+        }
+        Debug.Assert(Volatile.Read(ref _head.Value) == finalTail, "the drain took every accepted position");
+        Interlocked.Add(ref _returned, notRun.Count);
+        return notRun;
+    }
+
+    /// <summary>Sets the closed bit (once) and wakes every sleeper; returns the final tail position.</summary>
+    private long Close()
+    {
+        // Atomic OR: from here on every producer's claim CAS fails, so the accepted positions are final.
+        long finalTail = Interlocked.Or(ref _tail.Value, ClosedBit) & ~ClosedBit;
+        Debug.Assert(Volatile.Read(ref _head.Value) <= finalTail, "the head never passes the tail");
+        WakeProducers();
+        WakeAllWorkers();
+        return finalTail;
     }
 }

@@ -17,8 +17,13 @@ public sealed class DispatcherOptions
     /// <summary>Name of the dispatcher: its threads are named <c>{Name} #{i}</c>, and it tags events and metrics.</summary>
     public string Name { get; set; } = "manaloc-dispatcher";
 
-    /// <summary>Number of worker threads; <see cref="Environment.ProcessorCount"/> by default. 1 to 1024.</summary>
-    public int ThreadCount { get; set; } = Environment.ProcessorCount;
+    /// <summary>Number of worker threads; <see cref="Platform.Processors.AvailableCount"/> of <see cref="Platform.Processors.Current"/> by default. 1 to 1024.</summary>
+    /// <remarks>
+    /// Workers compete for processor time, so the default is what the process may really run on: the affinity mask
+    /// lowered to the cgroup CPU quota, read when the process first asks (unlike <see cref="Environment.ProcessorCount"/>,
+    /// it also sees a mask changed after start-up). More workers than that only take turns on the same processors.
+    /// </remarks>
+    public int ThreadCount { get; set; } = Platform.Processors.Current.AvailableCount;
 
     /// <summary>Maximum number of queued items; <see cref="DefaultCapacity"/> by default. 1 to <see cref="MaxCapacity"/>.</summary>
     public int Capacity { get; set; } = DefaultCapacity;
@@ -33,7 +38,7 @@ public sealed class DispatcherOptions
     /// <remarks>
     /// Best effort: applied by each worker to itself (Linux <c>sched_setaffinity</c>, Windows
     /// <c>SetThreadAffinityMask</c>); a processor outside the process's allowed set, or another
-    /// operating system, leaves that worker unpinned. <see cref="DedicatedThreadDispatcher.PinnedThreadCount"/>
+    /// operating system, leaves that worker unpinned. <see cref="DispatcherStatistics.PinnedThreads"/>
     /// says how many succeeded.
     /// </remarks>
     public IReadOnlyList<int>? ProcessorAffinity { get; set; }

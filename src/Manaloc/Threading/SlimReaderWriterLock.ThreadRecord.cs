@@ -1,58 +1,12 @@
-using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 
 namespace Manaloc.Threading;
 
-/// <summary>Per-thread record of the writer identity and the read locks held, for recursion checks and checked exits.</summary>
+/// <summary>The per-thread record of the writer identity and the read locks held, for recursion checks and checked exits.</summary>
 public sealed partial class SlimReaderWriterLock
 {
-    private static long s_lastId;
-
-    /// <summary>
-    /// This lock's identity in the threads' records: unique and never 0 (64 bits do not wrap). A
-    /// record keeps ids, not references, so recording a read lock is a plain store (no GC write
-    /// barrier) and a record never keeps a lock alive.
-    /// </summary>
-    private readonly long _id = Interlocked.Increment(ref s_lastId); // uniqueness only: orders nothing
-
-    /// <summary>EnterReadLock for a thread that already holds a read lock (or has no record yet).</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void EnterReadTracked()
-    {
-        var held = ThreadRecord.CurrentOrCreate;
-        CheckNotHeld(held);
-        held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
-        long state = Interlocked.Increment(ref _state.Value); // full fence, as in EnterReadLock
-        if ((state & (WriterHeld | WaitingWriterMask)) != 0)
-        {
-            EnterReadSlow();
-        }
-        held.Add(_id);
-    }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ExitReadTracked(ThreadRecord? held)
-    {
-        bool biased = held?.First == -_id; // before Remove, which may refill First
-        if (held is null || !held.Remove(_id)) ThrowHelper.ThrowNotHeld("ExitReadLock: the calling thread does not hold a read lock on this SlimReaderWriterLock.");
-        if (biased) ReleaseBiased(held);
-        else ReleaseRead();
-    }
-
-    /// <summary>Throws if the calling thread holds this lock, on either side.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void CheckNotHeld(ThreadRecord? held)
-    {
-        if (held is null) return; // no record: this thread has never taken a lock
-        if (_writerThreadId == held.ThreadId) ThrowWriteRecursion();
-        if (held.Holds(_id)) ThrowReadRecursion();
-    }
-
-    [DoesNotReturn]
-    private static void ThrowWriteRecursion()
-        => ThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
-
     /// <summary>
     /// The calling thread's identity and read locks, reached through one thread-static reference.
     /// The common case, one read lock held, lives in <see cref="First"/> and costs the fast paths a

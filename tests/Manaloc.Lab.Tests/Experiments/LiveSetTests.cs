@@ -1,5 +1,6 @@
 using Manaloc.Lab.Experiments;
 using Manaloc.Lab.Harness;
+using Manaloc.Lab.Subjects;
 using Manaloc.Lab.Tests.Harness;
 using Manaloc.Memory;
 
@@ -122,9 +123,9 @@ public sealed class LiveSetTests
     [Fact]
     public void The_live_sets_struct_handle_is_the_generated_16_byte_one_and_refuses_use_after_delete()
     {
-        Assert.Equal(16, System.Runtime.CompilerServices.Unsafe.SizeOf<Manaloc.Fixtures.FooDataRef>());
-        Assert.False(System.Runtime.CompilerServices.RuntimeHelpers.IsReferenceOrContainsReferences<Manaloc.Fixtures.FooDataRef>());
-        Assert.Equal(TypeLayout.Of<Manaloc.Fixtures.IFooData>().Size, Manaloc.Fixtures.FooDataRef.RecordType.Layout.Size);
+        Assert.Equal(16, System.Runtime.CompilerServices.Unsafe.SizeOf<Manaloc.Lab.Subjects.FooDataRef>());
+        Assert.False(System.Runtime.CompilerServices.RuntimeHelpers.IsReferenceOrContainsReferences<Manaloc.Lab.Subjects.FooDataRef>());
+        Assert.Equal(TypeLayout.Of<Manaloc.Lab.Subjects.IFooData>().Size, Manaloc.Lab.Subjects.FooDataRef.RecordType.Layout.Size);
 
         using var subject = LiveSetSubject.Create(LiveSetSubject.StructHandles);
         subject.Allocate(1000);
@@ -134,7 +135,7 @@ public sealed class LiveSetTests
         Assert.Equal(77, subject.Read(5));
 
         using var allocator = new TypeAllocator();
-        var f = Manaloc.Fixtures.FooDataRef.New(allocator);
+        var f = Manaloc.Lab.Subjects.FooDataRef.New(allocator);
         f.Jar = long.MaxValue;
         f.Tar = 7;
         Assert.Equal((long.MaxValue, (byte)7, 0), (f.Jar, f.Tar, f.Bar));
@@ -262,7 +263,7 @@ public sealed class LiveSetWeighingTests
         const int records = 500_000; // large enough that the test process's own heap noise (tens of KB) stays under 0.2 B per record
         using (var warm = LiveSetSubject.Create(variant)) { warm.Allocate(100); warm.Fill(); }
         using var subject = LiveSetSubject.Create(variant);
-        var bytes = LiveSetProbe.MeasureBytes(subject, records);
+        var bytes = LiveSetBytes.Measure(subject, records);
         Assert.InRange(bytes.ContainerPerRecord, container - 0.3, container + 0.3);
         Assert.InRange(bytes.PerRecord, total - 0.3, total + 0.3);
         Assert.Equal(records - 1, subject.Read(records - 1));

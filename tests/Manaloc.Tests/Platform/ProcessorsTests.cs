@@ -248,10 +248,9 @@ public sealed class ProcessorsTests
         }
     }
 
-    [Fact]
+    [LinuxFact]
     public void A_thread_pinned_to_one_processor_sees_its_own_mask_while_the_process_reading_stays()
     {
-        if (!OperatingSystem.IsLinux()) return;
         var process = Processors.Read();
         int first = process.AffinityProcessors![0];
         Processors? seen = null;
@@ -259,7 +258,7 @@ public sealed class ProcessorsTests
         int error = -1;
         var thread = new Thread(() =>
         {
-            error = LinuxNative.SetAffinity(0, [first]);
+            error = LinuxNative.PinCurrentThread(first);
             threadMask = LinuxNative.GetAffinity(0, out _);
             seen = Processors.Read();
         });

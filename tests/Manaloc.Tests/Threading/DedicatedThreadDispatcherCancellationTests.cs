@@ -16,8 +16,8 @@ public sealed class DedicatedThreadDispatcherCancellationTests
         Assert.ThrowsAny<OperationCanceledException>(() => post.GetAwaiter().GetResult());
         d.Dispose();
         Assert.False(ran);
-        Assert.Equal(0, d.PostedCount);
-        Assert.Equal(1, d.RejectedCount);
+        Assert.Equal(0, d.GetStatistics().Posted);
+        Assert.Equal(1, d.GetStatistics().Rejected);
     }
 
     [Fact]
@@ -32,11 +32,11 @@ public sealed class DedicatedThreadDispatcherCancellationTests
         Assert.False(waiting.IsCompleted);
         cancel.Cancel();
         Assert.ThrowsAny<OperationCanceledException>(() => waiting.GetAwaiter().GetResult());
-        Assert.Equal(1, d.RejectedCount);
+        Assert.Equal(1, d.GetStatistics().Rejected);
         gate.Set();
         d.Dispose();
-        Assert.Equal(2, d.PostedCount);
-        Assert.Equal(2, d.ExecutedCount);
-        Assert.Equal(1, d.RejectedCount);
+        Assert.Equal(2, d.GetStatistics().Posted);
+        Assert.Equal(2, d.GetStatistics().Executed);
+        Assert.Equal(1, d.GetStatistics().Rejected);
     }
 }

@@ -44,7 +44,7 @@ public sealed class DedicatedThreadDispatcherStressTests
         }
         foreach (var t in producers) Assert.True(t.Join(Watchdog));
         Assert.Empty(d.Shutdown(Timeout.InfiniteTimeSpan));
-        Assert.Equal(2 * PerProducer, d.ExecutedCount);
+        Assert.Equal(2 * PerProducer, d.GetStatistics().Executed);
     }
 
     [Theory]
@@ -136,9 +136,9 @@ public sealed class DedicatedThreadDispatcherStressTests
                 $"{mode}, round {round}, item {i}: accepted={accepted[i]} but executed={executed[i]}, dropped={dropped[i]}, returned={returned[i]} (timeout {timeout})");
         }
         if (timeout == Timeout.InfiniteTimeSpan) Assert.Empty(notRun);
-        Assert.Equal(accepted.Sum(), d.PostedCount);
-        Assert.Equal(executed.Sum(), d.ExecutedCount);
-        Assert.Equal(dropped.Sum(), d.DroppedCount);
-        Assert.Equal(total - accepted.Sum(), d.RejectedCount);
+        Assert.Equal(accepted.Sum(), d.GetStatistics().Posted);
+        Assert.Equal(executed.Sum(), d.GetStatistics().Executed);
+        Assert.Equal(dropped.Sum(), d.GetStatistics().Dropped);
+        Assert.Equal(total - accepted.Sum(), d.GetStatistics().Rejected);
     }
 }

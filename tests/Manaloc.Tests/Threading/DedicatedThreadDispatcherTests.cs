@@ -10,6 +10,26 @@ namespace Manaloc.Tests.Threading;
 public sealed class DedicatedThreadDispatcherTests
 {
     [Fact]
+    public void A_stopped_dispatchers_statistics_snapshot_is_final_and_counts_every_outcome()
+    {
+        var d = new DedicatedThreadDispatcher(new DispatcherOptions { Name = "snapshot", ThreadCount = 2, Capacity = 16 });
+        for (int i = 0; i < 99; i++) d.Post(() => { });
+        d.Post(() => throw new InvalidOperationException("counted as failed"));
+        d.Dispose();
+        Assert.False(d.TryPost(() => { }));
+
+        var first = d.GetStatistics();
+        Assert.Equal(new DispatcherStatistics(
+            Queued: 0, Posted: 100, Executed: 100, Failed: 1, Rejected: 1, Dropped: 0, Returned: 0,
+            DeepestQueue: first.DeepestQueue, PinnedThreads: 0, VoluntaryYields: first.VoluntaryYields, BusyTime: first.BusyTime), first);
+        Assert.InRange(first.DeepestQueue, 1, 16);
+        Assert.True(first.BusyTime > TimeSpan.Zero);
+        // Every worker has exited: nothing moves any more, busy time included.
+        Assert.Equal(first, d.GetStatistics());
+        Assert.Contains("stopped, 2 threads, 0/16 queued, 100 executed", d.ToString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Runs_every_posted_item_on_named_background_threads()
     {
         int ran = 0;
@@ -25,11 +45,11 @@ public sealed class DedicatedThreadDispatcherTests
                 });
             }
             d.Dispose();
-            Assert.Equal(10_000, d.ExecutedCount);
-            Assert.Equal(10_000, d.PostedCount);
-            Assert.Equal(0, d.QueuedCount);
-            Assert.InRange(d.DeepestQueue, 1, 64);
-            Assert.True(d.BusyTime > TimeSpan.Zero);
+            Assert.Equal(10_000, d.GetStatistics().Executed);
+            Assert.Equal(10_000, d.GetStatistics().Posted);
+            Assert.Equal(0, d.GetStatistics().Queued);
+            Assert.InRange(d.GetStatistics().DeepestQueue, 1, 64);
+            Assert.True(d.GetStatistics().BusyTime > TimeSpan.Zero);
             Assert.True(d.Completion.IsCompleted);
             Assert.False(d.IsAcceptingWork);
         }
@@ -61,8 +81,8 @@ public sealed class DedicatedThreadDispatcherTests
         Assert.Empty(d.Shutdown(Timeout.InfiniteTimeSpan));
         Assert.Equal(500, succeeded);
         Assert.Equal(500, handled);
-        Assert.Equal(500, d.FailedCount);
-        Assert.Equal(1000, d.ExecutedCount);
+        Assert.Equal(500, d.GetStatistics().Failed);
+        Assert.Equal(1000, d.GetStatistics().Executed);
         Assert.True(listener.Count >= 500, $"DispatcherItemFailed events: {listener.Count}");
     }
 
@@ -82,8 +102,8 @@ public sealed class DedicatedThreadDispatcherTests
         Assert.Empty(d.Shutdown(Timeout.InfiniteTimeSpan));
         Assert.Equal(1, ran); // the worker survived the first item
         Assert.Equal(1, handled);
-        Assert.Equal(1, d.FailedCount);
-        Assert.Equal(2, d.ExecutedCount);
+        Assert.Equal(1, d.GetStatistics().Failed);
+        Assert.Equal(2, d.GetStatistics().Executed);
         Assert.Equal(1, listener.Count);
     }
 
@@ -111,8 +131,8 @@ public sealed class DedicatedThreadDispatcherTests
         Await(blockedAsync, "the blocked PostAsync");
         d.Dispose();
         Assert.Equal(6, ran);
-        Assert.Equal(1, d.RejectedCount);
-        Assert.Equal(4, d.DeepestQueue);
+        Assert.Equal(1, d.GetStatistics().Rejected);
+        Assert.Equal(4, d.GetStatistics().DeepestQueue);
     }
 
     [Fact]
@@ -129,7 +149,7 @@ public sealed class DedicatedThreadDispatcherTests
         BlockWorkers(d, gate);
         d.Post(() => sawPostReturn = postReturned.Wait(Watchdog));
         for (int i = 1; i < 32; i++) d.Post(() => { });
-        Assert.Equal(32, d.QueuedCount);
+        Assert.Equal(32, d.GetStatistics().Queued);
         var blocked = StartBlockedPost(d, () =>
         {
             d.Post(() => { });
@@ -139,7 +159,7 @@ public sealed class DedicatedThreadDispatcherTests
         Await(blocked, "the blocked Post once a slot is free");
         d.Dispose();
         Assert.True(sawPostReturn, "the worker's item saw the blocked Post return (no deadlock)");
-        Assert.Equal(34, d.ExecutedCount);
+        Assert.Equal(34, d.GetStatistics().Executed);
     }
 
     [Fact]
@@ -160,7 +180,7 @@ public sealed class DedicatedThreadDispatcherTests
         postReturned.Set();
         d.Dispose();
         Assert.True(sawPostReturn, "the worker's item saw the PostAsync complete (no deadlock)");
-        Assert.Equal(34, d.ExecutedCount);
+        Assert.Equal(34, d.GetStatistics().Executed);
     }
 
     [Fact]
@@ -180,7 +200,7 @@ public sealed class DedicatedThreadDispatcherTests
         Await(second, "the second blocked Post");
         Assert.Equal(0, d.WaitingProducerCount);
         d.Dispose();
-        Assert.Equal(2 + 64 + 2, d.ExecutedCount);
+        Assert.Equal(2 + 64 + 2, d.GetStatistics().Executed);
     }
 
     [Fact]
@@ -191,7 +211,7 @@ public sealed class DedicatedThreadDispatcherTests
         using var gate = new ManualResetEventSlim();
         using var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, Capacity = 512 });
         BlockWorkers(d, gate);
-        long before = d.VoluntaryYields;
+        long before = d.GetStatistics().VoluntaryYields;
         for (int i = 0; i < 400; i++)
         {
             d.Post(static () =>
@@ -202,8 +222,8 @@ public sealed class DedicatedThreadDispatcherTests
         }
         gate.Set();
         d.Dispose();
-        Assert.Equal(401, d.ExecutedCount);
-        Assert.True(d.VoluntaryYields > before, "a worker busy for 10 ms yielded at least once");
+        Assert.Equal(401, d.GetStatistics().Executed);
+        Assert.True(d.GetStatistics().VoluntaryYields > before, "a worker busy for 10 ms yielded at least once");
     }
 
     [Fact]
@@ -220,10 +240,10 @@ public sealed class DedicatedThreadDispatcherTests
         var async = d.PostAsync(() => { });
         Assert.True(async.IsFaulted);
         Assert.Throws<InvalidOperationException>(() => async.GetAwaiter().GetResult());
-        Assert.Equal(3, d.RejectedCount);
+        Assert.Equal(3, d.GetStatistics().Rejected);
         gate.Set();
         Assert.Empty(d.Shutdown(Timeout.InfiniteTimeSpan));
-        Assert.Equal(3, d.ExecutedCount);
+        Assert.Equal(3, d.GetStatistics().Executed);
     }
 
     [Fact]
@@ -242,7 +262,7 @@ public sealed class DedicatedThreadDispatcherTests
         d.Post(items[4]);
         Assert.True(d.TryPost(items[5]));
         Assert.Equal([items[0], items[1]], dropped.ToArray());
-        Assert.Equal(2, d.DroppedCount);
+        Assert.Equal(2, d.GetStatistics().Dropped);
         gate.Set();
         d.Dispose();
         Assert.Equal([3, 4, 5, 6], ran.ToArray());
@@ -271,7 +291,7 @@ public sealed class DedicatedThreadDispatcherTests
         gate.Set();
         d.Dispose();
         Assert.False(ran);
-        Assert.Equal(2, d.ExecutedCount);
+        Assert.Equal(2, d.GetStatistics().Executed);
     }
 
     [Fact]
@@ -297,12 +317,12 @@ public sealed class DedicatedThreadDispatcherTests
         var notRun = Await(shutdown, "the shutdown after its deadline");
 
         Assert.Equal(items, notRun);
-        Assert.Equal(3, d.ReturnedCount);
+        Assert.Equal(3, d.GetStatistics().Returned);
         gate.Set();
         Await(d.Completion, "the workers' exit");
         Assert.Equal([false, false, false], ran);
-        Assert.Equal(1, d.ExecutedCount);
-        Assert.Equal(2, d.RejectedCount);
+        Assert.Equal(1, d.GetStatistics().Executed);
+        Assert.Equal(2, d.GetStatistics().Rejected);
     }
 
     [Fact]
@@ -312,14 +332,14 @@ public sealed class DedicatedThreadDispatcherTests
         using var gate = new ManualResetEventSlim();
         var d = new DedicatedThreadDispatcher(new DispatcherOptions { ThreadCount = 1, TimeProvider = clock });
         BlockWorkers(d, gate);
-        Assert.Equal(TimeSpan.Zero, d.BusyTime);
+        Assert.Equal(TimeSpan.Zero, d.GetStatistics().BusyTime);
         clock.Advance(TimeSpan.FromSeconds(5));
-        Assert.Equal(TimeSpan.FromSeconds(5), d.BusyTime); // the worker is awake (running the blocking item) the whole time
+        Assert.Equal(TimeSpan.FromSeconds(5), d.GetStatistics().BusyTime); // the worker is awake (running the blocking item) the whole time
         gate.Set();
         d.Dispose();
-        Assert.Equal(TimeSpan.FromSeconds(5), d.BusyTime); // asleep or gone: no more time accrues
+        Assert.Equal(TimeSpan.FromSeconds(5), d.GetStatistics().BusyTime); // asleep or gone: no more time accrues
         clock.Advance(TimeSpan.FromSeconds(3));
-        Assert.Equal(TimeSpan.FromSeconds(5), d.BusyTime);
+        Assert.Equal(TimeSpan.FromSeconds(5), d.GetStatistics().BusyTime);
     }
 
     [Fact]
@@ -333,10 +353,10 @@ public sealed class DedicatedThreadDispatcherTests
         d.Post(clock.StallNextReadOnThisThread); // on the worker: its next clock read is EndBusy's
         Assert.True(clock.Stalled.Wait(Watchdog), "watchdog: the worker ending its awake interval");
         clock.Advance(TimeSpan.FromSeconds(5));
-        var during = d.BusyTime;
+        var during = d.GetStatistics().BusyTime;
         clock.Release.Set();
         d.Dispose();
-        var after = d.BusyTime;
+        var after = d.GetStatistics().BusyTime;
         Assert.True(after >= during, $"BusyTime went backwards: {during} then {after}");
     }
 
@@ -445,8 +465,8 @@ public sealed class DedicatedThreadDispatcherTests
         Assert.IsType<InvalidOperationException>(error);
         Assert.Contains("deadlock", error!.Message);
         d.Dispose();
-        Assert.Equal(2, d.ExecutedCount);
-        Assert.Equal(1, d.RejectedCount);
+        Assert.Equal(2, d.GetStatistics().Executed);
+        Assert.Equal(1, d.GetStatistics().Rejected);
     }
 
     [Fact]
@@ -474,9 +494,9 @@ public sealed class DedicatedThreadDispatcherTests
         Assert.Equal(100, ran);
         if (OperatingSystem.IsLinux() && (System.Diagnostics.Process.GetCurrentProcess().ProcessorAffinity & 1) != 0)
         {
-            Assert.Equal(2, d.PinnedThreadCount);
+            Assert.Equal(2, d.GetStatistics().PinnedThreads);
         }
-        Assert.InRange(d.PinnedThreadCount, 0, 2);
+        Assert.InRange(d.GetStatistics().PinnedThreads, 0, 2);
     }
 
     [Fact]
@@ -516,7 +536,7 @@ public sealed class DedicatedThreadDispatcherTests
         Assert.True(seen.ContainsKey("manaloc.dispatcher.busy_time"));
         gate.Set();
         d.Dispose();
-        Assert.Equal(9, d.ExecutedCount);
+        Assert.Equal(9, d.GetStatistics().Executed);
 
         seen.Clear();
         listener.RecordObservableInstruments();

@@ -61,6 +61,6 @@ internal static class DispatcherTestKit
                 gate.Wait();
             });
         }
-        WaitUntil(() => Volatile.Read(ref started) == dispatcher.ThreadCount && dispatcher.QueuedCount == 0, "every worker picking up a blocking item");
+        WaitUntil(() => Volatile.Read(ref started) == dispatcher.ThreadCount && dispatcher.GetStatistics().Queued == 0, "every worker picking up a blocking item");
     }
 }

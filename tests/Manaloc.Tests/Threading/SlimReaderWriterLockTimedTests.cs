@@ -1,38 +1,36 @@
-using System.Diagnostics;
 using Manaloc.Threading;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Manaloc.Tests.Threading;
 
 /// <summary>Timed and cancellable acquisition: gives up on time, never early, and leaves nothing behind.</summary>
 public sealed class SlimReaderWriterLockTimedTests
 {
-    private static readonly TimeSpan Short = TimeSpan.FromMilliseconds(50);
+    /// <summary>A timeout on the fake clock: a minute, so a wait measured on the real clock could not end within a test.</summary>
+    private static readonly TimeSpan OneMinute = TimeSpan.FromMinutes(1);
 
     [Fact]
-    public void A_write_attempt_times_out_behind_a_biased_reader_and_restores_the_bias()
+    public void A_write_attempt_times_out_behind_a_biased_reader_on_the_locks_clock_and_restores_the_bias()
     {
-        var rw = new SlimReaderWriterLock();
+        var clock = new FakeTimeProvider();
+        var rw = new SlimReaderWriterLock(timeProvider: clock);
         using var reader = new HeldLock(rw, write: false, biased: true);
-        long start = Stopwatch.GetTimestamp();
-        Assert.False(rw.TryEnterWriteLock(Short));
-        Assert.True(Stopwatch.GetElapsedTime(start) >= Short, "gave up before the timeout");
-        Assert.False(rw.IsWriteLockHeld);
+        Assert.False(GivesUpOnTheClock(clock, OneMinute, () => rw.TryEnterWriteLock(OneMinute) || rw.IsWriteLockHeld));
         Assert.True(rw.IsReadBiased, "the bias stays on for the readers inside");
         Assert.Equal(1, rw.CurrentReadCount);
         reader.Release();
-        Assert.True(rw.TryEnterWriteLock(Short));
+        Assert.True(rw.TryEnterWriteLock(OneMinute));
         rw.ExitWriteLock();
     }
 
     [Fact]
-    public void A_write_attempt_times_out_behind_a_state_word_reader_and_stops_holding_readers_back()
+    public void A_write_attempt_times_out_behind_a_state_word_reader_on_the_locks_clock_and_stops_holding_readers_back()
     {
-        var rw = new SlimReaderWriterLock();
+        var clock = new FakeTimeProvider();
+        var rw = new SlimReaderWriterLock(timeProvider: clock);
         rw.TurnBiasOffForTests();
         using var reader = new HeldLock(rw, write: false, biased: false);
-        long start = Stopwatch.GetTimestamp();
-        Assert.False(rw.TryEnterWriteLock((int)Short.TotalMilliseconds));
-        Assert.True(Stopwatch.GetElapsedTime(start) >= Short, "gave up before the timeout");
+        Assert.False(GivesUpOnTheClock(clock, OneMinute, () => rw.TryEnterWriteLock((int)OneMinute.TotalMilliseconds)));
         Assert.Equal(0, rw.WaitingWriters);
         Assert.True(rw.TryEnterReadLock(), "a reader is still held back by the writer that gave up");
         rw.ExitReadLock();
@@ -40,18 +38,36 @@ public sealed class SlimReaderWriterLockTimedTests
     }
 
     [Fact]
-    public void A_read_attempt_times_out_behind_a_writer()
+    public void A_read_attempt_times_out_behind_a_writer_on_the_locks_clock()
     {
-        var rw = new SlimReaderWriterLock();
+        var clock = new FakeTimeProvider();
+        var rw = new SlimReaderWriterLock(timeProvider: clock);
         using var writer = new HeldLock(rw, write: true, biased: false);
-        long start = Stopwatch.GetTimestamp();
-        Assert.False(rw.TryEnterReadLock(Short));
-        Assert.True(Stopwatch.GetElapsedTime(start) >= Short, "gave up before the timeout");
-        Assert.False(rw.IsReadLockHeld);
+        Assert.False(GivesUpOnTheClock(clock, OneMinute, () => rw.TryEnterReadLock(OneMinute) || rw.IsReadLockHeld));
         writer.Release();
         Assert.Equal(0, rw.CurrentReadCount);
-        Assert.True(rw.TryEnterReadLock(Short));
+        Assert.True(rw.TryEnterReadLock(OneMinute));
         rw.ExitReadLock();
+    }
+
+    /// <summary>
+    /// Runs <paramref name="attempt"/> on a thread of its own, checks it still waits once the fake clock is a second
+    /// short of <paramref name="timeout"/> (a wait that ran on another clock, or gave up early, fails here or never ends),
+    /// then moves the clock past the timeout until the attempt returns, and returns its result.
+    /// </summary>
+    private static bool GivesUpOnTheClock(FakeTimeProvider clock, TimeSpan timeout, Func<bool> attempt)
+    {
+        var task = Task.Factory.StartNew(attempt, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+        clock.Advance(timeout - TimeSpan.FromSeconds(1));
+        Assert.False(task.Wait(TimeSpan.FromMilliseconds(200)), "gave up before the lock's clock reached the timeout");
+        // The attempt may have started after the first advance (its timeout then runs from there): advance until it returns.
+        for (int i = 0; i < 5 && !task.IsCompleted; i++)
+        {
+            clock.Advance(timeout);
+            task.Wait(TimeSpan.FromSeconds(5));
+        }
+        Assert.True(task.IsCompleted, "still waiting after the lock's clock passed the timeout");
+        return task.Result;
     }
 
     [Fact]

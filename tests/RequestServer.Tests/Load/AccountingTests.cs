@@ -1,5 +1,5 @@
-using RequestServer.Load;
-using RequestServer.Servers;
+using Manaloc.Lab.RequestServer.Load;
+using Manaloc.Lab.RequestServer.Servers;
 
 namespace RequestServer.Tests.Load;
 

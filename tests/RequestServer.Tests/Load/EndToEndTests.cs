@@ -1,5 +1,5 @@
-using RequestServer.Load;
-using RequestServer.Servers;
+using Manaloc.Lab.RequestServer.Load;
+using Manaloc.Lab.RequestServer.Servers;
 
 namespace RequestServer.Tests.Load;
 
@@ -10,8 +10,7 @@ public sealed class EndToEndTests
     [MemberData(nameof(TestServers.Builds), MemberType = typeof(TestServers))]
     public async Task A_build_in_a_child_process_serves_the_smoke_plan_and_loses_nothing(string build)
     {
-        string host = Environment.ProcessPath is { } p && Path.GetFileNameWithoutExtension(p) == "dotnet" ? p : "dotnet";
-        var figures = await BuildComparison.RunAsync(ServerFactory.Parse(build), LoadPlan.Smoke, host, typeof(ServerProcess).Assembly.Location).WaitAsync(TimeSpan.FromSeconds(120));
+        var figures = await BuildComparison.RunAsync(ServerFactory.Parse(build), LoadPlan.Smoke, TestServers.SampleLaunch()).WaitAsync(TimeSpan.FromSeconds(120));
 
         Assert.Equal(BuildComparison.Phases, figures.Phases.Select(p => p.Phase));
         Assert.All(figures.Phases, p => Assert.Equal(0, p.Lost));

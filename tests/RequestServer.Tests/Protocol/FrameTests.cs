@@ -1,5 +1,5 @@
 using System.Buffers.Binary;
-using RequestServer.Protocol;
+using Manaloc.Lab.RequestServer.Protocol;
 
 namespace RequestServer.Tests.Protocol;
 

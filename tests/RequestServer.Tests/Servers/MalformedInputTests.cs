@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using System.Text;
-using RequestServer.Protocol;
+using Manaloc.Lab.RequestServer.Protocol;
+using Manaloc.Lab.RequestServer.Servers;
 
 namespace RequestServer.Tests.Servers;
 
@@ -90,7 +91,7 @@ public sealed class MalformedInputTests
         Assert.Equal(0, report.Lost);
     }
 
-    private static void AssertStillServes(RequestServer.Servers.IRequestServer server)
+    private static void AssertStillServes(IRequestServer server)
     {
         using var client = new TestClient(server.EndPoint);
         client.Send(5, Op.Echo, [5, 5]);

@@ -1,7 +1,7 @@
 using System.Buffers.Binary;
 using System.Text;
-using RequestServer.Load;
-using RequestServer.Protocol;
+using Manaloc.Lab.RequestServer.Load;
+using Manaloc.Lab.RequestServer.Protocol;
 
 namespace RequestServer.Tests.Servers;
 

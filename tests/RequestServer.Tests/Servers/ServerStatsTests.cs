@@ -1,5 +1,6 @@
-using RequestServer.Load;
-using RequestServer.Servers;
+using Manaloc.Lab.RequestServer;
+using Manaloc.Lab.RequestServer.Load;
+using Manaloc.Lab.RequestServer.Servers;
 
 namespace RequestServer.Tests.Servers;
 
@@ -12,8 +13,7 @@ public sealed class ServerStatsTests
     public async Task Snapshots_of_an_idle_server_show_no_allocation_between_them(string build)
     {
         // In a child process, so the test's own allocations are not the server's.
-        string host = Environment.ProcessPath is { } p && Path.GetFileNameWithoutExtension(p) == "dotnet" ? p : "dotnet";
-        using var server = await ServerProcess.StartAsync(host, typeof(ServerProcess).Assembly.Location, ServerFactory.Parse(build), [], TimeSpan.FromSeconds(30));
+        using var server = await ServerProcess.StartAsync(TestServers.SampleLaunch(), ServerFactory.Parse(build), [], TimeSpan.FromSeconds(30));
         var snapshots = new List<ServerStats>();
         using (var stats = await StatsClient.ConnectAsync(server.EndPoint).WaitAsync(TimeSpan.FromSeconds(10)))
         {

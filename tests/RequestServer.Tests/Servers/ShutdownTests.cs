@@ -1,4 +1,4 @@
-using RequestServer.Protocol;
+using Manaloc.Lab.RequestServer.Protocol;
 
 namespace RequestServer.Tests.Servers;
 
@@ -8,7 +8,7 @@ public sealed class ShutdownTests
     private const int Requests = 40;
     // Tens of milliseconds each: slow enough that, with one worker, most of the 40 are still queued when the shutdown
     // starts after the first answer, however fast or idle the machine (at 3M iterations an idle machine ran all 40 first).
-    private const int SlowIterations = RequestServer.Protocol.RequestHandler.MaxComputeIterations;
+    private const int SlowIterations = RequestHandler.MaxComputeIterations;
 
     [Theory]
     [MemberData(nameof(TestServers.Builds), MemberType = typeof(TestServers))]

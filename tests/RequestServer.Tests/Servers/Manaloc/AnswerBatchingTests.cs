@@ -1,5 +1,5 @@
-using RequestServer.Protocol;
-using RequestServer.Servers;
+using Manaloc.Lab.RequestServer.Protocol;
+using Manaloc.Lab.RequestServer.Servers;
 
 namespace RequestServer.Tests.Servers.Manaloc;
 

@@ -2,9 +2,9 @@ using System.Buffers.Binary;
 using System.Net;
 using System.Net.Sockets;
 using Manaloc.Buffers;
-using RequestServer.Protocol;
-using RequestServer.Servers;
-using RequestServer.Servers.Manaloc;
+using Manaloc.Lab.RequestServer.Protocol;
+using Manaloc.Lab.RequestServer.Servers;
+using Manaloc.Lab.RequestServer.Servers.Manaloc;
 
 namespace RequestServer.Tests.Servers.Manaloc;
 

@@ -1,6 +1,6 @@
 using Manaloc.Memory;
-using RequestServer.Protocol;
-using RequestServer.Servers.Manaloc;
+using Manaloc.Lab.RequestServer.Protocol;
+using Manaloc.Lab.RequestServer.Servers.Manaloc;
 
 namespace RequestServer.Tests.Servers.Manaloc;
 

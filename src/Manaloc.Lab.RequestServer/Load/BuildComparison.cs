@@ -1,0 +1,128 @@
+using System.Net;
+using Manaloc.Lab.RequestServer.Servers;
+
+namespace Manaloc.Lab.RequestServer.Load;
+
+/// <summary>
+/// The load each build gets in a comparison: polite clients alone (quiet), polite clients beside one
+/// flooder (flood), and a few pipelined clients within any share (saturated: throughput).
+/// </summary>
+/// <param name="PoliteClients">Polite clients.</param>
+/// <param name="PoliteRate">Requests per second per polite client.</param>
+/// <param name="FloodWindow">Requests the flooder keeps outstanding.</param>
+/// <param name="SaturatingClients">Pipelined clients of the saturated phase.</param>
+/// <param name="SaturatingWindow">Their window each (within the Manaloc build's default share, so nobody is paused or refused).</param>
+/// <param name="WarmUp">An unmeasured mixed load first (JIT, pools, connections).</param>
+/// <param name="Phase">Sending time of each measured phase.</param>
+/// <param name="MaxPipelinedRequests">Most requests one pipelined client sends in a phase.</param>
+public sealed record LoadPlan(int PoliteClients, double PoliteRate, int FloodWindow, int SaturatingClients, int SaturatingWindow, TimeSpan WarmUp, TimeSpan Phase, int MaxPipelinedRequests)
+{
+    /// <summary>Quick mode: about 6 s per build.</summary>
+    public static LoadPlan Quick { get; } = new(8, 250, 4096, 4, 16, TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(1.5), 500_000);
+    /// <summary>Full mode: about 25 s per build.</summary>
+    public static LoadPlan Full { get; } = new(16, 250, 16_384, 4, 16, TimeSpan.FromSeconds(2), TimeSpan.FromSeconds(7), 1_000_000);
+    /// <summary>Smoke mode (tests): proves the run works; its figures mean little.</summary>
+    public static LoadPlan Smoke { get; } = new(2, 200, 256, 2, 8, TimeSpan.FromSeconds(0.1), TimeSpan.FromSeconds(0.3), 50_000);
+
+    /// <summary>The options of one phase against <paramref name="target"/>.</summary>
+    public LoadOptions For(string phase, IPEndPoint target) => phase switch
+    {
+        "quiet" => new LoadOptions { Target = target, PoliteClients = PoliteClients, PoliteRate = PoliteRate, Duration = Phase },
+        "flood" => new LoadOptions { Target = target, PoliteClients = PoliteClients, PoliteRate = PoliteRate, PipelinedClients = 1, PipelineWindow = FloodWindow, MaxPipelinedRequests = MaxPipelinedRequests, Duration = Phase },
+        "saturated" => new LoadOptions { Target = target, PoliteClients = 0, PipelinedClients = SaturatingClients, PipelineWindow = SaturatingWindow, MaxPipelinedRequests = MaxPipelinedRequests, Duration = Phase },
+        "warm-up" => new LoadOptions { Target = target, PoliteClients = PoliteClients, PoliteRate = PoliteRate, PipelinedClients = 1, PipelineWindow = SaturatingWindow, MaxPipelinedRequests = MaxPipelinedRequests, Duration = WarmUp },
+        _ => throw new ArgumentException($"Unknown phase '{phase}'.", nameof(phase)),
+    };
+}
+
+/// <summary>One measured phase: the client's view and the server's counters before and after.</summary>
+public sealed record PhaseFigures(string Phase, LoadResult Load, ServerStats Before, ServerStats After)
+{
+    /// <summary>Requests the server received in the phase.</summary>
+    public long ServerReceived => After.Received - Before.Received;
+    /// <summary>Managed bytes the server allocated per request received.</summary>
+    public double AllocatedBytesPerRequest => (After.AllocatedBytes - Before.AllocatedBytes) / (double)Math.Max(1, ServerReceived);
+    /// <summary>Server collections of any generation in the phase.</summary>
+    public int GcCount => After.Gen0 - Before.Gen0 + After.Gen1 - Before.Gen1 + After.Gen2 - Before.Gen2;
+    /// <summary>Server GC pause time in the phase.</summary>
+    public double GcPauseMs => After.GcPauseMs - Before.GcPauseMs;
+    /// <summary>Where the two sides' counts differ: received vs sent and each status. 0 when every request is accounted for on both sides.</summary>
+    public long Mismatch => Math.Abs(ServerReceived - Load.Total.Sent)
+        + Math.Abs(After.Ok - Before.Ok - Load.Total.Ok) + Math.Abs(After.Busy - Before.Busy - Load.Total.Busy)
+        + Math.Abs(After.Expired - Before.Expired - Load.Total.Expired) + Math.Abs(After.Error - Before.Error - Load.Total.Error);
+    /// <summary>Requests lost: unanswered at the client, unanswered at the server, or not matching between the two.</summary>
+    public long Lost => Load.Total.Lost + (After.Unanswered - Before.Unanswered) + Mismatch + Load.Violations;
+}
+
+/// <summary>Everything measured of one build.</summary>
+public sealed record BuildFigures(ServerBuild Build, IReadOnlyList<PhaseFigures> Phases, ShutdownReport Shutdown)
+{
+    /// <summary>The phase named <paramref name="phase"/>.</summary>
+    public PhaseFigures this[string phase] => Phases.First(p => p.Phase == phase);
+}
+
+/// <summary>Runs the same load plan against one build in its own child process.</summary>
+public static class BuildComparison
+{
+    /// <summary>The measured phases, in order.</summary>
+    public static IReadOnlyList<string> Phases { get; } = ["quiet", "flood", "saturated"];
+
+    /// <summary>Starts <paramref name="build"/> as a child process, runs the warm-up and every phase, stops it and returns the figures.</summary>
+    /// <param name="build">The build.</param>
+    /// <param name="plan">The load.</param>
+    /// <param name="launch">How to start a process that serves.</param>
+    /// <param name="status">Told what runs now.</param>
+    /// <param name="cancellation">Stops the load early.</param>
+    public static async Task<BuildFigures> RunAsync(ServerBuild build, LoadPlan plan, ServerLaunch launch, Action<string>? status = null, CancellationToken cancellation = default)
+    {
+        using var server = await ServerProcess.StartAsync(launch, build, [], TimeSpan.FromSeconds(30)).ConfigureAwait(false);
+        string name = ServerFactory.NameOf(build);
+        status?.Invoke($"{name}: warm-up");
+        LoadGenerator.Run(plan.For("warm-up", server.EndPoint), cancellation);
+        var phases = new List<PhaseFigures>();
+        using (var stats = await StatsClient.ConnectAsync(server.EndPoint, cancellation).ConfigureAwait(false))
+        {
+            foreach (string phase in Phases)
+            {
+                status?.Invoke($"{name}: {phase}");
+                var options = plan.For(phase, server.EndPoint);
+                var start = await SettledStatsAsync(stats, cancellation).ConfigureAwait(false);
+                ServerStats? before = null;
+                // The phase's server figures start once the server has accepted every client: the cost of
+                // setting up a connection is not a request's.
+                var load = LoadGenerator.Run(options with
+                {
+                    OnConnected = () => before = ConnectedStatsAsync(stats, start.Connections + options.PoliteClients + options.PipelinedClients, cancellation).GetAwaiter().GetResult(),
+                }, cancellation);
+                var after = await SettledStatsAsync(stats, cancellation).ConfigureAwait(false);
+                phases.Add(new PhaseFigures(phase, load, before ?? start, after));
+            }
+        }
+        var shutdown = await server.StopAsync(TimeSpan.FromSeconds(30)).ConfigureAwait(false);
+        return new BuildFigures(build, phases, shutdown);
+    }
+
+    /// <summary>Stats once the server has accepted <paramref name="connections"/> connections in all (or after 2 s).</summary>
+    private static async Task<ServerStats> ConnectedStatsAsync(StatsClient client, long connections, CancellationToken cancellation)
+    {
+        var stats = await client.QueryAsync(cancellation).ConfigureAwait(false);
+        for (int i = 0; i < 200 && stats.Connections < connections; i++)
+        {
+            await Task.Delay(10, cancellation).ConfigureAwait(false);
+            stats = await client.QueryAsync(cancellation).ConfigureAwait(false);
+        }
+        return stats;
+    }
+
+    /// <summary>Stats once the server has nothing in flight (answers are counted when their send completes, just after the client reads them), or after 2 s.</summary>
+    private static async Task<ServerStats> SettledStatsAsync(StatsClient client, CancellationToken cancellation)
+    {
+        var stats = await client.QueryAsync(cancellation).ConfigureAwait(false);
+        for (int i = 0; i < 200 && stats.InFlight != 0; i++)
+        {
+            await Task.Delay(10, cancellation).ConfigureAwait(false);
+            stats = await client.QueryAsync(cancellation).ConfigureAwait(false);
+        }
+        return stats;
+    }
+}

@@ -1,0 +1,158 @@
+using System.Buffers;
+using System.Diagnostics;
+using System.IO.Pipelines;
+using System.Text;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Connections.Features;
+using Manaloc.Lab.RequestServer.Protocol;
+
+namespace Manaloc.Lab.RequestServer.Servers.Kestrel;
+
+/// <summary>
+/// The Kestrel build's protocol handler: parses frames from the connection's <see cref="PipeReader"/>
+/// (in place when a frame lies in one segment), runs each inline, writes the answer straight into the
+/// <see cref="PipeWriter"/>'s memory, and flushes once per read.
+/// </summary>
+internal sealed class FrameConnectionHandler(KestrelServerState state) : ConnectionHandler
+{
+    private static readonly byte[] BadLengthReason = Encoding.UTF8.GetBytes("bad frame length");
+
+    public override async Task OnConnectedAsync(ConnectionContext connection)
+    {
+        state.Opened();
+        state.Counters.CountConnection();
+        var input = connection.Transport.Input;
+        var output = connection.Transport.Output;
+        var closeRequested = connection.Features.Get<IConnectionLifetimeNotificationFeature>()?.ConnectionClosedRequested ?? default;
+        using var registration = closeRequested.Register(() => input.CancelPendingRead());
+        var pending = new long[4]; // answers by status written since the last flush
+        try
+        {
+            while (true)
+            {
+                var result = await input.ReadAsync().ConfigureAwait(false);
+                long readAt = Stopwatch.GetTimestamp(); // every frame of this read was read now: deadlines count from here
+                var buffer = result.Buffer;
+                bool malformed = ProcessFrames(ref buffer, output, pending, readAt);
+                input.AdvanceTo(buffer.Start, buffer.End);
+                var flush = await output.FlushAsync().ConfigureAwait(false);
+                // A completed reader means Kestrel aborted the connection (the drain deadline passed): not sent.
+                Settle(pending, answered: !flush.IsCanceled && !flush.IsCompleted);
+                if (malformed) break;
+                if (result.IsCompleted)
+                {
+                    if (!buffer.IsEmpty) state.Counters.CountTruncated();
+                    break;
+                }
+                if (result.IsCanceled || closeRequested.IsCancellationRequested) break;
+            }
+        }
+        catch (Exception e) when (e is ConnectionResetException or ConnectionAbortedException or IOException or InvalidOperationException)
+        {
+            Settle(pending, answered: false); // written into the pipe but never flushed to the client
+        }
+        finally
+        {
+            state.Closed();
+        }
+    }
+
+    private void Settle(long[] pending, bool answered)
+    {
+        for (int s = 0; s < pending.Length; s++)
+        {
+            for (long i = 0; i < pending[s]; i++)
+            {
+                if (answered) state.Counters.CountAnswered((Status)s);
+                else state.Counters.CountUnanswered();
+            }
+            pending[s] = 0;
+        }
+    }
+
+    /// <summary>Runs every whole frame in <paramref name="buffer"/>, leaving the rest in it; true when the stream is malformed.</summary>
+    private bool ProcessFrames(ref ReadOnlySequence<byte> buffer, PipeWriter output, long[] pending, long readAt)
+    {
+        byte[]? copy = null;
+        try
+        {
+            while (buffer.Length >= Frame.LengthSize)
+            {
+                ReadOnlySpan<byte> first = buffer.FirstSpan;
+                if (first.Length < Frame.MaxRequestFrame && first.Length < buffer.Length)
+                {
+                    // The frame may span segments: parse from a contiguous copy of at most one frame.
+                    copy ??= ArrayPool<byte>.Shared.Rent(Frame.MaxRequestFrame);
+                    int take = (int)Math.Min(buffer.Length, Frame.MaxRequestFrame);
+                    buffer.Slice(0, take).CopyTo(copy);
+                    first = copy.AsSpan(0, take);
+                }
+                var parsed = Frame.TryReadRequest(first, out var header, out var range, out int size);
+                if (parsed == ParseResult.Incomplete) return false;
+                if (parsed == ParseResult.BadLength)
+                {
+                    state.Counters.CountMalformedStream();
+                    Write(output, 0, Status.Error, BadLengthReason);
+                    return true;
+                }
+                Handle(header, first.Slice(0, size)[range], output, pending, readAt);
+                buffer = buffer.Slice(size);
+            }
+            return false;
+        }
+        finally
+        {
+            if (copy is not null) ArrayPool<byte>.Shared.Return(copy);
+        }
+    }
+
+    private void Handle(in RequestHeader header, ReadOnlySpan<byte> payload, PipeWriter output, long[] pending, long readAt)
+    {
+        string? error = RequestHandler.Validate(header, payload);
+        if (header.Op == Op.Stats && error is null)
+        {
+            state.Counters.CountControl();
+            Write(output, header.Id, Status.Ok, ServerStats.CaptureJsonUtf8("kestrel", state.Counters));
+            return;
+        }
+        state.Counters.CountReceived();
+        Status status;
+        if (error is not null)
+        {
+            Write(output, header.Id, status = Status.Error, Encoding.UTF8.GetBytes(error));
+        }
+        else if (state.ShuttingDown)
+        {
+            Write(output, header.Id, status = Status.Busy, default);
+        }
+        else if (header.DeadlineMicros != 0 && Stopwatch.GetElapsedTime(readAt).TotalMicroseconds > header.DeadlineMicros)
+        {
+            Write(output, header.Id, status = Status.Expired, default);
+        }
+        else
+        {
+            int answerSize = RequestHandler.AnswerSize(header.Op, payload.Length);
+            var span = output.GetSpan(Frame.ResponseSize(answerSize));
+            int length;
+            try
+            {
+                length = RequestHandler.Execute(header.Op, payload, span[(Frame.LengthSize + Frame.ResponseHeaderSize)..], ManagedRecordBatch.Instance);
+                status = Status.Ok;
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                length = 0;
+                status = Status.Error;
+            }
+            Frame.WriteResponseHeader(span, header.Id, status, length);
+            output.Advance(Frame.ResponseSize(length));
+        }
+        pending[(int)status]++;
+    }
+
+    private static void Write(PipeWriter output, long id, Status status, ReadOnlySpan<byte> payload)
+    {
+        var span = output.GetSpan(Frame.ResponseSize(payload.Length));
+        output.Advance(Frame.WriteResponse(span, id, status, payload));
+    }
+}

@@ -1,0 +1,84 @@
+using System.Runtime.InteropServices;
+
+namespace Manaloc.Lab.Harness;
+
+/// <summary>
+/// The Linux system calls only the lab needs, through libc (the runtime maps the name <c>libc</c> to the platform's
+/// C library): setting any thread's affinity mask, the scheduler's round-robin interval, a thread's CPU clock. The
+/// library keeps its own (reading the process's mask, a worker pinning itself) in Manaloc.Platform.
+/// </summary>
+/// <remarks>
+/// Every entry point is unprivileged. Callers check <see cref="OperatingSystem.IsLinux"/> first; a missing entry point
+/// surfaces as <see cref="DllNotFoundException"/> or <see cref="EntryPointNotFoundException"/>. Thread-safe: the calls
+/// keep no state here.
+/// </remarks>
+internal static unsafe partial class LabNative
+{
+    /// <summary>EINVAL: a processor number the kernel cannot take.</summary>
+    public const int EINVAL = 22;
+
+    /// <summary>CLOCK_THREAD_CPUTIME_ID: the calling thread's CPU time.</summary>
+    public const int ClockThreadCpuTimeId = 3;
+
+    [LibraryImport("libc", EntryPoint = "sched_setaffinity", SetLastError = true)]
+    private static partial int SchedSetAffinity(int pid, nuint size, byte* mask);
+
+    [LibraryImport("libc", EntryPoint = "sched_rr_get_interval", SetLastError = true)]
+    private static partial int SchedRrGetInterval(int pid, Timespec* interval);
+
+    [LibraryImport("libc", EntryPoint = "clock_gettime")]
+    private static partial int ClockGetTime(int clock, Timespec* time);
+
+    [StructLayout(LayoutKind.Sequential)]
+    private struct Timespec
+    {
+        public nint Seconds;
+        public nint Nanoseconds;
+    }
+
+    /// <summary>Sets the affinity of <paramref name="pid"/> (0: the calling thread; else a thread id) to <paramref name="processors"/>.</summary>
+    /// <returns>0 on success, else the errno.</returns>
+    public static int SetAffinity(int pid, ReadOnlySpan<int> processors)
+    {
+        int highest = 0;
+        foreach (int cpu in processors)
+        {
+            if (cpu < 0) return EINVAL;
+            highest = Math.Max(highest, cpu);
+        }
+        int size = Math.Max(128, ((highest / 64) + 1) * 8);
+        byte[] mask = new byte[size];
+        foreach (int cpu in processors)
+        {
+            mask[cpu / 8] |= (byte)(1 << (cpu % 8));
+        }
+        fixed (byte* p = mask)
+        {
+            return SchedSetAffinity(pid, (nuint)size, p) == 0 ? 0 : Marshal.GetLastPInvokeError();
+        }
+    }
+
+    /// <summary>The round-robin time slice the kernel reports for <paramref name="pid"/> (0: the calling thread), or null.</summary>
+    public static TimeSpan? GetRoundRobinInterval(int pid)
+    {
+        Timespec t;
+        if (SchedRrGetInterval(pid, &t) != 0)
+        {
+            return null;
+        }
+        return TimeSpan.FromTicks(((long)t.Seconds * TimeSpan.TicksPerSecond) + ((long)t.Nanoseconds / 100));
+    }
+
+    /// <summary>Reads <paramref name="clock"/> in nanoseconds; false when the call fails.</summary>
+    public static bool TryGetClock(int clock, out long nanoseconds)
+    {
+        Timespec t;
+        if (ClockGetTime(clock, &t) != 0)
+        {
+            nanoseconds = 0;
+            return false;
+        }
+        nanoseconds = ((long)t.Seconds * 1_000_000_000L) + t.Nanoseconds;
+        return true;
+    }
+}
