@@ -45,6 +45,24 @@ public sealed class BufferManagerOptions
     /// <summary>Trims idle buffers after gen-2 collections and under memory pressure. Default on.</summary>
     public bool TrimAfterGen2 { get; set; } = true;
 
+    /// <summary>
+    /// How long the manager waits between checks of each size class's demand; a check that finds fewer
+    /// rents of a class in the period just ended than idle buffers of it releases the surplus, and a
+    /// period with no rent of a class releases all of its idle buffers, hot buffers and other threads'
+    /// stacks included. Default 10 seconds; <see cref="Timeout.InfiniteTimeSpan"/> switches it off;
+    /// otherwise from 1 millisecond to 4,294,967,294 milliseconds (about 49 days).
+    /// </summary>
+    /// <remarks>
+    /// Why: trimming after gen-2 collections frees nothing in a quiet service that never collects (the
+    /// "the pool never gives memory back" complaint). The check runs on a timer of <see cref="TimeProvider"/>
+    /// and reads the rent counters the manager keeps anyway: the rent and return paths read no clock and
+    /// do no timer work, so a busy service pays nothing for it.
+    /// </remarks>
+    public TimeSpan ReleaseIdleAfter { get; set; } = Pooling.PoolOptions.DefaultReleaseIdleAfter;
+
+    /// <summary>The clock of <see cref="ReleaseIdleAfter"/>'s timer. Default <see cref="System.TimeProvider.System"/>; tests pass a manual clock.</summary>
+    public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
+
     internal void Validate()
     {
         if (string.IsNullOrEmpty(Name)) ThrowHelper.ThrowArgument(nameof(Name), "A buffer manager needs a non-empty name.");
@@ -56,5 +74,6 @@ public sealed class BufferManagerOptions
             ThrowHelper.ThrowArgumentOutOfRange(nameof(BatchSize), BatchSize, "BatchSize must be between 1 and BuffersPerThread.");
         if (MaxRetainedBytesPerClass < 0)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(MaxRetainedBytesPerClass), MaxRetainedBytesPerClass, "MaxRetainedBytesPerClass must not be negative.");
+        Pooling.PoolOptions.ValidateReleaseIdleAfter(ReleaseIdleAfter, TimeProvider);
     }
 }
