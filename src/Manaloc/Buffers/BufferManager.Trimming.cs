@@ -81,12 +81,9 @@ public sealed partial class BufferManager
             long demand = rents - _rentsAtLastIdleCheck[i];
             _rentsAtLastIdleCheck[i] = rents;
             long retained = pool.Retained + hot.Retained;
-            if (retained <= demand)
-            {
-                RecordHotRents(i); // keep "quiet" meaning "no rent in the period just ended"
-                continue;
-            }
             // The pool keeps what the hot buffers do not cover of the demand; then quiet hot buffers go.
+            // Both are called even without a surplus: each pass notes every thread's rents, so "quiet"
+            // always means "no rent of this class in the period just ended".
             long released = _classes[i].ReleaseIdle(Math.Max(0, demand - hot.Retained));
             releasedHot += ReleaseQuietHot(i, retained - released - demand);
         }
@@ -111,19 +108,6 @@ public sealed partial class BufferManager
             _hotTrimmed[index] += released;
         }
         return released;
-    }
-
-    /// <summary>Notes every thread's rents of class <paramref name="index"/> for the next check's "quiet" test.</summary>
-    private void RecordHotRents(int index)
-    {
-        lock (_cachesLock)
-        {
-            foreach (var cache in _caches)
-            {
-                ref var slot = ref cache.Slots[index];
-                slot.RentsAtLastIdleCheck = Volatile.Read(ref slot.Rents);
-            }
-        }
     }
 
     /// <summary>

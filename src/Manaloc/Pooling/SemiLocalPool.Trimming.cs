@@ -265,6 +265,7 @@ public sealed partial class SemiLocalPool<T>
         }
         if (closing is not null)
         {
+            BetweenCloseAndDrain?.Invoke();
             Interlocked.MemoryBarrierProcessWide();
             lock (_lock)
             {
@@ -283,6 +284,9 @@ public sealed partial class SemiLocalPool<T>
         DropAll(released, quietly: true);
         return released.Count;
     }
+
+    /// <summary>Tests: runs in <see cref="ReleaseIdle"/> between closing quiet stacks and draining them (where an owner may reopen its stack).</summary>
+    internal Action? BetweenCloseAndDrain { get; set; }
 
     /// <summary>On the owner thread: reopens its stack if an idle release closed it (see <see cref="ReleaseIdle"/>).</summary>
     private void ReopenIfReleased(Local local)
