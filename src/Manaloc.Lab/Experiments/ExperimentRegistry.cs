@@ -15,6 +15,7 @@ public static class ExperimentRegistry
         new FirstUse(),
         new PoolScaling(),
         new Buffers(),
+        new IdleRelease(),
         new GcModes(),
         new ResetEvent(),
         new AsyncResult(),

@@ -58,11 +58,11 @@ public sealed partial class BufferManager
         => Volatile.Read(ref slot.Hot) is not null && Interlocked.Exchange(ref slot.Hot, null) is not null;
 
     /// <summary>
-    /// The idle-release timer's tick (<see cref="BufferManagerOptions.ReleaseIdleAfter"/>): per size class,
-    /// the rents of the period just ended are the demand, and what the class retains beyond it is released:
+    /// The idle-release timer's tick (twice per <see cref="BufferManagerOptions.ReleaseIdleAfter"/>): per size
+    /// class, the rents of the last period are the demand, and what the class retains beyond it is released:
     /// first by its pool (<see cref="PoolTier{T}.ReleaseIdle"/>: the shared tier, then the stacks of threads
     /// that rented nothing from it), then the hot buffers of threads that rented none of the class in the
-    /// period. A period without a rent of a class releases all of that class's idle buffers.
+    /// last period. A period without a rent of a class releases all of that class's idle buffers.
     /// </summary>
     /// <remarks>
     /// Reads only counters the rent and return paths keep anyway (no clock, no flag on them). A hot buffer
@@ -78,19 +78,18 @@ public sealed partial class BufferManager
             var pool = _classes[i].GetStatistics();
             var hot = HotCounters(i);
             long rents = pool.Rents + hot.Rents;
-            long demand = rents - _rentsAtLastIdleCheck[i];
-            _rentsAtLastIdleCheck[i] = rents;
+            long demand = _idleWindows[i].Advance(rents);
             long retained = pool.Retained + hot.Retained;
             // The pool keeps what the hot buffers do not cover of the demand; then quiet hot buffers go.
             // Both are called even without a surplus: each pass notes every thread's rents, so "quiet"
-            // always means "no rent of this class in the period just ended".
+            // always means "no rent of this class in the last period" (two checks).
             long released = _classes[i].ReleaseIdle(Math.Max(0, demand - hot.Retained));
             releasedHot += ReleaseQuietHot(i, retained - released - demand);
         }
         if (releasedHot > 0) ManalocEventSource.Log.PoolTrimmed(Name, releasedHot, "idle: hot buffers beyond the period's rents");
     }
 
-    /// <summary>Takes up to <paramref name="surplus"/> hot buffers of class <paramref name="index"/> from threads that rented none of it since the previous check.</summary>
+    /// <summary>Takes up to <paramref name="surplus"/> hot buffers of class <paramref name="index"/> from threads that rented none of it in the last period.</summary>
     private long ReleaseQuietHot(int index, long surplus)
     {
         long released = 0;
@@ -101,8 +100,7 @@ public sealed partial class BufferManager
             {
                 ref var slot = ref cache.Slots[index];
                 long rents = Volatile.Read(ref slot.Rents); // racy snapshot: only "changed or not" matters
-                bool quiet = rents == slot.RentsAtLastIdleCheck;
-                slot.RentsAtLastIdleCheck = rents;
+                bool quiet = slot.IdleWindow.Advance(rents) == 0;
                 if (quiet && released < surplus && TakeHot(ref slot)) released++;
             }
             _hotTrimmed[index] += released;

@@ -56,9 +56,9 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     private readonly List<BufferThreadCache> _caches = [];
     // Per class: counters of exited threads' caches, hot buffers trimmed (under _cachesLock).
     private readonly long[] _retiredRents, _retiredReturns, _retiredDrops, _hotTrimmed;
-    // Idle release: the timer (null when off) and each class's rents at the previous check (ticks never overlap).
+    // Idle release: the timer (null when off) and each class's rents over the last idle period (ticks never overlap).
     private readonly IdleReleaseTimer? _idleTimer;
-    private readonly long[] _rentsAtLastIdleCheck;
+    private readonly RentWindow[] _idleWindows;
 
     /// <summary>Creates a buffer manager with <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
@@ -96,7 +96,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         _retiredReturns = new long[_classes.Length];
         _retiredDrops = new long[_classes.Length];
         _hotTrimmed = new long[_classes.Length];
-        _rentsAtLastIdleCheck = new long[_classes.Length];
+        _idleWindows = new RentWindow[_classes.Length];
         _lease = ThreadSlots.Lease();
         _slotId = _lease.Id;
         _token = _lease.Token;

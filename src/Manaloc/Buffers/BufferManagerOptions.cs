@@ -46,10 +46,10 @@ public sealed class BufferManagerOptions
     public bool TrimAfterGen2 { get; set; } = true;
 
     /// <summary>
-    /// How long the manager waits between checks of each size class's demand; a check that finds fewer
-    /// rents of a class in the period just ended than idle buffers of it releases the surplus, and a
-    /// period with no rent of a class releases all of its idle buffers, hot buffers and other threads'
-    /// stacks included. Default 10 seconds; <see cref="Timeout.InfiniteTimeSpan"/> switches it off;
+    /// The idle period: twice per period the manager compares each size class's rents over the last period
+    /// with the idle buffers it holds and releases the surplus; a period with no rent of a class releases all
+    /// of its idle buffers, hot buffers and other threads' stacks included, so a quiet manager is back to
+    /// nothing retained within 1.5 periods of its last rent. Default 10 seconds; <see cref="Timeout.InfiniteTimeSpan"/> switches it off;
     /// otherwise from 1 millisecond to 4,294,967,294 milliseconds (about 49 days).
     /// </summary>
     /// <remarks>

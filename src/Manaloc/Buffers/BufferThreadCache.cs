@@ -38,7 +38,7 @@ internal sealed class BufferThreadCache(long token, Thread owner, int classes) :
         public long Drops;
         /// <summary>Rents seen by the last gen-2 pass (trimmer only, under the manager's lock).</summary>
         public long RentsAtLastGen2;
-        /// <summary>Rents seen by the last idle check (the idle release only, under the manager's lock).</summary>
-        public long RentsAtLastIdleCheck;
+        /// <summary>This thread's rents of the class over the last idle period (the idle release only, under the manager's lock).</summary>
+        public RentWindow IdleWindow;
     }
 }

@@ -3,10 +3,13 @@ using System.Diagnostics;
 namespace Manaloc.Pooling;
 
 /// <summary>
-/// The timer of a pool's (or buffer manager's) idle release: calls <c>tick(target)</c> once per period on a
-/// <see cref="TimeProvider"/> timer for as long as the target lives and the timer is not disposed.
+/// The timer of a pool's (or buffer manager's) idle release: calls <c>tick(target)</c> twice per idle period
+/// on a <see cref="TimeProvider"/> timer for as long as the target lives and the timer is not disposed.
 /// </summary>
 /// <remarks>
+/// Twice per period, with demand counted over the last two ticks (<see cref="RentWindow"/>): a pool idle for
+/// a whole period is released at most half a period later, so within 1.5 periods of its last rent (one tick
+/// per period would take up to two).
 /// The timer holds this object and this object holds the target weakly, so a pool dropped without
 /// Dispose is still collected; the first tick after that disposes the timer. Ticks never overlap (a
 /// tick that finds the previous one still running is skipped), so the tick needs no lock of its own
@@ -40,7 +43,7 @@ internal sealed class IdleReleaseTimer : IDisposable
 
     /// <summary>Starts the timer, or returns null when <paramref name="period"/> is <see cref="Timeout.InfiniteTimeSpan"/> (off).</summary>
     public static IdleReleaseTimer? Start(object target, Action<object> tick, TimeSpan period, TimeProvider clock)
-        => period == Timeout.InfiniteTimeSpan ? null : new IdleReleaseTimer(target, tick, period, clock);
+        => period == Timeout.InfiniteTimeSpan ? null : new IdleReleaseTimer(target, tick, TimeSpan.FromTicks(Math.Max(period.Ticks / 2, TimeSpan.TicksPerMillisecond)), clock);
 
     private void Tick()
     {
@@ -69,5 +72,24 @@ internal sealed class IdleReleaseTimer : IDisposable
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0) _timer.Dispose(); // the first caller disposes
+    }
+}
+
+/// <summary>
+/// Rents seen over the last two idle checks (one idle period): each check passes the rent counter and gets
+/// back how many rents happened since the check before the previous one.
+/// </summary>
+/// <remarks>Written by the idle check only (its ticks never overlap, or under the owner's lock).</remarks>
+internal struct RentWindow
+{
+    private long _last, _previous;
+
+    /// <summary>Records <paramref name="rents"/> (a running total) and returns the rents since two checks ago.</summary>
+    public long Advance(long rents)
+    {
+        long since = rents - _previous;
+        _previous = _last;
+        _last = rents;
+        return since;
     }
 }

@@ -36,9 +36,9 @@ public sealed class PoolOptions
     public bool TrimAfterGen2 { get; set; } = true;
 
     /// <summary>
-    /// How long the pool waits between checks of its demand; a check that finds fewer rents in the period
-    /// just ended than idle objects held releases the surplus, and a period with no rent at all releases
-    /// everything (down to nothing retained). Default 10 seconds; <see cref="Timeout.InfiniteTimeSpan"/>
+    /// The idle period: twice per period the pool compares its rents over the last period with the idle
+    /// objects it holds and releases the surplus; a period with no rent at all releases everything, so a
+    /// quiet pool is back to nothing retained within 1.5 periods of its last rent. Default 10 seconds; <see cref="Timeout.InfiniteTimeSpan"/>
     /// switches it off; otherwise from 1 millisecond to 4,294,967,294 milliseconds (about 49 days).
     /// </summary>
     /// <remarks>

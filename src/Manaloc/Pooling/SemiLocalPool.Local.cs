@@ -8,7 +8,7 @@ public sealed partial class SemiLocalPool<T>
     /// <summary>
     /// One thread's stack and counters. Every field but <see cref="Limit"/>, <see cref="TrimRequested"/>,
     /// <see cref="Closed"/> and the trimmers' bookkeeping (<see cref="RentsAtLastGen2"/>,
-    /// <see cref="RentsAtLastIdleCheck"/>, <see cref="ClosedByRelease"/>) is written only by
+    /// <see cref="IdleWindow"/>, <see cref="ClosedByRelease"/>) is written only by
     /// <see cref="Owner"/> (or, after the owner has exited, under the pool's lock); the slots are also
     /// taken with exchanges by a drain once the stack is closed.
     /// </summary>
@@ -43,8 +43,8 @@ public sealed partial class SemiLocalPool<T>
         public long Trimmed;
         /// <summary>Rents (local hits + slow rents) seen by the last gen-2 trim pass (written by the trimmer only, under the lock).</summary>
         public long RentsAtLastGen2;
-        /// <summary>Rents (local hits + slow rents) seen by the last idle check (written by the releaser only, under the lock).</summary>
-        public long RentsAtLastIdleCheck;
+        /// <summary>This stack's rents over the last idle period (written by the releaser only, under the lock).</summary>
+        public RentWindow IdleWindow;
 
         /// <summary>Pops the top object (owner thread only): the fast rent path shared by every caller.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -185,22 +185,20 @@ public sealed partial class SemiLocalPool<T>
     }
 
     /// <summary>
-    /// The idle-release timer's tick: the rents of the period just ended are the demand; what the pool
-    /// retains beyond it is released (see <see cref="ReleaseIdle"/>). A period without a rent releases everything.
+    /// The idle-release timer's tick (twice per period): the rents of the last period are the demand; what the
+    /// pool retains beyond it is released (see <see cref="ReleaseIdle"/>). A period without a rent releases everything.
     /// </summary>
     private void OnIdleCheck()
     {
         if (Volatile.Read(ref _disposed) != 0) return;
         long rents = GetStatistics().Rents;
-        long demand = rents - _rentsAtLastIdleCheck; // ticks never overlap (IdleReleaseTimer): no race on the field
-        _rentsAtLastIdleCheck = rents;
-        ReleaseIdle(demand);
+        ReleaseIdle(_idleWindow.Advance(rents)); // ticks never overlap (IdleReleaseTimer): no race on the field
     }
 
     /// <summary>
     /// Releases idle objects beyond <paramref name="keep"/>: stacks of exited threads go to the shared
     /// tier, then the shared tier is released, then, while there is still a surplus, the whole stacks of
-    /// threads that rented nothing since the previous check are drained from this thread. Returns how
+    /// threads that rented nothing over the last two checks (one idle period) are drained from this thread. Returns how
     /// many objects were released (dropped quietly, counted as trimmed).
     /// </summary>
     /// <remarks>
@@ -251,8 +249,7 @@ public sealed partial class SemiLocalPool<T>
             foreach (var local in _locals)
             {
                 long rents = Volatile.Read(ref local.LocalHits) + Volatile.Read(ref local.SlowRents); // racy snapshot; only "changed or not" matters
-                bool quiet = rents == local.RentsAtLastIdleCheck;
-                local.RentsAtLastIdleCheck = rents;
+                bool quiet = local.IdleWindow.Advance(rents) == 0;
                 if (!quiet || surplus <= 0 || Volatile.Read(ref local.Closed) != 0) continue;
                 int count = Volatile.Read(ref local.Count);
                 if (count <= 0) continue;

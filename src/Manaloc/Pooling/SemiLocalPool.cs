@@ -74,9 +74,9 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     // Drops counted without a stack; idle objects the pool itself released (shared tier, quiet threads' stacks).
     private long _orphanDrops, _trimmedByPool;
     // Idle release (see SemiLocalPool.Trimming.cs): the timer (null when off or when a buffer manager
-    // drives the release), and the rents seen by the previous check (the timer's ticks never overlap).
+    // drives the release), and the rents of the last idle period (the timer's ticks never overlap).
     private readonly IdleReleaseTimer? _idleTimer;
-    private long _rentsAtLastIdleCheck;
+    private RentWindow _idleWindow;
 
     /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
