@@ -10,7 +10,8 @@ public sealed class BufferManagerOptions
     /// <summary>
     /// The largest pooled buffer: a power of two from 16 B to 1 GiB. Larger rents are plain allocations.
     /// Default 64 MiB (large classes keep few buffers: see <see cref="MaxRetainedBytesPerClass"/>; idle
-    /// ones are trimmed after gen-2 collections, all of them under memory pressure).
+    /// ones are trimmed after gen-2 collections, all of them under memory pressure, and released once idle
+    /// for <see cref="ReleaseIdleAfter"/>).
     /// </summary>
     public int MaxBufferSize { get; set; } = 64 << 20;
 

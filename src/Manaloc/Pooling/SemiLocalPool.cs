@@ -6,8 +6,9 @@ namespace Manaloc.Pooling;
 /// <summary>
 /// A pool with a per-thread stack used without synchronisation, refilled from and spilled to one
 /// shared, locked tier in batches (the semi-local pool of the article "Writing a Semi-Local Object Pool"), with a cap on the objects
-/// retained across all threads, reclamation of exited threads' stacks, and trimming after gen-2 GCs
-/// and under memory pressure.
+/// retained across all threads, reclamation of exited threads' stacks, trimming after gen-2 GCs
+/// and under memory pressure, and release of what it holds beyond recent demand once idle for
+/// <see cref="PoolOptions.ReleaseIdleAfter"/>.
 /// </summary>
 /// <typeparam name="T">The pooled type.</typeparam>
 /// <remarks>
@@ -16,7 +17,7 @@ namespace Manaloc.Pooling;
 /// throughput scales with threads. The shared tier is visited once per <see cref="PoolOptions.BatchSize"/>
 /// objects when a thread's stack runs empty or full.</para>
 /// <para>Memory ordering. A thread's stack (<c>Local</c>: items, count, credit, its counters) is written
-/// only by its owner thread. Other threads touch a stack in three ways: (1) they read its counters and
+/// only by its owner thread. Other threads touch a stack in these ways: (1) they read its counters and
 /// count for statistics (racy, approximate, 64-bit reads are atomic on 64-bit platforms); (2) a trimmer or
 /// <see cref="Dispose"/> publishes a request with <c>Volatile.Write(TrimRequested = 1)</c> then
 /// <c>Volatile.Write(Limit = 0)</c>; the owner's fast return path reads <c>Limit</c> with
@@ -27,13 +28,16 @@ namespace Manaloc.Pooling;
 /// publishes its last writes; (4) <see cref="Dispose"/> drains live threads' stacks too, through an
 /// asymmetric hand-shake: the owner's fast paths publish their change to the count and then read the
 /// stack's <c>Closed</c> flag, Dispose sets the flag, runs a process-wide barrier, then reads the count
-/// (see <c>DrainLiveStacks</c>); the slots of a closed stack are taken with exchanges only. The global cap is a budget, <c>_budget</c> = Σ credit of every stack + the
+/// (see <c>DrainLiveStacks</c>); the slots of a closed stack are taken with exchanges only; (5) the idle
+/// release drains a quiet live thread's stack with the same hand-shake, and only the owner reopens it,
+/// under the shared lock (see <c>ReleaseIdle</c>). The global cap is a budget, <c>_budget</c> = Σ credit of every stack + the
 /// shared count, changed only with Interlocked (a CAS loop that never lets it pass the cap); a stack
 /// holds at most its credit, so retained ≤ budget ≤ <see cref="PoolOptions.MaxRetained"/>. Credit is
 /// given back by its owner only: when its stack and the shared tier have run dry (a rent that creates),
 /// or when it serves a trim request (trims ask every stack holding credit, empty or not). A thread
 /// that stops using the pool without exiting keeps its credit until it exits (then it is reclaimed),
-/// so while it is blocked the other threads can retain that much less.</para>
+/// so while it is blocked the other threads can retain that much less (its objects, not its credit,
+/// go with the idle release).</para>
 /// <para>A cross-thread return (rent on A, return on B) works: the object joins B's stack, and when
 /// B's stack fills, the surplus spills to the shared tier where A refills from. Its cost is one
 /// shared-tier visit per batch (measured by the lab's <c>pool-scaling</c> experiment).</para>
