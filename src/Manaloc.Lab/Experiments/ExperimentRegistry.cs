@@ -18,6 +18,7 @@ public static class ExperimentRegistry
         new Pipelines(),
         new BufferWriter(),
         new Streams(),
+        new IdleRelease(),
         new GcModes(),
         new ResetEvent(),
         new AsyncResult(),

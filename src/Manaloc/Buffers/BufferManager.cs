@@ -1,5 +1,7 @@
 using System.Buffers;
+using System.Numerics;
 using System.Runtime.CompilerServices;
+using Manaloc.Diagnostics;
 using Manaloc.Pooling;
 
 namespace Manaloc.Buffers;
@@ -49,6 +51,14 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     private readonly long _fastToken;
     private int _disposed;
     private readonly bool _isShared;
+    // Every thread's front tier, for statistics, trimming and exited-thread cleanup; guarded by _cachesLock.
+    private readonly Lock _cachesLock = new();
+    private readonly List<BufferThreadCache> _caches = [];
+    // Per class: counters of exited threads' caches, hot buffers trimmed (under _cachesLock).
+    private readonly long[] _retiredRents, _retiredReturns, _retiredDrops, _hotTrimmed;
+    // Idle release: the timer (null when off) and each class's rents over the last idle period (ticks never overlap).
+    private readonly IdleReleaseTimer? _idleTimer;
+    private readonly RentWindow[] _idleWindows;
 
     /// <summary>Creates a buffer manager with <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
@@ -78,9 +88,15 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
                 LocalCapacity = perThread,
                 MaxRetained = retained,
                 TrimAfterGen2 = options.TrimAfterGen2,
+                ReleaseIdleAfter = Timeout.InfiniteTimeSpan, // the manager's own timer releases every class (see OnIdleCheck)
             };
             _classes[i] = new PoolTier<byte[]>(new BufferPolicy(size, options.PinnedArrays), classOptions);
         }
+        _retiredRents = new long[_classes.Length];
+        _retiredReturns = new long[_classes.Length];
+        _retiredDrops = new long[_classes.Length];
+        _hotTrimmed = new long[_classes.Length];
+        _idleWindows = new RentWindow[_classes.Length];
         _lease = ThreadSlots.Lease();
         _slotId = _lease.Id;
         _token = _lease.Token;
@@ -93,6 +109,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         var lease = _lease;
         Gen2GcCallback.Register(static manager => ((BufferManager)manager).OnGen2(), this, () => ForgetCaches(caches, cachesLock, lease));
         PoolMetrics.Register(this);
+        _idleTimer = IdleReleaseTimer.Start(this, static manager => ((BufferManager)manager).OnIdleCheck(), options.ReleaseIdleAfter, options.TimeProvider);
     }
 
     /// <summary>
@@ -124,6 +141,8 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     private readonly Action<RentedBufferLeak>? _leakReported;
 
     string IPoolStatisticsSource.Kind => "buffer-manager";
+
+    bool IPoolStatisticsSource.CountsBytes => true;
 
     /// <summary>The largest pooled buffer size.</summary>
     public int MaxBufferSize { get; }
@@ -244,6 +263,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
                 {
                     if (clearArray) Array.Clear(array);
                     slot.Hot = array;
+                    slot.Returns++; // the rented bytes: owner-only counter, like Rents
                     return;
                 }
             }
@@ -270,6 +290,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
                 if (!slot.StackMayHoldBuffers) // hot only while the stack is empty: no buffer is kept twice
                 {
                     slot.Hot = array;
+                    slot.Returns++;
                     return;
                 }
             }
@@ -298,4 +319,125 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
 
     private static void ThrowNotFromPool()
         => ThrowHelper.ThrowArgument("array", "The buffer's length is not one of this pool's size classes, so it did not come from this pool.");
+
+    private void ReturnToClass(BufferThreadCache? cache, int index, byte[] array)
+    {
+        var pool = _classes[index];
+        pool.Return(array);
+        if (Volatile.Read(ref _disposed) != 0) return;
+        cache ??= CreateCache();
+        ref var slot = ref cache.Slots[index];
+        slot.Returns++; // kept or dropped by the class pool, the buffer is no longer rented
+        if (slot.Stack.IsNone) slot.Stack = pool.CurrentStack();
+        slot.StackMayHoldBuffers = slot.Stack.MayHoldItems; // the return may have been dropped (cap) instead
+    }
+
+    private void RefuseDoubleReturn(ref BufferThreadCache.ClassSlot slot, byte[] array)
+    {
+        slot.Drops++;
+        ManalocEventSource.Log.DoubleReturn(Name, $"byte[{array.Length}]");
+    }
+
+    private BufferThreadCache CreateCache()
+    {
+        var cache = new BufferThreadCache(_token, Thread.CurrentThread, _classes.Length);
+        lock (_cachesLock)
+        {
+            RemoveExitedThreadsLocked(); // an exited thread's hot buffers go with its cache
+            _caches.Add(cache);
+        }
+        ThreadSlots.Set(_slotId, cache);
+        if (_debug is null) t_last = cache; // debug mode keeps every operation on the slow path, where it tracks
+        return cache;
+    }
+
+    /// <summary>The size class of a length: 0 for 1..16, 1 for 17..32, …; out of range for 0, negatives and huge lengths.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static int SelectClass(int length) => BitOperations.Log2((uint)(length - 1) | (MinimumSize - 1)) - 3;
+
+    /// <summary>
+    /// What one size class keeps: <see cref="BufferManagerOptions.MaxRetainedBytesPerClass"/> worth of
+    /// buffers (at most 4,096), of which a thread's stack holds up to
+    /// <see cref="BufferManagerOptions.BuffersPerThread"/>. Classes up to 2 MiB keep at least
+    /// BuffersPerThread; larger ones at least one (a 64 MiB class under the default 16 MiB cap keeps one
+    /// in its stacks and shared tier), so a large rent after warm-up allocates nothing without
+    /// retaining many copies.
+    /// </summary>
+    internal static (int Retained, int PerThread, int Batch) ClassLimits(BufferManagerOptions options, int size)
+    {
+        long byBytes = options.MaxRetainedBytesPerClass / size;
+        int floor = size <= LargeClassBytes ? options.BuffersPerThread : 1;
+        int retained = (int)Math.Clamp(byBytes, floor, 4096);
+        int perThread = Math.Min(options.BuffersPerThread, retained);
+        return (retained, perThread, Math.Min(options.BatchSize, perThread));
+    }
+
+    /// <summary>Classes above this size may keep fewer than BuffersPerThread buffers (down to one) when the byte cap says so.</summary>
+    private const int LargeClassBytes = 1 << 21;
+
+    /// <summary>The counters of every size class added up, with the bytes retained and rented.</summary>
+    /// <remarks>Approximate while threads are busy (read without stopping them); exact once they are quiet. Thread safety: safe from any thread.</remarks>
+    public PoolStatistics GetStatistics()
+    {
+        var total = default(PoolStatistics);
+        for (int i = 0; i < _classes.Length; i++) total += ClassStatistics(i);
+        return total;
+    }
+
+    /// <summary>The counters of the size class that serves <paramref name="size"/>-byte rents, with its bytes retained and rented.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is not between 1 and <see cref="MaxBufferSize"/>.</exception>
+    /// <remarks>Thread safety: safe from any thread.</remarks>
+    public PoolStatistics GetStatistics(int size)
+    {
+        int index = SelectClass(size);
+        if (size < 1 || (uint)index >= (uint)_classes.Length)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(size), size, $"The size must be between 1 and {MaxBufferSize}.");
+        return ClassStatistics(index);
+    }
+
+    /// <summary>
+    /// Class <paramref name="index"/>: its pool's counters plus its hot buffers' (every thread's, and those of
+    /// exited threads), and its bytes: retained = idle buffers × size, rented = (rents − returns) × size.
+    /// </summary>
+    private PoolStatistics ClassStatistics(int index)
+    {
+        var pool = _classes[index].GetStatistics();
+        var hot = HotCounters(index);
+        long size = (long)MinimumSize << index;
+        long retained = pool.Retained + hot.Retained;
+        long outstanding = Math.Max(0, pool.Rents + hot.Rents - hot.Returns); // racy reads may cross: never below 0
+        return pool + new PoolStatistics(hot.Rents, hot.Rents, 0, 0, hot.Drops, hot.Trimmed, hot.Retained)
+            with { RetainedBytes = retained * size, RentedBytes = outstanding * size };
+    }
+
+    /// <summary>The hot tier's counters of class <paramref name="index"/>, over every thread (exited ones included), and the returns of the class.</summary>
+    private (long Rents, long Returns, long Drops, long Trimmed, long Retained) HotCounters(int index)
+    {
+        lock (_cachesLock)
+        {
+            long rents = _retiredRents[index], returns = _retiredReturns[index], drops = _retiredDrops[index], retained = 0;
+            foreach (var cache in _caches)
+            {
+                ref var slot = ref cache.Slots[index];
+                rents += Volatile.Read(ref slot.Rents); // owner-written counters, read racily (atomic on 64-bit)
+                returns += Volatile.Read(ref slot.Returns);
+                drops += Volatile.Read(ref slot.Drops);
+                if (Volatile.Read(ref slot.Hot) is not null) retained++;
+            }
+            return (rents, returns, drops, _hotTrimmed[index], retained);
+        }
+    }
+
+    /// <summary>Stops pooling: idle buffers are dropped, later returns are ignored, later rents of pooled sizes throw <see cref="ObjectDisposedException"/>.</summary>
+    /// <remarks>Idempotent; does nothing on <see cref="Shared"/>. Thread safety: safe from any thread.</remarks>
+    public void Dispose()
+    {
+        if (_isShared) return; // the process-wide manager: code that disposes it by mistake must not break every other user
+        if (Interlocked.Exchange(ref _disposed, 1) != 0) return; // first caller only; the fast paths read the flag
+        _idleTimer?.Dispose();
+        TrimHot(idleOnly: false);
+        foreach (var pool in _classes) pool.Dispose();
+        PoolMetrics.Unregister(this);
+        _lease.Release();
+    }
 }

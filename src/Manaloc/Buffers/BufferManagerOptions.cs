@@ -10,7 +10,8 @@ public sealed class BufferManagerOptions
     /// <summary>
     /// The largest pooled buffer: a power of two from 16 B to 1 GiB. Larger rents are plain allocations.
     /// Default 64 MiB (large classes keep few buffers: see <see cref="MaxRetainedBytesPerClass"/>; idle
-    /// ones are trimmed after gen-2 collections, all of them under memory pressure).
+    /// ones are trimmed after gen-2 collections, all of them under memory pressure, and released once idle
+    /// for <see cref="ReleaseIdleAfter"/>).
     /// </summary>
     public int MaxBufferSize { get; set; } = 64 << 20;
 
@@ -48,6 +49,24 @@ public sealed class BufferManagerOptions
     /// <summary>Pooled arrays come from the pinned object heap (set by a <see cref="BufferMemoryPool"/> created with <see cref="BufferMemoryPoolOptions.Pinned"/>).</summary>
     internal bool PinnedArrays { get; set; }
 
+    /// <summary>
+    /// The idle period: twice per period the manager compares each size class's rents over the last period
+    /// with the idle buffers it holds and releases the surplus; a period with no rent of a class releases all
+    /// of its idle buffers, hot buffers and other threads' stacks included, so a quiet manager is back to
+    /// nothing retained within 1.5 periods of its last rent. Default 10 seconds; <see cref="Timeout.InfiniteTimeSpan"/> switches it off;
+    /// otherwise from 1 millisecond to 4,294,967,294 milliseconds (about 49 days).
+    /// </summary>
+    /// <remarks>
+    /// Why: trimming after gen-2 collections frees nothing in a quiet service that never collects (the
+    /// "the pool never gives memory back" complaint). The check runs on a timer of <see cref="TimeProvider"/>
+    /// and reads the rent counters the manager keeps anyway: the rent and return paths read no clock and
+    /// do no timer work, so a busy service pays nothing for it.
+    /// </remarks>
+    public TimeSpan ReleaseIdleAfter { get; set; } = Pooling.PoolOptions.DefaultReleaseIdleAfter;
+
+    /// <summary>The clock of <see cref="ReleaseIdleAfter"/>'s timer. Default <see cref="System.TimeProvider.System"/>; tests pass a manual clock.</summary>
+    public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
+
     internal void Validate()
     {
         if (string.IsNullOrEmpty(Name)) ThrowHelper.ThrowArgument(nameof(Name), "A buffer manager needs a non-empty name.");
@@ -59,5 +78,6 @@ public sealed class BufferManagerOptions
             ThrowHelper.ThrowArgumentOutOfRange(nameof(BatchSize), BatchSize, "BatchSize must be between 1 and BuffersPerThread.");
         if (MaxRetainedBytesPerClass < 0)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(MaxRetainedBytesPerClass), MaxRetainedBytesPerClass, "MaxRetainedBytesPerClass must not be negative.");
+        Pooling.PoolOptions.ValidateReleaseIdleAfter(ReleaseIdleAfter, TimeProvider);
     }
 }

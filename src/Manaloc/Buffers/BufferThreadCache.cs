@@ -33,8 +33,12 @@ internal sealed class BufferThreadCache(long token, Thread owner, int classes) :
         /// </summary>
         public bool StackMayHoldBuffers;
         public long Rents;
+        /// <summary>Returns of this class made on this thread (kept or not): rents − returns is what is rented now.</summary>
+        public long Returns;
         public long Drops;
         /// <summary>Rents seen by the last gen-2 pass (trimmer only, under the manager's lock).</summary>
         public long RentsAtLastGen2;
+        /// <summary>This thread's rents of the class over the last idle period (the idle release only, under the manager's lock).</summary>
+        public RentWindow IdleWindow;
     }
 }

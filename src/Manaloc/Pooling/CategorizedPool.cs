@@ -88,6 +88,8 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
                 MaxRetained = _options.MaxRetained,
                 DebugMode = _options.DebugMode,
                 TrimAfterGen2 = _options.TrimAfterGen2,
+                ReleaseIdleAfter = _options.ReleaseIdleAfter, // each category releases on its own demand
+                TimeProvider = _options.TimeProvider,
             };
             var pool = new SemiLocalPool<T>(_policy, options);
             _categories[category] = pool;

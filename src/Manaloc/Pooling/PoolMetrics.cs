@@ -7,7 +7,9 @@ namespace Manaloc.Pooling;
 /// The observable instruments of the <c>Manaloc.Pooling</c> meter, over every live pool and buffer
 /// manager: <c>manaloc.pool.rents</c>, <c>.local_hits</c>, <c>.shared_transfers</c>, <c>.creations</c>,
 /// <c>.drops</c>, <c>.trimmed</c> (counters) and <c>.retained</c> (up-down counter), tagged
-/// <c>name</c> (the pool's name) and <c>kind</c> (<c>object-pool</c> or <c>buffer-manager</c>).
+/// <c>name</c> (the pool's name) and <c>kind</c> (<c>object-pool</c> or <c>buffer-manager</c>); and, for
+/// buffer managers only (an object pool does not know its objects' sizes), <c>.retained_bytes</c> and
+/// <c>.rented_bytes</c> (up-down counters, in bytes).
 /// </summary>
 /// <remarks>
 /// Pools register weakly, so a forgotten pool is not kept alive by its metrics. The instruments read
@@ -24,6 +26,7 @@ internal static class PoolMetrics
     [
         "manaloc.pool.rents", "manaloc.pool.local_hits", "manaloc.pool.shared_transfers", "manaloc.pool.creations",
         "manaloc.pool.drops", "manaloc.pool.trimmed", "manaloc.pool.retained",
+        "manaloc.pool.retained_bytes", "manaloc.pool.rented_bytes",
     ];
 
     static PoolMetrics()
@@ -36,6 +39,8 @@ internal static class PoolMetrics
         meter.CreateObservableCounter(InstrumentNames[4], () => Observe(s => s.Drops), "{object}", "Returned objects not kept.");
         meter.CreateObservableCounter(InstrumentNames[5], () => Observe(s => s.Trimmed), "{object}", "Idle objects released by trimming.");
         meter.CreateObservableUpDownCounter(InstrumentNames[6], () => Observe(s => s.Retained), "{object}", "Idle objects held now.");
+        meter.CreateObservableUpDownCounter(InstrumentNames[7], () => Observe(s => s.RetainedBytes, bytesOnly: true), "By", "Bytes of the idle buffers a buffer manager holds now.");
+        meter.CreateObservableUpDownCounter(InstrumentNames[8], () => Observe(s => s.RentedBytes, bytesOnly: true), "By", "Bytes of pooled buffers rented and not yet returned.");
     }
 
     /// <summary>Publishes <paramref name="source"/>'s counters until it is unregistered or collected.</summary>
@@ -57,7 +62,8 @@ internal static class PoolMetrics
         }
     }
 
-    private static IEnumerable<Measurement<long>> Observe(Func<PoolStatistics, long> pick)
+    /// <summary>One measurement per live source; <paramref name="bytesOnly"/>: only the sources whose statistics count bytes (buffer managers).</summary>
+    private static IEnumerable<Measurement<long>> Observe(Func<PoolStatistics, long> pick, bool bytesOnly = false)
     {
         IPoolStatisticsSource?[] sources;
         lock (s_lock)
@@ -67,7 +73,7 @@ internal static class PoolMetrics
         var result = new List<Measurement<long>>(sources.Length);
         foreach (var source in sources)
         {
-            if (source is null) continue;
+            if (source is null || (bytesOnly && !source.CountsBytes)) continue;
             result.Add(new Measurement<long>(pick(source.GetStatistics()),
                 new KeyValuePair<string, object?>(ManalocTelemetry.NameTag, source.Name), new KeyValuePair<string, object?>(ManalocTelemetry.KindTag, source.Kind)));
         }

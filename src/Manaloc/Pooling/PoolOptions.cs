@@ -35,6 +35,38 @@ public sealed class PoolOptions
     /// <summary>Trims idle objects after gen-2 collections and under memory pressure. Default on.</summary>
     public bool TrimAfterGen2 { get; set; } = true;
 
+    /// <summary>
+    /// The idle period: twice per period the pool compares its rents over the last period with the idle
+    /// objects it holds and releases the surplus; a period with no rent at all releases everything, so a
+    /// quiet pool is back to nothing retained within 1.5 periods of its last rent. Default 10 seconds; <see cref="Timeout.InfiniteTimeSpan"/>
+    /// switches it off; otherwise from 1 millisecond to 4,294,967,294 milliseconds (about 49 days).
+    /// </summary>
+    /// <remarks>
+    /// Why: trimming after gen-2 collections frees nothing in a quiet service that never collects. The
+    /// check runs on a timer of <see cref="TimeProvider"/>, never on the rent and return paths (they only
+    /// count rents, as they did before), so a busy pool pays nothing for it. Idle objects on the stacks of
+    /// threads that rented nothing in the period, or have exited, are released too (see
+    /// <see cref="SemiLocalPool{T}"/>'s remarks).
+    /// </remarks>
+    public TimeSpan ReleaseIdleAfter { get; set; } = DefaultReleaseIdleAfter;
+
+    /// <summary>The clock of <see cref="ReleaseIdleAfter"/>'s timer. Default <see cref="System.TimeProvider.System"/>; tests pass a manual clock.</summary>
+    public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
+
+    /// <summary>The default of <see cref="ReleaseIdleAfter"/> (and of the buffer manager's option of the same name): 10 seconds.</summary>
+    internal static readonly TimeSpan DefaultReleaseIdleAfter = TimeSpan.FromSeconds(10);
+
+    /// <summary>The longest period a timer takes (<see cref="ITimer.Change"/>'s limit).</summary>
+    internal static readonly TimeSpan MaxReleaseIdleAfter = TimeSpan.FromMilliseconds(uint.MaxValue - 1);
+
+    /// <summary>Throws when <paramref name="value"/> is neither infinite nor between 1 ms and the timer's limit.</summary>
+    internal static void ValidateReleaseIdleAfter(TimeSpan value, TimeProvider? clock)
+    {
+        if (value != Timeout.InfiniteTimeSpan && (value < TimeSpan.FromMilliseconds(1) || value > MaxReleaseIdleAfter))
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(ReleaseIdleAfter), value, "ReleaseIdleAfter must be Timeout.InfiniteTimeSpan (off) or between 1 millisecond and 4,294,967,294 milliseconds.");
+        if (clock is null) ThrowHelper.ThrowArgument(nameof(TimeProvider), "TimeProvider must not be null; leave it at TimeProvider.System for the system clock.");
+    }
+
     internal int ResolveMaxRetained() => MaxRetained ?? Math.Max(256, 4 * LocalCapacity * Environment.ProcessorCount);
 
     internal void Validate()
@@ -43,5 +75,6 @@ public sealed class PoolOptions
         if (LocalCapacity is < 1 or > 1 << 20) ThrowHelper.ThrowArgumentOutOfRange(nameof(LocalCapacity), LocalCapacity, "LocalCapacity must be between 1 and 1,048,576.");
         if (BatchSize < 1 || BatchSize > LocalCapacity) ThrowHelper.ThrowArgumentOutOfRange(nameof(BatchSize), BatchSize, "BatchSize must be between 1 and LocalCapacity.");
         if (MaxRetained is < 0) ThrowHelper.ThrowArgumentOutOfRange(nameof(MaxRetained), MaxRetained, "MaxRetained must not be negative.");
+        ValidateReleaseIdleAfter(ReleaseIdleAfter, TimeProvider);
     }
 }

@@ -32,6 +32,9 @@ internal sealed class PoolTier<T> : IDisposable where T : class
 
     public void Trim() => _pool.Trim();
 
+    /// <summary>Releases idle items beyond <paramref name="keep"/> (see <see cref="SemiLocalPool{T}.ReleaseIdle"/>); returns how many.</summary>
+    public long ReleaseIdle(long keep) => _pool.ReleaseIdle(keep);
+
     public void Dispose() => _pool.Dispose();
 
     /// <summary>The memory-pressure test the pools' gen-2 trimming uses.</summary>

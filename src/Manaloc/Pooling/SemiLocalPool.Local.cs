@@ -6,9 +6,11 @@ namespace Manaloc.Pooling;
 public sealed partial class SemiLocalPool<T>
 {
     /// <summary>
-    /// One thread's stack and counters. Every field but <see cref="Limit"/>, <see cref="TrimRequested"/>
-    /// and <see cref="RentsAtLastGen2"/> is written only by <see cref="Owner"/> (or, after the owner has
-    /// exited, under the pool's lock).
+    /// One thread's stack and counters. Every field but <see cref="Limit"/>, <see cref="TrimRequested"/>,
+    /// <see cref="Closed"/> and the trimmers' bookkeeping (<see cref="RentsAtLastGen2"/>,
+    /// <see cref="IdleWindow"/>, <see cref="ClosedByRelease"/>) is written only by
+    /// <see cref="Owner"/> (or, after the owner has exited, under the pool's lock); the slots are also
+    /// taken with exchanges by a drain once the stack is closed.
     /// </summary>
     internal sealed class Local(long token, int capacity, Thread owner) : ThreadSlotEntry(token)
     {
@@ -23,11 +25,15 @@ public sealed partial class SemiLocalPool<T>
         /// <summary>1 when a trimmer asked the owner to empty its stack.</summary>
         public int TrimRequested;
         /// <summary>
-        /// 1 once the pool's Dispose has started to drain this stack from its own thread (see
-        /// <see cref="SemiLocalPool{T}.DrainLiveStacks"/>): from then on every slot is taken with an
-        /// exchange, by Dispose or by the owner, so each object is dropped exactly once.
+        /// 1 once the pool's Dispose (see <see cref="SemiLocalPool{T}.DrainLiveStacks"/>) or an idle release
+        /// (see <see cref="SemiLocalPool{T}.ReleaseIdle"/>) has started to drain this stack from another
+        /// thread: from then on every slot is taken with an exchange, by the drain or by the owner, so each
+        /// object is dropped exactly once. Set under the pool's lock; an idle release's close is undone by
+        /// the owner only, under the lock, on its next slow path (Dispose's never).
         /// </summary>
         public int Closed;
+        /// <summary>1 while <see cref="Closed"/> was set by an idle release and the owner has not reopened the stack (under the pool's lock).</summary>
+        public int ClosedByRelease;
         /// <summary>Rents served by the slow path (total rents = this + <see cref="LocalHits"/>).</summary>
         public long SlowRents;
         public long LocalHits;
@@ -37,6 +43,8 @@ public sealed partial class SemiLocalPool<T>
         public long Trimmed;
         /// <summary>Rents (local hits + slow rents) seen by the last gen-2 trim pass (written by the trimmer only, under the lock).</summary>
         public long RentsAtLastGen2;
+        /// <summary>This stack's rents over the last idle period (written by the releaser only, under the lock).</summary>
+        public RentWindow IdleWindow;
 
         /// <summary>Pops the top object (owner thread only): the fast rent path shared by every caller.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -46,14 +54,14 @@ public sealed partial class SemiLocalPool<T>
             var items = Items;
             if ((uint)top < (uint)items.Length)
             {
-                // Claim the top slot, then look for Dispose (an asymmetric Dekker hand-shake: Dispose
-                // stores Closed = 1, runs a process-wide barrier, then reads Count). Either Dispose sees
-                // the claim and leaves the slot to us, or we see Closed and leave the stack to the
-                // exchanges of the drain; on x86/x64 both stores are plain movs.
+                // Claim the top slot, then look for a drain (an asymmetric Dekker hand-shake: Dispose or an
+                // idle release stores Closed = 1, runs a process-wide barrier, then reads Count). Either the
+                // drain sees the claim and leaves the slot to us, or we see Closed and leave the stack to
+                // the exchanges of the drain; on x86/x64 both stores are plain movs.
                 Volatile.Write(ref Count, top);
                 if (Volatile.Read(ref Closed) != 0)
                 {
-                    Volatile.Write(ref Count, top + 1); // un-claim: EmptyOwnStack or Dispose takes the slot with an exchange
+                    Volatile.Write(ref Count, top + 1); // un-claim: the owner's slow path or the drain takes the slot with an exchange
                     item = default;
                     return false;
                 }
@@ -80,7 +88,7 @@ public sealed partial class SemiLocalPool<T>
             {
                 items[count].Value = item;
                 Volatile.Write(ref Count, count + 1); // release: the item is visible to a drain that sees the count
-                // Publish, then look for Dispose (see TryPop): if we see Closed, Dispose may have read the
+                // Publish, then look for a drain (see TryPop): if we see Closed, the drain may have read the
                 // old count and missed this object, so the stack drains itself.
                 if (Volatile.Read(ref Closed) != 0) DrainClosed();
                 return true;
@@ -110,7 +118,7 @@ public sealed partial class SemiLocalPool<T>
             return false;
         }
 
-        /// <summary>On the owner thread, once Dispose has closed the stack: takes every slot with an exchange and drops what it finds.</summary>
+        /// <summary>On the owner thread, once Dispose or an idle release has closed the stack: takes every slot with an exchange and drops what it finds.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void DrainClosed()
         {
@@ -122,7 +130,7 @@ public sealed partial class SemiLocalPool<T>
         }
 
         /// <summary>
-        /// Takes slots [0, count) with an exchange each (the owner and Dispose may both drain a closed
+        /// Takes slots [0, count) with an exchange each (the owner and a drain may both take from a closed
         /// stack: whoever gets an object drops it, so none is dropped twice or missed).
         /// </summary>
         public List<T>? TakeAll(int count)

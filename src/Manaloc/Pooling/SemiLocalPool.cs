@@ -6,8 +6,9 @@ namespace Manaloc.Pooling;
 /// <summary>
 /// A pool with a per-thread stack used without synchronisation, refilled from and spilled to one
 /// shared, locked tier in batches (the semi-local pool of the article "Writing a Semi-Local Object Pool"), with a cap on the objects
-/// retained across all threads, reclamation of exited threads' stacks, and trimming after gen-2 GCs
-/// and under memory pressure.
+/// retained across all threads, reclamation of exited threads' stacks, trimming after gen-2 GCs
+/// and under memory pressure, and release of what it holds beyond recent demand once idle for
+/// <see cref="PoolOptions.ReleaseIdleAfter"/>.
 /// </summary>
 /// <typeparam name="T">The pooled type.</typeparam>
 /// <remarks>
@@ -16,7 +17,7 @@ namespace Manaloc.Pooling;
 /// throughput scales with threads. The shared tier is visited once per <see cref="PoolOptions.BatchSize"/>
 /// objects when a thread's stack runs empty or full.</para>
 /// <para>Memory ordering. A thread's stack (<c>Local</c>: items, count, credit, its counters) is written
-/// only by its owner thread. Other threads touch a stack in three ways: (1) they read its counters and
+/// only by its owner thread. Other threads touch a stack in these ways: (1) they read its counters and
 /// count for statistics (racy, approximate, 64-bit reads are atomic on 64-bit platforms); (2) a trimmer or
 /// <see cref="Dispose"/> publishes a request with <c>Volatile.Write(TrimRequested = 1)</c> then
 /// <c>Volatile.Write(Limit = 0)</c>; the owner's fast return path reads <c>Limit</c> with
@@ -27,13 +28,16 @@ namespace Manaloc.Pooling;
 /// publishes its last writes; (4) <see cref="Dispose"/> drains live threads' stacks too, through an
 /// asymmetric hand-shake: the owner's fast paths publish their change to the count and then read the
 /// stack's <c>Closed</c> flag, Dispose sets the flag, runs a process-wide barrier, then reads the count
-/// (see <c>DrainLiveStacks</c>); the slots of a closed stack are taken with exchanges only. The global cap is a budget, <c>_budget</c> = Σ credit of every stack + the
+/// (see <c>DrainLiveStacks</c>); the slots of a closed stack are taken with exchanges only; (5) the idle
+/// release drains a quiet live thread's stack with the same hand-shake, and only the owner reopens it,
+/// under the shared lock (see <c>ReleaseIdle</c>). The global cap is a budget, <c>_budget</c> = Σ credit of every stack + the
 /// shared count, changed only with Interlocked (a CAS loop that never lets it pass the cap); a stack
 /// holds at most its credit, so retained ≤ budget ≤ <see cref="PoolOptions.MaxRetained"/>. Credit is
 /// given back by its owner only: when its stack and the shared tier have run dry (a rent that creates),
 /// or when it serves a trim request (trims ask every stack holding credit, empty or not). A thread
 /// that stops using the pool without exiting keeps its credit until it exits (then it is reclaimed),
-/// so while it is blocked the other threads can retain that much less.</para>
+/// so while it is blocked the other threads can retain that much less (its objects, not its credit,
+/// go with the idle release).</para>
 /// <para>A cross-thread return (rent on A, return on B) works: the object joins B's stack, and when
 /// B's stack fills, the surplus spills to the shared tier where A refills from. Its cost is one
 /// shared-tier visit per batch (measured by the lab's <c>pool-scaling</c> experiment).</para>
@@ -61,6 +65,22 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     private readonly bool _plainReturn;
     private readonly bool _trimAfterGen2;
     private int _disposed;
+    // The shared tier and the list of stacks, guarded by _lock.
+    private readonly Lock _lock = new();
+    private Slot[] _shared;
+    private int _sharedCount;
+    private long _sharedOperations;
+    private readonly List<Local> _locals = [];
+    // Σ credit of every stack + _sharedCount; changed only through Interlocked (see Reserve/Release).
+    private int _budget;
+    // Counters of stacks whose thread has exited, and of work done without a stack (under _lock or Interlocked).
+    private long _retiredRents, _retiredLocalHits, _retiredTransfers, _retiredCreations, _retiredDrops, _retiredTrimmed;
+    // Drops counted without a stack; idle objects the pool itself released (shared tier, quiet threads' stacks).
+    private long _orphanDrops, _trimmedByPool;
+    // Idle release (see SemiLocalPool.Trimming.cs): the timer (null when off or when a buffer manager
+    // drives the release), and the rents of the last idle period (the timer's ticks never overlap).
+    private readonly IdleReleaseTimer? _idleTimer;
+    private RentWindow _idleWindow;
 
     /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
@@ -107,6 +127,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         var lease = _lease;
         Gen2GcCallback.Register(static pool => ((SemiLocalPool<T>)pool).OnGen2(), this, () => ForgetStacks(locals, gate, lease));
         if (register) PoolMetrics.Register(this);
+        _idleTimer = IdleReleaseTimer.Start(this, static pool => ((SemiLocalPool<T>)pool).OnIdleCheck(), options.ReleaseIdleAfter, options.TimeProvider);
     }
 
     /// <inheritdoc/>
@@ -271,5 +292,349 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     {
         Debug.Assert(local.Count >= 0 && local.Count <= local.Credit, "a stack holds at most its credit");
         Debug.Assert(local.Credit <= local.Items.Length, "credit never exceeds the stack's capacity");
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private T RentSlow(Local? local)
+    {
+        if (Volatile.Read(ref _disposed) != 0)
+        {
+            if (local is not null) EmptyOwnStack(local, countAsTrim: false); // a return that raced Dispose may have left objects here
+            ThrowHelper.ThrowPoolDisposed(s_kind, Name);
+        }
+        local ??= CreateLocal();
+        ReopenIfReleased(local);
+        ServeTrimRequest(local);
+        AssertLocal(local);
+        // A trim request sent us here with objects still on the stack (count > 0): serve from it.
+        if (local.TryPop(out T? top)) return top;
+        int taken = 0;
+        lock (_lock)
+        {
+            taken = Math.Min(_batch, _sharedCount);
+            if (taken > 0)
+            {
+                _sharedCount -= taken;
+                Array.Copy(_shared, _sharedCount, local.Items, 0, taken);
+                Array.Clear(_shared, _sharedCount, taken);
+                _sharedOperations++;
+            }
+        }
+        if (taken > 0)
+        {
+            // The objects left the shared count (budget -taken) and need credit on this stack (budget +growth).
+            int newCredit = Math.Max(local.Credit, taken);
+            Release(taken - (newCredit - local.Credit));
+            local.Credit = newCredit;
+            Volatile.Write(ref local.Count, taken - 1);
+            // The refill was stored after Dispose (or an idle release) may have read this stack's count:
+            // look for Closed after publishing the count (the hand-shake of TryPop/TryPush).
+            if (Volatile.Read(ref local.Closed) != 0)
+            {
+                T last = local.Items[taken - 1].Value!; // above Count: never visible to a drain
+                local.Items[taken - 1].Value = null;
+                local.DrainClosed();
+                if (Volatile.Read(ref _disposed) != 0)
+                {
+                    PoolDrop.Drop(last);
+                    ThrowHelper.ThrowPoolDisposed(s_kind, Name);
+                }
+                // An idle release closed the stack after our reopen: the refill went with it (its credit
+                // is given back when the owner serves the release's trim request); this rent keeps the last.
+                local.SharedTransfers++;
+                local.SlowRents++;
+                return last;
+            }
+            PublishLimit(local);
+            local.SharedTransfers++;
+            local.SlowRents++;
+            T item = local.Items[taken - 1].Value!;
+            local.Items[taken - 1].Value = null;
+            AssertLocal(local);
+            return item;
+        }
+        // Nothing idle anywhere. The stack ran dry: give its unused credit back so other threads can
+        // retain (credit is the owner's; Limit = 0 sends our next return to the slow path, which reserves again).
+        if (local.Credit > 0)
+        {
+            Release(local.Credit);
+            local.Credit = 0;
+            local.Limit = 0; // owner-only store; a trimmer only ever stores 0 too
+            AssertLocal(local);
+        }
+        // Create one, outside any lock (a throwing factory changes nothing).
+        T created = _policy.Create();
+        local.Creations++;
+        local.SlowRents++;
+        return created;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ReturnSlow(Local? local, T item, bool scan)
+    {
+        // First of all: a trim request or Dispose below would drop (dispose) the copy the stack holds, then store the object again.
+        if (scan && local is not null && local.Holds(item))
+        {
+            RefuseDuplicate(local, item);
+            return; // already on this stack: keeping it twice would hand it to two renters
+        }
+        if (Volatile.Read(ref _disposed) != 0)
+        {
+            if (local is not null) EmptyOwnStack(local, countAsTrim: false);
+            Interlocked.Increment(ref _orphanDrops); // pool-level counter: the stack may be gone
+            PoolDrop.Drop(item);
+            return;
+        }
+        local ??= CreateLocal();
+        ReopenIfReleased(local);
+        ServeTrimRequest(local);
+        if (local.Count == local.Credit && local.Credit < _localCapacity)
+        {
+            local.Credit += Reserve(Math.Min(_batch, _localCapacity - local.Credit));
+        }
+        if (local.Count == _localCapacity)
+        {
+            SpillToShared(local);
+        }
+        if (local.Count < local.Credit)
+        {
+            local.Items[local.Count++].Value = item;
+            PublishLimit(local);
+            // PublishLimit's Interlocked.Exchange is a full fence before this load; Dispose sets _disposed
+            // with Interlocked.Exchange before its lock and RequestTrim pass. So either Dispose's trim
+            // request reached this stack after our Limit store (Limit is 0 again), or we see _disposed
+            // here: a stack created after, or a request consumed by, Dispose never keeps a later return.
+            if (Volatile.Read(ref _disposed) != 0) EmptyOwnStack(local, countAsTrim: false);
+            // The same fence orders the plain count store above before this load: an idle release stores
+            // Closed, runs a process-wide barrier, then reads the count. Either it saw our count (and took
+            // the object), or we see Closed and empty our own stack (exchanges both sides: taken once).
+            else if (Volatile.Read(ref local.Closed) != 0) EmptyOwnStack(local, countAsTrim: true);
+            AssertLocal(local);
+            return;
+        }
+        PublishLimit(local);
+        local.Drops++; // over the global cap
+        PoolDrop.Drop(item);
+    }
+
+    /// <summary>Re-opens the fast return path up to the stack's credit, unless a trim request is pending.</summary>
+    private static void PublishLimit(Local local)
+    {
+        // Full fence: orders this store before the TrimRequested load below. The trimmer stores
+        // TrimRequested then Limit = 0, so either we see its request or its Limit = 0 lands after ours.
+        Interlocked.Exchange(ref local.Limit, local.Credit);
+        if (Volatile.Read(ref local.TrimRequested) != 0) local.Limit = 0;
+    }
+
+    /// <summary>
+    /// Moves the older half of the (full) stack to the shared tier; the stack keeps its credit, so the
+    /// shared tier needs budget. The older half, not the top: the newest objects stay where the
+    /// duplicate scan of the next returns looks (and where this thread's next rents take them, still in its cache).
+    /// </summary>
+    private void SpillToShared(Local local)
+    {
+        int move = Reserve(Math.Max(1, _localCapacity / 2));
+        if (move == 0) return;
+        List<T>? released = null;
+        lock (_lock)
+        {
+            if (Volatile.Read(ref _disposed) != 0)
+            {
+                Release(move); // Dispose has drained the shared tier: keep the objects on the stack, where its drain or the owner's finds them
+                return;
+            }
+            if (Volatile.Read(ref local.Closed) != 0)
+            {
+                // An idle release closed the stack after our reopen and may have taken its slots (its
+                // drain holds this lock, so it is done): copying them would put nulls in the shared tier.
+                // We are the owner and hold the lock: reopen here; what the stack still held is released.
+                Release(move);
+                released = ReopenLocked(local);
+            }
+            else
+            {
+                EnsureSharedCapacity(_sharedCount + move);
+                var items = local.Items;
+                int keep = local.Count - move;
+                Array.Copy(items, 0, _shared, _sharedCount, move);
+                _sharedCount += move;
+                // The slots are shifted under the lock: Dispose's drain of a live stack (DrainLiveStacks) and an
+                // idle release's take the same lock, and each closes the stack (Dispose sets _disposed first,
+                // both seen above) before its drain, so no drain runs until the stack is consistent again.
+                Array.Copy(items, move, items, 0, keep);
+                Array.Clear(items, keep, move);
+                local.Count = keep;
+                _sharedOperations++;
+            }
+        }
+        if (released is not null)
+        {
+            DropAll(released, quietly: true);
+            return;
+        }
+        local.SharedTransfers++;
+        AssertLocal(local);
+    }
+
+    private void EnsureSharedCapacity(int needed)
+    {
+        if (needed > _shared.Length)
+        {
+            Array.Resize(ref _shared, Math.Min(_maxRetained, Math.Max(needed, _shared.Length * 2)));
+        }
+    }
+
+    private Local CreateLocal()
+    {
+        var local = new Local(_token, _localCapacity, Thread.CurrentThread);
+        List<T>? orphans;
+        lock (_lock)
+        {
+            orphans = ReclaimExitedThreadsLocked();
+            if (Volatile.Read(ref _disposed) != 0) local.Closed = 1; // created after Dispose's pass: closed from the start
+            _locals.Add(local);
+        }
+        DropAll(orphans, quietly: false);
+        ThreadSlots.Set(_slotId, local);
+        return local;
+    }
+
+    /// <summary>Takes up to <paramref name="wanted"/> slots of the global budget; returns how many it got.</summary>
+    private int Reserve(int wanted)
+    {
+        int current = Volatile.Read(ref _budget);
+        while (true)
+        {
+            int grant = Math.Min(wanted, _maxRetained - current);
+            if (grant <= 0) return 0;
+            // The CAS is the only ordering needed: it keeps Σ credit + shared ≤ cap against other reservers.
+            int seen = Interlocked.CompareExchange(ref _budget, current + grant, current);
+            if (seen == current) return grant;
+            current = seen;
+        }
+    }
+
+    private void Release(int slots)
+    {
+        if (slots != 0) Interlocked.Add(ref _budget, -slots); // budget only; no other data is published by it
+    }
+
+    private static void DropAll(List<T>? items, bool quietly)
+    {
+        if (items is null) return;
+        if (!quietly)
+        {
+            PoolDrop.DropAll(items); // every item is dropped; then the first failure (or all of them) is rethrown
+            return;
+        }
+        foreach (var item in items) PoolDrop.DropQuietly(item);
+    }
+
+    /// <inheritdoc/>
+    /// <remarks>
+    /// Sums the counters of every thread's stack (read without stopping the owners, so a busy pool's
+    /// figures are approximate) and the shared tier's. Thread safety: safe from any thread.
+    /// </remarks>
+    public PoolStatistics GetStatistics()
+    {
+        lock (_lock)
+        {
+            long rents = _retiredRents, hits = _retiredLocalHits, transfers = _retiredTransfers, creations = _retiredCreations;
+            long drops = _retiredDrops + Volatile.Read(ref _orphanDrops), trimmed = _retiredTrimmed + _trimmedByPool;
+            long retained = _sharedCount;
+            foreach (var local in _locals)
+            {
+                // Owner-written counters, read racily: each read is atomic on 64-bit platforms.
+                rents += Volatile.Read(ref local.LocalHits) + Volatile.Read(ref local.SlowRents);
+                hits += Volatile.Read(ref local.LocalHits);
+                transfers += Volatile.Read(ref local.SharedTransfers);
+                creations += Volatile.Read(ref local.Creations);
+                drops += Volatile.Read(ref local.Drops);
+                trimmed += Volatile.Read(ref local.Trimmed);
+                // A closed stack's count is stale: Dispose drained its slots without writing the owner's count.
+                if (Volatile.Read(ref local.Closed) == 0) retained += Volatile.Read(ref local.Count);
+            }
+            return new PoolStatistics(rents, hits, transfers, creations, drops, trimmed, retained);
+        }
+    }
+
+    /// <summary>
+    /// Stops the pool: idle objects it can reach are dropped (disposed if <see cref="IDisposable"/>),
+    /// later returns are dropped, later rents throw <see cref="ObjectDisposedException"/>. Every idle
+    /// object is dropped, those on the stacks of other live threads included (objects rented and not
+    /// yet returned are the caller's: their later return drops them).
+    /// </summary>
+    /// <remarks>Idempotent. If objects' Dispose methods throw, every other object is still dropped and the
+    /// pool is still disposed; then the exception is rethrown (an <see cref="AggregateException"/> when
+    /// several objects of one batch failed; if the calling thread's own stack fails too, its exception wins).
+    /// Thread safety: safe from any thread; a return racing with Dispose drops its object on its own thread (see <see cref="DrainLiveStacks"/>).</remarks>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0) return; // the first caller disposes; the flag is read by every slow path
+        _idleTimer?.Dispose();
+        List<T>? dropped;
+        lock (_lock)
+        {
+            dropped = ReclaimExitedThreadsLocked() ?? [];
+            for (int i = 0; i < _sharedCount; i++) dropped.Add(_shared[i].Value!);
+            Array.Clear(_shared, 0, _sharedCount);
+            _retiredDrops += _sharedCount;
+            Release(_sharedCount);
+            _sharedCount = 0;
+            foreach (var local in _locals)
+            {
+                Volatile.Write(ref local.Closed, 1);
+                RequestTrim(local);
+            }
+        }
+        DrainLiveStacks(dropped);
+        // A throwing object Dispose neither stops the other drops nor leaves the pool registered or its slot id taken.
+        try
+        {
+            DropAll(dropped, quietly: false);
+        }
+        finally
+        {
+            try
+            {
+                var own = System.Runtime.CompilerServices.Unsafe.As<Local?>(ThreadSlots.Get(_slotId, _token));
+                if (own is not null) EmptyOwnStack(own, countAsTrim: false);
+            }
+            finally
+            {
+                PoolMetrics.Unregister(this);
+                _lease.Release();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Dispose's pass over the stacks of threads that are still alive: every stack has been marked
+    /// <c>Closed</c>; this takes what they hold into <paramref name="dropped"/>.
+    /// </summary>
+    /// <remarks>
+    /// Memory ordering: an asymmetric Dekker hand-shake. An owner publishes its stack change (a claim of
+    /// the top slot in <c>TryPop</c>, a new count in <c>TryPush</c> or a refill) and then reads
+    /// <c>Closed</c>, with no fence on its fast path. Here, <c>Closed = 1</c> is stored for every stack,
+    /// then <see cref="Interlocked.MemoryBarrierProcessWide"/> makes every processor serialise (each
+    /// owner's earlier stores become visible, and its later loads see <c>Closed</c>), and only then the
+    /// counts are read. So for each owner operation either this pass sees its count, or the owner sees
+    /// <c>Closed</c> and drains its own stack. Both sides take slots with
+    /// <see cref="Interlocked.Exchange{T}(ref T, T)"/>, so an object both reach is dropped once, and a
+    /// slot an owner has claimed (above the count this pass read) is never taken from under it.
+    /// </remarks>
+    private void DrainLiveStacks(List<T> dropped)
+    {
+        Interlocked.MemoryBarrierProcessWide();
+        lock (_lock)
+        {
+            foreach (var local in _locals)
+            {
+                var taken = local.TakeAll(Volatile.Read(ref local.Count));
+                if (taken is null) continue;
+                dropped.AddRange(taken);
+                _retiredDrops += taken.Count;
+            }
+        }
     }
 }

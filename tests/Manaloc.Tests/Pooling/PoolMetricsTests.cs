@@ -5,7 +5,7 @@ using Manaloc.Pooling;
 
 namespace Manaloc.Tests.Pooling;
 
-/// <summary>Every instrument of the pooling meter publishes a measurement tagged with the pool's name.</summary>
+/// <summary>Every instrument of the pooling meter publishes a measurement tagged with the pool's name (the byte instruments for buffer managers only).</summary>
 public sealed class PoolMetricsTests
 {
     [Fact]
@@ -15,6 +15,7 @@ public sealed class PoolMetricsTests
         using var buffers = new BufferManager(new BufferManagerOptions { Name = "metrics-buffers" });
         pool.Return(pool.Rent());
         buffers.Return(buffers.Rent(100));
+        var outstanding = buffers.Rent(1000); // 1,024 bytes rented and not returned
 
         var seen = new Dictionary<(string Instrument, string Pool), long>();
         using var listener = new MeterListener();
@@ -41,10 +42,15 @@ public sealed class PoolMetricsTests
 
         foreach (string instrument in PoolMetrics.InstrumentNames)
         {
-            Assert.True(seen.ContainsKey((instrument, "metrics-pool")), $"{instrument} published nothing for the pool");
+            bool bytes = instrument.EndsWith("_bytes", StringComparison.Ordinal);
+            // An object pool does not know its objects' sizes: it publishes no byte figures rather than zeros.
+            Assert.True(seen.ContainsKey((instrument, "metrics-pool")) != bytes, $"{instrument}: the pool's series is {(bytes ? "there" : "missing")}");
             Assert.True(seen.ContainsKey((instrument, "metrics-buffers")), $"{instrument} published nothing for the buffer manager");
         }
         Assert.Equal(1, seen[("manaloc.pool.rents", "metrics-pool")]);
         Assert.Equal(1, seen[("manaloc.pool.retained", "metrics-buffers")]);
+        Assert.Equal(128, seen[("manaloc.pool.retained_bytes", "metrics-buffers")]);
+        Assert.Equal(1024, seen[("manaloc.pool.rented_bytes", "metrics-buffers")]);
+        buffers.Return(outstanding);
     }
 }
