@@ -93,7 +93,8 @@ public static class Program
         child.SetAction(p =>
         {
             if (!TryReadThreads(p, threads, stderr, out var threadCounts, out int usage)) return usage;
-            var settings = RunSettings.For(p.GetValue(childMode), threadCounts);
+            // A child is one process: it never launches further copies of the experiment.
+            var settings = RunSettings.For(p.GetValue(childMode), threadCounts) with { Launches = 1 };
             return RunChild(p.GetValue(childExperiment)!, p.GetValue(childKey)!, p.GetValue(childArgs) ?? [], settings, stdout, stderr);
         });
 
@@ -222,7 +223,8 @@ public static class Program
         var context = new ExperimentContext(experiment.Name, settings);
         try
         {
-            experiment.RunChild(key, arguments, context);
+            if (key == Experiment.LaunchKey) experiment.Run(context);
+            else experiment.RunChild(key, arguments, context);
         }
         catch (Exception e)
         {

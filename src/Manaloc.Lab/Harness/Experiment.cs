@@ -81,6 +81,9 @@ public abstract class Experiment
     public virtual VerdictResult Judge(IReadOnlyList<Measurement> measurements)
         => Judgement.Judge(Claim, Targets, measurements, Judgement.SeedOf(Name));
 
+    /// <summary>The child key that runs the whole experiment as one launch (<see cref="ExperimentContext.RunLaunch"/>); no experiment's own part may use it.</summary>
+    public const string LaunchKey = "launch";
+
     /// <summary>Runs the part of the experiment that must live in a child process (see <see cref="ExperimentContext.RunChild"/>).</summary>
     /// <param name="key">Which part, as passed by the parent.</param>
     /// <param name="arguments">Further arguments from the parent.</param>

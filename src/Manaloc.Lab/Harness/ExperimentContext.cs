@@ -118,6 +118,22 @@ public sealed class ExperimentContext
     public ChildOutput RunChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, TimeSpan? timeout = null)
     {
         Status($"child process: {key}");
+        return RunLabChild(key, arguments, environment, timeout ?? TimeSpan.FromMinutes(IsQuick ? 1 : 5));
+    }
+
+    /// <summary>
+    /// Runs the whole experiment, every variant, as launch <paramref name="launch"/> in a fresh lab process, and
+    /// returns all it recorded (see <see cref="Launches"/>). An experiment that runs children of its own runs them
+    /// from there, so each of its child runs belongs to one launch.
+    /// </summary>
+    internal ChildOutput RunLaunch(int launch, TimeSpan timeout)
+    {
+        Status($"launch {launch + 1} of {Settings.Launches}");
+        return RunLabChild(Experiment.LaunchKey, [], environment: null, timeout);
+    }
+
+    private ChildOutput RunLabChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment, TimeSpan timeout)
+    {
         var args = new List<string> { "child", ExperimentName, key, "--mode", RunSettings.NameOf(Settings.Mode) };
         if (Settings.ThreadCounts.Count > 0)
         {
@@ -126,7 +142,7 @@ public sealed class ExperimentContext
         }
         args.Add("--");
         args.AddRange(arguments);
-        return ChildProcess.Run(args, environment, timeout ?? TimeSpan.FromMinutes(IsQuick ? 1 : 5), Cancellation);
+        return ChildProcess.Run(args, environment, timeout, Cancellation);
     }
 
     /// <summary>Adds a line to the experiment's notes.</summary>
@@ -151,6 +167,7 @@ public sealed class ExperimentContext
         Values = new Dictionary<string, double>(_values),
         Texts = new Dictionary<string, string>(_texts),
         Notes = _notes.ToArray(),
+        Tables = _tables.ToArray(),
         Machine = MachineInfo.Current(),
     };
 

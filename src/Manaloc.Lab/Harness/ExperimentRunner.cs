@@ -30,9 +30,25 @@ public static class ExperimentRunner
         var runAt = DateTimeOffset.UtcNow;
         var stopwatch = Stopwatch.StartNew();
         string? error = null;
+        var launches = new List<LaunchRun>();
         try
         {
-            experiment.Run(context);
+            if (settings.Launches <= 1)
+            {
+                experiment.Run(context);
+                launches.Add(new LaunchRun(context.Measurements, context.Notes, context.Tables));
+            }
+            else
+            {
+                // Each launch runs the whole experiment, every variant, in a fresh process: one after another, never
+                // side by side, so they do not compete for the cores they measure.
+                var timeout = TimeSpan.FromSeconds(Math.Max(120, 10 * experiment.ExpectedSeconds(settings)));
+                for (int launch = 0; launch < settings.Launches; launch++)
+                {
+                    var output = context.RunLaunch(launch, timeout);
+                    launches.Add(new LaunchRun(output.Measurements, output.Notes, output.Tables));
+                }
+            }
         }
         catch (OperationCanceledException) when (cancellation.IsCancellationRequested)
         {
@@ -42,7 +58,10 @@ public static class ExperimentRunner
         {
             error = $"{e.GetType().Name}: {e.Message}";
         }
-        var measurements = WithRatios(context.Measurements, experiment.Baseline);
+        var merged = launches.Count == 0 ? new LaunchRun([], context.Notes, context.Tables)
+            : launches.Count == 1 && settings.Launches <= 1 ? launches[0]
+            : Launches.Merge(launches);
+        var measurements = WithRatios(merged.Measurements, experiment.Baseline);
         VerdictResult verdict;
         if (error is not null)
         {
@@ -85,8 +104,9 @@ public static class ExperimentRunner
             Measurements = measurements,
             Headline = headline,
             Verdict = verdict,
-            Notes = context.Notes.ToArray(),
-            Tables = context.Tables.ToArray(),
+            Notes = merged.Notes.ToArray(),
+            Tables = merged.Tables.ToArray(),
+            Launches = launches.Count,
             Error = error,
             ElapsedSeconds = stopwatch.Elapsed.TotalSeconds,
             RunAt = runAt,

@@ -20,8 +20,13 @@ public sealed record RunSettings
     public TimeSpan WarmUp { get; init; }
     /// <summary>Target duration of one sample; the harness calibrates the operation count to it.</summary>
     public TimeSpan SampleTarget { get; init; }
-    /// <summary>Samples per measurement.</summary>
+    /// <summary>Samples per measurement in each launch.</summary>
     public int Samples { get; init; }
+    /// <summary>
+    /// Launches: the processes each experiment runs in, one after another (see <see cref="Harness.Launches"/>). One runs the
+    /// experiment in this process (smoke mode, tests); more run it whole in that many fresh child processes.
+    /// </summary>
+    public int Launches { get; init; } = 1;
     /// <summary>Thread counts a sweep visits.</summary>
     public IReadOnlyList<int> ThreadCounts { get; init; } = DefaultThreadCounts(Environment.ProcessorCount);
     /// <summary>True in quick and smoke mode: experiments pick their smaller sizes.</summary>
@@ -61,6 +66,7 @@ public sealed record RunSettings
         WarmUp = TimeSpan.FromMilliseconds(200),
         SampleTarget = TimeSpan.FromMilliseconds(8),
         Samples = 12,
+        Launches = 3,
         ThreadCounts = threads ?? DefaultThreadCounts(Environment.ProcessorCount),
     };
 
@@ -81,6 +87,7 @@ public sealed record RunSettings
         WarmUp = TimeSpan.FromMilliseconds(1000),
         SampleTarget = TimeSpan.FromMilliseconds(100),
         Samples = 15,
+        Launches = 5,
         ThreadCounts = threads ?? DefaultThreadCounts(Environment.ProcessorCount),
     };
 
