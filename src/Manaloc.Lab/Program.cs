@@ -71,6 +71,7 @@ public static class Program
         child.Arguments.Add(childArgs);
         child.Options.Add(childMode);
         child.Options.Add(threads);
+        child.Options.Add(launches);
 
         var root = new RootCommand("Manaloc lab: reruns the articles' experiments on this machine and sets their figures beside today's. Also: 'soak --minutes N' (or --seconds N) runs every component together under random load, checking invariants.");
         foreach (var option in new Option[] { quick, full, threads, output, json, readme, launches }) root.Options.Add(option);
@@ -94,8 +95,10 @@ public static class Program
         child.SetAction(p =>
         {
             if (!TryReadThreads(p, threads, stderr, out var threadCounts, out int usage)) return usage;
-            // A child is one process: it never launches further copies of the experiment.
-            var settings = RunSettings.For(p.GetValue(childMode), threadCounts) with { Launches = 1 };
+            // A child is one process: it runs the experiment (or its part) here, never further launches of it. It knows
+            // the run's launch count so that work the run divides between launches is divided the same way.
+            var settings = RunSettings.For(p.GetValue(childMode), threadCounts);
+            if (p.GetValue(launches) is { } launchCount) settings = settings with { Launches = Math.Clamp(launchCount, 1, 100) };
             return RunChild(p.GetValue(childExperiment)!, p.GetValue(childKey)!, p.GetValue(childArgs) ?? [], settings, stdout, stderr);
         });
 

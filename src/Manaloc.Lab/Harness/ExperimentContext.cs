@@ -134,7 +134,7 @@ public sealed class ExperimentContext
 
     private ChildOutput RunLabChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment, TimeSpan timeout)
     {
-        var args = new List<string> { "child", ExperimentName, key, "--mode", RunSettings.NameOf(Settings.Mode) };
+        var args = new List<string> { "child", ExperimentName, key, "--mode", RunSettings.NameOf(Settings.Mode), "--launches", Settings.Launches.ToString(System.Globalization.CultureInfo.InvariantCulture) };
         if (Settings.ThreadCounts.Count > 0)
         {
             args.Add("--threads");

@@ -86,14 +86,38 @@ public sealed class Figures
         return candidate.LowerIsBetter ? b / c : c / b;
     }
 
-    /// <summary>A figure of the first matching measurement that is not sampled (bytes per op, a metric); the same in every replicate.</summary>
+    /// <summary>
+    /// A figure of the first matching measurement that is not sampled (bytes per op, a metric). From several
+    /// launches it is the mean of each launch's own figure, and a replicate takes the mean over its draw of
+    /// launches, so a figure that differs between processes gets an interval; from one launch it is the same in
+    /// every replicate.
+    /// </summary>
     public double? Value(string variant, Func<Measurement, double?> pick, Func<Measurement, bool>? where = null)
     {
         ArgumentNullException.ThrowIfNull(pick);
         if (Find(variant, where) is not { } m) return null;
         _read.Add(m);
-        return pick(m);
+        if (m.Launches.Count < 2) return _launch is null or 0 || m.Launches.Count == 1 && m.Launches[0].Launch == _launch ? pick(m) : throw new MissingLaunchException();
+        var views = Views.GetValue(m, merged => [.. Enumerable.Range(0, merged.Launches.Count).Select(i => Launches.View(merged, i))]);
+        if (_launch is { } only)
+        {
+            int index = m.Launches.Select((l, i) => (l, i)).FirstOrDefault(x => x.l.Launch == only, (null!, -1)).Item2;
+            return index < 0 ? throw new MissingLaunchException() : pick(views[index]);
+        }
+        IEnumerable<int> drawn = _random is null ? Enumerable.Range(0, views.Length) : LaunchDraw(views.Length);
+        double sum = 0;
+        int n = 0;
+        foreach (int i in drawn)
+        {
+            if (pick(views[i]) is not { } v) continue;
+            sum += v;
+            n++;
+        }
+        return n == 0 ? null : sum / n;
     }
+
+    /// <summary>Each merged measurement's per-launch views, made once (the measurements are immutable).</summary>
+    private static readonly System.Runtime.CompilerServices.ConditionalWeakTable<Measurement, Measurement[]> Views = new();
 
     /// <summary>Geometric mean of the values that are present and positive; null when none is.</summary>
     public static double? GeometricMean(IEnumerable<double?> values)

@@ -8,6 +8,12 @@ public sealed record LaunchFigures(int Launch, int SampleCount, double Median)
 {
     /// <summary>Where its threads ran, where recorded.</summary>
     public Placement? Placement { get; init; }
+
+    /// <summary>Its managed bytes allocated per operation, where measured.</summary>
+    public double? AllocatedBytesPerOp { get; init; }
+
+    /// <summary>Its further named figures (a child's counts, a server's per-phase figures).</summary>
+    public IReadOnlyDictionary<string, double> Metrics { get; init; } = new Dictionary<string, double>();
 }
 
 /// <summary>What one launch of an experiment recorded: a child process's whole run of it.</summary>
@@ -63,7 +69,7 @@ public static class Launches
             // A measurement read from elsewhere carries no samples: its median stands for its one observation.
             IReadOnlyList<double> own = m.Statistics.Samples.Count > 0 ? m.Statistics.Samples : [m.Statistics.Median];
             samples.AddRange(own);
-            launches.Add(new LaunchFigures(launch, own.Count, m.Statistics.Median) { Placement = m.Placement });
+            launches.Add(new LaunchFigures(launch, own.Count, m.Statistics.Median) { Placement = m.Placement, AllocatedBytesPerOp = m.AllocatedBytesPerOp, Metrics = m.Metrics });
         }
         var first = parts[0].M;
         var all = parts.Select(p => p.M).ToArray();
@@ -83,6 +89,27 @@ public static class Launches
             LockContentions = all.Sum(m => m.LockContentions),
             PeakWorkingSetBytes = all.Max(m => m.PeakWorkingSetBytes),
             Metrics = metrics,
+        };
+    }
+
+    /// <summary>
+    /// The measurement as launch <paramref name="launch"/> (an index into <see cref="Measurement.Launches"/>) alone
+    /// recorded it: its samples, statistics, bytes per operation and named figures. What a metric's
+    /// <see cref="Figures.Value"/> reads per launch.
+    /// </summary>
+    public static Measurement View(Measurement merged, int launch)
+    {
+        ArgumentNullException.ThrowIfNull(merged);
+        var l = merged.Launches[launch];
+        int offset = merged.Launches.Take(launch).Sum(x => x.SampleCount);
+        var samples = merged.Statistics.Samples.Skip(offset).Take(l.SampleCount).ToArray();
+        return merged with
+        {
+            Statistics = samples.Length > 0 ? Statistics.From(samples) : merged.Statistics,
+            AllocatedBytesPerOp = l.AllocatedBytesPerOp,
+            Metrics = l.Metrics,
+            Placement = l.Placement,
+            Launches = [],
         };
     }
 

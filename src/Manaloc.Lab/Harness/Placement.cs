@@ -23,6 +23,36 @@ public sealed record Placement
     /// <summary>True when a thread was seen on more than one CPU (the scheduler moved it).</summary>
     public bool Moved { get; init; }
 
+    /// <summary>
+    /// One placement for several rounds measured apart (<see cref="Rounds.Merge"/>): per thread, the CPUs seen, the
+    /// one it ran on in most rounds first; shared CPU and SMT siblings as in most rounds; moved when any round moved a
+    /// thread or rounds put it on different CPUs. Null when no round recorded one.
+    /// </summary>
+    public static Placement? Combine(IReadOnlyList<Placement?> rounds)
+    {
+        ArgumentNullException.ThrowIfNull(rounds);
+        var known = rounds.Where(p => p is not null).Select(p => p!).ToArray();
+        if (known.Length == 0) return null;
+        int threads = known.Min(p => p.ThreadCpus.Count);
+        var perThread = new IReadOnlyList<int>[threads];
+        bool moved = known.Any(p => p.Moved);
+        for (int t = 0; t < threads; t++)
+        {
+            var main = known.Select(p => p.ThreadCpus[t][0]).ToArray();
+            moved |= main.Distinct().Count() > 1;
+            perThread[t] = main.GroupBy(c => c).OrderByDescending(g => g.Count()).ThenBy(g => g.Key).Select(g => g.Key)
+                .Concat(known.SelectMany(p => p.ThreadCpus[t])).Distinct().ToArray();
+        }
+        int siblings = known.Count(p => p.SmtSiblings == true);
+        return new Placement
+        {
+            ThreadCpus = perThread,
+            SharedCpu = 2 * known.Count(p => p.SharedCpu) > known.Length,
+            SmtSiblings = known.All(p => p.SmtSiblings is null) ? null : 2 * siblings > known.Length,
+            Moved = moved,
+        };
+    }
+
     /// <summary>"CPUs 0|1", "CPUs 0|0 (one CPU)", "CPUs 0,1|1 (moved)": each thread's CPUs, separated by bars.</summary>
     public override string ToString()
     {

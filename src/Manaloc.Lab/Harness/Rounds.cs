@@ -78,6 +78,7 @@ public static class Rounds
             GcPauseMs = rounds.Sum(r => r.GcPauseMs),
             LockContentions = rounds.Sum(r => r.LockContentions),
             PeakWorkingSetBytes = rounds.Max(r => r.PeakWorkingSetBytes),
+            Placement = Placement.Combine([.. rounds.Select(r => r.Placement)]),
         };
     }
 }

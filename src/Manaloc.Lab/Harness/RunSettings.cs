@@ -34,6 +34,12 @@ public sealed record RunSettings
     /// <summary>True in smoke mode (tests): experiments pick their smallest sizes and fewest variants' repetitions.</summary>
     public bool IsSmoke => Mode == RunMode.Smoke;
 
+    /// <summary>
+    /// One launch's share of <paramref name="total"/> repetitions (at least one): for work whose samples pool across
+    /// launches (full collections, GC pauses for a p99), so that more launches do not cost more time.
+    /// </summary>
+    public int PerLaunch(int total) => Math.Max(1, (total + Launches - 1) / Launches);
+
     /// <summary>The value for this run's mode: one place per size instead of a chain of mode tests.</summary>
     public T Pick<T>(T smoke, T quick, T full) => Mode switch
     {
@@ -65,7 +71,7 @@ public sealed record RunSettings
         Mode = RunMode.Quick,
         WarmUp = TimeSpan.FromMilliseconds(200),
         SampleTarget = TimeSpan.FromMilliseconds(8),
-        Samples = 12,
+        Samples = 8,
         Launches = 3,
         ThreadCounts = threads ?? DefaultThreadCounts(Environment.ProcessorCount),
     };
@@ -86,7 +92,7 @@ public sealed record RunSettings
         Mode = RunMode.Full,
         WarmUp = TimeSpan.FromMilliseconds(1000),
         SampleTarget = TimeSpan.FromMilliseconds(100),
-        Samples = 15,
+        Samples = 10,
         Launches = 5,
         ThreadCounts = threads ?? DefaultThreadCounts(Environment.ProcessorCount),
     };
