@@ -36,7 +36,6 @@ public static class ExperimentRunner
             if (settings.Launches <= 1)
             {
                 experiment.Run(context);
-                launches.Add(new LaunchRun(context.Measurements, context.Notes, context.Tables));
             }
             else
             {
@@ -58,8 +57,9 @@ public static class ExperimentRunner
         {
             error = $"{e.GetType().Name}: {e.Message}";
         }
-        var merged = launches.Count == 0 ? new LaunchRun([], context.Notes, context.Tables)
-            : launches.Count == 1 && settings.Launches <= 1 ? launches[0]
+        // In this process, what was recorded before a failure is kept; from launches, what the finished ones sent back.
+        var merged = settings.Launches <= 1 ? new LaunchRun(context.Measurements, context.Notes, context.Tables)
+            : launches.Count == 0 ? new LaunchRun([], [], [])
             : Launches.Merge(launches);
         var measurements = WithRatios(merged.Measurements, experiment.Baseline);
         VerdictResult verdict;
@@ -106,7 +106,7 @@ public static class ExperimentRunner
             Verdict = verdict,
             Notes = merged.Notes.ToArray(),
             Tables = merged.Tables.ToArray(),
-            Launches = launches.Count,
+            Launches = settings.Launches <= 1 ? 1 : launches.Count,
             Error = error,
             ElapsedSeconds = stopwatch.Elapsed.TotalSeconds,
             RunAt = runAt,
