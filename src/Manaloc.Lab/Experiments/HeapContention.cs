@@ -105,7 +105,7 @@ public sealed unsafe partial class HeapContention : Experiment
         // the loop-only floor is subtracted from the others, so it must see the same conditions.
         var perRound = context.Settings with { WarmUp = context.IsSmoke ? TimeSpan.Zero : TimeSpan.FromMilliseconds(context.IsQuick ? 5 : 20), Samples = 1 };
         // Enough rounds for a per-round paired estimate and its bootstrap interval (see NetRatioOfRounds).
-        int rounds = context.IsSmoke ? 1 : context.IsQuick ? 32 : 64;
+        int rounds = context.IsSmoke ? 1 : Rounds.PerLaunch(context.Settings, context.IsQuick ? 32 : 64, Variants.Count); // the launches' rounds pool
         foreach (int threads in Threads(context.Settings))
         {
             var sampled = new double[Variants.Count][];
