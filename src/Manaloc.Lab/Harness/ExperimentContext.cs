@@ -63,17 +63,28 @@ public sealed class ExperimentContext
     public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Action<long> Body)> variants, IReadOnlyDictionary<string, string>? parameters = null)
     {
         ArgumentNullException.ThrowIfNull(variants);
-        var ops = new long[variants.Count];
-        for (int v = 0; v < variants.Count; v++)
+        return Compare([.. variants.Select(v => (v.Variant, parameters ?? Harness.Parameters.None, v.Body))]);
+    }
+
+    /// <summary>
+    /// Measures cells — a variant under its parameters — side by side, as <see cref="Compare(IReadOnlyList{ValueTuple{string, Action{long}}}, IReadOnlyDictionary{string, string}?)"/>
+    /// does for one set of parameters: every cell calibrated and warmed up on its own, then all sampled in
+    /// interleaved rounds. Records and returns one measurement per cell, in the given order.
+    /// </summary>
+    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, IReadOnlyDictionary<string, string> Parameters, Action<long> Body)> cells)
+    {
+        ArgumentNullException.ThrowIfNull(cells);
+        var ops = new long[cells.Count];
+        for (int v = 0; v < cells.Count; v++)
         {
-            Status($"{variants[v].Variant} {FormatParameters(parameters)}: warming up");
+            Status($"{cells[v].Variant} {FormatParameters(cells[v].Parameters)}: warming up");
             Cancellation.ThrowIfCancellationRequested();
-            ops[v] = Bench.Calibrate(variants[v].Body, Settings);
+            ops[v] = Bench.Calibrate(cells[v].Body, Settings);
         }
-        var merged = Rounds.Interleave(variants.Count, Settings.Samples, Cancellation, (v, round) =>
+        var merged = Rounds.Interleave(cells.Count, Settings.Samples, Cancellation, (v, round) =>
         {
-            if (v == 0) Status($"{FormatParameters(parameters)} round {round + 1} of {Settings.Samples}".TrimStart());
-            return Bench.Sample(variants[v].Variant, variants[v].Body, ops[v], parameters);
+            if (v == 0) Status($"round {round + 1} of {Settings.Samples}");
+            return Bench.Sample(cells[v].Variant, cells[v].Body, ops[v], cells[v].Parameters);
         });
         foreach (var m in merged) Record(m);
         return merged;
