@@ -5,7 +5,7 @@ public enum RunMode
 {
     /// <summary>For tests: proves an experiment runs end to end; its figures mean little.</summary>
     Smoke,
-    /// <summary>Every experiment in seconds, the whole suite within two minutes on 2 cores (the default).</summary>
+    /// <summary>Every experiment in seconds per launch, the whole suite (3 launches each) within five minutes on 2 cores (the default).</summary>
     Quick,
     /// <summary>Longer warm-up, more and longer samples, larger sizes.</summary>
     Full,
@@ -59,8 +59,9 @@ public sealed record RunSettings
     /// <summary>The mode's name on the command line and in results.json: <c>smoke</c>, <c>quick</c>, <c>full</c>.</summary>
     public static string NameOf(RunMode mode) => mode.ToString().ToLowerInvariant();
 
-    /// <summary>Quick mode: every experiment in seconds, the whole suite within two minutes on 2 cores.
-    /// Twelve short samples rather than a few long ones: enough for p10/p90 and a bootstrap interval.</summary>
+    /// <summary>Quick mode: 3 launches of every experiment, the whole suite within five minutes on 2 cores.
+    /// Eight short samples per launch rather than a few long ones, 24 in all: enough for p10/p90 and a bootstrap
+    /// interval, and for each launch's own interval, against which launches that disagree are found.</summary>
     /// <remarks>
     /// The warm-up outlasts the runtime's tiering delay: tiered compilation starts counting calls
     /// only after 100 ms without new tier-0 code, and every measurement jits new code (its body),
