@@ -47,10 +47,11 @@ public static class Program
         var output = new Option<string>("--out") { Description = "Folder for results.json, report.md and charts/.", DefaultValueFactory = _ => Path.Combine("artifacts", "lab") };
         var json = new Option<bool>("--json") { Description = "Also print results.json to stdout (tables then go to stderr)." };
         var readme = new Option<string?>("--readme") { Description = "Also rewrite the results block of this README.md." };
+        var launches = new Option<int?>("--launches") { Description = "Processes each experiment runs in, one after another (default: 3 in quick mode, 5 in full; 1 runs it in this process)." };
 
         var run = new Command("run", "Run experiments and write the report. Named experiments update their entries in the report already in --out's default folder and leave the others; with --out given, or with no names, the report is written afresh.");
         run.Arguments.Add(names);
-        foreach (var option in new Option[] { quick, full, threads, output, json, readme }) run.Options.Add(option);
+        foreach (var option in new Option[] { quick, full, threads, output, json, readme, launches }) run.Options.Add(option);
 
         var list = new Command("list", "List the experiments: name, article, description.");
 
@@ -70,9 +71,10 @@ public static class Program
         child.Arguments.Add(childArgs);
         child.Options.Add(childMode);
         child.Options.Add(threads);
+        child.Options.Add(launches);
 
         var root = new RootCommand("Manaloc lab: reruns the articles' experiments on this machine and sets their figures beside today's. Also: 'soak --minutes N' (or --seconds N) runs every component together under random load, checking invariants.");
-        foreach (var option in new Option[] { quick, full, threads, output, json, readme }) root.Options.Add(option);
+        foreach (var option in new Option[] { quick, full, threads, output, json, readme, launches }) root.Options.Add(option);
         root.Subcommands.Add(run);
         root.Subcommands.Add(list);
         root.Subcommands.Add(compare);
@@ -81,7 +83,7 @@ public static class Program
         // Every command has an action, so the parser never demands a subcommand: no arguments runs every
         // experiment in quick mode (the README's command). Help and version are options with actions of their
         // own; they print and return before any experiment runs or any report is touched.
-        var runOptions = new RunOptions(quick, full, threads, output, json, readme);
+        var runOptions = new RunOptions(quick, full, threads, output, json, readme, launches);
         root.SetAction(p => RunExperiments(p, runOptions, requested: [], stdout, stderr));
         run.SetAction(p => RunExperiments(p, runOptions, p.GetValue(names) ?? [], stdout, stderr));
         list.SetAction(_ =>
@@ -93,7 +95,10 @@ public static class Program
         child.SetAction(p =>
         {
             if (!TryReadThreads(p, threads, stderr, out var threadCounts, out int usage)) return usage;
+            // A child is one process: it runs the experiment (or its part) here, never further launches of it. It knows
+            // the run's launch count so that work the run divides between launches is divided the same way.
             var settings = RunSettings.For(p.GetValue(childMode), threadCounts);
+            if (p.GetValue(launches) is { } launchCount) settings = settings with { Launches = Math.Clamp(launchCount, 1, 100) };
             return RunChild(p.GetValue(childExperiment)!, p.GetValue(childKey)!, p.GetValue(childArgs) ?? [], settings, stdout, stderr);
         });
 
@@ -101,7 +106,7 @@ public static class Program
     }
 
     /// <summary>The options that <c>run</c> and the root command share.</summary>
-    private sealed record RunOptions(Option<bool> Quick, Option<bool> Full, Option<string?> Threads, Option<string> Output, Option<bool> Json, Option<string?> Readme);
+    private sealed record RunOptions(Option<bool> Quick, Option<bool> Full, Option<string?> Threads, Option<string> Output, Option<bool> Json, Option<string?> Readme, Option<int?> Launches);
 
     private static bool TryReadThreads(ParseResult parse, Option<string?> threads, TextWriter stderr, out IReadOnlyList<int>? threadCounts, out int usage)
     {
@@ -128,6 +133,11 @@ public static class Program
         }
         if (!TryReadThreads(parse, options.Threads, stderr, out var threadCounts, out int usage)) return usage;
         var settings = parse.GetValue(options.Full) ? RunSettings.Full(threadCounts) : RunSettings.Quick(threadCounts);
+        if (parse.GetValue(options.Launches) is { } launchCount)
+        {
+            if (launchCount is < 1 or > 100) return Usage(stderr, $"--launches expects a whole number from 1 to 100; {launchCount} is not one.");
+            settings = settings with { Launches = launchCount };
+        }
 
         var experiments = new List<Experiment>();
         var all = ExperimentRegistry.All();
@@ -222,7 +232,8 @@ public static class Program
         var context = new ExperimentContext(experiment.Name, settings);
         try
         {
-            experiment.RunChild(key, arguments, context);
+            if (key == Experiment.LaunchKey) experiment.Run(context);
+            else experiment.RunChild(key, arguments, context);
         }
         catch (Exception e)
         {

@@ -59,44 +59,43 @@ public sealed class Deadline : Experiment
     public override void Run(ExperimentContext context)
     {
         var poll = Parameters.Of(("op", "poll"));
+        var create = Parameters.Of(("op", "create"));
         var timeout = TimeSpan.FromHours(1);
         bool sink = false;
-
-        var due = DateTime.UtcNow + timeout;
-        context.Measure(UtcNow, n => { for (long i = 0; i < n; i++) sink ^= DateTime.UtcNow >= due; }, poll);
-        var deadline = LibDeadline.After(timeout);
-        context.Measure(Ours, n => { for (long i = 0; i < n; i++) sink ^= deadline.IsExpired; }, poll);
-        using (var scheduled = new ScheduledValue<bool>(false, true, timeout))
-        {
-            context.Measure(Scheduled, n => { for (long i = 0; i < n; i++) sink ^= scheduled.Value; }, poll);
-        }
-        using (var source = new CancellationTokenSource())
-        {
-            source.CancelAfter(timeout);
-            var token = source.Token;
-            context.Measure(Token, n => { for (long i = 0; i < n; i++) sink ^= token.IsCancellationRequested; }, poll);
-        }
-
-        var create = Parameters.Of(("op", "create"));
         long ticks = 0;
-        context.Measure(UtcNow, n => { for (long i = 0; i < n; i++) ticks += (DateTime.UtcNow + timeout).Ticks; }, create);
-        context.Measure(Ours, n => { for (long i = 0; i < n; i++) sink ^= LibDeadline.After(timeout).IsInfinite; }, create);
-        context.Measure(Scheduled, n =>
-        {
-            for (long i = 0; i < n; i++)
+        var due = DateTime.UtcNow + timeout;
+        var deadline = LibDeadline.After(timeout);
+        using var scheduled = new ScheduledValue<bool>(false, true, timeout);
+        using var source = new CancellationTokenSource();
+        source.CancelAfter(timeout);
+        var token = source.Token;
+
+        // Every variant and operation interleaved in one comparison, so outside load falls on all eight alike.
+        context.Compare(
+        [
+            (UtcNow, poll, n => { for (long i = 0; i < n; i++) sink ^= DateTime.UtcNow >= due; }),
+            (Ours, poll, n => { for (long i = 0; i < n; i++) sink ^= deadline.IsExpired; }),
+            (Scheduled, poll, n => { for (long i = 0; i < n; i++) sink ^= scheduled.Value; }),
+            (Token, poll, n => { for (long i = 0; i < n; i++) sink ^= token.IsCancellationRequested; }),
+            (UtcNow, create, n => { for (long i = 0; i < n; i++) ticks += (DateTime.UtcNow + timeout).Ticks; }),
+            (Ours, create, n => { for (long i = 0; i < n; i++) sink ^= LibDeadline.After(timeout).IsInfinite; }),
+            (Scheduled, create, n =>
             {
-                using var value = new ScheduledValue<bool>(false, true, timeout);
-                sink ^= value.Value;
-            }
-        }, create);
-        context.Measure(Token, n =>
-        {
-            for (long i = 0; i < n; i++)
+                for (long i = 0; i < n; i++)
+                {
+                    using var value = new ScheduledValue<bool>(false, true, timeout);
+                    sink ^= value.Value;
+                }
+            }),
+            (Token, create, n =>
             {
-                using var source = new CancellationTokenSource(timeout);
-                sink ^= source.IsCancellationRequested;
-            }
-        }, create);
+                for (long i = 0; i < n; i++)
+                {
+                    using var made = new CancellationTokenSource(timeout);
+                    sink ^= made.IsCancellationRequested;
+                }
+            }),
+        ]);
         GC.KeepAlive(sink);
         GC.KeepAlive(ticks);
         context.Note("poll: one check of a deadline an hour away (never expired). create: one deadline made (and disposed, for the timer-backed ones), which is what a per-request deadline pays.");

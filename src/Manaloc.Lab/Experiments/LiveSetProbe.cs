@@ -15,6 +15,8 @@ internal static class LiveSetProbe
 
     public static int Records(RunSettings s) => s.Pick(smoke: 20_000, quick: 1_000_000, full: 10_000_000);
     public static int ChurnRounds(RunSettings s) => s.Pick(smoke: 2, quick: 10, full: 10);
+    // Not divided between launches: each launch needs a spread of its own, or its interval is one point and launches
+    // that disagree cannot be told from launches that vary.
     private static int FullCollections(RunSettings s) => s.Pick(smoke: 1, quick: 3, full: 5);
 
     /// <summary>Builds, measures and churns the plan's representation, recording four measurements.</summary>
@@ -92,7 +94,7 @@ internal static class LiveSetProbe
     internal sealed record ChurnResult(double[] RatesPerSecond, double Seconds, IReadOnlyList<double> PausesMs, IReadOnlyList<int> ByGeneration, long Unobserved, double TotalPauseMs, long Replacements);
 
     /// <summary>How long the churn may go on past its rounds to collect the pauses a p99 needs (none in smoke runs).</summary>
-    public static TimeSpan ChurnExtension(RunSettings s) => TimeSpan.FromSeconds(s.Pick(smoke: 0, quick: 12, full: 30));
+    public static TimeSpan ChurnExtension(RunSettings s) => TimeSpan.FromSeconds(s.Pick(smoke: 0, quick: 12, full: 30) / (double)s.Launches); // the launches' pauses pool for the p99
 
     /// <summary>
     /// Replaces a tenth of the set per round at positions from a fixed-seed xorshift (with repeats), each replacement

@@ -18,7 +18,7 @@ namespace Manaloc.Lab.Experiments;
 /// timeout, every loop a round count and a time budget, and every socket is closed in a finally
 /// block even when a round fails; <see cref="SocketsOpen"/> lets tests check that.
 /// </remarks>
-public sealed partial class Nagle : Experiment
+public sealed class Nagle : Experiment
 {
     private const string Off = "NoDelay off";
     private const string On = "NoDelay on";
@@ -168,5 +168,30 @@ public sealed partial class Nagle : Experiment
             }
         }
         return samples;
+    }
+
+    // The loopback client and server, and the sockets they opened.
+    /// <summary>Accepts one connection (within the I/O timeout) and answers every 16 bytes with 1 byte until the client shuts down.</summary>
+    private static void Serve(Socket listener, SocketTracker.Run sockets)
+    {
+        if (!listener.Poll(IoTimeout, SelectMode.SelectRead))
+        {
+            return;
+        }
+        Socket connection = listener.Accept();
+        sockets.Track(connection);
+        connection.ReceiveTimeout = connection.SendTimeout = (int)IoTimeout.TotalMilliseconds;
+        byte[] request = new byte[2 * MessageBytes], reply = [1];
+        while (true)
+        {
+            int received = 0;
+            while (received < request.Length)
+            {
+                int n = connection.Receive(request, received, request.Length - received, SocketFlags.None);
+                if (n == 0) return;
+                received += n;
+            }
+            connection.Send(reply);
+        }
     }
 }

@@ -119,7 +119,7 @@ public sealed partial class ResetEvent : Experiment
             : context.IsQuick ? settings with { WarmUp = TimeSpan.FromMilliseconds(20), Samples = 1 }
             : settings with { WarmUp = TimeSpan.FromMilliseconds(50), Samples = 1 };
         // Whole Williams cycles (4 variants: every variant in every position once per 4 rounds).
-        int rounds = context.IsSmoke ? 1 : context.IsQuick ? 8 : 16;
+        int rounds = context.IsSmoke ? 1 : Rounds.PerLaunch(context.Settings, context.IsQuick ? 8 : 16, Variants.Count); // the launches' rounds pool
         var parameters = Parameters.Of(("scenario", PingPong));
         var totals = new long[Variants.Count];
         // One sample on fresh events; the first call per event (round -1, not recorded) also sizes its sample from a pilot.

@@ -1,4 +1,5 @@
 using Manaloc.Lab.Harness;
+using Manaloc.Lab.Platform;
 
 namespace Manaloc.Lab.Experiments;
 

@@ -19,6 +19,10 @@ public enum Verdict
     NotComparable,
     /// <summary>Today's confidence interval straddles a threshold of the rule: this run cannot tell.</summary>
     Inconclusive,
+    /// <summary>The launches disagree beyond their own intervals (one side in one process, the other in another): the process decides, not the code.</summary>
+    Unstable,
+    /// <summary>The figure was measured once (one launch, one sample): it has no interval, so it is reported and not judged.</summary>
+    Measured,
 }
 
 /// <summary>The verdict and today's figure in words and as a number.</summary>
@@ -39,6 +43,9 @@ public sealed record VerdictResult(Verdict Verdict, string Text, double? TodayVa
 
     /// <summary>The project's own targets for this experiment (from its issue), judged on this run; empty when it has none.</summary>
     public IReadOnlyList<TargetResult> Targets { get; init; } = [];
+
+    /// <summary>Each launch's own figure of the claim's metric, side by side; empty when the run had one launch.</summary>
+    public IReadOnlyList<LaunchEstimate> Launches { get; init; } = [];
 
     /// <summary>
     /// Judges a "candidate is <paramref name="articleRatio"/>× better than baseline" claim from a single

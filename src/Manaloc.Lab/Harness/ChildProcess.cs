@@ -14,6 +14,8 @@ public sealed record ChildOutput
     public IReadOnlyDictionary<string, string> Texts { get; init; } = new Dictionary<string, string>();
     /// <summary>Notes the child recorded.</summary>
     public IReadOnlyList<string> Notes { get; init; } = [];
+    /// <summary>Tables the child recorded (a launch sends its whole report part back).</summary>
+    public IReadOnlyList<ResultTable> Tables { get; init; } = [];
     /// <summary>The child's machine view (GC mode, affinity) — what its environment actually gave it.</summary>
     public MachineInfo? Machine { get; init; }
 }

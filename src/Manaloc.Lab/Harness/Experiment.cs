@@ -9,10 +9,9 @@ namespace Manaloc.Lab.Harness;
 /// <c>ExperimentRegistry</c>. How to write one: docs/lab.md.
 /// </summary>
 /// <remarks>
-/// An experiment measures through its <see cref="ExperimentContext"/> only. In quick mode an
-/// experiment must finish in a few seconds on 2 cores (the whole suite runs in under 2 minutes).
-/// Overriding <see cref="Judge"/> and <see cref="Figure"/> is the older shape, kept so experiments
-/// written against it still compile; new experiments declare <see cref="Claim"/> and <see cref="Targets"/>.
+/// An experiment measures through its <see cref="ExperimentContext"/> only, and declares its verdict's
+/// inputs (<see cref="Claim"/>, <see cref="Targets"/>); it cannot write a verdict itself. In quick mode an
+/// experiment must finish in a few seconds on 2 cores per launch (see <see cref="RunSettings.Launches"/>).
 /// </remarks>
 public abstract class Experiment
 {
@@ -38,8 +37,8 @@ public abstract class Experiment
     /// <summary>The project's own speed and memory targets for this experiment (from its issues).</summary>
     public virtual IReadOnlyList<Target> Targets => [];
 
-    /// <summary>The article's published figure; by default the <see cref="Claim"/>'s.</summary>
-    public virtual ArticleFigure? Figure => Claim?.Figure;
+    /// <summary>The article's published figure: the <see cref="Claim"/>'s.</summary>
+    public ArticleFigure? Figure => Claim?.Figure;
 
     /// <summary>
     /// About how many seconds a quick run of this experiment takes on a 2-core machine: the shape of the
@@ -76,10 +75,12 @@ public abstract class Experiment
     /// <summary>
     /// The verdict on the article's claim and the targets, from the measurements (ratios already filled
     /// in): the harness's <see cref="Judgement"/> of <see cref="Claim"/> and <see cref="Targets"/>.
-    /// Overriding it is the older shape (see the remarks on the class).
     /// </summary>
-    public virtual VerdictResult Judge(IReadOnlyList<Measurement> measurements)
+    public VerdictResult Judge(IReadOnlyList<Measurement> measurements)
         => Judgement.Judge(Claim, Targets, measurements, Judgement.SeedOf(Name));
+
+    /// <summary>The child key that runs the whole experiment as one launch (<see cref="ExperimentContext.RunLaunch"/>); no experiment's own part may use it.</summary>
+    public const string LaunchKey = "launch";
 
     /// <summary>Runs the part of the experiment that must live in a child process (see <see cref="ExperimentContext.RunChild"/>).</summary>
     /// <param name="key">Which part, as passed by the parent.</param>
@@ -87,20 +88,4 @@ public abstract class Experiment
     /// <param name="context">Records what goes back to the parent.</param>
     public virtual void RunChild(string key, IReadOnlyList<string> arguments, ExperimentContext context)
         => throw new NotSupportedException($"Experiment '{Name}' has no child part '{key}'.");
-
-    /// <summary>
-    /// The older shape's verdict for a "candidate beats baseline by the article's ratio" claim, comparing
-    /// the medians of the two variants' measurements that satisfy <paramref name="where"/> with the one
-    /// rule, on the point alone. New experiments declare a <see cref="Claim"/> with <see cref="Metric.TimesBetter"/> instead.
-    /// </summary>
-    protected VerdictResult JudgeRatio(
-        IReadOnlyList<Measurement> measurements, string baseline, string candidate, Func<Measurement, bool>? where = null, string what = "faster")
-    {
-        if (Figure?.Value is not double published)
-        {
-            return new(Verdict.NotComparable, "No published ratio.");
-        }
-        var claim = new Claim(Figure.Text, published, Metric.TimesBetter($"{candidate} vs {baseline} ({what})", candidate, baseline, where));
-        return Judgement.Judge(claim, [], measurements, Judgement.SeedOf(Name));
-    }
 }

@@ -63,17 +63,28 @@ public sealed class ExperimentContext
     public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Action<long> Body)> variants, IReadOnlyDictionary<string, string>? parameters = null)
     {
         ArgumentNullException.ThrowIfNull(variants);
-        var ops = new long[variants.Count];
-        for (int v = 0; v < variants.Count; v++)
+        return Compare([.. variants.Select(v => (v.Variant, parameters ?? Harness.Parameters.None, v.Body))]);
+    }
+
+    /// <summary>
+    /// Measures cells — a variant under its parameters — side by side, as <see cref="Compare(IReadOnlyList{ValueTuple{string, Action{long}}}, IReadOnlyDictionary{string, string}?)"/>
+    /// does for one set of parameters: every cell calibrated and warmed up on its own, then all sampled in
+    /// interleaved rounds. Records and returns one measurement per cell, in the given order.
+    /// </summary>
+    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, IReadOnlyDictionary<string, string> Parameters, Action<long> Body)> cells)
+    {
+        ArgumentNullException.ThrowIfNull(cells);
+        var ops = new long[cells.Count];
+        for (int v = 0; v < cells.Count; v++)
         {
-            Status($"{variants[v].Variant} {FormatParameters(parameters)}: warming up");
+            Status($"{cells[v].Variant} {FormatParameters(cells[v].Parameters)}: warming up");
             Cancellation.ThrowIfCancellationRequested();
-            ops[v] = Bench.Calibrate(variants[v].Body, Settings);
+            ops[v] = Bench.Calibrate(cells[v].Body, Settings);
         }
-        var merged = Rounds.Interleave(variants.Count, Settings.Samples, Cancellation, (v, round) =>
+        var merged = Rounds.Interleave(cells.Count, Settings.Samples, Cancellation, (v, round) =>
         {
-            if (v == 0) Status($"{FormatParameters(parameters)} round {round + 1} of {Settings.Samples}".TrimStart());
-            return Bench.Sample(variants[v].Variant, variants[v].Body, ops[v], parameters);
+            if (v == 0) Status($"round {round + 1} of {Settings.Samples}");
+            return Bench.Sample(cells[v].Variant, cells[v].Body, ops[v], cells[v].Parameters);
         });
         foreach (var m in merged) Record(m);
         return merged;
@@ -118,7 +129,23 @@ public sealed class ExperimentContext
     public ChildOutput RunChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, TimeSpan? timeout = null)
     {
         Status($"child process: {key}");
-        var args = new List<string> { "child", ExperimentName, key, "--mode", RunSettings.NameOf(Settings.Mode) };
+        return RunLabChild(key, arguments, environment, timeout ?? TimeSpan.FromMinutes(IsQuick ? 1 : 5));
+    }
+
+    /// <summary>
+    /// Runs the whole experiment, every variant, as launch <paramref name="launch"/> in a fresh lab process, and
+    /// returns all it recorded (see <see cref="Launches"/>). An experiment that runs children of its own runs them
+    /// from there, so each of its child runs belongs to one launch.
+    /// </summary>
+    internal ChildOutput RunLaunch(int launch, TimeSpan timeout)
+    {
+        Status($"launch {launch + 1} of {Settings.Launches}");
+        return RunLabChild(Experiment.LaunchKey, [], environment: null, timeout);
+    }
+
+    private ChildOutput RunLabChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment, TimeSpan timeout)
+    {
+        var args = new List<string> { "child", ExperimentName, key, "--mode", RunSettings.NameOf(Settings.Mode), "--launches", Settings.Launches.ToString(System.Globalization.CultureInfo.InvariantCulture) };
         if (Settings.ThreadCounts.Count > 0)
         {
             args.Add("--threads");
@@ -126,7 +153,7 @@ public sealed class ExperimentContext
         }
         args.Add("--");
         args.AddRange(arguments);
-        return ChildProcess.Run(args, environment, timeout ?? TimeSpan.FromMinutes(IsQuick ? 1 : 5), Cancellation);
+        return ChildProcess.Run(args, environment, timeout, Cancellation);
     }
 
     /// <summary>Adds a line to the experiment's notes.</summary>
@@ -151,6 +178,7 @@ public sealed class ExperimentContext
         Values = new Dictionary<string, double>(_values),
         Texts = new Dictionary<string, string>(_texts),
         Notes = _notes.ToArray(),
+        Tables = _tables.ToArray(),
         Machine = MachineInfo.Current(),
     };
 

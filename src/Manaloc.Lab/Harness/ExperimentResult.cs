@@ -31,6 +31,8 @@ public sealed record ExperimentResult
     public IReadOnlyList<ResultTable> Tables { get; init; } = [];
     /// <summary>Set when the experiment failed; its measurements may be partial.</summary>
     public string? Error { get; init; }
+    /// <summary>Launches (processes) the measurements came from; 1 when the experiment ran in the lab's own process.</summary>
+    public int Launches { get; init; } = 1;
     /// <summary>Wall-clock seconds the experiment took.</summary>
     public double ElapsedSeconds { get; init; }
     /// <summary>When this experiment ran (a report that accumulates runs holds results of different times).</summary>

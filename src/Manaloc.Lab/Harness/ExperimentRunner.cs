@@ -30,9 +30,24 @@ public static class ExperimentRunner
         var runAt = DateTimeOffset.UtcNow;
         var stopwatch = Stopwatch.StartNew();
         string? error = null;
+        var launches = new List<LaunchRun>();
         try
         {
-            experiment.Run(context);
+            if (settings.Launches <= 1)
+            {
+                experiment.Run(context);
+            }
+            else
+            {
+                // Each launch runs the whole experiment, every variant, in a fresh process: one after another, never
+                // side by side, so they do not compete for the cores they measure.
+                var timeout = TimeSpan.FromSeconds(Math.Max(120, 10 * experiment.ExpectedSeconds(settings)));
+                for (int launch = 0; launch < settings.Launches; launch++)
+                {
+                    var output = context.RunLaunch(launch, timeout);
+                    launches.Add(new LaunchRun(output.Measurements, output.Notes, output.Tables));
+                }
+            }
         }
         catch (OperationCanceledException) when (cancellation.IsCancellationRequested)
         {
@@ -42,7 +57,11 @@ public static class ExperimentRunner
         {
             error = $"{e.GetType().Name}: {e.Message}";
         }
-        var measurements = WithRatios(context.Measurements, experiment.Baseline);
+        // In this process, what was recorded before a failure is kept; from launches, what the finished ones sent back.
+        var merged = settings.Launches <= 1 ? new LaunchRun(context.Measurements, context.Notes, context.Tables)
+            : launches.Count == 0 ? new LaunchRun([], [], [])
+            : Launches.Merge(launches);
+        var measurements = WithRatios(merged.Measurements, experiment.Baseline);
         VerdictResult verdict;
         if (error is not null)
         {
@@ -85,8 +104,9 @@ public static class ExperimentRunner
             Measurements = measurements,
             Headline = headline,
             Verdict = verdict,
-            Notes = context.Notes.ToArray(),
-            Tables = context.Tables.ToArray(),
+            Notes = merged.Notes.ToArray(),
+            Tables = merged.Tables.ToArray(),
+            Launches = settings.Launches <= 1 ? 1 : launches.Count,
             Error = error,
             ElapsedSeconds = stopwatch.Elapsed.TotalSeconds,
             RunAt = runAt,

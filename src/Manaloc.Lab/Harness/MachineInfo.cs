@@ -24,6 +24,11 @@ public sealed record MachineInfo
     public required string GcLatencyMode { get; init; }
     /// <summary>Physical memory the GC sees, in bytes.</summary>
     public long TotalAvailableMemoryBytes { get; init; }
+    /// <summary>
+    /// The CPUs that are SMT siblings (hyper-threads of one core), from the kernel's topology: "0-1, 2-3", "none" when
+    /// every CPU is a core of its own; null when unknown. Two threads on siblings share a core's caches and units.
+    /// </summary>
+    public string? SmtSiblings { get; init; }
     /// <summary>Whether the process runs in CI (the CI environment variable).</summary>
     public bool Ci { get; init; }
 
@@ -58,6 +63,7 @@ public sealed record MachineInfo
             Architecture = RuntimeInformation.ProcessArchitecture.ToString(),
             Runtime = RuntimeInformation.FrameworkDescription,
             ProcessorCount = Environment.ProcessorCount,
+            SmtSiblings = CpuTopology.Describe(),
             AffinityProcessors = affinityCount,
             AffinityMask = mask,
             GcMode = (GCSettings.IsServerGC ? "server" : "workstation") + (IsConcurrentGc() ? ", concurrent" : ""),

@@ -60,6 +60,16 @@ public sealed record Measurement
     /// <summary>High end of the 95% bootstrap confidence interval of <see cref="RatioToBaseline"/>.</summary>
     public double? RatioHigh { get; init; }
 
+    /// <summary>Where the threads ran during the measured samples (two or more threads, Linux); null when not recorded.</summary>
+    public Placement? Placement { get; init; }
+
+    /// <summary>
+    /// The launches (processes) the samples came from, in order: <see cref="Statistics"/> pools their samples,
+    /// launch by launch, and the bootstrap resamples launches before samples. Empty for a measurement taken in
+    /// this process alone (one launch).
+    /// </summary>
+    public IReadOnlyList<LaunchFigures> Launches { get; init; } = [];
+
     /// <summary>Further named figures (e.g. <c>received</c>, <c>gcTimePercent</c>).</summary>
     public IReadOnlyDictionary<string, double> Metrics { get; init; } = new Dictionary<string, double>();
 

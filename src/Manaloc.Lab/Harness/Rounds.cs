@@ -52,6 +52,18 @@ public static class Rounds
         return parts.Select(Merge).ToArray();
     }
 
+    /// <summary>
+    /// One launch's share of <paramref name="total"/> rounds over <paramref name="variants"/> variants, in whole Williams
+    /// cycles (at least one): the launches' rounds pool, so more launches need fewer rounds each.
+    /// </summary>
+    public static int PerLaunch(RunSettings settings, int total, int variants)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(variants);
+        int share = settings.PerLaunch(total);
+        return Math.Max(variants, (share + variants - 1) / variants * variants);
+    }
+
     /// <summary>One measurement from rounds of one sample each: the rounds' samples together, their costs summed.</summary>
     /// <exception cref="ArgumentException"><paramref name="rounds"/> is empty, or a round took other than one sample.</exception>
     public static Measurement Merge(IReadOnlyList<Measurement> rounds)
@@ -78,6 +90,7 @@ public static class Rounds
             GcPauseMs = rounds.Sum(r => r.GcPauseMs),
             LockContentions = rounds.Sum(r => r.LockContentions),
             PeakWorkingSetBytes = rounds.Max(r => r.PeakWorkingSetBytes),
+            Placement = Placement.Combine([.. rounds.Select(r => r.Placement)]),
         };
     }
 }

@@ -5,7 +5,7 @@ public enum RunMode
 {
     /// <summary>For tests: proves an experiment runs end to end; its figures mean little.</summary>
     Smoke,
-    /// <summary>Every experiment in seconds, the whole suite within two minutes on 2 cores (the default).</summary>
+    /// <summary>Every experiment in seconds per launch, the whole suite (3 launches each) within five minutes on 2 cores (the default).</summary>
     Quick,
     /// <summary>Longer warm-up, more and longer samples, larger sizes.</summary>
     Full,
@@ -20,14 +20,25 @@ public sealed record RunSettings
     public TimeSpan WarmUp { get; init; }
     /// <summary>Target duration of one sample; the harness calibrates the operation count to it.</summary>
     public TimeSpan SampleTarget { get; init; }
-    /// <summary>Samples per measurement.</summary>
+    /// <summary>Samples per measurement in each launch.</summary>
     public int Samples { get; init; }
+    /// <summary>
+    /// Launches: the processes each experiment runs in, one after another (see <see cref="Harness.Launches"/>). One runs the
+    /// experiment in this process (smoke mode, tests); more run it whole in that many fresh child processes.
+    /// </summary>
+    public int Launches { get; init; } = 1;
     /// <summary>Thread counts a sweep visits.</summary>
     public IReadOnlyList<int> ThreadCounts { get; init; } = DefaultThreadCounts(Environment.ProcessorCount);
     /// <summary>True in quick and smoke mode: experiments pick their smaller sizes.</summary>
     public bool IsQuick => Mode is RunMode.Quick or RunMode.Smoke;
     /// <summary>True in smoke mode (tests): experiments pick their smallest sizes and fewest variants' repetitions.</summary>
     public bool IsSmoke => Mode == RunMode.Smoke;
+
+    /// <summary>
+    /// One launch's share of <paramref name="total"/> repetitions (at least one): for work whose samples pool across
+    /// launches (full collections, GC pauses for a p99), so that more launches do not cost more time.
+    /// </summary>
+    public int PerLaunch(int total) => Math.Max(1, (total + Launches - 1) / Launches);
 
     /// <summary>The value for this run's mode: one place per size instead of a chain of mode tests.</summary>
     public T Pick<T>(T smoke, T quick, T full) => Mode switch
@@ -48,8 +59,9 @@ public sealed record RunSettings
     /// <summary>The mode's name on the command line and in results.json: <c>smoke</c>, <c>quick</c>, <c>full</c>.</summary>
     public static string NameOf(RunMode mode) => mode.ToString().ToLowerInvariant();
 
-    /// <summary>Quick mode: every experiment in seconds, the whole suite within two minutes on 2 cores.
-    /// Twelve short samples rather than a few long ones: enough for p10/p90 and a bootstrap interval.</summary>
+    /// <summary>Quick mode: 3 launches of every experiment, the whole suite within five minutes on 2 cores.
+    /// Eight short samples per launch rather than a few long ones, 24 in all: enough for p10/p90 and a bootstrap
+    /// interval, and for each launch's own interval, against which launches that disagree are found.</summary>
     /// <remarks>
     /// The warm-up outlasts the runtime's tiering delay: tiered compilation starts counting calls
     /// only after 100 ms without new tier-0 code, and every measurement jits new code (its body),
@@ -60,7 +72,8 @@ public sealed record RunSettings
         Mode = RunMode.Quick,
         WarmUp = TimeSpan.FromMilliseconds(200),
         SampleTarget = TimeSpan.FromMilliseconds(8),
-        Samples = 12,
+        Samples = 8,
+        Launches = 3,
         ThreadCounts = threads ?? DefaultThreadCounts(Environment.ProcessorCount),
     };
 
@@ -80,7 +93,8 @@ public sealed record RunSettings
         Mode = RunMode.Full,
         WarmUp = TimeSpan.FromMilliseconds(1000),
         SampleTarget = TimeSpan.FromMilliseconds(100),
-        Samples = 15,
+        Samples = 10,
+        Launches = 5,
         ThreadCounts = threads ?? DefaultThreadCounts(Environment.ProcessorCount),
     };
 

@@ -23,15 +23,24 @@ public sealed record TargetResult(string Name, double? Today, string Comparison,
     /// <summary>High end of today's 95% bootstrap confidence interval; null when not computed.</summary>
     public double? High { get; init; }
 
+    /// <summary>True when the figure was measured once (one launch, one sample): it is reported, never met or missed.</summary>
+    public bool MeasuredOnce { get; init; }
+
+    /// <summary>True when the launches disagree beyond their own intervals: one met the goal, another missed it.</summary>
+    public bool Unstable { get; init; }
+
+    /// <summary>Each launch's own figure, side by side; empty when the run had one launch.</summary>
+    public IReadOnlyList<LaunchEstimate> Launches { get; init; } = [];
+
     /// <summary>
-    /// True when reached, false when missed, null when not measured or when the confidence interval
-    /// straddles the goal (inconclusive). With an interval, the whole interval must be on one side.
+    /// True when reached, false when missed, null when not measured, measured once, unstable, or when the
+    /// confidence interval straddles the goal (inconclusive). With an interval, the whole interval must be on one side.
     /// </summary>
     public bool? Met
     {
         get
         {
-            if (Today is not { } today || double.IsNaN(today)) return null;
+            if (Today is not { } today || double.IsNaN(today) || MeasuredOnce || Unstable) return null;
             double low = Low ?? today, high = High ?? today;
             bool atLeast = Comparison == "≥";
             if (atLeast ? low >= Goal : high <= Goal) return true;
@@ -52,7 +61,10 @@ public sealed record TargetResult(string Name, double? Today, string Comparison,
 
     /// <summary>Today's figure with its unit and interval, or "n/a".</summary>
     public string TodayText() => Today is not { } t ? "n/a"
-        : Low is { } l && High is { } h && l != h ? $"{Unit.Format(t)} (95% CI {Format.Interval(l, h, Unit)})" : Unit.Format(t);
+        : Low is { } l && High is { } h && l != h ? $"{Unit.Format(t)} (95% CI {Format.Interval(l, h, Unit)}){LaunchText()}" : Unit.Format(t) + LaunchText();
+
+    /// <summary>The launches' figures side by side when they disagree ("; launches 1.2x (1.1x–1.3x) on CPUs 0|1; …"), else "".</summary>
+    private string LaunchText() => Unstable ? $"; launches {Judgement.DescribeLaunches(Launches, Unit, placement: true)}" : "";
 
     /// <summary><see cref="Best"/> with its unit, or "".</summary>
     public string BestText() => Best is { } b && double.IsFinite(b) ? Unit.Format(b) : "";
@@ -60,8 +72,13 @@ public sealed record TargetResult(string Name, double? Today, string Comparison,
     /// <summary>"≥ 2x", "≤ 5 %".</summary>
     public string GoalText() => $"{Comparison} {Unit.Format(Goal)}";
 
-    /// <summary>"met", "NOT met", "inconclusive" or "not measured".</summary>
-    public string MetWord() => Met switch { true => "met", false => "NOT met", null => Today is null ? "not measured" : "inconclusive" };
+    /// <summary>"met", "NOT met", "inconclusive", "unstable", "measured" (once, not judged) or "not measured".</summary>
+    public string MetWord() => Met switch
+    {
+        true => "met",
+        false => "NOT met",
+        null => Today is null ? "not measured" : MeasuredOnce ? "measured" : Unstable ? "unstable" : "inconclusive",
+    };
 
     private static double? Clean(double? value) => value is { } v && (double.IsNaN(v) || double.IsInfinity(v)) ? null : value;
 }

@@ -43,6 +43,7 @@ public static class ThreadSweep
         }
 
         var samples = new double[settings.Samples];
+        crew.Placement = new PlacementRecorder(threads); // only the measured rounds say where the figures came from
         var before = GcSnapshot.Take(allThreads: true);
         for (int i = 0; i < samples.Length; i++)
         {
@@ -51,7 +52,8 @@ public static class ThreadSweep
         var after = GcSnapshot.Take(allThreads: true);
         var withThreads = new Dictionary<string, string>(parameters ?? Parameters.None) { ["threads"] = threads.ToString(System.Globalization.CultureInfo.InvariantCulture) };
         crew.ThrowIfFailed();
-        return Bench.Build(variant, withThreads, threads, total, samples, before, after);
+        // Run returned after the round's closing barrier, so every thread's last placement sample is visible here.
+        return Bench.Build(variant, withThreads, threads, total, samples, before, after) with { Placement = threads > 1 ? crew.Placement.Build() : null };
     }
 
     private static long Calibrate(Crew crew, int threads, RunSettings settings)
@@ -93,6 +95,12 @@ public static class ThreadSweep
         private long _phaseTimestamp;
         private Exception? _failure;
 
+        /// <summary>
+        /// Set by the coordinator between rounds (the barrier orders the write before the threads read it);
+        /// each thread samples its own CPU into it after its body, before the round's closing barrier.
+        /// </summary>
+        public PlacementRecorder? Placement { get; set; }
+
         public Crew(int count, Action<int, long> body)
         {
             _body = body;
@@ -117,6 +125,7 @@ public static class ThreadSweep
                 try
                 {
                     _body(index, Volatile.Read(ref _operations));
+                    Placement?.Sample(index);
                 }
                 catch (Exception e)
                 {

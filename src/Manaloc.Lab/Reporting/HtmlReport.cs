@@ -19,7 +19,7 @@ public static class HtmlReport
         th,td{border:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}td.num{text-align:right;white-space:nowrap}
         img{max-width:100%;height:auto}figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555}
         .v{font-weight:600;padding:0 .3rem;border-radius:.2rem}.holds{background:#d6ecff}.shrinks{background:#ffe7c2}
-        .reversed{background:#f8d0d0}.inconclusive,.notcomparable{background:#e6e6e6}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem .8rem}
+        .reversed{background:#f8d0d0}.inconclusive,.notcomparable,.measured{background:#e6e6e6}.unstable{background:#f3e0f7}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem .8rem}
         dt{font-weight:600}dd{margin:0}.met{color:#00589a}.missed{color:#a33}.small{font-size:.85rem;color:#555}
         """;
 
@@ -35,7 +35,7 @@ public static class HtmlReport
         sb.Append("<h1>Manaloc lab report</h1>\n<p class=\"small\">").Append(E(Machine(report.Machine)))
           .Append($". Report started {report.StartedAt:yyyy-MM-dd HH:mm} UTC.</p>\n");
         sb.Append("<p>Verdicts: <b>holds</b> — the article's effect is there, at least half as large; <b>shrinks</b> — smaller or gone; ")
-          .Append("<b>reversed</b> — the other way today; <b>inconclusive</b> — today's 95% interval straddles the line; <b>not comparable</b> — nothing to compare.</p>\n");
+          .Append("<b>reversed</b> — the other way today; <b>inconclusive</b> — today's 95% interval straddles the line; <b>unstable</b> — the launches (processes) disagree beyond their own intervals; <b>measured</b> — measured once, no interval to judge; <b>not comparable</b> — nothing to compare.</p>\n");
         sb.Append("<div class=\"scroll\"><table><thead><tr><th>experiment</th><th>for users (95% CI)</th><th>article's claim</th><th>today (95% CI)</th><th>article</th><th>targets</th></tr></thead><tbody>\n");
         foreach (var r in report.Experiments)
         {
@@ -87,7 +87,7 @@ public static class HtmlReport
     }
 
     private static string Machine(MachineInfo m)
-        => $"{m.Os} ({m.Architecture}), {m.Runtime}, {Format.Count(m.ProcessorCount, "processor")} (affinity: {m.AffinityProcessors?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "n/a"}), GC {m.GcMode}";
+        => $"{m.Os} ({m.Architecture}), {m.Runtime}, {Format.Count(m.ProcessorCount, "processor")} (affinity: {m.AffinityProcessors?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "n/a"}; SMT siblings: {m.SmtSiblings ?? "unknown"}), GC {m.GcMode}";
 
     private static string E(string text) => WebUtility.HtmlEncode(text);
 }

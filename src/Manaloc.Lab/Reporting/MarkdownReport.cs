@@ -13,7 +13,7 @@ public static class MarkdownReport
         sb.AppendLine("# Manaloc lab report").AppendLine();
         var m = report.Machine;
         sb.AppendLine($"Run {report.StartedAt:yyyy-MM-dd HH:mm} UTC, {report.Mode} mode, on {m.Os} ({m.Architecture}), {m.Runtime}, " +
-                      $"{Format.Count(m.ProcessorCount, "processor")} (affinity: {m.AffinityProcessors?.ToString() ?? "n/a"}), GC: {m.GcMode}.").AppendLine();
+                      $"{Format.Count(m.ProcessorCount, "processor")} (affinity: {m.AffinityProcessors?.ToString() ?? "n/a"}; SMT siblings: {m.SmtSiblings ?? "unknown"}), GC: {m.GcMode}.").AppendLine();
         sb.AppendLine("## Summary").AppendLine();
         sb.Append(SummaryTable(report));
         foreach (var result in report.Experiments)
@@ -33,7 +33,7 @@ public static class MarkdownReport
                 sb.AppendLine();
             }
             foreach (var p in result.Parameters) sb.AppendLine($"- Parameter `{p.Name}`: {p.Description} ({string.Join(", ", p.Values)})");
-            sb.AppendLine($"- Baseline: {result.Baseline}; ran {result.RunAt:yyyy-MM-dd HH:mm} UTC in {RunSettings.NameOf(result.Mode)} mode, took {result.ElapsedSeconds:0.0} s").AppendLine();
+            sb.AppendLine($"- Baseline: {result.Baseline}; ran {result.RunAt:yyyy-MM-dd HH:mm} UTC in {RunSettings.NameOf(result.Mode)} mode, {Format.Count(result.Launches, "launch", "launches")}, took {result.ElapsedSeconds:0.0} s").AppendLine();
             if (result.Measurements.Count > 0) sb.Append(MeasurementTable(result));
             if (charts.TryGetValue(result.Experiment, out var list))
             {
@@ -70,7 +70,12 @@ public static class MarkdownReport
         int unmeasured = verdict.Targets.Count(t => t.Today is null);
         int undecided = verdict.Targets.Count(t => t.Met is null && t.Today is not null);
         var others = new List<string>();
+        int unstable = verdict.Targets.Count(t => t.Unstable);
+        int once = verdict.Targets.Count(t => t.MeasuredOnce);
+        undecided -= unstable + once;
         if (undecided > 0) others.Add($"{undecided} inconclusive");
+        if (unstable > 0) others.Add($"{unstable} unstable");
+        if (once > 0) others.Add($"{once} measured once");
         if (unmeasured > 0) others.Add($"{unmeasured} not measured");
         return $"{met} of {verdict.Targets.Count} met" + (others.Count > 0 ? $" ({string.Join(", ", others)})" : "");
     }
@@ -82,6 +87,8 @@ public static class MarkdownReport
         Verdict.Shrinks => "shrinks",
         Verdict.Reversed => "reversed",
         Verdict.Inconclusive => "inconclusive",
+        Verdict.Unstable => "unstable",
+        Verdict.Measured => "measured",
         _ => "not comparable",
     };
 

@@ -10,7 +10,7 @@ public sealed class BoundedQueueTests
         Variant = variant,
         Unit = unit,
         LowerIsBetter = unit == "bytes",
-        Statistics = Statistics.From([value]),
+        Statistics = Statistics.From([value, value, value]),
     };
 
     [Fact]

@@ -169,9 +169,9 @@ public sealed class LiveSetTests
             (LiveSetSubject.Bulk, 0.001, 0.5, 5000.0, 0.1),
         })
         {
-            measurements.Add(M(variant, "heap", [heap]));
-            measurements.Add(M(variant, "full-gc", [pause]));
-            measurements.Add(M(variant, "churn", [rate]));
+            measurements.Add(M(variant, "heap", [heap, heap, heap]));
+            measurements.Add(M(variant, "full-gc", [pause, pause, pause]));
+            measurements.Add(M(variant, "churn", [rate, rate, rate]));
             measurements.Add(M(variant, "churn-gc-pause", Enumerable.Repeat(p99, 100).ToArray(), gcs: 100));
         }
         return measurements;

@@ -13,7 +13,7 @@ public sealed class PoolingExperimentsTests
         return new Measurement
         {
             Variant = variant, Threads = threads, Unit = "ns/op", Parameters = parameters,
-            Statistics = Statistics.From([1e9 / opsPerSecond]), OpsPerSecond = opsPerSecond, NsPerOp = 1e9 / opsPerSecond,
+            Statistics = Statistics.From([1e9 / opsPerSecond, 1e9 / opsPerSecond, 1e9 / opsPerSecond]), OpsPerSecond = opsPerSecond, NsPerOp = 1e9 / opsPerSecond,
         };
     }
 
@@ -50,7 +50,7 @@ public sealed class PoolingExperimentsTests
         Measurement Ms(string variant, string gc, double ms) => new()
         {
             Variant = variant, Unit = "ms", Parameters = new Dictionary<string, string> { ["gc"] = gc },
-            Statistics = Statistics.From([ms]),
+            Statistics = Statistics.From([ms, ms, ms]),
         };
         var verdict = new GcModes().Judge([Ms("class temporaries", "workstation", 1100), Ms("struct locals", "workstation", 250), Ms("class temporaries", "server", 700)]);
         Assert.Equal(Verdict.Holds, verdict.Verdict);

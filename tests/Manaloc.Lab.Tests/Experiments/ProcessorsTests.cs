@@ -6,10 +6,9 @@ namespace Manaloc.Lab.Tests.Experiments;
 
 public sealed class ProcessorsTests
 {
-    [Fact]
+    [LinuxFact]
     public void A_child_started_from_a_pinned_thread_starts_with_that_mask_and_the_parent_thread_is_restored()
     {
-        if (!OperatingSystem.IsLinux()) return;
         var before = PlatformProcessors.Read();
         int cpu = before.AffinityProcessors![0];
         var context = new ExperimentContext("processors", RunSettings.Smoke());
@@ -25,10 +24,9 @@ public sealed class ProcessorsTests
         Assert.Equal(before.AffinityProcessors, PlatformProcessors.Read().AffinityProcessors);
     }
 
-    [Fact]
+    [LinuxFact]
     public void A_child_restricted_after_start_keeps_its_start_up_processor_count()
     {
-        if (!OperatingSystem.IsLinux()) return;
         int cpu = PlatformProcessors.Read().AffinityProcessors![0];
         var context = new ExperimentContext("processors", RunSettings.Smoke());
 
@@ -39,10 +37,9 @@ public sealed class ProcessorsTests
         Assert.Equal(Environment.ProcessorCount, child.Values["environmentProcessorCount"]);
     }
 
-    [Fact]
+    [LinuxFact]
     public void A_quota_child_runs_where_the_machine_allows_and_leaves_no_cgroup_behind()
     {
-        if (!OperatingSystem.IsLinux()) return;
         string Cgroup() => File.ReadAllText("/proc/thread-self/cgroup");
         string before = Cgroup();
         var context = new ExperimentContext("processors", RunSettings.Smoke());

@@ -10,7 +10,7 @@ public sealed class TypedMemoryVerdictTests
     {
         Variant = variant,
         Unit = op == "heap" ? "B/record" : op == "full-gc" ? "ms" : "ns/op",
-        Statistics = Statistics.From([median]),
+        Statistics = Statistics.From([median, median, median]),
         Parameters = new Dictionary<string, string> { ["op"] = op, ["records"] = "1000" },
     };
 

@@ -96,6 +96,28 @@ public sealed class BenchTests
         Assert.True(m.OperationsPerSample >= slowRound / 2, $"calibrated to {m.OperationsPerSample} operations after a slow round of {slowRound}");
     }
 
+    [Fact]
+    public void Compare_samples_cells_of_different_parameters_in_one_interleaved_run()
+    {
+        var context = new ExperimentContext("demo", RunSettings.Smoke() with { Samples = 4 });
+        var order = new List<string>();
+        Action<long> Body(string name) => n => { order.Add(name); for (long i = 0; i < n; i++) Thread.SpinWait(1); };
+
+        var measured = context.Compare(
+        [
+            ("a", Parameters.Of(("op", "x")), Body("a/x")),
+            ("b", Parameters.Of(("op", "x")), Body("b/x")),
+            ("a", Parameters.Of(("op", "y")), Body("a/y")),
+        ]);
+
+        Assert.Equal([("a", "op=x"), ("b", "op=x"), ("a", "op=y")], measured.Select(m => (m.Variant, m.ParameterKey)));
+        Assert.All(measured, m => Assert.Equal(4, m.Statistics.Count));
+        Assert.Equal(measured, context.Measurements);
+        // Interleaved: the last 12 calls are the samples, one of every cell per round.
+        var sampling = order.TakeLast(12).ToArray();
+        for (int round = 0; round < 4; round++) Assert.Equal(3, sampling.Skip(3 * round).Take(3).Distinct().Count());
+    }
+
     private sealed class TwoLongs
     {
         public long A = 1;

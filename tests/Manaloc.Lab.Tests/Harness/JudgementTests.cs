@@ -90,15 +90,10 @@ public sealed class JudgementTests
     }
 
     [Fact]
-    public void No_registered_experiment_writes_its_own_verdict()
+    public void Every_registered_experiment_declares_a_claim_for_the_one_rule()
     {
-        foreach (var e in ExperimentRegistry.All())
-        {
-            var type = e.GetType();
-            Assert.True(type.GetMethod(nameof(Experiment.Judge))!.DeclaringType == typeof(Experiment), $"{e.Name} overrides Judge: declare Claim and Targets instead (docs/lab.md)");
-            Assert.True(type.GetProperty(nameof(Experiment.Figure))!.DeclaringType == typeof(Experiment), $"{e.Name} overrides Figure: the Claim carries it");
-            Assert.NotNull(e.Claim);
-        }
+        // Judge and Figure are not virtual: the claim and targets are the only way to a verdict.
+        foreach (var e in ExperimentRegistry.All()) Assert.NotNull(e.Claim);
     }
 
     private static Measurement Ns(string variant, double median, double spread) => new()

@@ -32,6 +32,8 @@ public sealed class JsonSchemaTests
                         AllocatedBytes = 32000, AllocatedBytesPerOp = 32, Gc = new GcCounts { Gen0 = 3, Gen1 = 2, Gen2 = 1 },
                         GcPauseMs = 1.5, LockContentions = 7, PeakWorkingSetBytes = 123456789, RatioToBaseline = 1,
                         Metrics = new Dictionary<string, double> { ["received"] = 99, ["inf"] = double.PositiveInfinity },
+                        Placement = new Placement { ThreadCpus = [[0], [1, 0]], SharedCpu = false, SmtSiblings = false, Moved = true },
+                        Launches = [new LaunchFigures(0, 2, 11) { AllocatedBytesPerOp = 32 }, new LaunchFigures(1, 1, 11) { Placement = new Placement { ThreadCpus = [[1], [1]], SharedCpu = true } }],
                     },
                     new Measurement
                     {
@@ -44,8 +46,10 @@ public sealed class JsonSchemaTests
                     [new HeadlineFigure("weakest path, the same", null, Unit.Ratio)]),
                 Verdict = new VerdictResult(Verdict.Holds, "new 11x faster", 11, "x")
                 {
-                    Targets = [TargetResult.AtLeast("new vs pool", 11, 2) with { Best = 12 }, TargetResult.AtMost("peak memory", double.NaN, 5, "%")],
+                    Targets = [TargetResult.AtLeast("new vs pool", 11, 2) with { Best = 12, Launches = [new LaunchEstimate(0, 11, 10, 12)] }, TargetResult.AtMost("peak memory", double.NaN, 5, "%")],
+                    Launches = [new LaunchEstimate(0, 11, 10, 12) { Placement = "old: CPUs 0|1" }, new LaunchEstimate(1, null, double.NaN, double.NaN)],
                 },
+                Launches = 2,
                 Notes = ["a note"],
                 Tables = [new ResultTable("layout", ["field", "offset"], [["A", "0"], ["B", "8"]])],
                 ElapsedSeconds = 1.25,
@@ -64,8 +68,14 @@ public sealed class JsonSchemaTests
         Assert.Equal(sent with { Samples = [] }, read with { Samples = [] });
         Assert.Equal(sent.Samples, read.Samples); // the bootstrap resamples them: they must survive the trip, in order
         Assert.Equal(report.Machine, back.Machine);
+        Assert.Equal(2, back.Experiments[0].Launches);
         Assert.Equal(Verdict.Holds, back.Experiments[0].Verdict.Verdict);
-        Assert.Equal(report.Experiments[0].Verdict.Targets, back.Experiments[0].Verdict.Targets);
+        // Records compare lists by reference: compare the launches apart.
+        Assert.Equal(report.Experiments[0].Verdict.Targets.Select(t => t with { Launches = [] }), back.Experiments[0].Verdict.Targets.Select(t => t with { Launches = [] }));
+        Assert.Equal(report.Experiments[0].Verdict.Targets[0].Launches, back.Experiments[0].Verdict.Targets[0].Launches);
+        Assert.Equal(report.Experiments[0].Verdict.Launches, back.Experiments[0].Verdict.Launches);
+        Assert.Equal([2, 1], back.Experiments[0].Measurements[0].Launches.Select(l => l.SampleCount));
+        Assert.Equal([1, 0], back.Experiments[0].Measurements[0].Placement!.ThreadCpus[1]);
     }
 
     [Fact]

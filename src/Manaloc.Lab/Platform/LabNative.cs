@@ -1,16 +1,17 @@
 using System.Runtime.InteropServices;
 
-namespace Manaloc.Lab.Harness;
+namespace Manaloc.Lab.Platform;
 
 /// <summary>
-/// The Linux system calls only the lab needs, through libc (the runtime maps the name <c>libc</c> to the platform's
-/// C library): setting any thread's affinity mask, the scheduler's round-robin interval, a thread's CPU clock. The
-/// library keeps its own (reading the process's mask, a worker pinning itself) in Manaloc.Platform.
+/// The lab's own calls into the operating system, through libc (the runtime maps the name <c>libc</c> to the platform's
+/// C library): setting any thread's affinity mask, the scheduler's round-robin interval, a thread's CPU clock, the CPU
+/// a measuring thread runs on. What only the lab needs lives here, not in the library; the library keeps its own
+/// (reading the process's mask, a worker pinning itself) in Manaloc.Platform.
 /// </summary>
 /// <remarks>
-/// Every entry point is unprivileged. Callers check <see cref="OperatingSystem.IsLinux"/> first; a missing entry point
-/// surfaces as <see cref="DllNotFoundException"/> or <see cref="EntryPointNotFoundException"/>. Thread-safe: the calls
-/// keep no state here.
+/// Every entry point is unprivileged. Callers check <see cref="OperatingSystem.IsLinux"/> first (or get null); a missing
+/// entry point surfaces as <see cref="DllNotFoundException"/> or <see cref="EntryPointNotFoundException"/>. Thread-safe:
+/// the calls keep no state here.
 /// </remarks>
 internal static unsafe partial class LabNative
 {
@@ -81,4 +82,26 @@ internal static unsafe partial class LabNative
         nanoseconds = ((long)t.Seconds * 1_000_000_000L) + t.Nanoseconds;
         return true;
     }
+
+    /// <summary>The CPU the calling thread is running on now (Linux <c>sched_getcpu</c>); null elsewhere or when the call fails.</summary>
+    /// <remarks>
+    /// A snapshot: the scheduler may move the thread right after. The placement recorder samples it at the end of
+    /// every measured round, so a thread that moved shows up as more than one CPU.
+    /// </remarks>
+    public static int? CurrentCpu()
+    {
+        if (!OperatingSystem.IsLinux()) return null;
+        try
+        {
+            int cpu = SchedGetCpu();
+            return cpu >= 0 ? cpu : null;
+        }
+        catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
+        {
+            return null;
+        }
+    }
+
+    [LibraryImport("libc", EntryPoint = "sched_getcpu")]
+    private static partial int SchedGetCpu();
 }
