@@ -30,6 +30,9 @@ public sealed class Pipelines : Experiment
     /// <inheritdoc/>
     public override string Description => "A Pipe moves data writer thread → reader thread in 4 KiB and 64 KiB segments: MemoryPool<byte>.Shared vs BufferMemoryPool (throughput, bytes per segment, GCs).";
     /// <inheritdoc/>
+    public override Claim Claim => new("No figure: pooling the owner objects as well as the arrays lets a Pipe move data without allocating per segment, at no cost in throughput", null,
+        Metric.TimesBetter("BufferMemoryPool vs MemoryPool.Shared, Pipe throughput, 4 KiB segments", Pool, Shared, m => IsTimed(m, 4096)));
+    /// <inheritdoc/>
     public override IReadOnlyList<Target> Targets =>
     [
         .. SegmentSizes.SelectMany(size => new[]
