@@ -28,6 +28,9 @@ public sealed class BufferWriter : Experiment
     /// <inheritdoc/>
     public override string Description => "Payloads of 1 KiB to 16 MiB written raw and as JSON (Utf8JsonWriter), then read back: ArrayBufferWriter vs ArrayPoolBufferWriter vs PooledBufferWriter.";
     /// <inheritdoc/>
+    public override Claim Claim => new("No figure: a writer that appends pooled segments instead of growing one array writes large payloads without copying or allocating", null,
+        Metric.TimesBetter("PooledBufferWriter vs ArrayBufferWriter, 1 MiB raw", Ours, ArrayWriter, m => Is(m, 1 << 20, "raw")));
+    /// <inheritdoc/>
     public override IReadOnlyList<Target> Targets =>
     [
         .. Cases(RunSettings.Quick()).Where(c => c.Size >= 64 << 10).Select(c =>

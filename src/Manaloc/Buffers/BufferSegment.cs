@@ -1,18 +1,28 @@
 using System.Buffers;
-using Manaloc.Pooling;
 
 namespace Manaloc.Buffers;
 
 /// <summary>
-/// One array of a <see cref="SegmentChain"/>, linked for <see cref="ReadOnlySequence{T}"/>. Pooled process-wide (one
-/// semi-local pool), so a writer or stream that grows allocates no node after warm-up.
+/// One array of a <see cref="SegmentChain"/>, linked for <see cref="ReadOnlySequence{T}"/>. Nodes are cached per
+/// thread (up to <see cref="CacheSize"/>), so a writer or stream that grows allocates no node after warm-up.
 /// </summary>
-/// <remarks>Not thread-safe: a node belongs to one chain between its Rent and its Return.</remarks>
+/// <remarks>
+/// <para>Why a plain per-thread array and not a pool with a shared tier: a node is a small object that holds no
+/// buffer while cached, so one lost to another thread (a stream disposed where it was not created) costs the GC
+/// 64 bytes, not a lock; and a writer's or stream's nodes are almost always taken and given back by one thread.
+/// The arrays, which matter, go through the buffer manager.</para>
+/// <para>Not thread-safe: a node belongs to one chain between its Rent and its Return; the cache is the thread's own.</para>
+/// </remarks>
 internal sealed class BufferSegment : ReadOnlySequenceSegment<byte>
 {
-    private static readonly PoolTier<BufferSegment> s_nodes = new(
-        PoolPolicies.Create(static () => new BufferSegment()),
-        new PoolOptions { Name = "buffers.segments", TrimAfterGen2 = true });
+    /// <summary>Nodes a thread keeps: enough for a 30 MiB chain (4 KiB doubling to 1 MiB, then 1 MiB each).</summary>
+    private const int CacheSize = 40;
+
+    [ThreadStatic]
+    private static BufferSegment?[]? t_cache;
+
+    [ThreadStatic]
+    private static int t_count;
 
     /// <summary>The rented array (null while the node is pooled).</summary>
     public byte[] Array = [];
@@ -29,7 +39,18 @@ internal sealed class BufferSegment : ReadOnlySequenceSegment<byte>
 
     public static BufferSegment Rent(byte[] array, long start)
     {
-        var node = s_nodes.Rent();
+        var cache = t_cache;
+        BufferSegment node;
+        if (cache is not null && t_count > 0)
+        {
+            int index = --t_count;
+            node = cache[index]!;
+            cache[index] = null;
+        }
+        else
+        {
+            node = new BufferSegment();
+        }
         node.Array = array;
         node.RunningIndex = start;
         node.Memory = default;
@@ -45,12 +66,13 @@ internal sealed class BufferSegment : ReadOnlySequenceSegment<byte>
     /// <summary>Sets the bytes the sequence sees: the first <paramref name="length"/> bytes of the array.</summary>
     public void Expose(int length) => Memory = new ReadOnlyMemory<byte>(Array, 0, length);
 
-    /// <summary>Forgets the array and links (so a pooled node keeps no buffer alive) and pools the node.</summary>
+    /// <summary>Forgets the array and links (so a cached node keeps no buffer alive) and caches the node, or drops it when the cache is full.</summary>
     public static void Return(BufferSegment node)
     {
         node.Array = [];
         node.Memory = default;
         node.Link(null);
-        s_nodes.Return(node);
+        var cache = t_cache ??= new BufferSegment?[CacheSize];
+        if (t_count < cache.Length) cache[t_count++] = node;
     }
 }

@@ -10,7 +10,7 @@ namespace Manaloc.Buffers;
 /// <remarks>
 /// <para>Why: a <see cref="MemoryStream"/> used as a growable buffer doubles one array as it grows (copying everything
 /// so far, and allocating on the large-object heap past 85 KB) and leaves it to the GC. This stream appends pooled
-/// arrays (each as large as those before it together, up to 1 MiB), reads and writes across them, and returns them
+/// arrays (each twice the last, up to 1 MiB), reads and writes across them, and returns them
 /// on Dispose, so a warm process writes megabytes without allocating arrays. It bounds what it keeps by the
 /// manager's limits (<see cref="BufferManagerOptions.MaxRetainedBytesPerClass"/>), not by how large a stream once grew.</para>
 /// <para>Behaviour: <see cref="MemoryStream"/>'s, input for input (a model-based test compares the two): lengths and

@@ -11,7 +11,7 @@ namespace Manaloc.Buffers;
 /// <remarks>
 /// <para>Why: <see cref="ArrayBufferWriter{T}"/> keeps everything in one array, so growing allocates a new array
 /// (on the large-object heap past 85 KB) and copies what was written, about twice the payload in copies; this writer
-/// appends an array from the pool instead (each as large as those before it together, up to 1 MiB, or what
+/// appends an array from the pool instead (each twice the last, up to 1 MiB, or what
 /// <see cref="GetMemory"/> asks for), so bytes are written once, and after warm-up writing allocates nothing
 /// besides the writer itself. The price: the output is a sequence of segments, not one span.</para>
 /// <para>Contract, as <see cref="ArrayBufferWriter{T}"/>'s: <see cref="GetMemory"/> and <see cref="GetSpan"/> return at

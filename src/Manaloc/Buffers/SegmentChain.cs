@@ -9,8 +9,8 @@ namespace Manaloc.Buffers;
 /// returned exactly once, by <see cref="ReleaseAll"/> or <see cref="ReleaseAfter"/>, which unlink it first.
 /// </summary>
 /// <remarks>
-/// <para>Sizes: each new array is as large as all before it together (so n bytes take O(log n) arrays while small, and
-/// at most twice the bytes written), from <see cref="InitialSegmentSize"/> up to <see cref="MaxSegmentSize"/>,
+/// <para>Sizes: each new array is twice the last (so n bytes take O(log n) arrays while small, and at most about twice
+/// the bytes written), from <see cref="InitialSegmentSize"/> up to <see cref="MaxSegmentSize"/>,
 /// and never below what the caller needs at once. Power-of-two sizes, the manager's classes, so every array is pooled.</para>
 /// <para>A mutable struct held in a field of its one owner (no allocation of its own). Not thread-safe.</para>
 /// </remarks>
@@ -56,7 +56,11 @@ internal struct SegmentChain(BufferManager manager)
     private readonly int NextSize(int minimumSize)
     {
         int largest = Math.Min(MaxSegmentSize, Manager.MaxBufferSize);
-        return Math.Max((int)Math.Clamp(Capacity, Math.Min(InitialSegmentSize, largest), largest), minimumSize);
+        // Twice the last array (4 KiB, 8 KiB, 16 KiB, …): one array per size class up to the largest, so a chain
+        // never holds two arrays of one class while small (the manager serves a second one of a class from its
+        // slower per-thread stack, not the hot slot).
+        long doubled = Tail is null ? InitialSegmentSize : 2L * Tail.Array.Length;
+        return Math.Max((int)Math.Clamp(doubled, Math.Min(InitialSegmentSize, largest), largest), minimumSize);
     }
 
     /// <summary>Returns every array and node; the chain is empty afterwards.</summary>

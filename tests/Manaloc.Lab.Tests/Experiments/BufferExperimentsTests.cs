@@ -1,0 +1,55 @@
+using Manaloc.Lab.Experiments;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Tests.Experiments;
+
+/// <summary>pipelines, buffer-writer and streams in smoke mode: every variant and case measured, and the targets judged.</summary>
+public sealed class BufferExperimentsTests
+{
+    [Fact]
+    public void Pipelines_measures_both_pools_at_both_segment_sizes_and_judges_the_targets()
+    {
+        var result = ExperimentRunner.Run(new Pipelines(), RunSettings.Smoke());
+        Assert.Null(result.Error);
+        foreach (string variant in new[] { "MemoryPool.Shared", "BufferMemoryPool" })
+        {
+            foreach (string segment in new[] { "4096", "65536" })
+            {
+                foreach (string measure in new[] { "timed", "move" })
+                    Assert.Contains(result.Measurements, m => m.Variant == variant && m.Parameters["segment"] == segment && m.Parameters["measure"] == measure);
+            }
+        }
+        Assert.Equal(4, result.Verdict.Targets.Count);
+        Assert.All(result.Verdict.Targets, t => Assert.NotNull(t.Today));
+        Assert.Contains(result.Notes, n => n.Contains("not the full run's 1 GiB", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void Buffer_writer_measures_every_writer_raw_and_as_json_and_judges_the_targets()
+    {
+        var result = ExperimentRunner.Run(new BufferWriter(), RunSettings.Smoke());
+        Assert.Null(result.Error);
+        foreach (string variant in new[] { "ArrayBufferWriter", "ArrayPoolBufferWriter", "PooledBufferWriter" })
+        {
+            foreach (string format in new[] { "raw", "json" })
+                Assert.Contains(result.Measurements, m => m.Variant == variant && m.Parameters["format"] == format);
+        }
+        Assert.Contains(result.Measurements, m => m.Variant == "PooledBufferWriter, alone");
+        Assert.Contains(result.Verdict.Targets, t => t.Name.StartsWith("PooledBufferWriter vs ArrayBufferWriter, 64 KiB", StringComparison.Ordinal) && t.Today is not null);
+        Assert.Contains(result.Verdict.Targets, t => t.Name.StartsWith("PooledBufferWriter bytes allocated", StringComparison.Ordinal) && t.Today is not null);
+    }
+
+    [Fact]
+    public void Streams_measures_every_stream_raw_and_through_gzip_and_judges_the_targets()
+    {
+        var result = ExperimentRunner.Run(new Streams(), RunSettings.Smoke());
+        Assert.Null(result.Error);
+        foreach (string variant in new[] { "MemoryStream", "RecyclableMemoryStream", "PooledBufferStream" })
+        {
+            foreach (string format in new[] { "raw", "gzip" })
+                Assert.Contains(result.Measurements, m => m.Variant == variant && m.Parameters["format"] == format);
+        }
+        Assert.Contains(result.Verdict.Targets, t => t.Name == "PooledBufferStream vs MemoryStream, 64 KiB" && t.Today is not null);
+        Assert.Contains(result.Verdict.Targets, t => t.Name == "PooledBufferStream vs MemoryStream, 1 KiB (no slower)" && t.Today is not null);
+    }
+}
