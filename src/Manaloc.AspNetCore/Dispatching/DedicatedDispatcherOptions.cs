@@ -10,8 +10,8 @@ namespace Manaloc.AspNetCore.Dispatching;
 /// <remarks>
 /// <para>Why a share per client: the dispatcher's queue is bounded, and one client sending as fast as it
 /// can would otherwise fill it, so every other client's work would wait behind the flood. With a share,
-/// a client over it is answered at once (<see cref="OverShareStatusCode"/>, 429 by default) and the
-/// queue keeps room for the others.</para>
+/// a client over it waits in its own line (<see cref="ClientLine"/>), and past that is answered
+/// <see cref="OverShareStatusCode"/> (429 by default): the queue keeps room for the others.</para>
 /// <para>Thread safety: set it up before the host starts; the dispatcher reads it once.</para>
 /// </remarks>
 public sealed class DedicatedDispatcherOptions
@@ -25,8 +25,12 @@ public sealed class DedicatedDispatcherOptions
     /// <summary>Queued items the dispatcher holds at most (1 to 1,073,741,824; default 10,000); a request finding it full is answered <see cref="FullQueueStatusCode"/>.</summary>
     public int Capacity { get; set; } = Threading.DispatcherOptions.DefaultCapacity;
 
-    /// <summary>Work items one client may have queued or running at once (at least 1; default 8); over it a request is answered <see cref="OverShareStatusCode"/>.</summary>
+    /// <summary>Work items one client may have queued or running at once (at least 1; default 8); over it a request waits in the client's line (<see cref="ClientLine"/>).</summary>
     public int ClientShare { get; set; } = 8;
+
+    /// <summary>Requests of one client that may wait for its share when it has the share queued or running (zero or more; default 16); over it a request is answered <see cref="OverShareStatusCode"/>.</summary>
+    /// <remarks>Waiting holds no thread: a flooder's extra requests wait for its own work to finish, so it is slowed to its share instead of coming straight back.</remarks>
+    public int ClientLine { get; set; } = 16;
 
     /// <summary>The status of a request over its client's share (400 to 599; default 429 Too Many Requests, sent with <c>Retry-After: 1</c>).</summary>
     public int OverShareStatusCode { get; set; } = 429;
@@ -48,6 +52,7 @@ public sealed class DedicatedDispatcherOptions
         if (ThreadCount is < 1 or > 1024) problems.Add($"{section}:{nameof(ThreadCount)} must be between 1 and 1024 (was {ThreadCount}).");
         if (Capacity is < 1 or > Threading.DispatcherOptions.MaxCapacity) problems.Add($"{section}:{nameof(Capacity)} must be between 1 and {Threading.DispatcherOptions.MaxCapacity} (was {Capacity}).");
         if (ClientShare < 1) problems.Add($"{section}:{nameof(ClientShare)} must be at least 1 (was {ClientShare}).");
+        if (ClientLine < 0) problems.Add($"{section}:{nameof(ClientLine)} must not be negative (was {ClientLine}).");
         if (OverShareStatusCode is < 400 or > 599) problems.Add($"{section}:{nameof(OverShareStatusCode)} must be an error status, 400 to 599 (was {OverShareStatusCode}).");
         if (FullQueueStatusCode is < 400 or > 599) problems.Add($"{section}:{nameof(FullQueueStatusCode)} must be an error status, 400 to 599 (was {FullQueueStatusCode}).");
         if (DrainTimeout < TimeSpan.Zero) problems.Add($"{section}:{nameof(DrainTimeout)} must not be negative (was {DrainTimeout}).");

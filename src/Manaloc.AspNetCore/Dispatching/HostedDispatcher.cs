@@ -41,7 +41,7 @@ public sealed class HostedDispatcher
         _options = options;
         _logger = logger;
         _metrics = metrics;
-        _shares = new ClientShares(options.ClientShare);
+        _shares = new ClientShares(options.ClientShare, options.ClientLine);
         _overShare = Results.StatusCode(options.OverShareStatusCode);
         _unavailable = Results.StatusCode(options.FullQueueStatusCode);
     }
@@ -66,10 +66,13 @@ public sealed class HostedDispatcher
     /// <param name="context">The request (its client is found by <see cref="DedicatedDispatcherOptions.ClientKey"/>).</param>
     /// <param name="work">The CPU-bound work; an exception it throws is rethrown here (so the server answers 500 as for any handler).</param>
     /// <returns>The response; <see cref="DedicatedDispatcherOptions.OverShareStatusCode"/> (with <c>Retry-After: 1</c>) when the client has its
-    /// share queued or running; <see cref="DedicatedDispatcherOptions.FullQueueStatusCode"/> when the queue is full, the host is not started or
+    /// share queued or running and <see cref="DedicatedDispatcherOptions.ClientLine"/> requests waiting; <see cref="DedicatedDispatcherOptions.FullQueueStatusCode"/> when the queue is full, the host is not started or
     /// is stopping, or the work was abandoned at the drain deadline.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="context"/> or <paramref name="work"/> is null.</exception>
-    /// <remarks>The share counts the item from the moment it is queued until it has run; writing the response is not counted.</remarks>
+    /// <remarks>The share counts the item from the moment it is queued until it has run; writing the response is not counted.
+    /// A request over its client's share waits in that client's line (holding no thread) until one of the client's items
+    /// has run; so a flooding client's extra requests wait for its own work, not everyone's. A request whose client
+    /// disconnects while in line leaves it.</remarks>
     public Task<IResult> RunAsync<TResult>(HttpContext context, Func<TResult> work)
     {
         ArgumentNullException.ThrowIfNull(context);
@@ -77,7 +80,27 @@ public sealed class HostedDispatcher
         var dispatcher = Volatile.Read(ref _dispatcher);
         if (dispatcher is null || !dispatcher.IsAcceptingWork) return Task.FromResult(Refuse(ref _unavailableCount, "stopped"));
         string client = _options.ClientKey?.Invoke(context) ?? DefaultClientKey(context);
-        var share = _shares.TryAcquire(client);
+        var share = _shares.TryAcquire(client, context.RequestAborted);
+        return share.IsCompletedSuccessfully ? Post(dispatcher, share.Result, context, work) : WaitThenPostAsync(dispatcher, share, context, work);
+    }
+
+    /// <summary>The client was over its share: waits in its line (no thread held), then posts.</summary>
+    private async Task<IResult> WaitThenPostAsync<TResult>(DedicatedThreadDispatcher dispatcher, ValueTask<ClientShares.Entry?> pending, HttpContext context, Func<TResult> work)
+    {
+        ClientShares.Entry? share;
+        try
+        {
+            share = await pending.ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) // the client went away while in line: nobody reads the answer
+        {
+            return _unavailable;
+        }
+        return await Post(dispatcher, share, context, work).ConfigureAwait(false);
+    }
+
+    private Task<IResult> Post<TResult>(DedicatedThreadDispatcher dispatcher, ClientShares.Entry? share, HttpContext context, Func<TResult> work)
+    {
         if (share is null)
         {
             context.Response.Headers.RetryAfter = "1";

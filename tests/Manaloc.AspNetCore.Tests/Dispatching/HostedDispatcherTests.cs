@@ -55,7 +55,7 @@ public sealed class HostedDispatcherTests
         using var gate = new ManualResetEventSlim(false);
         using var started = new CountdownEvent(1);
         await using var host = await TestHost.StartAsync(
-            s => s.AddDedicatedDispatcher("cpu", o => { o.ThreadCount = 1; o.ClientShare = 1; ByHeader(o); }), Endpoints(gate, started));
+            s => s.AddDedicatedDispatcher("cpu", o => { o.ThreadCount = 1; o.ClientShare = 1; o.ClientLine = 0; ByHeader(o); }), Endpoints(gate, started));
         var flooderFirst = host.Client.SendAsync(Get("/wait", "flooder"));
         Assert.True(started.Wait(Patience));
         using var refused = await host.Client.SendAsync(Get("/thread", "flooder"));
@@ -70,6 +70,29 @@ public sealed class HostedDispatcherTests
         var stats = host.Services.GetRequiredKeyedService<HostedDispatcher>("cpu").GetStatistics();
         Assert.Equal(1, stats.OverShare);
         Assert.Equal(2, stats.Completed);
+    }
+
+    [Fact]
+    public async Task A_client_over_its_share_waits_in_its_line_and_is_served_after_its_own_work()
+    {
+        using var gate = new ManualResetEventSlim(false);
+        using var started = new CountdownEvent(1);
+        await using var host = await TestHost.StartAsync(
+            s => s.AddDedicatedDispatcher("cpu", o => { o.ThreadCount = 1; o.ClientShare = 1; o.ClientLine = 1; ByHeader(o); }), Endpoints(gate, started));
+        var dispatcher = host.Services.GetRequiredKeyedService<HostedDispatcher>("cpu");
+        var first = host.Client.SendAsync(Get("/wait", "flooder"));
+        Assert.True(started.Wait(Patience));
+        var waiting = host.Client.SendAsync(Get("/thread", "flooder"));
+        using (var refused = await host.Client.SendAsync(Get("/thread", "flooder"))) // the line (1) is taken
+        {
+            Assert.Equal(HttpStatusCode.TooManyRequests, refused.StatusCode);
+        }
+        Assert.Equal(0, dispatcher.Dispatcher.QueuedCount); // the one in line is not in the dispatcher's queue
+        Assert.False(waiting.IsCompleted);
+        gate.Set();
+        Assert.Equal(HttpStatusCode.OK, (await first).StatusCode);
+        Assert.Equal(HttpStatusCode.OK, (await waiting).StatusCode);
+        Assert.Equal(2, dispatcher.GetStatistics().Completed);
     }
 
     [Fact]
@@ -98,7 +121,7 @@ public sealed class HostedDispatcherTests
         using var gate = new ManualResetEventSlim(false);
         using var started = new CountdownEvent(1);
         await using var host = await TestHost.StartAsync(
-            s => s.AddDedicatedDispatcher("cpu", o => { o.ThreadCount = 1; o.ClientShare = 1; ByHeader(o); }), Endpoints(gate, started));
+            s => s.AddDedicatedDispatcher("cpu", o => { o.ThreadCount = 1; o.ClientShare = 1; o.ClientLine = 0; ByHeader(o); }), Endpoints(gate, started));
         var factory = host.Services.GetRequiredService<IMeterFactory>();
         var measurements = new List<(long Value, string? Reason)>();
         using var listener = new MeterListener();
