@@ -31,7 +31,7 @@ public sealed class ClientSharesTests
         var handed = await first;
         Assert.Same(held, handed); // the slot was handed over: the same entry, the count unchanged
         Assert.False(second.IsCompleted);
-        shares.Release(handed);
+        shares.Release(handed!);
         shares.Release((await second)!);
         Assert.Equal(0, shares.ActiveClients);
     }
