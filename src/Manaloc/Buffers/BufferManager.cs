@@ -79,7 +79,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
                 MaxRetained = retained,
                 TrimAfterGen2 = options.TrimAfterGen2,
             };
-            _classes[i] = new PoolTier<byte[]>(new BufferPolicy(size), classOptions);
+            _classes[i] = new PoolTier<byte[]>(new BufferPolicy(size, options.PinnedArrays), classOptions);
         }
         _lease = ThreadSlots.Lease();
         _slotId = _lease.Id;

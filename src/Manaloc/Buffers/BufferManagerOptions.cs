@@ -45,6 +45,9 @@ public sealed class BufferManagerOptions
     /// <summary>Trims idle buffers after gen-2 collections and under memory pressure. Default on.</summary>
     public bool TrimAfterGen2 { get; set; } = true;
 
+    /// <summary>Pooled arrays come from the pinned object heap (set by a <see cref="BufferMemoryPool"/> created with <see cref="BufferMemoryPoolOptions.Pinned"/>).</summary>
+    internal bool PinnedArrays { get; set; }
+
     internal void Validate()
     {
         if (string.IsNullOrEmpty(Name)) ThrowHelper.ThrowArgument(nameof(Name), "A buffer manager needs a non-empty name.");

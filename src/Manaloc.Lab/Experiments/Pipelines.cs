@@ -1,0 +1,163 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using Manaloc.Buffers;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// A <see cref="Pipe"/> moves data from a writer thread to a reader thread in segments of 4 KiB and 64 KiB, over
+/// <see cref="MemoryPool{T}.Shared"/> (an owner object allocated per segment, arrays from ArrayPool.Shared) and over
+/// Manaloc's <see cref="BufferMemoryPool"/> (pooled owners, arrays from a BufferManager): throughput, bytes allocated
+/// per segment, and GCs.
+/// </summary>
+/// <remarks>
+/// Throughput: interleaved samples (the harness's Compare) of n segments written, each filled, flushed, and read
+/// by the reader thread (a sample ends when the reader has consumed all of it); bytes per segment there are the writer
+/// thread's, where every rent happens. Then, untimed, one long move per variant (1 GiB; less in quick mode, and the
+/// note says how much) counts the bytes every thread allocated and the GCs.
+/// </remarks>
+public sealed class Pipelines : Experiment
+{
+    private const string Shared = "MemoryPool.Shared";
+    private const string Pool = "BufferMemoryPool";
+    private static readonly int[] SegmentSizes = [4096, 65536];
+
+    /// <inheritdoc/>
+    public override string Name => "pipelines";
+    /// <inheritdoc/>
+    public override string Article => "Manaloc's own claim: a MemoryPool<byte> for System.IO.Pipelines and Kestrel";
+    /// <inheritdoc/>
+    public override string Description => "A Pipe moves data writer thread → reader thread in 4 KiB and 64 KiB segments: MemoryPool<byte>.Shared vs BufferMemoryPool (throughput, bytes per segment, GCs).";
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        .. SegmentSizes.SelectMany(size => new[]
+        {
+            Target.AtLeast(Metric.TimesBetter($"BufferMemoryPool vs MemoryPool.Shared throughput, {size / 1024} KiB segments", Pool, Shared, m => IsTimed(m, size)), 1),
+            Target.AtMost($"BufferMemoryPool bytes allocated per segment (all threads), {size / 1024} KiB", Unit.BytesPerOp,
+                f => f.Value(Pool, m => m.Statistics.Median, m => IsMove(m, size)), 1),
+        }),
+    ];
+    /// <inheritdoc/>
+    public override Headline Headline => new(
+        Metric.TimesBetter("BufferMemoryPool vs MemoryPool.Shared, Pipe throughput, 4 KiB segments (times as fast)", Pool, Shared, m => IsTimed(m, 4096)),
+        Metric.TimesBetter("BufferMemoryPool vs MemoryPool.Shared, 64 KiB segments (times as fast)", Pool, Shared, m => IsTimed(m, 65536)),
+        new Metric("MemoryPool.Shared bytes allocated per 4 KiB segment (all threads)", Unit.BytesPerOp, f => f.Value(Shared, m => m.Statistics.Median, m => IsMove(m, 4096))),
+        new Metric("BufferMemoryPool bytes allocated per 4 KiB segment (all threads)", Unit.BytesPerOp, f => f.Value(Pool, m => m.Statistics.Median, m => IsMove(m, 4096))));
+    /// <inheritdoc/>
+    public override double QuickSeconds => 12;
+    /// <inheritdoc/>
+    public override IReadOnlyList<string> Variants { get; } = [Shared, Pool];
+    /// <inheritdoc/>
+    public override string Baseline => Shared;
+    /// <inheritdoc/>
+    public override string? SweepParameter => "segment";
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
+    [
+        new("segment", "bytes per pipe segment (the pipe's minimum segment size; each write fills one)", SegmentSizes.Select(s => s.ToString(System.Globalization.CultureInfo.InvariantCulture)).ToArray()),
+        new("measure", "timed: interleaved samples; move: one untimed long move, allocations of every thread", ["timed", "move"]),
+    ];
+
+    private static bool IsTimed(Measurement m, int size) => m.Parameters.TryGetValue("measure", out var v) && v == "timed" && m.Parameters["segment"] == Text(size);
+    private static bool IsMove(Measurement m, int size) => m.Parameters.TryGetValue("measure", out var v) && v == "move" && m.Parameters["segment"] == Text(size);
+    private static string Text(int value) => value.ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+    /// <inheritdoc/>
+    public override void Run(ExperimentContext context)
+    {
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "lab.pipelines" });
+        long moveBytes = context.Settings.Pick(16L << 20, 128L << 20, 1L << 30);
+        foreach (int size in SegmentSizes)
+        {
+            using var shared = new PipeRun(MemoryPool<byte>.Shared, size);
+            using var ours = new PipeRun(pool, size);
+            context.Compare([(Shared, shared.Move), (Pool, ours.Move)], Parameters.Of(("segment", size), ("measure", "timed")));
+            foreach (var (variant, run) in new[] { (Shared, shared), (Pool, ours) })
+            {
+                context.Status($"{variant}, {size / 1024} KiB segments: moving {moveBytes >> 20} MiB untimed");
+                long segments = moveBytes / size;
+                var before = GcSnapshot.Take(allThreads: true);
+                run.Move(segments);
+                var after = GcSnapshot.Take(allThreads: true);
+                double perSegment = (double)(after.AllocatedBytes - before.AllocatedBytes) / segments;
+                context.RecordSamples(variant, Unit.BytesPerOp, [perSegment], Parameters.Of(("segment", size), ("measure", "move")),
+                    metrics: new Dictionary<string, double> { ["gen0"] = after.Gen0 - before.Gen0, ["gen1"] = after.Gen1 - before.Gen1, ["gen2"] = after.Gen2 - before.Gen2, ["bytesMoved"] = moveBytes });
+                context.Note($"{variant}, {size / 1024} KiB segments: {perSegment:N2} B allocated per segment (all threads) and {after.Gen0 - before.Gen0} gen-0, {after.Gen1 - before.Gen1} gen-1, {after.Gen2 - before.Gen2} gen-2 GCs over {moveBytes >> 20:N0} MiB; {run.BytesMoved >> 20:N0} MiB moved in all.");
+            }
+        }
+        if (moveBytes < 1L << 30) context.Note($"{(context.IsSmoke ? "Smoke" : "Quick")} mode: the untimed move was {moveBytes >> 20} MiB per variant and size, not the full run's 1 GiB.");
+        var stats = pool.GetStatistics();
+        context.Note($"BufferMemoryPool after the run: {stats.Rents:N0} rents, {stats.Outstanding} outstanding, {stats.RetainedBytes >> 10:N0} KiB retained by its manager.");
+    }
+
+    /// <summary>
+    /// One pipe with a reader thread that consumes everything. The writer (the measuring thread) fills and flushes
+    /// one segment per operation; the pipe's own back-pressure is off (its flush would resume the writer on another
+    /// thread), so the writer waits for the reader itself once 1 MiB is in flight, until half of it was read.
+    /// </summary>
+    private sealed class PipeRun : IDisposable
+    {
+        private const long Window = 1 << 20; // bytes in flight before the writer waits: Kestrel's default pause threshold
+        private readonly Pipe _pipe;
+        private readonly int _size;
+        private readonly Task _reader;
+        private long _written;
+        private long _consumed;
+
+        public PipeRun(MemoryPool<byte> pool, int size)
+        {
+            _size = size;
+            _pipe = new Pipe(new PipeOptions(pool: pool, minimumSegmentSize: size, pauseWriterThreshold: 0, useSynchronizationContext: false));
+            _reader = Task.Run(ReadAll);
+        }
+
+        public long BytesMoved => Volatile.Read(ref _consumed);
+
+        public void Move(long segments)
+        {
+            var writer = _pipe.Writer;
+            for (long i = 0; i < segments; i++)
+            {
+                var memory = writer.GetMemory(_size);
+                memory.Span[.._size].Fill((byte)i);
+                writer.Advance(_size);
+                var flush = writer.FlushAsync();
+                if (!flush.IsCompletedSuccessfully) flush.AsTask().GetAwaiter().GetResult();
+                _written += _size;
+                if (_written - Volatile.Read(ref _consumed) > Window) WaitForReader(_written - Window / 2); // resume at half, as a pipe does
+            }
+            WaitForReader(_written); // the sample ends when the reader has everything
+        }
+
+        private void WaitForReader(long target)
+        {
+            var spin = new SpinWait();
+            while (Volatile.Read(ref _consumed) < target) spin.SpinOnce(sleep1Threshold: -1);
+        }
+
+        private async Task ReadAll()
+        {
+            var reader = _pipe.Reader;
+            long sum = 0;
+            while (true)
+            {
+                var result = await reader.ReadAsync().ConfigureAwait(false);
+                foreach (var memory in result.Buffer) { if (!memory.IsEmpty) sum += memory.Span[0] + memory.Span[^1]; } // touch each segment
+                Volatile.Write(ref _consumed, _consumed + result.Buffer.Length); // the writer waits on this
+                reader.AdvanceTo(result.Buffer.End);
+                if (result.IsCompleted) break;
+            }
+            await reader.CompleteAsync().ConfigureAwait(false);
+            GC.KeepAlive(sum);
+        }
+
+        public void Dispose()
+        {
+            _pipe.Writer.Complete();
+            _reader.GetAwaiter().GetResult();
+        }
+    }
+}

@@ -1,0 +1,107 @@
+using System.IO.Compression;
+using Manaloc.Buffers;
+using Manaloc.Lab.Harness;
+using Microsoft.IO;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// Payloads from 1 KiB to 16 MiB written into a growable in-memory stream in 4 KiB writes, then read back in 4 KiB
+/// reads: <see cref="MemoryStream"/> (one array, doubled by copying), Microsoft.IO's <c>RecyclableMemoryStream</c>
+/// (pooled 128 KiB blocks) and Manaloc's <see cref="PooledBufferStream"/> (pooled segments); plus the same payload
+/// compressed into each through a <see cref="GZipStream"/>. One operation: a new stream, written, read back, disposed.
+/// </summary>
+public sealed class Streams : Experiment
+{
+    private const string Memory = "MemoryStream";
+    private const string Recyclable = "RecyclableMemoryStream";
+    private const string Ours = "PooledBufferStream";
+    private const int Chunk = 4096;
+
+    /// <inheritdoc/>
+    public override string Name => "streams";
+    /// <inheritdoc/>
+    public override string Article => "Manaloc's own claim: a pooled Stream where a MemoryStream serves as a growable buffer";
+    /// <inheritdoc/>
+    public override string Description => "Payloads of 1 KiB to 16 MiB written and read back, and gzip-compressed into: MemoryStream vs RecyclableMemoryStream vs PooledBufferStream.";
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        .. Sizes(RunSettings.Quick()).Where(s => s >= 64 << 10).SelectMany(size => new[]
+        {
+            Target.AtLeast(Metric.TimesBetter($"PooledBufferStream vs MemoryStream, {Label(size)}", Ours, Memory, m => Is(m, size, "raw")), 2),
+            Target.AtLeast(Metric.TimesBetter($"PooledBufferStream vs RecyclableMemoryStream, {Label(size)}", Ours, Recyclable, m => Is(m, size, "raw")), 1.2),
+        }),
+        Target.AtLeast(Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 KiB (no slower)", Ours, Memory, m => Is(m, 1 << 10, "raw")), 1),
+    ];
+    /// <inheritdoc/>
+    public override Headline Headline => new(
+        Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB written and read (times as fast)", Ours, Memory, m => Is(m, 1 << 20, "raw")),
+        Metric.TimesBetter("PooledBufferStream vs RecyclableMemoryStream, 1 MiB (times as fast)", Ours, Recyclable, m => Is(m, 1 << 20, "raw")),
+        Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB through GZipStream (times as fast)", Ours, Memory, m => Is(m, 1 << 20, "gzip")));
+    /// <inheritdoc/>
+    public override double QuickSeconds => 30;
+    /// <inheritdoc/>
+    public override IReadOnlyList<string> Variants { get; } = [Memory, Recyclable, Ours];
+    /// <inheritdoc/>
+    public override string Baseline => Memory;
+    /// <inheritdoc/>
+    public override string? SweepParameter => "size";
+
+    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [1 << 10, 64 << 10] : [1 << 10, 64 << 10, 1 << 20, 16 << 20];
+
+    private static string Label(int size) => size >= 1 << 20 ? $"{size >> 20} MiB" : $"{size >> 10} KiB";
+
+    private static bool Is(Measurement m, int size, string format)
+        => m.Parameters.TryGetValue("size", out var s) && s == size.ToString(System.Globalization.CultureInfo.InvariantCulture) && m.Parameters["format"] == format;
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
+    [
+        new("size", "payload bytes", Sizes(settings).Select(s => s.ToString(System.Globalization.CultureInfo.InvariantCulture)).ToArray()),
+        new("format", "raw: 4 KiB writes, then 4 KiB reads from the start; gzip: the payload compressed (fastest level) into the stream", ["raw", "gzip"]),
+    ];
+
+    /// <inheritdoc/>
+    public override void Run(ExperimentContext context)
+    {
+        var recyclable = new RecyclableMemoryStreamManager();
+        var manager = BufferManager.Shared; // what a stream created without arguments uses
+        var chunk = new byte[Chunk];
+        for (int i = 0; i < chunk.Length; i++) chunk[i] = (byte)(' ' + i * 7 % 90); // compressible, like text
+        var readBuffer = new byte[Chunk];
+        long sink = 0;
+        foreach (string format in new[] { "raw", "gzip" })
+        {
+            foreach (int size in Sizes(context.Settings))
+            {
+                if (format == "gzip" && context.IsQuick && size > 1 << 20) continue; // compression dominates: quick mode skips the largest
+                void Use(Stream stream)
+                {
+                    if (format == "raw")
+                    {
+                        for (int at = 0; at < size; at += Chunk) stream.Write(chunk, 0, Math.Min(Chunk, size - at));
+                        stream.Position = 0;
+                        int read;
+                        while ((read = stream.Read(readBuffer, 0, Chunk)) > 0) sink += readBuffer[read - 1];
+                        return;
+                    }
+                    using (var gzip = new GZipStream(stream, CompressionLevel.Fastest, leaveOpen: true))
+                    {
+                        for (int at = 0; at < size; at += Chunk) gzip.Write(chunk, 0, Math.Min(Chunk, size - at));
+                    }
+                    sink += stream.Length;
+                }
+                context.Compare(
+                [
+                    (Memory, n => { for (long i = 0; i < n; i++) { using var s = new MemoryStream(); Use(s); } }),
+                    (Recyclable, n => { for (long i = 0; i < n; i++) { using var s = recyclable.GetStream(); Use(s); } }),
+                    (Ours, n => { for (long i = 0; i < n; i++) { using var s = new PooledBufferStream(manager); Use(s); } }),
+                ], Parameters.Of(("size", size), ("format", format)));
+            }
+        }
+        GC.KeepAlive(sink);
+        context.Note($"One operation: a new stream; raw: written in {Chunk / 1024} KiB writes, read back from the start in {Chunk / 1024} KiB reads; gzip: compressed into it (fastest level); then disposed. RecyclableMemoryStreamManager with default options.");
+        if (context.IsQuick) context.Note("Quick mode: gzip only up to 1 MiB.");
+    }
+}

@@ -1,0 +1,139 @@
+using System.Buffers;
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using Manaloc.Threading;
+
+namespace Manaloc.Buffers;
+
+/// <summary>
+/// A <see cref="MemoryPool{T}"/> of bytes over a <see cref="BufferManager"/>: what System.IO.Pipelines
+/// (<c>new PipeOptions(pool: ...)</c>), Kestrel and other socket code take.
+/// </summary>
+/// <remarks>
+/// <para>Why: <see cref="MemoryPool{T}.Shared"/> allocates an owner object per rent and rents from
+/// <see cref="ArrayPool{T}.Shared"/>; here the arrays come from a buffer manager (per-thread hot buffers,
+/// bounded retention, statistics) and the owners are pooled too, so after warm-up a rent and its Dispose
+/// allocate nothing.</para>
+/// <para>Contract: <c>Rent()</c> and <c>Rent(-1)</c> return <see cref="BufferMemoryPoolOptions.BlockSize"/> bytes;
+/// <c>Rent(n)</c> returns at least n bytes (the whole array: n rounded up to a power of two, at least 16; <c>Rent(0)</c>
+/// returns empty memory, as <see cref="MemoryPool{T}.Shared"/> does); below -1 or above <see cref="MaxBufferSize"/> throws
+/// <see cref="ArgumentOutOfRangeException"/>. Disposing an owner gives its array back; disposing it again does nothing,
+/// also when two threads dispose it at once. After the pool's Dispose, Rent throws <see cref="ObjectDisposedException"/>
+/// and owners still out may be disposed as usual (their arrays are dropped when the pool owned its manager).</para>
+/// <para>A pooled owner is reused by later rents, so an owner reference kept past its Dispose refers to whatever rent
+/// holds that owner next: its <see cref="IMemoryOwner{T}.Memory"/> throws <see cref="ObjectDisposedException"/> only
+/// until then, and a second Dispose through it after a new rent would return the new renter's array (no pooled object can
+/// tell a stale reference from the current one: the two are the same reference). Code that may do either is a bug the
+/// diagnostic mode (<see cref="BufferMemoryPoolOptions.Diagnostics"/>) catches: there every rent gets its own owner.</para>
+/// <para>Thread safety: every member is safe from any thread; an owner may be disposed on a thread other than the
+/// renter's. The bytes, like an array's, have no synchronisation.</para>
+/// </remarks>
+public sealed partial class BufferMemoryPool : MemoryPool<byte>
+{
+    private readonly BufferManager _manager;
+    private readonly bool _ownsManager;
+    private readonly int _blockSize;
+    private readonly int _maxBufferSize;
+    private readonly bool _diagnostics;
+    // Striped: a Pipe rents on the writer's thread and returns on the reader's, so one shared counter would bounce between their cores.
+    private readonly StripedCounter _rents = new();
+    private readonly StripedCounter _returns = new();
+    private readonly StripedCounter _rentedBytes = new();
+    private int _disposed;
+
+    /// <summary>Creates a pool with <paramref name="options"/> (defaults when null).</summary>
+    /// <exception cref="ArgumentException">The name is empty, or <see cref="BufferMemoryPoolOptions.Pinned"/> is combined with <see cref="BufferMemoryPoolOptions.Manager"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">A size is out of range (see <see cref="BufferMemoryPoolOptions"/>).</exception>
+    public BufferMemoryPool(BufferMemoryPoolOptions? options = null)
+    {
+        options ??= new BufferMemoryPoolOptions();
+        if (string.IsNullOrEmpty(options.Name)) ThrowHelper.ThrowArgument(nameof(options.Name), "A memory pool needs a non-empty name.");
+        Name = options.Name;
+        var manager = options.Manager;
+        if (manager is not null && options.Pinned)
+            ThrowHelper.ThrowArgument(nameof(options.Pinned), $"BufferMemoryPool '{Name}': Pinned applies to the manager the pool creates; it cannot be combined with a given Manager.");
+        int managerMax = manager?.MaxBufferSize ?? new BufferManagerOptions().MaxBufferSize;
+        int max = options.MaxBufferSize == 0 ? managerMax : options.MaxBufferSize;
+        if (!IsPowerOfTwoBetween(max, 16, manager is null ? 1 << 30 : managerMax))
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(options.MaxBufferSize), options.MaxBufferSize,
+                $"BufferMemoryPool '{Name}': MaxBufferSize must be 0 (the manager's) or a power of two from 16 to {(manager is null ? 1 << 30 : managerMax):N0}.");
+        if (!IsPowerOfTwoBetween(options.BlockSize, 16, max))
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(options.BlockSize), options.BlockSize,
+                $"BufferMemoryPool '{Name}': BlockSize must be a power of two from 16 to MaxBufferSize ({max:N0}).");
+        _blockSize = options.BlockSize;
+        _maxBufferSize = max;
+        _diagnostics = options.Diagnostics;
+        _ownsManager = manager is null;
+        _manager = manager ?? new BufferManager(new BufferManagerOptions { Name = Name, MaxBufferSize = max, PinnedArrays = options.Pinned });
+    }
+
+    private static bool IsPowerOfTwoBetween(int value, int min, int max) => value >= min && value <= max && BitOperations.IsPow2(value);
+
+    /// <summary>The pool's name (named by its exceptions).</summary>
+    public string Name { get; }
+
+    /// <summary>The largest rent served: <see cref="BufferMemoryPoolOptions.MaxBufferSize"/>, or the manager's maximum.</summary>
+    public override int MaxBufferSize => _maxBufferSize;
+
+    /// <summary>The buffer manager the arrays come from.</summary>
+    public BufferManager Manager => _manager;
+
+    /// <summary>Rents memory of at least <paramref name="minimumBufferSize"/> bytes; -1 (the default) rents <see cref="BufferMemoryPoolOptions.BlockSize"/> bytes.</summary>
+    /// <returns>An owner whose Dispose gives the array back. Its memory covers the whole array, which may be longer than asked for.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="minimumBufferSize"/> is below -1 or above <see cref="MaxBufferSize"/>.</exception>
+    /// <exception cref="ObjectDisposedException">The pool was disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public override IMemoryOwner<byte> Rent(int minimumBufferSize = -1)
+    {
+        if (minimumBufferSize == -1) minimumBufferSize = _blockSize;
+        else if ((uint)minimumBufferSize > (uint)_maxBufferSize) ThrowRentOutOfRange(minimumBufferSize);
+        // Checked before the array is taken, so a rent that throws holds nothing; a Dispose racing this rent may let it through (harmless: it is served as usual).
+        if (Volatile.Read(ref _disposed) != 0) ThrowHelper.ThrowPoolDisposed(nameof(BufferMemoryPool), Name);
+        byte[] array = _manager.Rent(minimumBufferSize);
+        _rents.Increment();
+        _rentedBytes.Add(array.Length);
+        return _diagnostics ? new DiagnosticMemoryOwner(this, array) : PooledMemoryOwner.Rent(this, array);
+    }
+
+    /// <summary>Called once per rent, by the owner's first Dispose.</summary>
+    internal void ReturnArray(byte[] array)
+    {
+        _returns.Increment();
+        _rentedBytes.Add(-array.Length);
+        _manager.Return(array); // after the owned manager's Dispose the manager ignores it: the array is dropped
+    }
+
+    /// <summary>The pool's counters, and the bytes its manager retains.</summary>
+    /// <remarks>Approximate while threads are busy (counters read one after another). Thread safety: safe from any thread.</remarks>
+    public BufferMemoryPoolStatistics GetStatistics()
+    {
+        long returns = _returns.Sum(); // returns before rents: a rent counted before its return keeps Outstanding ≥ 0 in a racy read
+        long rents = _rents.Sum();
+        long retained = 0;
+        if (Volatile.Read(ref _disposed) == 0 || !_ownsManager)
+        {
+            for (int size = 16; size > 0 && size <= _manager.MaxBufferSize; size <<= 1) retained += _manager.GetStatistics(size).Retained * size;
+        }
+        return new BufferMemoryPoolStatistics(rents, returns, Math.Max(0, rents - returns), _rentedBytes.Sum(), retained);
+    }
+
+    /// <summary>The pool's name, and <c>(disposed)</c> once disposed: <c>BufferMemoryPool 'memory-pool'</c>.</summary>
+    public override string ToString() => Volatile.Read(ref _disposed) != 0 ? $"{nameof(BufferMemoryPool)} '{Name}' (disposed)" : $"{nameof(BufferMemoryPool)} '{Name}'";
+
+    /// <summary>Stops renting; disposes the manager when the pool created it. Idempotent.</summary>
+    protected override void Dispose(bool disposing)
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
+        if (_ownsManager) _manager.Dispose();
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowRentOutOfRange(int minimumBufferSize)
+        => ThrowHelper.ThrowArgumentOutOfRange(nameof(minimumBufferSize), minimumBufferSize,
+            $"BufferMemoryPool '{Name}' rents from 0 to MaxBufferSize ({_maxBufferSize:N0}) bytes, or -1 for its block size ({_blockSize:N0}).");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal void ThrowOwnerDisposed()
+        => throw new ObjectDisposedException(nameof(BufferMemoryPool),
+            $"This memory from BufferMemoryPool '{Name}' was disposed: its array went back to the pool and may be another renter's now.");
+}

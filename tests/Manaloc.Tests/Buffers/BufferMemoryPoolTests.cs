@@ -1,0 +1,268 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Runtime.InteropServices;
+using Manaloc.Buffers;
+
+namespace Manaloc.Tests.Buffers;
+
+/// <summary>The MemoryPool contract of <see cref="BufferMemoryPool"/>, its pooled owners, diagnostic and pinned modes, and a Pipe over it.</summary>
+public sealed class BufferMemoryPoolTests
+{
+    /// <summary>A manager in debug mode: a second return of any array throws, so "returned once" is checked, not hoped.</summary>
+    private static BufferManager Strict(string name) => new(new BufferManagerOptions { Name = name, DebugMode = true });
+
+    [Fact]
+    public void Rent_without_a_size_returns_the_block_size_and_sizes_round_up()
+    {
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "sizes", BlockSize = 8192 });
+        using (var block = pool.Rent()) Assert.Equal(8192, block.Memory.Length);
+        using (var block = pool.Rent(-1)) Assert.Equal(8192, block.Memory.Length);
+        using (var small = pool.Rent(1)) Assert.Equal(16, small.Memory.Length);
+        using (var odd = pool.Rent(5000)) Assert.Equal(8192, odd.Memory.Length);
+        using (var empty = pool.Rent(0)) Assert.Equal(0, empty.Memory.Length);
+        using (var largest = pool.Rent(pool.MaxBufferSize)) Assert.Equal(pool.MaxBufferSize, largest.Memory.Length);
+        Assert.Equal(64 << 20, pool.MaxBufferSize);
+        Assert.Equal(0, pool.GetStatistics().Outstanding);
+    }
+
+    [Theory]
+    [InlineData(-2)]
+    [InlineData(int.MinValue)]
+    [InlineData((1 << 20) + 1)]
+    [InlineData(int.MaxValue)]
+    public void Rent_outside_minus_one_to_MaxBufferSize_throws_naming_the_pool(int size)
+    {
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "bounded", MaxBufferSize = 1 << 20 });
+        var e = Assert.Throws<ArgumentOutOfRangeException>(() => pool.Rent(size));
+        Assert.Equal("minimumBufferSize", e.ParamName);
+        Assert.Contains("'bounded'", e.Message);
+        Assert.Equal(0, pool.GetStatistics().Rents);
+    }
+
+    [Fact]
+    public void Bad_options_are_refused_with_the_option_named()
+    {
+        Assert.Equal("BlockSize", Assert.Throws<ArgumentOutOfRangeException>(() => new BufferMemoryPool(new() { BlockSize = 1000 })).ParamName);
+        Assert.Equal("BlockSize", Assert.Throws<ArgumentOutOfRangeException>(() => new BufferMemoryPool(new() { BlockSize = 8 })).ParamName);
+        Assert.Equal("BlockSize", Assert.Throws<ArgumentOutOfRangeException>(() => new BufferMemoryPool(new() { BlockSize = 1 << 21, MaxBufferSize = 1 << 20 })).ParamName);
+        Assert.Equal("MaxBufferSize", Assert.Throws<ArgumentOutOfRangeException>(() => new BufferMemoryPool(new() { MaxBufferSize = 3 << 20 })).ParamName);
+        Assert.Equal("MaxBufferSize", Assert.Throws<ArgumentOutOfRangeException>(() => new BufferMemoryPool(new() { MaxBufferSize = -1 })).ParamName);
+        Assert.Equal("Name", Assert.Throws<ArgumentException>(() => new BufferMemoryPool(new() { Name = "" })).ParamName);
+        using var small = new BufferManager(new BufferManagerOptions { Name = "small", MaxBufferSize = 1 << 16 });
+        Assert.Equal("MaxBufferSize", Assert.Throws<ArgumentOutOfRangeException>(() => new BufferMemoryPool(new() { Manager = small, MaxBufferSize = 1 << 17 })).ParamName);
+        Assert.Equal("Pinned", Assert.Throws<ArgumentException>(() => new BufferMemoryPool(new() { Manager = small, Pinned = true })).ParamName);
+        using var fits = new BufferMemoryPool(new() { Manager = small });
+        Assert.Equal(1 << 16, fits.MaxBufferSize); // 0: the manager's maximum
+    }
+
+    [Fact]
+    public void Rent_after_the_pools_Dispose_throws_ObjectDisposedException_naming_it_and_late_returns_are_fine()
+    {
+        var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "closing" });
+        var outstanding = pool.Rent();
+        pool.Dispose();
+        pool.Dispose(); // idempotent
+        var e = Assert.Throws<ObjectDisposedException>(() => pool.Rent());
+        Assert.Contains("'closing'", e.Message);
+        Assert.Throws<ObjectDisposedException>(() => pool.Rent(100));
+        outstanding.Dispose(); // a late return after the pool's Dispose: dropped, no exception
+        Assert.Contains("disposed", pool.ToString());
+    }
+
+    [Fact]
+    public void Disposing_the_pool_leaves_a_given_manager_working()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "given" });
+        var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Manager = manager });
+        pool.Rent().Dispose();
+        pool.Dispose();
+        Assert.Same(manager, pool.Manager);
+        manager.Return(manager.Rent(100)); // not disposed with the pool
+    }
+
+    [Fact]
+    public void A_double_Dispose_returns_the_array_once()
+    {
+        using var manager = Strict("double-dispose");
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Manager = manager });
+        var owner = pool.Rent();
+        owner.Dispose();
+        owner.Dispose(); // a second return to the strict manager would throw
+        var stats = pool.GetStatistics();
+        Assert.Equal((1L, 1L, 0L, 0L), (stats.Rents, stats.Returns, stats.Outstanding, stats.RentedBytes));
+    }
+
+    [Fact]
+    public void Memory_of_a_disposed_owner_throws_until_the_owner_is_reused()
+    {
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "stale" });
+        var owner = pool.Rent();
+        owner.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => owner.Memory);
+    }
+
+    [Fact]
+    public void Racing_Disposes_of_one_owner_return_its_array_exactly_once()
+    {
+        using var manager = Strict("racing-dispose");
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Manager = manager });
+        const int Rounds = 200, Threads = 4;
+        int failures = 0;
+        for (int round = 0; round < Rounds; round++)
+        {
+            var owner = pool.Rent();
+            using var barrier = new Barrier(Threads);
+            var threads = Enumerable.Range(0, Threads).Select(_ => new Thread(() =>
+            {
+                barrier.SignalAndWait();
+                try { owner.Dispose(); }
+                catch (InvalidOperationException) { Interlocked.Increment(ref failures); } // the strict manager saw a double return
+            })).ToList();
+            threads.ForEach(t => t.Start());
+            threads.ForEach(t => t.Join());
+        }
+        Assert.Equal(0, failures);
+        var stats = pool.GetStatistics();
+        Assert.Equal((long)Rounds, stats.Returns);
+        Assert.Equal(0, stats.Outstanding);
+    }
+
+    [Fact]
+    public void A_rent_and_Dispose_allocate_nothing_after_warm_up()
+    {
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "zero-alloc" });
+        void Body()
+        {
+            for (int i = 0; i < 1000; i++)
+            {
+                var owner = pool.Rent();
+                owner.Memory.Span[0] = 1;
+                owner.Dispose();
+                var big = pool.Rent(100_000);
+                big.Dispose();
+            }
+        }
+        Body();
+        Assert.Equal(0, Allocations.OnThisThread(Body));
+    }
+
+    [Fact]
+    public void Statistics_count_rents_returns_and_bytes()
+    {
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "stats" });
+        var a = pool.Rent();
+        var b = pool.Rent(10_000);
+        var stats = pool.GetStatistics();
+        Assert.Equal((2L, 0L, 2L, 4096L + 16384L), (stats.Rents, stats.Returns, stats.Outstanding, stats.RentedBytes));
+        a.Dispose();
+        b.Dispose();
+        stats = pool.GetStatistics();
+        Assert.Equal((2L, 2L, 0L, 0L), (stats.Rents, stats.Returns, stats.Outstanding, stats.RentedBytes));
+        Assert.True(stats.RetainedBytes >= 4096 + 16384, $"the two arrays are kept for reuse: {stats.RetainedBytes} bytes retained");
+    }
+
+    [Fact]
+    public void Diagnostic_mode_catches_a_use_of_memory_after_Dispose_and_names_the_pool()
+    {
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "diagnostic", Diagnostics = true });
+        var owner = pool.Rent();
+        var memory = owner.Memory; // taken before Dispose: still checked, through the owner's MemoryManager
+        memory.Span[0] = 42;
+        owner.Dispose();
+        var e = Assert.Throws<ObjectDisposedException>(() => owner.Memory);
+        Assert.Contains("'diagnostic'", e.Message);
+        Assert.Contains("'diagnostic'", Assert.Throws<ObjectDisposedException>(() => { _ = memory.Span; }).Message);
+        Assert.Throws<ObjectDisposedException>(() => memory.Pin());
+    }
+
+    [Fact]
+    public void Diagnostic_mode_a_stale_owners_Dispose_never_returns_the_next_renters_array()
+    {
+        using var manager = Strict("diagnostic-stale");
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Manager = manager, Diagnostics = true });
+        var first = pool.Rent();
+        first.Dispose();
+        var second = pool.Rent(); // may well get the same array
+        first.Dispose();          // stale: must do nothing
+        Assert.Equal(1, pool.GetStatistics().Outstanding);
+        second.Memory.Span[0] = 7; // still the second renter's
+        second.Dispose();          // the strict manager would throw if the array had gone back already
+        Assert.Equal(0, pool.GetStatistics().Outstanding);
+    }
+
+    [Fact]
+    public void Diagnostic_mode_pins_and_unpins()
+    {
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Diagnostics = true });
+        using var owner = pool.Rent();
+        using (var handle = owner.Memory.Pin())
+        {
+            unsafe { *(byte*)handle.Pointer = 9; }
+        }
+        Assert.Equal(9, owner.Memory.Span[0]);
+    }
+
+    [Fact]
+    public void Pinned_pools_arrays_live_on_the_pinned_heap()
+    {
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "pinned", Pinned = true });
+        using var owner = pool.Rent();
+        Assert.True(MemoryMarshal.TryGetArray<byte>(owner.Memory, out var segment));
+        // A fresh ordinary 4 KiB array is in generation 0; the pinned object heap reports the oldest generation.
+        Assert.Equal(GC.MaxGeneration, GC.GetGeneration(segment.Array!));
+        using var handle = owner.Memory.Pin();
+    }
+
+    [Fact]
+    public async Task A_pipe_over_the_pool_moves_every_byte_and_returns_every_segment()
+    {
+        using var manager = Strict("pipe");
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Manager = manager });
+        var pipe = new Pipe(new PipeOptions(pool: pool, minimumSegmentSize: 4096, pauseWriterThreshold: 1 << 20, resumeWriterThreshold: 1 << 19, useSynchronizationContext: false));
+        const int Total = 8 << 20;
+        var writer = Task.Run(async () =>
+        {
+            int written = 0;
+            while (written < Total)
+            {
+                var span = pipe.Writer.GetSpan(1);
+                int n = Math.Min(span.Length, Math.Min(Total - written, 3000));
+                for (int i = 0; i < n; i++) span[i] = (byte)(written + i);
+                pipe.Writer.Advance(n);
+                written += n;
+                await pipe.Writer.FlushAsync();
+            }
+            await pipe.Writer.CompleteAsync();
+        });
+        long read = 0;
+        bool ok = true;
+        while (true)
+        {
+            var result = await pipe.Reader.ReadAsync();
+            foreach (var memory in result.Buffer)
+            {
+                foreach (byte b in memory.Span) ok &= b == (byte)read++;
+            }
+            pipe.Reader.AdvanceTo(result.Buffer.End);
+            if (result.IsCompleted) break;
+        }
+        await pipe.Reader.CompleteAsync();
+        await writer;
+        Assert.True(ok, "a byte arrived out of order or changed");
+        Assert.Equal(Total, read);
+        var stats = pool.GetStatistics();
+        Assert.True(stats.Rents > 0);
+        Assert.Equal(0, stats.Outstanding);
+        Assert.Equal(stats.Rents, stats.Returns);
+    }
+
+    [Fact]
+    public void Owners_pin_and_unpin_as_pipes_and_sockets_do()
+    {
+        var pool = new BufferMemoryPool();
+        var block = pool.Rent();
+        block.Memory.Pin().Dispose();
+        block.Dispose();
+        pool.Dispose();
+    }
+}
