@@ -32,6 +32,15 @@ internal sealed class AspNetCoreMetrics : IDisposable
     /// <summary>The meter (tests; further instruments).</summary>
     public Meter Meter => _meter;
 
+    /// <summary>Observes the pools <paramref name="factory"/> creates: rents, and buffers outstanding, per pool.</summary>
+    public void ObserveMemoryPools(Kestrel.ManalocMemoryPoolFactory factory)
+    {
+        _meter.CreateObservableCounter(ManalocAspNetCoreTelemetry.MemoryPoolRents,
+            () => factory.Pools.Select(p => new Measurement<long>(p.GetStatistics().Rents, new KeyValuePair<string, object?>("name", p.Name))), "{buffer}", "Buffers rented from Kestrel's memory pools.");
+        _meter.CreateObservableUpDownCounter(ManalocAspNetCoreTelemetry.MemoryPoolOutstanding,
+            () => factory.Pools.Select(p => new Measurement<long>(p.GetStatistics().Outstanding, new KeyValuePair<string, object?>("name", p.Name))), "{buffer}", "Buffers rented from Kestrel's memory pools and not yet returned.");
+    }
+
     public void DispatcherRefused(string name, string reason)
         => _refused.Add(1, new KeyValuePair<string, object?>("name", name), new KeyValuePair<string, object?>("reason", reason));
 

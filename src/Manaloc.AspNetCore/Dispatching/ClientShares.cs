@@ -22,8 +22,14 @@ internal sealed class ClientShares(int share, int line)
 {
     private readonly System.Collections.Concurrent.ConcurrentDictionary<string, Entry> _clients = new(StringComparer.Ordinal);
 
+    // Requests in the lines (statistics: Interlocked so no change is lost; it orders nothing).
+    private int _waiting;
+
     /// <summary>Clients with work in progress now.</summary>
     public int ActiveClients => _clients.Count;
+
+    /// <summary>Requests waiting in their client's line now (one whose client left counts until a release skips it).</summary>
+    public int Waiting => Volatile.Read(ref _waiting);
 
     /// <summary>The share (work items per client).</summary>
     public int Share => share;
@@ -48,6 +54,7 @@ internal sealed class ClientShares(int share, int line)
                 if (entry.Line.Count >= line) return ValueTask.FromResult<Entry?>(null);
                 var waiter = new TaskCompletionSource<Entry?>(TaskCreationOptions.RunContinuationsAsynchronously);
                 entry.Line.Enqueue(waiter);
+                Interlocked.Increment(ref _waiting);
                 if (cancellation.CanBeCanceled)
                 {
                     // A cancelled waiter stays in line until a release skips it (TrySetResult fails on it).
@@ -67,6 +74,7 @@ internal sealed class ClientShares(int share, int line)
             System.Diagnostics.Debug.Assert(entry.Count > 0 && !entry.Retired, "released more than acquired");
             while (entry.Line.TryDequeue(out var waiter))
             {
+                Interlocked.Decrement(ref _waiting);
                 if (!waiter.Task.IsCompleted)
                 {
                     next = waiter;

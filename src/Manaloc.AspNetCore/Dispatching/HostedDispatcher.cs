@@ -57,7 +57,7 @@ public sealed class HostedDispatcher
     /// <summary>The counters since the host started.</summary>
     public HostedDispatcherStatistics GetStatistics() => new(
         Interlocked.Read(ref _completed), Interlocked.Read(ref _overShareCount), Interlocked.Read(ref _unavailableCount),
-        Interlocked.Read(ref _abandoned), _shares.ActiveClients);
+        Interlocked.Read(ref _abandoned), _shares.ActiveClients, _shares.Waiting);
 
     /// <summary>
     /// Runs <paramref name="work"/> on one of the dispatcher's threads within the client's share, and gives

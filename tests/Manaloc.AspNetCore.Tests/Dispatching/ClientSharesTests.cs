@@ -26,6 +26,7 @@ public sealed class ClientSharesTests
         var first = shares.TryAcquire("a");
         var second = shares.TryAcquire("a");
         Assert.False(first.IsCompleted);
+        Assert.Equal(2, shares.Waiting);
         Assert.Null(await shares.TryAcquire("a")); // the line is full
         shares.Release(held);
         var handed = await first;
@@ -34,6 +35,7 @@ public sealed class ClientSharesTests
         shares.Release(handed!);
         shares.Release((await second)!);
         Assert.Equal(0, shares.ActiveClients);
+        Assert.Equal(0, shares.Waiting);
     }
 
     [Fact]

@@ -83,6 +83,7 @@ public sealed class HostedDispatcherTests
         var first = host.Client.SendAsync(Get("/wait", "flooder"));
         Assert.True(started.Wait(Patience));
         var waiting = host.Client.SendAsync(Get("/thread", "flooder"));
+        SpinWait.SpinUntil(() => dispatcher.GetStatistics().Waiting == 1, Patience);
         using (var refused = await host.Client.SendAsync(Get("/thread", "flooder"))) // the line (1) is taken
         {
             Assert.Equal(HttpStatusCode.TooManyRequests, refused.StatusCode);
