@@ -37,7 +37,7 @@ public static class ManalocBuild
     /// <summary>Reads the order, and writes the summary with a pooled Utf8JsonWriter into a pooled buffer writer, then to the response.</summary>
     private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets, ObjectPool<JsonOutput> outputs)
     {
-        var order = await JsonSerializer.DeserializeAsync(context.Request.Body, ApiJson.Default.Order, context.RequestAborted);
+        var order = await context.Request.ReadFromJsonAsync(ApiJson.Default.Order, context.RequestAborted);
         if (order is null)
         {
             context.Response.StatusCode = StatusCodes.Status400BadRequest;
