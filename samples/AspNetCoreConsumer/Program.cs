@@ -1,6 +1,7 @@
 using System.Net;
 using Manaloc.AspNetCore;
 using Manaloc.AspNetCore.Dispatching;
+using Manaloc.AspNetCore.Kestrel;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.ObjectPool;
@@ -13,6 +14,7 @@ Console.WriteLine($"Manaloc.AspNetCore {typeof(HostedDispatcher).Assembly.GetNam
 var builder = WebApplication.CreateSlimBuilder(args);
 builder.WebHost.UseKestrel(o => o.Listen(IPAddress.Loopback, 0));
 builder.Logging.ClearProviders();
+builder.Services.AddManalocKestrelMemoryPool();
 builder.Services.AddManalocObjectPools();
 builder.Services.AddDedicatedDispatcher("cpu", o => o.ThreadCount = 1);
 var app = builder.Build();
@@ -32,7 +34,11 @@ var pool = app.Services.GetRequiredService<ObjectPool<List<int>>>();
 var list = pool.Get();
 pool.Return(list);
 Check(ReferenceEquals(list, pool.Get()), "the ObjectPool<T> from DI did not reuse a returned object");
+var kestrelPool = app.Services.GetRequiredService<ManalocMemoryPoolFactory>();
+Check(kestrelPool.GetStatistics().Rents > 0, "Kestrel did not rent from Manaloc's memory pool");
 await app.StopAsync();
+Check(kestrelPool.GetStatistics().Outstanding == 0, $"Kestrel's buffers were not all returned: {kestrelPool.GetStatistics()}");
+Console.WriteLine($"Kestrel's memory pool after shutdown: {kestrelPool.GetStatistics()}");
 Check(app.Services.GetRequiredKeyedService<HostedDispatcher>("cpu").GetStatistics().Completed == 1, "the dispatcher's statistics did not count the request");
 
 int snippets = 0;

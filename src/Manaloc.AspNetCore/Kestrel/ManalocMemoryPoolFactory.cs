@@ -41,7 +41,7 @@ public sealed class ManalocMemoryPoolFactory : IMemoryPoolFactory<byte>
         _options = new ManalocMemoryPoolOptions { BlockSize = options.BlockSize, Pinned = options.Pinned, Diagnostics = options.Diagnostics };
     }
 
-    /// <summary>Creates a <see cref="BufferMemoryPool"/> named after <paramref name="options"/>' owner when there is one (<c>kestrel-1</c>, <c>kestrel-Sockets-2</c>, …).</summary>
+    /// <summary>Creates a pool over a new <see cref="BufferMemoryPool"/> (in <see cref="Pools"/>) on which a rent of 0 bytes is a rent of one block, as Kestrel expects; named after <paramref name="options"/>' owner when there is one (<c>kestrel-1</c>, <c>kestrel-Sockets-2</c>, …).</summary>
     public MemoryPool<byte> Create(MemoryPoolOptions? options = null)
     {
         lock (_lock)
@@ -55,7 +55,7 @@ public sealed class ManalocMemoryPoolFactory : IMemoryPoolFactory<byte>
                 Diagnostics = _options.Diagnostics,
             });
             _pools.Add(pool);
-            return pool;
+            return new KestrelBlockPool(pool);
         }
     }
 

@@ -69,15 +69,37 @@ public sealed class ManalocMemoryPoolFactoryTests
     public void Pools_are_named_after_their_owner_and_follow_the_options()
     {
         var factory = new ManalocMemoryPoolFactory(new ManalocMemoryPoolOptions { BlockSize = 8192, Pinned = false });
-        using var first = (BufferMemoryPool)factory.Create(new MemoryPoolOptions { Owner = "Sockets" });
-        using var second = (BufferMemoryPool)factory.Create();
-        Assert.Equal("kestrel-Sockets-1", first.Name);
-        Assert.Equal("kestrel-2", second.Name);
+        using var first = factory.Create(new MemoryPoolOptions { Owner = "Sockets" });
+        using var second = factory.Create();
+        Assert.Equal("kestrel-Sockets-1", factory.Pools[0].Name);
+        Assert.Equal("kestrel-2", factory.Pools[1].Name);
         using (var block = first.Rent())
         {
             Assert.Equal(8192, block.Memory.Length);
         }
         Assert.Equal(new BufferMemoryPoolStatistics(1, 1, 0, 0, factory.GetStatistics().RetainedBytes), factory.GetStatistics());
+    }
+
+    [Fact]
+    public void A_rent_of_zero_bytes_is_a_block_as_kestrel_expects()
+    {
+        using var pool = new ManalocMemoryPoolFactory().Create();
+        using var block = pool.Rent(0);
+        Assert.Equal(4096, block.Memory.Length);
+    }
+
+    /// <summary>Kestrel's response writer asks the pool for 0 bytes when it needs a block (an empty block made it throw).</summary>
+    [Fact]
+    public async Task A_response_written_through_the_body_writer_with_a_content_length_is_served()
+    {
+        await using var host = await TestHost.StartAsync(s => s.AddManalocKestrelMemoryPool(), app => app.MapGet("/raw", async (HttpContext context) =>
+        {
+            byte[] body = "{\"ok\":true}"u8.ToArray();
+            context.Response.ContentLength = body.Length;
+            System.Buffers.BuffersExtensions.Write(context.Response.BodyWriter, body);
+            await context.Response.BodyWriter.FlushAsync();
+        }));
+        Assert.Equal("{\"ok\":true}", await host.Client.GetStringAsync("/raw"));
     }
 
     [Fact]
