@@ -7,7 +7,10 @@
 #     runs inside pack (EnablePackageValidation).
 #  3. Builds and runs samples/PackageConsumer against the .nupkg from a local folder (TreatWarningsAsErrors),
 #     with every ```csharp snippet of README.md and src/Manaloc/PACKAGE.md compiled in and run.
-# Also checks that src/Manaloc/PublicAPI.Unshipped.txt is what eng/update-public-api.sh would write.
+#  4. The same for src/Manaloc.AspNetCore: byte-identical, its contents (and its dependency on Manaloc at the same
+#     version), and samples/AspNetCoreConsumer built and run against both packages (real Kestrel on 127.0.0.1), with
+#     every ```csharp snippet of src/Manaloc.AspNetCore/PACKAGE.md compiled in and run.
+# Also checks that each package's PublicAPI.Unshipped.txt is what eng/update-public-api.sh would write.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -35,11 +38,12 @@ for side in a b; do
   git clone --quiet --no-hardlinks "$root" "$work/$side"
   # SourceLink maps sources through the clone's origin, which must be the public repository.
   git -C "$work/$side" remote set-url origin "$repo_url.git"
-  dotnet restore "$work/$side/src/Manaloc/Manaloc.csproj" "${sources[@]}" --verbosity quiet
-  dotnet pack "$work/$side/src/Manaloc/Manaloc.csproj" -c Release --no-restore -warnaserror \
-    -o "$work/feed-$side" --verbosity quiet
+  for project in src/Manaloc/Manaloc.csproj src/Manaloc.AspNetCore/Manaloc.AspNetCore.csproj; do
+    dotnet restore "$work/$side/$project" "${sources[@]}" --verbosity quiet
+    dotnet pack "$work/$side/$project" -c Release --no-restore -warnaserror -o "$work/feed-$side" --verbosity quiet
+  done
 done
-nupkg=$(ls "$work"/feed-a/Manaloc.*.nupkg | grep -v '\.snupkg$' | head -1)
+nupkg=$(ls "$work"/feed-a/Manaloc.[0-9]*.nupkg | grep -v '\.snupkg$' | head -1)
 [ -f "$nupkg" ] || fail "no .nupkg was written"
 name=$(basename "$nupkg")
 version=${name#Manaloc.}; version=${version%.nupkg}
@@ -104,4 +108,41 @@ dotnet build "$consumer/PackageConsumer.csproj" -c Release --no-restore -warnase
 grep -q "$work/packages/manaloc/$version/lib/net10.0/Manaloc.dll" "$consumer/obj/project.assets.json" 2>/dev/null \
   || grep -q '"Manaloc/'"$version"'"' "$consumer/obj/project.assets.json" || fail "the consumer did not resolve Manaloc from the package"
 timeout 120 dotnet "$consumer/bin/Release/net10.0/PackageConsumer.dll"
+
+echo "== Manaloc.AspNetCore.$version"
+web_name="Manaloc.AspNetCore.$version.nupkg"
+web_nupkg="$work/feed-a/$web_name"
+[ -f "$web_nupkg" ] || fail "no $web_name was written (both packages take the commit's version)"
+cmp "$work/a/src/Manaloc.AspNetCore/bin/Release/net10.0/Manaloc.AspNetCore.dll" "$work/b/src/Manaloc.AspNetCore/bin/Release/net10.0/Manaloc.AspNetCore.dll" \
+  || fail "Manaloc.AspNetCore.dll differs between two builds of the same commit"
+cmp "$web_nupkg" "$work/feed-b/$web_name" || fail "$web_name differs between two packs of the same commit"
+web_listing=$(unzip -Z1 "$web_nupkg")
+for entry in PACKAGE.md LICENSE lib/net10.0/Manaloc.AspNetCore.dll lib/net10.0/Manaloc.AspNetCore.xml; do
+  grep -qx "$entry" <<<"$web_listing" || fail "$entry is missing from $web_name"
+done
+web_nuspec=$(unzip -p "$web_nupkg" Manaloc.AspNetCore.nuspec)
+grep -q '<readme>PACKAGE.md</readme>' <<<"$web_nuspec" || fail "$web_name's nuspec names no readme"
+grep -q '<license type="expression">MIT</license>' <<<"$web_nuspec" || fail "$web_name's nuspec has no MIT license expression"
+grep -q "<dependency id=\"Manaloc\" version=\"$version\"" <<<"$web_nuspec" || fail "$web_name does not depend on Manaloc $version"
+grep -q '<frameworkReference name="Microsoft.AspNetCore.App"' <<<"$web_nuspec" || fail "$web_name does not reference the ASP.NET Core shared framework"
+[ "$(grep -c '<dependency id=' <<<"$web_nuspec")" -eq 1 ] || fail "$web_name depends on more than Manaloc: $(grep -o '<dependency id="[^"]*"' <<<"$web_nuspec" | tr '\n' ' ')"
+web_symbols=$(unzip -Z1 "${web_nupkg%.nupkg}.snupkg")
+grep -qx 'lib/net10.0/Manaloc.AspNetCore.pdb' <<<"$web_symbols" || fail "the .snupkg holds no Manaloc.AspNetCore.pdb"
+unzip -p "${web_nupkg%.nupkg}.snupkg" lib/net10.0/Manaloc.AspNetCore.pdb > "$work/Manaloc.AspNetCore.pdb"
+grep -aq "raw.githubusercontent.com" "$work/Manaloc.AspNetCore.pdb" || fail "Manaloc.AspNetCore.pdb carries no SourceLink map"
+unzip -p "$web_nupkg" lib/net10.0/Manaloc.AspNetCore.xml > "$work/Manaloc.AspNetCore.xml"
+! grep -q 'name="T:Manaloc\.AspNetCore\.Dispatching\.ClientShares' "$work/Manaloc.AspNetCore.xml" || fail "the packed XML docs document an internal type"
+echo "byte-identical; readme, license, XML docs, symbols with SourceLink; depends on Manaloc $version and the shared framework only"
+
+echo "== web consumer project against both packages ($version)"
+web_consumer="$work/web-consumer"
+cp -r samples/AspNetCoreConsumer "$web_consumer"
+rm -rf "$web_consumer/bin" "$web_consumer/obj"
+eng/extract-snippets.sh "$work/web-snippets" src/Manaloc.AspNetCore/PACKAGE.md
+dotnet restore "$web_consumer/AspNetCoreConsumer.csproj" --source "$work/feed-a" "${sources[@]}" \
+  --packages "$work/packages" -p:ManalocVersion="$version" -p:SnippetsDir="$work/web-snippets" --verbosity quiet
+dotnet build "$web_consumer/AspNetCoreConsumer.csproj" -c Release --no-restore -warnaserror \
+  -p:ManalocVersion="$version" -p:SnippetsDir="$work/web-snippets" --verbosity quiet
+grep -q '"Manaloc.AspNetCore/'"$version"'"' "$web_consumer/obj/project.assets.json" || fail "the web consumer did not resolve Manaloc.AspNetCore from the package"
+timeout 120 dotnet "$web_consumer/bin/Release/net10.0/AspNetCoreConsumer.dll"
 echo "package: ok"

@@ -32,6 +32,7 @@ public static class ExperimentRegistry
         new Nagle(),
         new UdpSend(),
         new Server(),
+        new Http(),
     ];
 
     /// <summary>Finds an experiment by name (case-insensitive).</summary>

@@ -1,0 +1,75 @@
+namespace HttpApi;
+
+/// <summary>The command line: which build, which port.</summary>
+public sealed record ServiceOptions(bool Manaloc, int Port, int ClientShare, int DispatcherThreads, bool StopOnStdinEof)
+{
+    public string BuildName => Manaloc ? "manaloc" : "defaults";
+
+    public const string Help = """
+        HttpApi: a minimal-API service (System.Text.Json in and out, a CPU-bound endpoint, a pooled object per request from DI)
+        in two builds, to compare ASP.NET Core's defaults with Manaloc wired in under the same load.
+
+        Usage: dotnet run --project samples/HttpApi -c Release -- [--build defaults|manaloc] [--port N] [--share N] [--threads N] [--stop-on-stdin-eof]
+
+        Builds (--build, default: defaults):
+          defaults  ASP.NET Core as a new project has it: Kestrel's own memory pool, DefaultObjectPoolProvider, the JSON
+                    endpoint serialized by minimal APIs, the CPU-bound work run on the request's thread-pool thread.
+          manaloc   AddManalocKestrelMemoryPool (Kestrel's socket transport rents from a BufferMemoryPool),
+                    AddManalocObjectPools (ObjectPool<T> is a per-thread SemiLocalPool), AddDedicatedDispatcher("cpu")
+                    (CPU-bound work on dedicated threads; a client over its share, by the X-Client header, gets 429),
+                    and the JSON answer written with Utf8JsonWriter into a pooled PooledBufferWriter.
+
+        Endpoints:
+          POST /api/orders         JSON order in, JSON summary out (duplicate SKUs found with a pooled set from DI)
+          GET  /api/primes/{n}     counts primes up to n (1 to 1,000,000): CPU-bound
+          GET  /stats              allocated bytes, GC counts and pause, working set, requests served, Manaloc's counters
+
+        Options:
+          --port N               port on 127.0.0.1 (default 5080; 0 picks a free one, printed on the first line)
+          --share N              manaloc: CPU work items one client may have queued or running (default 4)
+          --threads N            manaloc: the dispatcher's threads (default: the processor count)
+          --stop-on-stdin-eof    stop gracefully when standard input closes (the lab's child processes)
+
+        Load: the lab's `http` experiment starts both builds as child processes on 127.0.0.1 and sends the same load to
+        each: polite HTTP/1.1 keep-alive clients at a fixed rate (open loop, latency from the intended send time), then
+        the same beside one flooding client, then a saturating load; every request is accounted for.
+          dotnet run --project src/Manaloc.Lab -c Release -- run http --quick
+        """;
+
+    /// <summary>Parses the arguments; null when help was asked for.</summary>
+    /// <exception cref="ArgumentException">An argument is unknown or out of range; the message names it.</exception>
+    public static ServiceOptions? Parse(string[] args)
+    {
+        bool manaloc = false, stop = false;
+        int port = 5080, share = 4, threads = Environment.ProcessorCount;
+        for (int i = 0; i < args.Length; i++)
+        {
+            string Value() => i + 1 < args.Length ? args[++i] : throw new ArgumentException($"{args[i]} needs a value.");
+            int Number(string name, int min, int max)
+            {
+                string text = Value();
+                return int.TryParse(text, out int n) && n >= min && n <= max ? n : throw new ArgumentException($"{name} must be a number from {min} to {max} (was '{text}').");
+            }
+            switch (args[i])
+            {
+                case "--help" or "-h" or "-?":
+                    return null;
+                case "--build":
+                    string build = Value();
+                    manaloc = build switch
+                    {
+                        "manaloc" => true,
+                        "defaults" => false,
+                        _ => throw new ArgumentException($"--build must be 'defaults' or 'manaloc' (was '{build}')."),
+                    };
+                    break;
+                case "--port": port = Number("--port", 0, 65535); break;
+                case "--share": share = Number("--share", 1, 1_000_000); break;
+                case "--threads": threads = Number("--threads", 1, 1024); break;
+                case "--stop-on-stdin-eof": stop = true; break;
+                default: throw new ArgumentException($"Unknown argument '{args[i]}' (see --help).");
+            }
+        }
+        return new ServiceOptions(manaloc, port, share, threads, stop);
+    }
+}

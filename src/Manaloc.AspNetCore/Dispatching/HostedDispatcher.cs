@@ -1,0 +1,241 @@
+using Manaloc.AspNetCore.Diagnostics;
+using Manaloc.Threading;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Logging;
+
+namespace Manaloc.AspNetCore.Dispatching;
+
+/// <summary>
+/// A named <see cref="DedicatedThreadDispatcher"/> owned by the host: created when the host starts, drained
+/// when it stops, with a share per client for request work. Registered by
+/// <see cref="ManalocServiceCollectionExtensions.AddDedicatedDispatcher"/>; resolve it as a keyed service
+/// (<c>[FromKeyedServices("cpu")] HostedDispatcher cpu</c>).
+/// </summary>
+/// <remarks>
+/// <para>Why: CPU-bound work run on the thread pool competes with the I/O completions that every request
+/// needs, so a burst of it raises everyone's latency. On dedicated threads, behind a bounded queue with a
+/// share per client, it waits its turn, and a client sending more than its share is refused at once
+/// instead of filling the queue.</para>
+/// <para>Shutdown: the dispatcher is shut down after the server has stopped (the host's "stopped" phase,
+/// when requests in flight have had the server's own grace period), and it drains for
+/// <see cref="DedicatedDispatcherOptions.DrainTimeout"/>, at most the host's shutdown timeout. Work that
+/// did not run by then is not dropped silently: a request waiting for it is answered
+/// <see cref="DedicatedDispatcherOptions.FullQueueStatusCode"/>, and the count is logged as a warning.</para>
+/// <para>Thread safety: every member is safe from any thread.</para>
+/// </remarks>
+public sealed class HostedDispatcher
+{
+    private readonly DedicatedDispatcherOptions _options;
+    private readonly ILogger _logger;
+    private readonly AspNetCoreMetrics _metrics;
+    private readonly ClientShares _shares;
+    private readonly IResult _overShare;
+    private readonly IResult _unavailable;
+    private DedicatedThreadDispatcher? _dispatcher;
+    // Statistics only: Interlocked so no increment is lost; they order nothing.
+    private long _completed, _overShareCount, _unavailableCount, _abandoned;
+
+    internal HostedDispatcher(string name, DedicatedDispatcherOptions options, ILogger logger, AspNetCoreMetrics metrics)
+    {
+        Name = name;
+        _options = options;
+        _logger = logger;
+        _metrics = metrics;
+        _shares = new ClientShares(options.ClientShare, options.ClientLine);
+        _overShare = Results.StatusCode(options.OverShareStatusCode);
+        _unavailable = Results.StatusCode(options.FullQueueStatusCode);
+    }
+
+    /// <summary>The name given at registration (also the dispatcher's name and its threads').</summary>
+    public string Name { get; }
+
+    /// <summary>The dispatcher, for work that is not a request's (post to it directly).</summary>
+    /// <exception cref="InvalidOperationException">The host has not started yet.</exception>
+    public DedicatedThreadDispatcher Dispatcher => Volatile.Read(ref _dispatcher)
+        ?? throw new InvalidOperationException($"The dedicated dispatcher '{Name}' starts with the host; the host has not started yet.");
+
+    /// <summary>The counters since the host started.</summary>
+    public HostedDispatcherStatistics GetStatistics() => new(
+        Interlocked.Read(ref _completed), Interlocked.Read(ref _overShareCount), Interlocked.Read(ref _unavailableCount),
+        Interlocked.Read(ref _abandoned), _shares.ActiveClients, _shares.Waiting);
+
+    /// <summary>
+    /// Runs <paramref name="work"/> on one of the dispatcher's threads within the client's share, and gives
+    /// the response: <paramref name="work"/>'s result when it is an <see cref="IResult"/>, else 200 with it as JSON.
+    /// </summary>
+    /// <param name="context">The request (its client is found by <see cref="DedicatedDispatcherOptions.ClientKey"/>).</param>
+    /// <param name="work">The CPU-bound work; an exception it throws is rethrown here (so the server answers 500 as for any handler).</param>
+    /// <returns>The response; <see cref="DedicatedDispatcherOptions.OverShareStatusCode"/> (with <c>Retry-After: 1</c>) when the client has its
+    /// share queued or running and <see cref="DedicatedDispatcherOptions.ClientLine"/> requests waiting; <see cref="DedicatedDispatcherOptions.FullQueueStatusCode"/> when the queue is full, the host is not started or
+    /// is stopping, or the work was abandoned at the drain deadline.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="context"/> or <paramref name="work"/> is null.</exception>
+    /// <remarks>The share counts the item from the moment it is queued until it has run; writing the response is not counted.
+    /// A request over its client's share waits in that client's line (holding no thread) until one of the client's items
+    /// has run; so a flooding client's extra requests wait for its own work, not everyone's. A request whose client
+    /// disconnects while in line leaves it.</remarks>
+    public Task<IResult> RunAsync<TResult>(HttpContext context, Func<TResult> work)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        ArgumentNullException.ThrowIfNull(work);
+        var dispatcher = Volatile.Read(ref _dispatcher);
+        if (dispatcher is null || !dispatcher.IsAcceptingWork) return Task.FromResult(Refuse(ref _unavailableCount, "stopped"));
+        string client = _options.ClientKey?.Invoke(context) ?? DefaultClientKey(context);
+        var share = _shares.TryAcquire(client, context.RequestAborted);
+        return share.IsCompletedSuccessfully ? Post(dispatcher, share.Result, context, work) : WaitThenPostAsync(dispatcher, share, context, work);
+    }
+
+    /// <summary>The client was over its share: waits in its line (no thread held), then posts.</summary>
+    private async Task<IResult> WaitThenPostAsync<TResult>(DedicatedThreadDispatcher dispatcher, ValueTask<ClientShares.Entry?> pending, HttpContext context, Func<TResult> work)
+    {
+        ClientShares.Entry? share;
+        try
+        {
+            share = await pending.ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) // the client went away while in line: nobody reads the answer
+        {
+            return _unavailable;
+        }
+        return await Post(dispatcher, share, context, work).ConfigureAwait(false);
+    }
+
+    private Task<IResult> Post<TResult>(DedicatedThreadDispatcher dispatcher, ClientShares.Entry? share, HttpContext context, Func<TResult> work)
+    {
+        if (share is null)
+        {
+            context.Response.Headers.RetryAfter = "1";
+            return Task.FromResult(Refuse(ref _overShareCount, "over_share"));
+        }
+        var item = new WorkItem<TResult>(this, share, work);
+        if (!dispatcher.TryPost(item.Run))
+        {
+            _shares.Release(share);
+            return Task.FromResult(Refuse(ref _unavailableCount, dispatcher.IsAcceptingWork ? "full" : "stopped"));
+        }
+        return item.Completion.Task;
+    }
+
+    private static string DefaultClientKey(HttpContext context)
+        => context.Connection.RemoteIpAddress?.ToString() ?? context.Connection.Id;
+
+    private IResult Refuse(ref long counter, string reason)
+    {
+        Interlocked.Increment(ref counter);
+        _metrics.DispatcherRefused(Name, reason);
+        return reason == "over_share" ? _overShare : _unavailable;
+    }
+
+    /// <summary>Creates the dispatcher (the host is starting).</summary>
+    internal void Start()
+    {
+        var dispatcher = new DedicatedThreadDispatcher(new DispatcherOptions
+        {
+            Name = Name,
+            ThreadCount = _options.ThreadCount,
+            Capacity = _options.Capacity,
+            FullMode = FullQueueMode.Block, // requests use TryPost (never blocks); code posting directly waits for room
+        });
+        // Publishes the fully constructed dispatcher to request threads (they read it with Volatile.Read).
+        if (Interlocked.CompareExchange(ref _dispatcher, dispatcher, null) is not null)
+        {
+            dispatcher.Dispose();
+            return;
+        }
+        _logger.LogInformation("Dedicated dispatcher '{Name}' started: {Threads} threads, capacity {Capacity}, client share {Share}.",
+            Name, _options.ThreadCount, _options.Capacity, _options.ClientShare);
+    }
+
+    /// <summary>Shuts the dispatcher down, draining for the drain timeout (at most <paramref name="hostTimeout"/>); logs and answers what did not run.</summary>
+    internal async Task StopAsync(TimeSpan hostTimeout, CancellationToken cancellationToken)
+    {
+        var dispatcher = Volatile.Read(ref _dispatcher);
+        if (dispatcher is null) return;
+        var drain = _options.DrainTimeout < hostTimeout ? _options.DrainTimeout : hostTimeout;
+        var shutdown = dispatcher.ShutdownAsync(drain);
+        try
+        {
+            await shutdown.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            // The host gave up first: report what did not run when the drain deadline passes, still.
+            _logger.LogWarning("Dedicated dispatcher '{Name}': the host stopped waiting before the drain deadline ({Drain}); what did not run is logged when it passes.", Name, drain);
+            _ = shutdown.ContinueWith(static (t, state) => ((HostedDispatcher)state!).ReportLeftovers(t.Result), this,
+                CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            return;
+        }
+        ReportLeftovers(await shutdown.ConfigureAwait(false));
+    }
+
+    /// <summary>Ends the dispatcher without draining if <see cref="StopAsync"/> never ran (a host whose start failed); what did not run is still reported.</summary>
+    internal void Abort()
+    {
+        var dispatcher = Volatile.Read(ref _dispatcher);
+        if (dispatcher is null || !dispatcher.IsAcceptingWork) return;
+        ReportLeftovers(dispatcher.Shutdown(TimeSpan.Zero));
+    }
+
+    private void ReportLeftovers(IReadOnlyList<Action> left)
+    {
+        if (left.Count == 0)
+        {
+            _logger.LogInformation("Dedicated dispatcher '{Name}' drained: every accepted work item ran.", Name);
+            return;
+        }
+        int requests = 0;
+        foreach (var action in left)
+        {
+            if (action.Target is IAbandonable abandonable)
+            {
+                abandonable.Abandon();
+                requests++;
+            }
+        }
+        Interlocked.Add(ref _abandoned, left.Count);
+        _metrics.DispatcherAbandoned(Name, left.Count);
+        _logger.LogWarning("Dedicated dispatcher '{Name}': {Count} accepted work items did not run before the drain deadline ({Drain}): {Requests} requests were answered {Status}, {Other} other items were not run.",
+            Name, left.Count, _options.DrainTimeout, requests, _options.FullQueueStatusCode, left.Count - requests);
+    }
+
+    private interface IAbandonable
+    {
+        void Abandon();
+    }
+
+    /// <summary>One request's work: runs on a worker, releases the client's share, completes the request's task.</summary>
+    private sealed class WorkItem<TResult>(HostedDispatcher owner, ClientShares.Entry share, Func<TResult> work) : IAbandonable
+    {
+        // Continuations run on the thread pool, never inline on the dispatcher's worker.
+        public readonly TaskCompletionSource<IResult> Completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public void Run()
+        {
+            IResult result;
+            try
+            {
+                TResult value = work();
+                result = value as IResult ?? Results.Ok(value);
+            }
+            catch (Exception e) // the request's failure, rethrown to its handler; the worker goes on
+            {
+                Done();
+                Completion.SetException(e);
+                return;
+            }
+            Done();
+            Completion.SetResult(result);
+        }
+
+        public void Abandon()
+        {
+            owner._shares.Release(share);
+            Completion.TrySetResult(owner._unavailable);
+        }
+
+        private void Done()
+        {
+            owner._shares.Release(share);
+            Interlocked.Increment(ref owner._completed);
+        }
+    }
+}

@@ -1,0 +1,75 @@
+using Manaloc.Lab.Experiments;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Tests.Experiments;
+
+/// <summary>The http experiment's claim and targets on known figures: what each reads, and that a missing figure is not measured rather than met.</summary>
+public sealed class HttpTests
+{
+    private static Dictionary<string, double> Metrics(double allocated, double held = 0, double lost = 0, double failed = 0) => new()
+    {
+        ["allocatedBytesPerRequest"] = allocated,
+        ["rssHeldMB"] = held,
+        ["lost"] = lost,
+        ["otherStatus"] = failed,
+    };
+
+    private static Measurement P99(string build, string load, double micros, Dictionary<string, double> metrics) => new()
+    {
+        Variant = build,
+        Unit = "µs",
+        Statistics = Statistics.From([micros]),
+        Parameters = new Dictionary<string, string> { ["load"] = load, ["one-in"] = "100" },
+        Metrics = metrics,
+    };
+
+    private static Measurement Saturated(string build, double okPerSecond, double allocated) => new()
+    {
+        Variant = build,
+        Unit = "ok/s",
+        LowerIsBetter = false,
+        Statistics = Statistics.From([okPerSecond]),
+        Parameters = new Dictionary<string, string> { ["load"] = "saturated" },
+        Metrics = Metrics(allocated),
+    };
+
+    /// <summary>Flood p99 defaults 3000 µs, manaloc 1000 µs; saturated 1000 vs 1200 ok/s, 2500 vs 1500 B/request; RSS held 10 vs 2 MB.</summary>
+    private static List<Measurement> Run(double manalocFailed = 0) =>
+    [
+        P99("defaults", "quiet", 500, Metrics(2500)), P99("defaults", "flood", 3000, Metrics(2500, held: 10)), Saturated("defaults", 1000, 2500),
+        P99("manaloc", "quiet", 500, Metrics(1500, failed: manalocFailed)), P99("manaloc", "flood", 1000, Metrics(1500, held: 2)), Saturated("manaloc", 1200, 1500),
+    ];
+
+    private static TargetResult Target(VerdictResult verdict, string name) => Assert.Single(verdict.Targets, t => t.Name.StartsWith(name, StringComparison.Ordinal));
+
+    [Fact]
+    public void The_claim_and_the_five_targets_read_the_builds_figures()
+    {
+        var verdict = new Http().Judge(Run());
+        Assert.Equal(3.0, verdict.TodayValue!.Value, 9);
+        Assert.Equal(5, verdict.Targets.Count);
+        Assert.Equal((1.2, true), (Math.Round(Target(verdict, "throughput").Today!.Value, 9), Target(verdict, "throughput").Met!.Value));
+        Assert.Equal((3.0, true), (Target(verdict, "polite p99 under the flood").Today!.Value, Target(verdict, "polite p99 under the flood").Met!.Value));
+        Assert.Equal((0.6, true), (Target(verdict, "allocated bytes").Today!.Value, Target(verdict, "allocated bytes").Met!.Value));
+        Assert.Equal((0.2, true), (Target(verdict, "RSS growth").Today!.Value, Target(verdict, "RSS growth").Met!.Value));
+        Assert.Equal((0.0, true), (Target(verdict, "requests lost").Today!.Value, Target(verdict, "requests lost").Met!.Value));
+    }
+
+    [Fact]
+    public void An_error_answer_anywhere_misses_the_lost_target()
+    {
+        var lost = Target(new Http().Judge(Run(manalocFailed: 4)), "requests lost");
+        Assert.Equal((4.0, false), (lost.Today!.Value, lost.Met!.Value));
+    }
+
+    [Fact]
+    public void A_phase_not_recorded_leaves_its_targets_not_measured_rather_than_met()
+    {
+        var verdict = new Http().Judge(Run().Where(m => !(m.Variant == "manaloc" && m.Parameters["load"] == "flood")).ToList());
+        foreach (string name in new[] { "polite p99 under the flood", "RSS growth", "requests lost" })
+        {
+            Assert.Equal("not measured", Target(verdict, name).MetWord());
+        }
+        Assert.True(Target(verdict, "throughput").Met);
+    }
+}
