@@ -88,7 +88,7 @@ public sealed class HostedDispatcherTests
         {
             Assert.Equal(HttpStatusCode.TooManyRequests, refused.StatusCode);
         }
-        Assert.Equal(0, dispatcher.Dispatcher.QueuedCount); // the one in line is not in the dispatcher's queue
+        Assert.Equal(0, dispatcher.Dispatcher.GetStatistics().Queued); // the one in line is not in the dispatcher's queue
         Assert.False(waiting.IsCompleted);
         gate.Set();
         Assert.Equal(HttpStatusCode.OK, (await first).StatusCode);
@@ -107,7 +107,7 @@ public sealed class HostedDispatcherTests
         Assert.True(started.Wait(Patience));
         var queued = host.Client.SendAsync(Get("/thread", "b"));
         var dispatcher = host.Services.GetRequiredKeyedService<HostedDispatcher>("cpu");
-        SpinWait.SpinUntil(() => dispatcher.Dispatcher.QueuedCount == 1, Patience);
+        SpinWait.SpinUntil(() => dispatcher.Dispatcher.GetStatistics().Queued == 1, Patience);
         using var full = await host.Client.SendAsync(Get("/thread", "c"));
         Assert.Equal(HttpStatusCode.ServiceUnavailable, full.StatusCode);
         gate.Set();
@@ -177,7 +177,7 @@ public sealed class HostedDispatcherTests
         var running = host.Client.SendAsync(Get("/wait", "a"));
         Assert.True(started.Wait(Patience));
         var waiting = new[] { host.Client.SendAsync(Get("/thread", "b")), host.Client.SendAsync(Get("/thread", "c")) };
-        SpinWait.SpinUntil(() => dispatcher.Dispatcher.QueuedCount == 2, Patience);
+        SpinWait.SpinUntil(() => dispatcher.Dispatcher.GetStatistics().Queued == 2, Patience);
         var notRun = new List<string>();
         dispatcher.Dispatcher.Post(() => notRun.Add("ran")); // work that is not a request's: reported too
         await host.App.StopAsync();
