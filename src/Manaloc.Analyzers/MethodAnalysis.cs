@@ -496,7 +496,10 @@ internal sealed class MethodAnalysis
                 return;
         }
 
-        if (_reporting && state[v.Index] == Bits.Released) ReportUse(v, leaf, context);
+        // A held heap used where any path into the point crossed an await is wrong on that path: no condition makes it right.
+        if (_reporting && (state[v.Index] == Bits.Released
+                           || (v.Kind == ResourceKind.ThreadHeap && (state[v.Index] & Bits.Released) != 0 && (state[v.Index] & Bits.Escaped) == 0)))
+            ReportUse(v, leaf, context);
 
         switch (context)
         {
@@ -522,7 +525,8 @@ internal sealed class MethodAnalysis
 
     private void ThrowPoint(byte[] state, BasicBlock block, IOperation? at)
     {
-        if (!_reporting || at is null) return;
+        // Code in a catch or finally runs after the failure it handles; whether it throws in turn is a second failure.
+        if (!_reporting || at is null || Flow.InHandler(block)) return;
         foreach (Var v in _list)
         {
             if (!v.Tracked || v.ThrowPoint is not null || !v.HasCreation || state[v.Index] != Bits.Live) continue;
