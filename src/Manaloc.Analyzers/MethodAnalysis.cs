@@ -27,7 +27,7 @@ internal sealed class MethodAnalysis
         public bool HasCreation;
         public Location? CreationLocation;
         public readonly List<(IInvocationOperation Op, int Block)> Releases = new();
-        public IOperation? ThrowPoint;
+        public readonly List<(IOperation Op, int Block)> ThrowPoints = new();
         public bool Reported;
         public bool Tracked => !Conflict && !Captured && Kind != ResourceKind.None;
     }
@@ -238,11 +238,16 @@ internal sealed class MethodAnalysis
         // Finally regions were solved per edge; report inside them from their merged entry (already in main.In).
         foreach (Var v in _list)
         {
-            if (!v.Tracked || v.ThrowPoint is null) continue;
+            if (!v.Tracked || v.ThrowPoints.Count == 0) continue;
             foreach ((IInvocationOperation release, int block) in v.Releases)
             {
                 if (Flow.InHandler(_blocks[block])) continue;
-                string what = Describe(v.ThrowPoint);
+                // Only a failure on the way to this release skips it (a call on another branch may have taken the array).
+                IOperation? throwing = null;
+                foreach ((IOperation op, int from) in v.ThrowPoints)
+                    if (Reaches(from, block)) { throwing = op; break; }
+                if (throwing is null) continue;
+                string what = Describe(throwing);
                 switch (v.Kind)
                 {
                     case ResourceKind.PooledArray:
@@ -506,6 +511,9 @@ internal sealed class MethodAnalysis
             case IArgumentOperation argument:
                 RefKind refKind = argument.Parameter?.RefKind ?? RefKind.None;
                 if (refKind is RefKind.Out or RefKind.Ref || !v.HasRelease) state[v.Index] = Bits.Escaped;
+                // The method releases it elsewhere, so this call most likely borrows it; but it may keep it, so a path
+                // that ends here without a release is not reported (a later release still makes it Released).
+                else if ((state[v.Index] & Bits.Live) != 0) state[v.Index] |= Bits.Escaped;
                 break;
             case IInvocationOperation i when i.Instance == child:
             case IPropertyReferenceOperation p when p.Instance == child:
@@ -529,10 +537,30 @@ internal sealed class MethodAnalysis
         if (!_reporting || at is null || Flow.InHandler(block)) return;
         foreach (Var v in _list)
         {
-            if (!v.Tracked || v.ThrowPoint is not null || !v.HasCreation || state[v.Index] != Bits.Live) continue;
+            byte st = state[v.Index];
+            if (!v.Tracked || v.ThrowPoints.Count >= 8 || !v.HasCreation || (st & Bits.Live) == 0 || (st & (Bits.Unset | Bits.Released)) != 0) continue;
             if (v.Kind is not (ResourceKind.PooledArray or ResourceKind.BufferOwner or ResourceKind.Scope)) continue;
-            if (!Protected(block, v)) v.ThrowPoint = at;
+            if (!Protected(block, v)) v.ThrowPoints.Add((at, block.Ordinal));
         }
+    }
+
+    private bool Reaches(int from, int to)
+    {
+        if (from == to) return true;
+        var seen = new HashSet<int> { from };
+        var work = new Stack<int>();
+        work.Push(from);
+        while (work.Count > 0)
+        {
+            BasicBlock b = _blocks[work.Pop()];
+            foreach (ControlFlowBranch? branch in new[] { b.FallThroughSuccessor, b.ConditionalSuccessor })
+            {
+                if (branch?.Destination is not { } d) continue;
+                if (d.Ordinal == to) return true;
+                if (seen.Add(d.Ordinal)) work.Push(d.Ordinal);
+            }
+        }
+        return false;
     }
 
     /// <summary>Inside a try whose finally releases the variable, or whose catch releases it or catches everything.</summary>
@@ -582,9 +610,18 @@ internal sealed class MethodAnalysis
                 byte s = state[v.Index];
                 if ((s & Bits.Live) == 0 || (s & Bits.Escaped) != 0) continue;
                 if ((s & Bits.Unset) != 0 && v.HasRelease) continue; // rented on a condition the release tests again
+                if (ReleasedInFinally(v)) continue; // a finally that releases on a condition tests an ownership flag
                 ReportLeak(v, null, v.HasRelease ? "not on every path" : "never");
             }
         }
+    }
+
+    private bool ReleasedInFinally(Var v)
+    {
+        foreach ((_, int block) in v.Releases)
+            for (ControlFlowRegion? r = _blocks[block].EnclosingRegion; r is not null; r = r.EnclosingRegion)
+                if (r.Kind == ControlFlowRegionKind.Finally) return true;
+        return false;
     }
 
     private static bool LeavesScope(ControlFlowBranch branch, ISymbol symbol)
