@@ -499,6 +499,11 @@ internal sealed class MethodAnalysis
                 return;
             case IBinaryOperation binary when Flow.IsNullConstant(binary.LeftOperand) || Flow.IsNullConstant(binary.RightOperand):
                 return;
+            case IBinaryOperation { OperatorKind: BinaryOperatorKind.Equals or BinaryOperatorKind.NotEquals } identity
+                when identity.LeftOperand.Type?.IsReferenceType == true:
+                return; // comparing references reads no element: "is this the array I returned?" is fine after Return
+            case IArgumentOperation { Parent: IInvocationOperation { TargetMethod.Name: "ReferenceEquals" or "Same" or "NotSame" } }:
+                return;
         }
 
         // A held heap used where any path into the point crossed an await is wrong on that path: no condition makes it right.
