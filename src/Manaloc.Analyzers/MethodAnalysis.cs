@@ -29,6 +29,8 @@ internal sealed class MethodAnalysis
         public readonly List<(IInvocationOperation Op, int Block)> Releases = new();
         public readonly List<(IOperation Op, int Block)> ThrowPoints = new();
         public bool Reported;
+        /// <summary>A struct owner (RentedBuffer) this variable was copied from: disposing both disposes one buffer twice.</summary>
+        public Var? CopyOf;
         public bool Tracked => !Conflict && !Captured && Kind != ResourceKind.None;
     }
 
@@ -455,6 +457,12 @@ internal sealed class MethodAnalysis
         IOperation value = Resolve(assignment.Value);
         if (Flow.IsNullConstant(value)) { state[v.Index] = Bits.Unset; return; }
         if (v.Kind == ResourceKind.ThreadHeap) { state[v.Index] = Bits.Live; return; }
+        if (v.Kind == ResourceKind.BufferOwner && VarOf(value) is { Kind: ResourceKind.BufferOwner } source && source != v)
+        {
+            v.CopyOf = source;
+            state[v.Index] = Bits.Escaped;
+            return;
+        }
         if (_known.Creation(value) == v.Kind && !v.IsParameter)
         {
             if (_reporting && IsLeakKind(v.Kind) && state[v.Index] == Bits.Live)
@@ -475,6 +483,18 @@ internal sealed class MethodAnalysis
                 case ResourceKind.BufferOwner: Report(Descriptors.BufferOwnerMisuse, invocation, v, "is disposed twice"); break;
                 case ResourceKind.PooledObject: Report(Descriptors.PooledObjectMisuse, invocation, v, "is returned to its pool twice"); break;
                 case ResourceKind.Record: Report(Descriptors.TypedMemoryMisuse, invocation, v, "is deleted twice"); break;
+            }
+        }
+        if (_reporting && v.Kind == ResourceKind.BufferOwner)
+        {
+            foreach (Var other in _list)
+            {
+                bool copies = other.CopyOf == v || v.CopyOf == other;
+                if (copies && other != v && state[other.Index] == Bits.Released)
+                {
+                    Report(Descriptors.BufferOwnerMisuse, invocation, v, $"is a copy of '{other.Symbol.Name}', which is already disposed: the buffer is disposed twice");
+                    break;
+                }
             }
         }
         state[v.Index] = Bits.Released;

@@ -71,6 +71,15 @@ public sealed class ManalocCorrect
     }
 
     // expect: none
+    public void RentedBufferCopyDisposedOnce(int n)
+    {
+        RentedBuffer b = _buffers.RentBuffer(n);
+        RentedBuffer copy = b;
+        try { copy.Span.Clear(); }
+        finally { copy.Dispose(); }
+    }
+
+    // expect: none
     public void BufferManagerAsArrayPool(int n)
     {
         byte[] array = _buffers.Rent(n);

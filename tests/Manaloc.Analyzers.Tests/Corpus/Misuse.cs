@@ -261,6 +261,16 @@ public sealed class Misuse
     };
 
     // expect: MNL103
+    public void Mnl103_CopyDisposedTwice(int n)
+    {
+        RentedBuffer b = _buffers.RentBuffer(n);
+        RentedBuffer copy = b;
+        copy.Span.Clear();
+        b.Dispose();
+        copy.Dispose();
+    }
+
+    // expect: MNL103
     public void Mnl103_Discarded(int n)
     {
         _buffers.RentBuffer(n);
