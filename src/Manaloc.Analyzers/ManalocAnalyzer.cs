@@ -1,3 +1,4 @@
+using System.Collections.Generic;
 using System.Collections.Immutable;
 using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.Diagnostics;
@@ -44,7 +45,11 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
             if (!MayMatter(block, known)) continue;
             ControlFlowGraph cfg = context.GetControlFlowGraph(block);
             ImmutableArray<IParameterSymbol> parameters = context.OwningSymbol is IMethodSymbol m ? m.Parameters : ImmutableArray<IParameterSymbol>.Empty;
-            MethodAnalysis.Analyze(cfg, parameters, known, context.ReportDiagnostic);
+            var nested = new HashSet<SyntaxNode>();
+            foreach (IOperation op in block.Descendants())
+                if (op is IAnonymousFunctionOperation or ILocalFunctionOperation && MayMatter(op, known))
+                    nested.Add(op.Syntax);
+            MethodAnalysis.Analyze(cfg, parameters, known, context.ReportDiagnostic, nested);
         }
     }
 

@@ -62,18 +62,22 @@ internal sealed class MethodAnalysis
     }
 
     /// <summary>Analyzes a graph and, separately, every lambda and local function inside it.</summary>
-    public static void Analyze(ControlFlowGraph cfg, ImmutableArray<IParameterSymbol> parameters, KnownSymbols known, Action<Diagnostic> report)
+    /// <param name="nested">The lambdas and local functions (by syntax) that call anything the rules know: only their
+    /// graphs are built (a graph per lambda is most of the cost in test code full of Assert.Throws(() => …)).</param>
+    public static void Analyze(ControlFlowGraph cfg, ImmutableArray<IParameterSymbol> parameters, KnownSymbols known, Action<Diagnostic> report, HashSet<SyntaxNode> nested)
     {
         var analysis = new MethodAnalysis(cfg, known, report);
         analysis.Collect(parameters);
         if (analysis.HasWork) analysis.Solve();
+        if (nested.Count == 0) return;
         foreach (IMethodSymbol local in cfg.LocalFunctions)
-            Analyze(cfg.GetLocalFunctionControlFlowGraph(local), local.Parameters, known, report);
+            if (local.DeclaringSyntaxReferences.Length > 0 && nested.Contains(local.DeclaringSyntaxReferences[0].GetSyntax()))
+                Analyze(cfg.GetLocalFunctionControlFlowGraph(local), local.Parameters, known, report, nested);
         foreach (BasicBlock block in cfg.Blocks)
             foreach (IOperation root in Flow.BlockOperations(block))
                 foreach (IOperation op in Flow.PostOrder(root))
-                    if (op is IFlowAnonymousFunctionOperation lambda)
-                        Analyze(cfg.GetAnonymousFunctionControlFlowGraph(lambda), lambda.Symbol.Parameters, known, report);
+                    if (op is IFlowAnonymousFunctionOperation lambda && nested.Contains(lambda.Syntax))
+                        Analyze(cfg.GetAnonymousFunctionControlFlowGraph(lambda), lambda.Symbol.Parameters, known, report, nested);
     }
 
     private bool HasWork
@@ -103,6 +107,13 @@ internal sealed class MethodAnalysis
             foreach (IOperation root in Flow.BlockOperations(block))
                 foreach (IOperation op in Flow.PostOrder(root))
                     CollectOne(op, block);
+        // Captures matter only for a variable the rules follow: otherwise no lambda's graph is built for them.
+        if (!HasWork) return;
+        foreach (BasicBlock block in _blocks)
+            foreach (IOperation root in Flow.BlockOperations(block))
+                foreach (IOperation op in Flow.PostOrder(root))
+                    if (op is IFlowAnonymousFunctionOperation lambda)
+                        MarkCaptured(_cfg.GetAnonymousFunctionControlFlowGraph(lambda), RunsElsewhere(lambda));
         foreach (IMethodSymbol local in _cfg.LocalFunctions)
             MarkCaptured(_cfg.GetLocalFunctionControlFlowGraph(local), local.IsAsync);
     }
@@ -140,9 +151,6 @@ internal sealed class MethodAnalysis
                 _releaseOf[invocation] = target;
                 break;
             }
-            case IFlowAnonymousFunctionOperation lambda:
-                MarkCaptured(_cfg.GetAnonymousFunctionControlFlowGraph(lambda), RunsElsewhere(lambda));
-                break;
         }
         if (op is IFlowCaptureOperation capture && _captures[capture.Id] is null)
         {
