@@ -85,6 +85,12 @@ if [ -d src/Manaloc.Generators ]; then
   done
   echo "interceptors: build/ and buildTransitive/Manaloc.targets"
 fi
+if [ -d src/Manaloc.Analyzers ]; then
+  for dll in Manaloc.Analyzers Manaloc.Analyzers.CodeFixes; do
+    grep -q "^analyzers/dotnet/cs/$dll.dll\$" <<<"$listing" || fail "$dll.dll (the MNL1xx analyzers) is not packed under analyzers/dotnet/cs"
+  done
+  echo "analyzers: analyzers/dotnet/cs/Manaloc.Analyzers.dll and Manaloc.Analyzers.CodeFixes.dll"
+fi
 snupkg="${nupkg%.nupkg}.snupkg"
 [ -f "$snupkg" ] || fail "no symbols package (.snupkg)"
 # The listing into a variable first: "unzip | grep -q" under pipefail fails when grep exits at its match and unzip,
@@ -145,4 +151,23 @@ dotnet build "$web_consumer/AspNetCoreConsumer.csproj" -c Release --no-restore -
   -p:ManalocVersion="$version" -p:SnippetsDir="$work/web-snippets" --verbosity quiet
 grep -q '"Manaloc.AspNetCore/'"$version"'"' "$web_consumer/obj/project.assets.json" || fail "the web consumer did not resolve Manaloc.AspNetCore from the package"
 timeout 120 dotnet "$web_consumer/bin/Release/net10.0/AspNetCoreConsumer.dll"
+
+if [ -d src/Manaloc.Analyzers ]; then
+  echo "== the package's analyzers warn in a consumer's build (SeededMisuse.cs: one misuse per rule)"
+  # The clean build above had warnings as errors, so the analyzers found nothing in the program or the snippets.
+  misuse_log="$work/seeded-misuse.log"
+  set +e
+  dotnet build "$consumer/PackageConsumer.csproj" -c Release --no-restore -p:ManalocVersion="$version" -p:SeededMisuse=true \
+    -p:TreatWarningsAsErrors=false -o "$work/seeded-out" > "$misuse_log" 2>&1
+  status=$?
+  set -e
+  [ "$status" -eq 0 ] || { cat "$misuse_log"; fail "the consumer build with SeededMisuse.cs failed (exit $status)"; }
+  for id in MNL101 MNL102 MNL103 MNL104 MNL105 MNL106 MNL107; do
+    grep -Eq "SeededMisuse\.cs\([0-9]+,[0-9]+\): warning $id" "$misuse_log" || { cat "$misuse_log"; fail "a consumer's build does not report $id at SeededMisuse.cs"; }
+  done
+  if grep -E "warning MNL1[0-9]{2}" "$misuse_log" | grep -v "SeededMisuse\.cs("; then
+    fail "MNL1xx warnings outside SeededMisuse.cs (above)"
+  fi
+  echo "analyzers: a consumer's build reports MNL101-MNL107 at the seeded misuses and nowhere else"
+fi
 echo "package: ok"

@@ -20,8 +20,9 @@ public class BufferBenchmarks
     {
         var b = ArrayPool<byte>.Shared.Rent(Size);
         b[0] = 1;
+        byte result = b[0]; // read before the Return: the pool may hand it out again
         ArrayPool<byte>.Shared.Return(b);
-        return b[0];
+        return result;
     }
 
     /// <summary>Manaloc's buffer manager.</summary>
@@ -30,8 +31,9 @@ public class BufferBenchmarks
     {
         var b = _manager.Rent(Size);
         b[0] = 1;
+        byte result = b[0]; // read before the Return: the pool may hand it out again
         _manager.Return(b);
-        return b[0];
+        return result;
     }
 
     /// <summary>The rented-buffer struct that returns itself.</summary>

@@ -28,8 +28,9 @@ public class PoolBenchmarks
     {
         var o = _default.Get();
         o.Value++;
+        long result = o.Value; // read before the Return: the pool may hand it out again
         _default.Return(o);
-        return o.Value;
+        return result;
     }
 
     /// <summary>Allocation instead of pooling.</summary>
@@ -42,8 +43,9 @@ public class PoolBenchmarks
     {
         var o = _locked.Rent();
         o.Value++;
+        long result = o.Value; // read before the Return: the pool may hand it out again
         _locked.Return(o);
-        return o.Value;
+        return result;
     }
 
     /// <summary>Thread stack over a shared tier.</summary>
@@ -52,8 +54,9 @@ public class PoolBenchmarks
     {
         var o = _semiLocal.Rent();
         o.Value++;
+        long result = o.Value; // read before the Return: the pool may hand it out again
         _semiLocal.Return(o);
-        return o.Value;
+        return result;
     }
 
     /// <summary>A category looked up by name each time.</summary>
@@ -72,8 +75,9 @@ public class PoolBenchmarks
     {
         var o = _category.Rent();
         o.Value++;
+        long result = o.Value; // read before the Return: the pool may hand it out again
         _category.Return(o);
-        return o.Value;
+        return result;
     }
 
     /// <summary>The runtime's work-stealing bag used as a pool.</summary>

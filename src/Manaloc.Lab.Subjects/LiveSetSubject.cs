@@ -126,7 +126,10 @@ public abstract class LiveSetSubject : IDisposable
         private readonly TypeAllocator.ThreadHeap _heap;
         private FooDataRef[] _items = [];
 
+        // The live-set experiment creates, runs and disposes each subject on one thread (the measuring thread).
+#pragma warning disable MNL107 // held by a subject that never leaves the thread that built it
         public StructHandleSet() => _heap = _allocator.GetThreadHeap();
+#pragma warning restore MNL107
 
         private protected override void AllocateContainer(int count) => _items = new FooDataRef[count];
         private protected override void Create(int index, int value) { var f = FooDataRef.New(_heap); SetFields(f, value); _items[index] = f; }

@@ -197,7 +197,10 @@ public sealed unsafe partial class HeapContention : Experiment
     {
         private NativeSlabAllocator.ThreadHeap? _heap;
 
+        // Each worker thread attaches its own copy of this struct and only that thread calls Alloc and Free.
+#pragma warning disable MNL107 // the field belongs to one thread's copy of the struct
         public void Attach() => _heap = slab.GetThreadHeap();
+#pragma warning restore MNL107
         public readonly void* Alloc(nuint size) => _heap!.Allocate(size);
         public readonly void Free(void* p) => _heap!.Free(p);
     }

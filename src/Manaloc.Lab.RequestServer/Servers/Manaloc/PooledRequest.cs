@@ -37,33 +37,40 @@ internal sealed class PooledRequest
         var connection = _connection!;
         int answerSize = RequestHandler.AnswerSize(_op, _payloadLength);
         byte[] response = _server.Buffers.Rent(Frame.ResponseSize(answerSize));
-        Status status;
-        int answerLength = 0;
-        if (_server.DrainOver)
+        // Returned in finally: a throw from the handler's bookkeeping or the connection must not strand the buffer.
+        try
         {
-            status = Status.Busy;
-            _server.Counters.CountShutdownBusy();
-        }
-        else if (_deadline.IsExpired)
-        {
-            status = Status.Expired; // checked before work starts: late work is not done at all
-        }
-        else
-        {
-            try
+            Status status;
+            int answerLength = 0;
+            if (_server.DrainOver)
             {
-                answerLength = RequestHandler.Execute(_op, _payload.AsSpan(0, _payloadLength), response.AsSpan(Frame.LengthSize + Frame.ResponseHeaderSize), _server.RecordBatch);
-                status = Status.Ok;
+                status = Status.Busy;
+                _server.Counters.CountShutdownBusy();
             }
-            catch (Exception e) when (e is not OutOfMemoryException)
+            else if (_deadline.IsExpired)
             {
-                status = Status.Error; // a validated request should not fail; if it does, it is answered, not lost
-                answerLength = 0;
+                status = Status.Expired; // checked before work starts: late work is not done at all
             }
+            else
+            {
+                try
+                {
+                    answerLength = RequestHandler.Execute(_op, _payload.AsSpan(0, _payloadLength), response.AsSpan(Frame.LengthSize + Frame.ResponseHeaderSize), _server.RecordBatch);
+                    status = Status.Ok;
+                }
+                catch (Exception e) when (e is not OutOfMemoryException)
+                {
+                    status = Status.Error; // a validated request should not fail; if it does, it is answered, not lost
+                    answerLength = 0;
+                }
+            }
+            Frame.WriteResponseHeader(response, _id, status, answerLength);
+            connection.Answer(response.AsSpan(0, Frame.ResponseSize(answerLength)), status);
         }
-        Frame.WriteResponseHeader(response, _id, status, answerLength);
-        connection.Answer(response.AsSpan(0, Frame.ResponseSize(answerLength)), status);
-        _server.Buffers.Return(response);
+        finally
+        {
+            _server.Buffers.Return(response);
+        }
         Recycle();
     }
 

@@ -1,0 +1,62 @@
+// Compiled only with -p:SeededMisuse=true (.ci/steps/60-package.sh): one misuse per MNL1xx rule, each of which the
+// analyzers shipped in the package must report as a warning at this file. Never run.
+using System.Buffers;
+using Manaloc.Buffers;
+using Manaloc.Memory;
+using Manaloc.Pooling;
+using Manaloc.Threading;
+
+[NativeRecord]
+public interface ISeededRecord
+{
+    int Value { get; set; }
+}
+
+public static class SeededMisuse
+{
+    public static void RentedNotReturned(Stream stream, int n)
+    {
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(n);
+        stream.Write(buffer, 0, n);
+        ArrayPool<byte>.Shared.Return(buffer); // MNL101: Write can throw first
+    }
+
+    public static int UsedAfterReturn(int n)
+    {
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(n);
+        ArrayPool<byte>.Shared.Return(buffer);
+        return buffer[0]; // MNL102
+    }
+
+    public static void BufferNeverDisposed(BufferManager manager, int n)
+    {
+        RentedBuffer buffer = manager.RentBuffer(n); // MNL103
+        buffer.Span.Clear();
+    }
+
+    public static void PooledObjectAfterReturn(IObjectPool<List<int>> pool)
+    {
+        List<int> list = pool.Rent();
+        pool.Return(list);
+        list.Add(1); // MNL104
+    }
+
+    public static void RecordAfterDelete(TypeAllocator allocator)
+    {
+        ISeededRecord record = allocator.New<ISeededRecord>();
+        allocator.Delete(record);
+        record.Value = 1; // MNL105
+    }
+
+    public static void ScopeDiscarded(SlimReaderWriterLock rw)
+    {
+        rw.EnterWriteScope(); // MNL106
+    }
+
+    public static async Task HeapAfterAwait(TypeAllocator allocator)
+    {
+        TypeAllocator.ThreadHeap heap = allocator.GetThreadHeap();
+        await Task.Yield();
+        Console.WriteLine(heap.ThreadId); // MNL107
+    }
+}

@@ -1,0 +1,201 @@
+using Microsoft.CodeAnalysis;
+using Microsoft.CodeAnalysis.Operations;
+
+namespace Manaloc.Analyzers;
+
+/// <summary>What a tracked variable holds: decides which calls create and release it and which rule reports.</summary>
+internal enum ResourceKind : byte
+{
+    None,
+    /// <summary>An array rented from an <c>ArrayPool&lt;T&gt;</c> (MNL101, MNL102).</summary>
+    PooledArray,
+    /// <summary>A <c>RentedBuffer</c> (MNL103).</summary>
+    BufferOwner,
+    /// <summary>An object rented from an object pool (MNL104).</summary>
+    PooledObject,
+    /// <summary>A record handle of a <c>TypeAllocator</c> (MNL105).</summary>
+    Record,
+    /// <summary>A <c>RecordArray&lt;T&gt;</c> (MNL105).</summary>
+    RecordArray,
+    /// <summary>A read or write scope of a <c>SlimReaderWriterLock</c> (MNL106).</summary>
+    Scope,
+    /// <summary>An <c>EconomicResetEvent</c>, <c>DedicatedThreadDispatcher</c> or <c>ScheduledValue&lt;T&gt;</c> (MNL106).</summary>
+    Disposable,
+    /// <summary>A thread's held heap (MNL107).</summary>
+    ThreadHeap,
+}
+
+/// <summary>The types the rules know, resolved once per compilation; a type the compilation lacks is null and its rules stay silent.</summary>
+internal sealed class KnownSymbols
+{
+    public readonly INamedTypeSymbol? ArrayPool;
+    public readonly INamedTypeSymbol? RentedBuffer;
+    public readonly INamedTypeSymbol? ObjectPoolInterface;
+    public readonly INamedTypeSymbol? ExtensionsObjectPool;
+    public readonly INamedTypeSymbol? TypeAllocator;
+    public readonly INamedTypeSymbol? TypeAllocatorInterface;
+    public readonly INamedTypeSymbol? TypeThreadHeap;
+    public readonly INamedTypeSymbol? SlabThreadHeap;
+    public readonly INamedTypeSymbol? RecordArray;
+    public readonly INamedTypeSymbol? ReaderWriterLock;
+    public readonly INamedTypeSymbol? ReadScope;
+    public readonly INamedTypeSymbol? WriteScope;
+    public readonly INamedTypeSymbol? ResetEvent;
+    public readonly INamedTypeSymbol? Dispatcher;
+    public readonly INamedTypeSymbol? ScheduledValue;
+    public readonly INamedTypeSymbol? Span;
+    public readonly INamedTypeSymbol? ReadOnlySpan;
+    public readonly INamedTypeSymbol? MemoryExtensions;
+    public readonly INamedTypeSymbol? Task;
+    public readonly INamedTypeSymbol? TaskFactory;
+    public readonly INamedTypeSymbol? Parallel;
+    public readonly INamedTypeSymbol? ThreadPool;
+    public readonly INamedTypeSymbol? Thread;
+
+    public KnownSymbols(Compilation compilation)
+    {
+        ArrayPool = compilation.GetTypeByMetadataName("System.Buffers.ArrayPool`1");
+        RentedBuffer = compilation.GetTypeByMetadataName("Manaloc.Buffers.RentedBuffer");
+        ObjectPoolInterface = compilation.GetTypeByMetadataName("Manaloc.Pooling.IObjectPool`1");
+        ExtensionsObjectPool = compilation.GetTypeByMetadataName("Microsoft.Extensions.ObjectPool.ObjectPool`1");
+        TypeAllocator = compilation.GetTypeByMetadataName("Manaloc.Memory.TypeAllocator");
+        TypeAllocatorInterface = compilation.GetTypeByMetadataName("Manaloc.Memory.ITypeAllocator");
+        TypeThreadHeap = compilation.GetTypeByMetadataName("Manaloc.Memory.TypeAllocator+ThreadHeap");
+        SlabThreadHeap = compilation.GetTypeByMetadataName("Manaloc.Memory.NativeSlabAllocator+ThreadHeap");
+        RecordArray = compilation.GetTypeByMetadataName("Manaloc.Memory.RecordArray`1");
+        ReaderWriterLock = compilation.GetTypeByMetadataName("Manaloc.Threading.SlimReaderWriterLock");
+        ReadScope = compilation.GetTypeByMetadataName("Manaloc.Threading.SlimReaderWriterLock+ReadScope");
+        WriteScope = compilation.GetTypeByMetadataName("Manaloc.Threading.SlimReaderWriterLock+WriteScope");
+        ResetEvent = compilation.GetTypeByMetadataName("Manaloc.Threading.EconomicResetEvent");
+        Dispatcher = compilation.GetTypeByMetadataName("Manaloc.Threading.DedicatedThreadDispatcher");
+        ScheduledValue = compilation.GetTypeByMetadataName("Manaloc.Threading.ScheduledValue`1");
+        Span = compilation.GetTypeByMetadataName("System.Span`1");
+        ReadOnlySpan = compilation.GetTypeByMetadataName("System.ReadOnlySpan`1");
+        MemoryExtensions = compilation.GetTypeByMetadataName("System.MemoryExtensions");
+        Task = compilation.GetTypeByMetadataName("System.Threading.Tasks.Task");
+        TaskFactory = compilation.GetTypeByMetadataName("System.Threading.Tasks.TaskFactory");
+        Parallel = compilation.GetTypeByMetadataName("System.Threading.Tasks.Parallel");
+        ThreadPool = compilation.GetTypeByMetadataName("System.Threading.ThreadPool");
+        Thread = compilation.GetTypeByMetadataName("System.Threading.Thread");
+    }
+
+    /// <summary>True when any rule can fire in this compilation (an ArrayPool always exists; the rest are Manaloc's).</summary>
+    public bool Any => ArrayPool is not null || RentedBuffer is not null || ExtensionsObjectPool is not null;
+
+    public static bool Is(ITypeSymbol? type, INamedTypeSymbol? known) =>
+        known is not null && type is not null && SymbolEqualityComparer.Default.Equals(type.OriginalDefinition, known);
+
+    /// <summary>The type or one of its base classes is <paramref name="known"/> (a generic definition matches any construction).</summary>
+    public static bool DerivesFrom(ITypeSymbol? type, INamedTypeSymbol? known)
+    {
+        if (known is null) return false;
+        for (ITypeSymbol? t = type; t is not null; t = t.BaseType)
+            if (SymbolEqualityComparer.Default.Equals(t.OriginalDefinition, known)) return true;
+        return false;
+    }
+
+    public static bool Implements(ITypeSymbol? type, INamedTypeSymbol? known)
+    {
+        if (known is null || type is null) return false;
+        if (Is(type, known)) return true;
+        foreach (INamedTypeSymbol i in type.AllInterfaces)
+            if (SymbolEqualityComparer.Default.Equals(i.OriginalDefinition, known)) return true;
+        return false;
+    }
+
+    public bool IsThreadHeap(ITypeSymbol? type) => Is(type, TypeThreadHeap) || Is(type, SlabThreadHeap);
+
+    public bool IsScope(ITypeSymbol? type) => Is(type, ReadScope) || Is(type, WriteScope);
+
+    public bool IsOwnedDisposable(ITypeSymbol? type) => Is(type, ResetEvent) || Is(type, Dispatcher) || Is(type, ScheduledValue);
+
+    /// <summary>The kind of resource a value creates, or None.</summary>
+    public ResourceKind Creation(IOperation value)
+    {
+        switch (value)
+        {
+            case IInvocationOperation inv:
+            {
+                IMethodSymbol m = inv.TargetMethod;
+                ITypeSymbol returned = m.ReturnType;
+                if (m.Name == "Rent" && returned is IArrayTypeSymbol && DerivesFrom(m.ContainingType, ArrayPool)) return ResourceKind.PooledArray;
+                if (Is(returned, RentedBuffer)) return ResourceKind.BufferOwner;
+                if (IsScope(returned)) return ResourceKind.Scope;
+                if (Is(returned, RecordArray)) return ResourceKind.RecordArray;
+                if (m.Name == "Rent" && Implements(m.ContainingType, ObjectPoolInterface)) return ResourceKind.PooledObject;
+                if (m.Name == "Get" && DerivesFrom(m.ContainingType, ExtensionsObjectPool)) return ResourceKind.PooledObject;
+                return ResourceKind.None;
+            }
+            case IObjectCreationOperation creation when IsOwnedDisposable(creation.Type):
+                return ResourceKind.Disposable;
+            default:
+                return ResourceKind.None;
+        }
+    }
+
+    /// <summary>The operation a call releases (its argument or its receiver) and the kind it releases, or null.</summary>
+    public IOperation? Release(IInvocationOperation inv, out ResourceKind kind)
+    {
+        kind = ResourceKind.None;
+        IMethodSymbol m = inv.TargetMethod;
+        switch (m.Name)
+        {
+            case "Return" when inv.Arguments.Length >= 1:
+                if (DerivesFrom(m.ContainingType, ArrayPool)) kind = ResourceKind.PooledArray;
+                else if (Implements(m.ContainingType, ObjectPoolInterface) || DerivesFrom(m.ContainingType, ExtensionsObjectPool)) kind = ResourceKind.PooledObject;
+                else return null;
+                return ArgumentFor(inv, 0);
+            case "Delete" or "DeleteRef":
+                if (inv.Arguments.Length >= 1 && (Is(m.ContainingType, TypeAllocator) || Is(m.ContainingType, TypeAllocatorInterface) || Is(m.ContainingType, TypeThreadHeap)))
+                {
+                    kind = ResourceKind.Record;
+                    return ArgumentFor(inv, 0);
+                }
+                // A generated struct handle deletes itself: handle.Delete(allocator) or handle.Delete(heap).
+                if (!m.IsStatic && m.ContainingType.IsValueType && m.Parameters.Length == 1 && inv.Instance is not null
+                    && (Is(m.Parameters[0].Type, TypeAllocator) || Is(m.Parameters[0].Type, TypeThreadHeap)))
+                {
+                    kind = ResourceKind.Record;
+                    return inv.Instance;
+                }
+                return null;
+            case "Dispose" when m.Parameters.Length == 0 && inv.Instance is not null:
+                ITypeSymbol? type = m.ContainingType;
+                if (Is(type, RentedBuffer)) kind = ResourceKind.BufferOwner;
+                else if (Is(type, RecordArray)) kind = ResourceKind.RecordArray;
+                else if (IsScope(type)) kind = ResourceKind.Scope;
+                else if (IsOwnedDisposable(type)) kind = ResourceKind.Disposable;
+                else
+                {
+                    // Through IDisposable (a using statement, or an explicit cast): the receiver's own type decides.
+                    IOperation receiver = Flow.StripConversions(inv.Instance);
+                    ITypeSymbol? rt = receiver.Type;
+                    if (Is(rt, RentedBuffer)) kind = ResourceKind.BufferOwner;
+                    else if (Is(rt, RecordArray)) kind = ResourceKind.RecordArray;
+                    else if (IsOwnedDisposable(rt)) kind = ResourceKind.Disposable;
+                    else return null;
+                }
+                return inv.Instance;
+            default:
+                return null;
+        }
+    }
+
+    private static IOperation? ArgumentFor(IInvocationOperation inv, int ordinal)
+    {
+        foreach (IArgumentOperation a in inv.Arguments)
+            if (a.Parameter?.Ordinal == ordinal) return a.Value;
+        return null;
+    }
+
+    /// <summary>Calls that cannot throw in practice (span views of the array): not a point where the array leaks.</summary>
+    public bool CannotThrow(IInvocationOperation inv)
+    {
+        INamedTypeSymbol t = inv.TargetMethod.ContainingType;
+        return Is(t, Span) || Is(t, ReadOnlySpan) || (Is(t, MemoryExtensions) && inv.TargetMethod.Name.StartsWith("As", System.StringComparison.Ordinal));
+    }
+
+    /// <summary>Types whose methods run a delegate on another thread (a lambda passed to them may run elsewhere).</summary>
+    public bool RunsElsewhere(INamedTypeSymbol? type) =>
+        Is(type, Task) || Is(type, TaskFactory) || Is(type, Parallel) || Is(type, ThreadPool) || Is(type, Thread) || Is(type, Dispatcher);
+}
