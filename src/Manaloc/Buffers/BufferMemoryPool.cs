@@ -109,11 +109,7 @@ public sealed partial class BufferMemoryPool : MemoryPool<byte>
     {
         long returns = _returns.Sum(); // returns before rents: a rent counted before its return keeps Outstanding ≥ 0 in a racy read
         long rents = _rents.Sum();
-        long retained = 0;
-        if (Volatile.Read(ref _disposed) == 0 || !_ownsManager)
-        {
-            for (int size = 16; size > 0 && size <= _manager.MaxBufferSize; size <<= 1) retained += _manager.GetStatistics(size).Retained * size;
-        }
+        long retained = Volatile.Read(ref _disposed) == 0 || !_ownsManager ? _manager.GetStatistics().RetainedBytes : 0;
         return new BufferMemoryPoolStatistics(rents, returns, Math.Max(0, rents - returns), _rentedBytes.Sum(), retained);
     }
 
