@@ -58,8 +58,8 @@ public class RecordArrayItemTests
         var saved = arr.Where(o => o.Count == 2).ToList()[0];
         var indexed = arr[3];
         arr.Dispose();
-        Assert.Contains("RecordArray<IFooData>", Assert.Throws<InvalidOperationException>(() => saved.Count).Message);
-        Assert.Contains("RecordArray<IFooData>", Assert.Throws<InvalidOperationException>(() => indexed.Id = 1).Message);
+        Assert.Contains("RecordArray<IFooData>", Assert.Throws<ObjectDisposedException>(() => saved.Count).Message);
+        Assert.Contains("RecordArray<IFooData>", Assert.Throws<ObjectDisposedException>(() => indexed.Id = 1).Message);
         Assert.False(((NativeRecord)(object)saved).IsAllocated);
         Assert.Throws<ObjectDisposedException>(() => arr[0]);
     }

@@ -141,7 +141,8 @@ public abstract unsafe class NativeRecord
                 return new ObjectDisposedException(what, $"The {name} {kind} was used after its RecordArray<{name}>'s {what} was disposed; its records are gone.");
             }
             Diagnostics.ManalocEventSource.Log.UseAfterFree(name);
-            return new InvalidOperationException($"The {name} {kind} was used after its RecordArray<{name}> was disposed.");
+            // An ObjectDisposedException, as the array's own members throw after its Dispose (it is an InvalidOperationException too).
+            return new ObjectDisposedException($"RecordArray<{name}>", $"The {name} {kind} was used after its RecordArray<{name}> was disposed; its records are gone.");
         }
         if (Address != null && RecordChunks.WasDisposed(Address, Generation, StampOffset, out owner))
         {

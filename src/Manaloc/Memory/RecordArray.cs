@@ -182,8 +182,8 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     /// indexer, the enumerators and the moves throw <see cref="ObjectDisposedException"/>.</summary>
     /// <remarks>
     /// <para>Idempotent; does nothing after the allocator's Dispose. In checked mode items see the moved stamp and views their
-    /// nulled address (<see cref="InvalidOperationException"/> naming the array; <see cref="ObjectDisposedException"/> when
-    /// the allocator was disposed). In unchecked mode items and views are bare: a use afterwards reads or writes the dead
+    /// nulled address and throw <see cref="ObjectDisposedException"/> naming the array (or, when the allocator was disposed,
+    /// the allocator). In unchecked mode items and views are bare: a use afterwards reads or writes the dead
     /// array.</para>
     /// <para>Safe against readers and writers on other threads (a loop, a move, an item's or a view's access racing
     /// Dispose): the block is not reused while they may still be in it. Its native memory goes back to the system only when

@@ -119,10 +119,10 @@ public sealed class RecordArrayItemTests
         Assert.Equal(2, saved.A);
         arr.Dispose();
         Assert.False(((NativeRecord)(object)saved).IsAllocated);
-        var read = Assert.Throws<InvalidOperationException>(() => saved.A);
+        var read = Assert.Throws<ObjectDisposedException>(() => saved.A);
         Assert.Contains("RecordArray<ITrialRecord>", read.Message);
         Assert.Contains("disposed", read.Message);
-        var write = Assert.Throws<InvalidOperationException>(() => saved.A = 1);
+        var write = Assert.Throws<ObjectDisposedException>(() => saved.A = 1);
         Assert.Contains("RecordArray<ITrialRecord>", write.Message);
         Assert.Contains("RecordArray<ITrialRecord>", Assert.Throws<ObjectDisposedException>(() => arr[0]).Message);
         Assert.Throws<ObjectDisposedException>(() => arr.ToList());
@@ -156,8 +156,8 @@ public sealed class RecordArrayItemTests
         var items = arr.ToArray();
         var copy = arr.Select(o => o).ToList();
         arr.Dispose();
-        Assert.All(items, item => Assert.Throws<InvalidOperationException>(() => item.A));
-        Assert.All(copy, item => Assert.Throws<InvalidOperationException>(() => item.A = 5));
+        Assert.All(items, item => Assert.Throws<ObjectDisposedException>(() => item.A));
+        Assert.All(copy, item => Assert.Throws<ObjectDisposedException>(() => item.A = 5));
     }
 
     [Fact]

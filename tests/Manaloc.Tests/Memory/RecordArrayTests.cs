@@ -104,7 +104,7 @@ public sealed class RecordArrayTests
         Assert.True(((NativeRecord)(object)view).IsView);
         records.Dispose();
         Assert.False(records.IsAllocated);
-        Assert.Throws<InvalidOperationException>(() => view.Bar);
+        Assert.Throws<ObjectDisposedException>(() => view.Bar);
         records.Dispose(); // idempotent
         Assert.Equal(0, allocator.CountLiveObjects());
     }
@@ -118,8 +118,8 @@ public sealed class RecordArrayTests
         var extra = records.CreateView();
         extra.MoveTo(5).Bar = 5;
         records.Dispose();
-        Assert.Throws<InvalidOperationException>(() => own.Bar = 1); // setters too
-        Assert.Throws<InvalidOperationException>(() => extra.Value.Bar);
+        Assert.Throws<ObjectDisposedException>(() => own.Bar = 1); // setters too
+        Assert.Throws<ObjectDisposedException>(() => extra.Value.Bar);
         Assert.Throws<ObjectDisposedException>(() => extra.MoveTo(1));
         Assert.Throws<ObjectDisposedException>(() => records.MoveTo(1));
         Assert.Throws<ObjectDisposedException>(() => { foreach (var r in records) r.Bar++; });
@@ -175,7 +175,7 @@ public sealed class RecordArrayTests
         Assert.DoesNotContain(weak, w => w.TryGetTarget(out _));
         var kept = records.CreateView(); // the array still works, and still invalidates the views it has
         records.Dispose();
-        Assert.Throws<InvalidOperationException>(() => kept.Value.Bar);
+        Assert.Throws<ObjectDisposedException>(() => kept.Value.Bar);
 
         [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
         static WeakReference<IFooData>[] MakeViews(RecordArray<IFooData> array, int count)

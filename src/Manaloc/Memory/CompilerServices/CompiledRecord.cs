@@ -62,7 +62,7 @@ public abstract unsafe class CompiledRecordView : NativeRecordView
 
     /// <summary>The field at <paramref name="offset"/>, after a checked view's test: its address is null once the array was
     /// disposed (the array's enumerator and MoveTo compare its stamp once per move; for generated code).</summary>
-    /// <exception cref="InvalidOperationException">The array was disposed (a view's message says which).</exception>
+    /// <exception cref="ObjectDisposedException">The array was disposed (the message names the array).</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     protected ref T ViewField<T>(int offset)
     {
@@ -73,8 +73,7 @@ public abstract unsafe class CompiledRecordView : NativeRecordView
 
     /// <summary>The field at <paramref name="offset"/>, after a checked item's test: the array chunk's stamp against the item's
     /// generation, which the array's Dispose (or its allocator's) moves on (for generated code).</summary>
-    /// <exception cref="InvalidOperationException">The array was disposed (the message names the array).</exception>
-    /// <exception cref="ObjectDisposedException">The array's allocator was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The array or its allocator was disposed (the message names which).</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     protected ref T ItemField<T>(int offset)
     {
