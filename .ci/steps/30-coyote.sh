@@ -12,9 +12,7 @@ cd "$(dirname "$0")/../.."
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 # The tool targets net6.0/net8.0; it runs on the installed runtime.
 export DOTNET_ROLL_FORWARD=Major
-sources=()
-if [ -d /opt/nuget/packages ]; then sources=(--add-source /opt/nuget/packages); fi
-dotnet tool restore "${sources[@]}"
+dotnet tool restore
 
 project=tests/Manaloc.Concurrency.Tests
 if [ ! -f "$project/bin/Release/net10.0/Manaloc.Concurrency.Tests.dll" ]; then

@@ -8,17 +8,13 @@
 # Expected duration: about 2 minutes on 2 cores (restore of the ILCompiler package on a clean machine adds ~30 s).
 set -euo pipefail
 
-sources=()
-if [ -d /opt/nuget/packages ]; then
-  sources=(--source https://api.nuget.org/v3/index.json --source /opt/nuget/packages)
-fi
 
 out=artifacts/aot-sample
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rm -rf "$out"
 
-dotnet restore samples/AotSample -r linux-x64 "${sources[@]}"
+dotnet restore samples/AotSample -r linux-x64
 set +e
 timeout 600 dotnet publish samples/AotSample -c Release -r linux-x64 --no-restore -warnaserror -o "$out" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}

@@ -15,10 +15,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1 CI=true
-sources=()
-if [ -d /opt/nuget/packages ]; then
-  sources=(--source https://api.nuget.org/v3/index.json --source /opt/nuget/packages)
-fi
 
 # unzip reads the packages; it is in this machine kind's base image, installed here if a machine lacks it.
 command -v unzip >/dev/null || { apt-get update -qq && apt-get install -y -qq unzip >/dev/null; }
@@ -26,6 +22,11 @@ command -v unzip >/dev/null || { apt-get update -qq && apt-get install -y -qq un
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "package check failed: $*" >&2; exit 1; }
+# A consumer restores the packs from a local folder on top of the machine's own package sources: a nuget.config
+# beside the project adds the folder and clears nothing.
+local_feed() {
+  printf '<?xml version="1.0" encoding="utf-8"?>\n<configuration>\n  <packageSources>\n    <add key="manaloc-packs" value="%s" />\n  </packageSources>\n</configuration>\n' "$work/feed-a" > "$1/nuget.config"
+}
 
 echo "== public API list matches the code"
 eng/update-public-api.sh --check
@@ -39,7 +40,7 @@ for side in a b; do
   # SourceLink maps sources through the clone's origin, which must be the public repository.
   git -C "$work/$side" remote set-url origin "$repo_url.git"
   for project in src/Manaloc/Manaloc.csproj src/Manaloc.AspNetCore/Manaloc.AspNetCore.csproj; do
-    dotnet restore "$work/$side/$project" "${sources[@]}" --verbosity quiet
+    dotnet restore "$work/$side/$project" --verbosity quiet
     dotnet pack "$work/$side/$project" -c Release --no-restore -warnaserror -o "$work/feed-$side" --verbosity quiet
   done
 done
@@ -107,7 +108,8 @@ cp -r samples/PackageConsumer "$consumer"
 rm -rf "$consumer/bin" "$consumer/obj"
 eng/extract-snippets.sh "$work/snippets" README.md src/Manaloc/PACKAGE.md
 # A private package folder: a Manaloc of the same version cached by an earlier run must not be used.
-dotnet restore "$consumer/PackageConsumer.csproj" --source "$work/feed-a" "${sources[@]}" \
+local_feed "$consumer"
+dotnet restore "$consumer/PackageConsumer.csproj" \
   --packages "$work/packages" -p:ManalocVersion="$version" -p:SnippetsDir="$work/snippets" --verbosity quiet
 dotnet build "$consumer/PackageConsumer.csproj" -c Release --no-restore -warnaserror \
   -p:ManalocVersion="$version" -p:SnippetsDir="$work/snippets" --verbosity quiet
@@ -145,7 +147,8 @@ web_consumer="$work/web-consumer"
 cp -r samples/AspNetCoreConsumer "$web_consumer"
 rm -rf "$web_consumer/bin" "$web_consumer/obj"
 eng/extract-snippets.sh "$work/web-snippets" src/Manaloc.AspNetCore/PACKAGE.md
-dotnet restore "$web_consumer/AspNetCoreConsumer.csproj" --source "$work/feed-a" "${sources[@]}" \
+local_feed "$web_consumer"
+dotnet restore "$web_consumer/AspNetCoreConsumer.csproj" \
   --packages "$work/packages" -p:ManalocVersion="$version" -p:SnippetsDir="$work/web-snippets" --verbosity quiet
 dotnet build "$web_consumer/AspNetCoreConsumer.csproj" -c Release --no-restore -warnaserror \
   -p:ManalocVersion="$version" -p:SnippetsDir="$work/web-snippets" --verbosity quiet
