@@ -35,8 +35,9 @@ public class StructHandleTests
         var b = FooDataRef.New(allocator); // most likely the same block
         b.Count = 42;
         var read = Assert.Throws<InvalidOperationException>(() => copy.Count);
-        Assert.Contains("after it was deleted", read.Message);
+        Assert.Contains("The IFooData record was used through a struct handle after it was deleted", read.Message);
         Assert.Throws<InvalidOperationException>(() => copy.Count = 1);
+        Assert.Contains("The IFooData record handle is default", Assert.Throws<InvalidOperationException>(() => default(FooDataRef).Count).Message);
         Assert.Equal(42, b.Count); // the stale write did not land
         b.Delete(allocator);
     }

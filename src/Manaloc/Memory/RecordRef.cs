@@ -68,16 +68,19 @@ public readonly unsafe struct RecordRef : IEquatable<RecordRef>
     // Static, with the fields passed by value: an instance call would take the handle's address, and a struct whose address
     // is taken stays in memory instead of registers (measured: 7x a class's get+set).
     [MethodImpl(MethodImplOptions.NoInlining)]
-    internal static Exception StaleException(byte* address, uint generation, int stampOffset)
+    internal static Exception StaleException(byte* address, uint generation, int stampOffset, Type? recordInterface = null)
     {
-        if (stampOffset == 0) return new InvalidOperationException("The record handle is default: it was never allocated.");
+        // The generated handles know their record's interface and name it; an untyped handle cannot tell (a deleted block
+        // may hold another type's record by now).
+        string record = recordInterface is null ? "record" : $"{RecordTypes.TypeName(recordInterface)} record";
+        if (stampOffset == 0) return new InvalidOperationException($"The {record} handle is default: it was never allocated.");
         if (RecordChunks.WasDisposed(address, generation, stampOffset, out string? owner))
         {
-            string what = $"TypeAllocator '{owner}' (the record's allocator)";
+            string what = $"TypeAllocator '{owner}' (the {record}'s allocator)";
             return new ObjectDisposedException(what, $"The {what} has been disposed; its records are gone.");
         }
-        Diagnostics.ManalocEventSource.Log.UseAfterFree("RecordRef");
-        return new InvalidOperationException("The record was used through a struct handle after it was deleted.");
+        Diagnostics.ManalocEventSource.Log.UseAfterFree(recordInterface is null ? "RecordRef" : RecordTypes.TypeName(recordInterface));
+        return new InvalidOperationException($"The {record} was used through a struct handle after it was deleted.");
     }
 
     /// <summary>Same record and generation.</summary>

@@ -61,7 +61,7 @@ public readonly unsafe struct RecordRef<TRecord> : IEquatable<RecordRef<TRecord>
         // null test is default's (its stamp offset is a constant here, not 0).
         if (address == null || *(uint*)(address + CompiledRecordConstants<TRecord>.StampOffset) != Generation)
         {
-            throw RecordRef.StaleException(address, Generation, address == null ? 0 : CompiledRecordConstants<TRecord>.StampOffset);
+            throw RecordRef.StaleException(address, Generation, address == null ? 0 : CompiledRecordConstants<TRecord>.StampOffset, CompiledRecordConstants<TRecord>.Type?.Interface);
         }
         return ref Unsafe.AsRef<T>(address + offset);
     }
