@@ -16,9 +16,8 @@ public sealed partial class BufferMemoryPool
     /// <para>Why owners keep their arrays: a pipe rents on the writer's thread and disposes on the reader's, so every
     /// segment crosses threads. Pooling arrays (in the manager) and owners (in a pool of their own) separately paid two
     /// pool operations per rent and per Dispose, each missing the per-thread hot slot and going through the thread
-    /// stacks and shared tier; an owner that holds its array pays one. The tier is a semi-local pool with larger thread
-    /// stacks and batches than the manager's classes, because the cross-thread flow moves whole batches through its
-    /// shared tier.</para>
+    /// stacks and shared tier; an owner that holds its array pays one. The tier is a semi-local pool with larger batches
+    /// than the manager's small classes, because the cross-thread flow moves whole batches through its shared tier, and shorter thread stacks for large classes (see <see cref="ThreadBytes"/>).</para>
     /// <para>Counters: one striped counter per side (the renting thread adds to <see cref="Rents"/>, the disposing
     /// thread to <see cref="Returns"/>), so the pool's statistics stay exact at one atomic add per operation; the
     /// bytes follow from the class size.</para>
@@ -29,8 +28,13 @@ public sealed partial class BufferMemoryPool
     /// </remarks>
     private sealed class OwnerClass : PoolPolicy<PooledMemoryOwner>
     {
-        /// <summary>Owners a thread keeps for itself in classes up to 64 KiB (half of that moves to or from the shared tier at once).</summary>
-        private const int SmallClassThreadOwners = 32;
+        /// <summary>
+        /// The bytes a thread keeps idle for itself in one class (in owners, 2 to 32; half of them move to or from the
+        /// shared tier at once). Small on purpose: in a pipe the disposing thread never rents, so its stack is a delay
+        /// line that every array passes through; the shorter it is, the fewer distinct arrays cycle through the caches
+        /// (64 KiB segments: 4 per thread, not the manager's 8).
+        /// </summary>
+        private const int ThreadBytes = 256 << 10;
 
         public readonly BufferMemoryPool Pool;
         public readonly int Size;
@@ -45,7 +49,7 @@ public sealed partial class BufferMemoryPool
             var manager = pool._manager;
             // The manager's byte cap per class, in owners (each holds one array of the class).
             int retained = (int)Math.Clamp(manager.MaxRetainedBytesPerClass / size, size <= 1 << 21 ? 8 : 1, 4096);
-            int perThread = Math.Min(retained, size <= 1 << 16 ? SmallClassThreadOwners : 8);
+            int perThread = Math.Min(retained, Math.Clamp(ThreadBytes / size, 2, 32));
             Owners = new PoolTier<PooledMemoryOwner>(this, new PoolOptions
             {
                 Name = $"{pool.Name}/{size}",
