@@ -142,15 +142,19 @@ public sealed partial class PooledBufferStream : Stream
     {
         long position = _position;
         var cursor = _cursor;
+        long available = _length - position;
         long offset;
-        // Fast path: not disposed (a disposed stream has no cursor), and the whole read lies in the segment last used
-        // and before the end (sequential reads). Everything else, the checks included, is ReadSlow's.
-        if (cursor is not null && (offset = position - cursor.Start) >= 0 && offset + buffer.Length <= cursor.Array.Length
-            && position + buffer.Length <= _length && !buffer.IsEmpty)
+        // Fast path: not disposed (a disposed stream has no cursor), something to read, and all of it (up to the end)
+        // in the segment last used (sequential reads). Everything else, the checks included, is ReadSlow's.
+        if (cursor is not null && available > 0 && (offset = position - cursor.Start) >= 0)
         {
-            cursor.Array.AsSpan((int)offset, buffer.Length).CopyTo(buffer);
-            _position = position + buffer.Length;
-            return buffer.Length;
+            int count = (int)Math.Min(available, buffer.Length);
+            if (count > 0 && offset + count <= cursor.Array.Length)
+            {
+                cursor.Array.AsSpan((int)offset, count).CopyTo(buffer);
+                _position = position + count;
+                return count;
+            }
         }
         return ReadSlow(buffer);
     }
