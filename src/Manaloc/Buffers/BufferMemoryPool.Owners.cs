@@ -24,6 +24,8 @@ public sealed partial class BufferMemoryPool
     /// <para>What leaves the tier (its cap, gen-2 trimming, the idle release on the manager's clock and period, the
     /// pool's Dispose) is dropped with its array, to the GC: a dropped owner's Dispose finds it not rented and does
     /// nothing, exactly as a stale Dispose would, so no array goes anywhere twice.</para>
+    /// <para>Idle owners reference their class and so the pool: a pool dropped without Dispose lives on while threads'
+    /// stacks hold its idle owners, until the idle release takes them (within 1.5 idle periods).</para>
     /// <para>Thread safety: every member is safe from any thread.</para>
     /// </remarks>
     private sealed class OwnerClass : PoolPolicy<PooledMemoryOwner>

@@ -123,8 +123,9 @@ public sealed partial class BufferMemoryPool : MemoryPool<byte>
     public BufferMemoryPoolStatistics GetStatistics()
     {
         long rents = 0, returns = 0, rentedBytes = 0, idleBytes = 0;
-        foreach (var owners in _classes)
+        for (int i = 0; i < _classes.Length; i++)
         {
+            var owners = Volatile.Read(ref _classes[i]); // acquire: pairs with the lock that published it
             if (owners is null) continue;
             long classReturns = owners.Returns.Sum(); // returns before rents: a rent counted before its return keeps Outstanding ≥ 0 in a racy read
             long classRents = owners.Rents.Sum();
