@@ -19,6 +19,8 @@ public sealed class BufferWriter : Experiment
     private const string ToolkitWriter = "ArrayPoolBufferWriter";
     private const string Ours = "PooledBufferWriter";
     private const string Alone = "PooledBufferWriter, alone";
+    /// <summary>The payload's own cost: one reused array sized for it, so nothing grows, copies on growth or allocates.</summary>
+    private const string Floor = "floor: reused presized array";
     private const int Chunk = 4096;
 
     /// <inheritdoc/>
@@ -48,7 +50,7 @@ public sealed class BufferWriter : Experiment
     /// <inheritdoc/>
     public override double QuickSeconds => 25;
     /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [ArrayWriter, ToolkitWriter, Ours, Alone];
+    public override IReadOnlyList<string> Variants { get; } = [ArrayWriter, ToolkitWriter, Ours, Floor, Alone];
     /// <inheritdoc/>
     public override string Baseline => ArrayWriter;
     /// <inheritdoc/>
@@ -93,6 +95,7 @@ public sealed class BufferWriter : Experiment
         foreach (var (size, format, _) in Cases(context.Settings))
         {
             var readBack = new byte[size + (size >> 2) + 4096];
+            var floor = new ArrayBufferWriter<byte>(readBack.Length);
             int Fill(IBufferWriter<byte> writer)
             {
                 if (format == "raw")
@@ -147,6 +150,17 @@ public sealed class BufferWriter : Experiment
                     }
                 }),
                 (Ours, Pooled),
+                (Floor, n =>
+                {
+                    // No writer can cost less: what remains is the formatting (JSON) or the copying in (raw), and the copy out.
+                    for (long i = 0; i < n; i++)
+                    {
+                        floor.ResetWrittenCount();
+                        Fill(floor);
+                        floor.WrittenSpan.CopyTo(readBack);
+                        sink += readBack[floor.WrittenCount - 1];
+                    }
+                }),
             ], Parameters.Of(("size", size), ("format", format)));
             // The allocation target, measured without the other writers in between: their large-object garbage triggers
             // gen-2 GCs, after which the manager trims buffers idle since the previous one (by design), and the next

@@ -14,8 +14,8 @@ namespace Manaloc.Lab.Experiments;
 /// <remarks>
 /// Throughput: interleaved samples (the harness's Compare) of n segments written, each filled, flushed, and read
 /// by the reader thread (a sample ends when the reader has consumed all of it); bytes per segment there are the writer
-/// thread's, where every rent happens. Then, untimed, one long move per variant (1 GiB; less in quick mode, and the
-/// note says how much) counts the bytes the writer thread allocated (every rent, so every array or owner a pool must
+/// thread's, where every rent happens. Then, untimed, after a 16 MiB warm-up move, one long move per variant (1 GiB;
+/// less in quick mode, and the note says how much) counts the bytes the writer thread allocated (every rent, so every array or owner a pool must
 /// create, is there; counting all threads would add the lab's own display) and the process's GCs.
 /// </remarks>
 public sealed class Pipelines : Experiment
@@ -23,6 +23,7 @@ public sealed class Pipelines : Experiment
     private const string Shared = "MemoryPool.Shared";
     private const string Pool = "BufferMemoryPool";
     private static readonly int[] SegmentSizes = [4096, 65536];
+    private const long WarmUpBytes = 16L << 20;
 
     /// <inheritdoc/>
     public override string Name => "pipelines";
@@ -83,6 +84,7 @@ public sealed class Pipelines : Experiment
             {
                 context.Status($"{variant}, {size / 1024} KiB segments: moving {moveBytes >> 20} MiB untimed");
                 long segments = moveBytes / size;
+                run.Move(WarmUpBytes / size); // "after warm-up": a pool reaches its steady population here, not in the count (the timed samples may be few on a busy machine)
                 var before = GcSnapshot.Take(allThreads: false); // the writer thread: every rent (and so every array or owner the pool must allocate) happens here
                 run.Move(segments);
                 var after = GcSnapshot.Take(allThreads: false);

@@ -102,6 +102,9 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         _token = _lease.Token;
         _fastToken = _debug is null ? _token : -1;
         _trimAfterGen2 = options.TrimAfterGen2;
+        ReleaseIdleAfter = options.ReleaseIdleAfter;
+        TimeProvider = options.TimeProvider;
+        MaxRetainedBytesPerClass = options.MaxRetainedBytesPerClass;
         // Always registered: with trimming off it only watches for the manager being collected without
         // Dispose, then forgets every thread's hot buffers and frees the slot id (it holds the caches, not the manager).
         var caches = _caches;
@@ -146,6 +149,18 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
 
     /// <summary>The largest pooled buffer size.</summary>
     public int MaxBufferSize { get; }
+
+    /// <summary>The idle period of <see cref="BufferManagerOptions.ReleaseIdleAfter"/> (a <see cref="BufferMemoryPool"/>'s owner tiers release on the same schedule).</summary>
+    internal TimeSpan ReleaseIdleAfter { get; }
+
+    /// <summary>The clock of the idle release (<see cref="BufferManagerOptions.TimeProvider"/>).</summary>
+    internal TimeProvider TimeProvider { get; }
+
+    /// <summary>The retention cap per size class (<see cref="BufferManagerOptions.MaxRetainedBytesPerClass"/>).</summary>
+    internal long MaxRetainedBytesPerClass { get; }
+
+    /// <summary>Whether idle buffers are trimmed after gen-2 collections (<see cref="BufferManagerOptions.TrimAfterGen2"/>).</summary>
+    internal bool TrimsAfterGen2 => _trimAfterGen2;
 
     /// <summary>
     /// The cache of the manager whose slow path this thread ran last: the fast paths' one thread-static

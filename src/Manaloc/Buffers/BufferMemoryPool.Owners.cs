@@ -2,46 +2,101 @@ using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Manaloc.Pooling;
+using Manaloc.Threading;
 
 namespace Manaloc.Buffers;
 
 public sealed partial class BufferMemoryPool
 {
     /// <summary>
-    /// The owner a rent returns outside diagnostic mode. Pooled process-wide (one semi-local pool), so a rent and its
-    /// Dispose allocate nothing after warm-up.
+    /// One power-of-two size class of the pool: its idle owners, each still holding its array, and the class's counters.
+    /// Also the policy of its owner tier: a new owner rents its array from the manager once, and keeps it for life.
     /// </summary>
     /// <remarks>
-    /// <para>Ordering. <c>_rented</c> is the owner's one piece of shared state. <see cref="Rent"/> runs while the owner
-    /// is exclusively the renting thread's (just taken from the owner pool): it stores the pool and array, then
-    /// publishes <c>_rented = 1</c> with a release write; the reference reaches other threads only after that. The
-    /// first Dispose wins an <see cref="Interlocked.Exchange(ref int, int)"/> of <c>_rented</c> to 0 (a full fence, so
-    /// its later loads of <c>_array</c> and <c>_pool</c> see the renter's stores); every other Dispose, concurrent or
-    /// later, reads 0 from the exchange and does nothing. Only the winner touches the array, and it returns the
-    /// owner to the owner pool last, after which nothing of this rent is read: the pool hands it to the next renter
-    /// with a happens-before edge of its own.</para>
-    /// <para>What no pooled owner can do: after the owner went back and a later rent took it, a stale reference is
-    /// the same reference as the new renter's, so its Dispose is the new rent's Dispose. A version number cannot help:
-    /// the stale holder has no number of its own to compare, only the shared object. A distinct object per rent can,
-    /// and that is what diagnostic mode gives (<see cref="DiagnosticMemoryOwner"/>), at an allocation per rent.</para>
+    /// <para>Why owners keep their arrays: a pipe rents on the writer's thread and disposes on the reader's, so every
+    /// segment crosses threads. Pooling arrays (in the manager) and owners (in a pool of their own) separately paid two
+    /// pool operations per rent and per Dispose, each missing the per-thread hot slot and going through the thread
+    /// stacks and shared tier; an owner that holds its array pays one. The tier is a semi-local pool with larger batches
+    /// than the manager's small classes, because the cross-thread flow moves whole batches through its shared tier, and shorter thread stacks for large classes (see <see cref="ThreadBytes"/>).</para>
+    /// <para>Counters: one striped counter per side (the renting thread adds to <see cref="Rents"/>, the disposing
+    /// thread to <see cref="Returns"/>), so the pool's statistics stay exact at one atomic add per operation; the
+    /// bytes follow from the class size.</para>
+    /// <para>What leaves the tier (its cap, gen-2 trimming, the idle release on the manager's clock and period, the
+    /// pool's Dispose) is dropped with its array, to the GC: a dropped owner's Dispose finds it not rented and does
+    /// nothing, exactly as a stale Dispose would, so no array goes anywhere twice.</para>
+    /// <para>Idle owners reference their class and so the pool: a pool dropped without Dispose lives on while threads'
+    /// stacks hold its idle owners, until the idle release takes them (within 1.5 idle periods).</para>
+    /// <para>Thread safety: every member is safe from any thread.</para>
     /// </remarks>
-    private sealed class PooledMemoryOwner : IMemoryOwner<byte>
+    private sealed class OwnerClass : PoolPolicy<PooledMemoryOwner>
     {
-        private static readonly PoolTier<PooledMemoryOwner> s_owners = new(
-            PoolPolicies.Create(static () => new PooledMemoryOwner()),
-            new PoolOptions { Name = "buffers.memory-owners", TrimAfterGen2 = true });
+        /// <summary>
+        /// The bytes a thread keeps idle for itself in one class (in owners, 2 to 32; half of them move to or from the
+        /// shared tier at once). Small on purpose: in a pipe the disposing thread never rents, so its stack is a delay
+        /// line that every array passes through; the shorter it is, the fewer distinct arrays cycle through the caches
+        /// (64 KiB segments: 2 per thread, not the manager's 8; 4 KiB segments: 16).
+        /// </summary>
+        private const int ThreadBytes = 64 << 10;
 
-        private BufferMemoryPool? _pool;
-        private byte[]? _array;
-        private int _rented; // 1 from Rent to the first Dispose
+        public readonly BufferMemoryPool Pool;
+        public readonly int Size;
+        public readonly PoolTier<PooledMemoryOwner> Owners;
+        public readonly StripedCounter Rents = new();
+        public readonly StripedCounter Returns = new();
+
+        public OwnerClass(BufferMemoryPool pool, int size)
+        {
+            Pool = pool;
+            Size = size;
+            var manager = pool._manager;
+            // The manager's byte cap per class, in owners (each holds one array of the class).
+            int retained = (int)Math.Clamp(manager.MaxRetainedBytesPerClass / size, size <= 1 << 21 ? 8 : 1, 4096);
+            int perThread = Math.Min(retained, Math.Clamp(ThreadBytes / size, 2, 32));
+            Owners = new PoolTier<PooledMemoryOwner>(this, new PoolOptions
+            {
+                Name = $"{pool.Name}/{size}",
+                LocalCapacity = perThread,
+                BatchSize = Math.Max(1, perThread / 2),
+                MaxRetained = retained,
+                TrimAfterGen2 = manager.TrimsAfterGen2,
+                ReleaseIdleAfter = manager.ReleaseIdleAfter,
+                TimeProvider = manager.TimeProvider,
+            });
+        }
+
+        /// <summary>A new owner with an array of the class from the manager (the tier calls this when it holds no idle owner).</summary>
+        public override PooledMemoryOwner Create() => new(this, Pool._manager.Rent(Size));
+
+        /// <summary>Owners are stored as they come back: the Dispose that returns one has already ended its rent.</summary>
+        internal override bool ResetsObjects => false;
+    }
+
+    /// <summary>
+    /// The owner a rent returns outside diagnostic mode: bound for life to one array of its class, pooled in the class's
+    /// tier, so after warm-up a rent and its Dispose allocate nothing and touch no other pool.
+    /// </summary>
+    /// <remarks>
+    /// <para>Ordering. <c>_rented</c> is the owner's one piece of shared state; its class and array never change. A rent
+    /// takes the owner from the tier (which hands it over with a happens-before edge of its own), then publishes
+    /// <c>_rented = 1</c> with a release write; the reference reaches other threads only after that. The first Dispose
+    /// wins an <see cref="Interlocked.Exchange(ref int, int)"/> of <c>_rented</c> to 0 (a full fence); every other
+    /// Dispose, concurrent or later, reads 0 and does nothing. Only the winner gives the owner back to the tier, so it
+    /// is stored once per rent; nothing of the rent is read after that.</para>
+    /// <para>What no pooled owner can do: after the owner went back and a later rent took it, a stale reference is the
+    /// same reference as the new renter's, so its Dispose is the new rent's Dispose. A version number cannot help: the
+    /// stale holder has no number of its own to compare, only the shared object. A distinct object per rent can, and
+    /// that is what diagnostic mode gives (<see cref="DiagnosticMemoryOwner"/>), at an allocation per rent.</para>
+    /// </remarks>
+    private sealed class PooledMemoryOwner(OwnerClass owners, byte[] array) : IMemoryOwner<byte>
+    {
+        private int _rented; // 1 from a rent to its first Dispose
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public static PooledMemoryOwner Rent(BufferMemoryPool pool, byte[] array)
+        public static PooledMemoryOwner Rent(OwnerClass owners)
         {
-            var owner = s_owners.Rent();
-            owner._pool = pool;
-            owner._array = array;
-            Volatile.Write(ref owner._rented, 1); // release: the stores above are visible to whoever sees the owner rented
+            var owner = owners.Owners.Rent();
+            Volatile.Write(ref owner._rented, 1); // release: whoever sees the owner rented sees it as the tier handed it over
+            owners.Rents.Increment();
             return owner;
         }
 
@@ -49,37 +104,43 @@ public sealed partial class BufferMemoryPool
         {
             get
             {
-                var array = _array;
-                if (array is null || Volatile.Read(ref _rented) == 0) ThrowDisposed();
+                if (Volatile.Read(ref _rented) == 0) ThrowDisposed();
                 return new Memory<byte>(array);
             }
         }
 
         public void Dispose()
         {
-            if (Interlocked.Exchange(ref _rented, 0) == 0) return; // disposed already: repeats and racing Disposes stop here
-            var pool = _pool!;
-            var array = _array!;
-            _pool = null;
-            _array = null;
-            pool.ReturnArray(array);
-            s_owners.Return(this); // last: from here on the owner may be another rent's
+            if (Interlocked.Exchange(ref _rented, 0) == 0) return; // disposed already (or idle in the tier): repeats, racing Disposes and the tier's drops stop here
+            owners.Returns.Increment();
+            owners.Owners.Return(this); // last: from here on the owner may be another rent's (after the pool's Dispose the tier drops it)
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static void ThrowDisposed()
-            => throw new ObjectDisposedException(nameof(BufferMemoryPool), "This memory owner from a BufferMemoryPool was disposed: its array went back to the pool and may be another renter's now.");
+        private void ThrowDisposed() => owners.Pool.ThrowOwnerDisposed();
+    }
+
+    /// <summary>What <c>Rent(0)</c> returns: empty memory, nothing to give back, so one shared instance; not counted.</summary>
+    private sealed class EmptyMemoryOwner : IMemoryOwner<byte>
+    {
+        public static readonly EmptyMemoryOwner Instance = new();
+
+        public Memory<byte> Memory => Memory<byte>.Empty;
+
+        public void Dispose()
+        {
+        }
     }
 
     /// <summary>
-    /// Diagnostic mode's owner, one per rent: a <see cref="MemoryManager{T}"/>, so the memory it hands out reaches the
-    /// array only through <see cref="GetSpan"/> and <see cref="Pin"/>, which check that the owner is still rented. A
-    /// span taken from that memory after Dispose throws, naming the pool (a span taken before Dispose is a raw reference
-    /// and cannot be checked: do not keep one).
+    /// Diagnostic mode's owner, one per rent, its array rented from the manager and returned to it by the first Dispose:
+    /// a <see cref="MemoryManager{T}"/>, so the memory it hands out reaches the array only through <see cref="GetSpan"/>
+    /// and <see cref="Pin"/>, which check that the owner is still rented. A span taken from that memory after Dispose
+    /// throws, naming the pool (a span taken before Dispose is a raw reference and cannot be checked: do not keep one).
     /// </summary>
     /// <remarks>Ordering: as <see cref="PooledMemoryOwner"/>: the exchange of <c>_rented</c> picks the one Dispose that returns the array.
     /// The array field is never cleared, so a racing <see cref="GetSpan"/> either throws or reads a valid array.</remarks>
-    private sealed class DiagnosticMemoryOwner(BufferMemoryPool pool, byte[] array) : MemoryManager<byte>
+    private sealed class DiagnosticMemoryOwner(OwnerClass owners, byte[] array) : MemoryManager<byte>
     {
         private int _rented = 1;
 
@@ -87,20 +148,20 @@ public sealed partial class BufferMemoryPool
         {
             get
             {
-                if (Volatile.Read(ref _rented) == 0) pool.ThrowOwnerDisposed();
+                if (Volatile.Read(ref _rented) == 0) owners.Pool.ThrowOwnerDisposed();
                 return base.Memory;
             }
         }
 
         public override Span<byte> GetSpan()
         {
-            if (Volatile.Read(ref _rented) == 0) pool.ThrowOwnerDisposed();
+            if (Volatile.Read(ref _rented) == 0) owners.Pool.ThrowOwnerDisposed();
             return array;
         }
 
         public override unsafe MemoryHandle Pin(int elementIndex = 0)
         {
-            if (Volatile.Read(ref _rented) == 0) pool.ThrowOwnerDisposed();
+            if (Volatile.Read(ref _rented) == 0) owners.Pool.ThrowOwnerDisposed();
             if ((uint)elementIndex > (uint)array.Length) ThrowHelper.ThrowArgumentOutOfRange(nameof(elementIndex), elementIndex, "The index must lie within the buffer.");
             var handle = GCHandle.Alloc(array, GCHandleType.Pinned);
             return new MemoryHandle(Unsafe.Add<byte>((void*)handle.AddrOfPinnedObject(), elementIndex), handle, this);
@@ -114,7 +175,8 @@ public sealed partial class BufferMemoryPool
         protected override void Dispose(bool disposing)
         {
             if (Interlocked.Exchange(ref _rented, 0) == 0) return;
-            pool.ReturnArray(array);
+            owners.Returns.Increment();
+            owners.Pool._manager.Return(array); // after the owned manager's Dispose the manager ignores it: the array is dropped
         }
     }
 }

@@ -1,7 +1,6 @@
 using System.Buffers;
 using System.Numerics;
 using System.Runtime.CompilerServices;
-using Manaloc.Threading;
 
 namespace Manaloc.Buffers;
 
@@ -11,15 +10,18 @@ namespace Manaloc.Buffers;
 /// </summary>
 /// <remarks>
 /// <para>Why: <see cref="MemoryPool{T}.Shared"/> allocates an owner object per rent and rents from
-/// <see cref="ArrayPool{T}.Shared"/>; here the arrays come from a buffer manager (per-thread hot buffers,
-/// bounded retention, statistics) and the owners are pooled too, so after warm-up a rent and its Dispose
-/// allocate nothing.</para>
+/// <see cref="ArrayPool{T}.Shared"/>; here the arrays come from a buffer manager (bounded retention, statistics) and
+/// the owners are pooled per size class, each keeping its array, so after warm-up a rent and its Dispose allocate
+/// nothing and cost one pool operation each (a pipe rents on one thread and disposes on another: the class's thread
+/// stacks and shared tier carry owners across in batches).</para>
 /// <para>Contract: <c>Rent()</c> and <c>Rent(-1)</c> return <see cref="BufferMemoryPoolOptions.BlockSize"/> bytes;
 /// <c>Rent(n)</c> returns at least n bytes (the whole array: n rounded up to a power of two, at least 16; <c>Rent(0)</c>
-/// returns empty memory, as <see cref="MemoryPool{T}.Shared"/> does); below -1 or above <see cref="MaxBufferSize"/> throws
+/// returns empty memory, as <see cref="MemoryPool{T}.Shared"/> does, from one shared owner that holds nothing and is not
+/// counted); below -1 or above <see cref="MaxBufferSize"/> throws
 /// <see cref="ArgumentOutOfRangeException"/>. Disposing an owner gives its array back; disposing it again does nothing,
 /// also when two threads dispose it at once. After the pool's Dispose, Rent throws <see cref="ObjectDisposedException"/>
-/// and owners still out may be disposed as usual (their arrays are dropped when the pool owned its manager).</para>
+/// and owners still out may be disposed as usual (they are dropped with their arrays). Idle owners go, with their arrays,
+/// on the manager's schedule: its idle period and clock, and after gen-2 collections when it trims then.</para>
 /// <para>A pooled owner is reused by later rents, so an owner reference kept past its Dispose refers to whatever rent
 /// holds that owner next: its <see cref="IMemoryOwner{T}.Memory"/> throws <see cref="ObjectDisposedException"/> only
 /// until then, and a second Dispose through it after a new rent would return the new renter's array (no pooled object can
@@ -35,10 +37,9 @@ public sealed partial class BufferMemoryPool : MemoryPool<byte>
     private readonly int _blockSize;
     private readonly int _maxBufferSize;
     private readonly bool _diagnostics;
-    // Striped: a Pipe rents on the writer's thread and returns on the reader's, so one shared counter would bounce between their cores.
-    private readonly StripedCounter _rents = new();
-    private readonly StripedCounter _returns = new();
-    private readonly StripedCounter _rentedBytes = new();
+    // Per power-of-two size class (the manager's index), created on the class's first rent: its idle owners and counters.
+    private readonly OwnerClass?[] _classes;
+    private readonly Lock _classesLock = new();
     private int _disposed;
 
     /// <summary>Creates a pool with <paramref name="options"/> (defaults when null).</summary>
@@ -65,6 +66,7 @@ public sealed partial class BufferMemoryPool : MemoryPool<byte>
         _diagnostics = options.Diagnostics;
         _ownsManager = manager is null;
         _manager = manager ?? new BufferManager(new BufferManagerOptions { Name = Name, MaxBufferSize = max, PinnedArrays = options.Pinned });
+        _classes = new OwnerClass?[BufferManager.SelectClass(max) + 1];
     }
 
     private static bool IsPowerOfTwoBetween(int value, int min, int max) => value >= min && value <= max && BitOperations.IsPow2(value);
@@ -87,30 +89,53 @@ public sealed partial class BufferMemoryPool : MemoryPool<byte>
     {
         if (minimumBufferSize == -1) minimumBufferSize = _blockSize;
         else if ((uint)minimumBufferSize > (uint)_maxBufferSize) ThrowRentOutOfRange(minimumBufferSize);
-        // Checked before the array is taken, so a rent that throws holds nothing; a Dispose racing this rent may let it through (harmless: it is served as usual).
+        // Checked before an owner is taken, so a rent that throws holds nothing; a Dispose racing this rent may let it
+        // through (the class's tier then throws ObjectDisposedException, or the rent is served as usual: harmless).
         if (Volatile.Read(ref _disposed) != 0) ThrowHelper.ThrowPoolDisposed(nameof(BufferMemoryPool), Name);
-        byte[] array = _manager.Rent(minimumBufferSize);
-        _rents.Increment();
-        _rentedBytes.Add(array.Length);
-        return _diagnostics ? new DiagnosticMemoryOwner(this, array) : PooledMemoryOwner.Rent(this, array);
+        if (minimumBufferSize == 0) return EmptyMemoryOwner.Instance;
+        var owners = Volatile.Read(ref _classes[BufferManager.SelectClass(minimumBufferSize)]) ?? CreateClass(minimumBufferSize);
+        return _diagnostics ? RentDiagnostic(owners) : PooledMemoryOwner.Rent(owners);
     }
 
-    /// <summary>Called once per rent, by the owner's first Dispose.</summary>
-    internal void ReturnArray(byte[] array)
+    private DiagnosticMemoryOwner RentDiagnostic(OwnerClass owners)
     {
-        _returns.Increment();
-        _rentedBytes.Add(-array.Length);
-        _manager.Return(array); // after the owned manager's Dispose the manager ignores it: the array is dropped
+        var owner = new DiagnosticMemoryOwner(owners, _manager.Rent(owners.Size));
+        owners.Rents.Increment();
+        return owner;
     }
 
-    /// <summary>The pool's counters, and the bytes its manager retains.</summary>
+    /// <summary>The size class that serves <paramref name="minimumBufferSize"/>, created on its first rent.</summary>
+    /// <remarks>Under the lock, so a class is created once (its tier holds a timer and a thread slot) and never after the pool's
+    /// Dispose; published by the lock's release, and read with an acquire load on the fast path.</remarks>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private OwnerClass CreateClass(int minimumBufferSize)
+    {
+        int index = BufferManager.SelectClass(minimumBufferSize);
+        lock (_classesLock)
+        {
+            if (_disposed != 0) ThrowHelper.ThrowPoolDisposed(nameof(BufferMemoryPool), Name);
+            return _classes[index] ??= new OwnerClass(this, 16 << index);
+        }
+    }
+
+    /// <summary>The pool's counters, the bytes its manager retains and the bytes its idle owners hold.</summary>
     /// <remarks>Approximate while threads are busy (counters read one after another). Thread safety: safe from any thread.</remarks>
     public BufferMemoryPoolStatistics GetStatistics()
     {
-        long returns = _returns.Sum(); // returns before rents: a rent counted before its return keeps Outstanding ≥ 0 in a racy read
-        long rents = _rents.Sum();
+        long rents = 0, returns = 0, rentedBytes = 0, idleBytes = 0;
+        for (int i = 0; i < _classes.Length; i++)
+        {
+            var owners = Volatile.Read(ref _classes[i]); // acquire: pairs with the lock that published it
+            if (owners is null) continue;
+            long classReturns = owners.Returns.Sum(); // returns before rents: a rent counted before its return keeps Outstanding ≥ 0 in a racy read
+            long classRents = owners.Rents.Sum();
+            returns += classReturns;
+            rents += classRents;
+            rentedBytes += Math.Max(0, classRents - classReturns) * owners.Size;
+            idleBytes += owners.Owners.GetStatistics().Retained * owners.Size;
+        }
         long retained = Volatile.Read(ref _disposed) == 0 || !_ownsManager ? _manager.GetStatistics().RetainedBytes : 0;
-        return new BufferMemoryPoolStatistics(rents, returns, Math.Max(0, rents - returns), _rentedBytes.Sum(), retained);
+        return new BufferMemoryPoolStatistics(rents, returns, Math.Max(0, rents - returns), rentedBytes, retained + idleBytes);
     }
 
     /// <summary>The pool's name, and <c>(disposed)</c> once disposed: <c>BufferMemoryPool 'memory-pool'</c>.</summary>
@@ -120,6 +145,10 @@ public sealed partial class BufferMemoryPool : MemoryPool<byte>
     protected override void Dispose(bool disposing)
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
+        lock (_classesLock)
+        {
+            foreach (var owners in _classes) owners?.Owners.Dispose(); // idle owners are dropped with their arrays; owners still out are dropped when disposed
+        }
         if (_ownsManager) _manager.Dispose();
     }
 

@@ -137,24 +137,37 @@ public sealed partial class PooledBufferStream : Stream
 
     /// <summary>Reads into <paramref name="buffer"/>; returns how many bytes (0 at the end).</summary>
     /// <exception cref="ObjectDisposedException">The stream was disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // into Read(byte[], int, int): a call through Stream pays one virtual call, not two
     public override int Read(Span<byte> buffer)
+    {
+        long position = _position;
+        var cursor = _cursor;
+        long available = _length - position;
+        long offset;
+        // Fast path: not disposed (a disposed stream has no cursor), something to read, and all of it (up to the end)
+        // in the segment last used (sequential reads). Everything else, the checks included, is ReadSlow's.
+        if (cursor is not null && available > 0 && (offset = position - cursor.Start) >= 0)
+        {
+            int count = (int)Math.Min(available, buffer.Length);
+            if (count > 0 && offset + count <= cursor.Array.Length)
+            {
+                cursor.Array.AsSpan((int)offset, count).CopyTo(buffer);
+                _position = position + count;
+                return count;
+            }
+        }
+        return ReadSlow(buffer);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private int ReadSlow(Span<byte> buffer)
     {
         EnsureNotClosed();
         long position = _position;
         long available = _length - position;
         if (available <= 0 || buffer.IsEmpty) return 0;
         int count = (int)Math.Min(available, buffer.Length);
-        var cursor = _cursor;
-        long offset;
-        if (cursor is not null && (offset = position - cursor.Start) >= 0 && offset + count <= cursor.Array.Length)
-        {
-            // Fast path: the whole read lies in the segment last used (the common case of sequential reads).
-            cursor.Array.AsSpan((int)offset, count).CopyTo(buffer);
-        }
-        else
-        {
-            CopyOut(position, buffer[..count]);
-        }
+        CopyOut(position, buffer[..count]);
         _position = position + count;
         return count;
     }
@@ -183,20 +196,29 @@ public sealed partial class PooledBufferStream : Stream
     /// <summary>Writes <paramref name="buffer"/> at the position (past the end: the gap reads as zeros).</summary>
     /// <exception cref="IOException">The stream would grow past <see cref="int.MaxValue"/> bytes.</exception>
     /// <exception cref="ObjectDisposedException">The stream was disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // into Write(byte[], int, int): a call through Stream pays one virtual call, not two
     public override void Write(ReadOnlySpan<byte> buffer)
     {
-        EnsureNotClosed();
         long position = _position;
         var cursor = _cursor;
         long offset;
+        // Fast path: not disposed (a disposed stream has no cursor), no gap to zero-fill, and the whole write lies in
+        // the segment last used (sequential writes). Everything else, the checks included, is WriteSlow's.
         if (cursor is not null && position <= _length && (offset = position - cursor.Start) >= 0 && offset + buffer.Length <= cursor.Array.Length)
         {
-            // Fast path: no gap to zero-fill and the whole write lies in the segment last used (sequential writes).
             buffer.CopyTo(cursor.Array.AsSpan((int)offset));
             _position = position += buffer.Length;
             if (position > _length) _length = position;
             return;
         }
+        WriteSlow(buffer);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void WriteSlow(ReadOnlySpan<byte> buffer)
+    {
+        EnsureNotClosed();
+        long position = _position;
         long end = position + buffer.Length;
         if (end > int.MaxValue) ThrowTooLong();
         if (end > _length) Extend(end); // also for an empty write past the end, as MemoryStream

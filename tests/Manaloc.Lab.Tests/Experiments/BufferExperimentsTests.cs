@@ -29,7 +29,7 @@ public sealed class BufferExperimentsTests
     {
         var result = ExperimentRunner.Run(new BufferWriter(), RunSettings.Smoke());
         Assert.Null(result.Error);
-        foreach (string variant in new[] { "ArrayBufferWriter", "ArrayPoolBufferWriter", "PooledBufferWriter" })
+        foreach (string variant in new[] { "ArrayBufferWriter", "ArrayPoolBufferWriter", "PooledBufferWriter", "floor: reused presized array" })
         {
             foreach (string format in new[] { "raw", "json" })
                 Assert.Contains(result.Measurements, m => m.Variant == variant && m.Parameters["format"] == format);
