@@ -14,6 +14,7 @@ if (options is null)
     return 0;
 }
 
+using var allocations = options.AllocationProfile is null ? null : new AllocationProfile();
 var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = [] });
 builder.WebHost.UseKestrel(k => k.Listen(IPAddress.Loopback, options.Port));
 builder.Logging.ClearProviders();
@@ -59,5 +60,6 @@ if (options.StopOnStdinEof)
     });
 }
 await app.WaitForShutdownAsync();
+if (allocations is not null) File.WriteAllText(options.AllocationProfile!.Replace("{build}", options.BuildName, StringComparison.Ordinal), allocations.Report());
 Console.WriteLine($"HttpApi stopped: {counters.Served} requests served");
 return 0;
