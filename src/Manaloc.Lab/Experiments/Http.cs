@@ -129,7 +129,9 @@ public sealed class Http : Experiment
         for (int i = 0; i < services.Length; i++)
         {
             context.Status($"{Builds[i]}: warm-up");
-            await HttpLoad.RunAsync(services[i].Endpoint, new HttpPhaseLoad(0, 1, 0, plan.SaturatingClients, plan.Warmup), ct).ConfigureAwait(false);
+            // Every kind of client at once, the flooder too: the code a flood runs (in the Manaloc build the client's
+            // line and the 429 answers) is compiled before the quiet phase, so "RSS held" does not count the JIT's memory.
+            await HttpLoad.RunAsync(services[i].Endpoint, new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, plan.FloodConnections, plan.SaturatingClients, plan.Warmup), ct).ConfigureAwait(false);
         }
         var quietEnd = new HttpServiceStats?[services.Length];
         var floods = new (HttpLoadResult Load, HttpServiceStats Before, HttpServiceStats After, long EndedAt)[services.Length];
