@@ -20,7 +20,7 @@ builder.WebHost.UseKestrel(k => k.Listen(IPAddress.Loopback, options.Port));
 builder.Logging.ClearProviders();
 builder.Logging.AddSimpleConsole().SetMinimumLevel(LogLevel.Warning);
 builder.Services.ConfigureHttpJsonOptions(o => o.SerializerOptions.TypeInfoResolverChain.Insert(0, ApiJson.Default));
-var counters = new ServiceCounters();
+using var counters = new ServiceCounters();
 builder.Services.AddSingleton(counters);
 if (options.Manaloc)
 {

@@ -117,9 +117,10 @@ public sealed class Http : Experiment
             }
         }
         context.AddTable(new ResultTable("Per build and load (latency in µs from the intended send time; the service's figures are deltas over the phase)",
-            ["build", "load", "p50", "p99", "p99.9", "ok/s", "429", "503", "other", "B/request", "GCs", "GC pause ms", "RSS MB", "peak RSS MB", "RSS held MB", "lost"],
+            ["build", "load", "p50", "p99", "p99.9", "ok/s", "429", "503", "other", "B/request", "GCs", "GC pause ms", "RSS MB", "peak RSS MB", "RSS held MB", "pool idle MB", "lost"],
             [.. Builds.SelectMany(b => rows.GetValueOrDefault(b) ?? [])]));
         context.Note($"RSS held: the service's working set {plan.Idle.TotalSeconds:0.#} s after the flood ended (no load meanwhile), less its working set at the end of the quiet phase (the issue asks for 30 s: the full run waits 30 s, a quick run {PlanFor(RunSettings.For(RunMode.Quick)).Idle.TotalSeconds:0.#} s).");
+        context.Note("Pool idle MB: what Kestrel's memory pool keeps idle at the end of the phase (after the idle wait for the flood): Manaloc's BufferMemoryPool's retained bytes in the manaloc build, Kestrel's own pool's aspnetcore.memory_pool.pooled in the defaults build. Both release idle blocks on a timer (about 10 s), and what they release leaves the working set only when a GC runs.");
         context.Note("Both builds are one binary (samples/HttpApi, --build defaults|manaloc) with the same GC settings, both running for the whole launch (loaded in turn); the load generator runs in the lab's process on the same machine, so its CPU competes with the service's (the same for both builds).");
     }
 
@@ -166,7 +167,7 @@ public sealed class Http : Experiment
             if (left > TimeSpan.Zero) await Task.Delay(left, ct).ConfigureAwait(false);
             var idle = await services[i].StatsAsync(ct).ConfigureAwait(false);
             double heldMB = (idle.WorkingSet - (quietEnd[i] ?? floods[i].Before).WorkingSet) / 1e6;
-            Record(context, Builds[i], "flood", floods[i].Load, floods[i].Before, floods[i].After, heldMB, Row(rows, Builds[i]));
+            Record(context, Builds[i], "flood", floods[i].Load, floods[i].Before, floods[i].After, heldMB, Row(rows, Builds[i]), idle.PoolIdleBytes / 1e6);
         }
     }
 
@@ -177,7 +178,7 @@ public sealed class Http : Experiment
     }
 
     private static void Record(ExperimentContext context, string build, string phase, HttpLoadResult load, HttpServiceStats before, HttpServiceStats after,
-        double? heldMB, List<IReadOnlyList<string>> rows)
+        double? heldMB, List<IReadOnlyList<string>> rows, double? poolIdleAfterWaitMB = null)
     {
         // The stats requests themselves are served too (two per phase): not counted as load.
         long served = Math.Max(1, after.Served - before.Served - 1);
@@ -204,6 +205,7 @@ public sealed class Http : Experiment
             ["sendLagP99Micros"] = load.SendLagP99Micros,
         };
         if (heldMB is { } held) metrics["rssHeldMB"] = held;
+        metrics["poolIdleMB"] = poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6;
         if (load.Sent != load.Lost + load.Polite.Answered + load.Flooder.Answered + load.Saturating.Answered)
             context.Note($"{build}, {phase}: the load generator's accounting does not add up (sent {load.Sent}).");
         var latencies = load.Polite.LatencyMicros.Order().ToArray();
@@ -226,7 +228,8 @@ public sealed class Http : Experiment
             tooMany.ToString(CultureInfo.InvariantCulture), unavailable.ToString(CultureInfo.InvariantCulture), other.ToString(CultureInfo.InvariantCulture), Format.Significant(bytesPerRequest),
             (after.GcCount - before.GcCount).ToString(CultureInfo.InvariantCulture), (after.GcPauseMs - before.GcPauseMs).ToString("0.#", CultureInfo.InvariantCulture),
             (after.WorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture), (after.PeakWorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture),
-            heldMB is { } h ? h.ToString("0.#", CultureInfo.InvariantCulture) : "–", load.Lost.ToString(CultureInfo.InvariantCulture)]);
+            heldMB is { } h ? h.ToString("0.#", CultureInfo.InvariantCulture) : "–", (poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6).ToString("0.##", CultureInfo.InvariantCulture),
+            load.Lost.ToString(CultureInfo.InvariantCulture)]);
     }
 
     private static Func<Measurement, bool> Load(string load) => m => m.Parameters.GetValueOrDefault("load") == load;
