@@ -60,12 +60,12 @@ public sealed class Http : Experiment
     /// <summary>The phases' load and the idle wait after the flood.</summary>
     private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle);
 
-    // Quick: 1 s phases and a 2.5 s idle wait keep a launch (both builds, their starts included) near 12 s, so the
-    // three launches of a quick run take under 45 s; the polite rate is higher than in a full run so that a phase
+    // Quick: 1 s phases and a 2 s idle wait keep the load of a launch (both builds) near 10 s, so the three
+    // launches of a quick run, with the services' starts, fit about 40 s; the polite rate is higher than in a full run so that a phase
     // still has 600 polite latencies. The full run keeps the 30 s idle wait.
     private static Plan PlanFor(RunSettings settings) => settings.Pick(
         new Plan(2, 20, 4, 4, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(1)),
-        new Plan(8, 75, 16, 16, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.75), TimeSpan.FromSeconds(2.5)),
+        new Plan(8, 75, 16, 16, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.75), TimeSpan.FromSeconds(2)),
         new Plan(16, 50, 32, 32, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(30)));
 
     /// <inheritdoc/>
