@@ -1,8 +1,12 @@
 using System.Buffers;
+using System.Globalization;
+using System.IO.Pipelines;
 using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
 using Manaloc.AspNetCore;
 using Manaloc.AspNetCore.Dispatching;
 using Manaloc.Buffers;
+using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.ObjectPool;
 
 namespace HttpApi;
@@ -27,20 +31,57 @@ public static class ManalocBuild
         });
     }
 
+    /// <summary>
+    /// Maps the endpoints as plain request delegates over what they need, taken from the container once: no per-request
+    /// parameter binding or service scope (the defaults build's minimal-API handlers resolve their pool and the JSON
+    /// options from the request's scope, which is then created per request).
+    /// </summary>
     public static void MapEndpoints(WebApplication app, ServiceOptions options)
     {
-        app.MapPost("/api/orders", WriteOrderAsync);
-        app.MapGet("/api/primes/{n:int}", (int n, HttpContext context, [FromKeyedServices(DispatcherName)] HostedDispatcher cpu)
-            => n is < 1 or > 1_000_000 ? Task.FromResult(Results.BadRequest("n must be 1 to 1000000")) : cpu.RunAsync(context, () => Work.CountPrimes(n)));
+        var sets = app.Services.GetRequiredService<ObjectPool<SkuSet>>();
+        var outputs = app.Services.GetRequiredService<ObjectPool<JsonOutput>>();
+        var cpu = app.Services.GetRequiredKeyedService<HostedDispatcher>(DispatcherName);
+        app.MapPost("/api/orders", context => WriteOrderAsync(context, sets, outputs));
+        app.MapGet("/api/primes/{n:int}", context => CountPrimesAsync(context, cpu, outputs));
     }
 
-    /// <summary>Reads the order, and writes the summary with a pooled Utf8JsonWriter into a pooled buffer writer, then to the response.</summary>
-    private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets, ObjectPool<JsonOutput> outputs)
+    /// <summary>The largest order body read (bytes); a larger one is answered 413.</summary>
+    private const int MaxOrderBytes = 64 * 1024;
+
+    /// <summary>Counts primes on the dispatcher (no closure: the limit is the state) and writes the answer with a pooled writer.</summary>
+    private static async Task CountPrimesAsync(HttpContext context, HostedDispatcher cpu, ObjectPool<JsonOutput> outputs)
     {
-        var order = await context.Request.ReadFromJsonAsync(ApiJson.Default.Order, context.RequestAborted);
-        if (order is null)
+        if (!int.TryParse(context.Request.RouteValues["n"] as string, NumberStyles.None, CultureInfo.InvariantCulture, out int n) || n is < 1 or > 1_000_000)
         {
             context.Response.StatusCode = StatusCodes.Status400BadRequest;
+            return;
+        }
+        var result = await cpu.RunAsync(context, n, static limit => Work.CountPrimes(limit));
+        if (result is Ok<PrimeCount> { Value: { } count }) WriteJson(context, count, ApiJson.Default.PrimeCount, outputs);
+        else await result.ExecuteAsync(context); // 429 or 503: a status code and Retry-After, nothing from the container
+    }
+
+    /// <summary>
+    /// Reads the order from the request's pipe (its segments are Kestrel's pool's: Manaloc's in this build) and
+    /// deserializes it in place, then writes the summary with a pooled Utf8JsonWriter into a pooled buffer writer.
+    /// </summary>
+    private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets, ObjectPool<JsonOutput> outputs)
+    {
+        var body = context.Request.BodyReader;
+        ReadResult read;
+        while (true)
+        {
+            read = await body.ReadAsync(context.RequestAborted);
+            if (read.IsCompleted || read.Buffer.Length > MaxOrderBytes) break;
+            body.AdvanceTo(read.Buffer.Start, read.Buffer.End); // nothing consumed yet: wait for the rest
+        }
+        Order? order = null;
+        bool tooLarge = read.Buffer.Length > MaxOrderBytes;
+        if (!tooLarge) order = ParseOrder(read.Buffer);
+        body.AdvanceTo(read.Buffer.End);
+        if (order is null)
+        {
+            context.Response.StatusCode = tooLarge ? StatusCodes.Status413PayloadTooLarge : StatusCodes.Status400BadRequest;
             return;
         }
         var set = sets.Get();
@@ -58,15 +99,34 @@ public static class ManalocBuild
             context.Response.StatusCode = StatusCodes.Status400BadRequest;
             return;
         }
+        WriteJson(context, Work.Summarize(order), ApiJson.Default.OrderSummary, outputs);
+    }
+
+    /// <summary>The order in <paramref name="json"/>; null when it is not valid JSON for an order.</summary>
+    private static Order? ParseOrder(in ReadOnlySequence<byte> json)
+    {
+        try
+        {
+            var reader = new Utf8JsonReader(json);
+            return JsonSerializer.Deserialize(ref reader, ApiJson.Default.Order);
+        }
+        catch (JsonException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>Serializes <paramref name="value"/> with a pooled writer and copies it into the response (Kestrel sends it when the request ends).</summary>
+    private static void WriteJson<T>(HttpContext context, T value, JsonTypeInfo<T> info, ObjectPool<JsonOutput> outputs)
+    {
         var output = outputs.Get();
         try
         {
-            JsonSerializer.Serialize(output.Json, Work.Summarize(order), ApiJson.Default.OrderSummary);
+            JsonSerializer.Serialize(output.Json, value, info);
             output.Json.Flush();
             context.Response.ContentType = "application/json; charset=utf-8";
             context.Response.ContentLength = output.Buffer.WrittenCount;
             foreach (var segment in output.Buffer.WrittenSequence) context.Response.BodyWriter.Write(segment.Span);
-            await context.Response.BodyWriter.FlushAsync(context.RequestAborted);
         }
         finally
         {

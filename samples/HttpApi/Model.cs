@@ -15,9 +15,10 @@ public sealed record OrderSummary(long Id, string Customer, int Lines, int Items
 /// <summary>The CPU-bound endpoint's answer.</summary>
 public sealed record PrimeCount(int Limit, int Count);
 
-/// <summary>What /stats reports: the process's allocation, GC and memory, and the Manaloc parts' counters (zero in the defaults build).</summary>
+/// <summary>What /stats reports: the process's allocation, GC and memory, the Manaloc parts' counters (zero in the defaults build),
+/// and the bytes Kestrel's memory pool keeps idle (Manaloc's pool's retained bytes, or Kestrel's own pool's pooled bytes from its meter).</summary>
 public sealed record ServiceStats(string Build, long AllocatedBytes, int Gen0, int Gen1, int Gen2, double GcPauseMs, long WorkingSet, long PeakWorkingSet,
-    long Served, long PoolRents, long PoolOutstanding, long Refused);
+    long Served, long PoolRents, long PoolOutstanding, long Refused, long PoolIdleBytes);
 
 /// <summary>Source-generated System.Text.Json metadata: no reflection in either build.</summary>
 [JsonSerializable(typeof(Order))]

@@ -14,12 +14,13 @@ if (options is null)
     return 0;
 }
 
+using var allocations = options.AllocationProfile is null ? null : new AllocationProfile();
 var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = [] });
 builder.WebHost.UseKestrel(k => k.Listen(IPAddress.Loopback, options.Port));
 builder.Logging.ClearProviders();
 builder.Logging.AddSimpleConsole().SetMinimumLevel(LogLevel.Warning);
 builder.Services.ConfigureHttpJsonOptions(o => o.SerializerOptions.TypeInfoResolverChain.Insert(0, ApiJson.Default));
-var counters = new ServiceCounters();
+using var counters = new ServiceCounters();
 builder.Services.AddSingleton(counters);
 if (options.Manaloc)
 {
@@ -59,5 +60,6 @@ if (options.StopOnStdinEof)
     });
 }
 await app.WaitForShutdownAsync();
+if (allocations is not null) File.WriteAllText(options.AllocationProfile!.Replace("{build}", options.BuildName, StringComparison.Ordinal), allocations.Report());
 Console.WriteLine($"HttpApi stopped: {counters.Served} requests served");
 return 0;

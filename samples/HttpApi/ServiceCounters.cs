@@ -3,10 +3,26 @@ using Manaloc.AspNetCore.Dispatching;
 
 namespace HttpApi;
 
-/// <summary>Requests served, and the snapshot /stats answers.</summary>
-public sealed class ServiceCounters
+/// <summary>Requests served, the bytes Kestrel's own pool keeps idle, and the snapshot /stats answers.</summary>
+public sealed class ServiceCounters : IDisposable
 {
     private long _served;
+    private long _kestrelPooled;
+    private readonly System.Diagnostics.Metrics.MeterListener _listener = new();
+
+    /// <summary>Listens to ASP.NET Core's memory pool meter (.NET 10): the bytes Kestrel's own pool keeps idle, for the defaults build's /stats.</summary>
+    /// <remarks>The instrument is an up-down counter: its measurements are changes, summed here (Interlocked: they arrive on any thread).</remarks>
+    public ServiceCounters()
+    {
+        _listener.InstrumentPublished = (instrument, listener) =>
+        {
+            if (instrument.Meter.Name == "Microsoft.AspNetCore.MemoryPool" && instrument.Name == "aspnetcore.memory_pool.pooled") listener.EnableMeasurementEvents(instrument, this);
+        };
+        _listener.SetMeasurementEventCallback<long>(static (_, change, _, state) => Interlocked.Add(ref ((ServiceCounters)state!)._kestrelPooled, change));
+        _listener.Start();
+    }
+
+    public void Dispose() => _listener.Dispose();
 
     public long Served => Interlocked.Read(ref _served);
 
@@ -20,6 +36,7 @@ public sealed class ServiceCounters
         var cpu = services.GetKeyedService<HostedDispatcher>(ManalocBuild.DispatcherName)?.GetStatistics();
         return new ServiceStats(build, GC.GetTotalAllocatedBytes(precise: true), GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2),
             GC.GetTotalPauseDuration().TotalMilliseconds, process.WorkingSet64, process.PeakWorkingSet64, Served,
-            pool?.Rents ?? 0, pool?.Outstanding ?? 0, cpu is { } s ? s.OverShare + s.Unavailable : 0);
+            pool?.Rents ?? 0, pool?.Outstanding ?? 0, cpu is { } s ? s.OverShare + s.Unavailable : 0,
+            pool?.RetainedBytes ?? Interlocked.Read(ref _kestrelPooled));
     }
 }

@@ -1,7 +1,7 @@
 namespace HttpApi;
 
 /// <summary>The command line: which build, which port.</summary>
-public sealed record ServiceOptions(bool Manaloc, int Port, int ClientShare, int DispatcherThreads, bool StopOnStdinEof)
+public sealed record ServiceOptions(bool Manaloc, int Port, int ClientShare, int DispatcherThreads, bool StopOnStdinEof, string? AllocationProfile = null)
 {
     public string BuildName => Manaloc ? "manaloc" : "defaults";
 
@@ -29,6 +29,9 @@ public sealed record ServiceOptions(bool Manaloc, int Port, int ClientShare, int
           --share N              manaloc: CPU work items one client may have queued or running (default 4)
           --threads N            manaloc: the dispatcher's threads (default: the processor count)
           --stop-on-stdin-eof    stop gracefully when standard input closes (the lab's child processes)
+          --allocation-profile P when stopping, write the allocated types (sampled by the runtime's allocation tick) to
+                                 file P; {build} in P is replaced by the build's name. The environment variable
+                                 HTTPAPI_ALLOCATION_PROFILE does the same (for the lab's child processes)
 
         Load: the lab's `http` experiment starts both builds as child processes on 127.0.0.1 and sends the same load to
         each: polite HTTP/1.1 keep-alive clients at a fixed rate (open loop, latency from the intended send time), then
@@ -41,6 +44,7 @@ public sealed record ServiceOptions(bool Manaloc, int Port, int ClientShare, int
     public static ServiceOptions? Parse(string[] args)
     {
         bool manaloc = false, stop = false;
+        string? profile = Environment.GetEnvironmentVariable("HTTPAPI_ALLOCATION_PROFILE") is { Length: > 0 } p ? p : null;
         int port = 5080, share = 4, threads = Environment.ProcessorCount;
         for (int i = 0; i < args.Length; i++)
         {
@@ -67,9 +71,10 @@ public sealed record ServiceOptions(bool Manaloc, int Port, int ClientShare, int
                 case "--share": share = Number("--share", 1, 1_000_000); break;
                 case "--threads": threads = Number("--threads", 1, 1024); break;
                 case "--stop-on-stdin-eof": stop = true; break;
+                case "--allocation-profile": profile = Value(); break;
                 default: throw new ArgumentException($"Unknown argument '{args[i]}' (see --help).");
             }
         }
-        return new ServiceOptions(manaloc, port, share, threads, stop);
+        return new ServiceOptions(manaloc, port, share, threads, stop, profile);
     }
 }

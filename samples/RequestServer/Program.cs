@@ -46,9 +46,10 @@ load.SetAction(parse =>
 });
 
 var root = new RootCommand(
-    "A request server on 127.0.0.1 with a length-prefixed binary protocol (docs/server.md), built three ways from the same handler logic, and a load generator to compare them.\n" +
+    "A request server on 127.0.0.1 with a length-prefixed binary protocol (docs/server.md), built four ways from the same handler logic, and a load generator to compare them.\n" +
     "Builds (serve --build): manaloc = BufferManager frames, pooled requests queued per connection, connections taking turns on a DedicatedThreadDispatcher, a share per connection (a flooder is paused at its share), Deadline checks before work, native records; " +
-    "bcl = async sockets + Pipelines, new byte[] per frame, unbounded Channel to ThreadPool workers, DateTime.UtcNow deadlines; kestrel = Kestrel ConnectionHandler over Pipelines, requests run inline.\n" +
+    "bcl = async sockets + Pipelines, new byte[] per frame, unbounded Channel to ThreadPool workers, DateTime.UtcNow deadlines; kestrel = Kestrel ConnectionHandler over Pipelines, requests run inline; " +
+    "kestrel-manaloc = the same with Manaloc.AspNetCore: Manaloc's memory pool for Kestrel, each read's frames run in turns on a hosted dedicated dispatcher.\n" +
     "Example: serve --build manaloc --port 5050, then in another shell: load --port 5050 --flood");
 root.Subcommands.Add(ServeCommand.Create());
 root.Subcommands.Add(load);

@@ -25,7 +25,7 @@ public static class ServeCommand
     /// <summary>The <c>serve</c> command with its options.</summary>
     public static Command Create()
     {
-        var build = new Option<string>("--build") { Description = "Which build: manaloc (Manaloc's parts), bcl (the framework's defaults: ThreadPool, unbounded Channel, new byte[] per frame, DateTime deadlines) or kestrel (a Kestrel ConnectionHandler over Pipelines).", Required = true };
+        var build = new Option<string>("--build") { Description = "Which build: manaloc (Manaloc's parts), bcl (the framework's defaults: ThreadPool, unbounded Channel, new byte[] per frame, DateTime deadlines) kestrel (a Kestrel ConnectionHandler over Pipelines) or kestrel-manaloc (the same with Manaloc's memory pool and a hosted dispatcher running each connection's frames in turns).", Required = true };
         var port = new Option<int>("--port") { Description = "Port on 127.0.0.1 (0 picks a free one and prints it).", DefaultValueFactory = _ => 0 };
         var workers = new Option<int>("--workers") { Description = "Worker threads (manaloc dispatcher, bcl channel readers).", DefaultValueFactory = _ => Environment.ProcessorCount };
         var share = new Option<int>("--share") { Description = "manaloc: requests one connection may have queued or running; over it the connection is not read until half of them finished.", DefaultValueFactory = _ => 32 };

@@ -13,20 +13,27 @@ namespace Manaloc.AspNetCore.Dispatching;
 /// entry's lock, so one client's acquires, releases and hand-overs are serialised and the count never passes the
 /// share. A release with someone in line hands its slot over (the count stays); the waiter's task is completed
 /// after the lock is released, and its continuation runs asynchronously. An entry whose count drops to zero (its
-/// line is then empty: a line forms only at a full share) is marked retired and removed from the map inside the
-/// same lock; a thread that found the retired entry before its removal sees the mark once it holds the lock and
-/// starts again with the map. So two live entries never exist for one client at once, and the map holds only
-/// clients with work in progress. Different clients never share a lock. Thread safety: safe from any thread.</para>
+/// line is then empty: a line forms only at a full share) stays in the map for the client's next request while the
+/// map holds at most <c>idleClientsKept</c> entries (<see cref="IdleClientsKept"/> by default) (a client sending one request at a time would otherwise
+/// allocate an entry, its line and a map node per request); beyond that it is marked retired and removed from the
+/// map inside the same lock; a thread that found the retired entry before its removal sees the mark once it holds
+/// the lock and starts again with the map. So two live entries never exist for one client at once, and the map holds
+/// the clients with work in progress plus at most <c>idleClientsKept</c> idle ones. Different clients never
+/// share a lock. Thread safety: safe from any thread.</para>
 /// </remarks>
-internal sealed class ClientShares(int share, int line)
+internal sealed class ClientShares(int share, int line, int idleClientsKept = ClientShares.IdleClientsKept)
 {
     private readonly System.Collections.Concurrent.ConcurrentDictionary<string, Entry> _clients = new(StringComparer.Ordinal);
 
-    // Requests in the lines (statistics: Interlocked so no change is lost; it orders nothing).
+    /// <summary>Idle clients (nothing queued or running) whose entry is kept for their next request, by default.</summary>
+    public const int IdleClientsKept = 1024;
+
+    // Requests in the lines, and clients with work in progress (statistics: Interlocked so no change is lost; they order nothing).
     private int _waiting;
+    private int _active;
 
     /// <summary>Clients with work in progress now.</summary>
-    public int ActiveClients => _clients.Count;
+    public int ActiveClients => Volatile.Read(ref _active);
 
     /// <summary>Requests waiting in their client's line now (one whose client left counts until a release skips it).</summary>
     public int Waiting => Volatile.Read(ref _waiting);
@@ -48,7 +55,7 @@ internal sealed class ClientShares(int share, int line)
                 if (entry.Retired) continue; // removed after we looked it up: take the map's current one
                 if (entry.Count < share)
                 {
-                    entry.Count++;
+                    if (entry.Count++ == 0) Interlocked.Increment(ref _active);
                     return ValueTask.FromResult<Entry?>(entry);
                 }
                 if (entry.Line.Count >= line) return ValueTask.FromResult<Entry?>(null);
@@ -83,8 +90,12 @@ internal sealed class ClientShares(int share, int line)
             }
             if (next is null && --entry.Count == 0)
             {
-                entry.Retired = true;
-                _clients.TryRemove(new KeyValuePair<string, Entry>(entry.Client, entry));
+                Interlocked.Decrement(ref _active);
+                if (_clients.Count > idleClientsKept)
+                {
+                    entry.Retired = true;
+                    _clients.TryRemove(new KeyValuePair<string, Entry>(entry.Client, entry));
+                }
             }
         }
         if (next is not null && !next.TrySetResult(entry)) Release(entry); // cancelled in the meantime: pass the slot on

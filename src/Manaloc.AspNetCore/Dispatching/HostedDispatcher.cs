@@ -84,6 +84,64 @@ public sealed class HostedDispatcher
         return share.IsCompletedSuccessfully ? Post(dispatcher, share.Result, context, work) : WaitThenPostAsync(dispatcher, share, context, work);
     }
 
+    /// <summary>
+    /// Runs <paramref name="work"/> with <paramref name="state"/> on one of the dispatcher's threads within the
+    /// client's share, as <see cref="RunAsync{TResult}(HttpContext, Func{TResult})"/> does, without allocating per request
+    /// on the way: no closure (the state is passed), and the work item with its completion is pooled.
+    /// </summary>
+    /// <param name="context">The request (its client is found by <see cref="DedicatedDispatcherOptions.ClientKey"/>).</param>
+    /// <param name="state">What <paramref name="work"/> needs (a value type or an object the request already has: no closure).</param>
+    /// <param name="work">The CPU-bound work, best a static lambda; an exception it throws is rethrown here.</param>
+    /// <returns>The response, as for <see cref="RunAsync{TResult}(HttpContext, Func{TResult})"/>. Await it once: the pooled item
+    /// behind it serves another request after that (a second await, or <c>AsTask</c> after the first, is undefined).</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="context"/> or <paramref name="work"/> is null.</exception>
+    /// <remarks>Why: the dispatcher hop should not cost the request more than the thread pool did: the closure, the work
+    /// item, its delegate and a task per request were ~250 B in <c>samples/HttpApi</c>. What still allocates: the
+    /// <see cref="IResult"/> (<c>Results.Ok(value)</c>) unless <paramref name="work"/> returns a cached one, and, for a
+    /// request that waits in its client's line, the wait's state.</remarks>
+    public ValueTask<IResult> RunAsync<TState, TResult>(HttpContext context, TState state, Func<TState, TResult> work)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        ArgumentNullException.ThrowIfNull(work);
+        var dispatcher = Volatile.Read(ref _dispatcher);
+        if (dispatcher is null || !dispatcher.IsAcceptingWork) return new ValueTask<IResult>(Refuse(ref _unavailableCount, "stopped"));
+        string client = _options.ClientKey?.Invoke(context) ?? DefaultClientKey(context);
+        var share = _shares.TryAcquire(client, context.RequestAborted);
+        return share.IsCompletedSuccessfully ? Post(dispatcher, share.Result, context, state, work) : WaitThenPostAsync(dispatcher, share, context, state, work);
+    }
+
+    private async ValueTask<IResult> WaitThenPostAsync<TState, TResult>(DedicatedThreadDispatcher dispatcher, ValueTask<ClientShares.Entry?> pending, HttpContext context,
+        TState state, Func<TState, TResult> work)
+    {
+        ClientShares.Entry? share;
+        try
+        {
+            share = await pending.ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) // the client went away while in line: nobody reads the answer
+        {
+            return _unavailable;
+        }
+        return await Post(dispatcher, share, context, state, work).ConfigureAwait(false);
+    }
+
+    private ValueTask<IResult> Post<TState, TResult>(DedicatedThreadDispatcher dispatcher, ClientShares.Entry? share, HttpContext context, TState state, Func<TState, TResult> work)
+    {
+        if (share is null)
+        {
+            context.Response.Headers.RetryAfter = "1";
+            return new ValueTask<IResult>(Refuse(ref _overShareCount, "over_share"));
+        }
+        var item = PooledWorkItem<TState, TResult>.Rent(this, share, state, work);
+        if (!dispatcher.TryPost(item.RunAction))
+        {
+            _shares.Release(share);
+            item.Recycle();
+            return new ValueTask<IResult>(Refuse(ref _unavailableCount, dispatcher.IsAcceptingWork ? "full" : "stopped"));
+        }
+        return item.Task;
+    }
+
     /// <summary>The client was over its share: waits in its line (no thread held), then posts.</summary>
     private async Task<IResult> WaitThenPostAsync<TResult>(DedicatedThreadDispatcher dispatcher, ValueTask<ClientShares.Entry?> pending, HttpContext context, Func<TResult> work)
     {
@@ -200,6 +258,115 @@ public sealed class HostedDispatcher
     private interface IAbandonable
     {
         void Abandon();
+    }
+
+    /// <summary>
+    /// One request's work with its state, pooled: runs on a worker, releases the client's share, completes the
+    /// request's value task; back in the pool once the request has read the result.
+    /// </summary>
+    /// <remarks>
+    /// Memory ordering: the request thread fills the item before posting it; the dispatcher's queue orders those
+    /// writes before the worker's reads. The worker clears its references and releases the share before it sets the
+    /// result, and touches the item no more after that. <see cref="System.Threading.Tasks.Sources.ManualResetValueTaskSourceCore{TResult}"/> orders the
+    /// worker's writes before the request's <see cref="GetResult"/>, which resets the item and returns it to the pool
+    /// last; the pool's own hand-off orders that before the next renter's writes.
+    /// </remarks>
+    private sealed class PooledWorkItem<TState, TResult> : IAbandonable, System.Threading.Tasks.Sources.IValueTaskSource<IResult>
+    {
+        // Shared by every dispatcher of the process (a pool per closed generic type); items hold nothing between uses.
+        private static readonly Pooling.SemiLocalPool<PooledWorkItem<TState, TResult>> s_pool =
+            new(Pooling.PoolPolicies.Create(static () => new PooledWorkItem<TState, TResult>()), new Pooling.PoolOptions { Name = "hosted-dispatcher.work-items" });
+
+        // Continuations run on the thread pool, never inline on the dispatcher's worker.
+        private System.Threading.Tasks.Sources.ManualResetValueTaskSourceCore<IResult> _completion = new() { RunContinuationsAsynchronously = true };
+        private HostedDispatcher? _owner;
+        private ClientShares.Entry? _share;
+        private TState _state = default!;
+        private Func<TState, TResult>? _work;
+
+        private PooledWorkItem() => RunAction = Run;
+
+        /// <summary>The item's delegate, made once: posting it allocates nothing.</summary>
+        public Action RunAction { get; }
+
+        public ValueTask<IResult> Task => new(this, _completion.Version);
+
+        public static PooledWorkItem<TState, TResult> Rent(HostedDispatcher owner, ClientShares.Entry share, TState state, Func<TState, TResult> work)
+        {
+            var item = s_pool.Rent();
+            item._owner = owner;
+            item._share = share;
+            item._state = state;
+            item._work = work;
+            return item;
+        }
+
+        /// <summary>Back to the pool without having run (the dispatcher refused it).</summary>
+        public void Recycle()
+        {
+            Clear();
+            _completion.Reset();
+            s_pool.Return(this);
+        }
+
+        private void Run()
+        {
+            var owner = _owner!;
+            var share = _share!;
+            var state = _state;
+            var work = _work!;
+            Clear();
+            IResult result;
+            try
+            {
+                TResult value = work(state);
+                result = value as IResult ?? Results.Ok(value);
+            }
+            catch (Exception e) // the request's failure, rethrown to its handler; the worker goes on
+            {
+                owner._shares.Release(share);
+                Interlocked.Increment(ref owner._completed);
+                _completion.SetException(e);
+                return;
+            }
+            owner._shares.Release(share);
+            Interlocked.Increment(ref owner._completed);
+            _completion.SetResult(result);
+        }
+
+        public void Abandon()
+        {
+            var owner = _owner!;
+            owner._shares.Release(_share!);
+            Clear();
+            _completion.SetResult(owner._unavailable);
+        }
+
+        private void Clear()
+        {
+            _owner = null;
+            _share = null;
+            _state = default!;
+            _work = null;
+        }
+
+        public IResult GetResult(short token)
+        {
+            try
+            {
+                return _completion.GetResult(token);
+            }
+            finally
+            {
+                _completion.Reset();
+                s_pool.Return(this);
+            }
+        }
+
+        public System.Threading.Tasks.Sources.ValueTaskSourceStatus GetStatus(short token) => _completion.GetStatus(token);
+
+        public void OnCompleted(Action<object?> continuation, object? state, short token, System.Threading.Tasks.Sources.ValueTaskSourceOnCompletedFlags flags)
+            => _completion.OnCompleted(continuation, state, token, flags);
     }
 
     /// <summary>One request's work: runs on a worker, releases the client's share, completes the request's task.</summary>

@@ -2,7 +2,7 @@ using System.Net;
 
 namespace Manaloc.Lab.RequestServer.Servers;
 
-/// <summary>The three builds of the server.</summary>
+/// <summary>The builds of the server.</summary>
 public enum ServerBuild
 {
     /// <summary>Manaloc parts: pooled buffers and requests, a bounded dedicated dispatcher with a share per connection, deadlines checked before work.</summary>
@@ -11,6 +11,8 @@ public enum ServerBuild
     Bcl,
     /// <summary>A Kestrel connection handler over System.IO.Pipelines, running each request inline on its connection.</summary>
     Kestrel,
+    /// <summary>Kestrel with Manaloc.AspNetCore: Manaloc's memory pool for the transport, and each connection's frames run in turns on a hosted dedicated dispatcher.</summary>
+    KestrelManaloc,
 }
 
 /// <summary>Sizes and limits of a server. Defaults suit the lab's load on a small machine.</summary>

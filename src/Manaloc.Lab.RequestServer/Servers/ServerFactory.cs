@@ -4,7 +4,7 @@ namespace Manaloc.Lab.RequestServer.Servers;
 public static class ServerFactory
 {
     /// <summary>The builds' names on the command line, in display order.</summary>
-    public static IReadOnlyList<string> BuildNames { get; } = ["manaloc", "bcl", "kestrel"];
+    public static IReadOnlyList<string> BuildNames { get; } = ["manaloc", "bcl", "kestrel", "kestrel-manaloc"];
 
     /// <summary>Parses a build name (case-insensitive).</summary>
     /// <exception cref="ArgumentException">Not one of <see cref="BuildNames"/>.</exception>
@@ -13,11 +13,12 @@ public static class ServerFactory
         "manaloc" => ServerBuild.Manaloc,
         "bcl" => ServerBuild.Bcl,
         "kestrel" => ServerBuild.Kestrel,
+        "kestrel-manaloc" => ServerBuild.KestrelManaloc,
         _ => throw new ArgumentException($"Unknown build '{name}': expected one of {string.Join(", ", BuildNames)}.", nameof(name)),
     };
 
     /// <summary>The command-line name of <paramref name="build"/>.</summary>
-    public static string NameOf(ServerBuild build) => build.ToString().ToLowerInvariant();
+    public static string NameOf(ServerBuild build) => build == ServerBuild.KestrelManaloc ? "kestrel-manaloc" : build.ToString().ToLowerInvariant();
 
     /// <summary>Starts a server of <paramref name="build"/> listening on 127.0.0.1.</summary>
     public static async Task<IRequestServer> StartAsync(ServerBuild build, ServerOptions? options = null)
@@ -31,7 +32,7 @@ public static class ServerFactory
         {
             ServerBuild.Manaloc => Manaloc.ManalocServer.Start(options),
             ServerBuild.Bcl => Bcl.BclServer.Start(options),
-            ServerBuild.Kestrel => await Kestrel.KestrelRequestServer.StartAsync(options).ConfigureAwait(false),
+            ServerBuild.Kestrel or ServerBuild.KestrelManaloc => await Kestrel.KestrelRequestServer.StartAsync(options, build).ConfigureAwait(false),
             _ => throw new ArgumentOutOfRangeException(nameof(build), build, "Unknown build."),
         };
     }

@@ -15,7 +15,8 @@ public sealed class Http : Experiment
 {
     private static readonly (string OneIn, double Percentile)[] Percentiles = [("2", 50), ("100", 99), ("1000", 99.9)];
     private static readonly string[] Builds = ["defaults", "manaloc"];
-    private static readonly string[] Phases = ["quiet", "flood", "saturated"];
+    // Saturated first: see Run's remarks.
+    private static readonly string[] Phases = ["saturated", "quiet", "flood"];
 
     /// <summary>CPU-bound work items one client may have queued or running in the Manaloc build.</summary>
     private const int Share = 4;
@@ -48,7 +49,7 @@ public sealed class Http : Experiment
         Metric.TimesBetter("throughput, saturated (1x = as fast)", "manaloc", "defaults", Load("saturated")));
 
     /// <inheritdoc/>
-    public override double QuickSeconds => 45;
+    public override double QuickSeconds => 12;
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants => Builds;
     /// <inheritdoc/>
@@ -59,9 +60,12 @@ public sealed class Http : Experiment
     /// <summary>The phases' load and the idle wait after the flood.</summary>
     private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle);
 
+    // Quick: 1 s phases and a 2 s idle wait keep the load of a launch (both builds) near 10 s, so the three
+    // launches of a quick run, with the services' starts, fit about 40 s; the polite rate is higher than in a full run so that a phase
+    // still has 600 polite latencies. The full run keeps the issue's 30 s idle wait.
     private static Plan PlanFor(RunSettings settings) => settings.Pick(
         new Plan(2, 20, 4, 4, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(1)),
-        new Plan(8, 40, 16, 16, TimeSpan.FromSeconds(4), TimeSpan.FromSeconds(2), TimeSpan.FromSeconds(5)),
+        new Plan(8, 75, 16, 16, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.75), TimeSpan.FromSeconds(2)),
         new Plan(16, 50, 32, 32, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(30)));
 
     /// <inheritdoc/>
@@ -76,58 +80,105 @@ public sealed class Http : Experiment
     }
 
     /// <inheritdoc/>
+    /// <remarks>
+    /// Both services start at once and stay up for the whole launch; the phases alternate between them (each build's
+    /// warm-up, then saturated, quiet and flood for one build and then the other). A service with no load costs the
+    /// other nothing, so one build's idle wait after its flood overlaps the other's flood: the idle wait is paid
+    /// about once per launch, not once per build. The quiet phase follows the saturated one, so the working set at the
+    /// end of the quiet phase already holds what a busy service needs, and "RSS held" is what the flood added.
+    /// </remarks>
     public override void Run(ExperimentContext context)
     {
         var plan = PlanFor(context.Settings);
         string dll = HttpService.Locate(context.Status);
-        var rows = new List<IReadOnlyList<string>>();
-        foreach (string build in Builds)
+        context.Status("starting samples/HttpApi, both builds");
+        var starts = Builds.Select(build => Task.Run(() => HttpService.Start(dll, build, Share))).ToArray();
+        try
         {
-            context.Cancellation.ThrowIfCancellationRequested();
-            context.Status($"{build}: starting samples/HttpApi");
-            using var service = HttpService.Start(dll, build, Share);
-            RunBuild(context, service, build, plan, rows).GetAwaiter().GetResult();
-            context.Note($"{build}: {service.Stop()}.");
+            Task.WaitAll(starts, context.Cancellation);
+        }
+        catch
+        {
+            foreach (var started in starts.Where(t => t.IsCompletedSuccessfully)) started.Result.Dispose();
+            throw;
+        }
+        var services = starts.Select(t => t.Result).ToArray();
+        var rows = new Dictionary<string, List<IReadOnlyList<string>>>();
+        try
+        {
+            RunAllAsync(context, services, plan, rows).GetAwaiter().GetResult();
+        }
+        finally
+        {
+            for (int i = 0; i < services.Length; i++)
+            {
+                context.Note($"{Builds[i]}: {services[i].Stop()}.");
+                services[i].Dispose();
+            }
         }
         context.AddTable(new ResultTable("Per build and load (latency in µs from the intended send time; the service's figures are deltas over the phase)",
-            ["build", "load", "p50", "p99", "p99.9", "ok/s", "429", "503", "other", "B/request", "GCs", "GC pause ms", "RSS MB", "peak RSS MB", "RSS held MB", "lost"], rows));
-        context.Note($"RSS held: the service's working set after {plan.Idle.TotalSeconds:0} s idle following the flood, less its working set at the end of the quiet phase (the issue asks for 30 s: the full run waits 30 s, a quick run {PlanFor(RunSettings.For(RunMode.Quick)).Idle.TotalSeconds:0} s).");
-        context.Note("Both builds are one binary (samples/HttpApi, --build defaults|manaloc) with the same GC settings; the load generator runs in the lab's process on the same machine, so its CPU competes with the service's (the same for both builds).");
+            ["build", "load", "p50", "p99", "p99.9", "ok/s", "429", "503", "other", "B/request", "GCs", "GC pause ms", "RSS MB", "peak RSS MB", "RSS held MB", "pool idle MB", "lost"],
+            [.. Builds.SelectMany(b => rows.GetValueOrDefault(b) ?? [])]));
+        context.Note($"RSS held: the service's working set {plan.Idle.TotalSeconds:0.#} s after the flood ended (no load meanwhile), less its working set at the end of the quiet phase (the issue asks for 30 s: the full run waits 30 s, a quick run {PlanFor(RunSettings.For(RunMode.Quick)).Idle.TotalSeconds:0.#} s).");
+        context.Note("Pool idle MB: what Kestrel's memory pool keeps idle at the end of the phase (after the idle wait for the flood): Manaloc's BufferMemoryPool's retained bytes in the manaloc build, Kestrel's own pool's aspnetcore.memory_pool.pooled in the defaults build. Both release idle blocks on a timer (about 10 s), and what they release leaves the working set only when a GC runs.");
+        context.Note("Both builds are one binary (samples/HttpApi, --build defaults|manaloc) with the same GC settings, both running for the whole launch (loaded in turn); the load generator runs in the lab's process on the same machine, so its CPU competes with the service's (the same for both builds).");
     }
 
-    private static async Task RunBuild(ExperimentContext context, HttpService service, string build, Plan plan, List<IReadOnlyList<string>> rows)
+    private static async Task RunAllAsync(ExperimentContext context, HttpService[] services, Plan plan, Dictionary<string, List<IReadOnlyList<string>>> rows)
     {
         var ct = context.Cancellation;
-        context.Status($"{build}: warm-up");
-        await HttpLoad.RunAsync(service.Endpoint, new HttpPhaseLoad(0, 1, 0, plan.SaturatingClients, plan.Warmup), ct).ConfigureAwait(false);
-        HttpServiceStats? quietEnd = null;
+        for (int i = 0; i < services.Length; i++)
+        {
+            context.Status($"{Builds[i]}: warm-up");
+            // Every kind of client at once, the flooder too: the code a flood runs (in the Manaloc build the client's
+            // line and the 429 answers) is compiled before the quiet phase, so "RSS held" does not count the JIT's memory.
+            await HttpLoad.RunAsync(services[i].Endpoint, new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, plan.FloodConnections, plan.SaturatingClients, plan.Warmup), ct).ConfigureAwait(false);
+        }
+        var quietEnd = new HttpServiceStats?[services.Length];
+        var floods = new (HttpLoadResult Load, HttpServiceStats Before, HttpServiceStats After, long EndedAt)[services.Length];
         foreach (string phase in Phases)
         {
-            context.Status($"{build}: {phase}");
-            var load = phase switch
+            for (int i = 0; i < services.Length; i++)
             {
-                "quiet" => new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, 0, 0, plan.Phase),
-                "flood" => new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, plan.FloodConnections, 0, plan.Phase),
-                _ => new HttpPhaseLoad(0, 1, 0, plan.SaturatingClients, plan.Phase),
-            };
-            var before = await service.StatsAsync(ct).ConfigureAwait(false);
-            var result = await HttpLoad.RunAsync(service.Endpoint, load, ct).ConfigureAwait(false);
-            var after = await service.StatsAsync(ct).ConfigureAwait(false);
-            double? heldMB = null;
-            if (phase == "quiet") quietEnd = after;
-            if (phase == "flood")
-            {
-                context.Status($"{build}: idle {plan.Idle.TotalSeconds:0} s after the flood");
-                await Task.Delay(plan.Idle, ct).ConfigureAwait(false);
-                var idle = await service.StatsAsync(ct).ConfigureAwait(false);
-                heldMB = (idle.WorkingSet - (quietEnd ?? before).WorkingSet) / 1e6;
+                string build = Builds[i];
+                context.Status($"{build}: {phase}");
+                var load = phase switch
+                {
+                    "quiet" => new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, 0, 0, plan.Phase),
+                    "flood" => new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, plan.FloodConnections, 0, plan.Phase),
+                    _ => new HttpPhaseLoad(0, 1, 0, plan.SaturatingClients, plan.Phase),
+                };
+                var before = await services[i].StatsAsync(ct).ConfigureAwait(false);
+                var result = await HttpLoad.RunAsync(services[i].Endpoint, load, ct).ConfigureAwait(false);
+                var after = await services[i].StatsAsync(ct).ConfigureAwait(false);
+                if (phase == "flood")
+                {
+                    floods[i] = (result, before, after, System.Diagnostics.Stopwatch.GetTimestamp());
+                    continue; // recorded once its idle wait is over
+                }
+                if (phase == "quiet") quietEnd[i] = after;
+                Record(context, build, phase, result, before, after, null, Row(rows, build));
             }
-            Record(context, build, phase, result, before, after, heldMB, rows);
         }
+        for (int i = 0; i < services.Length; i++)
+        {
+            var left = plan.Idle - System.Diagnostics.Stopwatch.GetElapsedTime(floods[i].EndedAt);
+            context.Status($"{Builds[i]}: idle {plan.Idle.TotalSeconds:0.#} s after the flood");
+            if (left > TimeSpan.Zero) await Task.Delay(left, ct).ConfigureAwait(false);
+            var idle = await services[i].StatsAsync(ct).ConfigureAwait(false);
+            double heldMB = (idle.WorkingSet - (quietEnd[i] ?? floods[i].Before).WorkingSet) / 1e6;
+            Record(context, Builds[i], "flood", floods[i].Load, floods[i].Before, floods[i].After, heldMB, Row(rows, Builds[i]), idle.PoolIdleBytes / 1e6);
+        }
+    }
+
+    private static List<IReadOnlyList<string>> Row(Dictionary<string, List<IReadOnlyList<string>>> rows, string build)
+    {
+        if (!rows.TryGetValue(build, out var list)) rows[build] = list = [];
+        return list;
     }
 
     private static void Record(ExperimentContext context, string build, string phase, HttpLoadResult load, HttpServiceStats before, HttpServiceStats after,
-        double? heldMB, List<IReadOnlyList<string>> rows)
+        double? heldMB, List<IReadOnlyList<string>> rows, double? poolIdleAfterWaitMB = null)
     {
         // The stats requests themselves are served too (two per phase): not counted as load.
         long served = Math.Max(1, after.Served - before.Served - 1);
@@ -154,6 +205,7 @@ public sealed class Http : Experiment
             ["sendLagP99Micros"] = load.SendLagP99Micros,
         };
         if (heldMB is { } held) metrics["rssHeldMB"] = held;
+        metrics["poolIdleMB"] = poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6;
         if (load.Sent != load.Lost + load.Polite.Answered + load.Flooder.Answered + load.Saturating.Answered)
             context.Note($"{build}, {phase}: the load generator's accounting does not add up (sent {load.Sent}).");
         var latencies = load.Polite.LatencyMicros.Order().ToArray();
@@ -176,7 +228,8 @@ public sealed class Http : Experiment
             tooMany.ToString(CultureInfo.InvariantCulture), unavailable.ToString(CultureInfo.InvariantCulture), other.ToString(CultureInfo.InvariantCulture), Format.Significant(bytesPerRequest),
             (after.GcCount - before.GcCount).ToString(CultureInfo.InvariantCulture), (after.GcPauseMs - before.GcPauseMs).ToString("0.#", CultureInfo.InvariantCulture),
             (after.WorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture), (after.PeakWorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture),
-            heldMB is { } h ? h.ToString("0.#", CultureInfo.InvariantCulture) : "–", load.Lost.ToString(CultureInfo.InvariantCulture)]);
+            heldMB is { } h ? h.ToString("0.#", CultureInfo.InvariantCulture) : "–", (poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6).ToString("0.##", CultureInfo.InvariantCulture),
+            load.Lost.ToString(CultureInfo.InvariantCulture)]);
     }
 
     private static Func<Measurement, bool> Load(string load) => m => m.Parameters.GetValueOrDefault("load") == load;

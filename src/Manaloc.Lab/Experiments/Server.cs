@@ -7,8 +7,9 @@ using Manaloc.Lab.RequestServer.Servers;
 namespace Manaloc.Lab.Experiments;
 
 /// <summary>
-/// The parts together: the request server of <c>samples/RequestServer</c> built three ways (Manaloc's parts,
-/// the BCL's defaults, Kestrel), each in its own child process, under the same load: polite clients alone,
+/// The parts together: the request server of <c>samples/RequestServer</c> built four ways (Manaloc's parts,
+/// the BCL's defaults, Kestrel, and Kestrel with Manaloc.AspNetCore's pool and hosted dispatcher), each in its own
+/// child process, under the same load: polite clients alone,
 /// polite clients beside a flooder, and a saturating pipelined load. Polite latency percentiles (coordinated
 /// omission corrected), the flooder's share, throughput, the server's allocation, GC and peak RSS, and every
 /// request accounted for on both sides. The load generator and the phases live in the sample
@@ -23,7 +24,7 @@ public sealed class Server : Experiment
     /// <inheritdoc/>
     public override string Article => "Tradeoffs in High Performance Software (seed 002), with the parts of seeds 000–003: a whole request server";
     /// <inheritdoc/>
-    public override string Description => "Request server built from Manaloc vs BCL defaults vs Kestrel (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.";
+    public override string Description => "Request server built from Manaloc vs BCL defaults vs Kestrel vs Kestrel with Manaloc.AspNetCore (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.";
     /// <inheritdoc/>
     public override Claim Claim => new("One connection's flood must not become everyone's latency: dedicated threads, a bounded queue, a share per connection, pooled buffers (no figure for a whole server); the project's targets are ratios between the builds.", null,
         new Metric("polite p99 under the flood, bcl ÷ manaloc", Unit.Ratio, f => FloodP99(f, "bcl") / FloodP99(f, "manaloc")));
@@ -40,6 +41,8 @@ public sealed class Server : Experiment
         Target.AtMost("manaloc peak RSS growth from quiet to flood, share of its caps' bound", Unit.Percent,
             f => 100 * (PhaseMetric(f, "manaloc", "flood", "peakRssMB") - PhaseMetric(f, "manaloc", "quiet", "peakRssMB")) / Positive(PhaseMetric(f, "manaloc", "flood", "capMB")), 100),
         Target.AtMost("requests lost, every build and phase", "requests", LostEverywhere, 0),
+        Target.AtLeast("throughput without the flood (saturated): kestrel-manaloc / kestrel", Unit.Ratio, f => f.TimesBetter("kestrel-manaloc", "kestrel", Load("saturated")), 1.0),
+        Target.AtLeast("polite p99 under the flood: kestrel / kestrel-manaloc", Unit.Ratio, f => FloodP99(f, "kestrel") / FloodP99(f, "kestrel-manaloc"), 1),
     ];
 
     /// <summary>A build's polite p99 under the flood in µs, at least 1 µs (a finer figure is below the generator's resolution); null when not recorded.</summary>
@@ -73,7 +76,7 @@ public sealed class Server : Experiment
         new Metric("vs Kestrel, the same", Unit.Ratio, f => FloodP99(f, "kestrel") / FloodP99(f, "manaloc")),
         Metric.TimesBetter("throughput without the flood vs Kestrel (1x = as fast)", "manaloc", "kestrel", Load("saturated")));
     /// <inheritdoc/>
-    public override double QuickSeconds => 22;
+    public override double QuickSeconds => 8;
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = ServerFactory.BuildNames;
     /// <inheritdoc/>
@@ -101,10 +104,11 @@ public sealed class Server : Experiment
         // The server runs in a child lab process (RunChild below), so its GC, allocation and memory figures are its own.
         var launch = new ServerLaunch(ChildProcess.FindDotnetHost(), ["exec", ChildProcess.LabAssemblyPath, "child", Name, ServeKey, "--"]);
         var rows = new List<IReadOnlyList<string>>();
-        foreach (string name in ServerFactory.BuildNames)
+        // Every build's process starts at once; they are then loaded one after another.
+        var all = BuildComparison.RunAllAsync([.. ServerFactory.BuildNames.Select(ServerFactory.Parse)], plan, launch, context.Status, context.Cancellation).GetAwaiter().GetResult();
+        foreach (var figures in all)
         {
-            context.Cancellation.ThrowIfCancellationRequested();
-            var figures = BuildComparison.RunAsync(ServerFactory.Parse(name), plan, launch, context.Status, context.Cancellation).GetAwaiter().GetResult();
+            string name = ServerFactory.NameOf(figures.Build);
             foreach (var phase in figures.Phases)
             {
                 Record(context, name, phase, CapMegabytes(plan));

@@ -64,17 +64,35 @@ public sealed class ClientSharesTests
         Assert.NotNull(await shares.TryAcquire("a"));
     }
 
+    [Fact]
+    public async Task An_idle_client_keeps_its_entry_until_too_many_idle_clients_are_kept()
+    {
+        var shares = new ClientShares(1, 0, idleClientsKept: 2);
+        var a = (await shares.TryAcquire("a"))!;
+        shares.Release(a);
+        Assert.Same(a, await shares.TryAcquire("a")); // reused: no allocation for a client's next request
+        shares.Release(a);
+        var b = (await shares.TryAcquire("b"))!;
+        var c = (await shares.TryAcquire("c"))!;
+        shares.Release(b); // three entries in the map: more than two idle ones are not kept
+        Assert.NotSame(b, await shares.TryAcquire("b"));
+        shares.Release(c);
+        Assert.Equal(1, shares.ActiveClients);
+    }
+
     /// <summary>
     /// Threads acquire (waiting in line, or refused past it) and release one client's share as fast as they can,
     /// counting what they hold; the count never passes the share and nothing is left at the end. Without the
     /// per-entry lock, with a retired entry reused, or with a hand-over that also decremented, the count would
     /// pass the share or a waiter would never be woken (the test would hang: xunit's hang blame reports it).
     /// </summary>
-    [Fact]
-    public void Concurrent_acquires_never_pass_the_share_and_retired_entries_are_not_reused()
+    [Theory]
+    [InlineData(0)] // every idle entry retired: the retire-and-look-again path runs all the time
+    [InlineData(ClientShares.IdleClientsKept)] // the idle entry kept and reused
+    public void Concurrent_acquires_never_pass_the_share_and_retired_entries_are_not_reused(int idleClientsKept)
     {
         const int share = 3;
-        var shares = new ClientShares(share, 2);
+        var shares = new ClientShares(share, 2, idleClientsKept);
         int held = 0, most = 0;
         long granted = 0;
         var threads = Enumerable.Range(0, 4).Select(_ => new Thread(() =>

@@ -50,6 +50,28 @@ public sealed class HostedDispatcherTests
     }
 
     [Fact]
+    public async Task The_pooled_form_runs_with_its_state_on_the_dispatcher_and_its_items_are_reused_correctly()
+    {
+        await using var host = await TestHost.StartAsync(s => s.AddDedicatedDispatcher("cpu", o => { o.ThreadCount = 2; o.ClientShare = 64; }), app =>
+        {
+            app.MapGet("/square/{n:int}", (int n, HttpContext context, [FromKeyedServices("cpu")] HostedDispatcher cpu)
+                => cpu.RunAsync(context, n, static n => $"{n * n} on {Thread.CurrentThread.Name}"));
+            app.MapGet("/fail", (HttpContext context, [FromKeyedServices("cpu")] HostedDispatcher cpu)
+                => cpu.RunAsync<string, int>(context, "boom", static message => throw new InvalidOperationException(message)));
+        });
+        // Sequential and concurrent requests: each pooled item serves many requests; a reused item that kept a previous
+        // request's state or result would answer another number.
+        for (int n = 1; n <= 20; n++) Assert.StartsWith($"\"{n * n} on cpu", await host.Client.GetStringAsync($"/square/{n}"));
+        var answers = await Task.WhenAll(Enumerable.Range(21, 40).Select(n => host.Client.GetStringAsync($"/square/{n}")));
+        for (int i = 0; i < answers.Length; i++) Assert.StartsWith($"\"{(21 + i) * (21 + i)} on cpu", answers[i]);
+        using var failed = await host.Client.GetAsync("/fail");
+        Assert.Equal(HttpStatusCode.InternalServerError, failed.StatusCode);
+        var stats = host.Services.GetRequiredKeyedService<HostedDispatcher>("cpu").GetStatistics();
+        Assert.Equal(61, stats.Completed);
+        Assert.Equal(0, stats.ActiveClients);
+    }
+
+    [Fact]
     public async Task A_client_over_its_share_gets_429_while_another_client_is_served()
     {
         using var gate = new ManualResetEventSlim(false);

@@ -112,7 +112,7 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
         if (header.Op == Op.Stats && error is null)
         {
             state.Counters.CountControl();
-            Write(output, header.Id, Status.Ok, ServerStats.CaptureJsonUtf8("kestrel", state.Counters));
+            Write(output, header.Id, Status.Ok, ServerStats.CaptureJsonUtf8(KestrelRequestServer.NameOf(state.Build), state.Counters));
             return;
         }
         state.Counters.CountReceived();

@@ -1,0 +1,247 @@
+using System.Buffers;
+using System.Diagnostics;
+using System.IO.Pipelines;
+using System.Text;
+using System.Threading.Tasks.Sources;
+using Manaloc.Lab.RequestServer.Protocol;
+using Manaloc.Threading;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Connections.Features;
+
+namespace Manaloc.Lab.RequestServer.Servers.Kestrel;
+
+/// <summary>
+/// The kestrel-manaloc build's protocol handler: Kestrel reads the connection (into Manaloc's pool), and the
+/// frames of each read run on the host's <see cref="DedicatedThreadDispatcher"/> in turns, one turn per
+/// connection at a time, each turn at most <see cref="TurnTicks"/> of work before it goes to the back of the line.
+/// </summary>
+/// <remarks>
+/// <para>Why turns: inline (the kestrel build) a flooding connection's read runs all its frames on one ThreadPool
+/// thread, and the polite connections' reads compete with it for the cores through the OS scheduler. Here every
+/// connection's work queues behind at most one short turn of each other connection; and since a connection has at
+/// most one turn out, the flooder holds at most one worker, and its connection is not read meanwhile (TCP pushes
+/// back on it), which bounds what it can make the server hold.</para>
+/// <para>Ownership and memory ordering: while a turn is out, only the worker running it touches the read buffer,
+/// the <see cref="PipeWriter"/> and the connection's pending counts; the handler is suspended on the turn's
+/// completion. The dispatcher's queue hand-off (a release on post, an acquire on take) orders the handler's writes
+/// before the worker's reads, and re-posting a turn does the same between two workers; completing the turn's value
+/// task source (its continuation then runs the handler) orders the worker's writes before the handler reads them.</para>
+/// </remarks>
+internal sealed class DispatchedFrameConnectionHandler(KestrelServerState state) : ConnectionHandler
+{
+    /// <summary>Work a turn does before it goes to the back of the dispatcher's line (about 100 µs: a polite frame waits behind at most that per busy connection).</summary>
+    private static readonly long TurnTicks = Stopwatch.Frequency / 10_000;
+
+    public override async Task OnConnectedAsync(ConnectionContext connection)
+    {
+        state.Opened();
+        state.Counters.CountConnection();
+        var turn = new Turn(state, connection.Transport.Output);
+        var input = connection.Transport.Input;
+        var closeRequested = connection.Features.Get<IConnectionLifetimeNotificationFeature>()?.ConnectionClosedRequested ?? default;
+        using var registration = closeRequested.Register(() => input.CancelPendingRead());
+        try
+        {
+            while (true)
+            {
+                var result = await input.ReadAsync().ConfigureAwait(false);
+                var buffer = result.Buffer;
+                bool malformed = await turn.RunAsync(buffer, Stopwatch.GetTimestamp()).ConfigureAwait(false);
+                buffer = buffer.Slice(turn.Consumed);
+                input.AdvanceTo(buffer.Start, buffer.End);
+                var flush = await connection.Transport.Output.FlushAsync().ConfigureAwait(false);
+                // A completed reader means Kestrel aborted the connection (the drain deadline passed): not sent.
+                turn.Settle(answered: !flush.IsCanceled && !flush.IsCompleted);
+                if (malformed) break;
+                if (result.IsCompleted)
+                {
+                    if (!buffer.IsEmpty) state.Counters.CountTruncated();
+                    break;
+                }
+                if (result.IsCanceled || closeRequested.IsCancellationRequested) break;
+            }
+        }
+        catch (Exception e) when (e is ConnectionResetException or ConnectionAbortedException or IOException or InvalidOperationException)
+        {
+            turn.Settle(answered: false); // written into the pipe but never flushed to the client
+        }
+        finally
+        {
+            state.Closed();
+        }
+    }
+
+    /// <summary>
+    /// One connection's turn: runs the whole frames of a read on the dispatcher, a slice of work at a time, and
+    /// completes (a reusable value task, no allocation per read) once they are all answered or the stream is malformed.
+    /// </summary>
+    private sealed class Turn : IValueTaskSource<bool>
+    {
+        private static readonly byte[] BadLengthReason = Encoding.UTF8.GetBytes("bad frame length");
+        private readonly KestrelServerState _state;
+        private readonly PipeWriter _output;
+        private readonly Action _run;
+        private readonly long[] _pending = new long[4]; // answers by status written since the last flush
+        // Continuations run inline on the worker that finishes the turn: the handler then only advances the reader,
+        // starts a flush (Kestrel's transport sends on its own threads) and starts the next read.
+        private ManualResetValueTaskSourceCore<bool> _completion;
+        private ReadOnlySequence<byte> _buffer;
+        private long _readAt;
+
+        public Turn(KestrelServerState state, PipeWriter output)
+        {
+            _state = state;
+            _output = output;
+            _run = Run;
+        }
+
+        /// <summary>How far the last turn got into its buffer.</summary>
+        public SequencePosition Consumed { get; private set; }
+
+        /// <summary>Runs the frames of <paramref name="buffer"/> on the dispatcher; true when the stream is malformed (answered, the connection is to close).</summary>
+        public ValueTask<bool> RunAsync(ReadOnlySequence<byte> buffer, long readAt)
+        {
+            _completion.Reset();
+            _buffer = buffer;
+            _readAt = readAt;
+            Consumed = buffer.Start;
+            var dispatcher = _state.Dispatcher;
+            // Refused only once the dispatcher is shutting down, after the server has stopped: run here then.
+            if (buffer.Length < Frame.LengthSize || dispatcher is null || !dispatcher.TryPost(_run)) Run();
+            return new ValueTask<bool>(this, _completion.Version);
+        }
+
+        private void Run()
+        {
+            bool malformed;
+            bool done;
+            try
+            {
+                (done, malformed) = ProcessSlice();
+            }
+            catch (Exception e)
+            {
+                _completion.SetException(e);
+                return;
+            }
+            if (!done)
+            {
+                var dispatcher = _state.Dispatcher;
+                if (dispatcher is not null && dispatcher.TryPost(_run)) return; // to the back of the line
+                Run(); // shutting down: finish here
+                return;
+            }
+            Consumed = _buffer.Start;
+            _completion.SetResult(malformed);
+        }
+
+        /// <summary>Runs whole frames from the buffer for at most one turn's time; (done, malformed).</summary>
+        private (bool Done, bool Malformed) ProcessSlice()
+        {
+            long until = Stopwatch.GetTimestamp() + TurnTicks;
+            byte[]? copy = null;
+            try
+            {
+                while (_buffer.Length >= Frame.LengthSize)
+                {
+                    ReadOnlySpan<byte> first = _buffer.FirstSpan;
+                    if (first.Length < Frame.MaxRequestFrame && first.Length < _buffer.Length)
+                    {
+                        // The frame may span segments: parse from a contiguous copy of at most one frame.
+                        copy ??= ArrayPool<byte>.Shared.Rent(Frame.MaxRequestFrame);
+                        int take = (int)Math.Min(_buffer.Length, Frame.MaxRequestFrame);
+                        _buffer.Slice(0, take).CopyTo(copy);
+                        first = copy.AsSpan(0, take);
+                    }
+                    var parsed = Frame.TryReadRequest(first, out var header, out var range, out int size);
+                    if (parsed == ParseResult.Incomplete) return (true, false);
+                    if (parsed == ParseResult.BadLength)
+                    {
+                        _state.Counters.CountMalformedStream();
+                        Write(0, Status.Error, BadLengthReason);
+                        return (true, true);
+                    }
+                    Handle(header, first.Slice(0, size)[range]);
+                    _buffer = _buffer.Slice(size);
+                    if (Stopwatch.GetTimestamp() >= until) return (_buffer.Length < Frame.LengthSize, false);
+                }
+                return (true, false);
+            }
+            finally
+            {
+                if (copy is not null) ArrayPool<byte>.Shared.Return(copy);
+            }
+        }
+
+        private void Handle(in RequestHeader header, ReadOnlySpan<byte> payload)
+        {
+            string? error = RequestHandler.Validate(header, payload);
+            if (header.Op == Op.Stats && error is null)
+            {
+                _state.Counters.CountControl();
+                Write(header.Id, Status.Ok, ServerStats.CaptureJsonUtf8(KestrelRequestServer.NameOf(_state.Build), _state.Counters));
+                return;
+            }
+            _state.Counters.CountReceived();
+            Status status;
+            if (error is not null)
+            {
+                Write(header.Id, status = Status.Error, Encoding.UTF8.GetBytes(error));
+            }
+            else if (_state.ShuttingDown)
+            {
+                Write(header.Id, status = Status.Busy, default);
+            }
+            else if (header.DeadlineMicros != 0 && Stopwatch.GetElapsedTime(_readAt).TotalMicroseconds > header.DeadlineMicros)
+            {
+                Write(header.Id, status = Status.Expired, default);
+            }
+            else
+            {
+                int answerSize = RequestHandler.AnswerSize(header.Op, payload.Length);
+                var span = _output.GetSpan(Frame.ResponseSize(answerSize));
+                int length;
+                try
+                {
+                    length = RequestHandler.Execute(header.Op, payload, span[(Frame.LengthSize + Frame.ResponseHeaderSize)..], ManagedRecordBatch.Instance);
+                    status = Status.Ok;
+                }
+                catch (Exception e) when (e is not OutOfMemoryException)
+                {
+                    length = 0;
+                    status = Status.Error;
+                }
+                Frame.WriteResponseHeader(span, header.Id, status, length);
+                _output.Advance(Frame.ResponseSize(length));
+            }
+            _pending[(int)status]++;
+        }
+
+        private void Write(long id, Status status, ReadOnlySpan<byte> payload)
+        {
+            var span = _output.GetSpan(Frame.ResponseSize(payload.Length));
+            _output.Advance(Frame.WriteResponse(span, id, status, payload));
+        }
+
+        /// <summary>Counts the answers written since the last flush as sent (or not); on the handler, with no turn out.</summary>
+        public void Settle(bool answered)
+        {
+            for (int s = 0; s < _pending.Length; s++)
+            {
+                for (long i = 0; i < _pending[s]; i++)
+                {
+                    if (answered) _state.Counters.CountAnswered((Status)s);
+                    else _state.Counters.CountUnanswered();
+                }
+                _pending[s] = 0;
+            }
+        }
+
+        public bool GetResult(short token) => _completion.GetResult(token);
+
+        public ValueTaskSourceStatus GetStatus(short token) => _completion.GetStatus(token);
+
+        public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+            => _completion.OnCompleted(continuation, state, token, flags);
+    }
+}
