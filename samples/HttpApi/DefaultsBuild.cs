@@ -1,25 +1,58 @@
+using System.Buffers;
+using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
 using Microsoft.Extensions.ObjectPool;
 
 namespace HttpApi;
 
-/// <summary>The endpoints as ASP.NET Core's defaults have them.</summary>
+/// <summary>
+/// The endpoints as a service without Manaloc has them: the shape both builds share (<see cref="Endpoints"/>), with
+/// Microsoft.Extensions.ObjectPool's pool, the CPU-bound work run inline on the ThreadPool thread that serves the request,
+/// and the answer serialized into an <see cref="ArrayBufferWriter{T}"/> made per request.
+/// </summary>
 public static class DefaultsBuild
 {
     public static void MapEndpoints(WebApplication app, ServiceOptions options)
     {
-        app.MapPost("/api/orders", (Order order, ObjectPool<SkuSet> sets) =>
+        var sets = app.Services.GetRequiredService<ObjectPool<SkuSet>>();
+        app.MapPost("/api/orders", context => WriteOrderAsync(context, sets));
+        app.MapGet("/api/primes/{n:int}", static context =>
         {
-            var set = sets.Get();
-            try
+            if (Endpoints.PrimeLimit(context) is not { } n)
             {
-                int duplicates = set.CountDuplicates(order);
-                return duplicates == 0 ? Results.Ok(Work.Summarize(order)) : Results.BadRequest($"{duplicates} duplicate SKUs");
+                context.Response.StatusCode = StatusCodes.Status400BadRequest;
+                return Task.CompletedTask;
             }
-            finally
-            {
-                sets.Return(set);
-            }
+            WriteJson(context, Work.CountPrimes(n), ApiJson.Default.PrimeCount);
+            return Task.CompletedTask;
         });
-        app.MapGet("/api/primes/{n:int}", (int n) => n is < 1 or > 1_000_000 ? Results.BadRequest("n must be 1 to 1000000") : Results.Ok(Work.CountPrimes(n)));
+    }
+
+    private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets)
+    {
+        if (await Endpoints.ReadOrderAsync(context) is not { } order) return;
+        var set = sets.Get();
+        int duplicates;
+        try
+        {
+            duplicates = set.CountDuplicates(order);
+        }
+        finally
+        {
+            sets.Return(set);
+        }
+        if (duplicates > 0)
+        {
+            context.Response.StatusCode = StatusCodes.Status400BadRequest;
+            return;
+        }
+        WriteJson(context, Work.Summarize(order), ApiJson.Default.OrderSummary);
+    }
+
+    private static void WriteJson<T>(HttpContext context, T value, JsonTypeInfo<T> info)
+    {
+        var buffer = new ArrayBufferWriter<byte>();
+        using (var json = new Utf8JsonWriter(buffer)) JsonSerializer.Serialize(json, value, info);
+        Endpoints.Respond(context, new ReadOnlySequence<byte>(buffer.WrittenMemory));
     }
 }

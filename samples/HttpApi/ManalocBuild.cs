@@ -1,6 +1,3 @@
-using System.Buffers;
-using System.Globalization;
-using System.IO.Pipelines;
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
 using Manaloc.AspNetCore;
@@ -31,11 +28,7 @@ public static class ManalocBuild
         });
     }
 
-    /// <summary>
-    /// Maps the endpoints as plain request delegates over what they need, taken from the container once: no per-request
-    /// parameter binding or service scope (the defaults build's minimal-API handlers resolve their pool and the JSON
-    /// options from the request's scope, which is then created per request).
-    /// </summary>
+    /// <summary>Maps the endpoints in the shape both builds share (<see cref="Endpoints"/>), over Manaloc's pools and dispatcher.</summary>
     public static void MapEndpoints(WebApplication app, ServiceOptions options)
     {
         var sets = app.Services.GetRequiredService<ObjectPool<SkuSet>>();
@@ -45,13 +38,10 @@ public static class ManalocBuild
         app.MapGet("/api/primes/{n:int}", context => CountPrimesAsync(context, cpu, outputs));
     }
 
-    /// <summary>The largest order body read (bytes); a larger one is answered 413.</summary>
-    private const int MaxOrderBytes = 64 * 1024;
-
     /// <summary>Counts primes on the dispatcher (no closure: the limit is the state) and writes the answer with a pooled writer.</summary>
     private static async Task CountPrimesAsync(HttpContext context, HostedDispatcher cpu, ObjectPool<JsonOutput> outputs)
     {
-        if (!int.TryParse(context.Request.RouteValues["n"] as string, NumberStyles.None, CultureInfo.InvariantCulture, out int n) || n is < 1 or > 1_000_000)
+        if (Endpoints.PrimeLimit(context) is not { } n)
         {
             context.Response.StatusCode = StatusCodes.Status400BadRequest;
             return;
@@ -61,29 +51,10 @@ public static class ManalocBuild
         else await result.ExecuteAsync(context); // 429 or 503: a status code and Retry-After, nothing from the container
     }
 
-    /// <summary>
-    /// Reads the order from the request's pipe (its segments are Kestrel's pool's: Manaloc's in this build) and
-    /// deserializes it in place, then writes the summary with a pooled Utf8JsonWriter into a pooled buffer writer.
-    /// </summary>
+    /// <summary>Reads the order in place (from Manaloc's pool's segments in this build), then writes the summary with a pooled Utf8JsonWriter into a pooled buffer writer.</summary>
     private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets, ObjectPool<JsonOutput> outputs)
     {
-        var body = context.Request.BodyReader;
-        ReadResult read;
-        while (true)
-        {
-            read = await body.ReadAsync(context.RequestAborted);
-            if (read.IsCompleted || read.Buffer.Length > MaxOrderBytes) break;
-            body.AdvanceTo(read.Buffer.Start, read.Buffer.End); // nothing consumed yet: wait for the rest
-        }
-        Order? order = null;
-        bool tooLarge = read.Buffer.Length > MaxOrderBytes;
-        if (!tooLarge) order = ParseOrder(read.Buffer);
-        body.AdvanceTo(read.Buffer.End);
-        if (order is null)
-        {
-            context.Response.StatusCode = tooLarge ? StatusCodes.Status413PayloadTooLarge : StatusCodes.Status400BadRequest;
-            return;
-        }
+        if (await Endpoints.ReadOrderAsync(context) is not { } order) return;
         var set = sets.Get();
         int duplicates;
         try
@@ -102,21 +73,7 @@ public static class ManalocBuild
         WriteJson(context, Work.Summarize(order), ApiJson.Default.OrderSummary, outputs);
     }
 
-    /// <summary>The order in <paramref name="json"/>; null when it is not valid JSON for an order.</summary>
-    private static Order? ParseOrder(in ReadOnlySequence<byte> json)
-    {
-        try
-        {
-            var reader = new Utf8JsonReader(json);
-            return JsonSerializer.Deserialize(ref reader, ApiJson.Default.Order);
-        }
-        catch (JsonException)
-        {
-            return null;
-        }
-    }
-
-    /// <summary>Serializes <paramref name="value"/> with a pooled writer and copies it into the response (Kestrel sends it when the request ends).</summary>
+    /// <summary>Serializes <paramref name="value"/> with a pooled writer and copies it into the response.</summary>
     private static void WriteJson<T>(HttpContext context, T value, JsonTypeInfo<T> info, ObjectPool<JsonOutput> outputs)
     {
         var output = outputs.Get();
@@ -124,9 +81,7 @@ public static class ManalocBuild
         {
             JsonSerializer.Serialize(output.Json, value, info);
             output.Json.Flush();
-            context.Response.ContentType = "application/json; charset=utf-8";
-            context.Response.ContentLength = output.Buffer.WrittenCount;
-            foreach (var segment in output.Buffer.WrittenSequence) context.Response.BodyWriter.Write(segment.Span);
+            Endpoints.Respond(context, output.Buffer.WrittenSequence);
         }
         finally
         {

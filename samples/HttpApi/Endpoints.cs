@@ -1,0 +1,65 @@
+using System.Buffers;
+using System.Globalization;
+using System.IO.Pipelines;
+using System.Text.Json;
+
+namespace HttpApi;
+
+/// <summary>
+/// What both builds' endpoints share, so that the two differ only where Manaloc is wired in: plain request delegates over
+/// what they need, taken from the container once (no per-request parameter binding or service scope), the order read from
+/// the request's pipe and deserialized in place, the same status codes. The defaults build writes its answer through a
+/// buffer writer made per request; the Manaloc build through a pooled one.
+/// </summary>
+public static class Endpoints
+{
+    /// <summary>The largest order body read (bytes); a larger one is answered 413.</summary>
+    public const int MaxOrderBytes = 64 * 1024;
+
+    /// <summary>The primes endpoint's argument, or null (answered 400) when it is not a number from 1 to 1,000,000.</summary>
+    public static int? PrimeLimit(HttpContext context)
+        => int.TryParse(context.Request.RouteValues["n"] as string, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n is >= 1 and <= 1_000_000 ? n : null;
+
+    /// <summary>
+    /// Reads the order from the request's pipe (its segments come from Kestrel's memory pool) and deserializes it in
+    /// place. Null after the response's status is set: 413 for a body over <see cref="MaxOrderBytes"/>, 400 for one that is
+    /// not an order.
+    /// </summary>
+    public static async ValueTask<Order?> ReadOrderAsync(HttpContext context)
+    {
+        var body = context.Request.BodyReader;
+        ReadResult read;
+        while (true)
+        {
+            read = await body.ReadAsync(context.RequestAborted);
+            if (read.IsCompleted || read.Buffer.Length > MaxOrderBytes) break;
+            body.AdvanceTo(read.Buffer.Start, read.Buffer.End); // nothing consumed yet: wait for the rest
+        }
+        bool tooLarge = read.Buffer.Length > MaxOrderBytes;
+        Order? order = tooLarge ? null : ParseOrder(read.Buffer);
+        body.AdvanceTo(read.Buffer.End);
+        if (order is null) context.Response.StatusCode = tooLarge ? StatusCodes.Status413PayloadTooLarge : StatusCodes.Status400BadRequest;
+        return order;
+    }
+
+    private static Order? ParseOrder(in ReadOnlySequence<byte> json)
+    {
+        try
+        {
+            var reader = new Utf8JsonReader(json);
+            return JsonSerializer.Deserialize(ref reader, ApiJson.Default.Order);
+        }
+        catch (JsonException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>Sends <paramref name="json"/> as the response's body, with its length and content type (Kestrel sends it when the request ends).</summary>
+    public static void Respond(HttpContext context, in ReadOnlySequence<byte> json)
+    {
+        context.Response.ContentType = "application/json; charset=utf-8";
+        context.Response.ContentLength = json.Length;
+        foreach (var segment in json) context.Response.BodyWriter.Write(segment.Span);
+    }
+}
