@@ -30,6 +30,11 @@ internal static partial class ThrowHelper
     public static void ThrowObjectDisposed(string objectName)
         => throw new ObjectDisposedException(objectName);
 
+    /// <summary>A <see cref="Buffers.PooledBufferWriter"/> or <see cref="Buffers.PooledBufferStream"/> used after Dispose, naming its manager.</summary>
+    [DoesNotReturn]
+    public static void ThrowSegmentsDisposed(string component, string manager)
+        => throw new ObjectDisposedException(component, $"This {component} (over BufferManager '{manager}') was disposed: its segments went back to the manager.");
+
     /// <summary>A pool or buffer manager used after Dispose; <paramref name="component"/> is its kind (<c>SemiLocalPool&lt;Order&gt;</c>).</summary>
     [DoesNotReturn]
     public static void ThrowPoolDisposed(string component, string name)

@@ -317,15 +317,18 @@ public sealed partial class PooledBufferStream : Stream
         base.Dispose(disposing);
     }
 
-    /// <summary>The stream's length and position: <c>PooledBufferStream (length 10, position 3)</c>, or <c>(disposed)</c>.</summary>
+    /// <summary>The stream's length, position and manager: <c>PooledBufferStream (length 10, position 3, BufferManager 'shared')</c>, or <c>(disposed)</c>.</summary>
     public override string ToString()
-        => _disposed ? $"{nameof(PooledBufferStream)} (disposed)" : $"{nameof(PooledBufferStream)} (length {_length:N0}, position {_position:N0})";
+        => _disposed ? $"{nameof(PooledBufferStream)} (disposed)" : $"{nameof(PooledBufferStream)} (length {_length:N0}, position {_position:N0}, BufferManager '{Manager.Name}')";
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void EnsureNotClosed()
     {
-        if (_disposed) ThrowHelper.ThrowObjectDisposed(nameof(PooledBufferStream));
+        if (_disposed) ThrowDisposed();
     }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowDisposed() => ThrowHelper.ThrowSegmentsDisposed(nameof(PooledBufferStream), Manager.Name);
 
     /// <summary>Grows the length to <paramref name="end"/>: rents what is missing and zero-fills from the old length to the position (what the write will not cover).</summary>
     private void Extend(long end)

@@ -211,5 +211,9 @@ public sealed class PooledBufferWriter : IBufferWriter<byte>, IDisposable
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowDisposed() => ThrowHelper.ThrowObjectDisposed(nameof(PooledBufferWriter));
+    private void ThrowDisposed() => ThrowHelper.ThrowSegmentsDisposed(nameof(PooledBufferWriter), Manager.Name);
+
+    /// <summary>What was written and over which manager: <c>PooledBufferWriter (10 bytes written, BufferManager 'shared')</c>, or <c>(disposed)</c>.</summary>
+    public override string ToString()
+        => _disposed ? $"{nameof(PooledBufferWriter)} (disposed)" : $"{nameof(PooledBufferWriter)} ({Plural.Of(WrittenCount, "byte")} written, BufferManager '{Manager.Name}')";
 }

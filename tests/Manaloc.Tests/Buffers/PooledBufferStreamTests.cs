@@ -90,7 +90,18 @@ public sealed class PooledBufferStreamTests
         Assert.True(stream.ReadAsync(new byte[1]).AsTask().Exception?.InnerException is ObjectDisposedException);
         Assert.Throws<NotSupportedException>(() => stream.SetLength(1)); // as MemoryStream
         stream.Flush();
-        Assert.Contains("disposed", stream.ToString());
+        Assert.Equal("PooledBufferStream (disposed)", stream.ToString());
+        Assert.Contains("PooledBufferStream (over BufferManager 'stream-dispose') was disposed", Assert.Throws<ObjectDisposedException>(() => stream.Position).Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void ToString_shows_length_position_and_the_manager()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "wire" });
+        using var stream = new PooledBufferStream(manager);
+        stream.Write("abc"u8);
+        stream.Position = 1;
+        Assert.Equal("PooledBufferStream (length 3, position 1, BufferManager 'wire')", stream.ToString());
     }
 
     [Fact]

@@ -171,7 +171,9 @@ public sealed class PooledBufferWriterTests
         writer.Write(Pattern(3 << 20));
         writer.Dispose();
         writer.Dispose();
-        Assert.Throws<ObjectDisposedException>(() => writer.GetSpan());
+        var error = Assert.Throws<ObjectDisposedException>(() => writer.GetSpan());
+        Assert.Contains("PooledBufferWriter (over BufferManager 'dispose') was disposed", error.Message, StringComparison.Ordinal);
+        Assert.Equal("PooledBufferWriter (disposed)", writer.ToString());
         Assert.Throws<ObjectDisposedException>(() => writer.GetMemory(10));
         Assert.Throws<ObjectDisposedException>(() => writer.Advance(0));
         Assert.Throws<ObjectDisposedException>(() => writer.WrittenCount);
@@ -249,4 +251,14 @@ public sealed class PooledBufferWriterTests
             Assert.True(pipe.Reader.TryRead(out var result));
             Assert.True(reference.WrittenSpan.SequenceEqual(result.Buffer.ToArray()));
         }, iter: 200);
+
+    [Fact]
+    public void ToString_shows_what_was_written_and_the_manager()
+    {
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "wire" });
+        using var writer = new PooledBufferWriter(manager);
+        Assert.Equal("PooledBufferWriter (0 bytes written, BufferManager 'wire')", writer.ToString());
+        writer.Write("x"u8);
+        Assert.Equal("PooledBufferWriter (1 byte written, BufferManager 'wire')", writer.ToString());
+    }
 }
