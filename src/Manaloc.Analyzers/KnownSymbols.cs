@@ -9,7 +9,7 @@ internal enum ResourceKind : byte
     None,
     /// <summary>An array rented from an <c>ArrayPool&lt;T&gt;</c> (MNL101, MNL102).</summary>
     PooledArray,
-    /// <summary>A <c>RentedBuffer</c> (MNL103).</summary>
+    /// <summary>A <c>RentedBuffer</c>, or a memory owner rented from a <c>MemoryPool&lt;T&gt;</c> such as <c>BufferMemoryPool</c> (MNL103).</summary>
     BufferOwner,
     /// <summary>An object rented from an object pool (MNL104).</summary>
     PooledObject,
@@ -60,6 +60,8 @@ internal sealed class KnownSymbols
     public readonly INamedTypeSymbol? RecordView;
     public readonly INamedTypeSymbol? ScanEnumerator;
     public readonly INamedTypeSymbol? Enumerable;
+    public readonly INamedTypeSymbol? MemoryPool;
+    public readonly INamedTypeSymbol? MemoryOwner;
 
     public KnownSymbols(Compilation compilation)
     {
@@ -93,6 +95,8 @@ internal sealed class KnownSymbols
         RecordView = compilation.GetTypeByMetadataName("Manaloc.Memory.RecordView`1");
         ScanEnumerator = compilation.GetTypeByMetadataName("Manaloc.Memory.RecordArray`1+ScanEnumerator");
         Enumerable = compilation.GetTypeByMetadataName("System.Collections.IEnumerable");
+        MemoryPool = compilation.GetTypeByMetadataName("System.Buffers.MemoryPool`1");
+        MemoryOwner = compilation.GetTypeByMetadataName("System.Buffers.IMemoryOwner`1");
     }
 
     /// <summary>True when any rule can fire in this compilation (an ArrayPool always exists; the rest are Manaloc's).</summary>
@@ -177,6 +181,8 @@ internal sealed class KnownSymbols
                 ITypeSymbol returned = m.ReturnType;
                 if (m.Name == "Rent" && returned is IArrayTypeSymbol && DerivesFrom(m.ContainingType, ArrayPool)) return ResourceKind.PooledArray;
                 if (Is(returned, RentedBuffer)) return ResourceKind.BufferOwner;
+                // BufferMemoryPool (or any MemoryPool<T>): its owner gives the array back on Dispose.
+                if (m.Name == "Rent" && Is(returned, MemoryOwner) && DerivesFrom(m.ContainingType, MemoryPool)) return ResourceKind.BufferOwner;
                 if (IsScope(returned)) return ResourceKind.Scope;
                 if (Is(returned, RecordArray)) return ResourceKind.RecordArray;
                 if (m.Name == "Rent" && Implements(m.ContainingType, ObjectPoolInterface)) return ResourceKind.PooledObject;
@@ -227,7 +233,7 @@ internal sealed class KnownSymbols
                     // Through IDisposable (a using statement, or an explicit cast): the receiver's own type decides.
                     IOperation receiver = Flow.StripConversions(inv.Instance);
                     ITypeSymbol? rt = receiver.Type;
-                    if (Is(rt, RentedBuffer)) kind = ResourceKind.BufferOwner;
+                    if (Is(rt, RentedBuffer) || Is(rt, MemoryOwner)) kind = ResourceKind.BufferOwner;
                     else if (Is(rt, RecordArray)) kind = ResourceKind.RecordArray;
                     else if (IsOwnedDisposable(rt)) kind = ResourceKind.Disposable;
                     else return null;

@@ -101,6 +101,32 @@ public sealed class RuleTests
         """);
 
     [Fact]
+    public Task Mnl103_flags_a_memory_owner_from_a_memory_pool_leaked_or_used_after_dispose() => Verify.Analyzer("""
+        class C
+        {
+            readonly BufferMemoryPool _pool = new();
+            readonly MemoryPool<byte> _any = new BufferMemoryPool();
+            IMemoryOwner<byte>? _kept;
+            void Leak(int n) { IMemoryOwner<byte> {|MNL103:o = _pool.Rent(n)|}; o.Memory.Span.Clear(); }
+            int After(int n)
+            {
+                var o = _any.Rent(n);
+                o.Dispose();
+                return {|MNL103:o|}.Memory.Length;
+            }
+            void Fine(int n) { using IMemoryOwner<byte> o = _pool.Rent(n); o.Memory.Span.Clear(); }
+            IMemoryOwner<byte> Returned(int n) { var o = _pool.Rent(n); o.Memory.Span.Fill(1); return o; }
+            void Stored(int n) { _kept = _pool.Rent(n); }
+            void TryFinally(System.IO.Stream s, int n)
+            {
+                IMemoryOwner<byte> o = _pool.Rent(n);
+                try { s.Write(o.Memory.Span); }
+                finally { o.Dispose(); }
+            }
+        }
+        """);
+
+    [Fact]
     public Task Mnl104_flags_a_pooled_object_used_after_return() => Verify.Analyzer("""
         class C
         {

@@ -574,6 +574,15 @@ public sealed class Misuse
     // expect: MNL107
     public object Mnl107_HandedToAPrimaryConstructor() => new HeapHolder(_allocator.GetThreadHeap());
 
+    // expect: MNL103
+    public void Mnl103_MemoryOwnerEarlyReturn(BufferMemoryPool pool, int n, bool c)
+    {
+        IMemoryOwner<byte> owner = pool.Rent(n);
+        if (c) return;
+        owner.Memory.Span.Clear();
+        owner.Dispose();
+    }
+
     // ------------------------------------------------------------------ MNL108
 
     // expect: MNL108

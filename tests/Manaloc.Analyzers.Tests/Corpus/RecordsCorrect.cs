@@ -1,6 +1,8 @@
 // Correct uses of struct handles (the generated PointRef / PointUncheckedRef), moving record views and held heaps, in
 // the shapes real code takes: a handle defaulted then assigned on every path or tested, a find loop that keeps the
-// index, a scan that reads where it stands, a per-thread worker that takes its heap on its own thread.
+// index, a scan that reads where it stands, a per-thread worker that takes its heap on its own thread; memory owners.
+using System.IO;
+
 namespace Corpus;
 
 public sealed class HandleTable
@@ -321,5 +323,68 @@ public sealed class HeapWorkers
             p.Y = i;
             p.Delete(heap);
         }
+    }
+}
+
+/// <summary>Memory owners from a MemoryPool (BufferMemoryPool), in the shapes I/O code uses them.</summary>
+public sealed class MemoryOwners
+{
+    private readonly BufferMemoryPool _pool = new();
+    private IMemoryOwner<byte>? _pending;
+
+    // expect: none
+    public async Task CopyAsync(Stream from, Stream to)
+    {
+        using IMemoryOwner<byte> owner = _pool.Rent(4096);
+        int read;
+        while ((read = await from.ReadAsync(owner.Memory)) > 0)
+            await to.WriteAsync(owner.Memory[..read]);
+    }
+
+    // expect: none
+    public IMemoryOwner<byte> Frame(ReadOnlySpan<byte> payload)
+    {
+        IMemoryOwner<byte> owner = _pool.Rent(payload.Length + 4);
+        try
+        {
+            BitConverter.TryWriteBytes(owner.Memory.Span, payload.Length);
+            payload.CopyTo(owner.Memory.Span[4..]);
+            return owner;
+        }
+        catch
+        {
+            owner.Dispose();
+            throw;
+        }
+    }
+
+    // expect: none
+    public void Park(int n)
+    {
+        _pending?.Dispose();
+        _pending = _pool.Rent(n);
+    }
+
+    // expect: none
+    public int Checksum(MemoryPool<byte> pool, ReadOnlySpan<byte> data)
+    {
+        IMemoryOwner<byte> owner = pool.Rent(data.Length);
+        try
+        {
+            data.CopyTo(owner.Memory.Span);
+            return Io.Sum(owner.Memory.Span[..data.Length]);
+        }
+        finally
+        {
+            owner.Dispose();
+        }
+    }
+
+    // expect: none
+    public bool TryRent(int n, out IMemoryOwner<byte>? owner)
+    {
+        if (n <= 0) { owner = null; return false; }
+        owner = _pool.Rent(n);
+        return true;
     }
 }
