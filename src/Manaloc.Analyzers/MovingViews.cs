@@ -37,7 +37,7 @@ internal static class MovingViews
                 report(Diagnostic.Create(Descriptors.MovingViewKept, at.Syntax.GetLocation(), name, what));
         }
 
-        foreach (IOperation op in root.Descendants())
+        foreach (IOperation op in root.DescendantsAndSelf())
         {
             switch (op)
             {
@@ -60,6 +60,9 @@ internal static class MovingViews
                     when Flow.StripConversions(returned) is ILocalReferenceOperation l && locals.TryGetValue(l.Local, out ViewLocal? v) && v.OnlyViews:
                     Report(returned, l.Local.Name, "is a moving view returned to the caller: the next move shows it another record; return the array's item (array[i]) or the index");
                     break;
+                case IBlockOperation block when locals.Count > 0:
+                    MovedAgain(block, known, locals, Report);
+                    break;
                 case IAnonymousFunctionOperation lambda when Outlives(lambda, known):
                     foreach (IOperation inner in lambda.Body.Descendants())
                         if (inner is ILocalReferenceOperation captured && locals.TryGetValue(captured.Local, out ViewLocal? cv) && cv.OnlyViews
@@ -69,6 +72,108 @@ internal static class MovingViews
             }
         }
     }
+
+    /// <summary>
+    /// In one block: <c>var a = array.MoveTo(0);</c>, later a statement that moves the same view on every path through it
+    /// (<c>array.MoveTo(1)</c>, a <c>foreach</c> over <c>array.Scan()</c>), later a read of <c>a</c>, which now shows the
+    /// other record. Statements of a block run in order, so the read follows the move on every path that reaches it.
+    /// </summary>
+    private static void MovedAgain(IBlockOperation block, KnownSymbols known, Dictionary<ILocalSymbol, ViewLocal> locals, Action<IOperation, string, string> report)
+    {
+        var ops = block.Operations;
+        for (int i = 0; i < ops.Length; i++)
+        {
+            if (!PositionsLocal(ops[i], known, out ILocalSymbol? local, out ISymbol? owner) || !locals.TryGetValue(local!, out ViewLocal? v) || !v.OnlyViews) continue;
+            for (int j = i + 1; j < ops.Length; j++)
+            {
+                if (Writes(ops[j], local!)) break;
+                if (!MovesUnconditionally(ops[j], owner!, known, out string? how)) continue;
+                for (int k = j + 1; k < ops.Length; k++)
+                {
+                    foreach (IOperation o in ops[k].DescendantsAndSelf())
+                        if (o is ILocalReferenceOperation read && SymbolEqualityComparer.Default.Equals(read.Local, local)
+                            && !(read.Parent is ISimpleAssignmentOperation a && a.Target == read))
+                        {
+                            report(read, local!.Name, $"is a moving view read after {how} moved it: it now shows that record, not the one it was positioned at; read it before the move or keep the index");
+                            return;
+                        }
+                    if (Writes(ops[k], local!)) return;
+                }
+                break;
+            }
+        }
+    }
+
+    /// <summary><c>var a = x.MoveTo(i);</c>, <c>a = x.View;</c>: the local and the array or view whose move it follows.</summary>
+    private static bool PositionsLocal(IOperation statement, KnownSymbols known, out ILocalSymbol? local, out ISymbol? owner)
+    {
+        local = null; owner = null;
+        IOperation? value = null;
+        if (statement is IVariableDeclarationGroupOperation { Declarations.Length: 1 } group && group.Declarations[0].Declarators.Length == 1
+            && group.Declarations[0].Declarators[0] is { Initializer.Value: { } init } declarator)
+        {
+            local = declarator.Symbol;
+            value = init;
+        }
+        else if (statement is IExpressionStatementOperation { Operation: ISimpleAssignmentOperation { Target: ILocalReferenceOperation target } assignment })
+        {
+            local = target.Local;
+            value = assignment.Value;
+        }
+        if (value is null || !known.IsMovingViewSource(value = Flow.StripConversions(value))) return false;
+        IOperation? receiver = value switch
+        {
+            IPropertyReferenceOperation p => p.Instance,
+            IInvocationOperation m => m.Instance,
+            _ => null,
+        };
+        owner = receiver is null ? null : SymbolOf(Flow.StripConversions(receiver));
+        return owner is not null;
+    }
+
+    /// <summary>The statement moves the view of <paramref name="owner"/> on every path through it: a MoveTo outside any
+    /// condition, loop or lambda of the statement, or a foreach over its Scan() (the loop moves it once it has a record).</summary>
+    private static bool MovesUnconditionally(IOperation statement, ISymbol owner, KnownSymbols known, out string? how)
+    {
+        how = null;
+        if (statement is IForEachLoopOperation loop && Flow.StripConversions(loop.Collection) is IInvocationOperation { TargetMethod.Name: "Scan", Instance: { } scanned }
+            && SymbolEqualityComparer.Default.Equals(SymbolOf(Flow.StripConversions(scanned)), owner))
+        {
+            how = "the scan over '" + owner.Name + "'";
+            return true;
+        }
+        foreach (IOperation o in statement.DescendantsAndSelf())
+        {
+            if (o is not IInvocationOperation { TargetMethod.Name: "MoveTo", Instance: { } moved } move || !known.IsMovingViewSource(move)
+                || !SymbolEqualityComparer.Default.Equals(SymbolOf(Flow.StripConversions(moved)), owner)) continue;
+            for (IOperation? p = move.Parent; p is not null && p != statement.Parent; p = p.Parent)
+                if (p is IConditionalOperation or ICoalesceOperation or IConditionalAccessOperation or ILoopOperation or ISwitchOperation
+                    or ISwitchExpressionOperation or IAnonymousFunctionOperation or ILocalFunctionOperation or ITryOperation
+                    || (p is IBinaryOperation { OperatorKind: BinaryOperatorKind.ConditionalAnd or BinaryOperatorKind.ConditionalOr }))
+                    goto next;
+            how = "'" + move.Syntax + "'";
+            return true;
+            next:;
+        }
+        return false;
+    }
+
+    private static bool Writes(IOperation statement, ILocalSymbol local)
+    {
+        foreach (IOperation o in statement.DescendantsAndSelf())
+            if (o is ILocalReferenceOperation l && SymbolEqualityComparer.Default.Equals(l.Local, local)
+                && ((l.Parent is ISimpleAssignmentOperation a && a.Target == l) || l.Parent is IArgumentOperation { Parameter.RefKind: RefKind.Out or RefKind.Ref }))
+                return true;
+        return false;
+    }
+
+    private static ISymbol? SymbolOf(IOperation op) => op switch
+    {
+        ILocalReferenceOperation l => l.Local,
+        IParameterReferenceOperation p => p.Parameter,
+        IFieldReferenceOperation { Instance: null or IInstanceReferenceOperation } f => f.Field,
+        _ => null,
+    };
 
     /// <summary>The cheap filter: a View, Value, MoveTo or Scan of a record array.</summary>
     private static bool MayMatter(IOperation root, KnownSymbols known)

@@ -295,6 +295,9 @@ public sealed class RecordRuleTests
             }
             Func<int> Captured(RecordArray<IRow> a) { var r = a.MoveTo(0); return () => {|MNL109:r|}.Id; }
             Task OnAnotherThread(RecordArray<IRow> a) { var r = a.View; return Task.Run(() => {|MNL109:r|}.Id = 1); }
+            int TwoMoves(RecordArray<IRow> a) { var first = a.MoveTo(0); var second = a.MoveTo(1); return {|MNL109:first|}.Id + second.Id; }
+            int AfterScan(RecordArray<IRow> a) { var v = a.View; int s = 0; foreach (var r in a.Scan()) s += r.Id; return s + {|MNL109:v|}.Id; }
+            int OwnView(RecordView<IRow> c) { var v = c.MoveTo(0); c.MoveTo(1); return {|MNL109:v|}.Id; }
         }
         """);
 
@@ -319,6 +322,11 @@ public sealed class RecordRuleTests
             int Linq(RecordArray<IRow> a) { var v = a.MoveTo(0); return _ids.FindIndex(x => x == v.Id); }
             RecordView<IRow> Cursor(RecordArray<IRow> a) => a.CreateView();
             void Local(RecordArray<IRow> a) { var v = a.MoveTo(1); v.Id = 2; Console.WriteLine(v.Id); }
+            int Conditional(RecordArray<IRow> a, bool c) { var first = a.MoveTo(0); if (c) a.MoveTo(1).Id = 2; return first.Id; }
+            int ReadBefore(RecordArray<IRow> a) { var first = a.MoveTo(0); int x = first.Id; var second = a.MoveTo(1); return x + second.Id; }
+            int TwoArrays(RecordArray<IRow> a, RecordArray<IRow> b) { var x = a.MoveTo(0); var y = b.MoveTo(0); return x.Id + y.Id; }
+            int Repositioned(RecordArray<IRow> a) { var v = a.MoveTo(0); a.MoveTo(1); v = a.MoveTo(2); return v.Id; }
+            int OtherCursor(RecordArray<IRow> a, RecordView<IRow> c) { var v = a.MoveTo(0); c.MoveTo(1); return v.Id; }
         }
         """);
 

@@ -711,6 +711,14 @@ public sealed class Misuse
     }
 
     // expect: MNL109
+    public int Mnl109_MovedAgain(RecordArray<IPoint> points)
+    {
+        IPoint first = points.MoveTo(0);
+        IPoint last = points.MoveTo(points.Length - 1);
+        return last.X - first.X;
+    }
+
+    // expect: MNL109
     public Action Mnl109_Lambda(RecordArray<IPoint> points)
     {
         IPoint first = points.MoveTo(0);
