@@ -30,26 +30,48 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
         {
             var known = new KnownSymbols(start.Compilation);
             if (!known.Any) return;
-            start.RegisterOperationBlockAction(block => AnalyzeBlock(block, known));
+            var heapStores = new HeapStores();
+            start.RegisterOperationBlockAction(block => AnalyzeBlock(block, known, heapStores));
             start.RegisterOperationAction(op => AnalyzeDropped(op, known), OperationKind.ExpressionStatement);
             start.RegisterOperationAction(op => AnalyzeFieldStore(op, known), OperationKind.SimpleAssignment);
-            if (known.RecordRef is not null)
-                start.RegisterOperationAction(op => AnalyzeDefaultReceiver(op, known), OperationKind.PropertyReference, OperationKind.Invocation);
-            if (known.TypeThreadHeap is not null)
-            {
-                var heapStores = new HeapStores();
-                start.RegisterOperationAction(op => AnalyzeHeapArgument(op, known, heapStores), OperationKind.Argument);
-            }
         });
     }
 
-    private static void AnalyzeBlock(OperationBlockAnalysisContext context, KnownSymbols known)
+    private static void AnalyzeBlock(OperationBlockAnalysisContext context, KnownSymbols known, HeapStores heapStores)
     {
         foreach (IOperation block in context.OperationBlocks)
         {
+            // One walk over the block: the checks that need no flow (a default handle where it is written, a heap handed
+            // to a keeper), and whether the flow analysis or the view rule has anything to look at. An operation action
+            // per invocation, property and argument instead costs a callback for each of the most frequent operations.
+            bool flow = false, views = false;
+            foreach (IOperation op in block.Descendants())
+            {
+                switch (op)
+                {
+                    case IInvocationOperation inv:
+                        flow |= !flow && Matters(inv, known);
+                        views |= !views && MovingViews.IsMove(inv, known);
+                        if (known.RecordRef is not null) AnalyzeDefaultReceiver(context, op, known);
+                        break;
+                    case IPropertyReferenceOperation p:
+                        views |= !views && known.IsMovingViewSource(p);
+                        if (known.RecordRef is not null) AnalyzeDefaultReceiver(context, op, known);
+                        break;
+                    case IArgumentOperation argument when known.TypeThreadHeap is not null:
+                        AnalyzeHeapArgument(context, argument, known, heapStores);
+                        break;
+                    case IObjectCreationOperation creation when known.IsOwnedDisposable(creation.Type):
+                    case IParameterReferenceOperation pr when known.IsThreadHeap(pr.Type):
+                    case IDefaultValueOperation d when known.IsRecordHandle(d.Type):
+                    case IObjectCreationOperation { Arguments.Length: 0 } c when known.IsRecordHandle(c.Type):
+                        flow = true;
+                        break;
+                }
+            }
+            if (views) MovingViews.Analyze(block, known, context.ReportDiagnostic);
             // A method's body (or a constructor's, an accessor's): the blocks a graph is built for.
-            if (block is not (IMethodBodyOperation or IConstructorBodyOperation or IBlockOperation)) continue;
-            if (!MayMatter(block, known)) continue;
+            if (!flow || block is not (IMethodBodyOperation or IConstructorBodyOperation or IBlockOperation)) continue;
             ControlFlowGraph cfg = context.GetControlFlowGraph(block);
             ImmutableArray<IParameterSymbol> parameters = context.OwningSymbol is IMethodSymbol m ? m.Parameters : ImmutableArray<IParameterSymbol>.Empty;
             var nested = new HashSet<SyntaxNode>();
@@ -58,10 +80,10 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
                     nested.Add(op.Syntax);
             MethodAnalysis.Analyze(cfg, parameters, known, context.ReportDiagnostic, nested);
         }
-        if (known.RecordArray is not null)
-            foreach (IOperation block in context.OperationBlocks)
-                MovingViews.Analyze(block, known, context.ReportDiagnostic);
     }
+
+    private static bool Matters(IInvocationOperation inv, KnownSymbols known) =>
+        known.Creation(inv) != ResourceKind.None || known.Release(inv, out _) is not null || known.IsThreadHeap(inv.TargetMethod.ReturnType);
 
     /// <summary>The cheap filter: a call, creation or await the rules know, or a held heap. Most methods have none.</summary>
     private static bool MayMatter(IOperation root, KnownSymbols known)
@@ -119,11 +141,11 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
 
     /// <summary><c>default(OrderRef).Price</c>, <c>new OrderRef().Delete(allocator)</c>, <c>allocator.DeleteRef(default)</c>:
     /// a handle that names no record, used where it is written.</summary>
-    private static void AnalyzeDefaultReceiver(OperationAnalysisContext context, KnownSymbols known)
+    private static void AnalyzeDefaultReceiver(OperationBlockAnalysisContext context, IOperation operation, KnownSymbols known)
     {
         IOperation? handle;
         string how = "used";
-        switch (context.Operation)
+        switch (operation)
         {
             case IPropertyReferenceOperation p when p.Instance is not null && !KnownSymbols.ReadsNoRecord(p.Property.Name):
                 handle = p.Instance;
@@ -153,9 +175,8 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
 
     /// <summary>A held heap passed to a method or constructor of this compilation that keeps the parameter in a field or
     /// property: the object (or the type) then carries the heap to whichever thread uses it next.</summary>
-    private static void AnalyzeHeapArgument(OperationAnalysisContext context, KnownSymbols known, HeapStores stores)
+    private static void AnalyzeHeapArgument(OperationBlockAnalysisContext context, IArgumentOperation argument, KnownSymbols known, HeapStores stores)
     {
-        var argument = (IArgumentOperation)context.Operation;
         if (argument.Parameter is not { } parameter || !known.IsThreadHeap(parameter.Type) || parameter.RefKind != RefKind.None) return;
         IOperation value = Flow.StripConversions(argument.Value);
         if (Flow.IsNullConstant(value) || argument.IsImplicit) return;

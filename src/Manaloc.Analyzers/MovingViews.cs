@@ -27,7 +27,6 @@ internal static class MovingViews
 
     public static void Analyze(IOperation root, KnownSymbols known, Action<Diagnostic> report)
     {
-        if (!MayMatter(root, known)) return;
         var locals = new Dictionary<ILocalSymbol, ViewLocal>(SymbolEqualityComparer.Default);
         CollectLocals(root, known, locals);
         var reported = new HashSet<int>();
@@ -175,14 +174,9 @@ internal static class MovingViews
         _ => null,
     };
 
-    /// <summary>The cheap filter: a View, Value, MoveTo or Scan of a record array.</summary>
-    private static bool MayMatter(IOperation root, KnownSymbols known)
-    {
-        foreach (IOperation op in root.Descendants())
-            if (known.IsMovingViewSource(op) || (op is IInvocationOperation { TargetMethod.Name: "Scan" } scan && KnownSymbols.Is(scan.Type, known.ScanEnumerator)))
-                return true;
-        return false;
-    }
+    /// <summary>The cheap filter, applied by the caller's walk: a View, Value, MoveTo or Scan of a record array or view.</summary>
+    public static bool IsMove(IInvocationOperation invocation, KnownSymbols known) =>
+        known.IsMovingViewSource(invocation) || (invocation.TargetMethod.Name == "Scan" && KnownSymbols.Is(invocation.Type, known.ScanEnumerator));
 
     private static void CollectLocals(IOperation root, KnownSymbols known, Dictionary<ILocalSymbol, ViewLocal> locals)
     {
