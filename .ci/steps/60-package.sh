@@ -165,12 +165,12 @@ if [ -d src/Manaloc.Analyzers ]; then
   status=$?
   set -e
   [ "$status" -eq 0 ] || { cat "$misuse_log"; fail "the consumer build with SeededMisuse.cs failed (exit $status)"; }
-  for id in MNL101 MNL102 MNL103 MNL104 MNL105 MNL106 MNL107; do
+  for id in MNL101 MNL102 MNL103 MNL104 MNL105 MNL106 MNL107 MNL108 MNL109; do
     grep -Eq "SeededMisuse\.cs\([0-9]+,[0-9]+\): warning $id" "$misuse_log" || { cat "$misuse_log"; fail "a consumer's build does not report $id at SeededMisuse.cs"; }
   done
   if grep -E "warning MNL1[0-9]{2}" "$misuse_log" | grep -v "SeededMisuse\.cs("; then
     fail "MNL1xx warnings outside SeededMisuse.cs (above)"
   fi
-  echo "analyzers: a consumer's build reports MNL101-MNL107 at the seeded misuses and nowhere else"
+  echo "analyzers: a consumer's build reports MNL101-MNL109 at the seeded misuses and nowhere else"
 fi
 echo "package: ok"

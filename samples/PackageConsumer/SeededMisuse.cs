@@ -59,4 +59,17 @@ public static class SeededMisuse
         await Task.Yield();
         Console.WriteLine(heap.ThreadId); // MNL107
     }
+
+    public static int DefaultHandle(bool make, TypeAllocator allocator)
+    {
+        SeededRecordRef record = default;
+        if (make) record = SeededRecordRef.New(allocator);
+        return record.Value; // MNL108: default when make is false
+    }
+
+    public static void ViewKept(RecordArray<ISeededRecord> records, List<ISeededRecord> kept)
+    {
+        foreach (ISeededRecord record in records.Scan())
+            kept.Add(record); // MNL109: every element is the one moving view
+    }
 }

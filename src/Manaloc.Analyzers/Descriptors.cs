@@ -36,6 +36,14 @@ internal static class Descriptors
         "MNL107", "Thread-affine heap used on another thread",
         "'{0}' {1}");
 
+    public static readonly DiagnosticDescriptor DefaultHandleUsed = Rule(
+        "MNL108", "Default record handle used",
+        "'{0}' {1}");
+
+    public static readonly DiagnosticDescriptor MovingViewKept = Rule(
+        "MNL109", "Moving record view kept beyond the move that positioned it",
+        "'{0}' {1}");
+
     private static DiagnosticDescriptor Rule(string id, string title, string message) => new(
         id, title, message, Category, DiagnosticSeverity.Warning, isEnabledByDefault: true,
         helpLinkUri: HelpBase + id.ToLowerInvariant());

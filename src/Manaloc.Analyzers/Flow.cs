@@ -21,6 +21,8 @@ internal static class Bits
     public const byte Released = 4;
     /// <summary>Ownership left the method, or the value is unknown: no rule may report.</summary>
     public const byte Escaped = 8;
+    /// <summary>A default handle (MNL108) that was default on some paths only when a condition was tested since.</summary>
+    public const byte Conditioned = 16;
 }
 
 /// <summary>Small helpers over IOperation shared by the rules.</summary>

@@ -9,7 +9,7 @@ internal enum ResourceKind : byte
     None,
     /// <summary>An array rented from an <c>ArrayPool&lt;T&gt;</c> (MNL101, MNL102).</summary>
     PooledArray,
-    /// <summary>A <c>RentedBuffer</c> (MNL103).</summary>
+    /// <summary>A <c>RentedBuffer</c>, or a memory owner rented from a <c>MemoryPool&lt;T&gt;</c> such as <c>BufferMemoryPool</c> (MNL103).</summary>
     BufferOwner,
     /// <summary>An object rented from an object pool (MNL104).</summary>
     PooledObject,
@@ -23,6 +23,8 @@ internal enum ResourceKind : byte
     Disposable,
     /// <summary>A thread's held heap (MNL107).</summary>
     ThreadHeap,
+    /// <summary>A struct record handle assigned <c>default</c> somewhere in the method (MNL108): Released means "holds default".</summary>
+    DefaultHandle,
 }
 
 /// <summary>The types the rules know, resolved once per compilation; a type the compilation lacks is null and its rules stay silent.</summary>
@@ -51,6 +53,15 @@ internal sealed class KnownSymbols
     public readonly INamedTypeSymbol? Parallel;
     public readonly INamedTypeSymbol? ThreadPool;
     public readonly INamedTypeSymbol? Thread;
+    public readonly INamedTypeSymbol? RecordRef;
+    public readonly INamedTypeSymbol? UncheckedRecordRef;
+    public readonly INamedTypeSymbol? TypedRecordRef;
+    public readonly INamedTypeSymbol? TypedUncheckedRecordRef;
+    public readonly INamedTypeSymbol? RecordView;
+    public readonly INamedTypeSymbol? ScanEnumerator;
+    public readonly INamedTypeSymbol? Enumerable;
+    public readonly INamedTypeSymbol? MemoryPool;
+    public readonly INamedTypeSymbol? MemoryOwner;
 
     public KnownSymbols(Compilation compilation)
     {
@@ -77,6 +88,15 @@ internal sealed class KnownSymbols
         Parallel = compilation.GetTypeByMetadataName("System.Threading.Tasks.Parallel");
         ThreadPool = compilation.GetTypeByMetadataName("System.Threading.ThreadPool");
         Thread = compilation.GetTypeByMetadataName("System.Threading.Thread");
+        RecordRef = compilation.GetTypeByMetadataName("Manaloc.Memory.RecordRef");
+        UncheckedRecordRef = compilation.GetTypeByMetadataName("Manaloc.Memory.UncheckedRecordRef");
+        TypedRecordRef = compilation.GetTypeByMetadataName("Manaloc.Memory.CompilerServices.RecordRef`1");
+        TypedUncheckedRecordRef = compilation.GetTypeByMetadataName("Manaloc.Memory.CompilerServices.UncheckedRecordRef`1");
+        RecordView = compilation.GetTypeByMetadataName("Manaloc.Memory.RecordView`1");
+        ScanEnumerator = compilation.GetTypeByMetadataName("Manaloc.Memory.RecordArray`1+ScanEnumerator");
+        Enumerable = compilation.GetTypeByMetadataName("System.Collections.IEnumerable");
+        MemoryPool = compilation.GetTypeByMetadataName("System.Buffers.MemoryPool`1");
+        MemoryOwner = compilation.GetTypeByMetadataName("System.Buffers.IMemoryOwner`1");
     }
 
     /// <summary>True when any rule can fire in this compilation (an ArrayPool always exists; the rest are Manaloc's).</summary>
@@ -105,6 +125,47 @@ internal sealed class KnownSymbols
 
     public bool IsThreadHeap(ITypeSymbol? type) => Is(type, TypeThreadHeap) || Is(type, SlabThreadHeap);
 
+    /// <summary>A struct handle to a record: <c>RecordRef</c>, <c>UncheckedRecordRef</c>, their typed forms, or a generated
+    /// <c>XxxRef</c> / <c>XxxUncheckedRef</c> (a struct whose <c>Handle</c> is one of the untyped two).</summary>
+    public bool IsRecordHandle(ITypeSymbol? type)
+    {
+        if (type is not INamedTypeSymbol { TypeKind: TypeKind.Struct } named || RecordRef is null) return false;
+        if (Is(named, RecordRef) || Is(named, UncheckedRecordRef) || Is(named, TypedRecordRef) || Is(named, TypedUncheckedRecordRef)) return true;
+        foreach (ISymbol member in named.GetMembers("Handle"))
+            if (member is IPropertySymbol { IsStatic: false } handle && (Is(handle.Type, RecordRef) || Is(handle.Type, UncheckedRecordRef))) return true;
+        return false;
+    }
+
+    /// <summary>A handle's members that read nothing through it: asking whether it is allocated, comparing, converting.</summary>
+    public static bool ReadsNoRecord(string member) =>
+        member is "IsAllocated" or "Handle" or "Untyped" or "AsUnchecked" or "Equals" or "GetHashCode" or "ToString" or "GetType";
+
+    /// <summary>Deletes its argument: <c>TypeAllocator.DeleteRef</c>, <c>ThreadHeap.Delete</c> of a struct handle.</summary>
+    public bool DeletesHandleArgument(IMethodSymbol m) =>
+        m.Name is "DeleteRef" or "Delete" && (Is(m.ContainingType, TypeAllocator) || Is(m.ContainingType, TypeAllocatorInterface) || Is(m.ContainingType, TypeThreadHeap));
+
+    /// <summary>An expression whose value is a moving view: <c>RecordArray.View</c>, <c>RecordView.Value</c>, a <c>MoveTo</c> result.</summary>
+    public bool IsMovingViewSource(IOperation op) => op switch
+    {
+        IPropertyReferenceOperation p => (p.Property.Name == "View" && Is(p.Property.ContainingType, RecordArray))
+                                         || (p.Property.Name == "Value" && Is(p.Property.ContainingType, RecordView)),
+        IInvocationOperation i => i.TargetMethod.Name == "MoveTo" && (Is(i.TargetMethod.ContainingType, RecordArray) || Is(i.TargetMethod.ContainingType, RecordView)),
+        _ => false,
+    };
+
+    /// <summary>A method that keeps its argument in a collection: Add, Insert, Push, Enqueue… on a type that enumerates.</summary>
+    public bool AddsToCollection(IMethodSymbol m)
+    {
+        if (m.IsStatic && !m.IsExtensionMethod) return false;
+        string n = m.Name;
+        bool adds = n.StartsWith("Add", System.StringComparison.Ordinal) || n.StartsWith("Insert", System.StringComparison.Ordinal)
+                    || n.StartsWith("TryAdd", System.StringComparison.Ordinal) || n is "Push" or "TryPush" or "Enqueue" or "TryEnqueue"
+                    or "GetOrAdd" or "TryUpdate" or "Append" or "Prepend" or "Set" or "TryWrite" or "WriteAsync";
+        if (!adds) return false;
+        ITypeSymbol? owner = m.IsExtensionMethod && m.ReducedFrom is not null ? m.ReceiverType : m.ContainingType;
+        return Implements(owner, Enumerable) || owner?.Name == "ChannelWriter";
+    }
+
     public bool IsScope(ITypeSymbol? type) => Is(type, ReadScope) || Is(type, WriteScope);
 
     public bool IsOwnedDisposable(ITypeSymbol? type) => Is(type, ResetEvent) || Is(type, Dispatcher) || Is(type, ScheduledValue);
@@ -120,6 +181,8 @@ internal sealed class KnownSymbols
                 ITypeSymbol returned = m.ReturnType;
                 if (m.Name == "Rent" && returned is IArrayTypeSymbol && DerivesFrom(m.ContainingType, ArrayPool)) return ResourceKind.PooledArray;
                 if (Is(returned, RentedBuffer)) return ResourceKind.BufferOwner;
+                // BufferMemoryPool (or any MemoryPool<T>): its owner gives the array back on Dispose.
+                if (m.Name == "Rent" && Is(returned, MemoryOwner) && DerivesFrom(m.ContainingType, MemoryPool)) return ResourceKind.BufferOwner;
                 if (IsScope(returned)) return ResourceKind.Scope;
                 if (Is(returned, RecordArray)) return ResourceKind.RecordArray;
                 if (m.Name == "Rent" && Implements(m.ContainingType, ObjectPoolInterface)) return ResourceKind.PooledObject;
@@ -170,7 +233,7 @@ internal sealed class KnownSymbols
                     // Through IDisposable (a using statement, or an explicit cast): the receiver's own type decides.
                     IOperation receiver = Flow.StripConversions(inv.Instance);
                     ITypeSymbol? rt = receiver.Type;
-                    if (Is(rt, RentedBuffer)) kind = ResourceKind.BufferOwner;
+                    if (Is(rt, RentedBuffer) || Is(rt, MemoryOwner)) kind = ResourceKind.BufferOwner;
                     else if (Is(rt, RecordArray)) kind = ResourceKind.RecordArray;
                     else if (IsOwnedDisposable(rt)) kind = ResourceKind.Disposable;
                     else return null;

@@ -31,6 +31,8 @@ internal sealed class MethodAnalysis
         public bool Reported;
         /// <summary>A struct owner (RentedBuffer) this variable was copied from: disposing both disposes one buffer twice.</summary>
         public Var? CopyOf;
+        /// <summary>A default handle whose allocation the method tests (IsAllocated, == default): MNL108 trusts the test and stays silent.</summary>
+        public bool Tested;
         public bool Tracked => !Conflict && !Captured && Kind != ResourceKind.None;
     }
 
@@ -46,6 +48,8 @@ internal sealed class MethodAnalysis
     private readonly Action<Diagnostic> _report;
     private readonly ImmutableArray<BasicBlock> _blocks;
     private readonly Dictionary<ISymbol, Var> _vars = new(SymbolEqualityComparer.Default);
+    /// <summary>Struct record handles assigned default somewhere (MNL108), followed beside the resource the same local may hold.</summary>
+    private readonly Dictionary<ISymbol, Var> _defaults = new(SymbolEqualityComparer.Default);
     private readonly List<Var> _list = new();
     private readonly Dictionary<CaptureId, IOperation?> _captures = new();
     private readonly Dictionary<IInvocationOperation, Var> _releaseOf = new();
@@ -107,6 +111,12 @@ internal sealed class MethodAnalysis
             foreach (IOperation root in Flow.BlockOperations(block))
                 foreach (IOperation op in Flow.PostOrder(root))
                     CollectOne(op, block);
+        if (_defaults.Count > 0)
+            foreach (BasicBlock block in _blocks)
+                foreach (IOperation root in Flow.BlockOperations(block))
+                    foreach (IOperation op in Flow.PostOrder(root))
+                        if (op is ILocalReferenceOperation l && _defaults.TryGetValue(l.Local, out Var? dv) && TestsAllocation(op))
+                            dv.Tested = true;
         // Captures matter only for a variable the rules follow: otherwise no lambda's graph is built for them.
         if (!HasWork) return;
         foreach (BasicBlock block in _blocks)
@@ -130,6 +140,13 @@ internal sealed class MethodAnalysis
 
     private void CollectOne(IOperation op, BasicBlock block)
     {
+        if (op is ISimpleAssignmentOperation { Target: ILocalReferenceOperation local } assigned
+            && IsDefaultHandle(Resolve(assigned.Value)) && !_defaults.ContainsKey(local.Local))
+        {
+            var dv = new Var { Symbol = local.Local, Index = _list.Count, Kind = ResourceKind.DefaultHandle };
+            _defaults.Add(local.Local, dv);
+            _list.Add(dv);
+        }
         switch (op)
         {
             case ISimpleAssignmentOperation assignment when VarOf(assignment.Target) is { IsParameter: false } target:
@@ -178,6 +195,7 @@ internal sealed class MethodAnalysis
                         IParameterReferenceOperation p => p.Parameter,
                         _ => null,
                     };
+                    if (symbol is not null && _defaults.TryGetValue(symbol, out Var? d)) d.Captured = true;
                     if (symbol is not null && _vars.TryGetValue(symbol, out Var? v))
                     {
                         v.Captured = true;
@@ -335,6 +353,13 @@ internal sealed class MethodAnalysis
         if (source < run.First || source > run.Last || run.Out[source] is not { } outState) return null;
         byte[]? state = Copy(outState)!;
         Refine(state, branch);
+        if (_defaults.Count > 0 && branch.Source.ConditionKind != ControlFlowConditionKind.None)
+        {
+            // Past a condition, a handle that is default on some paths only may be used where the condition proves it is
+            // not (a flag set with the assignment): from here MNL108 reports only a handle default on every path.
+            foreach (Var d in _defaults.Values)
+                if ((state[d.Index] & Bits.Released) != 0 && (state[d.Index] & Bits.Live) != 0) state[d.Index] |= Bits.Conditioned;
+        }
         foreach (ControlFlowRegion finallyRegion in branch.FinallyRegions)
         {
             if (state is null) break;
@@ -430,6 +455,7 @@ internal sealed class MethodAnalysis
 
     private void Apply(IOperation op, byte[] state, BasicBlock block)
     {
+        if (_defaults.Count > 0) ApplyDefault(op, state);
         switch (op)
         {
             case ISimpleAssignmentOperation assignment when VarOf(assignment.Target) is { Tracked: true } target
@@ -561,6 +587,64 @@ internal sealed class MethodAnalysis
             default:
                 state[v.Index] = Bits.Escaped;
                 break;
+        }
+    }
+
+    // ---------------------------------------------------------------- default handles (MNL108)
+
+    /// <summary><c>default</c>, <c>default(T)</c> or <c>new T()</c> of a struct record handle: a handle that names no record.</summary>
+    private bool IsDefaultHandle(IOperation value) => value switch
+    {
+        IDefaultValueOperation d => _known.IsRecordHandle(d.Type),
+        IObjectCreationOperation { Arguments.Length: 0, Initializer: null } c => _known.IsRecordHandle(c.Type),
+        _ => false,
+    };
+
+    /// <summary>A reference that asks whether the handle is allocated: <c>h.IsAllocated</c>, <c>h == default</c>, <c>h.Equals(…)</c>.</summary>
+    private static bool TestsAllocation(IOperation reference)
+    {
+        IOperation? context = Flow.Context(reference, out IOperation child);
+        return context switch
+        {
+            IPropertyReferenceOperation p => p.Instance == child && p.Property.Name == "IsAllocated",
+            IInvocationOperation i => i.Instance == child && i.TargetMethod.Name == "Equals",
+            IBinaryOperation { OperatorKind: BinaryOperatorKind.Equals or BinaryOperatorKind.NotEquals } => true,
+            IIsPatternOperation => true,
+            IArgumentOperation { Parent: IInvocationOperation { TargetMethod.Name: "Equals" } } => true,
+            _ => false,
+        };
+    }
+
+    private void ApplyDefault(IOperation op, byte[] state)
+    {
+        switch (op)
+        {
+            case ISimpleAssignmentOperation { Target: ILocalReferenceOperation target } assignment when _defaults.TryGetValue(target.Local, out Var? dv):
+                if (dv.Tracked) state[dv.Index] = IsDefaultHandle(Resolve(assignment.Value)) ? Bits.Released : Bits.Live;
+                break;
+            case ILocalReferenceOperation or IFlowCaptureReferenceOperation when Resolve(op) is ILocalReferenceOperation local
+                                                                                && _defaults.TryGetValue(local.Local, out Var? dv) && dv.Tracked:
+            {
+                IOperation reference = op;
+                if (Flow.Context(reference, out _) is IFlowCaptureOperation) break; // the use is where the capture is read
+                IOperation? context = Flow.Context(reference, out IOperation child);
+                string? how = context switch
+                {
+                    IPropertyReferenceOperation p when p.Instance == child && !KnownSymbols.ReadsNoRecord(p.Property.Name) => "used",
+                    IInvocationOperation i when i.Instance == child && i.TargetMethod.Name == "Delete" => "deleted",
+                    IInvocationOperation i when i.Instance == child && !KnownSymbols.ReadsNoRecord(i.TargetMethod.Name) => "used",
+                    IArgumentOperation { Parent: IInvocationOperation deleting } when _known.DeletesHandleArgument(deleting.TargetMethod) => "deleted",
+                    _ => null,
+                };
+                if (context is IArgumentOperation { Parameter.RefKind: RefKind.Out or RefKind.Ref } || context is ITupleOperation)
+                    state[dv.Index] = Bits.Escaped; // written through a ref, an out or a deconstruction: whatever it holds now is unknown
+                byte s = state[dv.Index];
+                if (how is null || !_reporting || dv.Tested || (s & Bits.Released) == 0 || (s & (Bits.Escaped | Bits.Unset | Bits.Conditioned)) != 0) break;
+                Report(Descriptors.DefaultHandleUsed, reference, dv, s == Bits.Released
+                    ? $"is default: it names no record, so it is {how} before it is assigned one"
+                    : $"may still be default here (a path reaches this point without assigning it a record), and it is {how}");
+                break;
+            }
         }
     }
 

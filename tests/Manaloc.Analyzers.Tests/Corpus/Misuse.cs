@@ -563,4 +563,180 @@ public sealed class Misuse
     {
         _heap = _allocator.GetThreadHeap();
     }
+
+    // expect: MNL107
+    public object Mnl107_HandedToAKeeper()
+    {
+        var heap = _allocator.GetThreadHeap();
+        return new HeapKeeper(heap);
+    }
+
+    // expect: MNL107
+    public object Mnl107_HandedToAPrimaryConstructor() => new HeapHolder(_allocator.GetThreadHeap());
+
+    // expect: MNL103
+    public void Mnl103_MemoryOwnerEarlyReturn(BufferMemoryPool pool, int n, bool c)
+    {
+        IMemoryOwner<byte> owner = pool.Rent(n);
+        if (c) return;
+        owner.Memory.Span.Clear();
+        owner.Dispose();
+    }
+
+    // ------------------------------------------------------------------ MNL108
+
+    // expect: MNL108
+    public void Mnl108_IfElse(bool c)
+    {
+        PointRef p = default;
+        if (c) p = PointRef.New(_allocator);
+        else Io.Consume(c);
+        p.X = 1;
+    }
+
+    // expect: MNL108
+    public int Mnl108_Loop(int n)
+    {
+        PointRef p = default;
+        int sum = 0;
+        for (int i = 0; i < n; i++) sum += p.X;
+        return sum;
+    }
+
+    // expect: MNL108
+    public void Mnl108_TryCatchFinally()
+    {
+        PointRef p = default;
+        try { Io.Consume(p); }
+        catch (InvalidOperationException) { }
+        finally { p.Delete(_allocator); }
+    }
+
+    // expect: MNL108
+    public int Mnl108_EarlyReturn(bool c)
+    {
+        var p = new PointRef();
+        if (c) return 0;
+        return p.Y;
+    }
+
+    // expect: MNL108
+    public void Mnl108_Switch(int mode)
+    {
+        PointUncheckedRef p = default;
+        switch (mode)
+        {
+            case 0: p = PointUncheckedRef.New(_allocator); break;
+            case 1: Io.Consume(mode); break;
+        }
+        p.X = mode;
+    }
+
+    // expect: MNL108
+    public void Mnl108_LocalFunction()
+    {
+        Go();
+        void Go() => default(PointRef).Delete(_allocator);
+    }
+
+    // expect: MNL108
+    public Action Mnl108_Lambda() => () =>
+    {
+        RecordRef h = default;
+        _allocator.DeleteRef(h);
+    };
+
+    // ------------------------------------------------------------------ MNL109
+
+    private IPoint? _lastPoint;
+    private readonly List<IPoint> _points = new();
+
+    // expect: MNL109
+    public void Mnl109_IfElse(RecordArray<IPoint> points, bool c)
+    {
+        IPoint p = points.MoveTo(0);
+        if (c) _lastPoint = p;
+        else Io.Consume(p.X);
+    }
+
+    // expect: MNL109
+    public void Mnl109_Loop(RecordArray<IPoint> points)
+    {
+        foreach (IPoint p in points.Scan())
+            if (p.X > 0) _points.Add(p);
+    }
+
+    // expect: MNL109
+    public int Mnl109_TryCatchFinally(RecordArray<IPoint> points)
+    {
+        IPoint? last = null;
+        try
+        {
+            for (int i = 0; i < points.Length; i++)
+            {
+                IPoint p = points.MoveTo(i);
+                if (p.Y > 0) last = p;
+            }
+        }
+        catch (ObjectDisposedException) { }
+        finally { Io.Consume(points.Length); }
+        return last?.X ?? 0;
+    }
+
+    // expect: MNL109
+    public IPoint? Mnl109_EarlyReturn(RecordArray<IPoint> points, int x)
+    {
+        foreach (IPoint p in points.Scan())
+        {
+            if (p.X == x) return p;
+        }
+        return null;
+    }
+
+    // expect: MNL109
+    public void Mnl109_Switch(RecordArray<IPoint> points, int mode)
+    {
+        switch (mode)
+        {
+            case 0: _points.Add(points.View); break;
+            default: Io.Consume(mode); break;
+        }
+    }
+
+    // expect: MNL109
+    public void Mnl109_LocalFunction(RecordArray<IPoint> points)
+    {
+        Keep(3);
+        void Keep(int i) { IPoint p = points.MoveTo(i); _lastPoint = p; }
+    }
+
+    // expect: MNL109
+    public int Mnl109_MovedAgain(RecordArray<IPoint> points)
+    {
+        IPoint first = points.MoveTo(0);
+        IPoint last = points.MoveTo(points.Length - 1);
+        return last.X - first.X;
+    }
+
+    // expect: MNL109
+    public Action Mnl109_Lambda(RecordArray<IPoint> points)
+    {
+        IPoint first = points.MoveTo(0);
+        return () => Io.Consume(first.X);
+    }
+}
+
+/// <summary>Keeps the heap it is given: a worker object built on one thread and run on another.</summary>
+public sealed class HeapKeeper
+{
+    private readonly TypeAllocator.ThreadHeap _heap;
+#pragma warning disable MNL107 // the store is the point of this helper; the corpus counts the call site
+    public HeapKeeper(TypeAllocator.ThreadHeap heap) => _heap = heap;
+#pragma warning restore MNL107
+    public int Owner => _heap.ThreadId;
+}
+
+public sealed class HeapHolder(TypeAllocator.ThreadHeap heap)
+{
+    public int Owner => heap.ThreadId;
 }
