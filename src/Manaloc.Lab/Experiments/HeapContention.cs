@@ -238,7 +238,7 @@ public sealed unsafe partial class HeapContention : Experiment
     }
 
     private static Measurement Measure<THeap, TRelease>(
-        ExperimentContext context, RunSettings settings, string variant, int threads, IReadOnlyDictionary<string, string> p, Func<int, THeap> heapOf, TRelease release)
+        ExperimentContext context, RunSettings settings, string variant, int threads, Parameters p, Func<int, THeap> heapOf, TRelease release)
         where THeap : struct, IHeap
         where TRelease : struct, IHeap
     {

@@ -179,10 +179,10 @@ public sealed class Http : Experiment
             heldMB is { } h ? h.ToString("0.#", CultureInfo.InvariantCulture) : "–", load.Lost.ToString(CultureInfo.InvariantCulture)]);
     }
 
-    private static Func<Measurement, bool> Load(string load) => m => m.Parameters.GetValueOrDefault("load") == load;
+    private static Func<Measurement, bool> Load(string load) => m => m.Parameters.Is("load", load);
 
     /// <summary>A build's polite p99 under the flood in µs (at least 1); null when not recorded.</summary>
-    private static double? FloodP99(Figures f, string build) => f.Median(build, m => Load("flood")(m) && m.Parameters.GetValueOrDefault("one-in") == "100") is { } p ? Math.Max(p, 1) : null;
+    private static double? FloodP99(Figures f, string build) => f.Median(build, m => Load("flood")(m) && m.Parameters.Is("one-in", 100)) is { } p ? Math.Max(p, 1) : null;
 
     private static double? PhaseMetric(Figures f, string build, string load, string key)
         => f.Value(build, m => m.Metrics.TryGetValue(key, out double v) ? v : null, Load(load));

@@ -131,7 +131,7 @@ public sealed class IdleRelease : Experiment
             if (wait > TimeSpan.Zero) Thread.Sleep(wait);
             context.Cancellation.ThrowIfCancellationRequested();
             context.Status($"{variant}: idle {PeriodsText(sample)} periods");
-            context.RecordSamples(variant, Unit.Bytes, [retained()], Parameters.Of(("idle", PeriodsText(sample))));
+            context.RecordSamples(variant, Unit.Bytes, [retained()], Parameters.Of(("idle", Periods(sample))));
             if (gc && sample == SamplesPerPeriod / 2)
             {
                 GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
@@ -142,13 +142,15 @@ public sealed class IdleRelease : Experiment
         context.Note($"{variant}: {Format.Count(gen2, "gen-2 GC")} during the idle time{(gc ? " (one induced)" : "")}.");
     }
 
-    private static string PeriodsText(int sample) => (sample / (double)SamplesPerPeriod).ToString("0.##", CultureInfo.InvariantCulture);
+    private static double Periods(int sample) => sample / (double)SamplesPerPeriod;
+
+    private static string PeriodsText(int sample) => Periods(sample).ToString("0.##", CultureInfo.InvariantCulture);
 
     /// <summary>Retained bytes two periods into the idle time as a percentage of the first sample's (the burst's peak).</summary>
     private static double? ShareAfterTwoPeriods(Figures f, string variant)
     {
-        double? peak = f.Median(variant, m => m.Parameters.TryGetValue("idle", out var v) && v == PeriodsText(0));
-        double? after = f.Median(variant, m => m.Parameters.TryGetValue("idle", out var v) && v == PeriodsText(2 * SamplesPerPeriod));
+        double? peak = f.Median(variant, m => m.Parameters.Is("idle", Periods(0)));
+        double? after = f.Median(variant, m => m.Parameters.Is("idle", Periods(2 * SamplesPerPeriod)));
         return peak is > 0 && after is { } a ? 100 * a / peak.Value : null;
     }
 

@@ -49,7 +49,7 @@ public sealed class LiveSet : Experiment
     private static readonly string[] NativePaths = [LiveSetSubject.Handles, LiveSetSubject.UncheckedHandles, LiveSetSubject.StructHandles, LiveSetSubject.Bulk];
 
     private static Func<Measurement, bool> In(string mode, string op)
-        => m => m.Parameters.GetValueOrDefault("gc") == mode && m.Parameters.GetValueOrDefault("op") == op;
+        => m => m.Parameters.Is("gc", mode) && m.Parameters.Is("op", op);
 
     /// <inheritdoc/>
     public override IReadOnlyList<Target> Targets => [.. GcModes.SelectMany(g => TargetsFor(g.Mode))];

@@ -143,5 +143,5 @@ internal static class LiveSetProbe
         return new ChurnResult(rates.ToArray(), seconds, log.PausesMs.ToArray(), log.ByGeneration.ToArray(), log.Unobserved(GC.GetGCMemoryInfo(GCKind.Any).Index), total, (long)perRound * rates.Count);
     }
 
-    private static Dictionary<string, string> With(IReadOnlyDictionary<string, string> p, string op) => new(p) { ["op"] = op };
+    private static Parameters With(Parameters p, string op) => p.With("op", op);
 }

@@ -43,9 +43,9 @@ public sealed class Server : Experiment
     ];
 
     /// <summary>A build's polite p99 under the flood in µs, at least 1 µs (a finer figure is below the generator's resolution); null when not recorded.</summary>
-    private static double? FloodP99(Figures f, string build) => f.Median(build, m => Load("flood")(m) && m.Parameters.GetValueOrDefault("one-in") == "100") is { } p ? Math.Max(p, 1) : null;
+    private static double? FloodP99(Figures f, string build) => f.Median(build, m => Load("flood")(m) && m.Parameters.Is("one-in", 100)) is { } p ? Math.Max(p, 1) : null;
 
-    private static Func<Measurement, bool> Load(string load) => m => m.Parameters.GetValueOrDefault("load") == load;
+    private static Func<Measurement, bool> Load(string load) => m => m.Parameters.Is("load", load);
 
     /// <summary>One of the server's figures for a build and load (the same on every percentile's measurement); null when that phase was not recorded.</summary>
     private static double? PhaseMetric(Figures f, string build, string load, string key)

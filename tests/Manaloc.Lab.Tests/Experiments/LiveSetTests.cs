@@ -63,12 +63,12 @@ public sealed class LiveSetTests
         var plan = new LiveSetPlan(LiveSetSubject.StructHandles, 5_000, 2);
         var output = ChildProcess.Run(["child", "live-set", "run", "--mode", "smoke", "--", .. plan.ToArguments()],
             new Dictionary<string, string?> { ["DOTNET_gcServer"] = "1" }, TimeSpan.FromMinutes(1));
-        Assert.Equal(["churn", "churn-gc-pause", "full-gc", "heap"], output.Measurements.Select(m => m.Parameters["op"]).Order(StringComparer.Ordinal));
+        Assert.Equal(["churn", "churn-gc-pause", "full-gc", "heap"], output.Measurements.Select(m => m.Parameters.Text("op")).Order(StringComparer.Ordinal));
         Assert.All(output.Measurements, m =>
         {
             Assert.Equal(plan.Variant, m.Variant);
-            Assert.Equal("server", m.Parameters["gc"]);
-            Assert.Equal("5000", m.Parameters["records"]);
+            Assert.Equal("server", m.Parameters.Text("gc"));
+            Assert.Equal(5000, m.Parameters.Int("records")); // typed after the trip through the child's JSON
         });
         var churn = Assert.Single(output.Measurements, m => m.Parameters["op"] == "churn");
         Assert.Equal(1, churn.Statistics.Count); // one rate: every replacement over the whole phase
@@ -152,7 +152,7 @@ public sealed class LiveSetTests
         Unit = op == "churn" ? "replacements/s" : op == "heap" ? "B/record" : "ms",
         LowerIsBetter = op != "churn",
         Statistics = Statistics.From(samples.ToArray()),
-        Parameters = new Dictionary<string, string> { ["gc"] = gc, ["op"] = op, ["records"] = "1000" },
+        Parameters = Parameters.Of(("gc", gc), ("op", op), ("records", 1000)),
         Metrics = new Dictionary<string, double> { ["gcs"] = gcs },
     };
 
