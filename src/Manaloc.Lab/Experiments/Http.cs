@@ -13,7 +13,7 @@ namespace Manaloc.Lab.Experiments;
 /// </summary>
 public sealed class Http : Experiment
 {
-    private static readonly (string OneIn, double Percentile)[] Percentiles = [("2", 50), ("100", 99), ("1000", 99.9)];
+    private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (100, 99), (1000, 99.9)];
     private static readonly string[] Builds = ["defaults", "manaloc"];
     private static readonly string[] Phases = ["quiet", "flood", "saturated"];
 
@@ -71,7 +71,7 @@ public sealed class Http : Experiment
         return
         [
             new("load", $"quiet: {p.PoliteClients} polite clients at {p.PoliteRate}/s each (an order, then {HttpLoad.PrimeLimit:N0} primes, alternately); flood: the same beside one client on {p.FloodConnections} connections asking for primes as fast as it is answered, then {p.Idle.TotalSeconds:0} s idle; saturated: {p.SaturatingClients} closed-loop clients; {p.Phase.TotalSeconds:0} s each; manaloc's share per client: {Share}", Phases),
-            new("one-in", "polite latency percentile as 1-in-N: 2 = p50, 100 = p99, 1000 = p99.9", Percentiles.Select(x => x.OneIn).ToArray()),
+            new("one-in", "polite latency percentile as 1-in-N: 2 = p50, 100 = p99, 1000 = p99.9", Percentiles.Select(x => x.OneIn.ToString(System.Globalization.CultureInfo.InvariantCulture)).ToArray()),
         ];
     }
 

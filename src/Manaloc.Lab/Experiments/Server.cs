@@ -16,7 +16,7 @@ namespace Manaloc.Lab.Experiments;
 /// </summary>
 public sealed class Server : Experiment
 {
-    private static readonly (string OneIn, double Percentile)[] Percentiles = [("2", 50), ("10", 90), ("100", 99), ("1000", 99.9)];
+    private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (10, 90), (100, 99), (1000, 99.9)];
 
     /// <inheritdoc/>
     public override string Name => "server";
@@ -90,7 +90,7 @@ public sealed class Server : Experiment
         return
         [
             new("load", $"quiet: {plan.PoliteClients} polite clients at {plan.PoliteRate}/s each; flood: the same plus one flooder keeping {plan.FloodWindow} requests outstanding; saturated: {plan.SaturatingClients} pipelined clients, window {plan.SaturatingWindow}; {plan.Phase.TotalSeconds} s each", BuildComparison.Phases),
-            new("one-in", "polite latency percentile as 1-in-N: 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9", Percentiles.Select(p => p.OneIn).ToArray()),
+            new("one-in", "polite latency percentile as 1-in-N: 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9", Percentiles.Select(p => p.OneIn.ToString(System.Globalization.CultureInfo.InvariantCulture)).ToArray()),
         ];
     }
 
