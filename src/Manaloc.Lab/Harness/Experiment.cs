@@ -47,7 +47,7 @@ public abstract class Experiment
     /// </summary>
     public virtual double QuickSeconds => 10;
 
-    /// <summary>Full mode's warm-up and samples (1 s, 15 × 100 ms) against quick mode's (200 ms, 12 × 8 ms) per measurement.</summary>
+    /// <summary>Full mode's warm-up and samples (1 s, 10 × 100 ms) against quick mode's (100 ms in a launch, 8 × 8 ms) per measurement, roughly.</summary>
     public const double FullModeFactor = 8;
 
     /// <summary>The declared cost under <paramref name="settings"/>: <see cref="QuickSeconds"/>, times <see cref="FullModeFactor"/> in full mode, a tenth in smoke mode.</summary>
