@@ -32,17 +32,25 @@ public sealed class LiveSetTests
         var limit = TimeSpan.FromMilliseconds(300);
         var extended = LiveSetProbe.Churn(subject, rounds: 3, CancellationToken.None, limit);
         Assert.Equal(100L * extended.RatesPerSecond.Length, extended.Replacements); // throughput is over every round
-        if (extended.PausesMs.Count < Statistics.MinForP99)
-        {
-            // A 1000-record set's rounds take microseconds: short of collections, it went on to the limit, and no further
-            // than a round past it.
-            Assert.True(extended.RatesPerSecond.Length > 3);
-            Assert.InRange(extended.Seconds, limit.TotalSeconds, limit.TotalSeconds + 1);
-        }
-        else
-        {
-            Assert.True(extended.Seconds < limit.TotalSeconds + 1);
-        }
+        Assert.True(extended.Seconds < limit.TotalSeconds + 1); // no further than a round past the limit
+    }
+
+    [Theory]
+    [InlineData(2, 10, 0, 34, 0.5, 0.0, 4.0, true)]     // within its rounds: always
+    [InlineData(10, 10, 40, 34, 1.0, 0.0, 4.0, false)]  // enough pauses for its launch's share
+    [InlineData(10, 10, 10, 34, 1.0, 0.0, 4.0, true)]   // 10 pauses a second: 34 within the 4 s left
+    [InlineData(10, 10, 3, 34, 1.0, 0.0, 4.0, false)]   // 3 a second: 15 by the limit, short of 34: stop now
+    [InlineData(12, 10, 0, 34, 1.2, 0.2, 4.0, false)]   // no collection at all: the pace reaches nothing
+    [InlineData(30, 10, 20, 34, 5.0, 4.0, 4.0, false)]  // the time is spent
+    public void Churn_extends_only_while_its_pace_can_reach_the_pauses_it_wants(int round, int rounds, int pauses, int wanted, double seconds, double extended, double limit, bool expected)
+        => Assert.Equal(expected, LiveSetProbe.TakesAnotherRound(round, rounds, pauses, wanted, seconds, extended, limit));
+
+    [Fact]
+    public void Each_launch_wants_its_share_of_the_pauses_a_p99_needs()
+    {
+        Assert.Equal(34, LiveSetProbe.PausesWanted(RunSettings.Quick()));        // 3 launches: 3 × 34 ≥ 100
+        Assert.Equal(20, LiveSetProbe.PausesWanted(RunSettings.Full()));         // 5 launches
+        Assert.Equal(Statistics.MinForP99, LiveSetProbe.PausesWanted(RunSettings.Smoke())); // one launch: all of them
     }
 
     [Theory]
