@@ -10,7 +10,7 @@ namespace Manaloc.Lab.Experiments;
 /// Memory given back when a service goes quiet: a burst of buffer rents (4 KiB, 64 KiB and 1 MiB, up to
 /// 256 MiB at once), all returned, then nothing. Retained bytes over the idle time, for
 /// <see cref="ArrayPool{T}.Shared"/> (from its event source's rent, return, drop and trim events) and for
-/// Manaloc's <see cref="BufferManager"/> (its statistics) with a 1-2 s <see cref="BufferManagerOptions.ReleaseIdleAfter"/>,
+/// Manaloc's <see cref="BufferManager"/> (its statistics) with a 0.5-2 s <see cref="BufferManagerOptions.ReleaseIdleAfter"/>,
 /// each once without a GC and once with a full GC half a period into the idle time.
 /// </summary>
 public sealed class IdleRelease : Experiment
@@ -58,7 +58,7 @@ public sealed class IdleRelease : Experiment
     public override string? SweepParameter => "idle";
 
     /// <summary>The idle period: the manager's ReleaseIdleAfter, and the unit of the time axis (a real clock: short, so the run stays short).</summary>
-    private static TimeSpan Period(RunSettings settings) => settings.Pick(TimeSpan.FromMilliseconds(100), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(2));
+    private static TimeSpan Period(RunSettings settings) => settings.Pick(TimeSpan.FromMilliseconds(100), TimeSpan.FromMilliseconds(500), TimeSpan.FromSeconds(2));
 
     /// <summary>The burst: buffers per size (1 MiB, 64 KiB, 4 KiB): 256 MiB at once in full mode, a quarter in quick mode, a 64th in smoke mode.</summary>
     private static (int Size, int Count)[] Burst(RunSettings settings)
