@@ -111,7 +111,7 @@ public sealed class Buffers : Experiment
                 foreach (var (size, _, body) in sized) body(size >= 1 << 20 ? 1 : 50);
                 foreach (var (_, body) in threaded) body(0, 50);
             }
-            if (!context.IsSmoke) Thread.Sleep(150); // the runtime promotes hot methods after ~100 ms without new tier-0 code
+            if (!context.IsSmoke) Thread.Sleep(RunSettings.TierUpPause); // until the hot methods' tier-1 code is in
         }
 
         foreach (var (size, variant, body) in sized) context.Measure(variant, body, Parameters.Of(("size", size)));

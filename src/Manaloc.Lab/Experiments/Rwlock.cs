@@ -132,7 +132,7 @@ public sealed class Rwlock : Experiment
                     }
                 }
             }
-            Thread.Sleep(150); // the runtime promotes hot methods after ~100 ms without new tier-0 code
+            Thread.Sleep(RunSettings.TierUpPause); // until the hot methods' tier-1 code is in
         }
     }
 

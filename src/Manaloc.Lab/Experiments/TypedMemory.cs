@@ -271,7 +271,7 @@ public sealed partial class TypedMemory : Experiment
     }
 
     /// <summary>
-    /// Runs the bodies in rounds separated by pauses longer than the runtime's tiering delay, so they and
+    /// Runs the bodies in rounds separated by pauses that let tier-1 code in (<see cref="RunSettings.TierUpPause"/>), so they and
     /// the library methods they call climb tier 0 → instrumented → tier 1 before the harness's short
     /// quick-mode warm-up (without this, a quick measurement of New+Delete reads 2-7x its steady state).
     /// </summary>
@@ -283,7 +283,7 @@ public sealed partial class TypedMemory : Experiment
             {
                 for (int call = 0; call < 40; call++) body(200);
             }
-            Thread.Sleep(120);
+            Thread.Sleep(RunSettings.TierUpPause);
         }
     }
 

@@ -82,6 +82,13 @@ public sealed record RunSettings
     /// <summary>True when this process's tiered compilation counts calls from the start (<see cref="ChildProcess.CallCountingDelayVariable"/> is 0).</summary>
     public static bool CallsCountedFromStart { get; } = Environment.GetEnvironmentVariable(ChildProcess.CallCountingDelayVariable) == "0";
 
+    /// <summary>
+    /// How long an experiment's own JIT warm-up (a few dozen calls of every body) pauses so that the hot methods'
+    /// tier-1 code is installed before it measures: the runtime's 100 ms call-counting delay and the compile (150 ms)
+    /// by default, the compile alone (30 ms) where calls count from the start (every lab child).
+    /// </summary>
+    public static TimeSpan TierUpPause { get; } = TimeSpan.FromMilliseconds(CallsCountedFromStart ? 30 : 150);
+
     /// <summary>Smoke mode, for tests: proves an experiment runs end to end; its figures mean little.</summary>
     public static RunSettings Smoke(IReadOnlyList<int>? threads = null) => new()
     {
