@@ -43,6 +43,9 @@ public readonly struct ParameterValue : IEquatable<ParameterValue>
         _ => ParameterKind.Text,
     };
 
+    /// <summary>True for <c>default(ParameterValue)</c>, which holds nothing and is never a parameter.</summary>
+    public bool IsEmpty => _value is null;
+
     /// <summary>True for whole and real numbers.</summary>
     public bool IsNumber => _value is long or double;
 

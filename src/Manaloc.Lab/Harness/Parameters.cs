@@ -22,7 +22,7 @@ public sealed class Parameters : IReadOnlyCollection<KeyValuePair<string, Parame
     public static Parameters None { get; } = new(new SortedDictionary<string, ParameterValue>(StringComparer.Ordinal));
 
     /// <summary>Parameters from name/value pairs, e.g. <c>Parameters.Of(("size", 4096), ("format", "json"))</c>.</summary>
-    /// <exception cref="ArgumentException">A name is empty or given twice, or a text value reads as another type (pass the number, flag or time itself).</exception>
+    /// <exception cref="ArgumentException">A name is empty or given twice, a value is empty, or a text value reads as another type (pass the number, flag or time itself).</exception>
     public static Parameters Of(params (string Name, ParameterValue Value)[] pairs)
     {
         ArgumentNullException.ThrowIfNull(pairs);
@@ -132,6 +132,7 @@ public sealed class Parameters : IReadOnlyCollection<KeyValuePair<string, Parame
     private static void Add(SortedDictionary<string, ParameterValue> values, string name, ParameterValue value)
     {
         if (string.IsNullOrWhiteSpace(name)) throw new ArgumentException("A parameter needs a name.", nameof(name));
+        if (value.IsEmpty) throw new ArgumentException($"Parameter '{name}' has no value.", nameof(value));
         // Text that is exactly how a number, a flag or a time is written would come back from JSON as that type and
         // stop matching the text an experiment looks for: such a value must be given as what it is.
         if (value.Kind == ParameterKind.Text && ParameterValue.Parse(value.ToString()).Kind != ParameterKind.Text)

@@ -54,6 +54,7 @@ public sealed class ParametersTests
         Assert.Contains("'on'", Assert.Throws<ArgumentException>(() => Parameters.Of(("on", "true"))).Message);
         Assert.Contains("twice", Assert.Throws<ArgumentException>(() => Parameters.Of(("a", 1), ("a", 2))).Message);
         Assert.Throws<ArgumentException>(() => Parameters.Of(("", 1)));
+        Assert.Contains("'x'", Assert.Throws<ArgumentException>(() => Parameters.Of(("x", default(ParameterValue)))).Message);
         Assert.Throws<ArgumentOutOfRangeException>(() => Parameters.Of(("x", double.NaN)));
         Assert.Equal("4096 B", Parameters.Of(("size", "4096 B")).Text("size")); // text with a unit is text
     }
