@@ -135,12 +135,13 @@ public sealed class ExperimentContext
     /// <summary>
     /// Runs the whole experiment, every variant, as launch <paramref name="launch"/> in a fresh lab process, and
     /// returns all it recorded (see <see cref="Launches"/>). An experiment that runs children of its own runs them
-    /// from there, so each of its child runs belongs to one launch.
+    /// from there, so each of its child runs belongs to one launch. <paramref name="environment"/> is the experiment's
+    /// <see cref="Experiment.LaunchEnvironment"/>.
     /// </summary>
-    internal ChildOutput RunLaunch(int launch, TimeSpan timeout)
+    internal ChildOutput RunLaunch(int launch, TimeSpan timeout, IReadOnlyDictionary<string, string?>? environment = null)
     {
         Status($"launch {launch + 1} of {Settings.Launches}");
-        return RunLabChild(Experiment.LaunchKey, [], environment: null, timeout);
+        return RunLabChild(Experiment.LaunchKey, [], environment, timeout);
     }
 
     private ChildOutput RunLabChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment, TimeSpan timeout)
