@@ -33,7 +33,7 @@ public sealed record MachineInfo
     public bool Ci { get; init; }
     /// <summary>
     /// True when this process's tiered compilation counts calls from the start (<c>DOTNET_TC_CallCountingDelayMs=0</c>, as
-    /// every lab child runs): quick mode's warm-up is 100 ms there and 200 ms elsewhere (<see cref="RunSettings.Quick"/>).
+    /// every lab child runs): quick mode's warm-up is 50 ms there and 200 ms elsewhere (<see cref="RunSettings.Quick"/>).
     /// </summary>
     public bool CallsCountedFromStart { get; init; }
 
