@@ -31,11 +31,11 @@ public sealed class AsyncResult : Experiment
     public override IReadOnlyList<Target> Targets => [Target.AtLeast(SizeOne, 2)];
 
     private static readonly Metric SizeOne = Metric.TimesBetter(
-        "LazyAsyncResult vs eager handle, size 1", Lazy, Eager, m => m.Parameters.GetValueOrDefault("size") == "1");
+        "LazyAsyncResult vs eager handle, size 1", Lazy, Eager, m => m.Parameters.Is("size", 1));
     /// <inheritdoc/>
     public override Headline Headline => new(
-        Metric.TimesBetter("LazyAsyncResult vs an IAsyncResult with an eager wait handle, async Fibonacci size 1 (times as fast)", Lazy, Eager, m => m.Parameters.GetValueOrDefault("size") == "1"),
-        Metric.TimesBetter("ReusableValueTaskSource vs the eager handle, size 1 (times as fast)", ValueTaskSource, Eager, m => m.Parameters.GetValueOrDefault("size") == "1"));
+        Metric.TimesBetter("LazyAsyncResult vs an IAsyncResult with an eager wait handle, async Fibonacci size 1 (times as fast)", Lazy, Eager, m => m.Parameters.Is("size", 1)),
+        Metric.TimesBetter("ReusableValueTaskSource vs the eager handle, size 1 (times as fast)", ValueTaskSource, Eager, m => m.Parameters.Is("size", 1)));
     /// <inheritdoc/>
     public override double QuickSeconds => 6;
     /// <inheritdoc/>
@@ -75,7 +75,7 @@ public sealed class AsyncResult : Experiment
     /// takes 2 ms, then the best of two runs): every window waits on pool threads, and on a loaded machine one late wake-up
     /// during the harness's calibration can leave a sample of one window, timing the wake-up.
     /// </summary>
-    private static void Measure(ExperimentContext context, string variant, Action<long> body, IReadOnlyDictionary<string, string> parameters)
+    private static void Measure(ExperimentContext context, string variant, Action<long> body, Parameters parameters)
     {
         long ops = Window * 64L; // large enough that one late pool wake-up cannot dominate the pilot
         double Run()

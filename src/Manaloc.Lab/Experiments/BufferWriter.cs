@@ -75,7 +75,7 @@ public sealed class BufferWriter : Experiment
     private static string Label(int size) => size >= 1 << 20 ? $"{size >> 20} MiB" : $"{size >> 10} KiB";
 
     private static bool Is(Measurement m, int size, string format)
-        => m.Parameters.TryGetValue("size", out var s) && s == size.ToString(System.Globalization.CultureInfo.InvariantCulture) && m.Parameters["format"] == format;
+        => m.Parameters.Is("size", size) && m.Parameters.Is("format", format);
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>

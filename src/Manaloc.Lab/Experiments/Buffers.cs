@@ -25,7 +25,7 @@ public sealed class Buffers : Experiment
     public override string Description => "Rent, touch, return buffers of 256 B to 64 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.";
     /// <inheritdoc/>
     public override Claim Claim => new("No figure: reusing byte buffers instead of allocating them relieves the GC, especially for large arrays", null,
-        new Metric("BufferManager vs new byte[], largest size", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters["size"] == LargestSize(f.All))));
+        new Metric("BufferManager vs new byte[], largest size", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters.Is("size", LargestSize(f.All)))));
     /// <inheritdoc/>
     public override IReadOnlyList<Target> Targets =>
     [
@@ -46,17 +46,17 @@ public sealed class Buffers : Experiment
     private static readonly int[] LargeSizes = [4 << 20, 64 << 20];
 
     private static bool IsSize(Measurement m, int size)
-        => IsSingle(m) && m.Parameters["size"] == size.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        => IsSingle(m) && m.Parameters.Is("size", size);
 
-    private static bool IsPattern(Measurement m) => m.Parameters.ContainsKey("pattern");
-    private static bool IsSingle(Measurement m) => !IsPattern(m) && m.Parameters.ContainsKey("size");
-    private static string? LargestSize(IEnumerable<Measurement> all)
-        => all.Where(IsSingle).MaxBy(m => int.Parse(m.Parameters["size"], System.Globalization.CultureInfo.InvariantCulture))?.Parameters["size"];
+    private static bool IsPattern(Measurement m) => m.Parameters.Contains("pattern");
+    private static bool IsSingle(Measurement m) => !IsPattern(m) && m.Parameters.Contains("size");
+    private static int LargestSize(IEnumerable<Measurement> all)
+        => all.Where(IsSingle).Select(m => m.Parameters.Int("size")).DefaultIfEmpty(-1).Max();
     /// <inheritdoc/>
     public override Headline Headline => new(
         Metric.TimesBetter("BufferManager vs ArrayPool.Shared, rent/touch/return 4 KiB, 1 thread (times as fast)", Manager, Shared, m => IsPattern(m) && m.Threads == 1),
         Metric.TimesBetter("BufferManager vs ArrayPool.Shared, 64 MiB (times as fast)", Manager, Shared, m => IsSize(m, 64 << 20)),
-        new Metric("BufferManager vs new byte[], largest size (times as fast)", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters["size"] == LargestSize(f.All))));
+        new Metric("BufferManager vs new byte[], largest size (times as fast)", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters.Is("size", LargestSize(f.All)))));
     /// <inheritdoc/>
     public override double QuickSeconds => 25;
     /// <inheritdoc/>
@@ -111,7 +111,7 @@ public sealed class Buffers : Experiment
                 foreach (var (size, _, body) in sized) body(size >= 1 << 20 ? 1 : 50);
                 foreach (var (_, body) in threaded) body(0, 50);
             }
-            if (!context.IsSmoke) Thread.Sleep(150); // the runtime promotes hot methods after ~100 ms without new tier-0 code
+            if (!context.IsSmoke) Thread.Sleep(RunSettings.TierUpPause); // until the hot methods' tier-1 code is in
         }
 
         foreach (var (size, variant, body) in sized) context.Measure(variant, body, Parameters.Of(("size", size)));

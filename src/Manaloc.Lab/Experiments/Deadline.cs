@@ -37,7 +37,7 @@ public sealed class Deadline : Experiment
         Target.AtLeast(Metric.TimesBetter("ScheduledValue poll vs DateTime.UtcNow deadline poll", Scheduled, UtcNow, Op("poll")), 1),
     ];
 
-    private static Func<Measurement, bool> Op(string op) => m => m.Parameters.GetValueOrDefault("op") == op;
+    private static Func<Measurement, bool> Op(string op) => m => m.Parameters.Is("op", op);
     /// <inheritdoc/>
     public override Headline Headline => new(
         Metric.TimesBetter("ScheduledValue poll vs a DateTime.UtcNow deadline poll (times as fast)", Scheduled, UtcNow, Op("poll")),

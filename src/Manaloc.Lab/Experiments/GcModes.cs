@@ -32,12 +32,12 @@ public sealed class GcModes : Experiment
     public override string Description => "Parallel loop with a two-double class temporary vs struct locals, under workstation and server GC (child processes); allocation sampling.";
     /// <inheritdoc/>
     public override Claim Claim => new("Parallel loop: 1.1 s with a temporary two-double object per iteration → 0.25 s with local doubles (4 cores, hyper-threaded)", 1.1 / 0.25,
-        Metric.TimesBetter("struct locals vs class temporaries, workstation GC", StructVariant, ClassVariant, m => m.Parameters.GetValueOrDefault("gc") == Workstation));
+        Metric.TimesBetter("struct locals vs class temporaries, workstation GC", StructVariant, ClassVariant, m => m.Parameters.Is("gc", Workstation)));
     /// <inheritdoc/>
     /// <remarks>No Manaloc path: the choice is the user's own code (a struct local instead of a class temporary).</remarks>
     public override Headline Headline => new(
-        Metric.TimesBetter("no Manaloc path: struct locals vs class temporaries in a parallel loop, workstation GC (times as fast)", StructVariant, ClassVariant, m => m.Parameters.GetValueOrDefault("gc") == Workstation),
-        Metric.TimesBetter("the same under server GC", StructVariant, ClassVariant, m => m.Parameters.GetValueOrDefault("gc") == Server));
+        Metric.TimesBetter("no Manaloc path: struct locals vs class temporaries in a parallel loop, workstation GC (times as fast)", StructVariant, ClassVariant, m => m.Parameters.Is("gc", Workstation)),
+        Metric.TimesBetter("the same under server GC", StructVariant, ClassVariant, m => m.Parameters.Is("gc", Server)));
     /// <inheritdoc/>
     public override double QuickSeconds => 5;
     /// <inheritdoc/>

@@ -99,7 +99,7 @@ public sealed unsafe partial class HeapContention : Experiment
             Release(malloc, a);
             Release(hglobal, b);
             Release(slabHeap, c);
-            Thread.Sleep(150);
+            Thread.Sleep(RunSettings.TierUpPause);
         }
         // Fairness on a shared machine: each thread count's samples are taken in rounds, one sample of
         // every variant per round in a balanced order (Harness/Rounds), so outside load hits all alike;
@@ -238,7 +238,7 @@ public sealed unsafe partial class HeapContention : Experiment
     }
 
     private static Measurement Measure<THeap, TRelease>(
-        ExperimentContext context, RunSettings settings, string variant, int threads, IReadOnlyDictionary<string, string> p, Func<int, THeap> heapOf, TRelease release)
+        ExperimentContext context, RunSettings settings, string variant, int threads, Parameters p, Func<int, THeap> heapOf, TRelease release)
         where THeap : struct, IHeap
         where TRelease : struct, IHeap
     {

@@ -13,7 +13,7 @@ namespace Manaloc.Lab.Experiments;
 /// </summary>
 public sealed class Http : Experiment
 {
-    private static readonly (string OneIn, double Percentile)[] Percentiles = [("2", 50), ("100", 99), ("1000", 99.9)];
+    private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (100, 99), (1000, 99.9)];
     private static readonly string[] Builds = ["defaults", "manaloc"];
     // Saturated first: see Run's remarks.
     private static readonly string[] Phases = ["saturated", "quiet", "flood"];
@@ -75,7 +75,7 @@ public sealed class Http : Experiment
         return
         [
             new("load", $"quiet: {p.PoliteClients} polite clients at {p.PoliteRate}/s each (an order, then {HttpLoad.PrimeLimit:N0} primes, alternately); flood: the same beside one client on {p.FloodConnections} connections asking for primes as fast as it is answered, then {p.Idle.TotalSeconds:0} s idle; saturated: {p.SaturatingClients} closed-loop clients; {p.Phase.TotalSeconds:0} s each; manaloc's share per client: {Share}", Phases),
-            new("one-in", "polite latency percentile as 1-in-N: 2 = p50, 100 = p99, 1000 = p99.9", Percentiles.Select(x => x.OneIn).ToArray()),
+            new("one-in", "polite latency percentile as 1-in-N: 2 = p50, 100 = p99, 1000 = p99.9", Percentiles.Select(x => x.OneIn.ToString(System.Globalization.CultureInfo.InvariantCulture)).ToArray()),
         ];
     }
 
@@ -232,10 +232,10 @@ public sealed class Http : Experiment
             load.Lost.ToString(CultureInfo.InvariantCulture)]);
     }
 
-    private static Func<Measurement, bool> Load(string load) => m => m.Parameters.GetValueOrDefault("load") == load;
+    private static Func<Measurement, bool> Load(string load) => m => m.Parameters.Is("load", load);
 
     /// <summary>A build's polite p99 under the flood in µs (at least 1); null when not recorded.</summary>
-    private static double? FloodP99(Figures f, string build) => f.Median(build, m => Load("flood")(m) && m.Parameters.GetValueOrDefault("one-in") == "100") is { } p ? Math.Max(p, 1) : null;
+    private static double? FloodP99(Figures f, string build) => f.Median(build, m => Load("flood")(m) && m.Parameters.Is("one-in", 100)) is { } p ? Math.Max(p, 1) : null;
 
     private static double? PhaseMetric(Figures f, string build, string load, string key)
         => f.Value(build, m => m.Metrics.TryGetValue(key, out double v) ? v : null, Load(load));

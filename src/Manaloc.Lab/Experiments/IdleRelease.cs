@@ -10,7 +10,7 @@ namespace Manaloc.Lab.Experiments;
 /// Memory given back when a service goes quiet: a burst of buffer rents (4 KiB, 64 KiB and 1 MiB, up to
 /// 256 MiB at once), all returned, then nothing. Retained bytes over the idle time, for
 /// <see cref="ArrayPool{T}.Shared"/> (from its event source's rent, return, drop and trim events) and for
-/// Manaloc's <see cref="BufferManager"/> (its statistics) with a 1-2 s <see cref="BufferManagerOptions.ReleaseIdleAfter"/>,
+/// Manaloc's <see cref="BufferManager"/> (its statistics) with a 0.5-2 s <see cref="BufferManagerOptions.ReleaseIdleAfter"/>,
 /// each once without a GC and once with a full GC half a period into the idle time.
 /// </summary>
 public sealed class IdleRelease : Experiment
@@ -58,7 +58,7 @@ public sealed class IdleRelease : Experiment
     public override string? SweepParameter => "idle";
 
     /// <summary>The idle period: the manager's ReleaseIdleAfter, and the unit of the time axis (a real clock: short, so the run stays short).</summary>
-    private static TimeSpan Period(RunSettings settings) => settings.Pick(TimeSpan.FromMilliseconds(100), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(2));
+    private static TimeSpan Period(RunSettings settings) => settings.Pick(TimeSpan.FromMilliseconds(100), TimeSpan.FromMilliseconds(500), TimeSpan.FromSeconds(2));
 
     /// <summary>The burst: buffers per size (1 MiB, 64 KiB, 4 KiB): 256 MiB at once in full mode, a quarter in quick mode, a 64th in smoke mode.</summary>
     private static (int Size, int Count)[] Burst(RunSettings settings)
@@ -131,7 +131,7 @@ public sealed class IdleRelease : Experiment
             if (wait > TimeSpan.Zero) Thread.Sleep(wait);
             context.Cancellation.ThrowIfCancellationRequested();
             context.Status($"{variant}: idle {PeriodsText(sample)} periods");
-            context.RecordSamples(variant, Unit.Bytes, [retained()], Parameters.Of(("idle", PeriodsText(sample))));
+            context.RecordSamples(variant, Unit.Bytes, [retained()], Parameters.Of(("idle", Periods(sample))));
             if (gc && sample == SamplesPerPeriod / 2)
             {
                 GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
@@ -142,13 +142,15 @@ public sealed class IdleRelease : Experiment
         context.Note($"{variant}: {Format.Count(gen2, "gen-2 GC")} during the idle time{(gc ? " (one induced)" : "")}.");
     }
 
-    private static string PeriodsText(int sample) => (sample / (double)SamplesPerPeriod).ToString("0.##", CultureInfo.InvariantCulture);
+    private static double Periods(int sample) => sample / (double)SamplesPerPeriod;
+
+    private static string PeriodsText(int sample) => Periods(sample).ToString("0.##", CultureInfo.InvariantCulture);
 
     /// <summary>Retained bytes two periods into the idle time as a percentage of the first sample's (the burst's peak).</summary>
     private static double? ShareAfterTwoPeriods(Figures f, string variant)
     {
-        double? peak = f.Median(variant, m => m.Parameters.TryGetValue("idle", out var v) && v == PeriodsText(0));
-        double? after = f.Median(variant, m => m.Parameters.TryGetValue("idle", out var v) && v == PeriodsText(2 * SamplesPerPeriod));
+        double? peak = f.Median(variant, m => m.Parameters.Is("idle", Periods(0)));
+        double? after = f.Median(variant, m => m.Parameters.Is("idle", Periods(2 * SamplesPerPeriod)));
         return peak is > 0 && after is { } a ? 100 * a / peak.Value : null;
     }
 

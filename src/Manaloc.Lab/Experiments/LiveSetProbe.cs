@@ -40,7 +40,7 @@ internal static class LiveSetProbe
             ["totalPauseDurationMs"] = Statistics.From(paused).Median,
         });
         context.Status($"{plan.Variant}: churn, {gc} GC");
-        var churn = Churn(subject, plan.ChurnRounds, context.Cancellation, ChurnExtension(context.Settings));
+        var churn = Churn(subject, plan.ChurnRounds, context.Cancellation, ChurnExtension(context.Settings), PausesWanted(context.Settings));
         var churnMetrics = new Dictionary<string, double>
         {
             ["gcs"] = churn.PausesMs.Count,
@@ -96,15 +96,33 @@ internal static class LiveSetProbe
     /// <summary>How long the churn may go on past its rounds to collect the pauses a p99 needs (none in smoke runs).</summary>
     public static TimeSpan ChurnExtension(RunSettings s) => TimeSpan.FromSeconds(s.Pick(smoke: 0, quick: 12, full: 30) / (double)s.Launches); // the launches' pauses pool for the p99
 
+    /// <summary>The pauses one launch's churn goes on for: its share of the <see cref="Statistics.MinForP99"/> the launches' pooled pauses need.</summary>
+    public static int PausesWanted(RunSettings s) => (Statistics.MinForP99 + s.Launches - 1) / s.Launches;
+
+    /// <summary>
+    /// Whether the churn takes another round: always within its <paramref name="rounds"/>; past them only while it has fewer
+    /// than <paramref name="wanted"/> pauses, time is left in <paramref name="limitSeconds"/>, and the pace so far (pauses per
+    /// second of churn) can still reach <paramref name="wanted"/> in the time left. A set that collects rarely (the class
+    /// objects under server GC: a few collections in seconds) would spend the whole limit and still leave the p99 unmeasured.
+    /// </summary>
+    internal static bool TakesAnotherRound(int round, int rounds, int pauses, int wanted, double seconds, double extended, double limitSeconds)
+    {
+        if (round < rounds) return true;
+        if (pauses >= wanted || extended >= limitSeconds) return false;
+        double pace = seconds > 0 ? pauses / seconds : 0;
+        return pauses + pace * (limitSeconds - extended) >= wanted;
+    }
+
     /// <summary>
     /// Replaces a tenth of the set per round at positions from a fixed-seed xorshift (with repeats), each replacement
     /// also allocating <see cref="GarbageBytes"/> of short-lived garbage so every variant sees collections. After its
-    /// <paramref name="rounds"/>, a variant that has seen fewer collections than a p99 needs goes on with more rounds of the
-    /// same work, until it has or <paramref name="extensionLimit"/> has passed: the GC grows its budget where many objects
-    /// survive, so the class set sees few and long collections, and its p99 would otherwise go unmeasured. Throughput is
-    /// over every round, so the extra rounds do not change what it means.
+    /// <paramref name="rounds"/>, a variant that has seen fewer than <paramref name="pausesWanted"/> collections goes on with
+    /// more rounds of the same work, until it has, <paramref name="extensionLimit"/> has passed, or its pace cannot get there
+    /// in time (<see cref="TakesAnotherRound"/>): the GC grows its budget where many objects survive, so the class set sees
+    /// few and long collections, and its p99 would otherwise go unmeasured. Throughput is over every round, so the extra
+    /// rounds do not change what it means.
     /// </summary>
-    public static ChurnResult Churn(LiveSetSubject subject, int rounds, CancellationToken cancellation, TimeSpan extensionLimit)
+    public static ChurnResult Churn(LiveSetSubject subject, int rounds, CancellationToken cancellation, TimeSpan extensionLimit, int pausesWanted = Statistics.MinForP99)
     {
         int perRound = Math.Max(1, subject.Count / 10);
         var rates = new List<double>(rounds);
@@ -114,7 +132,7 @@ internal static class LiveSetProbe
         var pauseBefore = GC.GetTotalPauseDuration();
         double seconds = 0;
         double extended = 0;
-        for (int r = 0; r < rounds || (log.PausesMs.Count < Statistics.MinForP99 && extended < extensionLimit.TotalSeconds); r++)
+        for (int r = 0; TakesAnotherRound(r, rounds, log.PausesMs.Count, pausesWanted, seconds, extended, extensionLimit.TotalSeconds); r++)
         {
             cancellation.ThrowIfCancellationRequested();
             int seen = GC.CollectionCount(0);
@@ -143,5 +161,5 @@ internal static class LiveSetProbe
         return new ChurnResult(rates.ToArray(), seconds, log.PausesMs.ToArray(), log.ByGeneration.ToArray(), log.Unobserved(GC.GetGCMemoryInfo(GCKind.Any).Index), total, (long)perRound * rates.Count);
     }
 
-    private static Dictionary<string, string> With(IReadOnlyDictionary<string, string> p, string op) => new(p) { ["op"] = op };
+    private static Parameters With(Parameters p, string op) => p.With("op", op);
 }

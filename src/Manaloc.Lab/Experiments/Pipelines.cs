@@ -66,9 +66,8 @@ public sealed class Pipelines : Experiment
         new("measure", "timed: interleaved samples; move: one untimed long move, the writer thread's allocations and the GCs", ["timed", "move"]),
     ];
 
-    private static bool IsTimed(Measurement m, int size) => m.Parameters.TryGetValue("measure", out var v) && v == "timed" && m.Parameters["segment"] == Text(size);
-    private static bool IsMove(Measurement m, int size) => m.Parameters.TryGetValue("measure", out var v) && v == "move" && m.Parameters["segment"] == Text(size);
-    private static string Text(int value) => value.ToString(System.Globalization.CultureInfo.InvariantCulture);
+    private static bool IsTimed(Measurement m, int size) => m.Parameters.Is("measure", "timed") && m.Parameters.Is("segment", size);
+    private static bool IsMove(Measurement m, int size) => m.Parameters.Is("measure", "move") && m.Parameters.Is("segment", size);
 
     /// <inheritdoc/>
     public override void Run(ExperimentContext context)

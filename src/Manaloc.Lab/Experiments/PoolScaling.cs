@@ -187,7 +187,7 @@ public sealed class PoolScaling : Experiment
             {
                 for (int call = 0; call < 40; call++) body(0, context.IsSmoke ? 10 : 500);
             }
-            if (!context.IsSmoke) Thread.Sleep(150); // the runtime promotes hot methods after ~100 ms without new tier-0 code
+            if (!context.IsSmoke) Thread.Sleep(RunSettings.TierUpPause); // until the hot methods' tier-1 code is in
         }
 
         foreach (int threads in threadCounts)

@@ -22,7 +22,7 @@ public sealed partial class Processors
     {
         foreach (var m in child.Measurements) context.Record(m);
         foreach (string note in child.Notes) context.Note(note);
-        string label = child.Measurements.FirstOrDefault()?.Parameters.GetValueOrDefault("process") ?? "child";
+        string label = child.Measurements.FirstOrDefault() is { } first && first.Parameters.Contains("process") ? first.Parameters.Text("process") : "child";
         double Value(string name) => child.Values.TryGetValue(name, out double v) ? v : double.NaN;
         rows.Add([label, Fmt(Value("environmentProcessorCount")), Fmt(Value("affinityCount")),
             child.Measurements.FirstOrDefault(m => m.Variant == Quota)?.Statistics.Median.ToString("0.###", CultureInfo.InvariantCulture) ?? "none",

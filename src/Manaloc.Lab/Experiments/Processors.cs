@@ -50,7 +50,7 @@ public sealed partial class Processors : Experiment
         new Metric("ProcessorCount vs the processors a child started on a smaller mask may use", Unit.Ratio, f =>
             f.Median(Available, In(ThisProcess)) is > 1 ? f.Median(EnvironmentCount, In(StartedRestricted)) / f.Median(Available, In(StartedRestricted)) : null));
 
-    private static Func<Measurement, bool> In(string process) => m => m.Parameters.GetValueOrDefault("process") == process;
+    private static Func<Measurement, bool> In(string process) => m => m.Parameters.Is("process", process);
     /// <inheritdoc/>
     /// <remarks>1x is the right count: the processors this process may run on.</remarks>
     public override Headline Headline => new(

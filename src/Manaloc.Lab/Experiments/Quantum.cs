@@ -139,7 +139,7 @@ public sealed class Quantum : Experiment
                 (length >= ShortestSliceMs ? slices : cutShort).Add(length);
             }
         }
-        var parameters = Parameters.Of(("seconds", duration.TotalSeconds.ToString("0.##", CultureInfo.InvariantCulture)));
+        var parameters = Parameters.Of(("seconds", Math.Round(duration.TotalSeconds, 2)));
         double siblingShare = gaps.Count == 0 ? 0 : (double)siblingGaps / gaps.Count;
         var metrics = new Dictionary<string, double>
         {

@@ -179,5 +179,5 @@ public sealed partial class ResetEvent : Experiment
         return Math.Max(2, 2 * (long)(settings.SampleTarget.TotalNanoseconds / nsPerOp / 2));
     }
 
-    private static Func<Measurement, bool> In(string scenario) => m => m.Parameters.GetValueOrDefault("scenario") == scenario;
+    private static Func<Measurement, bool> In(string scenario) => m => m.Parameters.Is("scenario", scenario);
 }

@@ -132,14 +132,14 @@ public sealed class Rwlock : Experiment
                     }
                 }
             }
-            Thread.Sleep(150); // the runtime promotes hot methods after ~100 ms without new tier-0 code
+            Thread.Sleep(RunSettings.TierUpPause); // until the hot methods' tier-1 code is in
         }
     }
 
     /// <summary>One round of one cell for one variant, on a lock object of its own.</summary>
     /// <param name="total">The operation count per sample; 0 on the first round, which sizes it from a pilot run.</param>
     private static Measurement MeasureCell(
-        string variant, RunSettings settings, int threads, IReadOnlyDictionary<string, string> parameters, Region region, int writers, int hold, ref long total)
+        string variant, RunSettings settings, int threads, Parameters parameters, Region region, int writers, int hold, ref long total)
     {
         switch (variant)
         {
@@ -158,7 +158,7 @@ public sealed class Rwlock : Experiment
     }
 
     private static Measurement Measure<TLock>(
-        RunSettings settings, string variant, int threads, IReadOnlyDictionary<string, string> parameters,
+        RunSettings settings, string variant, int threads, Parameters parameters,
         TLock gate, Region region, int writerPercent, int hold, ref long total)
         where TLock : struct, ILockAdapter
     {
@@ -221,13 +221,13 @@ public sealed class Rwlock : Experiment
     }
 
     private static int Hold(Measurement m)
-        => int.TryParse(m.Parameters.GetValueOrDefault("hold"), System.Globalization.CultureInfo.InvariantCulture, out int h) ? h : -1;
+        => m.Parameters.TryGetValue("hold", out var h) ? h.AsInt() : -1;
 
     private static int ThreadCount(Measurement m)
-        => int.TryParse(m.Parameters.GetValueOrDefault("threads"), System.Globalization.CultureInfo.InvariantCulture, out int t) ? t : m.Threads;
+        => m.Parameters.TryGetValue("threads", out var t) ? t.AsInt() : m.Threads;
 
     private static int Writers(Measurement m)
-        => int.TryParse(m.Parameters.GetValueOrDefault("writers"), System.Globalization.CultureInfo.InvariantCulture, out int w) ? w : -1;
+        => m.Parameters.TryGetValue("writers", out var w) ? w.AsInt() : -1;
 
     /// <summary>The shared critical region: readers sum a series over shared terms; writers rewrite them.</summary>
     private sealed class Region

@@ -17,7 +17,7 @@ namespace Manaloc.Lab.Experiments;
 /// </summary>
 public sealed class Server : Experiment
 {
-    private static readonly (string OneIn, double Percentile)[] Percentiles = [("2", 50), ("10", 90), ("100", 99), ("1000", 99.9)];
+    private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (10, 90), (100, 99), (1000, 99.9)];
 
     /// <inheritdoc/>
     public override string Name => "server";
@@ -46,9 +46,9 @@ public sealed class Server : Experiment
     ];
 
     /// <summary>A build's polite p99 under the flood in µs, at least 1 µs (a finer figure is below the generator's resolution); null when not recorded.</summary>
-    private static double? FloodP99(Figures f, string build) => f.Median(build, m => Load("flood")(m) && m.Parameters.GetValueOrDefault("one-in") == "100") is { } p ? Math.Max(p, 1) : null;
+    private static double? FloodP99(Figures f, string build) => f.Median(build, m => Load("flood")(m) && m.Parameters.Is("one-in", 100)) is { } p ? Math.Max(p, 1) : null;
 
-    private static Func<Measurement, bool> Load(string load) => m => m.Parameters.GetValueOrDefault("load") == load;
+    private static Func<Measurement, bool> Load(string load) => m => m.Parameters.Is("load", load);
 
     /// <summary>One of the server's figures for a build and load (the same on every percentile's measurement); null when that phase was not recorded.</summary>
     private static double? PhaseMetric(Figures f, string build, string load, string key)
@@ -93,7 +93,7 @@ public sealed class Server : Experiment
         return
         [
             new("load", $"quiet: {plan.PoliteClients} polite clients at {plan.PoliteRate}/s each; flood: the same plus one flooder keeping {plan.FloodWindow} requests outstanding; saturated: {plan.SaturatingClients} pipelined clients, window {plan.SaturatingWindow}; {plan.Phase.TotalSeconds} s each", BuildComparison.Phases),
-            new("one-in", "polite latency percentile as 1-in-N: 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9", Percentiles.Select(p => p.OneIn).ToArray()),
+            new("one-in", "polite latency percentile as 1-in-N: 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9", Percentiles.Select(p => p.OneIn.ToString(System.Globalization.CultureInfo.InvariantCulture)).ToArray()),
         ];
     }
 

@@ -68,12 +68,12 @@ public sealed partial class TypedMemory : Experiment
             f => f.All.Where(m => m.Variant == Bulk && Op("scan")(m)).Select(m => (double?)m.AllocatedBytes).DefaultIfEmpty(null).Sum(), 1024),
     ];
 
-    private static Func<Measurement, bool> Op(string op) => m => m.Parameters.GetValueOrDefault("op") == op;
+    private static Func<Measurement, bool> Op(string op) => m => m.Parameters.Is("op", op);
 
     /// <summary>Scans at the largest record count the bulk path measured (quick mode: the target's 10M beside the 1M of every variant).</summary>
     private static Func<Measurement, bool> LargestScan(IEnumerable<Measurement> all)
     {
-        long Records(Measurement m) => long.TryParse(m.Parameters.GetValueOrDefault("records"), out long v) ? v : -1;
+        long Records(Measurement m) => m.Parameters.TryGetValue("records", out var v) ? v.AsLong() : -1;
         long largest = all.Where(m => m.Variant == Bulk && Op("scan")(m)).Select(Records).DefaultIfEmpty(-1).Max();
         return m => Op("scan")(m) && Records(m) == largest;
     }
@@ -271,7 +271,7 @@ public sealed partial class TypedMemory : Experiment
     }
 
     /// <summary>
-    /// Runs the bodies in rounds separated by pauses longer than the runtime's tiering delay, so they and
+    /// Runs the bodies in rounds separated by pauses that let tier-1 code in (<see cref="RunSettings.TierUpPause"/>), so they and
     /// the library methods they call climb tier 0 → instrumented → tier 1 before the harness's short
     /// quick-mode warm-up (without this, a quick measurement of New+Delete reads 2-7x its steady state).
     /// </summary>
@@ -283,7 +283,7 @@ public sealed partial class TypedMemory : Experiment
             {
                 for (int call = 0; call < 40; call++) body(200);
             }
-            Thread.Sleep(120);
+            Thread.Sleep(RunSettings.TierUpPause);
         }
     }
 
@@ -382,7 +382,7 @@ public sealed partial class TypedMemory : Experiment
         GC.Collect();
     }
 
-    private static Dictionary<string, string> With(IReadOnlyDictionary<string, string> p, string op) => new(p) { ["op"] = op };
+    private static Parameters With(Parameters p, string op) => p.With("op", op);
 
     private static void AddLayoutTable(ExperimentContext context)
     {

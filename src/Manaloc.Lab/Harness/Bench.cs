@@ -22,7 +22,7 @@ public static class Bench
         string variant,
         Action<long> body,
         RunSettings settings,
-        IReadOnlyDictionary<string, string>? parameters = null,
+        Parameters? parameters = null,
         long? fixedOperations = null)
     {
         ArgumentNullException.ThrowIfNull(body);
@@ -48,7 +48,7 @@ public static class Bench
     }
 
     /// <summary>Takes exactly one sample of <paramref name="ops"/> operations, no warm-up: one round of an interleaved comparison.</summary>
-    internal static Measurement Sample(string variant, Action<long> body, long ops, IReadOnlyDictionary<string, string>? parameters)
+    internal static Measurement Sample(string variant, Action<long> body, long ops, Parameters? parameters)
     {
         var before = GcSnapshot.Take(allThreads: false);
         long start = Stopwatch.GetTimestamp();
@@ -60,7 +60,7 @@ public static class Bench
 
     /// <summary>Builds a time-per-operation measurement from samples of nanoseconds per operation.</summary>
     internal static Measurement Build(
-        string variant, IReadOnlyDictionary<string, string>? parameters, int threads, long ops,
+        string variant, Parameters? parameters, int threads, long ops,
         double[] nsPerOpSamples, GcSnapshot before, GcSnapshot after)
     {
         var stats = Statistics.From(nsPerOpSamples);

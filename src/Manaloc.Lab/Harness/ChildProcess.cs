@@ -28,11 +28,15 @@ public sealed record ChildOutput
 /// The child is this same lab assembly started through the dotnet host as
 /// <c>dotnet exec Manaloc.Lab.dll child &lt;experiment&gt; &lt;key&gt; …</c>. It writes one line
 /// that starts with <see cref="Marker"/> followed by a JSON <see cref="ChildOutput"/>; everything
-/// else it prints is ignored. A child that exits non-zero, prints no result line or outlives its
+/// else it prints is ignored. Every child starts with <see cref="CallCountingDelayVariable"/> = 0 (see
+/// <see cref="RunSettings.Quick"/>) unless the experiment's environment says otherwise. A child that exits non-zero, prints no result line or outlives its
 /// timeout raises <see cref="ChildProcessException"/>, and a timed-out child is killed with its tree.
 /// </remarks>
 public static class ChildProcess
 {
+    /// <summary>The runtime setting every lab child gets as 0: tiered compilation's delay before it starts counting calls.</summary>
+    public const string CallCountingDelayVariable = "DOTNET_TC_CallCountingDelayMs";
+
     /// <summary>Prefix of the one line that carries the child's result.</summary>
     public const string Marker = "##manaloc-child-result##";
 
@@ -61,6 +65,10 @@ public static class ChildProcess
         {
             start.Environment.Remove(key);
         }
+        // Tiered compilation counts calls from the start instead of after 100 ms without new tier-0 code (a delay that
+        // every newly jitted body restarts), so a measurement's code reaches the same tier-1, PGO-optimised code within
+        // the warm-up (RunSettings.WarmUp). The environment below may still set it otherwise.
+        start.Environment[CallCountingDelayVariable] = "0";
         if (environment is not null)
         {
             foreach (var (key, value) in environment)

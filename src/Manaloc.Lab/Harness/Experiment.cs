@@ -47,7 +47,7 @@ public abstract class Experiment
     /// </summary>
     public virtual double QuickSeconds => 10;
 
-    /// <summary>Full mode's warm-up and samples (1 s, 15 × 100 ms) against quick mode's (200 ms, 12 × 8 ms) per measurement.</summary>
+    /// <summary>Full mode's warm-up and samples (1 s, 10 × 100 ms) against quick mode's (50 ms in a launch, 8 × 8 ms) per measurement, roughly.</summary>
     public const double FullModeFactor = 8;
 
     /// <summary>The declared cost under <paramref name="settings"/>: <see cref="QuickSeconds"/>, times <see cref="FullModeFactor"/> in full mode, a tenth in smoke mode.</summary>
@@ -78,6 +78,13 @@ public abstract class Experiment
     /// </summary>
     public VerdictResult Judge(IReadOnlyList<Measurement> measurements)
         => Judgement.Judge(Claim, Targets, measurements, Judgement.SeedOf(Name));
+
+    /// <summary>
+    /// Environment variables each launch of this experiment runs with, besides the lab's (null removes one). An
+    /// experiment that measures a cold start overrides the lab's tiering setting
+    /// (<see cref="ChildProcess.CallCountingDelayVariable"/>) back to the runtime's default, which an application has.
+    /// </summary>
+    public virtual IReadOnlyDictionary<string, string?>? LaunchEnvironment => null;
 
     /// <summary>The child key that runs the whole experiment as one launch (<see cref="ExperimentContext.RunLaunch"/>); no experiment's own part may use it.</summary>
     public const string LaunchKey = "launch";

@@ -47,7 +47,7 @@ public sealed class ExperimentContext
     public IReadOnlyDictionary<string, string> Texts => _texts;
 
     /// <summary>Measures a single-threaded body that performs the given number of operations.</summary>
-    public Measurement Measure(string variant, Action<long> body, IReadOnlyDictionary<string, string>? parameters = null, long? fixedOperations = null)
+    public Measurement Measure(string variant, Action<long> body, Parameters? parameters = null, long? fixedOperations = null)
     {
         Status($"{variant} {FormatParameters(parameters)}");
         Cancellation.ThrowIfCancellationRequested();
@@ -60,18 +60,18 @@ public sealed class ExperimentContext
     /// rounds (<see cref="Rounds.Interleave"/>, one sample of each per round), so outside load hits every
     /// variant alike. Records and returns one measurement per variant, in the given order.
     /// </summary>
-    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Action<long> Body)> variants, IReadOnlyDictionary<string, string>? parameters = null)
+    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Action<long> Body)> variants, Parameters? parameters = null)
     {
         ArgumentNullException.ThrowIfNull(variants);
         return Compare([.. variants.Select(v => (v.Variant, parameters ?? Harness.Parameters.None, v.Body))]);
     }
 
     /// <summary>
-    /// Measures cells — a variant under its parameters — side by side, as <see cref="Compare(IReadOnlyList{ValueTuple{string, Action{long}}}, IReadOnlyDictionary{string, string}?)"/>
+    /// Measures cells — a variant under its parameters — side by side, as <see cref="Compare(IReadOnlyList{ValueTuple{string, Action{long}}}, Parameters?)"/>
     /// does for one set of parameters: every cell calibrated and warmed up on its own, then all sampled in
     /// interleaved rounds. Records and returns one measurement per cell, in the given order.
     /// </summary>
-    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, IReadOnlyDictionary<string, string> Parameters, Action<long> Body)> cells)
+    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Parameters Parameters, Action<long> Body)> cells)
     {
         ArgumentNullException.ThrowIfNull(cells);
         var ops = new long[cells.Count];
@@ -91,7 +91,7 @@ public sealed class ExperimentContext
     }
 
     /// <summary>Measures body(threadIndex, operations) on <paramref name="threads"/> threads started together.</summary>
-    public Measurement MeasureThreads(string variant, int threads, Action<int, long> body, IReadOnlyDictionary<string, string>? parameters = null, long? totalOperations = null)
+    public Measurement MeasureThreads(string variant, int threads, Action<int, long> body, Parameters? parameters = null, long? totalOperations = null)
     {
         Status($"{variant} threads={threads} {FormatParameters(parameters)}");
         Cancellation.ThrowIfCancellationRequested();
@@ -100,7 +100,7 @@ public sealed class ExperimentContext
 
     /// <summary>Records samples the experiment measured itself (latencies, sizes, counts).</summary>
     public Measurement RecordSamples(
-        string variant, Unit unit, IReadOnlyCollection<double> samples, IReadOnlyDictionary<string, string>? parameters = null,
+        string variant, Unit unit, IReadOnlyCollection<double> samples, Parameters? parameters = null,
         bool lowerIsBetter = true, int threads = 1, IReadOnlyDictionary<string, double>? metrics = null)
         => Record(new Measurement
         {
@@ -135,12 +135,13 @@ public sealed class ExperimentContext
     /// <summary>
     /// Runs the whole experiment, every variant, as launch <paramref name="launch"/> in a fresh lab process, and
     /// returns all it recorded (see <see cref="Launches"/>). An experiment that runs children of its own runs them
-    /// from there, so each of its child runs belongs to one launch.
+    /// from there, so each of its child runs belongs to one launch. <paramref name="environment"/> is the experiment's
+    /// <see cref="Experiment.LaunchEnvironment"/>.
     /// </summary>
-    internal ChildOutput RunLaunch(int launch, TimeSpan timeout)
+    internal ChildOutput RunLaunch(int launch, TimeSpan timeout, IReadOnlyDictionary<string, string?>? environment = null)
     {
         Status($"launch {launch + 1} of {Settings.Launches}");
-        return RunLabChild(Experiment.LaunchKey, [], environment: null, timeout);
+        return RunLabChild(Experiment.LaunchKey, [], environment, timeout);
     }
 
     private ChildOutput RunLabChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment, TimeSpan timeout)
@@ -182,6 +183,6 @@ public sealed class ExperimentContext
         Machine = MachineInfo.Current(),
     };
 
-    private static string FormatParameters(IReadOnlyDictionary<string, string>? parameters)
+    private static string FormatParameters(Parameters? parameters)
         => parameters is null ? "" : Measurement.FormatParameters(parameters);
 }

@@ -44,7 +44,7 @@ public static class ExperimentRunner
                 var timeout = TimeSpan.FromSeconds(Math.Max(120, 10 * experiment.ExpectedSeconds(settings)));
                 for (int launch = 0; launch < settings.Launches; launch++)
                 {
-                    var output = context.RunLaunch(launch, timeout);
+                    var output = context.RunLaunch(launch, timeout, experiment.LaunchEnvironment);
                     launches.Add(new LaunchRun(output.Measurements, output.Notes, output.Tables));
                 }
             }

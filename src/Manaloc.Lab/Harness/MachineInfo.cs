@@ -31,6 +31,11 @@ public sealed record MachineInfo
     public string? SmtSiblings { get; init; }
     /// <summary>Whether the process runs in CI (the CI environment variable).</summary>
     public bool Ci { get; init; }
+    /// <summary>
+    /// True when this process's tiered compilation counts calls from the start (<c>DOTNET_TC_CallCountingDelayMs=0</c>, as
+    /// every lab child runs): quick mode's warm-up is 50 ms there and 200 ms elsewhere (<see cref="RunSettings.Quick"/>).
+    /// </summary>
+    public bool CallsCountedFromStart { get; init; }
 
     /// <summary>Background (concurrent) GC is on unless the runtime configuration or environment turned it off.</summary>
     private static bool IsConcurrentGc()
@@ -66,6 +71,7 @@ public sealed record MachineInfo
             SmtSiblings = CpuTopology.Describe(),
             AffinityProcessors = affinityCount,
             AffinityMask = mask,
+            CallsCountedFromStart = RunSettings.CallsCountedFromStart,
             GcMode = (GCSettings.IsServerGC ? "server" : "workstation") + (IsConcurrentGc() ? ", concurrent" : ""),
             GcLatencyMode = GCSettings.LatencyMode.ToString(),
             TotalAvailableMemoryBytes = GC.GetGCMemoryInfo().TotalAvailableMemoryBytes,

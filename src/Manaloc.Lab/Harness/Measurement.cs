@@ -9,8 +9,8 @@ public sealed record Measurement
     /// <summary>The variant measured, e.g. <c>EconomicResetEvent</c>.</summary>
     public required string Variant { get; init; }
 
-    /// <summary>Parameter values for this measurement (e.g. <c>threads=2</c>, <c>size=4096</c>).</summary>
-    public IReadOnlyDictionary<string, string> Parameters { get; init; } = new Dictionary<string, string>();
+    /// <summary>Parameter values for this measurement (e.g. <c>threads</c> = 2, <c>size</c> = 4096), typed.</summary>
+    public Parameters Parameters { get; init; } = Parameters.None;
 
     /// <summary>Threads that ran the body.</summary>
     public int Threads { get; init; } = 1;
@@ -75,11 +75,14 @@ public sealed record Measurement
 
     /// <summary>The parameters as a stable <c>k=v, k=v</c> key (sorted by name).</summary>
     [System.Text.Json.Serialization.JsonIgnore]
-    public string ParameterKey => FormatParameters(Parameters);
+    public string ParameterKey => Parameters.Key;
 
-    /// <summary>Formats parameters as <c>k=v, k=v</c>, sorted by name.</summary>
-    public static string FormatParameters(IReadOnlyDictionary<string, string> parameters)
-        => string.Join(", ", parameters.OrderBy(p => p.Key, StringComparer.Ordinal).Select(p => $"{p.Key}={p.Value}"));
+    /// <summary>Formats parameters as <c>k=v, k=v</c>, sorted by name (<see cref="Harness.Parameters.Key"/>).</summary>
+    public static string FormatParameters(Parameters parameters)
+    {
+        ArgumentNullException.ThrowIfNull(parameters);
+        return parameters.Key;
+    }
 }
 
 /// <summary>Collections per generation.</summary>

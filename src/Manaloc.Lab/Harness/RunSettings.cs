@@ -60,22 +60,36 @@ public sealed record RunSettings
     public static string NameOf(RunMode mode) => mode.ToString().ToLowerInvariant();
 
     /// <summary>Quick mode: 3 launches of every experiment, the whole suite within five minutes on 2 cores.
-    /// Eight short samples per launch rather than a few long ones, 24 in all: enough for p10/p90 and a bootstrap
+    /// A 50 ms warm-up per measurement in a lab child (200 ms elsewhere), then eight short samples per launch rather than a few long ones, 24 in all: enough for p10/p90 and a bootstrap
     /// interval, and for each launch's own interval, against which launches that disagree are found.</summary>
     /// <remarks>
-    /// The warm-up outlasts the runtime's tiering delay: tiered compilation starts counting calls
-    /// only after 100 ms without new tier-0 code, and every measurement jits new code (its body),
-    /// so a shorter warm-up measures tier-0 callees. 200 ms leaves time for the tier-1 rejit.
+    /// The warm-up outlasts the runtime's tiering delay. By default tiered compilation starts counting
+    /// calls only after 100 ms without new tier-0 code, and every measurement jits new code (its body),
+    /// so a shorter warm-up measures tier-0 callees: 200 ms leaves time for the tier-1 rejit. Every lab
+    /// child (each launch) runs with that delay at 0 (<see cref="ChildProcess.CallCountingDelayVariable"/>),
+    /// so calls count from the start: a body's callees reach the same tier-1 code within the calibration's first
+    /// milliseconds (the body itself runs on-stack-replaced optimised code, as it did after 200 ms), and 50 ms of
+    /// full samples settle caches, pools and the background compiles.
     /// </remarks>
     public static RunSettings Quick(IReadOnlyList<int>? threads = null) => new()
     {
         Mode = RunMode.Quick,
-        WarmUp = TimeSpan.FromMilliseconds(200),
+        WarmUp = TimeSpan.FromMilliseconds(CallsCountedFromStart ? 50 : 200),
         SampleTarget = TimeSpan.FromMilliseconds(8),
         Samples = 8,
         Launches = 3,
         ThreadCounts = threads ?? DefaultThreadCounts(Environment.ProcessorCount),
     };
+
+    /// <summary>True when this process's tiered compilation counts calls from the start (<see cref="ChildProcess.CallCountingDelayVariable"/> is 0).</summary>
+    public static bool CallsCountedFromStart { get; } = Environment.GetEnvironmentVariable(ChildProcess.CallCountingDelayVariable) == "0";
+
+    /// <summary>
+    /// How long an experiment's own JIT warm-up (a few dozen calls of every body) pauses so that the hot methods'
+    /// tier-1 code is installed before it measures: the runtime's 100 ms call-counting delay and the compile (150 ms)
+    /// by default, the compile alone (30 ms) where calls count from the start (every lab child).
+    /// </summary>
+    public static TimeSpan TierUpPause { get; } = TimeSpan.FromMilliseconds(CallsCountedFromStart ? 30 : 150);
 
     /// <summary>Smoke mode, for tests: proves an experiment runs end to end; its figures mean little.</summary>
     public static RunSettings Smoke(IReadOnlyList<int>? threads = null) => new()

@@ -26,7 +26,7 @@ public static class ThreadSweep
         int threads,
         Action<int, long> body,
         RunSettings settings,
-        IReadOnlyDictionary<string, string>? parameters = null,
+        Parameters? parameters = null,
         long? totalOperations = null)
     {
         ArgumentNullException.ThrowIfNull(body);
@@ -50,7 +50,7 @@ public static class ThreadSweep
             samples[i] = crew.Run(perThread).TotalNanoseconds / total;
         }
         var after = GcSnapshot.Take(allThreads: true);
-        var withThreads = new Dictionary<string, string>(parameters ?? Parameters.None) { ["threads"] = threads.ToString(System.Globalization.CultureInfo.InvariantCulture) };
+        var withThreads = (parameters ?? Parameters.None).With("threads", threads);
         crew.ThrowIfFailed();
         // Run returned after the round's closing barrier, so every thread's last placement sample is visible here.
         return Bench.Build(variant, withThreads, threads, total, samples, before, after) with { Placement = threads > 1 ? crew.Placement.Build() : null };

@@ -24,10 +24,10 @@ public static class Charts
         string? sweep = result.SweepParameter;
         if (sweep is null) return [];
         var usable = result.Measurements
-            .Where(m => m.Parameters.TryGetValue(sweep, out var v) && TryNumber(v, out _))
+            .Where(m => m.Parameters.TryGetValue(sweep, out var v) && v.IsNumber)
             .ToArray();
         var groups = usable
-            .GroupBy(m => (Others: Measurement.FormatParameters(Without(m.Parameters, sweep)), Metric: MetricOf(m)))
+            .GroupBy(m => (Others: m.Parameters.Without(sweep).Key, Metric: MetricOf(m)))
             .OrderBy(g => g.Key.Others, StringComparer.Ordinal)
             .Take(MaxChartsPerExperiment)
             .ToArray();
@@ -39,7 +39,7 @@ public static class Charts
                 .GroupBy(m => m.Variant)
                 .OrderBy(g => IndexOf(result.Variants, g.Key))
                 .Select(g => new ChartSeries(g.Key, g
-                    .Select(m => (X: Number(m.Parameters[sweep]), Y: ValueOf(m)))
+                    .Select(m => (X: m.Parameters.Double(sweep), Y: ValueOf(m)))
                     .OrderBy(p => p.X).ToArray()))
                 .ToArray();
             string title = group.Key.Others.Length == 0 ? result.Experiment : $"{result.Experiment} ({group.Key.Others})";
@@ -54,19 +54,12 @@ public static class Charts
 
     private static double ValueOf(Measurement m) => m.OpsPerSecond ?? m.Statistics.Median;
 
-    private static Dictionary<string, string> Without(IReadOnlyDictionary<string, string> parameters, string key)
-        => parameters.Where(p => p.Key != key).ToDictionary(p => p.Key, p => p.Value);
-
     private static int IndexOf(IReadOnlyList<string> list, string value)
     {
         for (int i = 0; i < list.Count; i++) if (list[i] == value) return i;
         return int.MaxValue;
     }
 
-    private static bool TryNumber(string text, out double value)
-        => double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out value);
-
-    private static double Number(string text) => double.Parse(text, NumberStyles.Float, CultureInfo.InvariantCulture);
 
     /// <summary>A file-name-safe form of <paramref name="text"/>.</summary>
     public static string Slug(string text)

@@ -71,8 +71,8 @@ public static class PngCharts
         string? sweep = result.SweepParameter;
         if (sweep is null) yield break;
         var groups = result.Measurements
-            .Where(m => m.Parameters.TryGetValue(sweep, out var x) && double.TryParse(x, NumberStyles.Float, CultureInfo.InvariantCulture, out _))
-            .GroupBy(m => (Others: Measurement.FormatParameters(m.Parameters.Where(p => p.Key != sweep).ToDictionary(p => p.Key, p => p.Value)), m.Unit))
+            .Where(m => m.Parameters.TryGetValue(sweep, out var x) && x.IsNumber)
+            .GroupBy(m => (Others: m.Parameters.Without(sweep).Key, m.Unit))
             .Where(g => g.Select(m => m.Parameters[sweep]).Distinct().Count() >= 2)
             .Take(Charts.MaxChartsPerExperiment);
         foreach (var group in groups)
@@ -140,7 +140,7 @@ public static class PngCharts
 
     private static byte[] Render(Plot plot) => plot.GetImageBytes(Width, Height, ImageFormat.Png);
 
-    private static double X(Measurement m, string sweep) => double.Parse(m.Parameters[sweep], NumberStyles.Float, CultureInfo.InvariantCulture);
+    private static double X(Measurement m, string sweep) => m.Parameters.Double(sweep);
 
     private static int Index(IReadOnlyList<string> list, string value)
     {

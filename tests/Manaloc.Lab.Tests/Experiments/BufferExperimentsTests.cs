@@ -13,7 +13,7 @@ public sealed class BufferExperimentsTests
         Assert.Null(result.Error);
         foreach (string variant in new[] { "MemoryPool.Shared", "BufferMemoryPool" })
         {
-            foreach (string segment in new[] { "4096", "65536" })
+            foreach (int segment in new[] { 4096, 65536 })
             {
                 foreach (string measure in new[] { "timed", "move" })
                     Assert.Contains(result.Measurements, m => m.Variant == variant && m.Parameters["segment"] == segment && m.Parameters["measure"] == measure);

@@ -19,7 +19,7 @@ public sealed class HttpTests
         Variant = build,
         Unit = "µs",
         Statistics = Statistics.From([micros, micros, micros]), // more than one sample: a figure measured once is only reported, never judged
-        Parameters = new Dictionary<string, string> { ["load"] = load, ["one-in"] = "100" },
+        Parameters = Parameters.Of(("load", load), ("one-in", 100)),
         Metrics = metrics,
     };
 
@@ -29,7 +29,7 @@ public sealed class HttpTests
         Unit = "ok/s",
         LowerIsBetter = false,
         Statistics = Statistics.From([okPerSecond, okPerSecond, okPerSecond]),
-        Parameters = new Dictionary<string, string> { ["load"] = "saturated" },
+        Parameters = Parameters.Of(("load", "saturated")),
         Metrics = Metrics(allocated),
     };
 

@@ -6,9 +6,9 @@ namespace Manaloc.Lab.Tests.Experiments;
 /// <summary>idle-release records a retained-bytes curve per variant, and its target reads the two-period point against the peak.</summary>
 public sealed class IdleReleaseTests
 {
-    private static Measurement Retained(string variant, string idle, double bytes) => new()
+    private static Measurement Retained(string variant, double idle, double bytes) => new()
     {
-        Variant = variant, Unit = Unit.Bytes, Parameters = new Dictionary<string, string> { ["idle"] = idle },
+        Variant = variant, Unit = Unit.Bytes, Parameters = Parameters.Of(("idle", idle)),
         Statistics = Statistics.From([bytes, bytes, bytes]), // more than one sample: a figure measured once is only reported, never judged
     };
 
@@ -17,14 +17,14 @@ public sealed class IdleReleaseTests
     {
         var verdict = new IdleRelease().Judge(
         [
-            Retained("BufferManager", "0", 1000), Retained("BufferManager", "1", 1000), Retained("BufferManager", "2", 50),
-            Retained("ArrayPool.Shared", "0", 1000), Retained("ArrayPool.Shared", "2", 1000),
+            Retained("BufferManager", 0, 1000), Retained("BufferManager", 1, 1000), Retained("BufferManager", 2, 50),
+            Retained("ArrayPool.Shared", 0, 1000), Retained("ArrayPool.Shared", 2, 1000),
         ]);
         var target = Assert.Single(verdict.Targets);
         Assert.Equal(5, target.Today!.Value, 6);
         Assert.True(target.Met == true);
 
-        var missed = new IdleRelease().Judge([Retained("BufferManager", "0", 1000), Retained("BufferManager", "2", 200)]);
+        var missed = new IdleRelease().Judge([Retained("BufferManager", 0, 1000), Retained("BufferManager", 2, 200)]);
         Assert.True(Assert.Single(missed.Targets).Met == false);
     }
 

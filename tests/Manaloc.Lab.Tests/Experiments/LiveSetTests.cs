@@ -32,17 +32,25 @@ public sealed class LiveSetTests
         var limit = TimeSpan.FromMilliseconds(300);
         var extended = LiveSetProbe.Churn(subject, rounds: 3, CancellationToken.None, limit);
         Assert.Equal(100L * extended.RatesPerSecond.Length, extended.Replacements); // throughput is over every round
-        if (extended.PausesMs.Count < Statistics.MinForP99)
-        {
-            // A 1000-record set's rounds take microseconds: short of collections, it went on to the limit, and no further
-            // than a round past it.
-            Assert.True(extended.RatesPerSecond.Length > 3);
-            Assert.InRange(extended.Seconds, limit.TotalSeconds, limit.TotalSeconds + 1);
-        }
-        else
-        {
-            Assert.True(extended.Seconds < limit.TotalSeconds + 1);
-        }
+        Assert.True(extended.Seconds < limit.TotalSeconds + 1); // no further than a round past the limit
+    }
+
+    [Theory]
+    [InlineData(2, 10, 0, 34, 0.5, 0.0, 4.0, true)]     // within its rounds: always
+    [InlineData(10, 10, 40, 34, 1.0, 0.0, 4.0, false)]  // enough pauses for its launch's share
+    [InlineData(10, 10, 10, 34, 1.0, 0.0, 4.0, true)]   // 10 pauses a second: 34 within the 4 s left
+    [InlineData(10, 10, 3, 34, 1.0, 0.0, 4.0, false)]   // 3 a second: 15 by the limit, short of 34: stop now
+    [InlineData(12, 10, 0, 34, 1.2, 0.2, 4.0, false)]   // no collection at all: the pace reaches nothing
+    [InlineData(30, 10, 20, 34, 5.0, 4.0, 4.0, false)]  // the time is spent
+    public void Churn_extends_only_while_its_pace_can_reach_the_pauses_it_wants(int round, int rounds, int pauses, int wanted, double seconds, double extended, double limit, bool expected)
+        => Assert.Equal(expected, LiveSetProbe.TakesAnotherRound(round, rounds, pauses, wanted, seconds, extended, limit));
+
+    [Fact]
+    public void Each_launch_wants_its_share_of_the_pauses_a_p99_needs()
+    {
+        Assert.Equal(34, LiveSetProbe.PausesWanted(RunSettings.Quick()));        // 3 launches: 3 × 34 ≥ 100
+        Assert.Equal(20, LiveSetProbe.PausesWanted(RunSettings.Full()));         // 5 launches
+        Assert.Equal(Statistics.MinForP99, LiveSetProbe.PausesWanted(RunSettings.Smoke())); // one launch: all of them
     }
 
     [Theory]
@@ -63,12 +71,12 @@ public sealed class LiveSetTests
         var plan = new LiveSetPlan(LiveSetSubject.StructHandles, 5_000, 2);
         var output = ChildProcess.Run(["child", "live-set", "run", "--mode", "smoke", "--", .. plan.ToArguments()],
             new Dictionary<string, string?> { ["DOTNET_gcServer"] = "1" }, TimeSpan.FromMinutes(1));
-        Assert.Equal(["churn", "churn-gc-pause", "full-gc", "heap"], output.Measurements.Select(m => m.Parameters["op"]).Order(StringComparer.Ordinal));
+        Assert.Equal(["churn", "churn-gc-pause", "full-gc", "heap"], output.Measurements.Select(m => m.Parameters.Text("op")).Order(StringComparer.Ordinal));
         Assert.All(output.Measurements, m =>
         {
             Assert.Equal(plan.Variant, m.Variant);
-            Assert.Equal("server", m.Parameters["gc"]);
-            Assert.Equal("5000", m.Parameters["records"]);
+            Assert.Equal("server", m.Parameters.Text("gc"));
+            Assert.Equal(5000, m.Parameters.Int("records")); // typed after the trip through the child's JSON
         });
         var churn = Assert.Single(output.Measurements, m => m.Parameters["op"] == "churn");
         Assert.Equal(1, churn.Statistics.Count); // one rate: every replacement over the whole phase
@@ -152,7 +160,7 @@ public sealed class LiveSetTests
         Unit = op == "churn" ? "replacements/s" : op == "heap" ? "B/record" : "ms",
         LowerIsBetter = op != "churn",
         Statistics = Statistics.From(samples.ToArray()),
-        Parameters = new Dictionary<string, string> { ["gc"] = gc, ["op"] = op, ["records"] = "1000" },
+        Parameters = Parameters.Of(("gc", gc), ("op", op), ("records", 1000)),
         Metrics = new Dictionary<string, double> { ["gcs"] = gcs },
     };
 

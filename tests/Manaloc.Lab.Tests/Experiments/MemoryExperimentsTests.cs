@@ -33,7 +33,7 @@ public sealed class MemoryExperimentsTests
             Unit = "ns/op",
             Statistics = Statistics.From([ns, ns, ns]),
             AllocatedBytes = allocated,
-            Parameters = new Dictionary<string, string> { ["op"] = "scan", ["records"] = records.ToString(System.Globalization.CultureInfo.InvariantCulture) },
+            Parameters = Parameters.Of(("op", "scan"), ("records", records)),
         };
         var measurements = new[]
         {

@@ -6,13 +6,11 @@ namespace Manaloc.Lab.Tests.Experiments;
 /// <summary>The verdicts of pool-scaling, buffers and gc-modes follow the measurements they are given, and the runs report the targets.</summary>
 public sealed class PoolingExperimentsTests
 {
-    private static Measurement Ops(string variant, int threads, double opsPerSecond, params (string, string)[] extra)
+    private static Measurement Ops(string variant, int threads, double opsPerSecond)
     {
-        var parameters = new Dictionary<string, string> { ["threads"] = threads.ToString(System.Globalization.CultureInfo.InvariantCulture) };
-        foreach (var (k, v) in extra) parameters[k] = v;
         return new Measurement
         {
-            Variant = variant, Threads = threads, Unit = "ns/op", Parameters = parameters,
+            Variant = variant, Threads = threads, Unit = "ns/op", Parameters = Parameters.Of(("threads", threads)),
             Statistics = Statistics.From([1e9 / opsPerSecond, 1e9 / opsPerSecond, 1e9 / opsPerSecond]), OpsPerSecond = opsPerSecond, NsPerOp = 1e9 / opsPerSecond,
         };
     }
@@ -49,7 +47,7 @@ public sealed class PoolingExperimentsTests
     {
         Measurement Ms(string variant, string gc, double ms) => new()
         {
-            Variant = variant, Unit = "ms", Parameters = new Dictionary<string, string> { ["gc"] = gc },
+            Variant = variant, Unit = "ms", Parameters = Parameters.Of(("gc", gc)),
             Statistics = Statistics.From([ms, ms, ms]),
         };
         var verdict = new GcModes().Judge([Ms("class temporaries", "workstation", 1100), Ms("struct locals", "workstation", 250), Ms("class temporaries", "server", 700)]);

@@ -20,7 +20,7 @@ public sealed class ProcessorsTests
         // The runtime sized itself from the mask it started with.
         Assert.Equal(1, child.Values["environmentProcessorCount"]);
         Assert.Equal(1, child.Machine!.AffinityProcessors);
-        Assert.All(child.Measurements, m => Assert.Equal(LabProcessors.StartedRestricted, m.Parameters["process"]));
+        Assert.All(child.Measurements, m => Assert.Equal(LabProcessors.StartedRestricted, m.Parameters.Text("process")));
         Assert.Equal(before.AffinityProcessors, PlatformProcessors.Read().AffinityProcessors);
     }
 

@@ -20,7 +20,7 @@ public sealed class ServerTests
         Variant = build,
         Unit = "µs",
         Statistics = Statistics.From([micros, micros, micros]),
-        Parameters = new Dictionary<string, string> { ["load"] = load, ["one-in"] = "100" },
+        Parameters = Parameters.Of(("load", load), ("one-in", 100)),
         Metrics = metrics,
     };
 
@@ -30,7 +30,7 @@ public sealed class ServerTests
         Unit = "ok/s",
         LowerIsBetter = false,
         Statistics = Statistics.From([okPerSecond, okPerSecond, okPerSecond]),
-        Parameters = new Dictionary<string, string> { ["load"] = "saturated" },
+        Parameters = Parameters.Of(("load", "saturated")),
         Metrics = Metrics(0, 0, lost),
     };
 

@@ -11,7 +11,7 @@ public sealed class TypedMemoryVerdictTests
         Variant = variant,
         Unit = op == "heap" ? "B/record" : op == "full-gc" ? "ms" : "ns/op",
         Statistics = Statistics.From([median, median, median]),
-        Parameters = new Dictionary<string, string> { ["op"] = op, ["records"] = "1000" },
+        Parameters = Parameters.Of(("op", op), ("records", 1000)),
     };
 
     private static List<Measurement> Set(double typedHeap, double typedPause) =>

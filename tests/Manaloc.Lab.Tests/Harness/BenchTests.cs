@@ -18,7 +18,7 @@ public sealed class BenchTests
         Assert.Equal("ns/op", m.Unit);
         Assert.True(m.NsPerOp > 0);
         Assert.Equal(1e9 / m.NsPerOp!.Value, m.OpsPerSecond!.Value, 6);
-        Assert.Equal("1", m.Parameters["k"]);
+        Assert.Equal(1, m.Parameters.Int("k"));
         Assert.True(m.PeakWorkingSetBytes > 0);
     }
 

@@ -15,6 +15,17 @@ public sealed class ChildProcessTests
         Assert.All(output.Measurements, m => Assert.Equal(2, m.Statistics.Count)); // smoke mode reached the child
         Assert.NotNull(output.Machine);
         Assert.StartsWith("server", output.Machine!.GcMode); // the environment took effect in the child
+        Assert.True(output.Machine.CallsCountedFromStart); // every child counts calls for tiering from the start
+    }
+
+    [Fact]
+    public void The_experiment_environment_can_take_the_tiering_setting_away()
+    {
+        var output = ChildProcess.Run(
+            ["child", "clock-allocations", "measure", "--mode", "smoke"],
+            new Dictionary<string, string?> { [ChildProcess.CallCountingDelayVariable] = null },
+            TimeSpan.FromMinutes(1));
+        Assert.False(output.Machine!.CallsCountedFromStart);
     }
 
     [Fact]

@@ -17,8 +17,8 @@ public sealed class ThreadSweepTests
         var m = ThreadSweep.Measure("share", threads, (i, n) => calls.Add((i, n, Environment.CurrentManagedThreadId)), Tiny, Parameters.Of(("size", 8)), totalOperations: 600);
 
         Assert.Equal(threads, m.Threads);
-        Assert.Equal(threads.ToString(), m.Parameters["threads"]);
-        Assert.Equal("8", m.Parameters["size"]);
+        Assert.Equal(threads, m.Parameters.Int("threads"));
+        Assert.Equal(8, m.Parameters.Int("size"));
         Assert.Equal(600 / threads * threads, m.OperationsPerSample);
         Assert.All(calls, c => Assert.Equal(600 / threads, c.Ops));
         Assert.Equal(Enumerable.Range(0, threads), calls.Select(c => c.Index).Distinct().Order());

@@ -23,10 +23,10 @@ public sealed class VerdictAndRatioTests
     {
         var ms = new[]
         {
-            M("base", 10, ("size", "1")), M("ours", 5, ("size", "1")),
-            M("base", 40, ("size", "2")), M("ours", 10, ("size", "2")),
-            M("ours", 7, ("size", "3")),
-            M("ours", 9, ("size", "1")) with { Unit = "ms" },
+            M("base", 10, ("size", 1)), M("ours", 5, ("size", 1)),
+            M("base", 40, ("size", 2)), M("ours", 10, ("size", 2)),
+            M("ours", 7, ("size", 3)),
+            M("ours", 9, ("size", 1)) with { Unit = "ms" },
         };
         var rated = ExperimentRunner.WithRatios(ms, "base");
         Assert.Equal(1.0, rated[0].RatioToBaseline);
@@ -45,12 +45,12 @@ public sealed class VerdictAndRatioTests
         Assert.Single(result.Measurements); // what was recorded before the failure is kept
     }
 
-    private static Measurement M(string variant, double median, params (string, string)[] p) => new()
+    private static Measurement M(string variant, double median, params (string, ParameterValue)[] p) => new()
     {
         Variant = variant,
         Unit = "ns/op",
         Statistics = Statistics.From([median]),
-        Parameters = p.ToDictionary(x => x.Item1, x => x.Item2),
+        Parameters = Parameters.Of(p),
     };
 
     private sealed class Failing : Experiment
