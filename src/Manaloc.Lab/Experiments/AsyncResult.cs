@@ -77,18 +77,9 @@ public sealed class AsyncResult : Experiment
     /// </summary>
     private static void Measure(ExperimentContext context, string variant, Action<long> body, IReadOnlyDictionary<string, string> parameters)
     {
-        long ops = Window * 64L; // large enough that one late pool wake-up cannot dominate the pilot
-        double Run()
-        {
-            long start = System.Diagnostics.Stopwatch.GetTimestamp();
-            body(ops);
-            return System.Diagnostics.Stopwatch.GetElapsedTime(start).TotalNanoseconds;
-        }
-        double elapsed;
-        while ((elapsed = Run()) < 2_000_000 && ops < 1 << 24) ops *= 4;
-        elapsed = Math.Min(elapsed, Run());
-        long fixedOps = Math.Max(Window, (long)(context.Settings.SampleTarget.TotalNanoseconds / (elapsed / ops)));
-        context.Measure(variant, body, parameters, fixedOps);
+        // A first count large enough that one late pool wake-up cannot dominate the pilot.
+        double nsPerOp = Pilot.NsPerOp(body, startOperations: Window * 64L, minimum: TimeSpan.FromMilliseconds(2));
+        context.Measure(variant, body, parameters, Math.Max(Window, Pilot.OperationsPerSample(context.Settings, nsPerOp)));
     }
 
     private static void Start(object result, int size) => ThreadPool.UnsafeQueueUserWorkItem(new FibJob(result, size), preferLocal: false);

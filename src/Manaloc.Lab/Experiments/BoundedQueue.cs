@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
 using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
@@ -105,15 +104,11 @@ public sealed class BoundedQueue : Experiment
         const int Probe = 20_000;
         for (int attempt = 0; attempt < 6; attempt++)
         {
-            long start = Stopwatch.GetTimestamp();
-            for (int i = 0; i < Probe; i++) Send(payload);
-            double us = Stopwatch.GetElapsedTime(start).TotalMicroseconds / Probe;
+            double us = LabClock.Time(() => { for (int i = 0; i < Probe; i++) Send(payload); }).TotalMicroseconds / Probe;
             if (us is > SendMicros * 0.75 and < SendMicros * 1.5) return us;
             s_sendSpin = Math.Clamp((int)(s_sendSpin * SendMicros / Math.Max(us, 0.01)), 1, 1_000_000);
         }
-        long s = Stopwatch.GetTimestamp();
-        for (int i = 0; i < Probe; i++) Send(payload);
-        return Stopwatch.GetElapsedTime(s).TotalMicroseconds / Probe;
+        return LabClock.Time(() => { for (int i = 0; i < Probe; i++) Send(payload); }).TotalMicroseconds / Probe;
     }
 
     /// <summary>The slow consumer's work: read the payload and wait for the "socket".</summary>
@@ -126,8 +121,7 @@ public sealed class BoundedQueue : Experiment
     private static (Action<Action>, Action) StartBlockingCollection(int? cap)
     {
         var queue = cap is int c ? new BlockingCollection<Action>(c) : new BlockingCollection<Action>();
-        var consumer = new Thread(() => { foreach (var item in queue.GetConsumingEnumerable()) item(); }) { IsBackground = true, Name = "lab-consumer" };
-        consumer.Start();
+        var consumer = LabThreads.Start(1, _ => { foreach (var item in queue.GetConsumingEnumerable()) item(); }, "lab-consumer")[0];
         return (queue.Add, () => { queue.CompleteAdding(); consumer.Join(); queue.Dispose(); });
     }
 
@@ -150,19 +144,20 @@ public sealed class BoundedQueue : Experiment
         GC.WaitForPendingFinalizers();
         long baseline = GC.GetTotalMemory(forceFullCollection: true);
         var (post, finish) = start(items);
-        long begin = Stopwatch.GetTimestamp();
+        long begin = LabClock.Now;
         for (int i = 0; i < items; i++)
         {
             var payload = new byte[PayloadBytes];
             payload[0] = (byte)i;
             post(() => Send(payload));
         }
-        long probeStart = Stopwatch.GetTimestamp();
-        GC.Collect(); // blocking: the consumer is paused too, so excluding this time is exact
-        long live = GC.GetTotalMemory(forceFullCollection: false);
-        var probe = Stopwatch.GetElapsedTime(probeStart);
+        var probe = LabClock.Time(() =>
+        {
+            GC.Collect(); // blocking: the consumer is paused too, so excluding this time is exact
+            return GC.GetTotalMemory(forceFullCollection: false);
+        }, out long live);
         finish();
-        var elapsed = Stopwatch.GetElapsedTime(begin) - probe;
+        var elapsed = LabClock.Since(begin) - probe;
         peakBytes = Math.Max(0, live - baseline);
         return elapsed;
     }

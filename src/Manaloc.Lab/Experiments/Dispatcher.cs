@@ -164,38 +164,17 @@ public sealed class Dispatcher : Experiment
         return Flood(items, () => dispatcher.Post(s_tiny), () => dispatcher.Shutdown(Timeout.InfiniteTimeSpan), []);
     }
 
-    private static Thread[] StartWorkers(Action loop)
-    {
-        var threads = new Thread[Workers];
-        for (int i = 0; i < threads.Length; i++)
-        {
-            threads[i] = new Thread(() => loop()) { IsBackground = true, Name = $"lab-worker-{i}" };
-            threads[i].Start();
-        }
-        return threads;
-    }
+    private static Thread[] StartWorkers(Action loop) => LabThreads.Start(Workers, _ => loop(), "lab-worker");
 
     /// <summary>Releases the producers together; returns the time until the last item ran (complete + join).</summary>
     private static TimeSpan Flood(int items, Action post, Action complete, Thread[] workers)
     {
         int perProducer = items / Producers;
-        using var go = new ManualResetEventSlim();
-        var producers = new Thread[Producers];
-        for (int i = 0; i < producers.Length; i++)
+        return LabThreads.RunTogether(Producers, _ => { for (int n = 0; n < perProducer; n++) post(); }, then: () =>
         {
-            producers[i] = new Thread(() =>
-            {
-                go.Wait();
-                for (int n = 0; n < perProducer; n++) post();
-            }) { IsBackground = true, Name = $"lab-producer-{i}" };
-            producers[i].Start();
-        }
-        long start = Stopwatch.GetTimestamp();
-        go.Set();
-        foreach (var t in producers) t.Join();
-        complete();
-        foreach (var t in workers) t.Join();
-        return Stopwatch.GetElapsedTime(start);
+            complete();
+            foreach (var t in workers) t.Join();
+        }, name: "lab-producer");
     }
 
     private enum FloodKind { None, ThreadPool, Dispatcher }
@@ -209,15 +188,11 @@ public sealed class Dispatcher : Experiment
         const int Probe = 20_000;
         for (int attempt = 0; attempt < 6; attempt++)
         {
-            long start = Stopwatch.GetTimestamp();
-            for (int i = 0; i < Probe; i++) s_floodWork();
-            double us = Stopwatch.GetElapsedTime(start).TotalMicroseconds / Probe;
+            double us = LabClock.Time(() => { for (int i = 0; i < Probe; i++) s_floodWork(); }).TotalMicroseconds / Probe;
             if (us is > 0.7 and < 1.5) return us;
             s_floodSpin = Math.Clamp((int)(s_floodSpin / Math.Max(us, 0.01)), 1, 100_000);
         }
-        long s = Stopwatch.GetTimestamp();
-        for (int i = 0; i < Probe; i++) s_floodWork();
-        return Stopwatch.GetElapsedTime(s).TotalMicroseconds / Probe;
+        return LabClock.Time(() => { for (int i = 0; i < Probe; i++) s_floodWork(); }).TotalMicroseconds / Probe;
     }
 
     /// <summary>
@@ -267,7 +242,7 @@ public sealed class Dispatcher : Experiment
 
     private sealed class Beat(double[] latencies, int index, long queuedAt) : IThreadPoolWorkItem
     {
-        public void Execute() => latencies[index] = Stopwatch.GetElapsedTime(queuedAt).TotalMilliseconds;
+        public void Execute() => latencies[index] = LabClock.Since(queuedAt).TotalMilliseconds;
     }
 
     private static List<double> Heartbeat(FloodKind flood, TimeSpan duration, out long flooded, out double cpuCores)
@@ -279,44 +254,38 @@ public sealed class Dispatcher : Experiment
         var pool = new PoolFlood();
         Action post = dispatcher is not null ? () => dispatcher.Post(s_floodWork) : pool.Post;
         long posted = 0;
-        var producers = new Thread[flood == FloodKind.None ? 0 : Producers];
-        for (int i = 0; i < producers.Length; i++)
+        // The same producers in both variants: post as fast as the sink takes items; both sinks
+        // block a producer on a full bound and let it go again at the same resume mark.
+        var producers = LabThreads.Start(flood == FloodKind.None ? 0 : Producers, _ =>
         {
-            // The same producers in both variants: post as fast as the sink takes items; both sinks
-            // block a producer on a full bound and let it go again at the same resume mark.
-            producers[i] = new Thread(() =>
+            long mine = 0;
+            while (!stop.IsCancellationRequested)
             {
-                long mine = 0;
-                while (!stop.IsCancellationRequested)
-                {
-                    try { post(); } catch (InvalidOperationException) { break; }
-                    mine++;
-                }
-                Interlocked.Add(ref posted, mine);
-            }) { IsBackground = true, Name = $"lab-flood-{i}" };
-            producers[i].Start();
-        }
+                try { post(); } catch (InvalidOperationException) { break; }
+                mine++;
+            }
+            Interlocked.Add(ref posted, mine);
+        }, "lab-flood");
         Thread.Sleep(50); // let the flood build up
         var latencies = new double[(int)(duration.TotalMilliseconds * 2) + 16];
         int beats = 0;
         using var process = Process.GetCurrentProcess();
         var cpuBefore = process.TotalProcessorTime;
-        long start = Stopwatch.GetTimestamp();
-        var until = start + (long)(duration.TotalSeconds * Stopwatch.Frequency);
-        while (Stopwatch.GetTimestamp() < until && beats < latencies.Length)
+        var beating = LabClock.Budget(duration);
+        while (!beating.IsSpent && beats < latencies.Length)
         {
             latencies[beats] = double.NaN;
-            ThreadPool.UnsafeQueueUserWorkItem(new Beat(latencies, beats, Stopwatch.GetTimestamp()), preferLocal: false);
+            ThreadPool.UnsafeQueueUserWorkItem(new Beat(latencies, beats, LabClock.Now), preferLocal: false);
             beats++;
             Thread.Sleep(1);
         }
         process.Refresh();
-        cpuCores = (process.TotalProcessorTime - cpuBefore).TotalSeconds / Stopwatch.GetElapsedTime(start).TotalSeconds;
+        cpuCores = (process.TotalProcessorTime - cpuBefore).TotalSeconds / beating.Elapsed.TotalSeconds;
         stop.Cancel();
         foreach (var t in producers) t.Join();
         dispatcher?.Shutdown(Timeout.InfiniteTimeSpan);
-        var deadline = Stopwatch.GetTimestamp() + 30 * Stopwatch.Frequency;
-        while ((pool.Outstanding > 0 || latencies.Take(beats).Any(double.IsNaN)) && Stopwatch.GetTimestamp() < deadline)
+        var drain = LabClock.Budget(TimeSpan.FromSeconds(30));
+        while ((pool.Outstanding > 0 || latencies.Take(beats).Any(double.IsNaN)) && !drain.IsSpent)
         {
             Thread.Sleep(1);
         }

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Reflection;
 using System.Reflection.Emit;
 using Manaloc.Lab.Harness;
@@ -95,12 +94,7 @@ public sealed class FirstUse : Experiment
         context.Note($"Implementations generated during New after PreGenerate: {generatedOnNew} (target 0).");
     }
 
-    private static double Time(Action action)
-    {
-        long start = Stopwatch.GetTimestamp();
-        action();
-        return Stopwatch.GetElapsedTime(start).TotalMilliseconds;
-    }
+    private static double Time(Action action) => LabClock.Time(action).TotalMilliseconds;
 
     /// <summary>A fresh public interface like IFooData and a delegate calling allocator.New of it.</summary>
     private static (Type Type, Func<object> New) Prepare(TypeAllocator allocator)

@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
 using System.Diagnostics.Tracing;
 using System.Globalization;
 using System.Runtime;
@@ -104,15 +103,14 @@ public sealed class GcModes : Experiment
             long allocatedBefore = GC.GetTotalAllocatedBytes(precise: true);
             int g0 = GC.CollectionCount(0), g1 = GC.CollectionCount(1), g2 = GC.CollectionCount(2);
             var pauseBefore = GC.GetTotalPauseDuration();
-            long start = Stopwatch.GetTimestamp();
+            long start = LabClock.Now;
             double sink = 0;
             for (int r = 0; r < repetitions; r++)
             {
-                long t0 = Stopwatch.GetTimestamp();
-                sink += loop(iterations);
-                samples.Add(Stopwatch.GetElapsedTime(t0).TotalMilliseconds);
+                samples.Add(LabClock.Time(() => loop(iterations), out double checksum).TotalMilliseconds);
+                sink += checksum;
             }
-            double wallMs = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
+            double wallMs = LabClock.Since(start).TotalMilliseconds;
             double pauseMs = (GC.GetTotalPauseDuration() - pauseBefore).TotalMilliseconds;
             long allocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedBefore;
             int gen0 = GC.CollectionCount(0) - g0, gen1 = GC.CollectionCount(1) - g1, gen2 = GC.CollectionCount(2) - g2;
@@ -148,13 +146,13 @@ public sealed class GcModes : Experiment
         GC.KeepAlive(loop(iterations));
         // Runtime events reach an in-process listener through a dispatch thread: wait until the count settles.
         long seen = -1;
-        long waitStart = Stopwatch.GetTimestamp();
-        while (Stopwatch.GetElapsedTime(waitStart) < TimeSpan.FromSeconds(1))
+        var wait = LabClock.Budget(TimeSpan.FromSeconds(1));
+        while (!wait.IsSpent)
         {
             Thread.Sleep(50);
             long now = sampler.TotalSamples;
             // Settled: no new event for one poll (after a short grace period when none came at all).
-            if (now == seen && (now > 0 || Stopwatch.GetElapsedTime(waitStart) > TimeSpan.FromMilliseconds(300))) break;
+            if (now == seen && (now > 0 || wait.Elapsed > TimeSpan.FromMilliseconds(300))) break;
             seen = now;
         }
         var top = sampler.Snapshot().OrderByDescending(t => t.Bytes).Take(5).ToArray();

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Globalization;
 using System.Runtime;
 using Manaloc.Lab.Harness;
@@ -82,9 +81,7 @@ internal static class LiveSetProbe
         for (int i = 0; i < count; i++)
         {
             var before = GC.GetTotalPauseDuration();
-            long start = Stopwatch.GetTimestamp();
-            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
-            wall[i] = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
+            wall[i] = LabClock.Time(() => GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true)).TotalMilliseconds;
             paused[i] = (GC.GetTotalPauseDuration() - before).TotalMilliseconds;
         }
         return (wall, paused);
@@ -118,7 +115,7 @@ internal static class LiveSetProbe
         {
             cancellation.ThrowIfCancellationRequested();
             int seen = GC.CollectionCount(0);
-            long start = Stopwatch.GetTimestamp();
+            long start = LabClock.Now;
             for (int k = 0; k < perRound; k++)
             {
                 state ^= state << 13;
@@ -133,7 +130,7 @@ internal static class LiveSetProbe
                     log.Poll();
                 }
             }
-            double elapsed = Stopwatch.GetElapsedTime(start).TotalSeconds;
+            double elapsed = LabClock.Since(start).TotalSeconds;
             seconds += elapsed;
             if (r >= rounds) extended += elapsed;
             rates.Add(perRound / elapsed);

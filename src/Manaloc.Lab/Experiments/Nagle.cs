@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using Manaloc.Lab.Harness;
@@ -137,10 +136,10 @@ public sealed class Nagle : Experiment
             client.ReceiveTimeout = client.SendTimeout = (int)IoTimeout.TotalMilliseconds;
             client.Connect(endPoint);
             byte[] first = new byte[MessageBytes], second = new byte[MessageBytes], both = new byte[2 * MessageBytes], reply = new byte[1];
-            long started = Stopwatch.GetTimestamp();
-            for (int i = 0; i < rounds && Stopwatch.GetElapsedTime(started) < budget; i++)
+            var spending = LabClock.Budget(budget);
+            for (int i = 0; i < rounds && !spending.IsSpent; i++)
             {
-                long start = Stopwatch.GetTimestamp();
+                long start = LabClock.Now;
                 if (twoWrites)
                 {
                     client.Send(first);
@@ -154,7 +153,7 @@ public sealed class Nagle : Experiment
                 {
                     throw new InvalidOperationException($"The server closed the connection after {Format.Count(i, "round")}{(serverError is null ? "" : $": {serverError.Message}")}.");
                 }
-                samples.Add(Stopwatch.GetElapsedTime(start).TotalMilliseconds);
+                samples.Add(LabClock.Since(start).TotalMilliseconds);
             }
             client.Shutdown(SocketShutdown.Send);
         }

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Globalization;
 using System.IO.Compression;
 using Manaloc.Lab.Harness;
@@ -102,7 +101,7 @@ public sealed class Quantum : Experiment
             throw new InvalidOperationException("The pinned threads did not start within 10 s.");
         }
         // Published before 'go' is set; the threads read it after Wait returns (the event orders the two).
-        Volatile.Write(ref endTimestamp, Stopwatch.GetTimestamp() + (long)(duration.TotalSeconds * Stopwatch.Frequency));
+        Volatile.Write(ref endTimestamp, LabClock.Now + LabClock.Ticks(duration));
         go.Set();
         foreach (var t in threads)
         {
@@ -173,12 +172,12 @@ public sealed class Quantum : Experiment
     /// <summary>Reads the clock until the deadline, logging each run between jumps longer than <see cref="GapMicroseconds"/>.</summary>
     private static void Spin(RunLog log, long end)
     {
-        long gap = (long)(GapMicroseconds * Stopwatch.Frequency / 1_000_000);
-        long last = Stopwatch.GetTimestamp();
+        long gap = LabClock.Ticks(TimeSpan.FromMicroseconds(GapMicroseconds));
+        long last = LabClock.Now;
         long runStart = last;
         while (true)
         {
-            long now = Stopwatch.GetTimestamp();
+            long now = LabClock.Now;
             if (now - last > gap)
             {
                 log.Add(runStart, last);
@@ -198,10 +197,10 @@ public sealed class Quantum : Experiment
     {
         int index = Array.BinarySearch(other.Starts, 0, other.Count, end);
         int next = index < 0 ? ~index : index;
-        return next < other.Count && other.Starts[next] - end <= (long)(HandOffMicroseconds * Stopwatch.Frequency / 1_000_000);
+        return next < other.Count && other.Starts[next] - end <= LabClock.Ticks(TimeSpan.FromMicroseconds(HandOffMicroseconds));
     }
 
-    private static double Ms(long ticks) => ticks * 1000.0 / Stopwatch.Frequency;
+    private static double Ms(long ticks) => LabClock.Milliseconds(ticks);
 
     private static ResultTable Histogram(IReadOnlyList<double> slices)
     {

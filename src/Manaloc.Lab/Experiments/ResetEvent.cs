@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
 using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
@@ -154,29 +153,8 @@ public sealed partial class ResetEvent : Experiment
     /// </summary>
     private static long PilotTotal(Action<int, long> body, RunSettings settings)
     {
-        double Run(long perThread)
-        {
-            using var ready = new CountdownEvent(2);
-            using var go = new ManualResetEventSlim(false);
-            var threads = new Thread[2];
-            for (int i = 0; i < 2; i++)
-            {
-                int index = i;
-                threads[i] = new Thread(() => { ready.Signal(); go.Wait(); body(index, perThread); }) { IsBackground = true };
-                threads[i].Start();
-            }
-            ready.Wait();
-            long start = Stopwatch.GetTimestamp();
-            go.Set();
-            foreach (var t in threads) t.Join();
-            return Stopwatch.GetElapsedTime(start).TotalNanoseconds;
-        }
-        long perThread = 1024;
-        double elapsed;
-        while ((elapsed = Run(perThread)) < 2_000_000 && perThread < 1 << 24) perThread *= 4;
-        elapsed = Math.Min(elapsed, Run(perThread));
-        double nsPerOp = elapsed / (2 * perThread);
-        return Math.Max(2, 2 * (long)(settings.SampleTarget.TotalNanoseconds / nsPerOp / 2));
+        double nsPerOp = Pilot.NsPerOp(2, body, startPerThread: 1024, minimum: TimeSpan.FromMilliseconds(2));
+        return Math.Max(2, 2 * (Pilot.OperationsPerSample(settings, nsPerOp) / 2));
     }
 
     private static Func<Measurement, bool> In(string scenario) => m => m.Parameters.GetValueOrDefault("scenario") == scenario;

@@ -177,21 +177,7 @@ public sealed class Rwlock : Experiment
         where TLock : struct, ILockAdapter
     {
         ulong rng = 0x2545F4914F6CDD1DUL;
-        double best = double.MaxValue;
-        for (int round = 0; round < 3; round++)
-        {
-            long ops = 0;
-            long start = System.Diagnostics.Stopwatch.GetTimestamp();
-            TimeSpan elapsed;
-            do
-            {
-                Work(gate, region, ref rng, writeThreshold, hold, 256);
-                ops += 256;
-                elapsed = System.Diagnostics.Stopwatch.GetElapsedTime(start);
-            }
-            while (elapsed < TimeSpan.FromMilliseconds(0.5));
-            best = Math.Min(best, elapsed.TotalNanoseconds / ops);
-        }
+        double best = Pilot.NsPerOp(n => Work(gate, region, ref rng, writeThreshold, hold, n), startOperations: 256, minimum: TimeSpan.FromMilliseconds(0.5), runs: 3);
         return Math.Max(best, 0.5);
     }
 

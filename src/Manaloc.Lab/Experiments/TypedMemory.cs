@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Runtime.InteropServices;
 using Manaloc.Lab.Subjects;
 using Manaloc.Lab.Harness;
@@ -368,9 +367,7 @@ public sealed partial class TypedMemory : Experiment
         var pauses = new double[context.IsSmoke ? 1 : 3];
         for (int i = 0; i < pauses.Length; i++)
         {
-            long start = Stopwatch.GetTimestamp();
-            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: false);
-            pauses[i] = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
+            pauses[i] = LabClock.Time(() => GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: false)).TotalMilliseconds;
         }
         return pauses;
     }

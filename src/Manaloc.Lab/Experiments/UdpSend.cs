@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
@@ -148,9 +147,9 @@ public sealed class UdpSend : Experiment
             }
             Drain(receiver, 0, expected);
 
-            long started = Stopwatch.GetTimestamp();
+            var spending = LabClock.Budget(budget);
             int round = 0;
-            for (; round < rounds && (round == 0 || Stopwatch.GetElapsedTime(started) < budget); round++)
+            for (; round < rounds && (round == 0 || !spending.IsSpent); round++)
             {
                 foreach (string variant in Variants)
                 {
@@ -159,9 +158,7 @@ public sealed class UdpSend : Experiment
                     var result = results[variant];
                     long before = Volatile.Read(ref receiver.Count);
                     long allocatedBefore = GC.GetTotalAllocatedBytes(precise: false);
-                    long start = Stopwatch.GetTimestamp();
-                    Send(variant, variant == Connected ? connected : unconnected, target, datagrams);
-                    double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
+                    double seconds = LabClock.Time(() => Send(variant, variant == Connected ? connected : unconnected, target, datagrams)).TotalSeconds;
                     result.Allocated += GC.GetTotalAllocatedBytes(precise: false) - allocatedBefore;
                     result.Rates.Add(datagrams / seconds);
                     result.Sent += datagrams;
@@ -264,15 +261,16 @@ public sealed class UdpSend : Experiment
     private static long Drain(ReceiverState receiver, long before, long expected)
     {
         long last = Volatile.Read(ref receiver.Count);
-        long quietSince = Stopwatch.GetTimestamp(), started = quietSince;
-        while (last - before < expected && Stopwatch.GetElapsedTime(quietSince).TotalMilliseconds < 100 && Stopwatch.GetElapsedTime(started).TotalSeconds < 3)
+        var draining = LabClock.Budget(TimeSpan.FromSeconds(3));
+        var quiet = LabClock.Budget(TimeSpan.FromMilliseconds(100));
+        while (last - before < expected && !quiet.IsSpent && !draining.IsSpent)
         {
             Thread.Sleep(5);
             long now = Volatile.Read(ref receiver.Count);
             if (now != last)
             {
                 last = now;
-                quietSince = Stopwatch.GetTimestamp();
+                quiet = LabClock.Budget(TimeSpan.FromMilliseconds(100));
             }
         }
         return last - before;
