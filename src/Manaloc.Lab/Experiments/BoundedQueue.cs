@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
 namespace Manaloc.Lab.Experiments;
@@ -10,7 +9,10 @@ namespace Manaloc.Lab.Experiments;
 /// article); capping the queue at 10,000 items and blocking the producer kept memory at 5 MB at
 /// the same throughput, because the consumer was the bottleneck all along.
 /// </summary>
-public sealed class BoundedQueue : Experiment
+public sealed class BoundedQueue() : Experiment(
+    "bounded-queue", "Tradeoffs in High Performance Software (seed 002)",
+    "A fast producer and a slow consumer: peak queue memory and throughput, unbounded vs capped at 10,000 with a blocking producer.",
+    [Unbounded, CappedBlocking, CappedDispatcher], Unbounded, quickSeconds: 6)
 {
     private const int Cap = 10_000;
     private const int PayloadBytes = 256;
@@ -23,12 +25,6 @@ public sealed class BoundedQueue : Experiment
     private static int s_sendSpin = 80;
     private static long s_checksum;
 
-    /// <inheritdoc/>
-    public override string Name => "bounded-queue";
-    /// <inheritdoc/>
-    public override string Article => "Tradeoffs in High Performance Software (seed 002)";
-    /// <inheritdoc/>
-    public override string Description => "A fast producer and a slow consumer: peak queue memory and throughput, unbounded vs capped at 10,000 with a blocking producer.";
     /// <inheritdoc/>
     public override Claim Claim => new("Capping the queue at 10,000 items: memory 1.1 GB → 5 MB at the same throughput", 1100.0 / 5,
         Metric.TimesBetter("capped dispatcher vs unbounded queue, peak queue memory", CappedDispatcher, Unbounded, In(Unit.Bytes)));
@@ -46,12 +42,6 @@ public sealed class BoundedQueue : Experiment
             f => f.Median(CappedDispatcher, In(Unit.Bytes)) / f.Median(Unbounded, In(Unit.Bytes)) * 100),
         Metric.TimesBetter("its throughput vs the unbounded queue (1x = as fast)", CappedDispatcher, Unbounded, In(Unit.OpsPerSecond)),
         Metric.TimesBetter("its throughput vs a capped BlockingCollection", CappedDispatcher, CappedBlocking, In(Unit.OpsPerSecond)));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 6;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Unbounded, CappedBlocking, CappedDispatcher];
-    /// <inheritdoc/>
-    public override string Baseline => Unbounded;
 
     private static int Items(RunSettings s) => s.IsSmoke ? 30_000 : s.IsQuick ? 300_000 : 3_000_000;
 

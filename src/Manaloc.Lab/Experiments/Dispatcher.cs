@@ -1,7 +1,6 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Threading.Channels;
-using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
 namespace Manaloc.Lab.Experiments;
@@ -14,7 +13,10 @@ namespace Manaloc.Lab.Experiments;
 /// heartbeat of other work on the thread pool while a flood runs on the pool, on the dispatcher,
 /// or not at all.
 /// </summary>
-public sealed class Dispatcher : Experiment
+public sealed class Dispatcher() : Experiment(
+    "dispatcher", "Tradeoffs in High Performance Software (seed 002)",
+    "Tiny-item throughput of dedicated workers (BlockingCollection, Channel, DedicatedThreadDispatcher) and heartbeat latency with a flood on the ThreadPool vs on the dispatcher.",
+    [Blocking, ChannelWorkers, Ours, NoFlood, FloodOnPool, FloodOnDispatcher], Blocking, quickSeconds: 5)
 {
     private const int Capacity = 10_000;
     private const string Blocking = "BlockingCollection workers";
@@ -28,12 +30,6 @@ public sealed class Dispatcher : Experiment
     private static long t_sink;
     private static readonly Action s_tiny = static () => t_sink++;
 
-    /// <inheritdoc/>
-    public override string Name => "dispatcher";
-    /// <inheritdoc/>
-    public override string Article => "Tradeoffs in High Performance Software (seed 002)";
-    /// <inheritdoc/>
-    public override string Description => "Tiny-item throughput of dedicated workers (BlockingCollection, Channel, DedicatedThreadDispatcher) and heartbeat latency with a flood on the ThreadPool vs on the dispatcher.";
     /// <inheritdoc/>
     public override Claim Claim => new(
         "A connection's flood of requests on the shared ThreadPool starves the rest of the application; on a handful of dedicated threads it does not (no figure given).", null,
@@ -51,12 +47,6 @@ public sealed class Dispatcher : Experiment
         Metric.TimesBetter("DedicatedThreadDispatcher vs BlockingCollection workers, tiny-item throughput (times as fast)", Ours, Blocking, m => m.Unit == Unit.OpsPerSecond),
         Metric.TimesBetter("vs Channel workers", Ours, ChannelWorkers, m => m.Unit == Unit.OpsPerSecond),
         Metric.TimesBetter("heartbeat latency under a flood: flood on the dispatcher vs on the ThreadPool (times as fast)", FloodOnDispatcher, FloodOnPool));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 5;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Blocking, ChannelWorkers, Ours, NoFlood, FloodOnPool, FloodOnDispatcher];
-    /// <inheritdoc/>
-    public override string Baseline => Blocking;
 
     private static int Workers => Math.Max(2, Environment.ProcessorCount);
     private static int Producers => Math.Max(2, Environment.ProcessorCount);

@@ -1,9 +1,7 @@
 using System.Collections.Concurrent;
 using System.Diagnostics.Tracing;
-using System.Globalization;
 using System.Runtime;
 using System.Runtime.CompilerServices;
-using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -15,7 +13,10 @@ namespace Manaloc.Lab.Experiments;
 /// most-allocated types, found by sampling the runtime's GC AllocationTick events with an
 /// <see cref="EventListener"/> (the article's memory-allocation profiler view).
 /// </summary>
-public sealed class GcModes : Experiment
+public sealed class GcModes() : Experiment(
+    "gc-modes", "Parallelism and Memory Usage (seed 003)",
+    "Parallel loop with a two-double class temporary vs struct locals, under workstation and server GC (child processes); allocation sampling.",
+    [ClassVariant, StructVariant, NoEscapeVariant], ClassVariant, quickSeconds: 5)
 {
     private const string ClassVariant = "class temporaries";
     private const string StructVariant = "struct locals";
@@ -24,12 +25,6 @@ public sealed class GcModes : Experiment
     private const string Server = "server";
 
     /// <inheritdoc/>
-    public override string Name => "gc-modes";
-    /// <inheritdoc/>
-    public override string Article => "Parallelism and Memory Usage (seed 003)";
-    /// <inheritdoc/>
-    public override string Description => "Parallel loop with a two-double class temporary vs struct locals, under workstation and server GC (child processes); allocation sampling.";
-    /// <inheritdoc/>
     public override Claim Claim => new("Parallel loop: 1.1 s with a temporary two-double object per iteration → 0.25 s with local doubles (4 cores, hyper-threaded)", 1.1 / 0.25,
         Metric.TimesBetter("struct locals vs class temporaries, workstation GC", StructVariant, ClassVariant, m => m.Parameters.GetValueOrDefault("gc") == Workstation));
     /// <inheritdoc/>
@@ -37,12 +32,6 @@ public sealed class GcModes : Experiment
     public override Headline Headline => new(
         Metric.TimesBetter("no Manaloc path: struct locals vs class temporaries in a parallel loop, workstation GC (times as fast)", StructVariant, ClassVariant, m => m.Parameters.GetValueOrDefault("gc") == Workstation),
         Metric.TimesBetter("the same under server GC", StructVariant, ClassVariant, m => m.Parameters.GetValueOrDefault("gc") == Server));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 5;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [ClassVariant, StructVariant, NoEscapeVariant];
-    /// <inheritdoc/>
-    public override string Baseline => ClassVariant;
 
     private static int Iterations(RunSettings settings) => settings.Pick(smoke: 100_000, quick: 4_000_000, full: 20_000_000);
 

@@ -1,6 +1,4 @@
-using System.Globalization;
 using System.Runtime;
-using Manaloc.Lab.Harness;
 using Manaloc.Lab.Subjects;
 
 namespace Manaloc.Lab.Experiments;

@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using Manaloc.Lab.Harness;
 using Manaloc.Pooling;
 using Manaloc.Threading;
 using Microsoft.Extensions.ObjectPool;
@@ -12,7 +11,13 @@ namespace Manaloc.Lab.Experiments;
 /// (Microsoft.Extensions.ObjectPool's DefaultObjectPool, ConcurrentBag); then the cross-thread pattern,
 /// where most objects are returned on a thread other than their renter's.
 /// </summary>
-public sealed class PoolScaling : Experiment
+public sealed class PoolScaling() : Experiment(
+    "pool-scaling", "Writing a Semi-Local Object Pool (seed 000)",
+    "A fixed total of rent/return pairs over 1..2N threads: locked vs semi-local vs categorized pools, new, DefaultObjectPool, ConcurrentBag; plus cross-thread returns.",
+    [
+        New, Locked, SemiLocal, Categorized, Default, Bag, Locked + UncheckedSuffix,
+        SemiLocal + UncheckedSuffix, Locked + CrossSuffix, SemiLocal + CrossSuffix, Default + CrossSuffix
+    ], Locked, quickSeconds: 10, sweepParameter: "threads")
 {
     private const string New = "new";
     private const string Locked = "LockedPool";
@@ -24,12 +29,6 @@ public sealed class PoolScaling : Experiment
     // The same pools built without the double-return scan (an internal switch), to price the scan in this run.
     private const string UncheckedSuffix = " (no double-return check)";
 
-    /// <inheritdoc/>
-    public override string Name => "pool-scaling";
-    /// <inheritdoc/>
-    public override string Article => "Writing a Semi-Local Object Pool (seed 000)";
-    /// <inheritdoc/>
-    public override string Description => "A fixed total of rent/return pairs over 1..2N threads: locked vs semi-local vs categorized pools, new, DefaultObjectPool, ConcurrentBag; plus cross-thread returns.";
     /// <inheritdoc/>
     public override Claim Claim => new("Chart only: the single-lock pool slows down as processors are added; the semi-local pool keeps scaling (no number published)", null,
         new Metric("SemiLocalPool vs LockedPool throughput at the most threads", Unit.Ratio, f => f.TimesBetter(SemiLocal, Locked, Threads(f.All.Where(m => m.Variant == SemiLocal).Select(m => m.Threads).DefaultIfEmpty(0).Max()))));
@@ -48,19 +47,6 @@ public sealed class PoolScaling : Experiment
         Metric.TimesBetter("SemiLocalPool vs DefaultObjectPool (Microsoft.Extensions.ObjectPool), rent+return, 2 threads (times as fast)", SemiLocal, Default, Threads(2)),
         Metric.TimesBetter("SemiLocalPool vs new, 2 threads (times as fast)", SemiLocal, New, Threads(2)),
         Metric.TimesBetter("SemiLocalPool vs ConcurrentBag, 2 threads (times as fast)", SemiLocal, Bag, Threads(2)));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 10;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } =
-    [
-        New, Locked, SemiLocal, Categorized, Default, Bag,
-        Locked + UncheckedSuffix, SemiLocal + UncheckedSuffix,
-        Locked + CrossSuffix, SemiLocal + CrossSuffix, Default + CrossSuffix,
-    ];
-    /// <inheritdoc/>
-    public override string Baseline => Locked;
-    /// <inheritdoc/>
-    public override string? SweepParameter => "threads";
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>

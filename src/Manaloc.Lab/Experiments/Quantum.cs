@@ -1,6 +1,4 @@
-using System.Globalization;
 using System.IO.Compression;
-using Manaloc.Lab.Harness;
 using Manaloc.Lab.Platform;
 using Manaloc.Platform;
 
@@ -20,7 +18,10 @@ namespace Manaloc.Lab.Experiments;
 /// straight to the sibling (rather than to another process) is reported too. The first and
 /// last run of each thread are cut by the start and end of the measurement and are dropped.
 /// </remarks>
-public sealed class Quantum : Experiment
+public sealed class Quantum() : Experiment(
+    "quantum", "Length of a Thread Quantum (seed 004)",
+    "Slice lengths of two CPU-bound threads pinned to one processor, beside the kernel's scheduler settings.",
+    [Slice, CutShort, OffCpu], Slice, quickSeconds: 2)
 {
     /// <summary>A clock jump longer than this means the thread did not run in between.</summary>
     internal const double GapMicroseconds = 50;
@@ -40,12 +41,6 @@ public sealed class Quantum : Experiment
     private const int MaxRuns = 1 << 17;
 
     /// <inheritdoc/>
-    public override string Name => "quantum";
-    /// <inheritdoc/>
-    public override string Article => "Length of a Thread Quantum (seed 004)";
-    /// <inheritdoc/>
-    public override string Description => "Slice lengths of two CPU-bound threads pinned to one processor, beside the kernel's scheduler settings.";
-    /// <inheritdoc/>
     /// <remarks>Not measured (not comparable) when the threads were not pinned to one processor or hardly switched.</remarks>
     public override Claim Claim => new("One quantum = 1/3 of the 15.6 ms clock interval: 5.2 ms (Windows 7, computed, not measured)", 5.2,
         new Metric("median run slice of two spinning threads pinned to one processor", Unit.Milliseconds, f =>
@@ -55,12 +50,6 @@ public sealed class Quantum : Experiment
     public override Headline Headline => new(
         new Metric("no Manaloc path: run slice of a CPU-bound thread sharing one processor with another", Unit.Milliseconds,
             f => f.Find(Slice) is { } slice && slice.Metrics.GetValueOrDefault("pinned") == 1 ? f.Median(slice) : null));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 2;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Slice, CutShort, OffCpu];
-    /// <inheritdoc/>
-    public override string Baseline => Slice;
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
