@@ -17,7 +17,7 @@ public abstract class Experiment
 {
     private readonly string? _name, _article, _description, _baseline, _sweepParameter;
     private readonly IReadOnlyList<string>? _variants;
-    private readonly double _quickSeconds = 10;
+    private readonly double? _quickSeconds;
 
     /// <summary>
     /// Declares the experiment in one place: what it is, its variants and what a quick run costs. The members
@@ -34,7 +34,7 @@ public abstract class Experiment
     /// <exception cref="ArgumentException">A text is empty, there are no variants, or <paramref name="baseline"/> is not among them.</exception>
     protected Experiment(
         string name, string article, string description, IReadOnlyList<string> variants, string baseline,
-        double quickSeconds = 10, string? sweepParameter = null)
+        double quickSeconds, string? sweepParameter = null)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(name);
         ArgumentException.ThrowIfNullOrWhiteSpace(article);
@@ -81,7 +81,10 @@ public abstract class Experiment
     /// progress estimate (see <see cref="ExpectedSeconds"/>). The run's own pace corrects the scale, so a
     /// rounded figure from one quick run is enough.
     /// </summary>
-    public virtual double QuickSeconds => _quickSeconds;
+    public virtual double QuickSeconds => _quickSeconds ?? 10;
+
+    /// <summary>True when the experiment states its <see cref="QuickSeconds"/> (through the constructor or an override) instead of leaving the default.</summary>
+    internal bool DeclaresQuickSeconds => _quickSeconds is not null || GetType().GetProperty(nameof(QuickSeconds))!.DeclaringType != typeof(Experiment);
 
     /// <summary>Full mode's warm-up and samples (1 s, 15 × 100 ms) against quick mode's (200 ms, 12 × 8 ms) per measurement.</summary>
     public const double FullModeFactor = 8;

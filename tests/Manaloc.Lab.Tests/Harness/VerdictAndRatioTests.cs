@@ -53,7 +53,7 @@ public sealed class VerdictAndRatioTests
         Parameters = p.ToDictionary(x => x.Item1, x => x.Item2),
     };
 
-    private sealed class Failing() : Experiment("failing", "none", "fails after one measurement", ["a"], "a")
+    private sealed class Failing() : Experiment("failing", "none", "fails after one measurement", ["a"], "a", quickSeconds: 1)
     {
         public override void Run(ExperimentContext context)
         {

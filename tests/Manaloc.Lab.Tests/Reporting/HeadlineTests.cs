@@ -100,7 +100,7 @@ public sealed class HeadlineTests
         Assert.Contains(">holds</span> new 11x faster", html, StringComparison.Ordinal);
     }
 
-    private sealed class Fixed(bool fail) : Experiment("fixed", "none", "two variants", ["a", "b"], "a")
+    private sealed class Fixed(bool fail) : Experiment("fixed", "none", "two variants", ["a", "b"], "a", quickSeconds: 1)
     {
         public override Headline Headline => new(Metric.TimesBetter("b vs a", "b", "a"));
 
