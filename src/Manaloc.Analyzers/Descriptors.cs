@@ -1,5 +1,3 @@
-using Microsoft.CodeAnalysis;
-
 namespace Manaloc.Analyzers;
 
 /// <summary>The MNL1xx rules. Every message names the variable; every rule links to its section of docs/analyzers.md.</summary>

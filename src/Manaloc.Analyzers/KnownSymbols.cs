@@ -1,6 +1,3 @@
-using Microsoft.CodeAnalysis;
-using Microsoft.CodeAnalysis.Operations;
-
 namespace Manaloc.Analyzers;
 
 /// <summary>What a tracked variable holds: decides which calls create and release it and which rule reports.</summary>

@@ -1,9 +1,4 @@
-using System.Collections.Generic;
-using System.Collections.Immutable;
-using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.Diagnostics;
-using Microsoft.CodeAnalysis.FlowAnalysis;
-using Microsoft.CodeAnalysis.Operations;
 
 namespace Manaloc.Analyzers;
 
@@ -118,25 +113,15 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
         value = Flow.StripConversions(value);
         ResourceKind kind = known.Creation(value);
         string text = value.Syntax.ToString();
-        switch (kind)
+        (DiagnosticDescriptor? rule, string why) = kind switch
         {
-            case ResourceKind.Scope:
-                context.ReportDiagnostic(Diagnostic.Create(Descriptors.ScopeOrDisposableDropped, value.Syntax.GetLocation(), text,
-                    "is discarded: the lock is taken and never released; take the scope with using"));
-                break;
-            case ResourceKind.Disposable:
-                context.ReportDiagnostic(Diagnostic.Create(Descriptors.ScopeOrDisposableDropped, value.Syntax.GetLocation(), text,
-                    "is discarded: it is never disposed, stored or returned"));
-                break;
-            case ResourceKind.PooledArray:
-                context.ReportDiagnostic(Diagnostic.Create(Descriptors.RentedNotReturned, value.Syntax.GetLocation(), text,
-                    "is discarded, so it is never returned"));
-                break;
-            case ResourceKind.BufferOwner:
-                context.ReportDiagnostic(Diagnostic.Create(Descriptors.BufferOwnerMisuse, value.Syntax.GetLocation(), text,
-                    "is discarded: it is never disposed and its array never goes back to the pool"));
-                break;
-        }
+            ResourceKind.Scope => (Descriptors.ScopeOrDisposableDropped, "is discarded: the lock is taken and never released; take the scope with using"),
+            ResourceKind.Disposable => (Descriptors.ScopeOrDisposableDropped, "is discarded: it is never disposed, stored or returned"),
+            ResourceKind.PooledArray => (Descriptors.RentedNotReturned, "is discarded, so it is never returned"),
+            ResourceKind.BufferOwner => (Descriptors.BufferOwnerMisuse, "is discarded: it is never disposed and its array never goes back to the pool"),
+            _ => (null, ""),
+        };
+        if (rule is not null) context.ReportDiagnostic(Diagnostic.Create(rule, value.Syntax.GetLocation(), text, why));
     }
 
     /// <summary><c>default(OrderRef).Price</c>, <c>new OrderRef().Delete(allocator)</c>, <c>allocator.DeleteRef(default)</c>:

@@ -1,4 +1,3 @@
-using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
 namespace Manaloc.Lab.Experiments;
@@ -11,7 +10,10 @@ namespace Manaloc.Lab.Experiments;
 /// ValueTask source, over the same sizes. Each operation is queued to the thread pool, computes
 /// F(size) recursively and completes through its callback (or continuation); 32 are in flight.
 /// </summary>
-public sealed class AsyncResult : Experiment
+public sealed class AsyncResult() : Experiment(
+    "async-result", "Lock free code is hard (FastAsyncResult) (seed 001)",
+    "Async Fibonacci per IAsyncResult kind: eager wait handle, lazy lock-free, lazy locked, reusable ValueTask source.",
+    [Eager, Lazy, Locked, ValueTaskSource], Eager, quickSeconds: 6, sweepParameter: "size")
 {
     private const string Eager = "eager handle";
     private const string Lazy = "LazyAsyncResult";
@@ -19,12 +21,6 @@ public sealed class AsyncResult : Experiment
     private const string ValueTaskSource = "ReusableValueTaskSource";
     private const int Window = 32;
 
-    /// <inheritdoc/>
-    public override string Name => "async-result";
-    /// <inheritdoc/>
-    public override string Article => "Lock free code is hard (FastAsyncResult) (seed 001)";
-    /// <inheritdoc/>
-    public override string Description => "Async Fibonacci per IAsyncResult kind: eager wait handle, lazy lock-free, lazy locked, reusable ValueTask source.";
     /// <inheritdoc/>
     public override Claim Claim => new("Async Fibonacci, size 1: eager handle 177 ms → lazy lock-free handle 62 ms (+185%); size 15: +5%", 177.0 / 62, SizeOne);
     /// <inheritdoc/>
@@ -36,14 +32,6 @@ public sealed class AsyncResult : Experiment
     public override Headline Headline => new(
         Metric.TimesBetter("LazyAsyncResult vs an IAsyncResult with an eager wait handle, async Fibonacci size 1 (times as fast)", Lazy, Eager, m => m.Parameters.Is("size", 1)),
         Metric.TimesBetter("ReusableValueTaskSource vs the eager handle, size 1 (times as fast)", ValueTaskSource, Eager, m => m.Parameters.Is("size", 1)));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 6;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Eager, Lazy, Locked, ValueTaskSource];
-    /// <inheritdoc/>
-    public override string Baseline => Eager;
-    /// <inheritdoc/>
-    public override string? SweepParameter => "size";
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -77,18 +65,9 @@ public sealed class AsyncResult : Experiment
     /// </summary>
     private static void Measure(ExperimentContext context, string variant, Action<long> body, Parameters parameters)
     {
-        long ops = Window * 64L; // large enough that one late pool wake-up cannot dominate the pilot
-        double Run()
-        {
-            long start = System.Diagnostics.Stopwatch.GetTimestamp();
-            body(ops);
-            return System.Diagnostics.Stopwatch.GetElapsedTime(start).TotalNanoseconds;
-        }
-        double elapsed;
-        while ((elapsed = Run()) < 2_000_000 && ops < 1 << 24) ops *= 4;
-        elapsed = Math.Min(elapsed, Run());
-        long fixedOps = Math.Max(Window, (long)(context.Settings.SampleTarget.TotalNanoseconds / (elapsed / ops)));
-        context.Measure(variant, body, parameters, fixedOps);
+        // A first count large enough that one late pool wake-up cannot dominate the pilot.
+        double nsPerOp = Pilot.NsPerOp(body, startOperations: Window * 64L, minimum: TimeSpan.FromMilliseconds(2));
+        context.Measure(variant, body, parameters, Math.Max(Window, Pilot.OperationsPerSample(context.Settings, nsPerOp)));
     }
 
     private static void Start(object result, int size) => ThreadPool.UnsafeQueueUserWorkItem(new FibJob(result, size), preferLocal: false);

@@ -1,6 +1,4 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
-using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
 namespace Manaloc.Lab.Experiments;
@@ -11,7 +9,10 @@ namespace Manaloc.Lab.Experiments;
 /// article); capping the queue at 10,000 items and blocking the producer kept memory at 5 MB at
 /// the same throughput, because the consumer was the bottleneck all along.
 /// </summary>
-public sealed class BoundedQueue : Experiment
+public sealed class BoundedQueue() : Experiment(
+    "bounded-queue", "Tradeoffs in High Performance Software (seed 002)",
+    "A fast producer and a slow consumer: peak queue memory and throughput, unbounded vs capped at 10,000 with a blocking producer.",
+    [Unbounded, CappedBlocking, CappedDispatcher], Unbounded, quickSeconds: 6)
 {
     private const int Cap = 10_000;
     private const int PayloadBytes = 256;
@@ -24,12 +25,6 @@ public sealed class BoundedQueue : Experiment
     private static int s_sendSpin = 80;
     private static long s_checksum;
 
-    /// <inheritdoc/>
-    public override string Name => "bounded-queue";
-    /// <inheritdoc/>
-    public override string Article => "Tradeoffs in High Performance Software (seed 002)";
-    /// <inheritdoc/>
-    public override string Description => "A fast producer and a slow consumer: peak queue memory and throughput, unbounded vs capped at 10,000 with a blocking producer.";
     /// <inheritdoc/>
     public override Claim Claim => new("Capping the queue at 10,000 items: memory 1.1 GB → 5 MB at the same throughput", 1100.0 / 5,
         Metric.TimesBetter("capped dispatcher vs unbounded queue, peak queue memory", CappedDispatcher, Unbounded, In(Unit.Bytes)));
@@ -47,12 +42,6 @@ public sealed class BoundedQueue : Experiment
             f => f.Median(CappedDispatcher, In(Unit.Bytes)) / f.Median(Unbounded, In(Unit.Bytes)) * 100),
         Metric.TimesBetter("its throughput vs the unbounded queue (1x = as fast)", CappedDispatcher, Unbounded, In(Unit.OpsPerSecond)),
         Metric.TimesBetter("its throughput vs a capped BlockingCollection", CappedDispatcher, CappedBlocking, In(Unit.OpsPerSecond)));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 6;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Unbounded, CappedBlocking, CappedDispatcher];
-    /// <inheritdoc/>
-    public override string Baseline => Unbounded;
 
     private static int Items(RunSettings s) => s.IsSmoke ? 30_000 : s.IsQuick ? 300_000 : 3_000_000;
 
@@ -105,15 +94,11 @@ public sealed class BoundedQueue : Experiment
         const int Probe = 20_000;
         for (int attempt = 0; attempt < 6; attempt++)
         {
-            long start = Stopwatch.GetTimestamp();
-            for (int i = 0; i < Probe; i++) Send(payload);
-            double us = Stopwatch.GetElapsedTime(start).TotalMicroseconds / Probe;
+            double us = LabClock.Time(() => { for (int i = 0; i < Probe; i++) Send(payload); }).TotalMicroseconds / Probe;
             if (us is > SendMicros * 0.75 and < SendMicros * 1.5) return us;
             s_sendSpin = Math.Clamp((int)(s_sendSpin * SendMicros / Math.Max(us, 0.01)), 1, 1_000_000);
         }
-        long s = Stopwatch.GetTimestamp();
-        for (int i = 0; i < Probe; i++) Send(payload);
-        return Stopwatch.GetElapsedTime(s).TotalMicroseconds / Probe;
+        return LabClock.Time(() => { for (int i = 0; i < Probe; i++) Send(payload); }).TotalMicroseconds / Probe;
     }
 
     /// <summary>The slow consumer's work: read the payload and wait for the "socket".</summary>
@@ -126,8 +111,7 @@ public sealed class BoundedQueue : Experiment
     private static (Action<Action>, Action) StartBlockingCollection(int? cap)
     {
         var queue = cap is int c ? new BlockingCollection<Action>(c) : new BlockingCollection<Action>();
-        var consumer = new Thread(() => { foreach (var item in queue.GetConsumingEnumerable()) item(); }) { IsBackground = true, Name = "lab-consumer" };
-        consumer.Start();
+        var consumer = LabThreads.Start(1, _ => { foreach (var item in queue.GetConsumingEnumerable()) item(); }, "lab-consumer")[0];
         return (queue.Add, () => { queue.CompleteAdding(); consumer.Join(); queue.Dispose(); });
     }
 
@@ -150,19 +134,20 @@ public sealed class BoundedQueue : Experiment
         GC.WaitForPendingFinalizers();
         long baseline = GC.GetTotalMemory(forceFullCollection: true);
         var (post, finish) = start(items);
-        long begin = Stopwatch.GetTimestamp();
+        long begin = LabClock.Now;
         for (int i = 0; i < items; i++)
         {
             var payload = new byte[PayloadBytes];
             payload[0] = (byte)i;
             post(() => Send(payload));
         }
-        long probeStart = Stopwatch.GetTimestamp();
-        GC.Collect(); // blocking: the consumer is paused too, so excluding this time is exact
-        long live = GC.GetTotalMemory(forceFullCollection: false);
-        var probe = Stopwatch.GetElapsedTime(probeStart);
+        var probe = LabClock.Time(() =>
+        {
+            GC.Collect(); // blocking: the consumer is paused too, so excluding this time is exact
+            return GC.GetTotalMemory(forceFullCollection: false);
+        }, out long live);
         finish();
-        var elapsed = Stopwatch.GetElapsedTime(begin) - probe;
+        var elapsed = LabClock.Since(begin) - probe;
         peakBytes = Math.Max(0, live - baseline);
         return elapsed;
     }

@@ -2,7 +2,6 @@ using System.Buffers;
 using System.Text.Json;
 using CommunityToolkit.HighPerformance.Buffers;
 using Manaloc.Buffers;
-using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -13,7 +12,10 @@ namespace Manaloc.Lab.Experiments;
 /// copying into a larger one) and Manaloc's <see cref="PooledBufferWriter"/> (pooled segments, never copied).
 /// One operation: a new writer, the payload written, read back, the writer disposed.
 /// </summary>
-public sealed class BufferWriter : Experiment
+public sealed class BufferWriter() : Experiment(
+    "buffer-writer", "Manaloc's own claim: a pooled IBufferWriter<byte> for serializers",
+    "Payloads of 1 KiB to 16 MiB written raw and as JSON (Utf8JsonWriter), then read back: ArrayBufferWriter vs ArrayPoolBufferWriter vs PooledBufferWriter.",
+    [ArrayWriter, ToolkitWriter, Ours, Floor, Alone], ArrayWriter, quickSeconds: 25, sweepParameter: "size")
 {
     private const string ArrayWriter = "ArrayBufferWriter";
     private const string ToolkitWriter = "ArrayPoolBufferWriter";
@@ -23,12 +25,6 @@ public sealed class BufferWriter : Experiment
     private const string Floor = "floor: reused presized array";
     private const int Chunk = 4096;
 
-    /// <inheritdoc/>
-    public override string Name => "buffer-writer";
-    /// <inheritdoc/>
-    public override string Article => "Manaloc's own claim: a pooled IBufferWriter<byte> for serializers";
-    /// <inheritdoc/>
-    public override string Description => "Payloads of 1 KiB to 16 MiB written raw and as JSON (Utf8JsonWriter), then read back: ArrayBufferWriter vs ArrayPoolBufferWriter vs PooledBufferWriter.";
     /// <inheritdoc/>
     public override Claim Claim => new("No figure: a writer that appends pooled segments instead of growing one array writes large payloads without copying or allocating", null,
         Metric.TimesBetter("PooledBufferWriter vs ArrayBufferWriter, 1 MiB raw", Ours, ArrayWriter, m => Is(m, 1 << 20, "raw")));
@@ -47,14 +43,6 @@ public sealed class BufferWriter : Experiment
         Metric.TimesBetter("PooledBufferWriter vs ArrayBufferWriter, 1 MiB raw (times as fast)", Ours, ArrayWriter, m => Is(m, 1 << 20, "raw")),
         Metric.TimesBetter("PooledBufferWriter vs ArrayPoolBufferWriter, 1 MiB raw (times as fast)", Ours, ToolkitWriter, m => Is(m, 1 << 20, "raw")),
         Metric.TimesBetter("PooledBufferWriter vs ArrayBufferWriter, 1 MiB JSON (times as fast)", Ours, ArrayWriter, m => Is(m, 1 << 20, "json")));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 25;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [ArrayWriter, ToolkitWriter, Ours, Floor, Alone];
-    /// <inheritdoc/>
-    public override string Baseline => ArrayWriter;
-    /// <inheritdoc/>
-    public override string? SweepParameter => "size";
 
     /// <summary>What one <see cref="PooledBufferWriter"/> object takes (the allowance of the zero-bytes target).</summary>
     private static readonly long WriterObjectBytes = MeasureWriterObject();

@@ -1,7 +1,6 @@
 using System.Buffers;
 using Manaloc.Buffers;
 using Manaloc.Threading;
-using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -11,18 +10,15 @@ namespace Manaloc.Lab.Experiments;
 /// <c>new byte[]</c>, <see cref="ArrayPool{T}.Shared"/> and Manaloc's <see cref="BufferManager"/>;
 /// then 4 KiB buffers on 1 and 2 threads.
 /// </summary>
-public sealed class Buffers : Experiment
+public sealed class Buffers() : Experiment(
+    "buffers", "Tradeoffs in High Performance Software (seed 002)",
+    "Rent, touch, return buffers of 256 B to 64 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.",
+    [New, Shared, Manager], Shared, quickSeconds: 25, sweepParameter: "size")
 {
     private const string New = "new byte[]";
     private const string Shared = "ArrayPool.Shared";
     private const string Manager = "BufferManager";
 
-    /// <inheritdoc/>
-    public override string Name => "buffers";
-    /// <inheritdoc/>
-    public override string Article => "Tradeoffs in High Performance Software (seed 002)";
-    /// <inheritdoc/>
-    public override string Description => "Rent, touch, return buffers of 256 B to 64 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.";
     /// <inheritdoc/>
     public override Claim Claim => new("No figure: reusing byte buffers instead of allocating them relieves the GC, especially for large arrays", null,
         new Metric("BufferManager vs new byte[], largest size", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters.Is("size", LargestSize(f.All)))));
@@ -57,14 +53,6 @@ public sealed class Buffers : Experiment
         Metric.TimesBetter("BufferManager vs ArrayPool.Shared, rent/touch/return 4 KiB, 1 thread (times as fast)", Manager, Shared, m => IsPattern(m) && m.Threads == 1),
         Metric.TimesBetter("BufferManager vs ArrayPool.Shared, 64 MiB (times as fast)", Manager, Shared, m => IsSize(m, 64 << 20)),
         new Metric("BufferManager vs new byte[], largest size (times as fast)", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters.Is("size", LargestSize(f.All)))));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 25;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [New, Shared, Manager];
-    /// <inheritdoc/>
-    public override string Baseline => Shared;
-    /// <inheritdoc/>
-    public override string? SweepParameter => "size";
 
     private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [256, 4096, .. LargeSizes] : [256, 4096, 65536, 1 << 20, .. LargeSizes];
 

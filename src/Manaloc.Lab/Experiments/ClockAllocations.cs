@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using Manaloc.Lab.Harness;
 using Manaloc.Time;
 
 namespace Manaloc.Lab.Experiments;
@@ -10,16 +9,16 @@ namespace Manaloc.Lab.Experiments;
 /// every common way to read the time, in this process's time zone and, in a child process, in a
 /// zone with daylight saving time (where the 2010 allocation came from).
 /// </summary>
-public sealed class ClockAllocations : Experiment
+public sealed class ClockAllocations() : Experiment(
+    "clock-allocations", "DateTime.Now in v4.0 Causes Dynamic Memory Allocations (seed 000)",
+    "Bytes allocated and ns per call of DateTime.Now and its alternatives, here and in a DST time zone.",
+    [
+        "DateTime.Now", "DateTime.UtcNow", "DateTimeOffset.Now", "Stopwatch.GetTimestamp",
+        "Environment.TickCount64", "TimeProvider.System", "Clock.GetTimestamp", "Clock.UtcNowUnixNanoseconds"
+    ], "DateTime.UtcNow", quickSeconds: 10)
 {
     private const string DstZone = "America/New_York";
 
-    /// <inheritdoc/>
-    public override string Name => "clock-allocations";
-    /// <inheritdoc/>
-    public override string Article => "DateTime.Now in v4.0 Causes Dynamic Memory Allocations (seed 000)";
-    /// <inheritdoc/>
-    public override string Description => "Bytes allocated and ns per call of DateTime.Now and its alternatives, here and in a DST time zone.";
     /// <inheritdoc/>
     public override Claim Claim => new("DateTime.Now allocated one 32-byte DaylightTime per call on .NET 4.0", 32,
         new Metric("DateTime.Now bytes per call (worst zone)", Unit.BytesPerCall, f => f.All.Where(m => m.Variant == "DateTime.Now").Max(m => m.AllocatedBytesPerOp)));
@@ -35,16 +34,6 @@ public sealed class ClockAllocations : Experiment
         Metric.TimesBetter("Clock.UtcNowUnixNanoseconds vs DateTime.UtcNow (times as fast)", "Clock.UtcNowUnixNanoseconds", "DateTime.UtcNow"),
         new Metric("Clock bytes per call (worst Clock variant)", Unit.BytesPerCall,
             f => f.All.Where(m => m.Variant.StartsWith("Clock.", StringComparison.Ordinal)).Max(m => m.AllocatedBytesPerOp)));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 10;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } =
-    [
-        "DateTime.Now", "DateTime.UtcNow", "DateTimeOffset.Now", "Stopwatch.GetTimestamp",
-        "Environment.TickCount64", "TimeProvider.System", "Clock.GetTimestamp", "Clock.UtcNowUnixNanoseconds",
-    ];
-    /// <inheritdoc/>
-    public override string Baseline => "DateTime.UtcNow";
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>

@@ -1,4 +1,3 @@
-using Manaloc.Lab.Harness;
 using LibDeadline = Manaloc.Threading.Deadline;
 using Manaloc.Threading;
 
@@ -12,19 +11,16 @@ namespace Manaloc.Lab.Experiments;
 /// DateTime.UtcNow deadline, Manaloc's Deadline (a monotonic timestamp), ScheduledValue and a
 /// CancellationToken from CancelAfter; and the cost of creating each (the other side of the trade).
 /// </summary>
-public sealed class Deadline : Experiment
+public sealed class Deadline() : Experiment(
+    "deadline", "Tradeoffs in High Performance Software (seed 002)",
+    "Poll and creation cost (ns, bytes) of a DateTime.UtcNow deadline, Deadline, ScheduledValue and a CancelAfter token.",
+    [UtcNow, Ours, Scheduled, Token], UtcNow, quickSeconds: 5)
 {
     private const string UtcNow = "DateTime.UtcNow deadline";
     private const string Ours = "Deadline";
     private const string Scheduled = "ScheduledValue";
     private const string Token = "CancellationToken (CancelAfter)";
 
-    /// <inheritdoc/>
-    public override string Name => "deadline";
-    /// <inheritdoc/>
-    public override string Article => "Tradeoffs in High Performance Software (seed 002)";
-    /// <inheritdoc/>
-    public override string Description => "Poll and creation cost (ns, bytes) of a DateTime.UtcNow deadline, Deadline, ScheduledValue and a CancelAfter token.";
     /// <inheritdoc/>
     public override Claim Claim => new(
         "Polling a DateTime.UtcNow deadline per dequeued item caused heavy GC pressure; a timer-backed ScheduledValue polls without allocating (no figure given).", null,
@@ -43,12 +39,6 @@ public sealed class Deadline : Experiment
         Metric.TimesBetter("ScheduledValue poll vs a DateTime.UtcNow deadline poll (times as fast)", Scheduled, UtcNow, Op("poll")),
         Metric.TimesBetter("Deadline poll vs the DateTime.UtcNow deadline poll (times as fast)", Ours, UtcNow, Op("poll")),
         new Metric("bytes per Deadline poll", Unit.BytesPerOp, f => f.Value(Ours, m => m.AllocatedBytesPerOp, Op("poll"))));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 5;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [UtcNow, Ours, Scheduled, Token];
-    /// <inheritdoc/>
-    public override string Baseline => UtcNow;
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
     [

@@ -1,7 +1,6 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Threading.Channels;
-using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
 namespace Manaloc.Lab.Experiments;
@@ -14,7 +13,10 @@ namespace Manaloc.Lab.Experiments;
 /// heartbeat of other work on the thread pool while a flood runs on the pool, on the dispatcher,
 /// or not at all.
 /// </summary>
-public sealed class Dispatcher : Experiment
+public sealed class Dispatcher() : Experiment(
+    "dispatcher", "Tradeoffs in High Performance Software (seed 002)",
+    "Tiny-item throughput of dedicated workers (BlockingCollection, Channel, DedicatedThreadDispatcher) and heartbeat latency with a flood on the ThreadPool vs on the dispatcher.",
+    [Blocking, ChannelWorkers, Ours, NoFlood, FloodOnPool, FloodOnDispatcher], Blocking, quickSeconds: 5)
 {
     private const int Capacity = 10_000;
     private const string Blocking = "BlockingCollection workers";
@@ -28,12 +30,6 @@ public sealed class Dispatcher : Experiment
     private static long t_sink;
     private static readonly Action s_tiny = static () => t_sink++;
 
-    /// <inheritdoc/>
-    public override string Name => "dispatcher";
-    /// <inheritdoc/>
-    public override string Article => "Tradeoffs in High Performance Software (seed 002)";
-    /// <inheritdoc/>
-    public override string Description => "Tiny-item throughput of dedicated workers (BlockingCollection, Channel, DedicatedThreadDispatcher) and heartbeat latency with a flood on the ThreadPool vs on the dispatcher.";
     /// <inheritdoc/>
     public override Claim Claim => new(
         "A connection's flood of requests on the shared ThreadPool starves the rest of the application; on a handful of dedicated threads it does not (no figure given).", null,
@@ -51,12 +47,6 @@ public sealed class Dispatcher : Experiment
         Metric.TimesBetter("DedicatedThreadDispatcher vs BlockingCollection workers, tiny-item throughput (times as fast)", Ours, Blocking, m => m.Unit == Unit.OpsPerSecond),
         Metric.TimesBetter("vs Channel workers", Ours, ChannelWorkers, m => m.Unit == Unit.OpsPerSecond),
         Metric.TimesBetter("heartbeat latency under a flood: flood on the dispatcher vs on the ThreadPool (times as fast)", FloodOnDispatcher, FloodOnPool));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 5;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Blocking, ChannelWorkers, Ours, NoFlood, FloodOnPool, FloodOnDispatcher];
-    /// <inheritdoc/>
-    public override string Baseline => Blocking;
 
     private static int Workers => Math.Max(2, Environment.ProcessorCount);
     private static int Producers => Math.Max(2, Environment.ProcessorCount);
@@ -164,38 +154,17 @@ public sealed class Dispatcher : Experiment
         return Flood(items, () => dispatcher.Post(s_tiny), () => dispatcher.Shutdown(Timeout.InfiniteTimeSpan), []);
     }
 
-    private static Thread[] StartWorkers(Action loop)
-    {
-        var threads = new Thread[Workers];
-        for (int i = 0; i < threads.Length; i++)
-        {
-            threads[i] = new Thread(() => loop()) { IsBackground = true, Name = $"lab-worker-{i}" };
-            threads[i].Start();
-        }
-        return threads;
-    }
+    private static Thread[] StartWorkers(Action loop) => LabThreads.Start(Workers, _ => loop(), "lab-worker");
 
     /// <summary>Releases the producers together; returns the time until the last item ran (complete + join).</summary>
     private static TimeSpan Flood(int items, Action post, Action complete, Thread[] workers)
     {
         int perProducer = items / Producers;
-        using var go = new ManualResetEventSlim();
-        var producers = new Thread[Producers];
-        for (int i = 0; i < producers.Length; i++)
+        return LabThreads.RunTogether(Producers, _ => { for (int n = 0; n < perProducer; n++) post(); }, then: () =>
         {
-            producers[i] = new Thread(() =>
-            {
-                go.Wait();
-                for (int n = 0; n < perProducer; n++) post();
-            }) { IsBackground = true, Name = $"lab-producer-{i}" };
-            producers[i].Start();
-        }
-        long start = Stopwatch.GetTimestamp();
-        go.Set();
-        foreach (var t in producers) t.Join();
-        complete();
-        foreach (var t in workers) t.Join();
-        return Stopwatch.GetElapsedTime(start);
+            complete();
+            foreach (var t in workers) t.Join();
+        }, name: "lab-producer");
     }
 
     private enum FloodKind { None, ThreadPool, Dispatcher }
@@ -209,15 +178,11 @@ public sealed class Dispatcher : Experiment
         const int Probe = 20_000;
         for (int attempt = 0; attempt < 6; attempt++)
         {
-            long start = Stopwatch.GetTimestamp();
-            for (int i = 0; i < Probe; i++) s_floodWork();
-            double us = Stopwatch.GetElapsedTime(start).TotalMicroseconds / Probe;
+            double us = LabClock.Time(() => { for (int i = 0; i < Probe; i++) s_floodWork(); }).TotalMicroseconds / Probe;
             if (us is > 0.7 and < 1.5) return us;
             s_floodSpin = Math.Clamp((int)(s_floodSpin / Math.Max(us, 0.01)), 1, 100_000);
         }
-        long s = Stopwatch.GetTimestamp();
-        for (int i = 0; i < Probe; i++) s_floodWork();
-        return Stopwatch.GetElapsedTime(s).TotalMicroseconds / Probe;
+        return LabClock.Time(() => { for (int i = 0; i < Probe; i++) s_floodWork(); }).TotalMicroseconds / Probe;
     }
 
     /// <summary>
@@ -267,7 +232,7 @@ public sealed class Dispatcher : Experiment
 
     private sealed class Beat(double[] latencies, int index, long queuedAt) : IThreadPoolWorkItem
     {
-        public void Execute() => latencies[index] = Stopwatch.GetElapsedTime(queuedAt).TotalMilliseconds;
+        public void Execute() => latencies[index] = LabClock.Since(queuedAt).TotalMilliseconds;
     }
 
     private static List<double> Heartbeat(FloodKind flood, TimeSpan duration, out long flooded, out double cpuCores)
@@ -279,44 +244,38 @@ public sealed class Dispatcher : Experiment
         var pool = new PoolFlood();
         Action post = dispatcher is not null ? () => dispatcher.Post(s_floodWork) : pool.Post;
         long posted = 0;
-        var producers = new Thread[flood == FloodKind.None ? 0 : Producers];
-        for (int i = 0; i < producers.Length; i++)
+        // The same producers in both variants: post as fast as the sink takes items; both sinks
+        // block a producer on a full bound and let it go again at the same resume mark.
+        var producers = LabThreads.Start(flood == FloodKind.None ? 0 : Producers, _ =>
         {
-            // The same producers in both variants: post as fast as the sink takes items; both sinks
-            // block a producer on a full bound and let it go again at the same resume mark.
-            producers[i] = new Thread(() =>
+            long mine = 0;
+            while (!stop.IsCancellationRequested)
             {
-                long mine = 0;
-                while (!stop.IsCancellationRequested)
-                {
-                    try { post(); } catch (InvalidOperationException) { break; }
-                    mine++;
-                }
-                Interlocked.Add(ref posted, mine);
-            }) { IsBackground = true, Name = $"lab-flood-{i}" };
-            producers[i].Start();
-        }
+                try { post(); } catch (InvalidOperationException) { break; }
+                mine++;
+            }
+            Interlocked.Add(ref posted, mine);
+        }, "lab-flood");
         Thread.Sleep(50); // let the flood build up
         var latencies = new double[(int)(duration.TotalMilliseconds * 2) + 16];
         int beats = 0;
         using var process = Process.GetCurrentProcess();
         var cpuBefore = process.TotalProcessorTime;
-        long start = Stopwatch.GetTimestamp();
-        var until = start + (long)(duration.TotalSeconds * Stopwatch.Frequency);
-        while (Stopwatch.GetTimestamp() < until && beats < latencies.Length)
+        var beating = LabClock.Budget(duration);
+        while (!beating.IsSpent && beats < latencies.Length)
         {
             latencies[beats] = double.NaN;
-            ThreadPool.UnsafeQueueUserWorkItem(new Beat(latencies, beats, Stopwatch.GetTimestamp()), preferLocal: false);
+            ThreadPool.UnsafeQueueUserWorkItem(new Beat(latencies, beats, LabClock.Now), preferLocal: false);
             beats++;
             Thread.Sleep(1);
         }
         process.Refresh();
-        cpuCores = (process.TotalProcessorTime - cpuBefore).TotalSeconds / Stopwatch.GetElapsedTime(start).TotalSeconds;
+        cpuCores = (process.TotalProcessorTime - cpuBefore).TotalSeconds / beating.Elapsed.TotalSeconds;
         stop.Cancel();
         foreach (var t in producers) t.Join();
         dispatcher?.Shutdown(Timeout.InfiniteTimeSpan);
-        var deadline = Stopwatch.GetTimestamp() + 30 * Stopwatch.Frequency;
-        while ((pool.Outstanding > 0 || latencies.Take(beats).Any(double.IsNaN)) && Stopwatch.GetTimestamp() < deadline)
+        var drain = LabClock.Budget(TimeSpan.FromSeconds(30));
+        while ((pool.Outstanding > 0 || latencies.Take(beats).Any(double.IsNaN)) && !drain.IsSpent)
         {
             Thread.Sleep(1);
         }

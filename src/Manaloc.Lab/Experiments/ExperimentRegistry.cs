@@ -1,5 +1,3 @@
-using Manaloc.Lab.Harness;
-
 namespace Manaloc.Lab.Experiments;
 
 /// <summary>The one place experiments are registered, in the order a full run executes them.</summary>

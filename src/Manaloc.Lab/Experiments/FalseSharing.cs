@@ -1,4 +1,3 @@
-using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
 namespace Manaloc.Lab.Experiments;
@@ -10,19 +9,16 @@ namespace Manaloc.Lab.Experiments;
 /// fixes it. N threads each increment their own counter: counters packed in one array, padded
 /// (<see cref="Padded{T}"/>), one shared <see cref="StripedCounter"/>, and one shared Interlocked counter.
 /// </summary>
-public sealed class FalseSharing : Experiment
+public sealed class FalseSharing() : Experiment(
+    "false-sharing", "Hot/Cold Data Separation Considered Harmful in Multithreaded Environments (seed 000)",
+    "N threads increment their own counter: packed in one cache line, padded, a StripedCounter, one shared Interlocked counter.",
+    [Packed, PaddedCells, Striped, Shared], Packed, quickSeconds: 6, sweepParameter: "threads")
 {
     private const string Packed = "packed long[]";
     private const string PaddedCells = "Padded<long>[]";
     private const string Striped = "StripedCounter";
     private const string Shared = "shared Interlocked";
 
-    /// <inheritdoc/>
-    public override string Name => "false-sharing";
-    /// <inheritdoc/>
-    public override string Article => "Hot/Cold Data Separation Considered Harmful in Multithreaded Environments (seed 000)";
-    /// <inheritdoc/>
-    public override string Description => "N threads increment their own counter: packed in one cache line, padded, a StripedCounter, one shared Interlocked counter.";
     /// <inheritdoc/>
     public override Claim Claim => new(
         "Frequently written fields sharing a cache line scale badly across processors; padding them apart restores locality (no figure given).", null,
@@ -43,14 +39,6 @@ public sealed class FalseSharing : Experiment
     public override Headline Headline => new(
         new Metric("StripedCounter vs one shared Interlocked counter, most threads up to the processor count (times as fast)", Unit.Ratio, f => f.TimesBetter(Striped, Shared, AtContendedThreads(f.All))),
         new Metric("Padded<long>[] vs a packed long[] (times as fast)", Unit.Ratio, f => f.TimesBetter(PaddedCells, Packed, AtContendedThreads(f.All))));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 6;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Packed, PaddedCells, Striped, Shared];
-    /// <inheritdoc/>
-    public override string Baseline => Packed;
-    /// <inheritdoc/>
-    public override string? SweepParameter => "threads";
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
     [

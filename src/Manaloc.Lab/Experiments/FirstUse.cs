@@ -1,7 +1,5 @@
-using System.Diagnostics;
 using System.Reflection;
 using System.Reflection.Emit;
-using Manaloc.Lab.Harness;
 using Manaloc.Memory;
 
 namespace Manaloc.Lab.Experiments;
@@ -11,7 +9,10 @@ namespace Manaloc.Lab.Experiments;
 /// implementation to be generated; PreGenerate moves that wait ahead of time. Each sample uses a new
 /// interface defined at run time (so it is truly unseen) with IFooData's four properties.
 /// </summary>
-public sealed class FirstUse : Experiment
+public sealed class FirstUse() : Experiment(
+    "first-use", "Writing a Manual Memory Manager in C# (seed 000)",
+    "Milliseconds of the first New on a never-seen interface, with and without PreGenerate.",
+    [Unseen, PreGenerate, AfterPreGenerate, Warm], Unseen, quickSeconds: 1)
 {
     private const string Unseen = "New, unseen type";
     private const string PreGenerate = "PreGenerate";
@@ -22,12 +23,6 @@ public sealed class FirstUse : Experiment
     private static ModuleBuilder? s_module;
     private static int s_counter;
 
-    /// <inheritdoc/>
-    public override string Name => "first-use";
-    /// <inheritdoc/>
-    public override string Article => "Writing a Manual Memory Manager in C# (seed 000)";
-    /// <inheritdoc/>
-    public override string Description => "Milliseconds of the first New on a never-seen interface, with and without PreGenerate.";
     /// <inheritdoc/>
     public override Claim Claim => new("PreGenerate lets New skip code generation (the article compiled C# through CodeDOM per type; no time published)", null,
         Metric.TimesBetter("first New after PreGenerate vs first New of an unseen type", AfterPreGenerate, Unseen));
@@ -46,12 +41,6 @@ public sealed class FirstUse : Experiment
     /// <remarks>A first use is a cold start: measured with the runtime's default tiering, as an application starts, not
     /// with the lab's calls counted from the start (whose background tier-1 compiles would compete with it).</remarks>
     public override IReadOnlyDictionary<string, string?> LaunchEnvironment { get; } = new Dictionary<string, string?> { [ChildProcess.CallCountingDelayVariable] = null };
-    /// <inheritdoc/>
-    public override double QuickSeconds => 1;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Unseen, PreGenerate, AfterPreGenerate, Warm];
-    /// <inheritdoc/>
-    public override string Baseline => Unseen;
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -99,12 +88,7 @@ public sealed class FirstUse : Experiment
         context.Note($"Implementations generated during New after PreGenerate: {generatedOnNew} (target 0).");
     }
 
-    private static double Time(Action action)
-    {
-        long start = Stopwatch.GetTimestamp();
-        action();
-        return Stopwatch.GetElapsedTime(start).TotalMilliseconds;
-    }
+    private static double Time(Action action) => LabClock.Time(action).TotalMilliseconds;
 
     /// <summary>A fresh public interface like IFooData and a delegate calling allocator.New of it.</summary>
     private static (Type Type, Func<object> New) Prepare(TypeAllocator allocator)

@@ -1,10 +1,7 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
 using System.Diagnostics.Tracing;
-using System.Globalization;
 using System.Runtime;
 using System.Runtime.CompilerServices;
-using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -16,7 +13,10 @@ namespace Manaloc.Lab.Experiments;
 /// most-allocated types, found by sampling the runtime's GC AllocationTick events with an
 /// <see cref="EventListener"/> (the article's memory-allocation profiler view).
 /// </summary>
-public sealed class GcModes : Experiment
+public sealed class GcModes() : Experiment(
+    "gc-modes", "Parallelism and Memory Usage (seed 003)",
+    "Parallel loop with a two-double class temporary vs struct locals, under workstation and server GC (child processes); allocation sampling.",
+    [ClassVariant, StructVariant, NoEscapeVariant], ClassVariant, quickSeconds: 5)
 {
     private const string ClassVariant = "class temporaries";
     private const string StructVariant = "struct locals";
@@ -25,12 +25,6 @@ public sealed class GcModes : Experiment
     private const string Server = "server";
 
     /// <inheritdoc/>
-    public override string Name => "gc-modes";
-    /// <inheritdoc/>
-    public override string Article => "Parallelism and Memory Usage (seed 003)";
-    /// <inheritdoc/>
-    public override string Description => "Parallel loop with a two-double class temporary vs struct locals, under workstation and server GC (child processes); allocation sampling.";
-    /// <inheritdoc/>
     public override Claim Claim => new("Parallel loop: 1.1 s with a temporary two-double object per iteration → 0.25 s with local doubles (4 cores, hyper-threaded)", 1.1 / 0.25,
         Metric.TimesBetter("struct locals vs class temporaries, workstation GC", StructVariant, ClassVariant, m => m.Parameters.Is("gc", Workstation)));
     /// <inheritdoc/>
@@ -38,12 +32,6 @@ public sealed class GcModes : Experiment
     public override Headline Headline => new(
         Metric.TimesBetter("no Manaloc path: struct locals vs class temporaries in a parallel loop, workstation GC (times as fast)", StructVariant, ClassVariant, m => m.Parameters.Is("gc", Workstation)),
         Metric.TimesBetter("the same under server GC", StructVariant, ClassVariant, m => m.Parameters.Is("gc", Server)));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 5;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [ClassVariant, StructVariant, NoEscapeVariant];
-    /// <inheritdoc/>
-    public override string Baseline => ClassVariant;
 
     private static int Iterations(RunSettings settings) => settings.Pick(smoke: 100_000, quick: 4_000_000, full: 20_000_000);
 
@@ -104,15 +92,14 @@ public sealed class GcModes : Experiment
             long allocatedBefore = GC.GetTotalAllocatedBytes(precise: true);
             int g0 = GC.CollectionCount(0), g1 = GC.CollectionCount(1), g2 = GC.CollectionCount(2);
             var pauseBefore = GC.GetTotalPauseDuration();
-            long start = Stopwatch.GetTimestamp();
+            long start = LabClock.Now;
             double sink = 0;
             for (int r = 0; r < repetitions; r++)
             {
-                long t0 = Stopwatch.GetTimestamp();
-                sink += loop(iterations);
-                samples.Add(Stopwatch.GetElapsedTime(t0).TotalMilliseconds);
+                samples.Add(LabClock.Time(() => loop(iterations), out double checksum).TotalMilliseconds);
+                sink += checksum;
             }
-            double wallMs = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
+            double wallMs = LabClock.Since(start).TotalMilliseconds;
             double pauseMs = (GC.GetTotalPauseDuration() - pauseBefore).TotalMilliseconds;
             long allocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedBefore;
             int gen0 = GC.CollectionCount(0) - g0, gen1 = GC.CollectionCount(1) - g1, gen2 = GC.CollectionCount(2) - g2;
@@ -148,13 +135,13 @@ public sealed class GcModes : Experiment
         GC.KeepAlive(loop(iterations));
         // Runtime events reach an in-process listener through a dispatch thread: wait until the count settles.
         long seen = -1;
-        long waitStart = Stopwatch.GetTimestamp();
-        while (Stopwatch.GetElapsedTime(waitStart) < TimeSpan.FromSeconds(1))
+        var wait = LabClock.Budget(TimeSpan.FromSeconds(1));
+        while (!wait.IsSpent)
         {
             Thread.Sleep(50);
             long now = sampler.TotalSamples;
             // Settled: no new event for one poll (after a short grace period when none came at all).
-            if (now == seen && (now > 0 || Stopwatch.GetElapsedTime(waitStart) > TimeSpan.FromMilliseconds(300))) break;
+            if (now == seen && (now > 0 || wait.Elapsed > TimeSpan.FromMilliseconds(300))) break;
             seen = now;
         }
         var top = sampler.Snapshot().OrderByDescending(t => t.Bytes).Take(5).ToArray();

@@ -1,5 +1,3 @@
-using Manaloc.Lab.Harness;
-
 namespace Manaloc.Lab.Experiments;
 
 /// <summary>The net ratio: the allocators compared net of the loop's own cost, per round, with a bootstrap interval.</summary>

@@ -1,5 +1,4 @@
 using System.Runtime.InteropServices;
-using Manaloc.Lab.Harness;
 using Manaloc.Memory;
 
 namespace Manaloc.Lab.Experiments;
@@ -14,7 +13,10 @@ namespace Manaloc.Lab.Experiments;
 /// numbers, slot bookkeeping, a branch it cannot predict) is about half of every variant's time, so
 /// the allocators are also compared net of it, as BenchmarkDotNet subtracts its measured overhead.
 /// </summary>
-public sealed unsafe partial class HeapContention : Experiment
+public sealed unsafe partial class HeapContention() : Experiment(
+    "heap-contention", "Heap Performance Counters (seed 004)",
+    "Threads allocating and freeing random sizes (16-1024 B) in random order: system malloc vs AllocHGlobal vs the slab allocator.",
+    [Malloc, HGlobal, Slab, LoopOnly], Malloc, quickSeconds: 30, sweepParameter: "threads")
 {
     private const string Malloc = "NativeMemory.Alloc";
     private const string HGlobal = "Marshal.AllocHGlobal";
@@ -24,12 +26,6 @@ public sealed unsafe partial class HeapContention : Experiment
     private const int MinSize = 16;
     private const int MaxSize = 1024;
 
-    /// <inheritdoc/>
-    public override string Name => "heap-contention";
-    /// <inheritdoc/>
-    public override string Article => "Heap Performance Counters (seed 004)";
-    /// <inheritdoc/>
-    public override string Description => "Threads allocating and freeing random sizes (16-1024 B) in random order: system malloc vs AllocHGlobal vs the slab allocator.";
     /// <inheritdoc/>
     public override Claim Claim => new(
         "Two threads, random sizes: the low-fragmentation heap had 50% less heap-lock contention than the default heap (~15 collisions/s)", 2,
@@ -55,14 +51,6 @@ public sealed unsafe partial class HeapContention : Experiment
     public override Headline Headline => new(
         Metric.TimesBetter("NativeSlabAllocator vs NativeMemory.Alloc (malloc), two threads, random sizes (times as fast)", Slab, Malloc, At2),
         Metric.TimesBetter("NativeSlabAllocator vs Marshal.AllocHGlobal, two threads (times as fast)", Slab, HGlobal, At2));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 30;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Malloc, HGlobal, Slab, LoopOnly];
-    /// <inheritdoc/>
-    public override string Baseline => Malloc;
-    /// <inheritdoc/>
-    public override string SweepParameter => "threads";
 
     private static int[] Threads(RunSettings s) => s.IsQuick ? [1, 2] : s.ThreadCounts.Append(2).Distinct().Order().ToArray();
 

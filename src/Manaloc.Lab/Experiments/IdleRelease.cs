@@ -1,8 +1,6 @@
 using System.Buffers;
 using System.Diagnostics.Tracing;
-using System.Globalization;
 using Manaloc.Buffers;
-using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -13,7 +11,10 @@ namespace Manaloc.Lab.Experiments;
 /// Manaloc's <see cref="BufferManager"/> (its statistics) with a 0.5-2 s <see cref="BufferManagerOptions.ReleaseIdleAfter"/>,
 /// each once without a GC and once with a full GC half a period into the idle time.
 /// </summary>
-public sealed class IdleRelease : Experiment
+public sealed class IdleRelease() : Experiment(
+    "idle-release", "No article: a pool that trims only after gen-2 GCs keeps everything in a quiet service",
+    "A burst of buffer rents (up to 256 MiB), then idle: retained bytes over time, ArrayPool.Shared vs BufferManager, with and without a GC.",
+    [Shared, SharedGc, Manager, ManagerGc], Shared, quickSeconds: 16, sweepParameter: "idle")
 {
     private const string Shared = "ArrayPool.Shared";
     private const string SharedGc = "ArrayPool.Shared, GC while idle";
@@ -23,12 +24,6 @@ public sealed class IdleRelease : Experiment
     /// <summary>Samples per idle period, and idle periods sampled.</summary>
     private const int SamplesPerPeriod = 4, PeriodsSampled = 3;
 
-    /// <inheritdoc/>
-    public override string Name => "idle-release";
-    /// <inheritdoc/>
-    public override string Article => "No article: a pool that trims only after gen-2 GCs keeps everything in a quiet service";
-    /// <inheritdoc/>
-    public override string Description => "A burst of buffer rents (up to 256 MiB), then idle: retained bytes over time, ArrayPool.Shared vs BufferManager, with and without a GC.";
 
     /// <inheritdoc/>
     public override Claim Claim => new(
@@ -48,14 +43,6 @@ public sealed class IdleRelease : Experiment
         new Metric("ArrayPool.Shared with a GC while idle: the same share", Unit.Percent, f => ShareAfterTwoPeriods(f, SharedGc)),
         new Metric("BufferManager with a GC while idle: the same share", Unit.Percent, f => ShareAfterTwoPeriods(f, ManagerGc)));
 
-    /// <inheritdoc/>
-    public override double QuickSeconds => 16;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Shared, SharedGc, Manager, ManagerGc];
-    /// <inheritdoc/>
-    public override string Baseline => Shared;
-    /// <inheritdoc/>
-    public override string? SweepParameter => "idle";
 
     /// <summary>The idle period: the manager's ReleaseIdleAfter, and the unit of the time axis (a real clock: short, so the run stays short).</summary>
     private static TimeSpan Period(RunSettings settings) => settings.Pick(TimeSpan.FromMilliseconds(100), TimeSpan.FromMilliseconds(500), TimeSpan.FromSeconds(2));

@@ -1,5 +1,3 @@
-using System.Globalization;
-using Manaloc.Lab.Harness;
 using Manaloc.Lab.Subjects;
 
 namespace Manaloc.Lab.Experiments;
@@ -11,18 +9,15 @@ namespace Manaloc.Lab.Experiments;
 /// workstation and under server GC: managed bytes per record, the pause of a full blocking compacting gen-2
 /// collection, and a churn phase that replaces a tenth of the set per round (throughput and per-GC pauses).
 /// </summary>
-public sealed class LiveSet : Experiment
+public sealed class LiveSet() : Experiment(
+    "live-set", "Writing a Manual Memory Manager in C# (seed 000)",
+    "A large live set as class objects, TypeAllocator handles, struct handles and a RecordArray (child processes, workstation and server GC): managed bytes per record, full gen-2 pause, churn pauses.",
+    LiveSetSubject.All, LiveSetSubject.Class, quickSeconds: 120)
 {
     internal const string Workstation = "workstation";
     internal const string Server = "server";
     private static readonly (string Mode, string Value)[] GcModes = [(Workstation, "0"), (Server, "1")];
 
-    /// <inheritdoc/>
-    public override string Name => "live-set";
-    /// <inheritdoc/>
-    public override string Article => "Writing a Manual Memory Manager in C# (seed 000)";
-    /// <inheritdoc/>
-    public override string Description => "A large live set as class objects, TypeAllocator handles, struct handles and a RecordArray (child processes, workstation and server GC): managed bytes per record, full gen-2 pause, churn pauses.";
     /// <inheritdoc/>
     public override Claim Claim => new("Records in native memory keep their data off the GC heap, so a large live set costs the collector nothing", null,
         // Judged on the weakest native path in either GC mode, not the best: the claim is about records in native memory,
@@ -86,12 +81,6 @@ public sealed class LiveSet : Experiment
             f => f.Median(LiveSetSubject.StructHandles, In(Workstation, "full-gc")) / f.Median(LiveSetSubject.Class, In(Workstation, "full-gc"))),
         new Metric("weakest native path (TypeAllocator handles, unchecked handles or RecordArray): the same share", Unit.Ratio,
             f => NativePaths.Select(v => f.Median(v, In(Workstation, "full-gc")) / f.Median(LiveSetSubject.Class, In(Workstation, "full-gc")) ?? double.NaN).Max()));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 120;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants => LiveSetSubject.All;
-    /// <inheritdoc/>
-    public override string Baseline => LiveSetSubject.Class;
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>

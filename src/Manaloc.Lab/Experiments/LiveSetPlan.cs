@@ -1,7 +1,5 @@
 using System.Diagnostics;
-using System.Globalization;
 using System.Runtime;
-using Manaloc.Lab.Harness;
 using Manaloc.Lab.Subjects;
 
 namespace Manaloc.Lab.Experiments;

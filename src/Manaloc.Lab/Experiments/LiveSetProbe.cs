@@ -1,7 +1,4 @@
-using System.Diagnostics;
-using System.Globalization;
 using System.Runtime;
-using Manaloc.Lab.Harness;
 using Manaloc.Lab.Subjects;
 
 namespace Manaloc.Lab.Experiments;
@@ -82,9 +79,7 @@ internal static class LiveSetProbe
         for (int i = 0; i < count; i++)
         {
             var before = GC.GetTotalPauseDuration();
-            long start = Stopwatch.GetTimestamp();
-            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
-            wall[i] = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
+            wall[i] = LabClock.Time(() => GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true)).TotalMilliseconds;
             paused[i] = (GC.GetTotalPauseDuration() - before).TotalMilliseconds;
         }
         return (wall, paused);
@@ -136,7 +131,7 @@ internal static class LiveSetProbe
         {
             cancellation.ThrowIfCancellationRequested();
             int seen = GC.CollectionCount(0);
-            long start = Stopwatch.GetTimestamp();
+            long start = LabClock.Now;
             for (int k = 0; k < perRound; k++)
             {
                 state ^= state << 13;
@@ -151,7 +146,7 @@ internal static class LiveSetProbe
                     log.Poll();
                 }
             }
-            double elapsed = Stopwatch.GetElapsedTime(start).TotalSeconds;
+            double elapsed = LabClock.Since(start).TotalSeconds;
             seconds += elapsed;
             if (r >= rounds) extended += elapsed;
             rates.Add(perRound / elapsed);

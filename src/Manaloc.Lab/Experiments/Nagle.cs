@@ -1,7 +1,5 @@
-using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
-using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -18,7 +16,10 @@ namespace Manaloc.Lab.Experiments;
 /// timeout, every loop a round count and a time budget, and every socket is closed in a finally
 /// block even when a round fails; <see cref="SocketsOpen"/> lets tests check that.
 /// </remarks>
-public sealed class Nagle : Experiment
+public sealed class Nagle() : Experiment(
+    "nagle", "The Case of Delayed ACKs and Nagle's Algorithm (seed 000)",
+    "Two 8-byte sends then a 1-byte reply over 127.0.0.1: round-trip latency with NoDelay off and on.",
+    [Off, On, OneWrite], On, quickSeconds: 2)
 {
     private const string Off = "NoDelay off";
     private const string On = "NoDelay on";
@@ -38,12 +39,6 @@ public sealed class Nagle : Experiment
     internal int LastPort { get; private set; }
 
     /// <inheritdoc/>
-    public override string Name => "nagle";
-    /// <inheritdoc/>
-    public override string Article => "The Case of Delayed ACKs and Nagle's Algorithm (seed 000)";
-    /// <inheritdoc/>
-    public override string Description => "Two 8-byte sends then a 1-byte reply over 127.0.0.1: round-trip latency with NoDelay off and on.";
-    /// <inheritdoc/>
     public override Claim Claim => new("Two small sends then a wait for the reply: about 200 ms per round on Windows (Nagle + delayed ACK); NoDelay removes it", 200,
         Metric.Median("time per round with NoDelay off (two writes, then the reply)", Off, Unit.Milliseconds));
     /// <inheritdoc/>
@@ -54,12 +49,6 @@ public sealed class Nagle : Experiment
     public override Headline Headline => new(
         Metric.TimesBetter("no Manaloc path: NoDelay on vs off, two small writes then the reply (times as fast)", On, Off),
         Metric.TimesBetter("one write with NoDelay off vs two", OneWrite, Off));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 2;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Off, On, OneWrite];
-    /// <inheritdoc/>
-    public override string Baseline => On;
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings)
@@ -137,10 +126,10 @@ public sealed class Nagle : Experiment
             client.ReceiveTimeout = client.SendTimeout = (int)IoTimeout.TotalMilliseconds;
             client.Connect(endPoint);
             byte[] first = new byte[MessageBytes], second = new byte[MessageBytes], both = new byte[2 * MessageBytes], reply = new byte[1];
-            long started = Stopwatch.GetTimestamp();
-            for (int i = 0; i < rounds && Stopwatch.GetElapsedTime(started) < budget; i++)
+            var spending = LabClock.Budget(budget);
+            for (int i = 0; i < rounds && !spending.IsSpent; i++)
             {
-                long start = Stopwatch.GetTimestamp();
+                long start = LabClock.Now;
                 if (twoWrites)
                 {
                     client.Send(first);
@@ -154,7 +143,7 @@ public sealed class Nagle : Experiment
                 {
                     throw new InvalidOperationException($"The server closed the connection after {Format.Count(i, "round")}{(serverError is null ? "" : $": {serverError.Message}")}.");
                 }
-                samples.Add(Stopwatch.GetElapsedTime(start).TotalMilliseconds);
+                samples.Add(LabClock.Since(start).TotalMilliseconds);
             }
             client.Shutdown(SocketShutdown.Send);
         }

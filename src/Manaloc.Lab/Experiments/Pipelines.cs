@@ -1,7 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using Manaloc.Buffers;
-using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -18,19 +17,16 @@ namespace Manaloc.Lab.Experiments;
 /// less in quick mode, and the note says how much) counts the bytes the writer thread allocated (every rent, so every array or owner a pool must
 /// create, is there; counting all threads would add the lab's own display) and the process's GCs.
 /// </remarks>
-public sealed class Pipelines : Experiment
+public sealed class Pipelines() : Experiment(
+    "pipelines", "Manaloc's own claim: a MemoryPool<byte> for System.IO.Pipelines and Kestrel",
+    "A Pipe moves data writer thread → reader thread in 4 KiB and 64 KiB segments: MemoryPool<byte>.Shared vs BufferMemoryPool (throughput, bytes per segment, GCs).",
+    [Shared, Pool], Shared, quickSeconds: 12, sweepParameter: "segment")
 {
     private const string Shared = "MemoryPool.Shared";
     private const string Pool = "BufferMemoryPool";
     private static readonly int[] SegmentSizes = [4096, 65536];
     private const long WarmUpBytes = 16L << 20;
 
-    /// <inheritdoc/>
-    public override string Name => "pipelines";
-    /// <inheritdoc/>
-    public override string Article => "Manaloc's own claim: a MemoryPool<byte> for System.IO.Pipelines and Kestrel";
-    /// <inheritdoc/>
-    public override string Description => "A Pipe moves data writer thread → reader thread in 4 KiB and 64 KiB segments: MemoryPool<byte>.Shared vs BufferMemoryPool (throughput, bytes per segment, GCs).";
     /// <inheritdoc/>
     public override Claim Claim => new("No figure: pooling the owner objects as well as the arrays lets a Pipe move data without allocating per segment, at no cost in throughput", null,
         Metric.TimesBetter("BufferMemoryPool vs MemoryPool.Shared, Pipe throughput, 4 KiB segments", Pool, Shared, m => IsTimed(m, 4096)));
@@ -50,14 +46,6 @@ public sealed class Pipelines : Experiment
         Metric.TimesBetter("BufferMemoryPool vs MemoryPool.Shared, 64 KiB segments (times as fast)", Pool, Shared, m => IsTimed(m, 65536)),
         new Metric("MemoryPool.Shared bytes allocated per 4 KiB segment (writer thread)", Unit.BytesPerOp, f => f.Value(Shared, m => m.Statistics.Median, m => IsMove(m, 4096))),
         new Metric("BufferMemoryPool bytes allocated per 4 KiB segment (writer thread)", Unit.BytesPerOp, f => f.Value(Pool, m => m.Statistics.Median, m => IsMove(m, 4096))));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 12;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Shared, Pool];
-    /// <inheritdoc/>
-    public override string Baseline => Shared;
-    /// <inheritdoc/>
-    public override string? SweepParameter => "segment";
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>

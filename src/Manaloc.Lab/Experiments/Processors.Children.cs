@@ -1,5 +1,3 @@
-using System.Globalization;
-using Manaloc.Lab.Harness;
 using Manaloc.Lab.Platform;
 using Manaloc.Platform;
 using PlatformProcessors = Manaloc.Platform.Processors;

@@ -1,5 +1,3 @@
-using System.Globalization;
-using Manaloc.Lab.Harness;
 using PlatformProcessors = Manaloc.Platform.Processors;
 
 namespace Manaloc.Lab.Experiments;

@@ -1,5 +1,3 @@
-using System.Globalization;
-using Manaloc.Lab.Harness;
 using Manaloc.Platform;
 using PlatformProcessors = Manaloc.Platform.Processors;
 
@@ -21,7 +19,10 @@ namespace Manaloc.Lab.Experiments;
 /// parent then restores its thread's mask, and any thread the runtime created meanwhile (which would
 /// have inherited the pin) is given the original mask back.
 /// </remarks>
-public sealed partial class Processors : Experiment
+public sealed partial class Processors() : Experiment(
+    "processors", "Don't Rely on Environment.ProcessorCount (seed 000)",
+    "Environment.ProcessorCount beside the affinity mask and cgroup quota, here and in child processes restricted three ways.",
+    [EnvironmentCount, Affinity, Quota, Available, Installed], EnvironmentCount, quickSeconds: 2)
 {
     internal const string StartedRestricted = "started-on-1-cpu";
     internal const string RestrictedAfterStart = "pinned-after-start";
@@ -39,12 +40,6 @@ public sealed partial class Processors : Experiment
     private const string Installed = "installed";
 
     /// <inheritdoc/>
-    public override string Name => "processors";
-    /// <inheritdoc/>
-    public override string Article => "Don't Rely on Environment.ProcessorCount (seed 000)";
-    /// <inheritdoc/>
-    public override string Description => "Environment.ProcessorCount beside the affinity mask and cgroup quota, here and in child processes restricted three ways.";
-    /// <inheritdoc/>
     /// <remarks>Not measured (not comparable) when this process may use one processor only: a one-processor restriction then changes nothing.</remarks>
     public override Claim Claim => new("Environment.ProcessorCount returned the installed processors and ignored the process's affinity mask (.NET 4, Windows)", null,
         new Metric("ProcessorCount vs the processors a child started on a smaller mask may use", Unit.Ratio, f =>
@@ -57,12 +52,6 @@ public sealed partial class Processors : Experiment
         new Metric("Processors.AvailableCount ÷ processors the affinity mask allows, process pinned to one processor after start (1x = right)", Unit.Ratio,
             f => f.Median(Available, In(RestrictedAfterStart)) / f.Median(Affinity, In(RestrictedAfterStart))),
         new Metric("Environment.ProcessorCount, the same", Unit.Ratio, f => f.Median(EnvironmentCount, In(RestrictedAfterStart)) / f.Median(Affinity, In(RestrictedAfterStart))));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 2;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [EnvironmentCount, Affinity, Quota, Available, Installed];
-    /// <inheritdoc/>
-    public override string Baseline => EnvironmentCount;
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>

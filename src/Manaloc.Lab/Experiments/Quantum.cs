@@ -1,7 +1,4 @@
-using System.Diagnostics;
-using System.Globalization;
 using System.IO.Compression;
-using Manaloc.Lab.Harness;
 using Manaloc.Lab.Platform;
 using Manaloc.Platform;
 
@@ -21,7 +18,10 @@ namespace Manaloc.Lab.Experiments;
 /// straight to the sibling (rather than to another process) is reported too. The first and
 /// last run of each thread are cut by the start and end of the measurement and are dropped.
 /// </remarks>
-public sealed class Quantum : Experiment
+public sealed class Quantum() : Experiment(
+    "quantum", "Length of a Thread Quantum (seed 004)",
+    "Slice lengths of two CPU-bound threads pinned to one processor, beside the kernel's scheduler settings.",
+    [Slice, CutShort, OffCpu], Slice, quickSeconds: 2)
 {
     /// <summary>A clock jump longer than this means the thread did not run in between.</summary>
     internal const double GapMicroseconds = 50;
@@ -41,12 +41,6 @@ public sealed class Quantum : Experiment
     private const int MaxRuns = 1 << 17;
 
     /// <inheritdoc/>
-    public override string Name => "quantum";
-    /// <inheritdoc/>
-    public override string Article => "Length of a Thread Quantum (seed 004)";
-    /// <inheritdoc/>
-    public override string Description => "Slice lengths of two CPU-bound threads pinned to one processor, beside the kernel's scheduler settings.";
-    /// <inheritdoc/>
     /// <remarks>Not measured (not comparable) when the threads were not pinned to one processor or hardly switched.</remarks>
     public override Claim Claim => new("One quantum = 1/3 of the 15.6 ms clock interval: 5.2 ms (Windows 7, computed, not measured)", 5.2,
         new Metric("median run slice of two spinning threads pinned to one processor", Unit.Milliseconds, f =>
@@ -56,12 +50,6 @@ public sealed class Quantum : Experiment
     public override Headline Headline => new(
         new Metric("no Manaloc path: run slice of a CPU-bound thread sharing one processor with another", Unit.Milliseconds,
             f => f.Find(Slice) is { } slice && slice.Metrics.GetValueOrDefault("pinned") == 1 ? f.Median(slice) : null));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 2;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Slice, CutShort, OffCpu];
-    /// <inheritdoc/>
-    public override string Baseline => Slice;
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -102,7 +90,7 @@ public sealed class Quantum : Experiment
             throw new InvalidOperationException("The pinned threads did not start within 10 s.");
         }
         // Published before 'go' is set; the threads read it after Wait returns (the event orders the two).
-        Volatile.Write(ref endTimestamp, Stopwatch.GetTimestamp() + (long)(duration.TotalSeconds * Stopwatch.Frequency));
+        Volatile.Write(ref endTimestamp, LabClock.Now + LabClock.Ticks(duration));
         go.Set();
         foreach (var t in threads)
         {
@@ -173,12 +161,12 @@ public sealed class Quantum : Experiment
     /// <summary>Reads the clock until the deadline, logging each run between jumps longer than <see cref="GapMicroseconds"/>.</summary>
     private static void Spin(RunLog log, long end)
     {
-        long gap = (long)(GapMicroseconds * Stopwatch.Frequency / 1_000_000);
-        long last = Stopwatch.GetTimestamp();
+        long gap = LabClock.Ticks(TimeSpan.FromMicroseconds(GapMicroseconds));
+        long last = LabClock.Now;
         long runStart = last;
         while (true)
         {
-            long now = Stopwatch.GetTimestamp();
+            long now = LabClock.Now;
             if (now - last > gap)
             {
                 log.Add(runStart, last);
@@ -198,10 +186,10 @@ public sealed class Quantum : Experiment
     {
         int index = Array.BinarySearch(other.Starts, 0, other.Count, end);
         int next = index < 0 ? ~index : index;
-        return next < other.Count && other.Starts[next] - end <= (long)(HandOffMicroseconds * Stopwatch.Frequency / 1_000_000);
+        return next < other.Count && other.Starts[next] - end <= LabClock.Ticks(TimeSpan.FromMicroseconds(HandOffMicroseconds));
     }
 
-    private static double Ms(long ticks) => ticks * 1000.0 / Stopwatch.Frequency;
+    private static double Ms(long ticks) => LabClock.Milliseconds(ticks);
 
     private static ResultTable Histogram(IReadOnlyList<double> slices)
     {

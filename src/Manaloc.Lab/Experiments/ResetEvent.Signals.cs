@@ -1,6 +1,5 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
-using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
 namespace Manaloc.Lab.Experiments;

@@ -1,6 +1,4 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
-using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
 namespace Manaloc.Lab.Experiments;
@@ -11,7 +9,10 @@ namespace Manaloc.Lab.Experiments;
 /// Today: the same loop with AutoResetEvent, ManualResetEventSlim, SemaphoreSlim and
 /// EconomicResetEvent, then a two-thread ping-pong and a producer/consumer over a queue.
 /// </summary>
-public sealed partial class ResetEvent : Experiment
+public sealed partial class ResetEvent() : Experiment(
+    "reset-event", "Reducing AutoResetEvent's Synchronization Overhead (seed 000)",
+    "Set+Wait on one thread, a two-thread ping-pong and a producer/consumer queue, per event type.",
+    [Are, Mres, Semaphore, Economic], Are, quickSeconds: 5)
 {
     private const string Are = "AutoResetEvent";
     private const string Mres = "ManualResetEventSlim";
@@ -21,12 +22,6 @@ public sealed partial class ResetEvent : Experiment
     private const string PingPong = "ping-pong";
     private const string ProducerConsumer = "producer-consumer";
 
-    /// <inheritdoc/>
-    public override string Name => "reset-event";
-    /// <inheritdoc/>
-    public override string Article => "Reducing AutoResetEvent's Synchronization Overhead (seed 000)";
-    /// <inheritdoc/>
-    public override string Description => "Set+Wait on one thread, a two-thread ping-pong and a producer/consumer queue, per event type.";
     /// <inheritdoc/>
     public override Claim Claim => new(
         "1,000,000 Set+WaitOne pairs on one thread: AutoResetEvent 1035 ms → EconomicResetEvent 9 ms", 1035.0 / 9,
@@ -44,12 +39,6 @@ public sealed partial class ResetEvent : Experiment
         Metric.TimesBetter("EconomicResetEvent vs SemaphoreSlim, two-thread ping-pong (times as fast)", Economic, Semaphore, In(PingPong)),
         Metric.TimesBetter("vs ManualResetEventSlim, ping-pong", Economic, Mres, In(PingPong)),
         Metric.TimesBetter("vs AutoResetEvent, Set+Wait on one thread", Economic, Are, In(SetWait)));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 5;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Are, Mres, Semaphore, Economic];
-    /// <inheritdoc/>
-    public override string Baseline => Are;
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -154,29 +143,8 @@ public sealed partial class ResetEvent : Experiment
     /// </summary>
     private static long PilotTotal(Action<int, long> body, RunSettings settings)
     {
-        double Run(long perThread)
-        {
-            using var ready = new CountdownEvent(2);
-            using var go = new ManualResetEventSlim(false);
-            var threads = new Thread[2];
-            for (int i = 0; i < 2; i++)
-            {
-                int index = i;
-                threads[i] = new Thread(() => { ready.Signal(); go.Wait(); body(index, perThread); }) { IsBackground = true };
-                threads[i].Start();
-            }
-            ready.Wait();
-            long start = Stopwatch.GetTimestamp();
-            go.Set();
-            foreach (var t in threads) t.Join();
-            return Stopwatch.GetElapsedTime(start).TotalNanoseconds;
-        }
-        long perThread = 1024;
-        double elapsed;
-        while ((elapsed = Run(perThread)) < 2_000_000 && perThread < 1 << 24) perThread *= 4;
-        elapsed = Math.Min(elapsed, Run(perThread));
-        double nsPerOp = elapsed / (2 * perThread);
-        return Math.Max(2, 2 * (long)(settings.SampleTarget.TotalNanoseconds / nsPerOp / 2));
+        double nsPerOp = Pilot.NsPerOp(2, body, startPerThread: 1024, minimum: TimeSpan.FromMilliseconds(2));
+        return Math.Max(2, 2 * (Pilot.OperationsPerSample(settings, nsPerOp) / 2));
     }
 
     private static Func<Measurement, bool> In(string scenario) => m => m.Parameters.Is("scenario", scenario);

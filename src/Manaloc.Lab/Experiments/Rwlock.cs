@@ -1,5 +1,4 @@
 using System.Runtime.CompilerServices;
-using Manaloc.Lab.Harness;
 using Manaloc.Threading;
 
 namespace Manaloc.Lab.Experiments;
@@ -12,7 +11,10 @@ namespace Manaloc.Lab.Experiments;
 /// System.Threading.Lock, ReaderWriterLockSlim and SlimReaderWriterLock over writer percentage ×
 /// hold time × threads.
 /// </summary>
-public sealed class Rwlock : Experiment
+public sealed class Rwlock() : Experiment(
+    "rwlock", "Performance Comparison on Reader-Writer Locks (seed 004)",
+    "Writer % × hold time × threads: lock, System.Threading.Lock, ReaderWriterLockSlim, SlimReaderWriterLock.",
+    AllVariants, Monitor, quickSeconds: 27, sweepParameter: "threads")
 {
     private const string Monitor = "lock";
     private const string LockType = "System.Threading.Lock";
@@ -20,12 +22,6 @@ public sealed class Rwlock : Experiment
     private const string Slim = "SlimReaderWriterLock";
     private static double s_sink;
 
-    /// <inheritdoc/>
-    public override string Name => "rwlock";
-    /// <inheritdoc/>
-    public override string Article => "Performance Comparison on Reader-Writer Locks (seed 004)";
-    /// <inheritdoc/>
-    public override string Description => "Writer % × hold time × threads: lock, System.Threading.Lock, ReaderWriterLockSlim, SlimReaderWriterLock.";
     /// <inheritdoc/>
     public override Claim Claim => new("SRW beat mutex and shared_mutex at every writer frequency; shared_mutex lost to a mutex except at long holds and ≤ 2% writers (charts only, no table)", null,
         new Metric("SlimReaderWriterLock vs ReaderWriterLockSlim over the whole grid (geometric mean)", Unit.Ratio, f => Versus(f, Rwls, _ => true)));
@@ -52,15 +48,7 @@ public sealed class Rwlock : Experiment
             f => Versus(f, Rwls, m => Writers(m) <= 2 && Hold(m) == 1)),
         new Metric("vs lock, 50% writers (1x = as fast)", Unit.Ratio, f => Versus(f, Monitor, m => Writers(m) == 50 && Hold(m) == 1)),
         new Metric("vs ReaderWriterLockSlim over the whole grid", Unit.Ratio, f => Versus(f, Rwls, _ => true)));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 27;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants => AllVariants;
     private static readonly string[] AllVariants = [Monitor, LockType, Rwls, Slim];
-    /// <inheritdoc/>
-    public override string Baseline => Monitor;
-    /// <inheritdoc/>
-    public override string? SweepParameter => "threads";
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -177,21 +165,7 @@ public sealed class Rwlock : Experiment
         where TLock : struct, ILockAdapter
     {
         ulong rng = 0x2545F4914F6CDD1DUL;
-        double best = double.MaxValue;
-        for (int round = 0; round < 3; round++)
-        {
-            long ops = 0;
-            long start = System.Diagnostics.Stopwatch.GetTimestamp();
-            TimeSpan elapsed;
-            do
-            {
-                Work(gate, region, ref rng, writeThreshold, hold, 256);
-                ops += 256;
-                elapsed = System.Diagnostics.Stopwatch.GetElapsedTime(start);
-            }
-            while (elapsed < TimeSpan.FromMilliseconds(0.5));
-            best = Math.Min(best, elapsed.TotalNanoseconds / ops);
-        }
+        double best = Pilot.NsPerOp(n => Work(gate, region, ref rng, writeThreshold, hold, n), startOperations: 256, minimum: TimeSpan.FromMilliseconds(0.5), runs: 3);
         return Math.Max(best, 0.5);
     }
 

@@ -1,6 +1,5 @@
 using System.IO.Compression;
 using Manaloc.Buffers;
-using Manaloc.Lab.Harness;
 using Microsoft.IO;
 
 namespace Manaloc.Lab.Experiments;
@@ -11,19 +10,16 @@ namespace Manaloc.Lab.Experiments;
 /// (pooled 128 KiB blocks) and Manaloc's <see cref="PooledBufferStream"/> (pooled segments); plus the same payload
 /// compressed into each through a <see cref="GZipStream"/>. One operation: a new stream, written, read back, disposed.
 /// </summary>
-public sealed class Streams : Experiment
+public sealed class Streams() : Experiment(
+    "streams", "Manaloc's own claim: a pooled Stream where a MemoryStream serves as a growable buffer",
+    "Payloads of 1 KiB to 16 MiB written and read back, and gzip-compressed into: MemoryStream vs RecyclableMemoryStream vs PooledBufferStream.",
+    [Memory, Recyclable, Ours], Memory, quickSeconds: 30, sweepParameter: "size")
 {
     private const string Memory = "MemoryStream";
     private const string Recyclable = "RecyclableMemoryStream";
     private const string Ours = "PooledBufferStream";
     private const int Chunk = 4096;
 
-    /// <inheritdoc/>
-    public override string Name => "streams";
-    /// <inheritdoc/>
-    public override string Article => "Manaloc's own claim: a pooled Stream where a MemoryStream serves as a growable buffer";
-    /// <inheritdoc/>
-    public override string Description => "Payloads of 1 KiB to 16 MiB written and read back, and gzip-compressed into: MemoryStream vs RecyclableMemoryStream vs PooledBufferStream.";
     /// <inheritdoc/>
     public override Claim Claim => new("No figure: a stream over pooled segments does a MemoryStream's work as a growable buffer without its copies and large-object allocations", null,
         Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB written and read", Ours, Memory, m => Is(m, 1 << 20, "raw")));
@@ -42,14 +38,6 @@ public sealed class Streams : Experiment
         Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB written and read (times as fast)", Ours, Memory, m => Is(m, 1 << 20, "raw")),
         Metric.TimesBetter("PooledBufferStream vs RecyclableMemoryStream, 1 MiB (times as fast)", Ours, Recyclable, m => Is(m, 1 << 20, "raw")),
         Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB through GZipStream (times as fast)", Ours, Memory, m => Is(m, 1 << 20, "gzip")));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 30;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Memory, Recyclable, Ours];
-    /// <inheritdoc/>
-    public override string Baseline => Memory;
-    /// <inheritdoc/>
-    public override string? SweepParameter => "size";
 
     private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [1 << 10, 64 << 10] : [1 << 10, 64 << 10, 1 << 20, 16 << 20];
 

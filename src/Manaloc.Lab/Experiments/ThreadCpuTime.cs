@@ -1,4 +1,3 @@
-using Manaloc.Lab.Harness;
 using Manaloc.Lab.Platform;
 
 namespace Manaloc.Lab.Experiments;

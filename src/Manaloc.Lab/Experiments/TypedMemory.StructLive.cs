@@ -1,5 +1,4 @@
 using Manaloc.Lab.Subjects;
-using Manaloc.Lab.Harness;
 using Manaloc.Memory;
 
 namespace Manaloc.Lab.Experiments;

@@ -1,7 +1,5 @@
-using System.Diagnostics;
 using System.Runtime.InteropServices;
 using Manaloc.Lab.Subjects;
-using Manaloc.Lab.Harness;
 using Manaloc.Memory;
 
 namespace Manaloc.Lab.Experiments;
@@ -15,7 +13,13 @@ namespace Manaloc.Lab.Experiments;
 /// system calls a record replaces: AllocHGlobal+FreeHGlobal and NativeMemory.Alloc+Free of a 24-byte block, with no
 /// object around it.
 /// </summary>
-public sealed partial class TypedMemory : Experiment
+public sealed partial class TypedMemory() : Experiment(
+    "typed-memory", "Writing a Manual Memory Manager in C# (seed 000)",
+    "New+Delete, get/set, scan of live records, managed heap and GC pause: class vs AllocHGlobal proxy vs TypeAllocator class and struct handles vs RecordArray; New+Delete vs raw AllocHGlobal and NativeMemory.Alloc.",
+    [
+        Class, PerObject, Typed, TypedUnchecked, TypedRecycled, Bulk, BulkUnchecked,
+        RawHGlobal, RawNative, StructChecked, StructUnchecked, ClassDirect
+    ], Class, quickSeconds: 20)
 {
     private const string Class = "class instances";
     private const string PerObject = "AllocHGlobal per object";
@@ -30,12 +34,6 @@ public sealed partial class TypedMemory : Experiment
     private const string StructUnchecked = "struct handle unchecked (FooDataUncheckedRef), held heap";
     private const string ClassDirect = "sealed class, direct";
 
-    /// <inheritdoc/>
-    public override string Name => "typed-memory";
-    /// <inheritdoc/>
-    public override string Article => "Writing a Manual Memory Manager in C# (seed 000)";
-    /// <inheritdoc/>
-    public override string Description => "New+Delete, get/set, scan of live records, managed heap and GC pause: class vs AllocHGlobal proxy vs TypeAllocator class and struct handles vs RecordArray; New+Delete vs raw AllocHGlobal and NativeMemory.Alloc.";
     /// <inheritdoc/>
     public override Claim Claim => new(
         "IFooData as a 21-byte native record (Bar @0, Jar @4, Car @12, Tar @20: long and double misaligned), one AllocHGlobal per object: the data lives off the GC heap", null,
@@ -87,12 +85,6 @@ public sealed partial class TypedMemory : Experiment
             f => f.Median(StructChecked, Op("full-gc")) / f.Median(Class, Op("full-gc"))),
         new Metric("weakest path (per-object handles or RecordArray): the same share", Unit.Ratio,
             f => Math.Max(f.Median(Typed, Op("full-gc")) / f.Median(Class, Op("full-gc")) ?? double.NaN, f.Median(Bulk, Op("full-gc")) / f.Median(Class, Op("full-gc")) ?? double.NaN)));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 20;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Class, PerObject, Typed, TypedUnchecked, TypedRecycled, Bulk, BulkUnchecked, RawHGlobal, RawNative, StructChecked, StructUnchecked, ClassDirect];
-    /// <inheritdoc/>
-    public override string Baseline => Class;
 
     /// <summary>The bulk scan's target is judged at 10M records: a set far larger than the processor's caches, so the scan measures memory traffic, not cache hits.</summary>
     private const int TargetRecords = 10_000_000;
@@ -368,9 +360,7 @@ public sealed partial class TypedMemory : Experiment
         var pauses = new double[context.IsSmoke ? 1 : 3];
         for (int i = 0; i < pauses.Length; i++)
         {
-            long start = Stopwatch.GetTimestamp();
-            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: false);
-            pauses[i] = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
+            pauses[i] = LabClock.Time(() => GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: false)).TotalMilliseconds;
         }
         return pauses;
     }

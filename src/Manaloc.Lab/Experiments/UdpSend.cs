@@ -1,8 +1,5 @@
-using System.Diagnostics;
-using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
-using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -19,7 +16,10 @@ namespace Manaloc.Lab.Experiments;
 /// variant gets its own receiver and sender sockets, bound to 127.0.0.1 only, closed in a finally
 /// block; the receiver polls with a timeout, and waiting for stragglers is bounded.
 /// </remarks>
-public sealed class UdpSend : Experiment
+public sealed class UdpSend() : Experiment(
+    "udp-send", "Tradeoffs in High Performance Software (seed 002)",
+    "Small UDP datagrams to 127.0.0.1: SendTo vs SendToAsync vs BeginSendTo, datagrams/s and how many arrived.",
+    [Sync, SyncAddress, Connected, Awaited, Windowed, Apm], Apm, quickSeconds: 3)
 {
     private const string Sync = "SendTo";
     private const string Connected = "Send (connected)";
@@ -43,12 +43,6 @@ public sealed class UdpSend : Experiment
     internal int LastPort { get; private set; }
 
     /// <inheritdoc/>
-    public override string Name => "udp-send";
-    /// <inheritdoc/>
-    public override string Article => "Tradeoffs in High Performance Software (seed 002)";
-    /// <inheritdoc/>
-    public override string Description => "Small UDP datagrams to 127.0.0.1: SendTo vs SendToAsync vs BeginSendTo, datagrams/s and how many arrived.";
-    /// <inheritdoc/>
     public override Claim Claim => new("100,000 datagrams: 2.7 s with BeginSend, 1.6 s with Send (1.69x faster)", 2.7 / 1.6,
         Metric.TimesBetter("SendTo vs BeginSendTo/EndSendTo, time per datagram", Sync, Apm));
     /// <inheritdoc/>
@@ -56,12 +50,6 @@ public sealed class UdpSend : Experiment
     public override Headline Headline => new(
         Metric.TimesBetter("no Manaloc path: SendTo vs BeginSendTo/EndSendTo, time per datagram (times as fast)", Sync, Apm),
         Metric.TimesBetter("SendToAsync awaited vs BeginSendTo/EndSendTo", Awaited, Apm));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 3;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = [Sync, SyncAddress, Connected, Awaited, Windowed, Apm];
-    /// <inheritdoc/>
-    public override string Baseline => Apm;
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -148,9 +136,9 @@ public sealed class UdpSend : Experiment
             }
             Drain(receiver, 0, expected);
 
-            long started = Stopwatch.GetTimestamp();
+            var spending = LabClock.Budget(budget);
             int round = 0;
-            for (; round < rounds && (round == 0 || Stopwatch.GetElapsedTime(started) < budget); round++)
+            for (; round < rounds && (round == 0 || !spending.IsSpent); round++)
             {
                 foreach (string variant in Variants)
                 {
@@ -159,9 +147,7 @@ public sealed class UdpSend : Experiment
                     var result = results[variant];
                     long before = Volatile.Read(ref receiver.Count);
                     long allocatedBefore = GC.GetTotalAllocatedBytes(precise: false);
-                    long start = Stopwatch.GetTimestamp();
-                    Send(variant, variant == Connected ? connected : unconnected, target, datagrams);
-                    double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
+                    double seconds = LabClock.Time(() => Send(variant, variant == Connected ? connected : unconnected, target, datagrams)).TotalSeconds;
                     result.Allocated += GC.GetTotalAllocatedBytes(precise: false) - allocatedBefore;
                     result.Rates.Add(datagrams / seconds);
                     result.Sent += datagrams;
@@ -264,15 +250,16 @@ public sealed class UdpSend : Experiment
     private static long Drain(ReceiverState receiver, long before, long expected)
     {
         long last = Volatile.Read(ref receiver.Count);
-        long quietSince = Stopwatch.GetTimestamp(), started = quietSince;
-        while (last - before < expected && Stopwatch.GetElapsedTime(quietSince).TotalMilliseconds < 100 && Stopwatch.GetElapsedTime(started).TotalSeconds < 3)
+        var draining = LabClock.Budget(TimeSpan.FromSeconds(3));
+        var quiet = LabClock.Budget(TimeSpan.FromMilliseconds(100));
+        while (last - before < expected && !quiet.IsSpent && !draining.IsSpent)
         {
             Thread.Sleep(5);
             long now = Volatile.Read(ref receiver.Count);
             if (now != last)
             {
                 last = now;
-                quietSince = Stopwatch.GetTimestamp();
+                quiet = LabClock.Budget(TimeSpan.FromMilliseconds(100));
             }
         }
         return last - before;

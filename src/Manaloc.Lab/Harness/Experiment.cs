@@ -15,14 +15,50 @@ namespace Manaloc.Lab.Harness;
 /// </remarks>
 public abstract class Experiment
 {
+    private readonly string? _name, _article, _description, _baseline, _sweepParameter;
+    private readonly IReadOnlyList<string>? _variants;
+    private readonly double? _quickSeconds;
+
+    /// <summary>
+    /// Declares the experiment in one place: what it is, its variants and what a quick run costs. The members
+    /// below return these; an experiment overrides only what it computes (its <see cref="Claim"/>, its
+    /// <see cref="Targets"/>, its parameters).
+    /// </summary>
+    /// <param name="name">See <see cref="Name"/>.</param>
+    /// <param name="article">See <see cref="Article"/>.</param>
+    /// <param name="description">See <see cref="Description"/>.</param>
+    /// <param name="variants">See <see cref="Variants"/>.</param>
+    /// <param name="baseline">See <see cref="Baseline"/>; one of <paramref name="variants"/>.</param>
+    /// <param name="quickSeconds">See <see cref="QuickSeconds"/>.</param>
+    /// <param name="sweepParameter">See <see cref="SweepParameter"/>.</param>
+    /// <exception cref="ArgumentException">A text is empty, there are no variants, or <paramref name="baseline"/> is not among them.</exception>
+    protected Experiment(
+        string name, string article, string description, IReadOnlyList<string> variants, string baseline,
+        double quickSeconds, string? sweepParameter = null)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(name);
+        ArgumentException.ThrowIfNullOrWhiteSpace(article);
+        ArgumentException.ThrowIfNullOrWhiteSpace(description);
+        ArgumentNullException.ThrowIfNull(variants);
+        if (variants.Count == 0) throw new ArgumentException($"Experiment '{name}' declares no variants.", nameof(variants));
+        if (!variants.Contains(baseline)) throw new ArgumentException($"Experiment '{name}': the baseline '{baseline}' is not one of its variants.", nameof(baseline));
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(quickSeconds);
+        (_name, _article, _description, _variants, _baseline, _quickSeconds, _sweepParameter) = (name, article, description, variants, baseline, quickSeconds, sweepParameter);
+    }
+
+    /// <summary>For an experiment that computes what it is: it overrides <see cref="Name"/>, <see cref="Article"/>, <see cref="Description"/>, <see cref="Variants"/> and <see cref="Baseline"/>.</summary>
+    protected Experiment()
+    {
+    }
+
     /// <summary>Lower-case, dash-separated name, e.g. <c>clock-allocations</c>; the file is named after it.</summary>
-    public abstract string Name { get; }
+    public virtual string Name => _name ?? throw Undeclared(nameof(Name));
 
     /// <summary>The article and seed file, e.g. <c>DateTime.Now in v4.0 Causes Dynamic Memory Allocations (seed 000)</c>.</summary>
-    public abstract string Article { get; }
+    public virtual string Article => _article ?? throw Undeclared(nameof(Article));
 
     /// <summary>One line on what is measured.</summary>
-    public abstract string Description { get; }
+    public virtual string Description => _description ?? throw Undeclared(nameof(Description));
 
     /// <summary>The article's claim: its words and figure, and the metric that gives today's counterpart. Null: nothing to compare.</summary>
     public virtual Claim? Claim => null;
@@ -45,7 +81,10 @@ public abstract class Experiment
     /// progress estimate (see <see cref="ExpectedSeconds"/>). The run's own pace corrects the scale, so a
     /// rounded figure from one quick run is enough.
     /// </summary>
-    public virtual double QuickSeconds => 10;
+    public virtual double QuickSeconds => _quickSeconds ?? 10;
+
+    /// <summary>True when the experiment states its <see cref="QuickSeconds"/> (through the constructor or an override) instead of leaving the default.</summary>
+    internal bool DeclaresQuickSeconds => _quickSeconds is not null || GetType().GetProperty(nameof(QuickSeconds))!.DeclaringType != typeof(Experiment);
 
     /// <summary>Full mode's warm-up and samples (1 s, 10 × 100 ms) against quick mode's (50 ms in a launch, 8 × 8 ms) per measurement, roughly.</summary>
     public const double FullModeFactor = 8;
@@ -58,13 +97,13 @@ public abstract class Experiment
     }
 
     /// <summary>Variants in display order, the baseline among them.</summary>
-    public abstract IReadOnlyList<string> Variants { get; }
+    public virtual IReadOnlyList<string> Variants => _variants ?? throw Undeclared(nameof(Variants));
 
     /// <summary>The variant ratios are taken against.</summary>
-    public abstract string Baseline { get; }
+    public virtual string Baseline => _baseline ?? throw Undeclared(nameof(Baseline));
 
     /// <summary>The parameter charted on the x axis when the experiment sweeps one (usually <c>threads</c>).</summary>
-    public virtual string? SweepParameter => null;
+    public virtual string? SweepParameter => _sweepParameter;
 
     /// <summary>Parameters and the values a run with <paramref name="settings"/> uses.</summary>
     public virtual IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) => [];
@@ -95,4 +134,7 @@ public abstract class Experiment
     /// <param name="context">Records what goes back to the parent.</param>
     public virtual void RunChild(string key, IReadOnlyList<string> arguments, ExperimentContext context)
         => throw new NotSupportedException($"Experiment '{Name}' has no child part '{key}'.");
+
+    private InvalidOperationException Undeclared(string member)
+        => new($"Experiment {GetType().Name} neither declares nor overrides {member}: pass it to the declaring constructor.");
 }

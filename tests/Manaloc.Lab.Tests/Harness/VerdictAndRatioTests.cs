@@ -53,13 +53,8 @@ public sealed class VerdictAndRatioTests
         Parameters = Parameters.Of(p),
     };
 
-    private sealed class Failing : Experiment
+    private sealed class Failing() : Experiment("failing", "none", "fails after one measurement", ["a"], "a", quickSeconds: 1)
     {
-        public override string Name => "failing";
-        public override string Article => "none";
-        public override string Description => "fails after one measurement";
-        public override IReadOnlyList<string> Variants => ["a"];
-        public override string Baseline => "a";
         public override void Run(ExperimentContext context)
         {
             context.RecordSamples("a", "ms", [1.0]);

@@ -100,13 +100,8 @@ public sealed class HeadlineTests
         Assert.Contains(">holds</span> new 11x faster", html, StringComparison.Ordinal);
     }
 
-    private sealed class Fixed(bool fail) : Experiment
+    private sealed class Fixed(bool fail) : Experiment("fixed", "none", "two variants", ["a", "b"], "a", quickSeconds: 1)
     {
-        public override string Name => "fixed";
-        public override string Article => "none";
-        public override string Description => "two variants";
-        public override IReadOnlyList<string> Variants => ["a", "b"];
-        public override string Baseline => "a";
         public override Headline Headline => new(Metric.TimesBetter("b vs a", "b", "a"));
 
         public override void Run(ExperimentContext context)
