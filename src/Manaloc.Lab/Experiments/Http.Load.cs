@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Net;
 
 namespace Manaloc.Lab.Experiments;
@@ -74,8 +73,8 @@ internal static class HttpLoad
         var lags = Enumerable.Range(0, load.PoliteClients).Select(_ => new List<double>()).ToArray();
         var flooder = Enumerable.Range(0, load.FloodConnections).Select(_ => new HttpTally()).ToArray();
         var saturating = Enumerable.Range(0, load.SaturatingClients).Select(_ => new HttpTally()).ToArray();
-        long begin = Stopwatch.GetTimestamp();
-        long deadline = begin + (long)(load.Duration.TotalSeconds * Stopwatch.Frequency);
+        long begin = LabClock.Now;
+        long deadline = begin + (long)(load.Duration.TotalSeconds * LabClock.Frequency);
         var tasks = new List<Task>();
         for (int i = 0; i < load.PoliteClients; i++)
         {
@@ -94,7 +93,7 @@ internal static class HttpLoad
             tasks.Add(Task.Run(() => ClosedLoopAsync(endpoint, Mixed($"saturating-{index}"), deadline, saturating[index], cancellation)));
         }
         await Task.WhenAll(tasks).ConfigureAwait(false);
-        var elapsed = Stopwatch.GetElapsedTime(begin);
+        var elapsed = LabClock.Since(begin);
         var allLags = lags.SelectMany(l => l).Order().ToArray();
         double lagP99 = allLags.Length == 0 ? 0 : allLags[Math.Min(allLags.Length - 1, (int)(allLags.Length * 0.99))];
         return new HttpLoadResult(Sum(polite), Sum(flooder), Sum(saturating), elapsed, lagP99);
@@ -111,7 +110,7 @@ internal static class HttpLoad
     private static async Task PoliteAsync(IPEndPoint endpoint, byte[][] requests, int rate, long begin, int index, int clients, long deadline,
         HttpTally tally, List<double> lags, CancellationToken cancellation)
     {
-        long interval = Stopwatch.Frequency / Math.Max(1, rate);
+        long interval = LabClock.Frequency / Math.Max(1, rate);
         long start = begin + interval * index / Math.Max(1, clients);
         HttpConnection? connection = null;
         try
@@ -120,12 +119,12 @@ internal static class HttpLoad
             {
                 long intended = start + i * interval;
                 if (intended >= deadline) break;
-                long wait = intended - Stopwatch.GetTimestamp();
-                if (wait > Stopwatch.Frequency / 1000) await Task.Delay(TimeSpan.FromSeconds((double)wait / Stopwatch.Frequency), cancellation).ConfigureAwait(false);
-                long sent = Stopwatch.GetTimestamp();
-                lags.Add(Math.Max(0, sent - intended) * 1e6 / Stopwatch.Frequency);
+                long wait = intended - LabClock.Now;
+                if (wait > LabClock.Frequency / 1000) await Task.Delay(TimeSpan.FromSeconds((double)wait / LabClock.Frequency), cancellation).ConfigureAwait(false);
+                long sent = LabClock.Now;
+                lags.Add(Math.Max(0, sent - intended) * 1e6 / LabClock.Frequency);
                 (connection, int? status) = await SendOneAsync(endpoint, connection, requests[i % requests.Length], tally, cancellation).ConfigureAwait(false);
-                if (status is >= 200 and < 300) tally.LatencyMicros.Add((Stopwatch.GetTimestamp() - intended) * 1e6 / Stopwatch.Frequency);
+                if (status is >= 200 and < 300) tally.LatencyMicros.Add((LabClock.Now - intended) * 1e6 / LabClock.Frequency);
             }
         }
         finally
@@ -140,7 +139,7 @@ internal static class HttpLoad
         HttpConnection? connection = null;
         try
         {
-            for (long i = 0; i < MaxRequestsPerClient && Stopwatch.GetTimestamp() < deadline; i++)
+            for (long i = 0; i < MaxRequestsPerClient && LabClock.Now < deadline; i++)
             {
                 (connection, _) = await SendOneAsync(endpoint, connection, requests[i % requests.Length], tally, cancellation).ConfigureAwait(false);
             }

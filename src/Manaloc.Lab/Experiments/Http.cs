@@ -153,7 +153,7 @@ public sealed class Http : Experiment
                 var after = await services[i].StatsAsync(ct).ConfigureAwait(false);
                 if (phase == "flood")
                 {
-                    floods[i] = (result, before, after, System.Diagnostics.Stopwatch.GetTimestamp());
+                    floods[i] = (result, before, after, LabClock.Now);
                     continue; // recorded once its idle wait is over
                 }
                 if (phase == "quiet") quietEnd[i] = after;
@@ -162,7 +162,7 @@ public sealed class Http : Experiment
         }
         for (int i = 0; i < services.Length; i++)
         {
-            var left = plan.Idle - System.Diagnostics.Stopwatch.GetElapsedTime(floods[i].EndedAt);
+            var left = plan.Idle - LabClock.Since(floods[i].EndedAt);
             context.Status($"{Builds[i]}: idle {plan.Idle.TotalSeconds:0.#} s after the flood");
             if (left > TimeSpan.Zero) await Task.Delay(left, ct).ConfigureAwait(false);
             var idle = await services[i].StatsAsync(ct).ConfigureAwait(false);
