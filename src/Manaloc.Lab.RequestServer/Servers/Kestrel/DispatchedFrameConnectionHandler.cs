@@ -1,7 +1,6 @@
 using System.Buffers;
 using System.Diagnostics;
 using System.IO.Pipelines;
-using System.Text;
 using System.Threading.Tasks.Sources;
 using Manaloc.Lab.RequestServer.Protocol;
 using Manaloc.Threading;
@@ -77,7 +76,6 @@ internal sealed class DispatchedFrameConnectionHandler(KestrelServerState state)
     /// </summary>
     private sealed class Turn : IValueTaskSource<bool>
     {
-        private static readonly byte[] BadLengthReason = Encoding.UTF8.GetBytes("bad frame length");
         private readonly KestrelServerState _state;
         private readonly PipeWriter _output;
         private readonly Action _run;
@@ -137,105 +135,10 @@ internal sealed class DispatchedFrameConnectionHandler(KestrelServerState state)
 
         /// <summary>Runs whole frames from the buffer for at most one turn's time; (done, malformed).</summary>
         private (bool Done, bool Malformed) ProcessSlice()
-        {
-            long until = Stopwatch.GetTimestamp() + TurnTicks;
-            byte[]? copy = null;
-            try
-            {
-                while (_buffer.Length >= Frame.LengthSize)
-                {
-                    ReadOnlySpan<byte> first = _buffer.FirstSpan;
-                    if (first.Length < Frame.MaxRequestFrame && first.Length < _buffer.Length)
-                    {
-                        // The frame may span segments: parse from a contiguous copy of at most one frame.
-                        copy ??= ArrayPool<byte>.Shared.Rent(Frame.MaxRequestFrame);
-                        int take = (int)Math.Min(_buffer.Length, Frame.MaxRequestFrame);
-                        _buffer.Slice(0, take).CopyTo(copy);
-                        first = copy.AsSpan(0, take);
-                    }
-                    var parsed = Frame.TryReadRequest(first, out var header, out var range, out int size);
-                    if (parsed == ParseResult.Incomplete) return (true, false);
-                    if (parsed == ParseResult.BadLength)
-                    {
-                        _state.Counters.CountMalformedStream();
-                        Write(0, Status.Error, BadLengthReason);
-                        return (true, true);
-                    }
-                    Handle(header, first.Slice(0, size)[range]);
-                    _buffer = _buffer.Slice(size);
-                    if (Stopwatch.GetTimestamp() >= until) return (_buffer.Length < Frame.LengthSize, false);
-                }
-                return (true, false);
-            }
-            finally
-            {
-                if (copy is not null) ArrayPool<byte>.Shared.Return(copy);
-            }
-        }
-
-        private void Handle(in RequestHeader header, ReadOnlySpan<byte> payload)
-        {
-            string? error = RequestHandler.Validate(header, payload);
-            if (header.Op == Op.Stats && error is null)
-            {
-                _state.Counters.CountControl();
-                Write(header.Id, Status.Ok, ServerStats.CaptureJsonUtf8(KestrelRequestServer.NameOf(_state.Build), _state.Counters));
-                return;
-            }
-            _state.Counters.CountReceived();
-            Status status;
-            if (error is not null)
-            {
-                Write(header.Id, status = Status.Error, Encoding.UTF8.GetBytes(error));
-            }
-            else if (_state.ShuttingDown)
-            {
-                Write(header.Id, status = Status.Busy, default);
-            }
-            else if (header.DeadlineMicros != 0 && Stopwatch.GetElapsedTime(_readAt).TotalMicroseconds > header.DeadlineMicros)
-            {
-                Write(header.Id, status = Status.Expired, default);
-            }
-            else
-            {
-                int answerSize = RequestHandler.AnswerSize(header.Op, payload.Length);
-                var span = _output.GetSpan(Frame.ResponseSize(answerSize));
-                int length;
-                try
-                {
-                    length = RequestHandler.Execute(header.Op, payload, span[(Frame.LengthSize + Frame.ResponseHeaderSize)..], ManagedRecordBatch.Instance);
-                    status = Status.Ok;
-                }
-                catch (Exception e) when (e is not OutOfMemoryException)
-                {
-                    length = 0;
-                    status = Status.Error;
-                }
-                Frame.WriteResponseHeader(span, header.Id, status, length);
-                _output.Advance(Frame.ResponseSize(length));
-            }
-            _pending[(int)status]++;
-        }
-
-        private void Write(long id, Status status, ReadOnlySpan<byte> payload)
-        {
-            var span = _output.GetSpan(Frame.ResponseSize(payload.Length));
-            _output.Advance(Frame.WriteResponse(span, id, status, payload));
-        }
+            => FrameConnectionHandler.AnswerFrames(_state, ref _buffer, _output, _pending, _readAt, Stopwatch.GetTimestamp() + TurnTicks);
 
         /// <summary>Counts the answers written since the last flush as sent (or not); on the handler, with no turn out.</summary>
-        public void Settle(bool answered)
-        {
-            for (int s = 0; s < _pending.Length; s++)
-            {
-                for (long i = 0; i < _pending[s]; i++)
-                {
-                    if (answered) _state.Counters.CountAnswered((Status)s);
-                    else _state.Counters.CountUnanswered();
-                }
-                _pending[s] = 0;
-            }
-        }
+        public void Settle(bool answered) => FrameConnectionHandler.Settle(_state, _pending, answered);
 
         public bool GetResult(short token) => _completion.GetResult(token);
 

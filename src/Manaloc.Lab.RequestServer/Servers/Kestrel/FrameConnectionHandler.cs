@@ -33,11 +33,11 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
                 var result = await input.ReadAsync().ConfigureAwait(false);
                 long readAt = Stopwatch.GetTimestamp(); // every frame of this read was read now: deadlines count from here
                 var buffer = result.Buffer;
-                bool malformed = ProcessFrames(ref buffer, output, pending, readAt);
+                bool malformed = AnswerFrames(state, ref buffer, output, pending, readAt, until: long.MaxValue).Malformed;
                 input.AdvanceTo(buffer.Start, buffer.End);
                 var flush = await output.FlushAsync().ConfigureAwait(false);
                 // A completed reader means Kestrel aborted the connection (the drain deadline passed): not sent.
-                Settle(pending, answered: !flush.IsCanceled && !flush.IsCompleted);
+                Settle(state, pending, answered: !flush.IsCanceled && !flush.IsCompleted);
                 if (malformed) break;
                 if (result.IsCompleted)
                 {
@@ -49,7 +49,7 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
         }
         catch (Exception e) when (e is ConnectionResetException or ConnectionAbortedException or IOException or InvalidOperationException)
         {
-            Settle(pending, answered: false); // written into the pipe but never flushed to the client
+            Settle(state, pending, answered: false); // written into the pipe but never flushed to the client
         }
         finally
         {
@@ -57,7 +57,8 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
         }
     }
 
-    private void Settle(long[] pending, bool answered)
+    /// <summary>Counts the answers written since the last flush (by status, in <paramref name="pending"/>) as sent or not, and clears them.</summary>
+    internal static void Settle(KestrelServerState state, long[] pending, bool answered)
     {
         for (int s = 0; s < pending.Length; s++)
         {
@@ -70,8 +71,12 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
         }
     }
 
-    /// <summary>Runs every whole frame in <paramref name="buffer"/>, leaving the rest in it; true when the stream is malformed.</summary>
-    private bool ProcessFrames(ref ReadOnlySequence<byte> buffer, PipeWriter output, long[] pending, long readAt)
+    /// <summary>
+    /// Answers the whole frames in <paramref name="buffer"/>, leaving the rest in it, until the timestamp
+    /// <paramref name="until"/> (checked after each frame; <see cref="long.MaxValue"/>: every frame): (done, malformed), done
+    /// when no whole frame is left. The inline handler and the dispatched one's turns both read frames through it.
+    /// </summary>
+    internal static (bool Done, bool Malformed) AnswerFrames(KestrelServerState state, ref ReadOnlySequence<byte> buffer, PipeWriter output, long[] pending, long readAt, long until)
     {
         byte[]? copy = null;
         try
@@ -88,17 +93,18 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
                     first = copy.AsSpan(0, take);
                 }
                 var parsed = Frame.TryReadRequest(first, out var header, out var range, out int size);
-                if (parsed == ParseResult.Incomplete) return false;
+                if (parsed == ParseResult.Incomplete) return (true, false);
                 if (parsed == ParseResult.BadLength)
                 {
                     state.Counters.CountMalformedStream();
                     Write(output, 0, Status.Error, BadLengthReason);
-                    return true;
+                    return (true, true);
                 }
-                Handle(header, first.Slice(0, size)[range], output, pending, readAt);
+                Answer(state, header, first.Slice(0, size)[range], output, pending, readAt);
                 buffer = buffer.Slice(size);
+                if (until != long.MaxValue && Stopwatch.GetTimestamp() >= until) return (buffer.Length < Frame.LengthSize, false);
             }
-            return false;
+            return (true, false);
         }
         finally
         {
@@ -106,7 +112,12 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
         }
     }
 
-    private void Handle(in RequestHeader header, ReadOnlySpan<byte> payload, PipeWriter output, long[] pending, long readAt)
+    /// <summary>
+    /// Answers one request frame into <paramref name="output"/> (stats, a validation error, busy while shutting down, expired
+    /// past its deadline, or the handler's answer) and counts its status in <paramref name="pending"/>; the inline handler
+    /// and the dispatched one's turns both answer through it.
+    /// </summary>
+    internal static void Answer(KestrelServerState state, in RequestHeader header, ReadOnlySpan<byte> payload, PipeWriter output, long[] pending, long readAt)
     {
         string? error = RequestHandler.Validate(header, payload);
         if (header.Op == Op.Stats && error is null)
@@ -150,7 +161,7 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
         pending[(int)status]++;
     }
 
-    private static void Write(PipeWriter output, long id, Status status, ReadOnlySpan<byte> payload)
+    internal static void Write(PipeWriter output, long id, Status status, ReadOnlySpan<byte> payload)
     {
         var span = output.GetSpan(Frame.ResponseSize(payload.Length));
         output.Advance(Frame.WriteResponse(span, id, status, payload));
