@@ -188,6 +188,24 @@ public sealed class RuleTests
             void Fine() { var heap = _a.GetThreadHeap(); Console.WriteLine(heap.ThreadId); }
         }
         """);
+
+    [Fact]
+    public Task Mnl107_flags_a_held_heap_captured_by_a_lambda_nested_in_a_thread_body() => Verify.Analyzer("""
+        class C
+        {
+            readonly TypeAllocator _a = new();
+            static string Attempt(Action action) { action(); return "ok"; }
+            void Trial()
+            {
+                var heap = _a.GetThreadHeap();
+                Console.WriteLine(heap.ThreadId);
+                string result = "";
+                var t = new Thread(() => { result = Attempt(() => Console.WriteLine({|MNL107:heap|}.ThreadId)); });
+                t.Start();
+                t.Join();
+            }
+        }
+        """);
 }
 
 /// <summary>MNL108, MNL109 and the call-site half of MNL107: what each must flag and what it must leave alone.</summary>
