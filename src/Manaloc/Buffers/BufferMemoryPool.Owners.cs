@@ -22,8 +22,8 @@ public sealed partial class BufferMemoryPool
     /// thread to <see cref="Returns"/>), so the pool's statistics stay exact at one atomic add per operation; the
     /// bytes follow from the class size.</para>
     /// <para>What leaves the tier (its cap, gen-2 trimming, the idle release on the manager's clock and period, the
-    /// pool's Dispose) is dropped with its array, to the GC: a dropped owner's Dispose finds it not rented and does
-    /// nothing, exactly as a stale Dispose would, so no array goes anywhere twice.</para>
+    /// pool's Dispose) gives its array back to the manager, once (<see cref="PooledMemoryOwner.OnDroppedByPool"/>), so the
+    /// manager's statistics and meters see it returned; the owner itself goes to the GC.</para>
     /// <para>Idle owners reference their class and so the pool: a pool dropped without Dispose lives on while threads'
     /// stacks hold its idle owners, until the idle release takes them (within 1.5 idle periods).</para>
     /// <para>Thread safety: every member is safe from any thread.</para>
@@ -79,7 +79,7 @@ public sealed partial class BufferMemoryPool
     /// <para>Ordering. <c>_rented</c> is the owner's one piece of shared state; its class and array never change. A rent
     /// takes the owner from the tier (which hands it over with a happens-before edge of its own), then publishes
     /// <c>_rented = 1</c> with a release write; the reference reaches other threads only after that. The first Dispose
-    /// wins an <see cref="Interlocked.Exchange(ref int, int)"/> of <c>_rented</c> to 0 (a full fence); every other
+    /// wins an <see cref="Interlocked.CompareExchange(ref int, int, int)"/> of <c>_rented</c> from rented to idle (a full fence); every other
     /// Dispose, concurrent or later, reads 0 and does nothing. Only the winner gives the owner back to the tier, so it
     /// is stored once per rent; nothing of the rent is read after that.</para>
     /// <para>What no pooled owner can do: after the owner went back and a later rent took it, a stale reference is the
@@ -87,15 +87,16 @@ public sealed partial class BufferMemoryPool
     /// stale holder has no number of its own to compare, only the shared object. A distinct object per rent can, and
     /// that is what diagnostic mode gives (<see cref="DiagnosticMemoryOwner"/>), at an allocation per rent.</para>
     /// </remarks>
-    private sealed class PooledMemoryOwner(OwnerClass owners, byte[] array) : IMemoryOwner<byte>
+    private sealed class PooledMemoryOwner(OwnerClass owners, byte[] array) : IMemoryOwner<byte>, IDroppedByPool
     {
-        private int _rented; // 1 from a rent to its first Dispose
+        private const int Idle = 0, Rented = 1, Dropped = -1;
+        private int _rented; // Rented from a rent to its first Dispose; Idle in the tier; Dropped once the tier let it go
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public static PooledMemoryOwner Rent(OwnerClass owners)
         {
             var owner = owners.Owners.Rent();
-            Volatile.Write(ref owner._rented, 1); // release: whoever sees the owner rented sees it as the tier handed it over
+            Volatile.Write(ref owner._rented, Rented); // release: whoever sees the owner rented sees it as the tier handed it over
             owners.Rents.Increment();
             return owner;
         }
@@ -104,16 +105,26 @@ public sealed partial class BufferMemoryPool
         {
             get
             {
-                if (Volatile.Read(ref _rented) == 0) ThrowDisposed();
+                if (Volatile.Read(ref _rented) != Rented) ThrowDisposed();
                 return new Memory<byte>(array);
             }
         }
 
         public void Dispose()
         {
-            if (Interlocked.Exchange(ref _rented, 0) == 0) return; // disposed already (or idle in the tier): repeats, racing Disposes and the tier's drops stop here
+            if (Interlocked.CompareExchange(ref _rented, Idle, Rented) != Rented) return; // disposed already, idle in the tier or dropped: repeats and racing Disposes stop here
             owners.Returns.Increment();
             owners.Owners.Return(this); // last: from here on the owner may be another rent's (after the pool's Dispose the tier drops it)
+        }
+
+        /// <summary>
+        /// The tier dropped this idle owner: its array goes back to the manager, once. The tier drops only what it holds
+        /// (idle), and the compare-exchange from idle to dropped orders this against a stale Dispose (which finds the owner
+        /// not rented and stops), so the array is returned exactly once and the owner is never rented again.
+        /// </summary>
+        public void OnDroppedByPool()
+        {
+            if (Interlocked.CompareExchange(ref _rented, Dropped, Idle) == Idle) owners.Pool._manager.Return(array);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]

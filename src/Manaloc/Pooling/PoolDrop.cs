@@ -3,10 +3,11 @@ namespace Manaloc.Pooling;
 /// <summary>What a pool does with an object it will not keep.</summary>
 internal static class PoolDrop
 {
-    /// <summary>Disposes <paramref name="item"/> if it is disposable; otherwise leaves it to the GC.</summary>
+    /// <summary>Tells <paramref name="item"/> it was dropped if it asks to know (<see cref="IDroppedByPool"/>), else disposes it if it is disposable; otherwise leaves it to the GC.</summary>
     public static void Drop(object? item)
     {
-        if (item is IDisposable disposable) disposable.Dispose();
+        if (item is IDroppedByPool dropped) dropped.OnDroppedByPool();
+        else if (item is IDisposable disposable) disposable.Dispose();
     }
 
     /// <summary>Drops items without letting a failing Dispose escape (for trims on the finalizer thread).</summary>
@@ -45,3 +46,12 @@ internal static class PoolDrop
     }
 }
 
+/// <summary>
+/// A pooled object whose <see cref="IDisposable.Dispose"/> is its owner's (a rented memory owner's Dispose gives it back to
+/// the pool), so a pool that drops it must tell it apart: it calls <see cref="OnDroppedByPool"/> instead.
+/// </summary>
+internal interface IDroppedByPool
+{
+    /// <summary>The pool let the object go for good (its cap, a trim, the idle release, the pool's Dispose): release what it holds.</summary>
+    void OnDroppedByPool();
+}

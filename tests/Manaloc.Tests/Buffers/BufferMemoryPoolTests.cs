@@ -192,6 +192,8 @@ public sealed class BufferMemoryPoolTests
         var stats = pool.GetStatistics();
         Assert.Equal(0, stats.RetainedBytes);
         Assert.Equal((20L, 20L, 0L), (stats.Rents, stats.Returns, stats.Outstanding));
+        // The released owners' arrays went back to the manager: it sees none of them rented any more.
+        Assert.Equal(0, manager.GetStatistics().RentedBytes);
         using var again = pool.Rent(); // a new owner, with a new array
         Assert.Equal(4096, again.Memory.Length);
     }
@@ -209,6 +211,25 @@ public sealed class BufferMemoryPoolTests
         var stats = pool.GetStatistics();
         Assert.Equal(0, stats.RetainedBytes - manager.GetStatistics().RetainedBytes); // no owner of the pool holds an array any more
         Assert.Equal((2L, 2L, 0L), (stats.Rents, stats.Returns, stats.Outstanding));
+        Assert.Equal(0, manager.GetStatistics().RentedBytes); // every owner's array went back to the manager, once
+        late.Dispose(); // a stale Dispose of a dropped owner returns nothing again
+        Assert.Equal(0, manager.GetStatistics().RentedBytes);
+        Assert.Throws<ObjectDisposedException>(() => late.Memory);
+    }
+
+    [Fact]
+    public void Owners_dropped_over_the_cap_give_their_arrays_back_to_the_manager_once()
+    {
+        // A small class cap: returning 40 owners at once drops those the tier cannot keep.
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "cap", MaxRetainedBytesPerClass = 8 * 4096, TrimAfterGen2 = false, ReleaseIdleAfter = Timeout.InfiniteTimeSpan, DebugMode = true });
+        using var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "cap", Manager = manager });
+        var owners = Enumerable.Range(0, 40).Select(_ => pool.Rent()).ToList();
+        Assert.Equal(40 * 4096, manager.GetStatistics().RentedBytes);
+        owners.ForEach(o => o.Dispose());
+        owners.ForEach(o => o.Dispose()); // stale repeats: no array goes back twice (debug mode would throw)
+        long keptByPool = pool.GetStatistics().RetainedBytes;
+        Assert.InRange(keptByPool, 4096, 39 * 4096); // the cap dropped some
+        Assert.True(manager.GetStatistics().Drops + manager.GetStatistics().Retained >= (40 * 4096 - keptByPool) / 4096); // every dropped owner's array reached the manager
     }
 
     [Fact]
