@@ -218,6 +218,40 @@ public sealed class BufferMemoryPoolTests
     }
 
     [Fact]
+    public void Stale_Disposes_racing_the_pools_drop_never_return_an_array_twice()
+    {
+        // The drop moves an idle owner to "dropped" by compare-exchange; a stale Dispose moves only a rented one. If either
+        // overwrote the other's state, an array would reach the (debug-mode) manager twice and throw, or stay out.
+        for (int round = 0; round < 200; round++)
+        {
+            using var manager = new BufferManager(new BufferManagerOptions { Name = "race", DebugMode = true, TrimAfterGen2 = false, ReleaseIdleAfter = Timeout.InfiniteTimeSpan });
+            var pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "race", Manager = manager });
+            var owner = pool.Rent();
+            owner.Dispose();
+            using var start = new Barrier(2);
+            Exception? failure = null;
+            var stale = new Thread(() =>
+            {
+                start.SignalAndWait();
+                try
+                {
+                    for (int i = 0; i < 100; i++) owner.Dispose();
+                }
+                catch (Exception e)
+                {
+                    failure = e;
+                }
+            });
+            stale.Start();
+            start.SignalAndWait();
+            pool.Dispose();
+            stale.Join();
+            Assert.Null(failure);
+            Assert.Equal(0, manager.GetStatistics().RentedBytes);
+        }
+    }
+
+    [Fact]
     public void Owners_dropped_over_the_cap_give_their_arrays_back_to_the_manager_once()
     {
         // A small class cap: returning 40 owners at once drops those the tier cannot keep.
