@@ -15,7 +15,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class BufferWriter() : Experiment(
     "buffer-writer", "Manaloc's own claim: a pooled IBufferWriter<byte> for serializers",
     "Payloads of 1 KiB to 16 MiB written raw and as JSON (Utf8JsonWriter), then read back: ArrayBufferWriter vs ArrayPoolBufferWriter vs PooledBufferWriter.",
-    [ArrayWriter, ToolkitWriter, Ours, Floor, Alone], ArrayWriter, quickSeconds: 25, sweepParameter: "size")
+    [ArrayWriter, ToolkitWriter, Ours, Floor, Alone], ArrayWriter, quickSeconds: 16, sweepParameter: "size")
 {
     private const string ArrayWriter = "ArrayBufferWriter";
     private const string ToolkitWriter = "ArrayPoolBufferWriter";

@@ -49,7 +49,7 @@ public sealed class Http : Experiment
         Metric.TimesBetter("throughput, saturated (1x = as fast)", "manaloc", "defaults", Load("saturated")));
 
     /// <inheritdoc/>
-    public override double QuickSeconds => 12;
+    public override double QuickSeconds => 32;
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants => Builds;
     /// <inheritdoc/>

@@ -12,7 +12,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed partial class ResetEvent() : Experiment(
     "reset-event", "Reducing AutoResetEvent's Synchronization Overhead (seed 000)",
     "Set+Wait on one thread, a two-thread ping-pong and a producer/consumer queue, per event type.",
-    [Are, Mres, Semaphore, Economic], Are, quickSeconds: 5)
+    [Are, Mres, Semaphore, Economic], Are, quickSeconds: 7)
 {
     private const string Are = "AutoResetEvent";
     private const string Mres = "ManualResetEventSlim";

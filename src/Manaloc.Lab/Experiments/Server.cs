@@ -76,7 +76,7 @@ public sealed class Server : Experiment
         new Metric("vs Kestrel, the same", Unit.Ratio, f => FloodP99(f, "kestrel") / FloodP99(f, "manaloc")),
         Metric.TimesBetter("throughput without the flood vs Kestrel (1x = as fast)", "manaloc", "kestrel", Load("saturated")));
     /// <inheritdoc/>
-    public override double QuickSeconds => 8;
+    public override double QuickSeconds => 23;
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants { get; } = ServerFactory.BuildNames;
     /// <inheritdoc/>

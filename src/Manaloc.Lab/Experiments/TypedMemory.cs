@@ -19,7 +19,7 @@ public sealed partial class TypedMemory() : Experiment(
     [
         Class, PerObject, Typed, TypedUnchecked, TypedRecycled, Bulk, BulkUnchecked,
         RawHGlobal, RawNative, StructChecked, StructUnchecked, ClassDirect
-    ], Class, quickSeconds: 20)
+    ], Class, quickSeconds: 14)
 {
     private const string Class = "class instances";
     private const string PerObject = "AllocHGlobal per object";
