@@ -30,22 +30,7 @@ public static class DefaultsBuild
 
     private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets)
     {
-        if (await Endpoints.ReadOrderAsync(context) is not { } order) return;
-        var set = sets.Get();
-        int duplicates;
-        try
-        {
-            duplicates = set.CountDuplicates(order);
-        }
-        finally
-        {
-            sets.Return(set);
-        }
-        if (duplicates > 0)
-        {
-            context.Response.StatusCode = StatusCodes.Status400BadRequest;
-            return;
-        }
+        if (await Endpoints.ReadValidOrderAsync(context, sets) is not { } order) return;
         WriteJson(context, Work.Summarize(order), ApiJson.Default.OrderSummary);
     }
 

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Globalization;
 using System.IO.Pipelines;
 using System.Text.Json;
+using Microsoft.Extensions.ObjectPool;
 
 namespace HttpApi;
 
@@ -40,6 +41,28 @@ public static class Endpoints
         body.AdvanceTo(read.Buffer.End);
         if (order is null) context.Response.StatusCode = tooLarge ? StatusCodes.Status413PayloadTooLarge : StatusCodes.Status400BadRequest;
         return order;
+    }
+
+    /// <summary>
+    /// <see cref="ReadOrderAsync"/>, then the duplicate-SKU check with a pooled <see cref="SkuSet"/> (from Microsoft.Extensions.ObjectPool's
+    /// provider or Manaloc's, as the build registered it): null after the response's status is set (413 or 400).
+    /// </summary>
+    public static async ValueTask<Order?> ReadValidOrderAsync(HttpContext context, ObjectPool<SkuSet> sets)
+    {
+        if (await ReadOrderAsync(context) is not { } order) return null;
+        var set = sets.Get();
+        int duplicates;
+        try
+        {
+            duplicates = set.CountDuplicates(order);
+        }
+        finally
+        {
+            sets.Return(set);
+        }
+        if (duplicates == 0) return order;
+        context.Response.StatusCode = StatusCodes.Status400BadRequest;
+        return null;
     }
 
     private static Order? ParseOrder(in ReadOnlySequence<byte> json)

@@ -54,22 +54,7 @@ public static class ManalocBuild
     /// <summary>Reads the order in place (from Manaloc's pool's segments in this build), then writes the summary with a pooled Utf8JsonWriter into a pooled buffer writer.</summary>
     private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets, ObjectPool<JsonOutput> outputs)
     {
-        if (await Endpoints.ReadOrderAsync(context) is not { } order) return;
-        var set = sets.Get();
-        int duplicates;
-        try
-        {
-            duplicates = set.CountDuplicates(order);
-        }
-        finally
-        {
-            sets.Return(set);
-        }
-        if (duplicates > 0)
-        {
-            context.Response.StatusCode = StatusCodes.Status400BadRequest;
-            return;
-        }
+        if (await Endpoints.ReadValidOrderAsync(context, sets) is not { } order) return;
         WriteJson(context, Work.Summarize(order), ApiJson.Default.OrderSummary, outputs);
     }
 
