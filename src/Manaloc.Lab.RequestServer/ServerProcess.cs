@@ -17,21 +17,15 @@ public sealed record ServerLaunch(string FileName, IReadOnlyList<string> Argumen
 /// </summary>
 public sealed class ServerProcess : IDisposable
 {
-    private readonly Process _process;
-    private readonly Task<string> _stderr;
+    private readonly ListeningProcess _child;
 
-    private ServerProcess(Process process, IPEndPoint endPoint, Task<string> stderr)
-    {
-        _process = process;
-        EndPoint = endPoint;
-        _stderr = stderr;
-    }
+    private ServerProcess(ListeningProcess child) => _child = child;
 
     /// <summary>Where the child listens.</summary>
-    public IPEndPoint EndPoint { get; }
+    public IPEndPoint EndPoint => _child.EndPoint;
 
     /// <summary>The child's process id.</summary>
-    public int Id => _process.Id;
+    public int Id => _child.Id;
 
     /// <summary>Starts <c>… serve --build … --port 0 --stop-on-eof</c> and waits until it listens.</summary>
     /// <param name="launch">The program and the arguments that select <c>serve</c>.</param>
@@ -42,83 +36,35 @@ public sealed class ServerProcess : IDisposable
     public static async Task<ServerProcess> StartAsync(ServerLaunch launch, ServerBuild build, IEnumerable<string> extraArguments, TimeSpan timeout)
     {
         ArgumentNullException.ThrowIfNull(launch);
-        var start = new ProcessStartInfo(launch.FileName)
-        {
-            RedirectStandardInput = true,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
+        var start = new ProcessStartInfo(launch.FileName);
         foreach (string a in launch.Arguments.Concat(["--build", ServerFactory.NameOf(build), "--port", "0", "--stop-on-eof"]).Concat(extraArguments))
         {
             start.ArgumentList.Add(a);
         }
-        var process = Process.Start(start) ?? throw new InvalidOperationException("The server process did not start.");
-        var stderr = process.StandardError.ReadToEndAsync();
-        using var cts = new CancellationTokenSource(timeout);
-        try
-        {
-            while (await process.StandardOutput.ReadLineAsync(cts.Token).ConfigureAwait(false) is { } line)
-            {
-                if (line.StartsWith(ServeCommand.ListeningPrefix, StringComparison.Ordinal))
-                {
-                    return new ServerProcess(process, IPEndPoint.Parse(line[ServeCommand.ListeningPrefix.Length..]), stderr);
-                }
-            }
-        }
-        catch (OperationCanceledException)
-        {
-            // fall through: killed below
-        }
-        Kill(process);
-        string errors = await stderr.ConfigureAwait(false);
-        process.Dispose();
-        throw new InvalidOperationException($"The {ServerFactory.NameOf(build)} server did not start listening within {timeout.TotalSeconds:0} s. {errors.Trim()}");
+        var child = await ListeningProcess.StartAsync(start, $"{ServerFactory.NameOf(build)} server",
+            line => line.StartsWith(ServeCommand.ListeningPrefix, StringComparison.Ordinal) ? IPEndPoint.Parse(line.AsSpan(ServeCommand.ListeningPrefix.Length)) : null,
+            timeout).ConfigureAwait(false);
+        return new ServerProcess(child);
     }
 
     /// <summary>Closes the child's standard input (its stop signal) and returns its shutdown report.</summary>
     /// <exception cref="InvalidOperationException">The child printed no report, exited with an error, or outlived <paramref name="timeout"/> (it is killed).</exception>
     public async Task<ShutdownReport> StopAsync(TimeSpan timeout)
     {
-        _process.StandardInput.Close();
-        using var cts = new CancellationTokenSource(timeout);
-        ShutdownReport? report = null;
+        StoppedProcess stopped;
         try
         {
-            while (await _process.StandardOutput.ReadLineAsync(cts.Token).ConfigureAwait(false) is { } line)
-            {
-                if (line.StartsWith(ServeCommand.ReportPrefix, StringComparison.Ordinal))
-                {
-                    report = JsonSerializer.Deserialize<ShutdownReport>(line.AsSpan(ServeCommand.ReportPrefix.Length));
-                }
-            }
-            await _process.WaitForExitAsync(cts.Token).ConfigureAwait(false);
+            stopped = await _child.StopAsync(timeout).ConfigureAwait(false);
         }
-        catch (OperationCanceledException)
+        catch (TimeoutException e)
         {
-            Kill(_process);
-            throw new InvalidOperationException($"The server process did not stop within {timeout.TotalSeconds:0} s and was killed.");
+            throw new InvalidOperationException($"The server process did not stop within {timeout.TotalSeconds:0} s and was killed.", e);
         }
-        string errors = await _stderr.ConfigureAwait(false);
-        return report ?? throw new InvalidOperationException($"The server process exited with code {_process.ExitCode} and no shutdown report. {errors.Trim()}");
+        string? reportLine = stopped.Output.LastOrDefault(line => line.StartsWith(ServeCommand.ReportPrefix, StringComparison.Ordinal));
+        ShutdownReport? report = reportLine is null ? null : JsonSerializer.Deserialize<ShutdownReport>(reportLine.AsSpan(ServeCommand.ReportPrefix.Length));
+        return report ?? throw new InvalidOperationException($"The server process exited with code {stopped.ExitCode} and no shutdown report. {stopped.Errors}");
     }
 
     /// <summary>Kills the child if it is still running.</summary>
-    public void Dispose()
-    {
-        Kill(_process);
-        _process.Dispose();
-    }
-
-    private static void Kill(Process process)
-    {
-        try
-        {
-            if (!process.HasExited) process.Kill(entireProcessTree: true);
-        }
-        catch (InvalidOperationException)
-        {
-            // already gone
-        }
-    }
+    public void Dispose() => _child.Dispose();
 }

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net;
 using System.Text.Json;
 using Manaloc.Lab.Harness;
+using Manaloc.Lab.RequestServer;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -17,19 +18,16 @@ internal sealed record HttpServiceStats(long AllocatedBytes, int GcCount, double
 internal sealed class HttpService : IDisposable
 {
     private static readonly Lock s_buildLock = new();
-    private readonly Process _process;
+    private readonly ListeningProcess _child;
     private readonly HttpClient _client;
-    private readonly Task<string> _rest;
 
-    private HttpService(Process process, IPEndPoint endpoint, Task<string> rest)
+    private HttpService(ListeningProcess child)
     {
-        _process = process;
-        Endpoint = endpoint;
-        _rest = rest;
-        _client = new HttpClient { BaseAddress = new Uri($"http://{endpoint}"), Timeout = TimeSpan.FromSeconds(30) };
+        _child = child;
+        _client = new HttpClient { BaseAddress = new Uri($"http://{child.EndPoint}"), Timeout = TimeSpan.FromSeconds(30) };
     }
 
-    public IPEndPoint Endpoint { get; }
+    public IPEndPoint Endpoint => _child.EndPoint;
 
     /// <summary>Path of HttpApi.dll for the lab's configuration, built first if missing.</summary>
     public static string Locate(Action<string> status)
@@ -65,27 +63,21 @@ internal sealed class HttpService : IDisposable
     /// <summary>Starts the service in <paramref name="build"/> and waits for its "listening on" line.</summary>
     public static HttpService Start(string dll, string build, int share)
     {
-        var start = new ProcessStartInfo(ChildProcess.FindDotnetHost())
-        {
-            RedirectStandardInput = true,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
+        var start = new ProcessStartInfo(ChildProcess.FindDotnetHost());
         foreach (string arg in new[] { "exec", dll, "--build", build, "--port", "0", "--share", share.ToString(System.Globalization.CultureInfo.InvariantCulture), "--stop-on-stdin-eof" })
             start.ArgumentList.Add(arg);
         foreach (string key in new[] { "DOTNET_gcServer", "DOTNET_GCgen0size", "DOTNET_gcConcurrent" }) start.Environment.Remove(key);
-        var process = Process.Start(start) ?? throw new InvalidOperationException("http: the service process did not start.");
-        var errors = process.StandardError.ReadToEndAsync();
-        var first = process.StandardOutput.ReadLineAsync();
-        if (!first.Wait(TimeSpan.FromSeconds(60)) || first.Result is not { } line || !line.Contains("listening on http://", StringComparison.Ordinal))
-        {
-            if (!process.HasExited) process.Kill(entireProcessTree: true);
-            throw new InvalidOperationException($"http: the {build} service did not say where it listens: '{(first.IsCompleted ? first.Result : "(nothing in 60 s)")}' {errors.Result}");
-        }
-        var uri = new Uri(line[line.IndexOf("http://", StringComparison.Ordinal)..].Split(' ')[0]);
-        var rest = process.StandardOutput.ReadToEndAsync();
-        return new HttpService(process, new IPEndPoint(IPAddress.Parse(uri.Host), uri.Port), rest);
+        var child = ListeningProcess.StartAsync(start, $"http: {build} service", ListeningAt, TimeSpan.FromSeconds(60)).GetAwaiter().GetResult();
+        return new HttpService(child);
+    }
+
+    /// <summary>The endpoint in HttpApi's first line, "HttpApi listening on http://127.0.0.1:PORT (build …)".</summary>
+    private static IPEndPoint? ListeningAt(string line)
+    {
+        int at = line.IndexOf("listening on http://", StringComparison.Ordinal);
+        if (at < 0) return null;
+        var uri = new Uri(line[(at + "listening on ".Length)..].Split(' ')[0]);
+        return new IPEndPoint(IPAddress.Parse(uri.Host), uri.Port);
     }
 
     /// <summary>The service's figures now.</summary>
@@ -105,20 +97,22 @@ internal sealed class HttpService : IDisposable
     public string Stop()
     {
         _client.Dispose();
-        _process.StandardInput.Close();
-        if (!_process.WaitForExit(TimeSpan.FromSeconds(30)))
+        StoppedProcess stopped;
+        try
         {
-            _process.Kill(entireProcessTree: true);
+            stopped = _child.StopAsync(TimeSpan.FromSeconds(30)).GetAwaiter().GetResult();
+        }
+        catch (TimeoutException)
+        {
             return "did not stop within 30 s of its stdin closing (killed)";
         }
-        string last = _rest.Result.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).LastOrDefault() ?? "";
-        return _process.ExitCode == 0 ? $"stopped cleanly ({last})" : $"exited with code {_process.ExitCode} ({last})";
+        string last = stopped.Output.Select(line => line.Trim()).LastOrDefault(line => line.Length > 0) ?? "";
+        return stopped.ExitCode == 0 ? $"stopped cleanly ({last})" : $"exited with code {stopped.ExitCode} ({last})";
     }
 
     public void Dispose()
     {
         _client.Dispose();
-        if (!_process.HasExited) _process.Kill(entireProcessTree: true);
-        _process.Dispose();
+        _child.Dispose();
     }
 }
