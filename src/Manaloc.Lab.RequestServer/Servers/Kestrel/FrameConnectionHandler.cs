@@ -9,9 +9,10 @@ using Manaloc.Lab.RequestServer.Protocol;
 namespace Manaloc.Lab.RequestServer.Servers.Kestrel;
 
 /// <summary>
-/// The Kestrel build's protocol handler: parses frames from the connection's <see cref="PipeReader"/>
-/// (in place when a frame lies in one segment), runs each inline, writes the answer straight into the
-/// <see cref="PipeWriter"/>'s memory, and flushes once per read.
+/// The Kestrel builds' protocol handler: parses frames from the connection's <see cref="PipeReader"/>
+/// (in place when a frame lies in one segment), writes each answer straight into the
+/// <see cref="PipeWriter"/>'s memory, and flushes once per read. The kestrel build answers a read's frames
+/// inline; kestrel-manaloc answers them in turns on its dispatcher (<see cref="FrameTurn"/>).
 /// </summary>
 internal sealed class FrameConnectionHandler(KestrelServerState state) : ConnectionHandler
 {
@@ -25,7 +26,8 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
         var output = connection.Transport.Output;
         var closeRequested = connection.Features.Get<IConnectionLifetimeNotificationFeature>()?.ConnectionClosedRequested ?? default;
         using var registration = closeRequested.Register(() => input.CancelPendingRead());
-        var pending = new long[4]; // answers by status written since the last flush
+        var turn = state.Build == ServerBuild.KestrelManaloc ? new FrameTurn(state, output) : null;
+        var pending = turn?.Pending ?? new long[4]; // answers by status written since the last flush
         try
         {
             while (true)
@@ -33,7 +35,16 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
                 var result = await input.ReadAsync().ConfigureAwait(false);
                 long readAt = Stopwatch.GetTimestamp(); // every frame of this read was read now: deadlines count from here
                 var buffer = result.Buffer;
-                bool malformed = AnswerFrames(state, ref buffer, output, pending, readAt, until: long.MaxValue).Malformed;
+                bool malformed;
+                if (turn is null)
+                {
+                    malformed = AnswerFrames(state, ref buffer, output, pending, readAt, until: long.MaxValue).Malformed;
+                }
+                else
+                {
+                    malformed = await turn.RunAsync(buffer, readAt).ConfigureAwait(false);
+                    buffer = buffer.Slice(turn.Consumed);
+                }
                 input.AdvanceTo(buffer.Start, buffer.End);
                 var flush = await output.FlushAsync().ConfigureAwait(false);
                 // A completed reader means Kestrel aborted the connection (the drain deadline passed): not sent.
@@ -58,7 +69,7 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
     }
 
     /// <summary>Counts the answers written since the last flush (by status, in <paramref name="pending"/>) as sent or not, and clears them.</summary>
-    internal static void Settle(KestrelServerState state, long[] pending, bool answered)
+    private static void Settle(KestrelServerState state, long[] pending, bool answered)
     {
         for (int s = 0; s < pending.Length; s++)
         {
@@ -74,7 +85,7 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
     /// <summary>
     /// Answers the whole frames in <paramref name="buffer"/>, leaving the rest in it, until the timestamp
     /// <paramref name="until"/> (checked after each frame; <see cref="long.MaxValue"/>: every frame): (done, malformed), done
-    /// when no whole frame is left. The inline handler and the dispatched one's turns both read frames through it.
+    /// when no whole frame is left. The kestrel build and kestrel-manaloc's turns both read frames through it.
     /// </summary>
     internal static (bool Done, bool Malformed) AnswerFrames(KestrelServerState state, ref ReadOnlySequence<byte> buffer, PipeWriter output, long[] pending, long readAt, long until)
     {
@@ -114,10 +125,10 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
 
     /// <summary>
     /// Answers one request frame into <paramref name="output"/> (stats, a validation error, busy while shutting down, expired
-    /// past its deadline, or the handler's answer) and counts its status in <paramref name="pending"/>; the inline handler
-    /// and the dispatched one's turns both answer through it.
+    /// past its deadline, or the handler's answer) and counts its status in <paramref name="pending"/>; the kestrel build
+    /// and kestrel-manaloc's turns both answer through it.
     /// </summary>
-    internal static void Answer(KestrelServerState state, in RequestHeader header, ReadOnlySpan<byte> payload, PipeWriter output, long[] pending, long readAt)
+    private static void Answer(KestrelServerState state, in RequestHeader header, ReadOnlySpan<byte> payload, PipeWriter output, long[] pending, long readAt)
     {
         string? error = RequestHandler.Validate(header, payload);
         if (header.Op == Op.Stats && error is null)
@@ -161,7 +172,7 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
         pending[(int)status]++;
     }
 
-    internal static void Write(PipeWriter output, long id, Status status, ReadOnlySpan<byte> payload)
+    private static void Write(PipeWriter output, long id, Status status, ReadOnlySpan<byte> payload)
     {
         var span = output.GetSpan(Frame.ResponseSize(payload.Length));
         output.Advance(Frame.WriteResponse(span, id, status, payload));

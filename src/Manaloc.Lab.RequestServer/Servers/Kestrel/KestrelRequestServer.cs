@@ -18,7 +18,7 @@ namespace Manaloc.Lab.RequestServer.Servers.Kestrel;
 /// over System.IO.Pipelines that runs each request inline on its connection (the ThreadPool runs every connection).
 /// <c>kestrel-manaloc</c>: the same transport with Manaloc.AspNetCore's registrations, as a service would wire them:
 /// Kestrel's pool is Manaloc's (<c>AddManalocKestrelMemoryPool</c>) and the frames run on a hosted dedicated
-/// dispatcher (<c>AddDedicatedDispatcher</c>) in turns (<see cref="DispatchedFrameConnectionHandler"/>).
+/// dispatcher (<c>AddDedicatedDispatcher</c>) in turns (<see cref="FrameTurn"/>).
 /// </summary>
 /// <remarks>
 /// kestrel: no queue: a connection's requests run one after another, so a flooding connection occupies one
@@ -70,8 +70,7 @@ internal sealed class KestrelRequestServer : IRequestServer
             kestrel.Limits.MaxConcurrentConnections = options.MaxConnections;
             kestrel.Listen(IPAddress.Loopback, options.Port, l =>
             {
-                if (manaloc) l.UseConnectionHandler<DispatchedFrameConnectionHandler>();
-                else l.UseConnectionHandler<FrameConnectionHandler>();
+                l.UseConnectionHandler<FrameConnectionHandler>();
                 listen = l;
             });
         });
