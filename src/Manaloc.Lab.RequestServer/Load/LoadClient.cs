@@ -43,8 +43,7 @@ internal sealed class LoadClient : IDisposable
         _seen = new bool[capacity];
         _sendBuffer = new byte[Frame.RequestSize(Math.Max(options.EchoBytes, 4)) * 64];
         Window = polite ? null : new SemaphoreSlim(options.PipelineWindow, options.PipelineWindow);
-        _socket = new Socket(options.Target.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-        _socket.Connect(options.Target);
+        _socket = LoopbackSocket.Connect(options.Target);
     }
 
     public bool IsPolite { get; }

@@ -18,20 +18,9 @@ public sealed class StatsClient : IDisposable
     private StatsClient(Socket socket) => _socket = socket;
 
     /// <summary>Connects to <paramref name="server"/>.</summary>
+    /// <exception cref="ArgumentException"><paramref name="server"/> is not a loopback address.</exception>
     public static async Task<StatsClient> ConnectAsync(IPEndPoint server, CancellationToken cancellation = default)
-    {
-        var socket = new Socket(server.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-        try
-        {
-            await socket.ConnectAsync(server, cancellation).ConfigureAwait(false);
-            return new StatsClient(socket);
-        }
-        catch
-        {
-            socket.Dispose();
-            throw;
-        }
-    }
+        => new StatsClient(await LoopbackSocket.ConnectAsync(server, cancellation).ConfigureAwait(false));
 
     /// <summary>One snapshot.</summary>
     /// <exception cref="InvalidDataException">The server closed the connection or answered something else.</exception>

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using Manaloc.Lab.RequestServer.Load;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -17,20 +18,7 @@ internal sealed class HttpConnection : IDisposable
     private HttpConnection(Socket socket) => _socket = socket;
 
     public static async Task<HttpConnection> ConnectAsync(IPEndPoint endpoint, CancellationToken cancellation)
-    {
-        if (!IPAddress.IsLoopback(endpoint.Address)) throw new ArgumentException($"The load generator targets loopback only, not {endpoint}.", nameof(endpoint));
-        var socket = new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-        try
-        {
-            await socket.ConnectAsync(endpoint, cancellation).ConfigureAwait(false);
-            return new HttpConnection(socket);
-        }
-        catch
-        {
-            socket.Dispose();
-            throw;
-        }
-    }
+        => new HttpConnection(await LoopbackSocket.ConnectAsync(endpoint, cancellation).ConfigureAwait(false));
 
     /// <summary>Encodes a request (keep-alive) for <see cref="SendAsync"/>.</summary>
     public static byte[] Encode(string method, string path, string client, string? jsonBody = null)
