@@ -34,9 +34,7 @@ internal sealed class BclServer : IRequestServer
     private BclServer(ServerOptions options)
     {
         Options = options;
-        _listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        _listener.Bind(new IPEndPoint(IPAddress.Loopback, options.Port));
-        _listener.Listen(512);
+        _listener = AcceptLoop.Listen(options.Port);
         EndPoint = (IPEndPoint)_listener.LocalEndPoint!;
         _workers = Enumerable.Range(0, options.Workers).Select(_ => Task.Run(WorkerAsync)).ToArray();
         _acceptLoop = AcceptLoopAsync();

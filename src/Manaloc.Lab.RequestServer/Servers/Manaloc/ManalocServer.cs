@@ -55,9 +55,7 @@ internal sealed class ManalocServer : IRequestServer
         Requests = new SemiLocalPool<PooledRequest>(PoolPolicies.Create(() => new PooledRequest(this)), new PoolOptions { Name = "request-server.requests" });
         _records = new TypeAllocator(new TypeAllocatorOptions { Name = "request-server.records", Checked = false });
         RecordBatch = new NativeRecordBatch(_records);
-        _listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        _listener.Bind(new IPEndPoint(IPAddress.Loopback, options.Port));
-        _listener.Listen(512);
+        _listener = AcceptLoop.Listen(options.Port);
         EndPoint = (IPEndPoint)_listener.LocalEndPoint!;
         _acceptLoop = AcceptLoopAsync();
     }
