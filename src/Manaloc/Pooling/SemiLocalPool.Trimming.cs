@@ -51,11 +51,7 @@ public sealed partial class SemiLocalPool<T>
             if (sharedIdle && _sharedCount > 0)
             {
                 dropped ??= new List<T>(_sharedCount);
-                for (int i = 0; i < _sharedCount; i++) dropped.Add(_shared[i].Value!);
-                Array.Clear(_shared, 0, _sharedCount);
-                _trimmedByPool += _sharedCount;
-                Release(_sharedCount);
-                _sharedCount = 0;
+                _trimmedByPool += TakeSharedLocked(dropped);
             }
             foreach (var local in _locals)
             {

@@ -519,6 +519,17 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         if (slots != 0) Interlocked.Add(ref _budget, -slots); // budget only; no other data is published by it
     }
 
+    /// <summary>Moves every item of the shared stack into <paramref name="dropped"/> and gives its slots back to the budget; how many. Under <see cref="_lock"/>.</summary>
+    private int TakeSharedLocked(List<T> dropped)
+    {
+        int taken = _sharedCount;
+        for (int i = 0; i < taken; i++) dropped.Add(_shared[i].Value!);
+        Array.Clear(_shared, 0, taken);
+        Release(taken);
+        _sharedCount = 0;
+        return taken;
+    }
+
     private static void DropAll(List<T>? items, bool quietly)
     {
         if (items is null) return;
@@ -576,11 +587,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         lock (_lock)
         {
             dropped = ReclaimExitedThreadsLocked() ?? [];
-            for (int i = 0; i < _sharedCount; i++) dropped.Add(_shared[i].Value!);
-            Array.Clear(_shared, 0, _sharedCount);
-            _retiredDrops += _sharedCount;
-            Release(_sharedCount);
-            _sharedCount = 0;
+            _retiredDrops += TakeSharedLocked(dropped);
             foreach (var local in _locals)
             {
                 Volatile.Write(ref local.Closed, 1);
