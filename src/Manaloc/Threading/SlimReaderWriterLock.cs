@@ -548,25 +548,8 @@ public sealed partial class SlimReaderWriterLock
         ReleaseRead(); // back out of the fast path's +1, exactly like an exit (it may wake a writer)
         // The fast paths skip this check: a thread holding the write side always lands here.
         if (_writerThreadId == ThreadRecord.Current?.ThreadId) ThrowWriteRecursion();
-        var spinner = new SpinWait();
-        int spins = 0;
-        while (true)
-        {
-            long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
-            if ((state & (WriterHeld | WaitingWriterMask)) == 0)
-            {
-                Debug.Assert((state & ReaderMask) < ReaderMask, "Too many readers.");
-                if (Interlocked.CompareExchange(ref _state.Value, state + 1, state) == state) return true; // full fence: acquire
-                continue;
-            }
-            if (spins++ < _spinCount)
-            {
-                spinner.SpinOnce(sleep1Threshold: -1);
-                continue;
-            }
-            if (!Sleep(WriterHeld | WaitingWriterMask, limit, waitingForReaders: false)) return false;
-            spins = 0;
-        }
+        // A reader enters once no writer holds or waits: one more reader.
+        return SpinThenSleepUntilFree(WriterHeld | WaitingWriterMask, take: 1, limit, waitingForReaders: false);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -627,18 +610,29 @@ public sealed partial class SlimReaderWriterLock
     }
 
     /// <summary>The waiting writer's loop: true holding the lock, no longer counted as waiting; false (still counted) once <paramref name="limit"/> is reached.</summary>
+    // Once no reader or writer holds the lock, take it and stop waiting in one step: WriterHeld is clear
+    // and this writer is counted in the waiting field, so adding WriterHeld - WaitingWriterOne sets the
+    // bit and takes one from the count without a borrow into another field.
     private bool WaitForWrite(WaitLimit limit)
+        => SpinThenSleepUntilFree(ReaderMask | WriterHeld, take: WriterHeld - WaitingWriterOne, limit, waitingForReaders: true);
+
+    /// <summary>
+    /// The slow paths' shared wait: once the bits in <paramref name="busy"/> are clear, adds
+    /// <paramref name="take"/> to the state by CAS and returns true; spins <see cref="_spinCount"/> times
+    /// between sleeps; false, without the lock, once <paramref name="limit"/> is reached.
+    /// </summary>
+    private bool SpinThenSleepUntilFree(long busy, long take, WaitLimit limit, bool waitingForReaders)
     {
         var spinner = new SpinWait();
         int spins = 0;
         while (true)
         {
             long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
-            if ((state & (ReaderMask | WriterHeld)) == 0)
+            if ((state & busy) == 0)
             {
-                Debug.Assert((state & WaitingWriterMask) != 0, "We are counted as waiting.");
-                // Take the lock and stop waiting in one step. Full fence: acquire.
-                if (Interlocked.CompareExchange(ref _state.Value, (state - WaitingWriterOne) | WriterHeld, state) == state) return true;
+                Debug.Assert((state & ReaderMask) < ReaderMask, "Too many readers.");
+                Debug.Assert(!waitingForReaders || (state & WaitingWriterMask) != 0, "A waiting writer is counted as waiting.");
+                if (Interlocked.CompareExchange(ref _state.Value, state + take, state) == state) return true; // full fence: acquire
                 continue;
             }
             if (spins++ < _spinCount)
@@ -646,7 +640,7 @@ public sealed partial class SlimReaderWriterLock
                 spinner.SpinOnce(sleep1Threshold: -1);
                 continue;
             }
-            if (!Sleep(ReaderMask | WriterHeld, limit, waitingForReaders: true)) return false;
+            if (!Sleep(busy, limit, waitingForReaders)) return false;
             spins = 0;
         }
     }
