@@ -54,33 +54,37 @@ public abstract unsafe class NativeRecord
 
     private const byte ViewFlag = 1, DeletedFlag = 2, LargeFlag = 4, ItemFlag = 8;
 
+    private bool HasFlag(byte flag) => (_flags & flag) != 0;
+
+    private void SetFlag(byte flag, bool value) => _flags = (byte)(value ? _flags | flag : _flags & ~flag);
+
     /// <summary>Belongs to a record array (a view, or an item with <see cref="IsItem"/>), not a handle from New.</summary>
     internal bool IsViewHandle
     {
-        get => (_flags & ViewFlag) != 0;
-        set => _flags = (byte)(value ? _flags | ViewFlag : _flags & ~ViewFlag);
+        get => HasFlag(ViewFlag);
+        set => SetFlag(ViewFlag, value);
     }
 
     /// <summary>A record array's item: bound to one record for life (with <see cref="IsViewHandle"/>).</summary>
     internal bool IsItem
     {
-        get => (_flags & ItemFlag) != 0;
-        set => _flags = (byte)(value ? _flags | ItemFlag : _flags & ~ItemFlag);
+        get => HasFlag(ItemFlag);
+        set => SetFlag(ItemFlag, value);
     }
 
     /// <summary>Set by this handle's Delete: a second Delete is refused whatever the stamp holds by then.</summary>
     internal bool IsDeleted
     {
-        get => (_flags & DeletedFlag) != 0;
-        set => _flags = (byte)(value ? _flags | DeletedFlag : _flags & ~DeletedFlag);
+        get => HasFlag(DeletedFlag);
+        set => SetFlag(DeletedFlag, value);
     }
 
     /// <summary>The record is larger than the largest slab class: a pooled block of its own (its stamp at the block's end),
     /// found through the slab's table of large blocks rather than a chunk header.</summary>
     internal bool IsLarge
     {
-        get => (_flags & LargeFlag) != 0;
-        set => _flags = (byte)(value ? _flags | LargeFlag : _flags & ~LargeFlag);
+        get => HasFlag(LargeFlag);
+        set => SetFlag(LargeFlag, value);
     }
 
     /// <summary>Where the record's stamp is, from <see cref="Address"/> (its block's last 4 bytes): from the chunk header's size

@@ -33,18 +33,25 @@ public sealed unsafe partial class NativeSlabAllocator
         byte* memory = (byte*)NativeMemory.AlignedAlloc(length, Math.Max(alignment, 16));
         if (memory == null) ThrowHelper.ThrowOutOfMemory(length);
         chunk = new SlabChunk(this, -1, memory, -1, length);
-        lock (_largeLock)
+        if (!TryTrackLarge(chunk))
         {
-            if (_disposed)
-            {
-                NativeMemory.AlignedFree(memory);
-                ThrowDisposed();
-            }
-            _large.Add((nint)memory, chunk);
-            _largeBytes += (long)length;
-            _largeAllocations++;
+            NativeMemory.AlignedFree(memory);
+            ThrowDisposed();
         }
         return memory;
+    }
+
+    /// <summary>Adds a dedicated block to the large set and counts it; false (nothing added) once the allocator is disposed, and the caller gives the block back.</summary>
+    private bool TryTrackLarge(SlabChunk chunk)
+    {
+        lock (_largeLock)
+        {
+            if (_disposed) return false;
+            _large.Add((nint)chunk.Memory, chunk);
+            _largeBytes += (long)chunk.Length;
+            _largeAllocations++;
+            return true;
+        }
     }
 
     /// <summary>
@@ -74,16 +81,10 @@ public sealed unsafe partial class NativeSlabAllocator
         if (_disposed) ThrowDisposed();
         byte* memory = RecordChunks.TakeLarge(this, length, alignment, out var home, out var life);
         chunk = new SlabChunk(this, -1, memory, -1, length) { Home = home, Life = life };
-        lock (_largeLock)
+        if (!TryTrackLarge(chunk))
         {
-            if (_disposed)
-            {
-                RecordChunks.ReturnLarge(home);
-                ThrowDisposed();
-            }
-            _large.Add((nint)memory, chunk);
-            _largeBytes += (long)length;
-            _largeAllocations++;
+            RecordChunks.ReturnLarge(home);
+            ThrowDisposed();
         }
         return memory;
     }
