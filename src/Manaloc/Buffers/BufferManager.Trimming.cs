@@ -14,12 +14,17 @@ public sealed partial class BufferManager
         foreach (var pool in _classes) pool.Trim();
     }
 
-    /// <summary>Gen-2 callback: drops hot buffers idle since the previous gen-2 (all under memory pressure), when trimming is on.</summary>
+    /// <summary>
+    /// Gen-2 callback: drops hot buffers idle since the previous pass (all under memory pressure), when trimming is on.
+    /// A collection less than <see cref="Gen2TrimGate.BufferInterval"/> after the last pass starts none (unless under
+    /// pressure), so a burst of gen-2 collections cannot make a buffer unused for milliseconds look idle.
+    /// </summary>
     /// <remarks>Always answers true: the callback keeps watching for the manager's collection (see <see cref="ForgetCaches"/>).</remarks>
     private bool OnGen2()
     {
         if (!_trimAfterGen2 || Volatile.Read(ref _disposed) != 0) return true;
         bool pressure = PoolTier<byte[]>.IsMemoryLoadHigh();
+        if (!_gen2Gate.Pass(pressure)) return true; // under a second since the last pass: "not rented since" would not mean idle
         long trimmed = TrimHot(idleOnly: !pressure);
         if (trimmed > 0) ManalocEventSource.Log.PoolTrimmed(Name, trimmed, pressure ? "memory pressure" : "gen-2 GC: idle hot buffers");
         return true;

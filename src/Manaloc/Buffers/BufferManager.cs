@@ -45,6 +45,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     /// <summary>This manager's slot lease (tests: is it given back once the manager is gone?).</summary>
     internal SlotLease Lease => _lease;
     private readonly bool _trimAfterGen2;
+    private Gen2TrimGate _gen2Gate; // the gen-2 callback's only (one callback at a time, on the finalizer thread)
     private readonly int _slotId;
     private readonly long _token;
     // The token the fast paths look for: _token, or -1 in debug mode (never matches: debug work stays on the slow paths).
@@ -88,6 +89,8 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
                 LocalCapacity = perThread,
                 MaxRetained = retained,
                 TrimAfterGen2 = options.TrimAfterGen2,
+                Gen2TrimInterval = Gen2TrimGate.BufferInterval,
+                TimeProvider = options.TimeProvider, // the gen-2 gate's clock (the idle timer is the manager's own)
                 ReleaseIdleAfter = Timeout.InfiniteTimeSpan, // the manager's own timer releases every class (see OnIdleCheck)
             };
             _classes[i] = new PoolTier<byte[]>(new BufferPolicy(size, options.PinnedArrays), classOptions);
@@ -102,6 +105,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         _token = _lease.Token;
         _fastToken = _debug is null ? _token : -1;
         _trimAfterGen2 = options.TrimAfterGen2;
+        _gen2Gate = new Gen2TrimGate(options.TimeProvider, Gen2TrimGate.BufferInterval);
         ReleaseIdleAfter = options.ReleaseIdleAfter;
         TimeProvider = options.TimeProvider;
         MaxRetainedBytesPerClass = options.MaxRetainedBytesPerClass;

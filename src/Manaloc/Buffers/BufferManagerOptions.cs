@@ -43,7 +43,12 @@ public sealed class BufferManagerOptions
     /// not throw (an exception it throws is swallowed, so it cannot end the process).</remarks>
     public Action<RentedBufferLeak>? LeakReported { get; set; }
 
-    /// <summary>Trims idle buffers after gen-2 collections and under memory pressure. Default on.</summary>
+    /// <summary>
+    /// Trims idle buffers after gen-2 collections and under memory pressure. Default on. A pass drops what was not rented
+    /// since the previous pass, and a collection less than a second (on <see cref="TimeProvider"/>) after the last pass
+    /// starts none unless memory is under pressure, so a burst of gen-2 collections cannot make a buffer unused for
+    /// milliseconds look idle.
+    /// </summary>
     public bool TrimAfterGen2 { get; set; } = true;
 
     /// <summary>Pooled arrays come from the pinned object heap (set by a <see cref="BufferMemoryPool"/> created with <see cref="BufferMemoryPoolOptions.Pinned"/>).</summary>

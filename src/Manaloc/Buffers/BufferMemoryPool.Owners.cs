@@ -59,6 +59,7 @@ public sealed partial class BufferMemoryPool
                 BatchSize = Math.Max(1, perThread / 2),
                 MaxRetained = retained,
                 TrimAfterGen2 = manager.TrimsAfterGen2,
+                Gen2TrimInterval = Gen2TrimGate.BufferInterval, // as the manager's own tiers
                 ReleaseIdleAfter = manager.ReleaseIdleAfter,
                 TimeProvider = manager.TimeProvider,
             });

@@ -36,6 +36,12 @@ public sealed class PoolOptions
     public bool TrimAfterGen2 { get; set; } = true;
 
     /// <summary>
+    /// The least time between two gen-2 trimming passes not under memory pressure (see <see cref="Gen2TrimGate"/>):
+    /// zero (the default) passes every gen-2 collection; the buffer manager's tiers use <see cref="Gen2TrimGate.BufferInterval"/>.
+    /// </summary>
+    internal TimeSpan Gen2TrimInterval { get; set; }
+
+    /// <summary>
     /// The idle period: twice per period the pool compares its rents over the last period with the idle
     /// objects it holds and releases the surplus; a period with no rent at all releases everything, so a
     /// quiet pool is back to nothing retained within 1.5 periods of its last rent. Default 10 seconds; <see cref="Timeout.InfiniteTimeSpan"/>

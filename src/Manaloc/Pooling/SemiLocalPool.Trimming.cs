@@ -15,12 +15,13 @@ public sealed partial class SemiLocalPool<T>
     /// </remarks>
     public void Trim() => TrimCore(idleOnly: false, reason: "requested");
 
-    /// <summary>Gen-2 callback: trims idle objects, or everything under memory pressure (when trimming is on).</summary>
+    /// <summary>Gen-2 callback: trims idle objects, or everything under memory pressure (when trimming is on), at most once per <see cref="PoolOptions.Gen2TrimInterval"/> unless under pressure.</summary>
     /// <remarks>Always answers true: the callback keeps watching for the pool's collection (see <see cref="ForgetStacks"/>).</remarks>
     private bool OnGen2()
     {
         if (!_trimAfterGen2 || Volatile.Read(ref _disposed) != 0) return true;
         bool pressure = PressureProbe?.Invoke() ?? IsMemoryLoadHigh();
+        if (!_gen2Gate.Pass(pressure)) return true; // too soon after the last pass for "idle since then" to mean idle
         TrimCore(idleOnly: !pressure, reason: pressure ? "memory pressure" : "gen-2 GC, idle since the previous one");
         return true;
     }

@@ -64,6 +64,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     private readonly bool _resets;
     private readonly bool _plainReturn;
     private readonly bool _trimAfterGen2;
+    private Gen2TrimGate _gen2Gate; // the gen-2 callback's only (one callback at a time)
     private int _disposed;
     // The shared tier and the list of stacks, guarded by _lock.
     private readonly Lock _lock = new();
@@ -119,6 +120,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
         _token = _lease.Token;
         _fastToken = options.DebugMode ? -1 : _token;
         _trimAfterGen2 = options.TrimAfterGen2;
+        _gen2Gate = new Gen2TrimGate(options.TimeProvider, options.Gen2TrimInterval);
         // Always registered: with trimming off it only watches for the pool being collected without
         // Dispose, then forgets every thread's stack and frees the slot id. The hook holds the stacks,
         // the lock and the lease, never the pool.

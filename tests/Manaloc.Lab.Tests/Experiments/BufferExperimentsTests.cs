@@ -49,6 +49,8 @@ public sealed class BufferExperimentsTests
             foreach (string format in new[] { "raw", "gzip" })
                 Assert.Contains(result.Measurements, m => m.Variant == variant && m.Parameters["format"] == format);
         }
+        Assert.Contains(result.Measurements, m => m.Variant == "floor: reused presized array" && m.Parameters["format"] == "raw");
+        Assert.DoesNotContain(result.Measurements, m => m.Variant == "floor: reused presized array" && m.Parameters["format"] == "gzip");
         Assert.Contains(result.Verdict.Targets, t => t.Name == "PooledBufferStream vs MemoryStream, 64 KiB" && t.Today is not null);
         Assert.Contains(result.Verdict.Targets, t => t.Name == "PooledBufferStream vs MemoryStream, 1 KiB (no slower)" && t.Today is not null);
     }

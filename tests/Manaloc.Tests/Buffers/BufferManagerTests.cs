@@ -1,3 +1,4 @@
+using Microsoft.Extensions.Time.Testing;
 using Manaloc.Buffers;
 
 namespace Manaloc.Tests.Buffers;
@@ -72,7 +73,8 @@ public sealed class BufferManagerTests
     [Fact]
     public void Idle_hot_buffers_are_trimmed_after_gen2_collections()
     {
-        using var manager = new BufferManager(new BufferManagerOptions { Name = "gen2-hot" });
+        var clock = new FakeTimeProvider();
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "gen2-hot", TimeProvider = clock, ReleaseIdleAfter = Timeout.InfiniteTimeSpan });
         var sizes = new[] { 64, 1024, 8192 };
         foreach (int size in sizes)
         {
@@ -83,12 +85,36 @@ public sealed class BufferManagerTests
         Assert.Equal(3, manager.GetStatistics().Retained);
         for (int i = 0; i < 4 && manager.GetStatistics().Trimmed < 3; i++)
         {
-            GC.Collect(2, GCCollectionMode.Forced, blocking: true);
-            GC.WaitForPendingFinalizers();
+            clock.Advance(TimeSpan.FromSeconds(1)); // a pass needs a second since the last one
+            CollectGen2();
         }
         var stats = manager.GetStatistics();
         Assert.True(stats.Trimmed >= 3, $"hot buffers trimmed ({stats.Trimmed})");
         Assert.Equal(0, stats.Retained);
+    }
+
+    [Fact]
+    public void Gen2_collections_within_a_second_of_the_last_pass_trim_nothing()
+    {
+        // A process churning the large-object heap collects gen 2 many times a second; buffers unused between two of
+        // those collections are not idle, and must stay (the clock does not move here, so only the first collection passes).
+        var clock = new FakeTimeProvider();
+        using var manager = new BufferManager(new BufferManagerOptions { Name = "gen2-burst", TimeProvider = clock, ReleaseIdleAfter = Timeout.InfiniteTimeSpan });
+        CollectGen2(); // the first pass (nothing to trim yet); every later collection comes within the second
+        var held = Enumerable.Range(0, 3).Select(_ => manager.Rent(1 << 20)).ToArray(); // one hot, two on the thread's stack
+        foreach (var array in held) manager.Return(array);
+        manager.Return(manager.Rent(4096));
+        for (int i = 0; i < 4; i++) CollectGen2();
+        var stats = manager.GetStatistics();
+        Assert.Equal(0, stats.Trimmed);
+        Assert.Equal(4, stats.Retained);
+        Assert.Contains(manager.Rent(1 << 20), held); // still pooled, not created again
+    }
+
+    private static void CollectGen2()
+    {
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true);
+        GC.WaitForPendingFinalizers(); // the gen-2 callbacks run on the finalizer thread
     }
 
     [Fact]
