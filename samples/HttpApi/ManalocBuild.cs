@@ -33,8 +33,9 @@ public static class ManalocBuild
     {
         var sets = app.Services.GetRequiredService<ObjectPool<SkuSet>>();
         var outputs = app.Services.GetRequiredService<ObjectPool<JsonOutput>>();
+        var forms = new OrderForms(app.Services.GetRequiredService<ObjectPool<OrderForm>>(), app.Services.GetRequiredService<ObjectPool<OrderLineForm>>());
         var cpu = app.Services.GetRequiredKeyedService<HostedDispatcher>(DispatcherName);
-        app.MapPost("/api/orders", context => WriteOrderAsync(context, sets, outputs));
+        app.MapPost("/api/orders", context => WriteOrderAsync(context, sets, forms, outputs));
         app.MapGet("/api/primes/{n:int}", context => CountPrimesAsync(context, cpu, outputs));
     }
 
@@ -51,11 +52,21 @@ public static class ManalocBuild
         else await result.ExecuteAsync(context); // 429 or 503: a status code and Retry-After, nothing from the container
     }
 
-    /// <summary>Reads the order in place (from Manaloc's pool's segments in this build), then writes the summary with a pooled Utf8JsonWriter into a pooled buffer writer.</summary>
-    private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets, ObjectPool<JsonOutput> outputs)
+    /// <summary>
+    /// Reads the order in place (from Manaloc's pool's segments in this build) into a pooled form, then writes the summary
+    /// with a pooled Utf8JsonWriter into a pooled buffer writer.
+    /// </summary>
+    private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets, OrderForms forms, ObjectPool<JsonOutput> outputs)
     {
-        if (await Endpoints.ReadValidOrderAsync(context, sets) is not { } order) return;
-        WriteJson(context, Work.Summarize(order), ApiJson.Default.OrderSummary, outputs);
+        if (await Endpoints.ReadValidOrderAsync(context, sets, forms) is not { } order) return;
+        try
+        {
+            WriteJson(context, Work.Summarize(order), ApiJson.Default.OrderSummary, outputs);
+        }
+        finally
+        {
+            forms.Return(order);
+        }
     }
 
     /// <summary>Serializes <paramref name="value"/> with a pooled writer and copies it into the response.</summary>

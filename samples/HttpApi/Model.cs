@@ -22,6 +22,7 @@ public sealed record ServiceStats(string Build, long AllocatedBytes, int Gen0, i
 
 /// <summary>Source-generated System.Text.Json metadata: no reflection in either build.</summary>
 [JsonSerializable(typeof(Order))]
+[JsonSerializable(typeof(OrderForm))]
 [JsonSerializable(typeof(OrderSummary))]
 [JsonSerializable(typeof(PrimeCount))]
 [JsonSerializable(typeof(ServiceStats))]

@@ -26,7 +26,8 @@ public sealed record ServiceOptions(bool Manaloc, int Port, int ClientShare, int
 
         Options:
           --port N               port on 127.0.0.1 (default 5080; 0 picks a free one, printed on the first line)
-          --share N              manaloc: CPU work items one client may have queued or running (default 4)
+          --share N              manaloc: CPU work items one client may have queued or running (default 1; keep it below
+                                 --threads, or one client can hold every worker)
           --threads N            manaloc: the dispatcher's threads (default: the processor count)
           --stop-on-stdin-eof    stop gracefully when standard input closes (the lab's child processes)
           --allocation-profile P when stopping, write the allocated types (sampled by the runtime's allocation tick) to
@@ -45,7 +46,7 @@ public sealed record ServiceOptions(bool Manaloc, int Port, int ClientShare, int
     {
         bool manaloc = false, stop = false;
         string? profile = Environment.GetEnvironmentVariable("HTTPAPI_ALLOCATION_PROFILE") is { Length: > 0 } p ? p : null;
-        int port = 5080, share = 4, threads = Environment.ProcessorCount;
+        int port = 5080, share = 1, threads = Environment.ProcessorCount;
         for (int i = 0; i < args.Length; i++)
         {
             string Value() => i + 1 < args.Length ? args[++i] : throw new ArgumentException($"{args[i]} needs a value.");

@@ -19,7 +19,13 @@ public sealed class Http : Experiment
     private static readonly string[] Phases = ["saturated", "quiet", "flood"];
 
     /// <summary>CPU-bound work items one client may have queued or running in the Manaloc build.</summary>
-    private const int Share = 4;
+    /// <remarks>
+    /// One, below the dispatcher's threads (the processor count): a share at or above the thread count lets the
+    /// flooder keep every worker, and so every core, busy, and the polite clients' work then queues behind it and
+    /// their requests compete with it for the CPU. The flooder's other requests wait in its line (16 deep, as many as
+    /// its connections), so it is slowed to one worker rather than refused into a busy loop.
+    /// </remarks>
+    private const int Share = 1;
 
     /// <inheritdoc/>
     public override string Name => "http";
@@ -117,8 +123,9 @@ public sealed class Http : Experiment
             }
         }
         context.AddTable(new ResultTable("Per build and load (latency in µs from the intended send time; the service's figures are deltas over the phase)",
-            ["build", "load", "p50", "p99", "p99.9", "ok/s", "429", "503", "other", "B/request", "GCs", "GC pause ms", "RSS MB", "peak RSS MB", "RSS held MB", "pool idle MB", "lost"],
+            ["build", "load", "p50", "p99", "p99.9", "ok/s", "flooder ok/429", "429", "503", "other", "B/request", "GCs", "GC pause ms", "RSS MB", "peak RSS MB", "RSS held MB", "pool idle MB", "lost"],
             [.. Builds.SelectMany(b => rows.GetValueOrDefault(b) ?? [])]));
+        context.Note("flooder ok/429: what the flooding client got in the flood phase (2xx answers / 429 refusals); the defaults build has no share, so it refuses nobody.");
         context.Note($"RSS held: the service's working set {plan.Idle.TotalSeconds:0.#} s after the flood ended (no load meanwhile), less its working set at the end of the quiet phase (the issue asks for 30 s: the full run waits 30 s, a quick run {PlanFor(RunSettings.For(RunMode.Quick)).Idle.TotalSeconds:0.#} s).");
         context.Note("Pool idle MB: what Kestrel's memory pool keeps idle at the end of the phase (after the idle wait for the flood): Manaloc's BufferMemoryPool's retained bytes in the manaloc build, Kestrel's own pool's aspnetcore.memory_pool.pooled in the defaults build. Both release idle blocks on a timer (about 10 s), and what they release leaves the working set only when a GC runs.");
         context.Note("Both builds are one binary (samples/HttpApi, --build defaults|manaloc) with the same GC settings, both running for the whole launch (loaded in turn); the load generator runs in the lab's process on the same machine, so its CPU competes with the service's (the same for both builds).");
@@ -195,6 +202,7 @@ public sealed class Http : Experiment
             ["unavailable"] = unavailable,
             ["otherStatus"] = other,
             ["flooderOk"] = load.Flooder.Ok,
+            ["flooderTooMany"] = load.Flooder.TooMany,
             ["allocatedBytesPerRequest"] = bytesPerRequest,
             ["gcCount"] = after.GcCount - before.GcCount,
             ["gcPauseMs"] = after.GcPauseMs - before.GcPauseMs,
@@ -225,7 +233,7 @@ public sealed class Http : Experiment
         }
         string Us(double v) => double.IsFinite(v) && phase != "saturated" ? v.ToString("0", CultureInfo.InvariantCulture) : "–";
         rows.Add([build, phase, Us(Percentile(50)), Us(Percentile(99)), Us(Percentile(99.9)), Format.Significant(load.OkPerSecond),
-            tooMany.ToString(CultureInfo.InvariantCulture), unavailable.ToString(CultureInfo.InvariantCulture), other.ToString(CultureInfo.InvariantCulture), Format.Significant(bytesPerRequest),
+            phase == "flood" ? $"{load.Flooder.Ok}/{load.Flooder.TooMany}" : "–", tooMany.ToString(CultureInfo.InvariantCulture), unavailable.ToString(CultureInfo.InvariantCulture), other.ToString(CultureInfo.InvariantCulture), Format.Significant(bytesPerRequest),
             (after.GcCount - before.GcCount).ToString(CultureInfo.InvariantCulture), (after.GcPauseMs - before.GcPauseMs).ToString("0.#", CultureInfo.InvariantCulture),
             (after.WorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture), (after.PeakWorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture),
             heldMB is { } h ? h.ToString("0.#", CultureInfo.InvariantCulture) : "–", (poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6).ToString("0.##", CultureInfo.InvariantCulture),
