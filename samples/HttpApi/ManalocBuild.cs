@@ -8,7 +8,7 @@ using Microsoft.Extensions.ObjectPool;
 
 namespace HttpApi;
 
-/// <summary>The endpoints with Manaloc wired in: Kestrel's pool, object pools, the dispatcher, JSON into pooled buffers.</summary>
+/// <summary>The endpoints with Manaloc wired in: Kestrel's pool, object pools, the dispatcher, the idle release, orders read into pooled forms, JSON into pooled buffers.</summary>
 public static class ManalocBuild
 {
     /// <summary>The dispatcher's name (its key in DI and its configuration section).</summary>
@@ -26,6 +26,7 @@ public static class ManalocBuild
             // an API key or the user (a header alone can be forged).
             o.ClientKey = static context => context.Request.Headers["X-Client"].ToString();
         });
+        if (options.IdleReleaseSeconds > 0) services.AddManalocIdleRelease(o => o.QuietAfter = TimeSpan.FromSeconds(options.IdleReleaseSeconds));
     }
 
     /// <summary>Maps the endpoints in the shape both builds share (<see cref="Endpoints"/>), over Manaloc's pools and dispatcher.</summary>

@@ -37,6 +37,6 @@ public sealed class ServiceCounters : IDisposable
         return new ServiceStats(build, GC.GetTotalAllocatedBytes(precise: true), GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2),
             GC.GetTotalPauseDuration().TotalMilliseconds, process.WorkingSet64, process.PeakWorkingSet64, Served,
             pool?.Rents ?? 0, pool?.Outstanding ?? 0, cpu is { } s ? s.OverShare + s.Unavailable : 0,
-            pool?.RetainedBytes ?? Interlocked.Read(ref _kestrelPooled));
+            pool?.RetainedBytes ?? Interlocked.Read(ref _kestrelPooled), GC.GetGCMemoryInfo(GCKind.Any).TotalCommittedBytes);
     }
 }

@@ -1,0 +1,113 @@
+using Manaloc.AspNetCore.Kestrel;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+
+namespace Manaloc.AspNetCore.IdleRelease;
+
+/// <summary>
+/// Watches for requests (a middleware put first by an <see cref="IStartupFilter"/>) and, once none has started for
+/// <see cref="IdleReleaseOptions.QuietAfter"/>, trims the Kestrel memory pools of <see cref="ManalocMemoryPoolFactory"/>
+/// (when it is registered) and runs one aggressive collection; then nothing more until a request comes.
+/// </summary>
+/// <remarks>
+/// <para>A request costs one read of a flag (and a write only when the flag is clear, once per check period), so the
+/// flag's cache line stays shared between cores under load. The check runs on a timer of the container's
+/// <see cref="TimeProvider"/> (the system's when there is none) every quarter of the quiet time.</para>
+/// <para>Memory ordering: requests set <c>_activity</c> to 1; the timer takes it with <see cref="Interlocked.Exchange(ref int, int)"/>
+/// (reads and clears at once), so a request that starts before the exchange is seen by this check and one that starts
+/// after it sets the flag again for the next check: no request is missed, whichever comes first. Timer callbacks
+/// do not overlap (<c>_checking</c>), so the quiet clock and the released mark are touched by one thread at a time.</para>
+/// <para>Thread safety: <see cref="NoteRequest"/> is safe from any thread.</para>
+/// </remarks>
+internal sealed class IdleReleaseService(IdleReleaseOptions options, TimeProvider clock, ILogger logger, ManalocMemoryPoolFactory? pools)
+    : IHostedService, IDisposable
+{
+    private int _activity;
+    private int _checking;
+    private long _lastActive;
+    private bool _released;
+    private long _releases;
+    private ITimer? _timer;
+
+    /// <summary>Releases run since the host started.</summary>
+    public long Releases => Interlocked.Read(ref _releases);
+
+    /// <summary>A request started (the middleware's call; no allocation, usually no write).</summary>
+    public void NoteRequest()
+    {
+        if (Volatile.Read(ref _activity) == 0) Volatile.Write(ref _activity, 1);
+    }
+
+    public Task StartAsync(CancellationToken cancellationToken)
+    {
+        _lastActive = clock.GetTimestamp();
+        var period = options.QuietAfter / 4;
+        _timer = clock.CreateTimer(static state => ((IdleReleaseService)state!).Check(), this, period, period);
+        return Task.CompletedTask;
+    }
+
+    public Task StopAsync(CancellationToken cancellationToken)
+    {
+        _timer?.Dispose();
+        return Task.CompletedTask;
+    }
+
+    public void Dispose() => _timer?.Dispose();
+
+    private void Check()
+    {
+        if (Interlocked.Exchange(ref _checking, 1) != 0) return; // the previous check still runs
+        try
+        {
+            if (Interlocked.Exchange(ref _activity, 0) != 0)
+            {
+                _lastActive = clock.GetTimestamp();
+                _released = false;
+                return;
+            }
+            if (_released || clock.GetElapsedTime(_lastActive) < options.QuietAfter) return;
+            _released = true;
+            Release();
+        }
+        finally
+        {
+            Volatile.Write(ref _checking, 0);
+        }
+    }
+
+    private void Release()
+    {
+        long before = GC.GetGCMemoryInfo(GCKind.Any).TotalCommittedBytes;
+        string trimmed = "no Manaloc pool to trim";
+        if (pools is not null)
+        {
+            long retained = pools.GetStatistics().RetainedBytes;
+            foreach (var pool in pools.Pools) pool.Manager.Trim(); // a disposed pool's manager ignores it
+            trimmed = FormattableString.Invariant($"Kestrel's pools trimmed ({retained / 1e6:0.0} MB were kept idle)");
+        }
+        string collected = "no collection (CollectGarbage is off)";
+        if (options.CollectGarbage)
+        {
+            GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
+            collected = FormattableString.Invariant($"GC committed {before / 1e6:0.0} MB -> {GC.GetGCMemoryInfo(GCKind.Any).TotalCommittedBytes / 1e6:0.0} MB");
+        }
+        Interlocked.Increment(ref _releases);
+        logger.LogInformation("Idle release: no request for {Quiet}: {Trimmed}, {Collected}.", options.QuietAfter, trimmed, collected);
+    }
+
+    /// <summary>Puts the request watch first in the pipeline.</summary>
+    internal sealed class Filter(IdleReleaseService service) : IStartupFilter
+    {
+        public Action<IApplicationBuilder> Configure(Action<IApplicationBuilder> next) => app =>
+        {
+            app.Use(requestDelegate => context =>
+            {
+                service.NoteRequest();
+                return requestDelegate(context);
+            });
+            next(app);
+        };
+    }
+}
