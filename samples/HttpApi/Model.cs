@@ -17,9 +17,9 @@ public sealed record PrimeCount(int Limit, int Count);
 
 /// <summary>What /stats reports: the process's allocation, GC and memory, the Manaloc parts' counters (zero in the defaults build),
 /// the bytes Kestrel's memory pool keeps idle (Manaloc's pool's retained bytes, or Kestrel's own pool's pooled bytes from its meter), and the
-/// memory the GC has committed (its heap, free space and budgets included).</summary>
+/// memory the GC has committed (its heap, free space and budgets included), and the idle releases run (Manaloc build).</summary>
 public sealed record ServiceStats(string Build, long AllocatedBytes, int Gen0, int Gen1, int Gen2, double GcPauseMs, long WorkingSet, long PeakWorkingSet,
-    long Served, long PoolRents, long PoolOutstanding, long Refused, long PoolIdleBytes, long GcCommittedBytes);
+    long Served, long PoolRents, long PoolOutstanding, long Refused, long PoolIdleBytes, long GcCommittedBytes, long IdleReleases);
 
 /// <summary>Source-generated System.Text.Json metadata: no reflection in either build.</summary>
 [JsonSerializable(typeof(Order))]

@@ -14,19 +14,23 @@ namespace Manaloc.AspNetCore.IdleRelease;
 /// <remarks>
 /// <para>A request costs one read of a flag (and a write only when the flag is clear, once per check period), so the
 /// flag's cache line stays shared between cores under load. The check runs on a timer of the container's
-/// <see cref="TimeProvider"/> (the system's when there is none) every quarter of the quiet time.</para>
+/// <see cref="TimeProvider"/> (the system's when there is none) every quarter of the quiet time, and the release
+/// runs at the fourth check in a row that saw no request: between <see cref="IdleReleaseOptions.QuietAfter"/> and 1.25 times it after the last one.</para>
 /// <para>Memory ordering: requests set <c>_activity</c> to 1; the timer takes it with <see cref="Interlocked.Exchange(ref int, int)"/>
 /// (reads and clears at once), so a request that starts before the exchange is seen by this check and one that starts
 /// after it sets the flag again for the next check: no request is missed, whichever comes first. Timer callbacks
-/// do not overlap (<c>_checking</c>), so the quiet clock and the released mark are touched by one thread at a time.</para>
+/// do not overlap (<c>_checking</c>), so the quiet count and the released mark are touched by one thread at a time.</para>
 /// <para>Thread safety: <see cref="NoteRequest"/> is safe from any thread.</para>
 /// </remarks>
-internal sealed class IdleReleaseService(IdleReleaseOptions options, TimeProvider clock, ILogger logger, ManalocMemoryPoolFactory? pools)
+internal sealed class IdleReleaseService(IdleReleaseOptions options, TimeProvider clock, ILogger logger, Diagnostics.AspNetCoreMetrics metrics, ManalocMemoryPoolFactory? pools)
     : IHostedService, IDisposable
 {
+    /// <summary>Checks per quiet time: the release runs at the fourth quiet check after the last one that saw a request.</summary>
+    private const int ChecksPerQuiet = 4;
+
     private int _activity;
     private int _checking;
-    private long _lastActive;
+    private int _quietChecks;
     private bool _released;
     private long _releases;
     private ITimer? _timer;
@@ -42,8 +46,7 @@ internal sealed class IdleReleaseService(IdleReleaseOptions options, TimeProvide
 
     public Task StartAsync(CancellationToken cancellationToken)
     {
-        _lastActive = clock.GetTimestamp();
-        var period = options.QuietAfter / 4;
+        var period = options.QuietAfter / ChecksPerQuiet;
         _timer = clock.CreateTimer(static state => ((IdleReleaseService)state!).Check(), this, period, period);
         return Task.CompletedTask;
     }
@@ -63,11 +66,12 @@ internal sealed class IdleReleaseService(IdleReleaseOptions options, TimeProvide
         {
             if (Interlocked.Exchange(ref _activity, 0) != 0)
             {
-                _lastActive = clock.GetTimestamp();
+                _quietChecks = 0;
                 _released = false;
                 return;
             }
-            if (_released || clock.GetElapsedTime(_lastActive) < options.QuietAfter) return;
+            // Counted in checks, not read from the clock: a timer tick a millisecond early must not cost a whole period.
+            if (_released || ++_quietChecks < ChecksPerQuiet) return;
             _released = true;
             Release();
         }
@@ -94,6 +98,7 @@ internal sealed class IdleReleaseService(IdleReleaseOptions options, TimeProvide
             collected = FormattableString.Invariant($"GC committed {before / 1e6:0.0} MB -> {GC.GetGCMemoryInfo(GCKind.Any).TotalCommittedBytes / 1e6:0.0} MB");
         }
         Interlocked.Increment(ref _releases);
+        metrics.IdleReleased();
         logger.LogInformation("Idle release: no request for {Quiet}: {Trimmed}, {Collected}.", options.QuietAfter, trimmed, collected);
     }
 

@@ -14,7 +14,8 @@ public static partial class ManalocServiceCollectionExtensions
     /// <summary>
     /// When no request has started for <see cref="IdleReleaseOptions.QuietAfter"/>, trims the Kestrel memory pools of
     /// <see cref="AddManalocKestrelMemoryPool"/> (when registered) and runs one aggressive, compacting collection, so a
-    /// service that has gone quiet gives back the memory a burst made it take; once per quiet spell.
+    /// service that has gone quiet gives back the memory a burst made it take; once per quiet spell. Each release counts on
+    /// the package's meter (<see cref="Diagnostics.ManalocAspNetCoreTelemetry.IdleReleases"/>) and is logged at Information.
     /// </summary>
     /// <param name="services">The services.</param>
     /// <param name="configure">Applied after the configuration section <see cref="IdleReleaseOptions.SectionName"/>; null for none.</param>
@@ -30,6 +31,7 @@ public static partial class ManalocServiceCollectionExtensions
     {
         ArgumentNullException.ThrowIfNull(services);
         services.AddManalocOptions(Options.DefaultName, IdleReleaseOptions.SectionName, configure, static (o, section) => o.Problems(section));
+        services.AddManalocMetrics();
         services.TryAddIdleRelease();
         return services;
     }
@@ -41,6 +43,7 @@ public static partial class ManalocServiceCollectionExtensions
             provider.GetRequiredService<IOptions<IdleReleaseOptions>>().Value,
             provider.GetService<TimeProvider>() ?? TimeProvider.System,
             provider.GetService<ILoggerFactory>()?.CreateLogger<IdleReleaseService>() ?? (ILogger)NullLogger.Instance,
+            provider.GetRequiredService<Diagnostics.AspNetCoreMetrics>(),
             provider.GetService<ManalocMemoryPoolFactory>()));
         services.AddSingleton<IHostedService>(static provider => provider.GetRequiredService<IdleReleaseService>());
         services.AddSingleton<IStartupFilter>(static provider => new IdleReleaseService.Filter(provider.GetRequiredService<IdleReleaseService>()));

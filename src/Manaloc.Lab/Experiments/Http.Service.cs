@@ -6,7 +6,7 @@ using Manaloc.Lab.Harness;
 namespace Manaloc.Lab.Experiments;
 
 /// <summary>The service's own figures at one moment (from its /stats endpoint).</summary>
-internal sealed record HttpServiceStats(long AllocatedBytes, int GcCount, double GcPauseMs, long WorkingSet, long PeakWorkingSet, long Served, long PoolRents, long PoolOutstanding, long PoolIdleBytes, long GcCommittedBytes);
+internal sealed record HttpServiceStats(long AllocatedBytes, int GcCount, double GcPauseMs, long WorkingSet, long PeakWorkingSet, long Served, long PoolRents, long PoolOutstanding, long PoolIdleBytes, long GcCommittedBytes, long IdleReleases);
 
 /// <summary>
 /// samples/HttpApi as a child process on 127.0.0.1 (a free port): found beside the lab's build (built with
@@ -100,7 +100,7 @@ internal sealed class HttpService : IDisposable
             r.GetProperty("gen0").GetInt32() + r.GetProperty("gen1").GetInt32() + r.GetProperty("gen2").GetInt32(), r.GetProperty("gcPauseMs").GetDouble(),
             r.GetProperty("workingSet").GetInt64(), r.GetProperty("peakWorkingSet").GetInt64(), r.GetProperty("served").GetInt64(),
             r.GetProperty("poolRents").GetInt64(), r.GetProperty("poolOutstanding").GetInt64(), r.GetProperty("poolIdleBytes").GetInt64(),
-            r.GetProperty("gcCommittedBytes").GetInt64());
+            r.GetProperty("gcCommittedBytes").GetInt64(), r.GetProperty("idleReleases").GetInt64());
     }
 
     /// <summary>Asks for a graceful stop (closes stdin) and waits; the service's last line, or what went wrong.</summary>

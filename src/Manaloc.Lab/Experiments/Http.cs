@@ -55,7 +55,7 @@ public sealed class Http : Experiment
         Metric.TimesBetter("throughput, saturated (1x = as fast)", "manaloc", "defaults", Load("saturated")));
 
     /// <inheritdoc/>
-    public override double QuickSeconds => 32;
+    public override double QuickSeconds => 35;
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants => Builds;
     /// <inheritdoc/>
@@ -66,8 +66,8 @@ public sealed class Http : Experiment
     /// <summary>The phases' load and the idle wait after the flood.</summary>
     private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle, TimeSpan QuietAfter);
 
-    // Quick: 1 s phases and a 2 s idle wait keep the load of a launch (both builds) near 10 s, so the three
-    // launches of a quick run, with the services' starts, fit about 40 s; the polite rate is higher than in a full run so that a phase
+    // Quick: 1 s phases and a 3 s idle wait keep the load of a launch (both builds) near 11 s, so the three
+    // launches of a quick run, with the services' starts, fit about 43 s; the polite rate is higher than in a full run so that a phase
     // still has 600 polite latencies. The full run keeps the issue's 30 s idle wait.
     // QuietAfter: the Manaloc build's idle release (AddManalocIdleRelease) runs once no request has come for this long.
     // It is longer than the gap a build sees between its own phases (the other build's phase, about one phase long)
@@ -75,7 +75,7 @@ public sealed class Http : Experiment
     // bursts come closer together than its quiet time; it then runs within 1.25 times it.
     private static Plan PlanFor(RunSettings settings) => settings.Pick(
         new Plan(2, 20, 4, 4, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5)),
-        new Plan(8, 75, 16, 16, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.75), TimeSpan.FromSeconds(2), TimeSpan.FromSeconds(1.5)),
+        new Plan(8, 75, 16, 16, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.75), TimeSpan.FromSeconds(3), TimeSpan.FromSeconds(1.75)),
         new Plan(16, 50, 32, 32, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(30), TimeSpan.FromSeconds(20)));
 
     /// <inheritdoc/>
@@ -127,11 +127,12 @@ public sealed class Http : Experiment
             }
         }
         context.AddTable(new ResultTable("Per build and load (latency in µs from the intended send time; the service's figures are deltas over the phase)",
-            ["build", "load", "p50", "p99", "p99.9", "ok/s", "flooder ok/429", "429", "503", "other", "B/request", "GCs", "GC pause ms", "RSS MB", "peak RSS MB", "RSS held MB", "GC committed held MB", "pool idle MB", "lost"],
+            ["build", "load", "p50", "p99", "p99.9", "ok/s", "flooder ok/429", "429", "503", "other", "B/request", "GCs", "GC pause ms", "RSS MB", "peak RSS MB", "RSS held MB", "GC committed held MB", "pool idle MB", "idle releases so far", "lost"],
             [.. Builds.SelectMany(b => rows.GetValueOrDefault(b) ?? [])]));
         context.Note("flooder ok/429: what the flooding client got in the flood phase (2xx answers / 429 refusals); the defaults build has no share, so it refuses nobody.");
         context.Note($"RSS held: the service's working set {plan.Idle.TotalSeconds:0.#} s after the flood ended (no load meanwhile), less its working set at the end of the quiet phase (the issue asks for 30 s: the full run waits 30 s, a quick run {PlanFor(RunSettings.For(RunMode.Quick)).Idle.TotalSeconds:0.#} s).");
         context.Note("GC committed held MB: the same difference for the memory the GC has committed (GCMemoryInfo.TotalCommittedBytes: the heap with its free space and budgets), the part of \"RSS held\" that is the GC's.");
+        context.Note("Idle releases so far: how many times the Manaloc build's idle release (AddManalocIdleRelease) had run when the row's figures were taken (after the idle wait for the flood); one that ran before the flood's row lowered the quiet phase's working set too, which RSS held is measured from.");
         context.Note("Pool idle MB: what Kestrel's memory pool keeps idle at the end of the phase (after the idle wait for the flood): Manaloc's BufferMemoryPool's retained bytes in the manaloc build, Kestrel's own pool's aspnetcore.memory_pool.pooled in the defaults build. Both release idle blocks on a timer (about 10 s), and what they release leaves the working set only when a GC runs.");
         context.Note("Both builds are one binary (samples/HttpApi, --build defaults|manaloc) with the same GC settings, both running for the whole launch (loaded in turn); the load generator runs in the lab's process on the same machine, so its CPU competes with the service's (the same for both builds).");
     }
@@ -181,7 +182,7 @@ public sealed class Http : Experiment
             var baseline = quietEnd[i] ?? floods[i].Before;
             double heldMB = (idle.WorkingSet - baseline.WorkingSet) / 1e6;
             double gcHeldMB = (idle.GcCommittedBytes - baseline.GcCommittedBytes) / 1e6;
-            Record(context, Builds[i], "flood", floods[i].Load, floods[i].Before, floods[i].After, heldMB, Row(rows, Builds[i]), idle.PoolIdleBytes / 1e6, gcHeldMB);
+            Record(context, Builds[i], "flood", floods[i].Load, floods[i].Before, floods[i].After, heldMB, Row(rows, Builds[i]), idle.PoolIdleBytes / 1e6, gcHeldMB, idle);
         }
     }
 
@@ -192,7 +193,7 @@ public sealed class Http : Experiment
     }
 
     private static void Record(ExperimentContext context, string build, string phase, HttpLoadResult load, HttpServiceStats before, HttpServiceStats after,
-        double? heldMB, List<IReadOnlyList<string>> rows, double? poolIdleAfterWaitMB = null, double? gcHeldMB = null)
+        double? heldMB, List<IReadOnlyList<string>> rows, double? poolIdleAfterWaitMB = null, double? gcHeldMB = null, HttpServiceStats? idleAfterWait = null)
     {
         // The stats requests themselves are served too (two per phase): not counted as load.
         long served = Math.Max(1, after.Served - before.Served - 1);
@@ -221,6 +222,7 @@ public sealed class Http : Experiment
         };
         if (heldMB is { } held) metrics["rssHeldMB"] = held;
         if (gcHeldMB is { } gcHeld) metrics["gcCommittedHeldMB"] = gcHeld;
+        metrics["idleReleasesSoFar"] = (idleAfterWait ?? after).IdleReleases;
         metrics["poolIdleMB"] = poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6;
         if (load.Sent != load.Lost + load.Polite.Answered + load.Flooder.Answered + load.Saturating.Answered)
             context.Note($"{build}, {phase}: the load generator's accounting does not add up (sent {load.Sent}).");
@@ -245,7 +247,7 @@ public sealed class Http : Experiment
             (after.GcCount - before.GcCount).ToString(CultureInfo.InvariantCulture), (after.GcPauseMs - before.GcPauseMs).ToString("0.#", CultureInfo.InvariantCulture),
             (after.WorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture), (after.PeakWorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture),
             heldMB is { } h ? h.ToString("0.#", CultureInfo.InvariantCulture) : "–", gcHeldMB is { } g ? g.ToString("0.#", CultureInfo.InvariantCulture) : "–", (poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6).ToString("0.##", CultureInfo.InvariantCulture),
-            load.Lost.ToString(CultureInfo.InvariantCulture)]);
+            (idleAfterWait ?? after).IdleReleases.ToString(CultureInfo.InvariantCulture), load.Lost.ToString(CultureInfo.InvariantCulture)]);
     }
 
     private static Func<Measurement, bool> Load(string load) => m => m.Parameters.Is("load", load);
