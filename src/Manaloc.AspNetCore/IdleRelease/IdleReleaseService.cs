@@ -83,19 +83,20 @@ internal sealed class IdleReleaseService(IdleReleaseOptions options, TimeProvide
 
     private void Release()
     {
+        // As of the last collection (the GC reports nothing newer), so "before" may be older than this release.
         long before = GC.GetGCMemoryInfo(GCKind.Any).TotalCommittedBytes;
         string trimmed = "no Manaloc pool to trim";
         if (pools is not null)
         {
             long retained = pools.GetStatistics().RetainedBytes;
-            foreach (var pool in pools.Pools) pool.Manager.Trim(); // a disposed pool's manager ignores it
-            trimmed = FormattableString.Invariant($"Kestrel's pools trimmed ({retained / 1e6:0.0} MB were kept idle)");
+            foreach (var pool in pools.Pools) pool.Trim(); // idle owners on every quiet thread, then the manager; a disposed pool ignores it
+            trimmed = FormattableString.Invariant($"Kestrel's pools trimmed (idle {retained / 1e6:0.0} MB -> {pools.GetStatistics().RetainedBytes / 1e6:0.0} MB)");
         }
         string collected = "no collection (CollectGarbage is off)";
         if (options.CollectGarbage)
         {
             GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
-            collected = FormattableString.Invariant($"GC committed {before / 1e6:0.0} MB -> {GC.GetGCMemoryInfo(GCKind.Any).TotalCommittedBytes / 1e6:0.0} MB");
+            collected = FormattableString.Invariant($"GC committed {before / 1e6:0.0} MB at the last collection -> {GC.GetGCMemoryInfo(GCKind.Any).TotalCommittedBytes / 1e6:0.0} MB after this one");
         }
         Interlocked.Increment(ref _releases);
         metrics.IdleReleased();

@@ -83,11 +83,13 @@ public sealed class IdleReleaseTests
         var pools = host.Services.GetRequiredService<ManalocMemoryPoolFactory>();
         for (int i = 0; i < 8; i++) await GetAsync(host);
         Assert.True(pools.GetStatistics().Rents > 0, "Kestrel rented from Manaloc's pool");
+        Assert.True(pools.GetStatistics().RetainedBytes > 0, "the pool keeps the returned blocks idle");
 
         Pass(clock, Quiet + Period + Period);
         Assert.Equal(1, release.Releases);
         var logged = host.Logs.Entries.Single(e => e.Message.StartsWith("Idle release", StringComparison.Ordinal)).Message;
         Assert.Contains("Kestrel's pools trimmed", logged);
+        Assert.Equal(0, pools.GetStatistics().RetainedBytes); // every idle block given back, those on Kestrel's quiet threads too
         Assert.Contains("no collection (CollectGarbage is off)", logged);
     }
 
