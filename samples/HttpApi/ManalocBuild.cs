@@ -8,7 +8,7 @@ using Microsoft.Extensions.ObjectPool;
 
 namespace HttpApi;
 
-/// <summary>The endpoints with Manaloc wired in: Kestrel's pool, object pools, the dispatcher, JSON into pooled buffers.</summary>
+/// <summary>The endpoints with Manaloc wired in: Kestrel's pool, object pools, the dispatcher, the idle release, orders read into pooled forms, JSON into pooled buffers.</summary>
 public static class ManalocBuild
 {
     /// <summary>The dispatcher's name (its key in DI and its configuration section).</summary>
@@ -26,6 +26,7 @@ public static class ManalocBuild
             // an API key or the user (a header alone can be forged).
             o.ClientKey = static context => context.Request.Headers["X-Client"].ToString();
         });
+        if (options.IdleReleaseSeconds > 0) services.AddManalocIdleRelease(o => o.QuietAfter = TimeSpan.FromSeconds(options.IdleReleaseSeconds));
     }
 
     /// <summary>Maps the endpoints in the shape both builds share (<see cref="Endpoints"/>), over Manaloc's pools and dispatcher.</summary>
@@ -33,8 +34,9 @@ public static class ManalocBuild
     {
         var sets = app.Services.GetRequiredService<ObjectPool<SkuSet>>();
         var outputs = app.Services.GetRequiredService<ObjectPool<JsonOutput>>();
+        var forms = new OrderForms(app.Services.GetRequiredService<ObjectPool<OrderForm>>(), app.Services.GetRequiredService<ObjectPool<OrderLineForm>>());
         var cpu = app.Services.GetRequiredKeyedService<HostedDispatcher>(DispatcherName);
-        app.MapPost("/api/orders", context => WriteOrderAsync(context, sets, outputs));
+        app.MapPost("/api/orders", context => WriteOrderAsync(context, sets, forms, outputs));
         app.MapGet("/api/primes/{n:int}", context => CountPrimesAsync(context, cpu, outputs));
     }
 
@@ -51,11 +53,21 @@ public static class ManalocBuild
         else await result.ExecuteAsync(context); // 429 or 503: a status code and Retry-After, nothing from the container
     }
 
-    /// <summary>Reads the order in place (from Manaloc's pool's segments in this build), then writes the summary with a pooled Utf8JsonWriter into a pooled buffer writer.</summary>
-    private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets, ObjectPool<JsonOutput> outputs)
+    /// <summary>
+    /// Reads the order in place (from Manaloc's pool's segments in this build) into a pooled form, then writes the summary
+    /// with a pooled Utf8JsonWriter into a pooled buffer writer.
+    /// </summary>
+    private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets, OrderForms forms, ObjectPool<JsonOutput> outputs)
     {
-        if (await Endpoints.ReadValidOrderAsync(context, sets) is not { } order) return;
-        WriteJson(context, Work.Summarize(order), ApiJson.Default.OrderSummary, outputs);
+        if (await Endpoints.ReadValidOrderAsync(context, sets, forms) is not { } order) return;
+        try
+        {
+            WriteJson(context, Work.Summarize(order), ApiJson.Default.OrderSummary, outputs);
+        }
+        finally
+        {
+            forms.Return(order);
+        }
     }
 
     /// <summary>Serializes <paramref name="value"/> with a pooled writer and copies it into the response.</summary>

@@ -16,12 +16,14 @@ public sealed record OrderSummary(long Id, string Customer, int Lines, int Items
 public sealed record PrimeCount(int Limit, int Count);
 
 /// <summary>What /stats reports: the process's allocation, GC and memory, the Manaloc parts' counters (zero in the defaults build),
-/// and the bytes Kestrel's memory pool keeps idle (Manaloc's pool's retained bytes, or Kestrel's own pool's pooled bytes from its meter).</summary>
+/// the bytes Kestrel's memory pool keeps idle (Manaloc's pool's retained bytes, or Kestrel's own pool's pooled bytes from its meter), and the
+/// memory the GC has committed (its heap, free space and budgets included), and the idle releases run (Manaloc build).</summary>
 public sealed record ServiceStats(string Build, long AllocatedBytes, int Gen0, int Gen1, int Gen2, double GcPauseMs, long WorkingSet, long PeakWorkingSet,
-    long Served, long PoolRents, long PoolOutstanding, long Refused, long PoolIdleBytes);
+    long Served, long PoolRents, long PoolOutstanding, long Refused, long PoolIdleBytes, long GcCommittedBytes, long IdleReleases);
 
 /// <summary>Source-generated System.Text.Json metadata: no reflection in either build.</summary>
 [JsonSerializable(typeof(Order))]
+[JsonSerializable(typeof(OrderForm))]
 [JsonSerializable(typeof(OrderSummary))]
 [JsonSerializable(typeof(PrimeCount))]
 [JsonSerializable(typeof(ServiceStats))]

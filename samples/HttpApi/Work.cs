@@ -23,6 +23,26 @@ public static class Work
         return new OrderSummary(order.Id, order.Customer, order.Lines.Length, items, total, largestSku);
     }
 
+    /// <summary><see cref="Summarize(Order)"/> for an order read into a pooled form (the lines were checked: none is null).</summary>
+    public static OrderSummary Summarize(OrderForm order)
+    {
+        int items = 0;
+        decimal total = 0, largest = -1;
+        string? largestSku = "";
+        foreach (var line in order.Lines!)
+        {
+            items += line!.Quantity;
+            decimal amount = line.Quantity * line.UnitPrice;
+            total += amount;
+            if (amount > largest)
+            {
+                largest = amount;
+                largestSku = line.Sku;
+            }
+        }
+        return new OrderSummary(order.Id, order.Customer!, order.Lines!.Count, items, total, largestSku!);
+    }
+
     /// <summary>Counts primes up to <paramref name="limit"/> by trial division: CPU-bound, no allocation.</summary>
     public static PrimeCount CountPrimes(int limit)
     {

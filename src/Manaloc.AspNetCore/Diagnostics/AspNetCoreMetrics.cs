@@ -12,6 +12,7 @@ internal sealed class AspNetCoreMetrics : IDisposable
     private readonly bool _ownsMeter;
     private readonly Counter<long> _refused;
     private readonly Counter<long> _abandoned;
+    private readonly Counter<long> _idleReleases;
 
     public AspNetCoreMetrics(IMeterFactory? factory)
     {
@@ -27,6 +28,7 @@ internal sealed class AspNetCoreMetrics : IDisposable
         }
         _refused = _meter.CreateCounter<long>(ManalocAspNetCoreTelemetry.DispatcherRefused, "{request}", "Requests a hosted dispatcher refused (over the client's share, queue full, or stopped).");
         _abandoned = _meter.CreateCounter<long>(ManalocAspNetCoreTelemetry.DispatcherAbandoned, "{item}", "Accepted work items not run at the drain deadline.");
+        _idleReleases = _meter.CreateCounter<long>(ManalocAspNetCoreTelemetry.IdleReleases, "{release}", "Idle releases run: the pools trimmed and, unless turned off, one aggressive collection.");
     }
 
     /// <summary>The meter (tests; further instruments).</summary>
@@ -46,6 +48,8 @@ internal sealed class AspNetCoreMetrics : IDisposable
 
     public void DispatcherAbandoned(string name, int count)
         => _abandoned.Add(count, new KeyValuePair<string, object?>("name", name));
+
+    public void IdleReleased() => _idleReleases.Add(1);
 
     public void Dispose()
     {

@@ -18,6 +18,9 @@ public static class ManalocAspNetCoreTelemetry
     /// <summary>Counter of accepted work items a hosted dispatcher had not run at its drain deadline, tagged <c>name</c>.</summary>
     public const string DispatcherAbandoned = "manaloc.aspnetcore.dispatcher.abandoned";
 
+    /// <summary>Counter of idle releases run (<see cref="ManalocServiceCollectionExtensions.AddManalocIdleRelease"/>): the pools trimmed and, unless turned off, one aggressive collection.</summary>
+    public const string IdleReleases = "manaloc.aspnetcore.idle_release.runs";
+
     /// <summary>Observable up-down counter of the Kestrel memory pools' buffers rented and not yet returned, tagged <c>name</c> (the pool).</summary>
     public const string MemoryPoolOutstanding = "manaloc.aspnetcore.memory_pool.outstanding";
 

@@ -7,7 +7,7 @@ using Manaloc.Lab.RequestServer;
 namespace Manaloc.Lab.Experiments;
 
 /// <summary>The service's own figures at one moment (from its /stats endpoint).</summary>
-internal sealed record HttpServiceStats(long AllocatedBytes, int GcCount, double GcPauseMs, long WorkingSet, long PeakWorkingSet, long Served, long PoolRents, long PoolOutstanding, long PoolIdleBytes);
+internal sealed record HttpServiceStats(long AllocatedBytes, int GcCount, double GcPauseMs, long WorkingSet, long PeakWorkingSet, long Served, long PoolRents, long PoolOutstanding, long PoolIdleBytes, long GcCommittedBytes, long IdleReleases);
 
 /// <summary>
 /// samples/HttpApi as a child process on 127.0.0.1 (a free port): found beside the lab's build (built with
@@ -60,11 +60,12 @@ internal sealed class HttpService : IDisposable
         }
     }
 
-    /// <summary>Starts the service in <paramref name="build"/> and waits for its "listening on" line.</summary>
-    public static HttpService Start(string dll, string build, int share)
+    /// <summary>Starts the service in <paramref name="build"/> (the Manaloc build with its idle release after <paramref name="idleRelease"/> without a request) and waits for its "listening on" line.</summary>
+    public static HttpService Start(string dll, string build, int share, TimeSpan idleRelease)
     {
         var start = new ProcessStartInfo(ChildProcess.FindDotnetHost());
-        foreach (string arg in new[] { "exec", dll, "--build", build, "--port", "0", "--share", share.ToString(System.Globalization.CultureInfo.InvariantCulture), "--stop-on-stdin-eof" })
+        foreach (string arg in new[] { "exec", dll, "--build", build, "--port", "0", "--share", share.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            "--idle-release", idleRelease.TotalSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture), "--stop-on-stdin-eof" })
             start.ArgumentList.Add(arg);
         foreach (string key in new[] { "DOTNET_gcServer", "DOTNET_GCgen0size", "DOTNET_gcConcurrent" }) start.Environment.Remove(key);
         var child = ListeningProcess.StartAsync(start, $"http: {build} service", ListeningAt, TimeSpan.FromSeconds(60)).GetAwaiter().GetResult();
@@ -90,7 +91,8 @@ internal sealed class HttpService : IDisposable
         return new HttpServiceStats(r.GetProperty("allocatedBytes").GetInt64(),
             r.GetProperty("gen0").GetInt32() + r.GetProperty("gen1").GetInt32() + r.GetProperty("gen2").GetInt32(), r.GetProperty("gcPauseMs").GetDouble(),
             r.GetProperty("workingSet").GetInt64(), r.GetProperty("peakWorkingSet").GetInt64(), r.GetProperty("served").GetInt64(),
-            r.GetProperty("poolRents").GetInt64(), r.GetProperty("poolOutstanding").GetInt64(), r.GetProperty("poolIdleBytes").GetInt64());
+            r.GetProperty("poolRents").GetInt64(), r.GetProperty("poolOutstanding").GetInt64(), r.GetProperty("poolIdleBytes").GetInt64(),
+            r.GetProperty("gcCommittedBytes").GetInt64(), r.GetProperty("idleReleases").GetInt64());
     }
 
     /// <summary>Asks for a graceful stop (closes stdin) and waits; the service's last line, or what went wrong.</summary>

@@ -19,7 +19,13 @@ public sealed class Http : Experiment
     private static readonly string[] Phases = ["saturated", "quiet", "flood"];
 
     /// <summary>CPU-bound work items one client may have queued or running in the Manaloc build.</summary>
-    private const int Share = 4;
+    /// <remarks>
+    /// One, below the dispatcher's threads (the processor count): a share at or above the thread count lets the
+    /// flooder keep every worker, and so every core, busy, and the polite clients' work then queues behind it and
+    /// their requests compete with it for the CPU. The flooder's other requests wait in its line (16 deep, as many as
+    /// its connections), so it is slowed to one worker rather than refused into a busy loop.
+    /// </remarks>
+    private const int Share = 1;
 
     /// <inheritdoc/>
     public override string Name => "http";
@@ -49,7 +55,7 @@ public sealed class Http : Experiment
         Metric.TimesBetter("throughput, saturated (1x = as fast)", "manaloc", "defaults", Load("saturated")));
 
     /// <inheritdoc/>
-    public override double QuickSeconds => 32;
+    public override double QuickSeconds => 35;
     /// <inheritdoc/>
     public override IReadOnlyList<string> Variants => Builds;
     /// <inheritdoc/>
@@ -58,15 +64,19 @@ public sealed class Http : Experiment
     public override string? SweepParameter => "one-in";
 
     /// <summary>The phases' load and the idle wait after the flood.</summary>
-    private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle);
+    private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle, TimeSpan QuietAfter);
 
-    // Quick: 1 s phases and a 2 s idle wait keep the load of a launch (both builds) near 10 s, so the three
-    // launches of a quick run, with the services' starts, fit about 40 s; the polite rate is higher than in a full run so that a phase
+    // Quick: 1 s phases and a 3 s idle wait keep the load of a launch (both builds) near 11 s, so the three
+    // launches of a quick run, with the services' starts, fit about 43 s; the polite rate is higher than in a full run so that a phase
     // still has 600 polite latencies. The full run keeps the issue's 30 s idle wait.
+    // QuietAfter: the Manaloc build's idle release (AddManalocIdleRelease) runs once no request has come for this long.
+    // It is longer than the gap a build sees between its own phases (the other build's phase, about one phase long)
+    // and shorter than the idle wait, so it runs in the idle wait and not between phases, as in a service whose
+    // bursts come closer together than its quiet time; it then runs within 1.25 times it.
     private static Plan PlanFor(RunSettings settings) => settings.Pick(
-        new Plan(2, 20, 4, 4, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(1)),
-        new Plan(8, 75, 16, 16, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.75), TimeSpan.FromSeconds(2)),
-        new Plan(16, 50, 32, 32, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(30)));
+        new Plan(2, 20, 4, 4, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5)),
+        new Plan(8, 75, 16, 16, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.75), TimeSpan.FromSeconds(3), TimeSpan.FromSeconds(1.75)),
+        new Plan(16, 50, 32, 32, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(30), TimeSpan.FromSeconds(20)));
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings)
@@ -74,7 +84,7 @@ public sealed class Http : Experiment
         var p = PlanFor(settings);
         return
         [
-            new("load", $"quiet: {p.PoliteClients} polite clients at {p.PoliteRate}/s each (an order, then {HttpLoad.PrimeLimit:N0} primes, alternately); flood: the same beside one client on {p.FloodConnections} connections asking for primes as fast as it is answered, then {p.Idle.TotalSeconds:0} s idle; saturated: {p.SaturatingClients} closed-loop clients; {p.Phase.TotalSeconds:0} s each; manaloc's share per client: {Share}", Phases),
+            new("load", $"quiet: {p.PoliteClients} polite clients at {p.PoliteRate}/s each (an order, then {HttpLoad.PrimeLimit:N0} primes, alternately); flood: the same beside one client on {p.FloodConnections} connections asking for primes as fast as it is answered, then {p.Idle.TotalSeconds:0} s idle (manaloc's idle release after {p.QuietAfter.TotalSeconds:0.#} s without a request); saturated: {p.SaturatingClients} closed-loop clients; {p.Phase.TotalSeconds:0} s each; manaloc's share per client: {Share}", Phases),
             new("one-in", "polite latency percentile as 1-in-N: 2 = p50, 100 = p99, 1000 = p99.9", Percentiles.Select(x => x.OneIn.ToString(System.Globalization.CultureInfo.InvariantCulture)).ToArray()),
         ];
     }
@@ -92,7 +102,7 @@ public sealed class Http : Experiment
         var plan = PlanFor(context.Settings);
         string dll = HttpService.Locate(context.Status);
         context.Status("starting samples/HttpApi, both builds");
-        var starts = Builds.Select(build => Task.Run(() => HttpService.Start(dll, build, Share))).ToArray();
+        var starts = Builds.Select(build => Task.Run(() => HttpService.Start(dll, build, Share, plan.QuietAfter))).ToArray();
         try
         {
             Task.WaitAll(starts, context.Cancellation);
@@ -117,9 +127,12 @@ public sealed class Http : Experiment
             }
         }
         context.AddTable(new ResultTable("Per build and load (latency in µs from the intended send time; the service's figures are deltas over the phase)",
-            ["build", "load", "p50", "p99", "p99.9", "ok/s", "429", "503", "other", "B/request", "GCs", "GC pause ms", "RSS MB", "peak RSS MB", "RSS held MB", "pool idle MB", "lost"],
+            ["build", "load", "p50", "p99", "p99.9", "ok/s", "flooder ok/429", "429", "503", "other", "B/request", "GCs", "GC pause ms", "RSS MB", "peak RSS MB", "RSS held MB", "GC committed held MB", "pool idle MB", "idle releases so far", "lost"],
             [.. Builds.SelectMany(b => rows.GetValueOrDefault(b) ?? [])]));
+        context.Note("flooder ok/429: what the flooding client got in the flood phase (2xx answers / 429 refusals); the defaults build has no share, so it refuses nobody.");
         context.Note($"RSS held: the service's working set {plan.Idle.TotalSeconds:0.#} s after the flood ended (no load meanwhile), less its working set at the end of the quiet phase (the issue asks for 30 s: the full run waits 30 s, a quick run {PlanFor(RunSettings.For(RunMode.Quick)).Idle.TotalSeconds:0.#} s).");
+        context.Note("GC committed held MB: the same difference for the memory the GC has committed (GCMemoryInfo.TotalCommittedBytes: the heap with its free space and budgets), the part of \"RSS held\" that is the GC's.");
+        context.Note("Idle releases so far: how many times the Manaloc build's idle release (AddManalocIdleRelease) had run when the row's figures were taken (after the idle wait for the flood); one that ran before the flood's row lowered the quiet phase's working set too, which RSS held is measured from.");
         context.Note("Pool idle MB: what Kestrel's memory pool keeps idle at the end of the phase (after the idle wait for the flood): Manaloc's BufferMemoryPool's retained bytes in the manaloc build, Kestrel's own pool's aspnetcore.memory_pool.pooled in the defaults build. Both release idle blocks on a timer (about 10 s), and what they release leaves the working set only when a GC runs.");
         context.Note("Both builds are one binary (samples/HttpApi, --build defaults|manaloc) with the same GC settings, both running for the whole launch (loaded in turn); the load generator runs in the lab's process on the same machine, so its CPU competes with the service's (the same for both builds).");
     }
@@ -166,8 +179,10 @@ public sealed class Http : Experiment
             context.Status($"{Builds[i]}: idle {plan.Idle.TotalSeconds:0.#} s after the flood");
             if (left > TimeSpan.Zero) await Task.Delay(left, ct).ConfigureAwait(false);
             var idle = await services[i].StatsAsync(ct).ConfigureAwait(false);
-            double heldMB = (idle.WorkingSet - (quietEnd[i] ?? floods[i].Before).WorkingSet) / 1e6;
-            Record(context, Builds[i], "flood", floods[i].Load, floods[i].Before, floods[i].After, heldMB, Row(rows, Builds[i]), idle.PoolIdleBytes / 1e6);
+            var baseline = quietEnd[i] ?? floods[i].Before;
+            double heldMB = (idle.WorkingSet - baseline.WorkingSet) / 1e6;
+            double gcHeldMB = (idle.GcCommittedBytes - baseline.GcCommittedBytes) / 1e6;
+            Record(context, Builds[i], "flood", floods[i].Load, floods[i].Before, floods[i].After, heldMB, Row(rows, Builds[i]), idle.PoolIdleBytes / 1e6, gcHeldMB, idle);
         }
     }
 
@@ -178,7 +193,7 @@ public sealed class Http : Experiment
     }
 
     private static void Record(ExperimentContext context, string build, string phase, HttpLoadResult load, HttpServiceStats before, HttpServiceStats after,
-        double? heldMB, List<IReadOnlyList<string>> rows, double? poolIdleAfterWaitMB = null)
+        double? heldMB, List<IReadOnlyList<string>> rows, double? poolIdleAfterWaitMB = null, double? gcHeldMB = null, HttpServiceStats? idleAfterWait = null)
     {
         // The stats requests themselves are served too (two per phase): not counted as load.
         long served = Math.Max(1, after.Served - before.Served - 1);
@@ -195,6 +210,7 @@ public sealed class Http : Experiment
             ["unavailable"] = unavailable,
             ["otherStatus"] = other,
             ["flooderOk"] = load.Flooder.Ok,
+            ["flooderTooMany"] = load.Flooder.TooMany,
             ["allocatedBytesPerRequest"] = bytesPerRequest,
             ["gcCount"] = after.GcCount - before.GcCount,
             ["gcPauseMs"] = after.GcPauseMs - before.GcPauseMs,
@@ -205,6 +221,8 @@ public sealed class Http : Experiment
             ["sendLagP99Micros"] = load.SendLagP99Micros,
         };
         if (heldMB is { } held) metrics["rssHeldMB"] = held;
+        if (gcHeldMB is { } gcHeld) metrics["gcCommittedHeldMB"] = gcHeld;
+        metrics["idleReleasesSoFar"] = (idleAfterWait ?? after).IdleReleases;
         metrics["poolIdleMB"] = poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6;
         if (load.Sent != load.Lost + load.Polite.Answered + load.Flooder.Answered + load.Saturating.Answered)
             context.Note($"{build}, {phase}: the load generator's accounting does not add up (sent {load.Sent}).");
@@ -225,11 +243,11 @@ public sealed class Http : Experiment
         }
         string Us(double v) => double.IsFinite(v) && phase != "saturated" ? v.ToString("0", CultureInfo.InvariantCulture) : "–";
         rows.Add([build, phase, Us(Percentile(50)), Us(Percentile(99)), Us(Percentile(99.9)), Format.Significant(load.OkPerSecond),
-            tooMany.ToString(CultureInfo.InvariantCulture), unavailable.ToString(CultureInfo.InvariantCulture), other.ToString(CultureInfo.InvariantCulture), Format.Significant(bytesPerRequest),
+            phase == "flood" ? $"{load.Flooder.Ok}/{load.Flooder.TooMany}" : "–", tooMany.ToString(CultureInfo.InvariantCulture), unavailable.ToString(CultureInfo.InvariantCulture), other.ToString(CultureInfo.InvariantCulture), Format.Significant(bytesPerRequest),
             (after.GcCount - before.GcCount).ToString(CultureInfo.InvariantCulture), (after.GcPauseMs - before.GcPauseMs).ToString("0.#", CultureInfo.InvariantCulture),
             (after.WorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture), (after.PeakWorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture),
-            heldMB is { } h ? h.ToString("0.#", CultureInfo.InvariantCulture) : "–", (poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6).ToString("0.##", CultureInfo.InvariantCulture),
-            load.Lost.ToString(CultureInfo.InvariantCulture)]);
+            heldMB is { } h ? h.ToString("0.#", CultureInfo.InvariantCulture) : "–", gcHeldMB is { } g ? g.ToString("0.#", CultureInfo.InvariantCulture) : "–", (poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6).ToString("0.##", CultureInfo.InvariantCulture),
+            (idleAfterWait ?? after).IdleReleases.ToString(CultureInfo.InvariantCulture), load.Lost.ToString(CultureInfo.InvariantCulture)]);
     }
 
     private static Func<Measurement, bool> Load(string load) => m => m.Parameters.Is("load", load);

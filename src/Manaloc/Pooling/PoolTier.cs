@@ -35,6 +35,9 @@ internal sealed class PoolTier<T> : IDisposable where T : class
     /// <summary>Releases idle items beyond <paramref name="keep"/> (see <see cref="SemiLocalPool{T}.ReleaseIdle"/>); returns how many.</summary>
     public long ReleaseIdle(long keep) => _pool.ReleaseIdle(keep);
 
+    /// <summary>Releases every idle item now, live threads' stacks included (see <see cref="SemiLocalPool{T}.ReleaseIdle"/>); returns how many.</summary>
+    public long ReleaseAllIdle() => _pool.ReleaseIdle(0, quietOnly: false);
+
     public void Dispose() => _pool.Dispose();
 
     /// <summary>The memory-pressure test the pools' gen-2 trimming uses.</summary>

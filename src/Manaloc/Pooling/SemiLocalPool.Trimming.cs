@@ -217,7 +217,11 @@ public sealed partial class SemiLocalPool<T>
     /// checks under the same lock, so a drain never reads the count of a stack its owner has reopened (and
     /// perhaps refilled) without the barrier's ordering. Dispose's close is never undone.</para>
     /// </remarks>
-    internal long ReleaseIdle(long keep)
+    /// <param name="keep">Idle objects to keep.</param>
+    /// <param name="quietOnly">False: drain live threads' stacks whether or not they rented over the last checks (a caller
+    /// that knows the process has gone quiet, <see cref="Buffers.BufferMemoryPool.Trim"/>); the drain's hand-shake is the same,
+    /// so an owner renting meanwhile keeps what it has claimed.</param>
+    internal long ReleaseIdle(long keep, bool quietOnly = true)
     {
         List<T>? released = null;
         List<Local>? closing = null;
@@ -246,7 +250,7 @@ public sealed partial class SemiLocalPool<T>
             foreach (var local in _locals)
             {
                 long rents = Volatile.Read(ref local.LocalHits) + Volatile.Read(ref local.SlowRents); // racy snapshot; only "changed or not" matters
-                bool quiet = local.IdleWindow.Advance(rents) == 0;
+                bool quiet = !quietOnly || local.IdleWindow.Advance(rents) == 0; // a forced release leaves the idle windows where the timer left them
                 if (!quiet || surplus <= 0 || Volatile.Read(ref local.Closed) != 0) continue;
                 int count = Volatile.Read(ref local.Count);
                 if (count <= 0) continue;
