@@ -21,8 +21,11 @@ public sealed class IdleRelease() : Experiment(
     private const string Manager = "BufferManager";
     private const string ManagerGc = "BufferManager, GC while idle";
 
-    /// <summary>Samples per idle period, and idle periods sampled.</summary>
-    private const int SamplesPerPeriod = 4, PeriodsSampled = 3;
+    /// <summary>Samples per idle period.</summary>
+    private const int SamplesPerPeriod = 4;
+
+    /// <summary>Idle periods sampled: three, or in quick mode the two the target reads (a quick run's time is the whole suite's budget).</summary>
+    private static int PeriodsSampled(RunSettings settings) => settings.Pick(3, 2, 3);
 
 
     /// <inheritdoc/>
@@ -58,7 +61,7 @@ public sealed class IdleRelease() : Experiment(
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
     [
         new("idle", "time since the burst's last return, in idle periods of " + Format.Value(Period(settings).TotalSeconds, Unit.Seconds),
-            Enumerable.Range(0, SamplesPerPeriod * PeriodsSampled + 1).Select(i => PeriodsText(i)).ToArray()),
+            Enumerable.Range(0, SamplesPerPeriod * PeriodsSampled(settings) + 1).Select(i => PeriodsText(i)).ToArray()),
         new("burst", "buffers rented at once, then returned", Burst(settings).Select(b => $"{b.Count} × {Format.Value(b.Size, Unit.Bytes)}").ToArray()),
     ];
 
@@ -89,7 +92,7 @@ public sealed class IdleRelease() : Experiment(
         }
     }
 
-    /// <summary>One variant: the burst, then retained bytes every quarter period for three periods (a full GC after the half-period sample when <paramref name="gc"/>).</summary>
+    /// <summary>One variant: the burst, then retained bytes every quarter period for <see cref="PeriodsSampled"/> periods (a full GC after the half-period sample when <paramref name="gc"/>).</summary>
     private static void RunOne(
         ExperimentContext context, string variant, bool gc, TimeSpan period, (int Size, int Count)[] burst,
         Func<int, byte[]> rent, Action<byte[]> giveBack, Func<long> retained)
@@ -111,7 +114,7 @@ public sealed class IdleRelease() : Experiment(
         var clock = TimeProvider.System;
         long start = clock.GetTimestamp();
         int gen2Before = GC.CollectionCount(2);
-        for (int sample = 0; sample <= SamplesPerPeriod * PeriodsSampled; sample++)
+        for (int sample = 0; sample <= SamplesPerPeriod * PeriodsSampled(context.Settings); sample++)
         {
             var due = period * sample / SamplesPerPeriod;
             var wait = due - clock.GetElapsedTime(start);
