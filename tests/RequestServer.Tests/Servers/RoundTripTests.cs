@@ -34,6 +34,44 @@ public sealed class RoundTripTests
 
     [Theory]
     [MemberData(nameof(TestServers.Builds), MemberType = typeof(TestServers))]
+    public async Task Frames_that_arrive_in_pieces_and_span_reads_are_answered_whole(string build)
+    {
+        // Echo frames of several sizes, pipelined into one byte stream and sent in uneven pieces (a length prefix split
+        // across two sends too), so frames start and end inside the server's reads and span its buffer segments.
+        int[] sizes = [1, 3_000, Frame.MaxPayload, 17, 9_000, 4_090, Frame.MaxPayload - 1, 5];
+        var stream = new List<byte>();
+        var frame = new byte[Frame.MaxRequestFrame];
+        for (int i = 0; i < sizes.Length; i++)
+        {
+            var payload = Enumerable.Range(0, sizes[i]).Select(b => (byte)(b * 7 + i)).ToArray();
+            int length = Frame.WriteRequest(frame, new RequestHeader(i + 1, 0, Op.Echo), payload);
+            stream.AddRange(frame.AsSpan(0, length).ToArray());
+        }
+        byte[] bytes = [.. stream];
+        await using var server = await TestServers.StartAsync(build);
+        using (var client = new TestClient(server.EndPoint))
+        {
+            int[] pieces = [2, 1, 4093, 3, 70_000, 11, 8_192];
+            for (int sent = 0, p = 0; sent < bytes.Length; p++)
+            {
+                int n = Math.Min(pieces[p % pieces.Length], bytes.Length - sent);
+                client.SendRaw(bytes.AsSpan(sent, n));
+                sent += n;
+                if (p % 3 == 0) Thread.Sleep(5); // let the server read what has come so far
+            }
+            var answers = Enumerable.Range(0, sizes.Length).Select(_ => client.ReadAnswer()).OrderBy(a => a.Id).ToArray();
+            for (int i = 0; i < sizes.Length; i++)
+            {
+                Assert.Equal((i + 1L, Status.Ok), (answers[i].Id, answers[i].Status));
+                Assert.Equal(Enumerable.Range(0, sizes[i]).Select(b => (byte)(b * 7 + i)).ToArray(), answers[i].Payload);
+            }
+        }
+        var report = await server.ShutdownAsync(TimeSpan.FromSeconds(5)).WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal((sizes.Length, sizes.Length, 0), (report.Final.Received, report.Final.Ok, report.Lost));
+    }
+
+    [Theory]
+    [MemberData(nameof(TestServers.Builds), MemberType = typeof(TestServers))]
     public async Task A_request_past_its_deadline_before_work_starts_is_answered_expired(string build)
     {
         await using var server = await TestServers.StartAsync(build, new() { Workers = 1 });

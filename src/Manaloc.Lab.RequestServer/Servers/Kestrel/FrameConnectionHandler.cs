@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Buffers.Binary;
 using System.Diagnostics;
 using System.IO.Pipelines;
 using System.Text;
@@ -95,13 +96,18 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
             while (buffer.Length >= Frame.LengthSize)
             {
                 ReadOnlySpan<byte> first = buffer.FirstSpan;
-                if (first.Length < Frame.MaxRequestFrame && first.Length < buffer.Length)
+                if (first.Length < buffer.Length)
                 {
-                    // The frame may span segments: parse from a contiguous copy of at most one frame.
-                    copy ??= ArrayPool<byte>.Shared.Rent(Frame.MaxRequestFrame);
-                    int take = (int)Math.Min(buffer.Length, Frame.MaxRequestFrame);
-                    buffer.Slice(0, take).CopyTo(copy);
-                    first = copy.AsSpan(0, take);
+                    // More segments follow: when this frame (its length prefix says how long) spans them, parse it from a
+                    // contiguous copy of that frame alone, not of everything read after it.
+                    int frame = FrameBytes(buffer);
+                    if (first.Length < frame)
+                    {
+                        copy ??= ArrayPool<byte>.Shared.Rent(Frame.MaxRequestFrame);
+                        int take = (int)Math.Min(buffer.Length, frame);
+                        buffer.Slice(0, take).CopyTo(copy);
+                        first = copy.AsSpan(0, take);
+                    }
                 }
                 var parsed = Frame.TryReadRequest(first, out var header, out var range, out int size);
                 if (parsed == ParseResult.Incomplete) return (true, false);
@@ -121,6 +127,19 @@ internal sealed class FrameConnectionHandler(KestrelServerState state) : Connect
         {
             if (copy is not null) ArrayPool<byte>.Shared.Return(copy);
         }
+    }
+
+    /// <summary>
+    /// The bytes of the frame at the start of <paramref name="buffer"/> (at least <see cref="Frame.LengthSize"/> long): its
+    /// length prefix and what the prefix declares, or the prefix alone when the declared length is impossible (the parse
+    /// then reports it as malformed from the prefix).
+    /// </summary>
+    private static int FrameBytes(in ReadOnlySequence<byte> buffer)
+    {
+        Span<byte> prefix = stackalloc byte[Frame.LengthSize];
+        buffer.Slice(0, Frame.LengthSize).CopyTo(prefix);
+        int declared = BinaryPrimitives.ReadInt32LittleEndian(prefix);
+        return declared is >= Frame.RequestHeaderSize and <= Frame.MaxRequestFrame - Frame.LengthSize ? Frame.LengthSize + declared : Frame.LengthSize;
     }
 
     /// <summary>
