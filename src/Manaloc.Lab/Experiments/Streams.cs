@@ -15,7 +15,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Streams() : Experiment(
     "streams", "Manaloc's own claim: a pooled Stream where a MemoryStream serves as a growable buffer",
     "Payloads of 1 KiB to 16 MiB written and read back, and gzip-compressed into: MemoryStream vs RecyclableMemoryStream vs PooledBufferStream.",
-    [Memory, Recyclable, Ours, Floor], Memory, quickSeconds: 9, sweepParameter: "size")
+    [Memory, Recyclable, Ours, Floor], Memory, quickSeconds: 11, sweepParameter: "size")
 {
     private const string Memory = "MemoryStream";
     private const string Recyclable = "RecyclableMemoryStream";
