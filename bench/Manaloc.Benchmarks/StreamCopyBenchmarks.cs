@@ -2,6 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using BenchmarkDotNet.Attributes;
 using Manaloc.Buffers;
+using Manaloc.Lab.Subjects;
 using Microsoft.IO;
 
 namespace Manaloc.Benchmarks;
@@ -56,15 +57,7 @@ public class StreamCopyBenchmarks
         return Use(stream);
     }
 
-    private long Use(Stream stream)
-    {
-        for (int at = 0; at < Size; at += Chunk) stream.Write(_chunk, 0, Math.Min(Chunk, Size - at));
-        stream.Position = 0;
-        long sink = 0;
-        int read;
-        while ((read = stream.Read(_readBuffer, 0, Chunk)) > 0) sink += _readBuffer[read - 1];
-        return sink;
-    }
+    private long Use(Stream stream) => StreamRoundTrip.WriteThenRead(stream, Size, _chunk, _readBuffer);
 }
 
 /// <summary>
@@ -77,8 +70,8 @@ public class PipeMoveBenchmarks
 {
     private const long Bytes = 16L << 20;
     private BufferMemoryPool _pool = null!;
-    private PipeMover _shared = null!;
-    private PipeMover _ours = null!;
+    private PipeMove _shared = null!;
+    private PipeMove _ours = null!;
 
     /// <summary>Bytes per segment.</summary>
     [Params(4096, 65536)]
@@ -89,17 +82,25 @@ public class PipeMoveBenchmarks
     public void Setup()
     {
         _pool = new BufferMemoryPool(new BufferMemoryPoolOptions { Name = "bench.pipe" });
-        _shared = new PipeMover(MemoryPool<byte>.Shared, Segment);
-        _ours = new PipeMover(_pool, Segment);
+        _shared = new PipeMove(MemoryPool<byte>.Shared, Segment);
+        _ours = new PipeMove(_pool, Segment);
     }
 
-    /// <summary>Anchor: owners allocated per segment, arrays from ArrayPool.Shared.</summary>
+    /// <summary>Anchor: <see cref="MemoryPool{T}.Shared"/>, which a Pipe recognises and rents from <see cref="ArrayPool{T}.Shared"/> directly, with no owner object.</summary>
     [Benchmark(Baseline = true)]
-    public long Shared() => _shared.Move(Bytes / Segment);
+    public long Shared()
+    {
+        _shared.Move(Bytes / Segment);
+        return _shared.BytesMoved;
+    }
 
     /// <summary>Manaloc's pool.</summary>
     [Benchmark]
-    public long Pool() => _ours.Move(Bytes / Segment);
+    public long Pool()
+    {
+        _ours.Move(Bytes / Segment);
+        return _ours.BytesMoved;
+    }
 
     /// <summary>Completes the pipes and gives the pool's arrays back.</summary>
     [GlobalCleanup]
@@ -108,68 +109,5 @@ public class PipeMoveBenchmarks
         _shared.Dispose();
         _ours.Dispose();
         _pool.Dispose();
-    }
-
-    /// <summary>The lab's pipe run: the writer waits once 1 MiB is in flight until half of it was read.</summary>
-    private sealed class PipeMover : IDisposable
-    {
-        private const long Window = 1 << 20;
-        private readonly Pipe _pipe;
-        private readonly int _size;
-        private readonly Task _reader;
-        private long _written;
-        private long _consumed;
-
-        public PipeMover(MemoryPool<byte> pool, int size)
-        {
-            _size = size;
-            _pipe = new Pipe(new PipeOptions(pool: pool, minimumSegmentSize: size, pauseWriterThreshold: 0, useSynchronizationContext: false));
-            _reader = Task.Run(ReadAll);
-        }
-
-        public long Move(long segments)
-        {
-            var writer = _pipe.Writer;
-            for (long i = 0; i < segments; i++)
-            {
-                var memory = writer.GetMemory(_size);
-                memory.Span[.._size].Fill((byte)i);
-                writer.Advance(_size);
-                var flush = writer.FlushAsync();
-                if (!flush.IsCompletedSuccessfully) flush.AsTask().GetAwaiter().GetResult();
-                _written += _size;
-                if (_written - Volatile.Read(ref _consumed) > Window) WaitForReader(_written - Window / 2);
-            }
-            WaitForReader(_written);
-            return _written;
-        }
-
-        private void WaitForReader(long target)
-        {
-            var spin = new SpinWait();
-            while (Volatile.Read(ref _consumed) < target) spin.SpinOnce(sleep1Threshold: -1);
-        }
-
-        private async Task ReadAll()
-        {
-            var reader = _pipe.Reader;
-            long sum = 0;
-            while (true)
-            {
-                var result = await reader.ReadAsync().ConfigureAwait(false);
-                foreach (var memory in result.Buffer) { if (!memory.IsEmpty) sum += memory.Span[0] + memory.Span[^1]; }
-                Volatile.Write(ref _consumed, _consumed + result.Buffer.Length);
-                reader.AdvanceTo(result.Buffer.End);
-                if (result.IsCompleted) break;
-            }
-            await reader.CompleteAsync().ConfigureAwait(false);
-            GC.KeepAlive(sum);
-        }
-
-        public void Dispose()
-        {
-            _pipe.Writer.Complete();
-            _reader.GetAwaiter().GetResult();
-        }
     }
 }

@@ -27,22 +27,22 @@ public sealed class BufferWriter() : Experiment(
 
     /// <inheritdoc/>
     public override Claim Claim => new("No figure: a writer that appends pooled segments instead of growing one array writes large payloads without copying or allocating", null,
-        Metric.TimesBetter("PooledBufferWriter vs ArrayBufferWriter, 1 MiB raw", Ours, ArrayWriter, m => Is(m, 1 << 20, "raw")));
+        Metric.TimesBetter("PooledBufferWriter vs ArrayBufferWriter, 1 MiB raw", Ours, ArrayWriter, m => Payloads.Is(m, 1 << 20, "raw")));
     /// <inheritdoc/>
     public override IReadOnlyList<Target> Targets =>
     [
         .. Cases(RunSettings.Quick()).Where(c => c.Size >= 64 << 10).Select(c =>
-            Target.AtLeast(Metric.TimesBetter($"PooledBufferWriter vs ArrayBufferWriter, {c.Label}", Ours, ArrayWriter, m => Is(m, c.Size, c.Format)), 1.5)),
+            Target.AtLeast(Metric.TimesBetter($"PooledBufferWriter vs ArrayBufferWriter, {c.Label}", Ours, ArrayWriter, m => Payloads.Is(m, c.Size, c.Format)), 1.5)),
         .. Cases(RunSettings.Quick()).Select(c =>
-            Target.AtLeast(Metric.TimesBetter($"PooledBufferWriter vs ArrayPoolBufferWriter, {c.Label}", Ours, ToolkitWriter, m => Is(m, c.Size, c.Format)), 1.0)),
+            Target.AtLeast(Metric.TimesBetter($"PooledBufferWriter vs ArrayPoolBufferWriter, {c.Label}", Ours, ToolkitWriter, m => Payloads.Is(m, c.Size, c.Format)), 1.0)),
         Target.AtMost("PooledBufferWriter bytes allocated per payload besides the writer object, largest payload, measured alone (worst format)", Unit.BytesPerOp,
             f => f.All.Where(m => m.Variant == Alone).Max(m => m.AllocatedBytesPerOp - WriterObjectBytes), 0.5),
     ];
     /// <inheritdoc/>
     public override Headline Headline => new(
-        Metric.TimesBetter("PooledBufferWriter vs ArrayBufferWriter, 1 MiB raw (times as fast)", Ours, ArrayWriter, m => Is(m, 1 << 20, "raw")),
-        Metric.TimesBetter("PooledBufferWriter vs ArrayPoolBufferWriter, 1 MiB raw (times as fast)", Ours, ToolkitWriter, m => Is(m, 1 << 20, "raw")),
-        Metric.TimesBetter("PooledBufferWriter vs ArrayBufferWriter, 1 MiB JSON (times as fast)", Ours, ArrayWriter, m => Is(m, 1 << 20, "json")));
+        Metric.TimesBetter("PooledBufferWriter vs ArrayBufferWriter, 1 MiB raw (times as fast)", Ours, ArrayWriter, m => Payloads.Is(m, 1 << 20, "raw")),
+        Metric.TimesBetter("PooledBufferWriter vs ArrayPoolBufferWriter, 1 MiB raw (times as fast)", Ours, ToolkitWriter, m => Payloads.Is(m, 1 << 20, "raw")),
+        Metric.TimesBetter("PooledBufferWriter vs ArrayBufferWriter, 1 MiB JSON (times as fast)", Ours, ArrayWriter, m => Payloads.Is(m, 1 << 20, "json")));
 
     /// <summary>What one <see cref="PooledBufferWriter"/> object takes (the allowance of the zero-bytes target).</summary>
     private static readonly long WriterObjectBytes = MeasureWriterObject();
@@ -55,20 +55,13 @@ public sealed class BufferWriter() : Experiment(
         return GC.GetAllocatedBytesForCurrentThread() - before;
     }
 
-    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [1 << 10, 64 << 10] : [1 << 10, 64 << 10, 1 << 20, 16 << 20];
-
     private static IEnumerable<(int Size, string Format, string Label)> Cases(RunSettings settings)
-        => Sizes(settings).SelectMany(size => new[] { "raw", "json" }.Select(format => (size, format, $"{Label(size)} {format}")));
-
-    private static string Label(int size) => size >= 1 << 20 ? $"{size >> 20} MiB" : $"{size >> 10} KiB";
-
-    private static bool Is(Measurement m, int size, string format)
-        => m.Parameters.Is("size", size) && m.Parameters.Is("format", format);
+        => Payloads.Sizes(settings).SelectMany(size => new[] { "raw", "json" }.Select(format => (size, format, $"{Payloads.Label(size)} {format}")));
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
     [
-        new("size", "payload bytes (JSON: about that many)", Sizes(settings).Select(s => s.ToString(System.Globalization.CultureInfo.InvariantCulture)).ToArray()),
+        Payloads.SizeParameter(settings, "payload bytes (JSON: about that many)"),
         new("format", "raw: 4 KiB writes of bytes; json: objects written with one reused Utf8JsonWriter", ["raw", "json"]),
     ];
 
@@ -153,7 +146,7 @@ public sealed class BufferWriter() : Experiment(
             // The allocation target, measured without the other writers in between: their large-object garbage triggers
             // gen-2 GCs, after which the manager trims buffers idle since the previous one (by design), and the next
             // rents allocate again. That cost shows in the interleaved figures; this one is the writer's own.
-            if (size == Sizes(context.Settings)[^1]) context.Measure(Alone, Pooled, Parameters.Of(("size", size), ("format", format)));
+            if (size == Payloads.Sizes(context.Settings)[^1]) context.Measure(Alone, Pooled, Parameters.Of(("size", size), ("format", format)));
         }
         GC.KeepAlive(sink);
         context.Note($"One operation: a new writer, the payload written ({Chunk / 1024} KiB writes raw; JSON objects through one reused Utf8JsonWriter), copied out, the writer disposed. A PooledBufferWriter object takes {WriterObjectBytes} B.");

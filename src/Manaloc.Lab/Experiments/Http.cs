@@ -11,7 +11,10 @@ namespace Manaloc.Lab.Experiments;
 /// load. Polite latency from the intended send time, throughput, the service's allocation, GC and RSS, and every
 /// request accounted for. The load generator is the lab's (<see cref="HttpLoad"/>).
 /// </summary>
-public sealed class Http : Experiment
+public sealed class Http() : Experiment(
+    "http", "Tradeoffs in High Performance Software (seed 002), inside ASP.NET Core: Kestrel, ObjectPoolProvider, DI, a hosted dispatcher",
+    "samples/HttpApi with ASP.NET Core's defaults vs with Manaloc wired in (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.",
+    Builds, "defaults", quickSeconds: 35, sweepParameter: "one-in")
 {
     private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (100, 99), (1000, 99.9)];
     private static readonly string[] Builds = ["defaults", "manaloc"];
@@ -27,12 +30,6 @@ public sealed class Http : Experiment
     /// </remarks>
     private const int Share = 1;
 
-    /// <inheritdoc/>
-    public override string Name => "http";
-    /// <inheritdoc/>
-    public override string Article => "Tradeoffs in High Performance Software (seed 002), inside ASP.NET Core: Kestrel, ObjectPoolProvider, DI, a hosted dispatcher";
-    /// <inheritdoc/>
-    public override string Description => "samples/HttpApi with ASP.NET Core's defaults vs with Manaloc wired in (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.";
     /// <inheritdoc/>
     public override Claim Claim => new("Wired into ASP.NET Core, Manaloc's pool, object pools and a dispatcher with a share per client keep one client's flood from becoming everyone's latency (no figure for a whole service; the project's targets are ratios between the builds).", null,
         new Metric("polite p99 under the flood, defaults ÷ manaloc", Unit.Ratio, f => FloodP99(f, "defaults") / FloodP99(f, "manaloc")));
@@ -54,14 +51,6 @@ public sealed class Http : Experiment
         new Metric("Manaloc build vs ASP.NET Core's defaults: polite p99 under one client's flood (times as short)", Unit.Ratio, f => FloodP99(f, "defaults") / FloodP99(f, "manaloc")),
         Metric.TimesBetter("throughput, saturated (1x = as fast)", "manaloc", "defaults", Load("saturated")));
 
-    /// <inheritdoc/>
-    public override double QuickSeconds => 35;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants => Builds;
-    /// <inheritdoc/>
-    public override string Baseline => "defaults";
-    /// <inheritdoc/>
-    public override string? SweepParameter => "one-in";
 
     /// <summary>The phases' load and the idle wait after the flood.</summary>
     private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle, TimeSpan QuietAfter);

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using Manaloc.Buffers;
+using Manaloc.Lab.Subjects;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -64,8 +65,8 @@ public sealed class Pipelines() : Experiment(
         long moveBytes = context.Settings.Pick(16L << 20, 128L << 20, 1L << 30);
         foreach (int size in SegmentSizes)
         {
-            using var shared = new PipeRun(MemoryPool<byte>.Shared, size);
-            using var ours = new PipeRun(pool, size);
+            using var shared = new PipeMove(MemoryPool<byte>.Shared, size);
+            using var ours = new PipeMove(pool, size);
             context.Compare([(Shared, shared.Move), (Pool, ours.Move)], Parameters.Of(("segment", size), ("measure", "timed")));
             foreach (var (variant, run) in new[] { (Shared, shared), (Pool, ours) })
             {
@@ -84,73 +85,5 @@ public sealed class Pipelines() : Experiment(
         if (moveBytes < 1L << 30) context.Note($"{(context.IsSmoke ? "Smoke" : "Quick")} mode: the untimed move was {moveBytes >> 20} MiB per variant and size, not the full run's 1 GiB.");
         var stats = pool.GetStatistics();
         context.Note($"BufferMemoryPool after the run: {stats.Rents:N0} rents, {stats.Outstanding} outstanding, {stats.RetainedBytes >> 10:N0} KiB retained by its manager.");
-    }
-
-    /// <summary>
-    /// One pipe with a reader thread that consumes everything. The writer (the measuring thread) fills and flushes
-    /// one segment per operation; the pipe's own back-pressure is off (its flush would resume the writer on another
-    /// thread), so the writer waits for the reader itself once 1 MiB is in flight, until half of it was read.
-    /// </summary>
-    private sealed class PipeRun : IDisposable
-    {
-        private const long Window = 1 << 20; // bytes in flight before the writer waits: Kestrel's default pause threshold
-        private readonly Pipe _pipe;
-        private readonly int _size;
-        private readonly Task _reader;
-        private long _written;
-        private long _consumed;
-
-        public PipeRun(MemoryPool<byte> pool, int size)
-        {
-            _size = size;
-            _pipe = new Pipe(new PipeOptions(pool: pool, minimumSegmentSize: size, pauseWriterThreshold: 0, useSynchronizationContext: false));
-            _reader = Task.Run(ReadAll);
-        }
-
-        public long BytesMoved => Volatile.Read(ref _consumed);
-
-        public void Move(long segments)
-        {
-            var writer = _pipe.Writer;
-            for (long i = 0; i < segments; i++)
-            {
-                var memory = writer.GetMemory(_size);
-                memory.Span[.._size].Fill((byte)i);
-                writer.Advance(_size);
-                var flush = writer.FlushAsync();
-                if (!flush.IsCompletedSuccessfully) flush.AsTask().GetAwaiter().GetResult();
-                _written += _size;
-                if (_written - Volatile.Read(ref _consumed) > Window) WaitForReader(_written - Window / 2); // resume at half, as a pipe does
-            }
-            WaitForReader(_written); // the sample ends when the reader has everything
-        }
-
-        private void WaitForReader(long target)
-        {
-            var spin = new SpinWait();
-            while (Volatile.Read(ref _consumed) < target) spin.SpinOnce(sleep1Threshold: -1);
-        }
-
-        private async Task ReadAll()
-        {
-            var reader = _pipe.Reader;
-            long sum = 0;
-            while (true)
-            {
-                var result = await reader.ReadAsync().ConfigureAwait(false);
-                foreach (var memory in result.Buffer) { if (!memory.IsEmpty) sum += memory.Span[0] + memory.Span[^1]; } // touch each segment
-                Volatile.Write(ref _consumed, _consumed + result.Buffer.Length); // the writer waits on this
-                reader.AdvanceTo(result.Buffer.End);
-                if (result.IsCompleted) break;
-            }
-            await reader.CompleteAsync().ConfigureAwait(false);
-            GC.KeepAlive(sum);
-        }
-
-        public void Dispose()
-        {
-            _pipe.Writer.Complete();
-            _reader.GetAwaiter().GetResult();
-        }
     }
 }

@@ -15,16 +15,13 @@ namespace Manaloc.Lab.Experiments;
 /// request accounted for on both sides. The load generator and the phases live in the sample
 /// (<see cref="BuildComparison"/>); this file turns their figures into the lab's measurements and targets.
 /// </summary>
-public sealed class Server : Experiment
+public sealed class Server() : Experiment(
+    "server", "Tradeoffs in High Performance Software (seed 002), with the parts of seeds 000–003: a whole request server",
+    "Request server built from Manaloc vs BCL defaults vs Kestrel vs Kestrel with Manaloc.AspNetCore (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.",
+    ServerFactory.BuildNames, "bcl", quickSeconds: 23, sweepParameter: "one-in")
 {
     private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (10, 90), (100, 99), (1000, 99.9)];
 
-    /// <inheritdoc/>
-    public override string Name => "server";
-    /// <inheritdoc/>
-    public override string Article => "Tradeoffs in High Performance Software (seed 002), with the parts of seeds 000–003: a whole request server";
-    /// <inheritdoc/>
-    public override string Description => "Request server built from Manaloc vs BCL defaults vs Kestrel vs Kestrel with Manaloc.AspNetCore (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.";
     /// <inheritdoc/>
     public override Claim Claim => new("One connection's flood must not become everyone's latency: dedicated threads, a bounded queue, a share per connection, pooled buffers (no figure for a whole server); the project's targets are ratios between the builds.", null,
         new Metric("polite p99 under the flood, bcl ÷ manaloc", Unit.Ratio, f => FloodP99(f, "bcl") / FloodP99(f, "manaloc")));
@@ -75,14 +72,6 @@ public sealed class Server : Experiment
         new Metric("Manaloc build vs BCL defaults: polite clients' p99 under one connection's flood (times as short)", Unit.Ratio, f => FloodP99(f, "bcl") / FloodP99(f, "manaloc")),
         new Metric("vs Kestrel, the same", Unit.Ratio, f => FloodP99(f, "kestrel") / FloodP99(f, "manaloc")),
         Metric.TimesBetter("throughput without the flood vs Kestrel (1x = as fast)", "manaloc", "kestrel", Load("saturated")));
-    /// <inheritdoc/>
-    public override double QuickSeconds => 23;
-    /// <inheritdoc/>
-    public override IReadOnlyList<string> Variants { get; } = ServerFactory.BuildNames;
-    /// <inheritdoc/>
-    public override string Baseline => "bcl";
-    /// <inheritdoc/>
-    public override string? SweepParameter => "one-in";
 
     private static LoadPlan PlanFor(RunSettings settings) => settings.Pick(LoadPlan.Smoke, LoadPlan.Quick, LoadPlan.Full);
 

@@ -1,5 +1,6 @@
 using System.IO.Compression;
 using Manaloc.Buffers;
+using Manaloc.Lab.Subjects;
 using Microsoft.IO;
 
 namespace Manaloc.Lab.Experiments;
@@ -25,35 +26,28 @@ public sealed class Streams() : Experiment(
 
     /// <inheritdoc/>
     public override Claim Claim => new("No figure: a stream over pooled segments does a MemoryStream's work as a growable buffer without its copies and large-object allocations", null,
-        Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB written and read", Ours, Memory, m => Is(m, 1 << 20, "raw")));
+        Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB written and read", Ours, Memory, m => Payloads.Is(m, 1 << 20, "raw")));
     /// <inheritdoc/>
     public override IReadOnlyList<Target> Targets =>
     [
-        .. Sizes(RunSettings.Quick()).Where(s => s >= 64 << 10).SelectMany(size => new[]
+        .. Payloads.Sizes(RunSettings.Quick()).Where(s => s >= 64 << 10).SelectMany(size => new[]
         {
-            Target.AtLeast(Metric.TimesBetter($"PooledBufferStream vs MemoryStream, {Label(size)}", Ours, Memory, m => Is(m, size, "raw")), 2),
-            Target.AtLeast(Metric.TimesBetter($"PooledBufferStream vs RecyclableMemoryStream, {Label(size)}", Ours, Recyclable, m => Is(m, size, "raw")), 1.2),
+            Target.AtLeast(Metric.TimesBetter($"PooledBufferStream vs MemoryStream, {Payloads.Label(size)}", Ours, Memory, m => Payloads.Is(m, size, "raw")), 2),
+            Target.AtLeast(Metric.TimesBetter($"PooledBufferStream vs RecyclableMemoryStream, {Payloads.Label(size)}", Ours, Recyclable, m => Payloads.Is(m, size, "raw")), 1.2),
         }),
-        Target.AtLeast(Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 KiB (no slower)", Ours, Memory, m => Is(m, 1 << 10, "raw")), 1),
+        Target.AtLeast(Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 KiB (no slower)", Ours, Memory, m => Payloads.Is(m, 1 << 10, "raw")), 1),
     ];
     /// <inheritdoc/>
     public override Headline Headline => new(
-        Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB written and read (times as fast)", Ours, Memory, m => Is(m, 1 << 20, "raw")),
-        Metric.TimesBetter("PooledBufferStream vs RecyclableMemoryStream, 1 MiB (times as fast)", Ours, Recyclable, m => Is(m, 1 << 20, "raw")),
-        Metric.TimesBetter("Floor vs RecyclableMemoryStream, 1 MiB: the most any stream can gain (times as fast)", Floor, Recyclable, m => Is(m, 1 << 20, "raw")),
-        Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB through GZipStream (times as fast)", Ours, Memory, m => Is(m, 1 << 20, "gzip")));
-
-    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [1 << 10, 64 << 10] : [1 << 10, 64 << 10, 1 << 20, 16 << 20];
-
-    private static string Label(int size) => size >= 1 << 20 ? $"{size >> 20} MiB" : $"{size >> 10} KiB";
-
-    private static bool Is(Measurement m, int size, string format)
-        => m.Parameters.Is("size", size) && m.Parameters.Is("format", format);
+        Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB written and read (times as fast)", Ours, Memory, m => Payloads.Is(m, 1 << 20, "raw")),
+        Metric.TimesBetter("PooledBufferStream vs RecyclableMemoryStream, 1 MiB (times as fast)", Ours, Recyclable, m => Payloads.Is(m, 1 << 20, "raw")),
+        Metric.TimesBetter("Floor vs RecyclableMemoryStream, 1 MiB: the most any stream can gain (times as fast)", Floor, Recyclable, m => Payloads.Is(m, 1 << 20, "raw")),
+        Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB through GZipStream (times as fast)", Ours, Memory, m => Payloads.Is(m, 1 << 20, "gzip")));
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
     [
-        new("size", "payload bytes", Sizes(settings).Select(s => s.ToString(System.Globalization.CultureInfo.InvariantCulture)).ToArray()),
+        Payloads.SizeParameter(settings, "payload bytes"),
         new("format", "raw: 4 KiB writes, then 4 KiB reads from the start; gzip: the payload compressed (fastest level) into the stream", ["raw", "gzip"]),
     ];
 
@@ -68,17 +62,14 @@ public sealed class Streams() : Experiment(
         long sink = 0;
         foreach (string format in new[] { "raw", "gzip" })
         {
-            foreach (int size in Sizes(context.Settings))
+            foreach (int size in Payloads.Sizes(context.Settings))
             {
                 if (format == "gzip" && context.IsQuick && size > 1 << 20) continue; // compression dominates: quick mode skips the largest
                 void Use(Stream stream)
                 {
                     if (format == "raw")
                     {
-                        for (int at = 0; at < size; at += Chunk) stream.Write(chunk, 0, Math.Min(Chunk, size - at));
-                        stream.Position = 0;
-                        int read;
-                        while ((read = stream.Read(readBuffer, 0, Chunk)) > 0) sink += readBuffer[read - 1];
+                        sink += StreamRoundTrip.WriteThenRead(stream, size, chunk, readBuffer);
                         return;
                     }
                     using (var gzip = new GZipStream(stream, CompressionLevel.Fastest, leaveOpen: true))
