@@ -31,26 +31,13 @@ public enum UnitKind
 /// still reads naturally; a symbol the lab does not know becomes a unit of kind <see cref="UnitKind.Other"/>.
 /// Two units are equal when their symbols are.
 /// </remarks>
+/// <param name="Symbol">As written in JSON and in tables, e.g. <c>ns/op</c>.</param>
+/// <param name="Kind">What the unit measures.</param>
+/// <param name="ToBase">One of this unit in the kind's base (nanoseconds, bytes, per second).</param>
+/// <param name="Per">The denominator, e.g. <c>/op</c>; empty when none.</param>
 [JsonConverter(typeof(UnitJsonConverter))]
-public sealed class Unit : IEquatable<Unit>
+public sealed record Unit(string Symbol, UnitKind Kind, double ToBase = 1, string Per = "")
 {
-    private Unit(string symbol, UnitKind kind, double toBase = 1, string per = "")
-    {
-        Symbol = symbol;
-        Kind = kind;
-        ToBase = toBase;
-        Per = per;
-    }
-
-    /// <summary>As written in JSON and in tables, e.g. <c>ns/op</c>.</summary>
-    public string Symbol { get; }
-    /// <summary>What the unit measures.</summary>
-    public UnitKind Kind { get; }
-    /// <summary>One of this unit in the kind's base (nanoseconds, bytes, per second).</summary>
-    public double ToBase { get; }
-    /// <summary>The denominator, e.g. <c>/op</c>; empty when none.</summary>
-    public string Per { get; }
-
     /// <summary>Nanoseconds per operation.</summary>
     public static Unit NsPerOp { get; } = new("ns/op", UnitKind.Time, 1, "/op");
     /// <summary>Nanoseconds.</summary>
@@ -154,18 +141,12 @@ public sealed class Unit : IEquatable<Unit>
     private string Scaled(double v, string prefix)
         => Kind == UnitKind.Rate ? $"{Harness.Format.Significant(v)} {prefix} {Per.TrimStart()}" : $"{Harness.Format.Significant(v)} {prefix}{Per}";
 
-    /// <inheritdoc/>
+    /// <summary>Same symbol (the symbol decides the rest: <see cref="Parse"/> maps a known symbol to its one unit).</summary>
     public bool Equals(Unit? other) => other is not null && other.Symbol == Symbol;
-    /// <inheritdoc/>
-    public override bool Equals(object? obj) => Equals(obj as Unit);
     /// <inheritdoc/>
     public override int GetHashCode() => Symbol.GetHashCode(StringComparison.Ordinal);
     /// <inheritdoc/>
     public override string ToString() => Symbol;
-    /// <summary>Same symbol.</summary>
-    public static bool operator ==(Unit? a, Unit? b) => a is null ? b is null : a.Equals(b);
-    /// <summary>Different symbols.</summary>
-    public static bool operator !=(Unit? a, Unit? b) => !(a == b);
 }
 
 /// <summary>Writes a <see cref="Unit"/> as its symbol and reads it back.</summary>
