@@ -10,8 +10,9 @@ namespace Manaloc.Lab.RequestServer.Servers.Kestrel;
 /// <summary>
 /// How the kestrel-manaloc build answers a connection's reads: the whole frames of a read run in turns of at most
 /// <see cref="TurnTicks"/> of work, the first on the thread that read them and every further one on the host's
-/// <see cref="DedicatedThreadDispatcher"/>, one turn per connection at a time, each going to the back of the line. A read completes (a reusable value task,
-/// no allocation per read) once its frames are all answered or the stream is malformed.
+/// <see cref="DedicatedThreadDispatcher"/>, one turn per connection at a time, each going to the back of the line.
+/// A read completes (a reusable value task, no allocation per read) once its frames are all answered or the stream
+/// is malformed.
 /// </summary>
 /// <remarks>
 /// <para>Why turns: inline (the kestrel build) a flooding connection's read runs all its frames on one ThreadPool
@@ -20,9 +21,8 @@ namespace Manaloc.Lab.RequestServer.Servers.Kestrel;
 /// and back; what does not fit waits in the dispatcher's line behind at most one short turn of each other connection.
 /// Since a connection has at most one turn out, the flooder holds at most one worker (and one turn per read of a
 /// ThreadPool thread), and its connection is not read meanwhile (TCP pushes back on it), which bounds what it can
-/// make the server hold. Measured in three back-to-back pairs of the lab's server experiment, the first turn where
-/// it was read left throughput as it was and shortened the polite p99 under the flood (kestrel ÷ kestrel-manaloc
-/// 1.43x–1.93x against 1.08x–1.29x).</para>
+/// make the server hold. Against posting every turn, the first turn where the read came in costs no throughput and
+/// shortens the polite tail under a flood (the lab's server experiment compares the builds).</para>
 /// <para>Ownership and memory ordering: the first turn runs on the handler's own thread before anything is posted.
 /// While a later turn is out, only the worker running it touches the read buffer,
 /// the <see cref="PipeWriter"/> and the connection's pending counts; the handler is suspended on the turn's
