@@ -40,7 +40,7 @@ public sealed record LoadOptions
     /// <exception cref="ArgumentException">What is wrong.</exception>
     public void Validate()
     {
-        if (!IPAddress.IsLoopback(Target.Address)) throw new ArgumentException($"The load generator only targets loopback, not {Target}.", nameof(Target));
+        LoopbackSocket.EnsureLoopback(Target, nameof(Target));
         if (PoliteClients < 0 || PipelinedClients < 0 || PoliteClients + PipelinedClients == 0) throw new ArgumentException("At least one client, and no negative counts.", nameof(PoliteClients));
         if (PoliteClients > 0 && !(PoliteRate is > 0 and <= 100_000)) throw new ArgumentException("The polite rate must be in (0, 100000] per second.", nameof(PoliteRate));
         if (PipelineWindow < 1 || MaxPipelinedRequests < 1) throw new ArgumentException("Pipeline window and request cap must be at least 1.", nameof(PipelineWindow));

@@ -44,10 +44,17 @@ public static class LoopbackSocket
         }
     }
 
+    /// <summary>Throws unless <paramref name="endPoint"/> is a loopback address: the one check every load target passes.</summary>
+    /// <exception cref="ArgumentException">Not loopback (named as <paramref name="parameter"/>).</exception>
+    internal static void EnsureLoopback(IPEndPoint endPoint, string parameter)
+    {
+        if (!IPAddress.IsLoopback(endPoint.Address)) throw new ArgumentException($"The load generator only targets loopback, not {endPoint}.", parameter);
+    }
+
     private static Socket Create(IPEndPoint endPoint)
     {
         ArgumentNullException.ThrowIfNull(endPoint);
-        if (!IPAddress.IsLoopback(endPoint.Address)) throw new ArgumentException($"The lab's load targets loopback only, not {endPoint}.", nameof(endPoint));
+        EnsureLoopback(endPoint, nameof(endPoint));
         return new Socket(endPoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
     }
 }
