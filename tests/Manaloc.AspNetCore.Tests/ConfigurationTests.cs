@@ -57,4 +57,91 @@ public sealed class ConfigurationTests
         Assert.Equal(1, host.Services.GetRequiredKeyedService<HostedDispatcher>("a").Dispatcher.ThreadCount);
         Assert.Equal(2, host.Services.GetRequiredKeyedService<HostedDispatcher>("b").Dispatcher.ThreadCount);
     }
+
+    [Theory]
+    [InlineData("2", 1)]
+    [InlineData("3", 2)]
+    [InlineData("8", 7)]
+    [InlineData("1", 1)]
+    public async Task The_default_share_leaves_other_clients_a_worker_wherever_there_are_two(string threads, int share)
+    {
+        await using var host = await TestHost.StartAsync(s => s.AddDedicatedDispatcher("cpu"),
+            configuration: new Dictionary<string, string?> { ["Manaloc:Dispatchers:cpu:ThreadCount"] = threads });
+        var options = host.Services.GetRequiredService<IOptionsMonitor<DedicatedDispatcherOptions>>().Get("cpu");
+        Assert.Equal(share, options.ClientShare);
+        Assert.Equal(int.Parse(threads, System.Globalization.CultureInfo.InvariantCulture), host.Services.GetRequiredKeyedService<HostedDispatcher>("cpu").Dispatcher.ThreadCount);
+    }
+
+    [Fact]
+    public void The_default_share_follows_the_thread_count_set_in_code_and_a_set_share_stays()
+    {
+        var options = new DedicatedDispatcherOptions { ThreadCount = 6 };
+        Assert.Equal(5, options.ClientShare);
+        options.ClientShare = 6;
+        options.ThreadCount = 2;
+        Assert.Equal(6, options.ClientShare);
+        Assert.True(new DedicatedDispatcherOptions().ClientShare < Math.Max(2, Environment.ProcessorCount));
+    }
+
+    public static TheoryData<string, string> UnknownKeys => new()
+    {
+        { "Manaloc:MemoryPool:BlockSzie", "Manaloc:MemoryPool has BlockSize, Pinned, Diagnostics" },
+        { "Manaloc:Kestrel:BlockSzie", "Manaloc has " },
+        { "Manaloc:Dispatchers:cpu:ThreadCont", "Manaloc:Dispatchers:cpu has ThreadCount, Capacity, ClientShare" },
+        { "Manaloc:Dispatchers:cpuu:ThreadCount", "Manaloc:Dispatchers has cpu" },
+        { "Manaloc:ObjectPools:MaxRetained", "Manaloc:ObjectPools has MaximumRetained" },
+        { "Manaloc:IdleRelease:QuietAftr", "Manaloc:IdleRelease has QuietAfter, CollectGarbage" },
+        { "Manaloc:MemoryPool:BlockSize:Extra", "Manaloc:MemoryPool:BlockSize is a value" },
+        { "Manaloc:Dispatchers:cpu:ClientKey", "ClientKey is set in code only" },
+    };
+
+    [Theory]
+    [MemberData(nameof(UnknownKeys))]
+    public async Task An_unknown_key_under_Manaloc_fails_the_start_naming_the_key(string key, string hint)
+    {
+        var e = await StartFails(s => s.AddManalocKestrelMemoryPool().AddManalocObjectPools().AddManalocIdleRelease().AddDedicatedDispatcher("cpu"),
+            new() { [key] = "1" });
+        var validation = Assert.IsType<OptionsValidationException>(e);
+        Assert.Contains($"{key} is not a setting Manaloc reads", validation.Message);
+        Assert.Contains(hint, validation.Message);
+    }
+
+    [Fact]
+    public async Task A_key_of_a_registration_the_host_does_not_make_fails_the_start_saying_which_registration_reads_it()
+    {
+        var e = await StartFails(s => s.AddDedicatedDispatcher("cpu"), new() { ["Manaloc:IdleRelease:QuietAfter"] = "00:00:05" });
+        Assert.Contains("Manaloc:IdleRelease:QuietAfter is not a setting Manaloc reads", e.Message);
+        Assert.Contains("AddManalocIdleRelease", e.Message);
+    }
+
+    [Fact]
+    public async Task Every_unknown_key_is_named_and_known_keys_match_in_any_case()
+    {
+        var e = await StartFails(s => s.AddManalocKestrelMemoryPool(), new()
+        {
+            ["manaloc:memorypool:blocksize"] = "8192",
+            ["Manaloc:MemoryPool:Pined"] = "false",
+            ["Manaloc:Kestrel:BlockSzie"] = "8192",
+        });
+        Assert.Contains("Manaloc:MemoryPool:Pined is not a setting Manaloc reads", e.Message);
+        Assert.Contains("Manaloc:Kestrel:BlockSzie is not a setting Manaloc reads", e.Message);
+        Assert.DoesNotContain("blocksize is not", e.Message, StringComparison.OrdinalIgnoreCase);
+    }
+
+    [Fact]
+    public async Task Known_keys_of_every_registration_and_empty_sections_start()
+    {
+        await using var host = await TestHost.StartAsync(
+            s => s.AddManalocKestrelMemoryPool().AddManalocObjectPools().AddManalocIdleRelease().AddDedicatedDispatcher("cpu").AddDedicatedDispatcher("io"),
+            configuration: new Dictionary<string, string?>
+            {
+                ["MANALOC:MEMORYPOOL:BLOCKSIZE"] = "8192",
+                ["Manaloc:ObjectPools:MaximumRetained"] = "100",
+                ["Manaloc:IdleRelease:CollectGarbage"] = "false",
+                ["Manaloc:Dispatchers:cpu:ClientLine"] = "3",
+                ["Manaloc:Dispatchers:io"] = null,
+                ["Other:Kestrel:BlockSzie"] = "1",
+            });
+        Assert.Equal(8192, host.Services.GetRequiredService<IOptions<Manaloc.AspNetCore.Kestrel.ManalocMemoryPoolOptions>>().Value.BlockSize);
+    }
 }

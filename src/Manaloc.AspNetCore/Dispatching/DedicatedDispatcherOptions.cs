@@ -25,12 +25,22 @@ public sealed class DedicatedDispatcherOptions
     /// <summary>Queued items the dispatcher holds at most (1 to 1,073,741,824; default 10,000); a request finding it full is answered <see cref="FullQueueStatusCode"/>.</summary>
     public int Capacity { get; set; } = Threading.DispatcherOptions.DefaultCapacity;
 
-    /// <summary>Work items one client may have queued or running at once (at least 1; default 8); over it a request waits in the client's line (<see cref="ClientLine"/>).</summary>
-    /// <remarks>Keep it below <see cref="ThreadCount"/> where one client must not hold the CPU: a client allowed as many items
-    /// as there are threads can keep every worker, so every core the dispatcher has, busy, and the others' work waits
-    /// behind its queued items and competes with it for the cores (in the <c>http</c> experiment a flooder with a share of 4
-    /// on 2 threads was served faster than without a dispatcher).</remarks>
-    public int ClientShare { get; set; } = 8;
+    /// <summary>Work items one client may have queued or running at once (at least 1; default <see cref="ThreadCount"/> − 1, at
+    /// least 1); over it a request waits in the client's line (<see cref="ClientLine"/>).</summary>
+    /// <remarks>
+    /// <para>The default follows <see cref="ThreadCount"/> (from configuration or code, set before or after) until a share is set:
+    /// with two or more threads one client can never hold every worker, so at least one is left to the other clients. A share at
+    /// or above the thread count lets one client keep every worker, so every core the dispatcher has, busy, and the others' work
+    /// waits behind its queued items and competes with it for the cores (in the <c>http</c> experiment a flooder with a share
+    /// of 4 on 2 threads was served faster than without a dispatcher). Set it lower where many clients compete (1 keeps each
+    /// client to one worker).</para>
+    /// <para>On one thread no share can leave a worker free: the share (1 by default) bounds what one client has queued or
+    /// running, so the clients take turns on the one worker (a client's next item queues behind the others' items queued
+    /// meanwhile), and a long item of one client still delays everyone until it ends.</para>
+    /// </remarks>
+    public int ClientShare { get => _clientShare ?? Math.Max(1, ThreadCount - 1); set => _clientShare = value; }
+
+    private int? _clientShare;
 
     /// <summary>Requests of one client that may wait for its share when it has the share queued or running (zero or more; default 16); over it a request is answered <see cref="OverShareStatusCode"/>.</summary>
     /// <remarks>Waiting holds no thread: a flooder's extra requests wait for its own work to finish, so it is slowed to its share instead of coming straight back.</remarks>
@@ -45,8 +55,25 @@ public sealed class DedicatedDispatcherOptions
     /// <summary>How long the host's stop waits for queued work to run (zero or more; default 10 s); also bounded by the host's own shutdown timeout.</summary>
     public TimeSpan DrainTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
-    /// <summary>Who a request's client is, for the share; null (the default): the remote IP address, or the connection when there is none.</summary>
-    /// <remarks>Behind a proxy every request has the proxy's address: key on the forwarded address, an API key or the user instead. Not bound from configuration.</remarks>
+    /// <summary>Who a request's client is, for the share; null (the default): the remote IP address
+    /// (<c>HttpContext.Connection.RemoteIpAddress</c>), or the connection's id when there is none.</summary>
+    /// <remarks>
+    /// <para>Every request from one address is one client: behind a reverse proxy, a load balancer or a NAT, or from many
+    /// processes of one host, all clients share one share and one line, so one of them flooding makes the others wait in its
+    /// line. Key on what tells the clients apart there:</para>
+    /// <list type="bullet">
+    /// <item>the forwarded address: keep the default and put ASP.NET Core's forwarded headers middleware first
+    /// (<c>app.UseForwardedHeaders()</c>, with the proxy in <c>ForwardedHeadersOptions.KnownProxies</c> or its known
+    /// networks), which sets the remote address from <c>X-Forwarded-For</c> before the request reaches the endpoint;</item>
+    /// <item>a header a gateway sets, such as an API key or a tenant: <c>o.ClientKey = c => c.Request.Headers["X-Client"].ToString()</c>
+    /// (a client can send any header itself, so only a header the proxy sets or overwrites is a fair key; an empty key is
+    /// one client);</item>
+    /// <item>the authenticated user: <c>o.ClientKey = c => c.User.Identity?.Name ?? c.Connection.RemoteIpAddress?.ToString() ?? ""</c>
+    /// (<c>UseAuthentication()</c> must run before the endpoint).</item>
+    /// </list>
+    /// <para>The function runs on every request sent to the dispatcher: keep it cheap, and never throwing. Not bound from
+    /// configuration (set it in code; a <c>ClientKey</c> key in the section fails the start).</para>
+    /// </remarks>
     public Func<HttpContext, string>? ClientKey { get; set; }
 
     /// <summary>Every problem with these values, each naming its key under <paramref name="section"/>; empty when they are valid.</summary>
