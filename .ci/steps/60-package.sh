@@ -10,6 +10,8 @@
 #  4. The same for src/Manaloc.AspNetCore: byte-identical, its contents (and its dependency on Manaloc at the same
 #     version), and samples/AspNetCoreConsumer built and run against both packages (real Kestrel on 127.0.0.1), with
 #     every ```csharp snippet of src/Manaloc.AspNetCore/PACKAGE.md compiled in and run.
+#  5. README.md's Install steps as written: the pack lines in a clone, the add-package lines in a new console project
+#     (both packages at the version just packed), which must then build.
 # Also checks that each package's PublicAPI.Unshipped.txt is what eng/update-public-api.sh would write.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -154,6 +156,32 @@ dotnet build "$web_consumer/AspNetCoreConsumer.csproj" -c Release --no-restore -
   -p:ManalocVersion="$version" -p:SnippetsDir="$work/web-snippets" --verbosity quiet
 grep -q '"Manaloc.AspNetCore/'"$version"'"' "$web_consumer/obj/project.assets.json" || fail "the web consumer did not resolve Manaloc.AspNetCore from the package"
 timeout 120 dotnet "$web_consumer/bin/Release/net10.0/AspNetCoreConsumer.dll"
+
+echo "== the README's Install steps, as a user runs them"
+# The sh block of README.md's Install section that packs from a clone: its pack lines run in clone a (built by the packs
+# above, so they are incremental), its add-package lines in a new console project, with CLONE replaced by the clone's path.
+mapfile -t install < <(awk '/^## Install/ { s = 1; next } s && /^## / { exit } s && /^```sh/ { b = 1; block = ""; next }
+  s && b && /^```/ { b = 0; if (block ~ /dotnet pack/) { printf "%s", block; exit } next } s && b && !/^#/ && NF { block = block $0 "\n" }' README.md)
+packs=0; adds=0
+for line in "${install[@]}"; do case "$line" in "dotnet pack "*) packs=$((packs + 1));; "dotnet add package "*) adds=$((adds + 1));; *) fail "README's Install block has a line CI does not know how to run: $line";; esac; done
+[ "$packs" -eq 2 ] && [ "$adds" -eq 2 ] || fail "README's Install block must pack and add both packages (found ${#install[@]} lines: ${install[*]:-none})"
+readme_app="$work/readme-app"
+dotnet new console -o "$readme_app" --no-restore > /dev/null
+for line in "${install[@]}"; do
+  echo "  \$ $line"
+  case "$line" in
+    "dotnet pack "*) (cd "$work/a" && eval "${line} --verbosity quiet") ;;
+    # A private package folder, as above: a package of this version cached by an earlier run must not be used.
+    *) (cd "$readme_app" && export NUGET_PACKAGES="$work/packages-readme" && eval "${line//CLONE/$work/a}") > "$work/readme-add.log" 2>&1 \
+         || { cat "$work/readme-add.log"; fail "README's Install step failed: $line"; } ;;
+  esac
+done
+for id in Manaloc Manaloc.AspNetCore; do
+  grep -q "\"$id/$version\"" "$readme_app/obj/project.assets.json" || fail "after README's Install steps the project does not use $id $version"
+done
+NUGET_PACKAGES="$work/packages-readme" dotnet build "$readme_app" -c Release --verbosity quiet > "$work/readme-build.log" 2>&1 \
+  || { cat "$work/readme-build.log"; fail "the project made by README's Install steps does not build"; }
+echo "README's Install steps: both packages packed, added to a new project at $version, and it builds"
 
 if [ -d src/Manaloc.Analyzers ]; then
   echo "== the package's analyzers warn in a consumer's build (SeededMisuse.cs: one misuse per rule)"
