@@ -16,7 +16,8 @@ namespace Manaloc.AspNetCore;
 /// </summary>
 /// <remarks>
 /// Each binds its options from the host's configuration (section named on the options class) and validates
-/// them when the host starts, so a bad value fails the start with a message naming the key. Call them while
+/// them when the host starts, so a bad value fails the start with a message naming the key, and so does a key
+/// under <c>Manaloc:</c> that no registration of the host reads (a misspelled setting, section or dispatcher name). Call them while
 /// building the services; they are not thread-safe (as <see cref="IServiceCollection"/> is not).
 /// </remarks>
 public static partial class ManalocServiceCollectionExtensions
