@@ -83,11 +83,11 @@ public sealed class BufferPoisonTests
         Assert.True(IsPoisoned(array));
 
         var writer = new PooledBufferWriter(manager);
-        writer.Write(new byte[10_000].AsSpan()); // three segments
+        writer.Write(new byte[10_000].AsSpan()); // 4 KiB, then 8 KiB
         writer.GetSpan(1).Fill(3);
         var segments = new List<ReadOnlyMemory<byte>>();
         foreach (var segment in writer.WrittenSequence) segments.Add(segment);
-        Assert.Equal(3, segments.Count);
+        Assert.Equal(2, segments.Count);
         writer.Dispose();
         Assert.All(segments, s => Assert.True(IsPoisoned(s.Span)));
     }
