@@ -1,6 +1,9 @@
 using System.Net;
+using System.Text.Json;
+using System.Text.Json.Serialization;
 using Manaloc.AspNetCore;
 using Manaloc.AspNetCore.Dispatching;
+using Manaloc.AspNetCore.Http;
 using Manaloc.AspNetCore.Kestrel;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
@@ -20,6 +23,7 @@ builder.Services.AddDedicatedDispatcher("cpu", o => o.ThreadCount = 1);
 var app = builder.Build();
 app.MapGet("/square/{n:int}", (int n, HttpContext context, [FromKeyedServices("cpu")] HostedDispatcher cpu)
     => cpu.RunAsync(context, () => $"{n * n} on {Thread.CurrentThread.Name}"));
+app.MapGet("/json/{n:int}", (int n) => ManalocResults.Json(new Squared(n, n * n), ConsumerJson.Default.Squared));
 await app.StartAsync();
 
 string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Single();
@@ -28,6 +32,9 @@ using (var client = new HttpClient { BaseAddress = new Uri(address) })
     string answer = await client.GetStringAsync("/square/12");
     Console.WriteLine($"GET /square/12: {answer}");
     Check(answer.Contains("144 on cpu", StringComparison.Ordinal), $"the dispatcher did not run the work: {answer}");
+    string json = await client.GetStringAsync("/json/12");
+    Console.WriteLine($"GET /json/12: {json}");
+    Check(json == """{"n":12,"square":144}""", $"ManalocResults.Json did not answer the document: {json}");
 }
 Check(app.Services.GetRequiredService<ObjectPoolProvider>().GetType().Name == "ManalocObjectPoolProvider", "the ObjectPoolProvider is not Manaloc's");
 var pool = app.Services.GetRequiredService<ObjectPool<List<int>>>();
@@ -56,3 +63,9 @@ static void Check(bool condition, string failure)
 {
     if (!condition) throw new InvalidOperationException("aspnetcore package consumer: " + failure);
 }
+
+internal sealed record Squared(int N, int Square);
+
+[JsonSourceGenerationOptions(JsonSerializerDefaults.Web)]
+[JsonSerializable(typeof(Squared))]
+internal sealed partial class ConsumerJson : JsonSerializerContext;

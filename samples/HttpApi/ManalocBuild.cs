@@ -1,7 +1,6 @@
-using System.Text.Json;
-using System.Text.Json.Serialization.Metadata;
 using Manaloc.AspNetCore;
 using Manaloc.AspNetCore.Dispatching;
+using Manaloc.AspNetCore.Http;
 using Manaloc.Buffers;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.ObjectPool;
@@ -14,9 +13,21 @@ public static class ManalocBuild
     /// <summary>The dispatcher's name (its key in DI and its configuration section).</summary>
     public const string DispatcherName = "cpu";
 
+    /// <summary>
+    /// Debug builds poison every buffer given back (the answers' manager and Kestrel's pools, through its diagnostic mode), so
+    /// a response that reads pooled memory after its owner let it go shows 0xDD bytes, not another request's data.
+    /// </summary>
+#if DEBUG
+    public static readonly bool PoisonBuffers = true;
+#else
+    public static readonly bool PoisonBuffers = false;
+#endif
+
     public static void AddServices(IServiceCollection services, ServiceOptions options)
     {
-        services.AddManalocKestrelMemoryPool();
+        services.AddManalocKestrelMemoryPool(o => o.Diagnostics |= PoisonBuffers);
+        // The answers' JSON buffers (disposed with the container).
+        services.AddSingleton(new BufferManager(new BufferManagerOptions { Name = "answers", PoisonReturnedBuffers = PoisonBuffers }));
         services.AddManalocObjectPools();
         services.AddDedicatedDispatcher(DispatcherName, o =>
         {
@@ -33,15 +44,15 @@ public static class ManalocBuild
     public static void MapEndpoints(WebApplication app, ServiceOptions options)
     {
         var sets = app.Services.GetRequiredService<ObjectPool<SkuSet>>();
-        var outputs = app.Services.GetRequiredService<ObjectPool<JsonOutput>>();
+        var answers = app.Services.GetRequiredService<BufferManager>();
         var forms = new OrderForms(app.Services.GetRequiredService<ObjectPool<OrderForm>>(), app.Services.GetRequiredService<ObjectPool<OrderLineForm>>());
         var cpu = app.Services.GetRequiredKeyedService<HostedDispatcher>(DispatcherName);
-        app.MapPost("/api/orders", context => WriteOrderAsync(context, sets, forms, outputs));
-        app.MapGet("/api/primes/{n:int}", context => CountPrimesAsync(context, cpu, outputs));
+        app.MapPost("/api/orders", context => WriteOrderAsync(context, sets, forms, answers));
+        app.MapGet("/api/primes/{n:int}", context => CountPrimesAsync(context, cpu, answers));
     }
 
-    /// <summary>Counts primes on the dispatcher (no closure: the limit is the state) and writes the answer with a pooled writer.</summary>
-    private static async Task CountPrimesAsync(HttpContext context, HostedDispatcher cpu, ObjectPool<JsonOutput> outputs)
+    /// <summary>Counts primes on the dispatcher (no closure: the limit is the state) and writes the answer from pooled buffers.</summary>
+    private static async Task CountPrimesAsync(HttpContext context, HostedDispatcher cpu, BufferManager answers)
     {
         if (Endpoints.PrimeLimit(context) is not { } n)
         {
@@ -49,69 +60,26 @@ public static class ManalocBuild
             return;
         }
         var result = await cpu.RunAsync(context, n, static limit => Work.CountPrimes(limit));
-        if (result is Ok<PrimeCount> { Value: { } count }) WriteJson(context, count, ApiJson.Default.PrimeCount, outputs);
+        if (result is Ok<PrimeCount> { Value: { } count }) await ManalocResults.Json(count, ApiJson.Default.PrimeCount, manager: answers).ExecuteAsync(context);
         else await result.ExecuteAsync(context); // 429 or 503: a status code and Retry-After, nothing from the container
     }
 
     /// <summary>
-    /// Reads the order in place (from Manaloc's pool's segments in this build) into a pooled form, then writes the summary
-    /// with a pooled Utf8JsonWriter into a pooled buffer writer.
+    /// Reads the order in place (from Manaloc's pool's segments in this build) into a pooled form, then answers with the summary
+    /// serialized into pooled buffers, which go back once the body is flushed (the form goes back at once: the result holds bytes).
     /// </summary>
-    private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets, OrderForms forms, ObjectPool<JsonOutput> outputs)
+    private static async Task WriteOrderAsync(HttpContext context, ObjectPool<SkuSet> sets, OrderForms forms, BufferManager answers)
     {
         if (await Endpoints.ReadValidOrderAsync(context, sets, forms) is not { } order) return;
+        PooledBufferResult answer;
         try
         {
-            WriteJson(context, Work.Summarize(order), ApiJson.Default.OrderSummary, outputs);
+            answer = ManalocResults.Json(Work.Summarize(order), ApiJson.Default.OrderSummary, manager: answers);
         }
         finally
         {
             forms.Return(order);
         }
-    }
-
-    /// <summary>Serializes <paramref name="value"/> with a pooled writer and copies it into the response.</summary>
-    private static void WriteJson<T>(HttpContext context, T value, JsonTypeInfo<T> info, ObjectPool<JsonOutput> outputs)
-    {
-        var output = outputs.Get();
-        try
-        {
-            JsonSerializer.Serialize(output.Json, value, info);
-            output.Json.Flush();
-            Endpoints.Respond(context, output.Buffer.WrittenSequence);
-        }
-        finally
-        {
-            outputs.Return(output);
-        }
-    }
-}
-
-/// <summary>A pooled JSON writer over a pooled buffer writer, reset on return.</summary>
-public sealed class JsonOutput : IResettable, IDisposable
-{
-    public JsonOutput()
-    {
-        Buffer = new PooledBufferWriter();
-        Json = new Utf8JsonWriter(Buffer);
-    }
-
-    public PooledBufferWriter Buffer { get; }
-
-    public Utf8JsonWriter Json { get; }
-
-    /// <inheritdoc/>
-    public bool TryReset()
-    {
-        Buffer.Reset();
-        Json.Reset(Buffer);
-        return true;
-    }
-
-    /// <summary>Gives the buffer's segments back (the pool disposes what it drops).</summary>
-    public void Dispose()
-    {
-        Json.Dispose();
-        Buffer.Dispose();
+        await answer.ExecuteAsync(context);
     }
 }

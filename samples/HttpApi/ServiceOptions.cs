@@ -19,7 +19,8 @@ public sealed record ServiceOptions(bool Manaloc, int Port, int ClientShare, int
                     (CPU-bound work on dedicated threads; a client over its share, by the X-Client header, waits in its
                     line and past it gets 429), AddManalocIdleRelease (when no request has come for a while, the pools
                     are trimmed and one aggressive GC gives the memory back), the order read into pooled objects, and
-                    the JSON answer written with Utf8JsonWriter into a pooled PooledBufferWriter.
+                    the JSON answer serialized into pooled buffers by ManalocResults.Json, given back once the body is
+                    flushed (Debug builds poison every buffer given back: a late reader sees 0xDD, not another request's data).
 
         Endpoints:
           POST /api/orders         JSON order in, JSON summary out (duplicate SKUs found with a pooled set from DI)

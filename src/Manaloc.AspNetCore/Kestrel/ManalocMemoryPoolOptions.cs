@@ -16,7 +16,7 @@ public sealed class ManalocMemoryPoolOptions
     /// <summary>Whether the arrays are pinned (allocated on the pinned object heap; default true): the socket pins its buffers for every receive and send, and pinned arrays cost the GC nothing to keep still.</summary>
     public bool Pinned { get; set; } = true;
 
-    /// <summary>Whether every rent gets its own owner that reports a use after return (default false; a debugging aid, it allocates per rent).</summary>
+    /// <summary>Whether every rent gets its own owner that reports a use after return, and every block given back is poisoned (<see cref="Manaloc.Buffers.BufferManagerOptions.PoisonReturnedBuffers"/>) so a late reader sees <c>0xDD</c> bytes (default false; a debugging aid: it allocates per rent and fills each block given back).</summary>
     public bool Diagnostics { get; set; }
 
     /// <summary>Every problem with these values, each naming its key under <paramref name="section"/>; empty when they are valid.</summary>

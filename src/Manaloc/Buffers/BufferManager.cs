@@ -40,6 +40,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     private const int MinimumSize = 16;
     private readonly PoolTier<byte[]>[] _classes;
     private readonly PoolDebugTracker<byte[]>? _debug;
+    private readonly bool _poison; // PoisonReturnedBuffers: read on the slow return path only (the fast paths never run for such a manager)
     private readonly SlotLease _lease;
 
     /// <summary>This manager's slot lease (tests: is it given back once the manager is gone?).</summary>
@@ -48,7 +49,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     private Gen2TrimGate _gen2Gate; // the gen-2 callback's only (one callback at a time, on the finalizer thread)
     private readonly int _slotId;
     private readonly long _token;
-    // The token the fast paths look for: _token, or -1 in debug mode (never matches: debug work stays on the slow paths).
+    // The token the fast paths look for: _token, or -1 in debug and poison modes (never matches: their work stays on the slow paths).
     private readonly long _fastToken;
     private int _disposed;
     private readonly bool _isShared;
@@ -77,6 +78,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         MaxBufferSize = options.MaxBufferSize;
         _debug = options.DebugMode ? new PoolDebugTracker<byte[]>(Name, $"BufferManager '{Name}'") : null;
         _leakReported = options.LeakReported;
+        _poison = options.PoisonReturnedBuffers;
         _classes = new PoolTier<byte[]>[SelectClass(options.MaxBufferSize) + 1];
         for (int i = 0; i < _classes.Length; i++)
         {
@@ -103,7 +105,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         _lease = ThreadSlots.Lease();
         _slotId = _lease.Id;
         _token = _lease.Token;
-        _fastToken = _debug is null ? _token : -1;
+        _fastToken = _debug is null && !_poison ? _token : -1;
         _trimAfterGen2 = options.TrimAfterGen2;
         _gen2Gate = new Gen2TrimGate(options.TimeProvider, Gen2TrimGate.BufferInterval);
         ReleaseIdleAfter = options.ReleaseIdleAfter;
@@ -154,6 +156,9 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     /// <summary>The largest pooled buffer size.</summary>
     public int MaxBufferSize { get; }
 
+    /// <summary>Whether returned arrays are filled with <see cref="BufferManagerOptions.PoisonByte"/> (<see cref="BufferManagerOptions.PoisonReturnedBuffers"/>).</summary>
+    internal bool PoisonsReturnedBuffers => _poison;
+
     /// <summary>The idle period of <see cref="BufferManagerOptions.ReleaseIdleAfter"/> (a <see cref="BufferMemoryPool"/>'s owner tiers release on the same schedule).</summary>
     internal TimeSpan ReleaseIdleAfter { get; }
 
@@ -171,7 +176,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     /// load and token compare (as <see cref="ArrayPool{T}.Shared"/>'s per-thread buckets); other
     /// managers' fast paths find their cache through <see cref="ThreadSlots"/> (inlined). Never a
     /// debug-mode manager's cache, and debug managers look for a token no cache has, so the fast paths
-    /// need no debug check.
+    /// need no debug check (a poisoning manager looks for no token either, but keeps its hot buffers: see <see cref="RentSlow"/>).
     /// </summary>
     [ThreadStatic]
     private static BufferThreadCache? t_last;
@@ -295,10 +300,15 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
     {
         int length = array.Length;
         int index = SelectClass(length);
-        if ((uint)index >= (uint)_classes.Length) return; // empty arrays and arrays above the largest class were never pooled: dropped, as ArrayPool.Shared does
+        if ((uint)index >= (uint)_classes.Length)
+        {
+            if (_poison) Poison(array); // never pooled, but a late reader of it is the same bug
+            return; // empty arrays and arrays above the largest class were never pooled: dropped, as ArrayPool.Shared does
+        }
         if (length != MinimumSize << index) ThrowNotFromPool();
-        _debug?.OnReturn(array);
-        if (clearArray) Array.Clear(array);
+        _debug?.OnReturn(array); // before the fill: a double or foreign return throws with the array untouched
+        if (_poison) Poison(array); // before the array is stored: no renter sees the fill happen
+        else if (clearArray) Array.Clear(array);
         var cache = FindCache();
         if (cache is not null && _debug is null && Volatile.Read(ref _disposed) == 0)
         {
@@ -335,6 +345,9 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         var tracker = _debug is null ? null : new BufferLeakTracker(Name, minimumLength, new System.Diagnostics.StackTrace(1, fNeedFileInfo: true).ToString(), _leakReported);
         return new(this, array, minimumLength, tracker);
     }
+
+    /// <summary>Fills <paramref name="array"/> with <see cref="BufferManagerOptions.PoisonByte"/> (poison mode).</summary>
+    internal static void Poison(byte[] array) => array.AsSpan().Fill(BufferManagerOptions.PoisonByte);
 
     private static void ThrowNotFromPool()
         => ThrowHelper.ThrowArgument("array", "The buffer's length is not one of this pool's size classes, so it did not come from this pool.");

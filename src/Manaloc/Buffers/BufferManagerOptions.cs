@@ -36,6 +36,26 @@ public sealed class BufferManagerOptions
     public bool DebugMode { get; set; }
 
     /// <summary>
+    /// Diagnostic mode: every array given back (by <see cref="BufferManager.Return"/>, a <see cref="RentedBuffer"/>, a
+    /// <see cref="PooledBufferWriter"/> or <see cref="PooledBufferStream"/> over this manager, or a <see cref="BufferMemoryPool"/>
+    /// owner over it) is filled with <see cref="PoisonByte"/> before anyone can rent it again, so code that still reads it
+    /// (a response written from a disposed writer, a span kept past a Return) sees a run of <c>0xDD</c> bytes it can
+    /// recognise instead of whatever the next renter writes. Default off.
+    /// </summary>
+    /// <remarks>
+    /// Costs, when on, a fill of the whole array per return (its length in bytes written), and every rent and return takes the
+    /// slow path (the per-thread hot buffer is still used, found through the thread's slots instead of the one-compare
+    /// fast path). When off it costs nothing on the rent and return fast paths (the switch is folded into the token those
+    /// paths already compare). It narrows what a late reader can see, it cannot forbid it: an array rented again and
+    /// written before the late read shows the new renter's bytes. Turn it on in tests and Debug builds.
+    /// The fill takes the place of <c>clearArray</c>'s zeroing.
+    /// </remarks>
+    public bool PoisonReturnedBuffers { get; set; }
+
+    /// <summary>The byte <see cref="PoisonReturnedBuffers"/> fills returned arrays with: <c>0xDD</c> ("dead"; in UTF-8 a lead byte without its continuation, so text decoders and JSON readers reject it).</summary>
+    public const byte PoisonByte = 0xDD;
+
+    /// <summary>
     /// Debug mode: called for each <see cref="RentedBuffer"/> the GC found unreachable before it was
     /// disposed (its array never went back), besides the <c>Manaloc</c> event source's BufferLeak event.
     /// </summary>

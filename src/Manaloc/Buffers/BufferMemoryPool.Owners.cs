@@ -44,11 +44,15 @@ public sealed partial class BufferMemoryPool
         public readonly StripedCounter Rents = new();
         public readonly StripedCounter Returns = new();
 
+        /// <summary>The manager's <see cref="BufferManagerOptions.PoisonReturnedBuffers"/>: an owner's array is poisoned on Dispose, since it never goes back to the manager.</summary>
+        public readonly bool Poison;
+
         public OwnerClass(BufferMemoryPool pool, int size)
         {
             Pool = pool;
             Size = size;
             var manager = pool._manager;
+            Poison = manager.PoisonsReturnedBuffers;
             // The manager's byte cap per class, in owners (each holds one array of the class).
             int retained = (int)Math.Clamp(manager.MaxRetainedBytesPerClass / size, size <= 1 << 21 ? 8 : 1, 4096);
             int perThread = Math.Min(retained, Math.Clamp(ThreadBytes / size, 2, 32));
@@ -115,6 +119,7 @@ public sealed partial class BufferMemoryPool
         {
             if (Interlocked.CompareExchange(ref _rented, Idle, Rented) != Rented) return; // disposed already, idle in the tier or dropped: repeats and racing Disposes stop here
             owners.Returns.Increment();
+            if (owners.Poison) BufferManager.Poison(array); // before the owner can be rented again
             owners.Owners.Return(this); // last: from here on the owner may be another rent's (after the pool's Dispose the tier drops it)
         }
 

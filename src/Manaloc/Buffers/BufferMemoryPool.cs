@@ -65,7 +65,7 @@ public sealed partial class BufferMemoryPool : MemoryPool<byte>
         _maxBufferSize = max;
         _diagnostics = options.Diagnostics;
         _ownsManager = manager is null;
-        _manager = manager ?? new BufferManager(new BufferManagerOptions { Name = Name, MaxBufferSize = max, PinnedArrays = options.Pinned });
+        _manager = manager ?? new BufferManager(new BufferManagerOptions { Name = Name, MaxBufferSize = max, PinnedArrays = options.Pinned, PoisonReturnedBuffers = options.Diagnostics });
         _classes = new OwnerClass?[BufferManager.SelectClass(max) + 1];
     }
 

@@ -31,7 +31,9 @@ public sealed class BufferMemoryPoolOptions
     /// <summary>
     /// Diagnostic mode: each rent gets its own owner, whose <see cref="System.Buffers.IMemoryOwner{T}.Memory"/> (and any
     /// span taken from that memory later) throws <see cref="ObjectDisposedException"/> naming the pool once the owner was
-    /// disposed, and a stale owner's Dispose can never return another rent's buffer. Costs an owner allocation per rent. Default off.
+    /// disposed, and a stale owner's Dispose can never return another rent's buffer; the manager the pool creates poisons returned
+    /// arrays (<see cref="BufferManagerOptions.PoisonReturnedBuffers"/>), so memory read through a span kept past Dispose shows
+    /// <see cref="BufferManagerOptions.PoisonByte"/>. Costs an owner allocation and a fill of the array per rent. Default off.
     /// </summary>
     public bool Diagnostics { get; set; }
 

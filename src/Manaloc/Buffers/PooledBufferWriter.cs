@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 
 namespace Manaloc.Buffers;
@@ -14,12 +15,19 @@ namespace Manaloc.Buffers;
 /// appends an array from the pool instead (each twice the last, up to 1 MiB, or what
 /// <see cref="GetMemory"/> asks for), so bytes are written once, and after warm-up writing allocates nothing
 /// besides the writer itself. The price: the output is a sequence of segments, not one span.</para>
-/// <para>Contract, as <see cref="ArrayBufferWriter{T}"/>'s: <see cref="GetMemory"/> and <see cref="GetSpan"/> return at
+/// <para>Contract: the <see cref="IBufferWriter{T}"/> contract as <see cref="ArrayBufferWriter{T}"/> implements it: <see cref="GetMemory"/> and <see cref="GetSpan"/> return at
 /// least <c>sizeHint</c> bytes (at least one for 0; all that is free in the current array); a negative
 /// <c>sizeHint</c> throws <see cref="ArgumentException"/>; <see cref="Advance"/> with a negative count throws
 /// <see cref="ArgumentException"/>, and past the end of the memory last returned <see cref="InvalidOperationException"/>.
 /// When the current array has less free than asked for, the writer moves on to a new array and the old one's
-/// unused end is skipped (never part of the output).</para>
+/// unused end is skipped (never part of the output). Not <see cref="ArrayBufferWriter{T}"/>'s other members: what was
+/// written is <see cref="WrittenSequence"/> (segments; there is no <c>WrittenMemory</c> or <c>WrittenSpan</c>, which would need
+/// one array), <see cref="Reset"/> stands for <c>Clear</c> and <c>ResetWrittenCount</c>, and there is no <c>Capacity</c> or
+/// <c>FreeCapacity</c> (the writer grows without limit).</para>
+/// <para>Answering an HTTP request: the response is written after the handler returns, so a writer the handler disposes
+/// (<c>using</c>) must not be handed to the response as <see cref="WrittenSequence"/> or its segments: by then its arrays are
+/// another request's. Hand over the writer itself to a result that disposes it after the body is written (Manaloc.AspNetCore's
+/// <c>ManalocResults.Bytes</c>), or copy into the response before returning (<see cref="CopyToAsync(PipeWriter, CancellationToken)"/>).</para>
 /// <para>Lifetime: <see cref="Reset"/> forgets what was written, keeps the first array (so a writer reused for small
 /// messages rents nothing) and returns the others; <see cref="Dispose"/> returns every array, once. A sequence or
 /// memory taken from the writer is valid until the next Reset or Dispose; after Dispose every member but Dispose
@@ -139,6 +147,29 @@ public sealed class PooledBufferWriter : IBufferWriter<byte>, IDisposable
         foreach (var memory in WrittenSequence) await destination.WriteAsync(memory, cancellationToken).ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// Writes everything written to <paramref name="destination"/> (a response's <c>BodyWriter</c>, a pipe) segment by segment,
+    /// flushing after each, so the pipe's back-pressure holds: at most one segment of this writer is in the pipe's buffers at once.
+    /// Stops early when a flush reports the reader completed (the client went away) or the flush canceled.
+    /// </summary>
+    /// <returns>The last flush's result (a default, not completed, result when nothing was written).</returns>
+    /// <remarks>Each segment is copied into the pipe's own memory before its flush, so once the returned task completes this writer's
+    /// arrays are no longer referenced by the pipe and may be disposed. Do not write to this writer until the task completes.</remarks>
+    /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was canceled during a flush.</exception>
+    public async ValueTask<FlushResult> CopyToAsync(PipeWriter destination, CancellationToken cancellationToken = default)
+    {
+        if (destination is null) ThrowHelper.ThrowArgumentNull(nameof(destination));
+        var flush = default(FlushResult);
+        foreach (var memory in WrittenSequence)
+        {
+            flush = await destination.WriteAsync(memory, cancellationToken).ConfigureAwait(false);
+            if (flush.IsCompleted || flush.IsCanceled) break;
+        }
+        return flush;
+    }
+
     /// <summary>A new array holding everything written.</summary>
     /// <exception cref="InvalidOperationException">More was written than one array can hold.</exception>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
@@ -153,7 +184,8 @@ public sealed class PooledBufferWriter : IBufferWriter<byte>, IDisposable
     }
 
     /// <summary>Forgets what was written: keeps the first array for the next writes and returns the others to the manager.</summary>
-    /// <remarks>Sequences and memory taken before become invalid (their bytes will be overwritten).</remarks>
+    /// <remarks>Sequences and memory taken before become invalid (their bytes will be overwritten; over a manager that poisons
+    /// returned arrays, the kept array is poisoned too: <see cref="BufferManagerOptions.PoisonReturnedBuffers"/>).</remarks>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     public void Reset()
     {
@@ -161,6 +193,7 @@ public sealed class PooledBufferWriter : IBufferWriter<byte>, IDisposable
         var head = _chain.Head;
         if (head is null) return;
         _chain.ReleaseAfter(head);
+        if (_chain.Manager.PoisonsReturnedBuffers) BufferManager.Poison(head.Array); // kept, but what was written is gone as surely as a returned array's
         _current = head.Array;
         _index = 0;
         _before = 0;
