@@ -50,6 +50,12 @@ internal static class HeapThreadCheck
         return Keys.Current != ownerKey;
     }
 
+    /// <summary>True when the calling thread is the one whose key is <paramref name="ownerKey"/>, on every call (no sampling): a
+    /// record array's own view is picked by it.</summary>
+    /// <remarks>A thread that never asked for a key reads 0, which no owner has.</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static bool IsCurrent(long ownerKey) => Keys.Current == ownerKey;
+
     /// <summary>The keys, in a class of their own with no static constructor (unlike the switch's): no class-initialization
     /// test stands between the JIT and the thread-static, which it then reads at an address inside the thread's own block.</summary>
     private static class Keys

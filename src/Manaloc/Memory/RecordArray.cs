@@ -32,9 +32,14 @@ namespace Manaloc.Memory;
 /// (never another array's memory); the indexer, the enumerators and <see cref="MoveTo"/> still refuse a disposed array in
 /// both modes.</para>
 /// <para>Thread safety: the records may be read and written from several threads (natural alignment, no atomicity beyond
-/// one property); an item, like a handle from New, may be shared between threads; a view moves, so give each thread its own
-/// with <see cref="CreateView"/>. Dispose may race readers and writers on other threads: they see the dead array or an
-/// exception, never memory handed to someone else (see <see cref="Dispose"/>).</para>
+/// one property); an item, like a handle from New, may be shared between threads. The array's own moving view is per
+/// thread: <see cref="MoveTo"/>, <see cref="View"/> and <see cref="Scan"/> on the thread that created the array use one
+/// view object, and any other thread gets a view of its own on its first call (kept for the array's life), so concurrent
+/// requests that each call <see cref="MoveTo"/> read their own records. A view still must not be kept across a move on its
+/// thread, nor across an <c>await</c> (the continuation may run on another thread, and the first thread's view is moved by
+/// whatever runs there next). A <see cref="CreateView"/> view is the caller's alone: one per thread. Dispose may race
+/// readers and writers on other threads: they see the dead array or an exception, never memory handed to someone else
+/// (see <see cref="Dispose"/>).</para>
 /// </remarks>
 public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IRecordArray where T : class
 {
@@ -44,8 +49,16 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     private readonly SlabChunk _chunk;
     private readonly uint _generation;
     private readonly RecordType _record;
+    // The creating thread's view, and that thread's key (HeapThreadCheck): MoveTo, View and Scan on that thread use _view,
+    // after one compare of a primitive thread-static; any other thread takes its own from _threadViews. Both fields are
+    // readonly, written by the constructor: the user's publication of the array orders them before another thread's read.
     private readonly NativeRecordView _view;
-    private readonly T _viewAsT;
+    private readonly long _viewThread;
+    // Other threads' views, one per thread, made on a thread's first call. Published once by a compare-exchange (a full
+    // fence: the ThreadLocal is fully built before another thread can read the reference); a loser's is dropped unused.
+    // Not disposed with the array: a racing MoveTo would get ThreadLocal's own ObjectDisposedException instead of the
+    // array's; its finalizer releases the views when the array is collected.
+    private ThreadLocal<NativeRecordView>? _threadViews;
     private readonly TypeAllocator _owner;
     // The items' class, resolved on the first item (a scan-only program never generates it): the checked item class, or in
     // an unchecked allocator the view's own class (bare accessors either way). Benign race: every thread resolves the same.
@@ -69,7 +82,7 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
         _chunk = chunk;
         _generation = generation;
         _view = NewView();
-        _viewAsT = Unsafe.As<T>(_view);
+        _viewThread = HeapThreadCheck.CurrentKey;
     }
 
     /// <summary>Records in the array.</summary>
@@ -99,16 +112,23 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
         }
     }
 
-    /// <summary>The array's one moving view, positioned by <see cref="MoveTo"/> and by <see cref="Scan"/>'s loop.</summary>
+    /// <summary>The array's moving view for the calling thread, positioned by <see cref="MoveTo"/> and by <see cref="Scan"/>'s
+    /// loop on this thread.</summary>
     /// <remarks>One object for every record: it shows whichever record it was last moved to, so a reference kept across a
-    /// move sees the new record. Do not save it; use the indexer for an object that stays on its record. Before the first
-    /// <see cref="MoveTo"/> it is at record 0. For an empty array (Length 0) that is a zeroed scratch record the array owns
-    /// (its block always holds one record), so a stray access cannot reach another block.</remarks>
-    public T View => _viewAsT;
+    /// move sees the new record. Do not save it; use the indexer for an object that stays on its record. Each thread has its
+    /// own (the creating thread's is made with the array, another thread's on its first call), so another thread's moves
+    /// never show here. Before the thread's first <see cref="MoveTo"/> it is at record 0. For an empty array (Length 0) that
+    /// is a zeroed scratch record the array owns (its block always holds one record), so a stray access cannot reach another
+    /// block.</remarks>
+    /// <exception cref="ObjectDisposedException">The array was disposed before this thread's first use of its view.</exception>
+    public T View => Unsafe.As<T>(ThreadView());
 
-    /// <summary>Moves <see cref="View"/>, the array's one moving view, to record <paramref name="index"/> and returns it.</summary>
-    /// <remarks>Allocates nothing: the fast path for visiting records by index. The object returned is the same for every
-    /// index (the view moves): do not save it; use the indexer for an object that stays on its record.</remarks>
+    /// <summary>Moves <see cref="View"/>, the calling thread's moving view of the array, to record <paramref name="index"/>
+    /// and returns it.</summary>
+    /// <remarks>Allocates nothing (but another thread's first call, which makes that thread's view): the fast path for
+    /// visiting records by index. The object returned is the same for every index on one thread (the view moves): do not
+    /// save it, nor keep it across an <c>await</c>; use the indexer for an object that stays on its record. Threads do not
+    /// share it: concurrent callers each read the record they moved to.</remarks>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is outside [0, Length).</exception>
     /// <exception cref="ObjectDisposedException">The array or its allocator was disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -116,17 +136,42 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     {
         if ((uint)index >= (uint)Length) ThrowHelper.ThrowIndexOutOfRange(index, Length);
         if (_chunk.DedicatedStamp != _generation) throw DisposedException(_chunk); // do not point the view at a disposed array
-        _view.Address = _base + index * _stride;
-        return _viewAsT;
+        var view = ThreadView();
+        view.Address = _base + index * _stride;
+        return Unsafe.As<T>(view);
+    }
+
+    /// <summary>The calling thread's view: the array's own on the creating thread (one compare of a primitive thread-static),
+    /// else the thread's from <see cref="OtherThreadView"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private NativeRecordView ThreadView() => HeapThreadCheck.IsCurrent(_viewThread) ? _view : OtherThreadView();
+
+    /// <summary>A thread other than the creating one: its own view, made on its first call and tracked like a
+    /// <see cref="CreateView"/> view (a checked array's Dispose nulls it).</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private NativeRecordView OtherThreadView()
+    {
+        var views = _threadViews;
+        if (views is null)
+        {
+            var made = new ThreadLocal<NativeRecordView>(TrackedView);
+            views = Interlocked.CompareExchange(ref _threadViews, made, null) ?? made;
+            if (!ReferenceEquals(views, made)) made.Dispose(); // another thread published first; this one never held a value
+        }
+        return views.Value!;
     }
 
     /// <summary>A new, independent moving view positioned at record 0 (one per thread when several threads scan).</summary>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public RecordView<T> CreateView()
+    public RecordView<T> CreateView() => new(this, TrackedView());
+
+    /// <summary>A new view at record 0, tracked weakly in a checked array so that Dispose nulls it.</summary>
+    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
+    private NativeRecordView TrackedView()
     {
         if (!IsAllocated) ThrowHelper.ThrowDisposed($"RecordArray<{RecordTypes.TypeName(typeof(T))}>");
         var view = NewView();
-        if (_record.Mode != RecordMode.CheckedView) return new RecordView<T>(this, view); // unchecked views are bare: nothing to null later
+        if (_record.Mode != RecordMode.CheckedView) return view; // unchecked views are bare: nothing to null later
         lock (_viewsLock)
         {
             // Checked under the lock InvalidateViews takes: a view made while the array is disposed is never left pointing at it.
@@ -139,7 +184,7 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
             }
             views.Add(new WeakReference<NativeRecordView>(view));
         }
-        return new RecordView<T>(this, view);
+        return view;
     }
 
     internal void Position(NativeRecordView view, int index)
@@ -160,8 +205,8 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     /// <inheritdoc cref="GetEnumerator"/>
     IEnumerator IEnumerable.GetEnumerator() => new Enumerator(this);
 
-    /// <summary>The allocation-free scan: <c>foreach (var r in array.Scan())</c> moves <see cref="View"/>, the array's one
-    /// view, over every record in order.</summary>
+    /// <summary>The allocation-free scan: <c>foreach (var r in array.Scan())</c> moves <see cref="View"/>, the calling
+    /// thread's view of the array, over every record in order.</summary>
     /// <remarks>
     /// <para>The item of this loop is one moving view, not one object per record: after the loop moves on, a reference to it
     /// shows the next record, so do not save it, add it to a list or let a lambda keep it (<c>foreach</c> over the array
@@ -170,11 +215,12 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     /// <para>The enumerator is a ref struct of four fields (the view, the next and end addresses, the stride): it cannot be
     /// boxed or captured, allocates nothing, and leaves the JIT few values to keep across the loop (docs/memory.md, bulk
     /// path). Each step compares the array's stamp, so a loop whose array (or allocator) is disposed, in its body or by
-    /// another thread, stops at the next record with <see cref="ObjectDisposedException"/>. Not thread-safe: two loops on
-    /// <see cref="View"/> at once (two threads, or nested) move one view; give each its own with <see cref="CreateView"/> and
-    /// <see cref="RecordView{T}.Scan"/>.</para>
+    /// another thread, stops at the next record with <see cref="ObjectDisposedException"/>. Threads scan at once without
+    /// disturbing each other (each moves its own view), but two loops at once on one thread (nested) move one view: give the
+    /// inner one its own with <see cref="CreateView"/> and <see cref="RecordView{T}.Scan"/>.</para>
     /// </remarks>
-    public ScanEnumerator Scan() => new(_view, _base, _base + Length * _stride, _stride);
+    /// <exception cref="ObjectDisposedException">The array was disposed before this thread's first use of its view.</exception>
+    public ScanEnumerator Scan() => new(ThreadView(), _base, _base + Length * _stride, _stride);
 
     internal ScanEnumerator ScanWith(NativeRecordView view) => new(view, _base, _base + Length * _stride, _stride);
 
