@@ -276,7 +276,7 @@ internal static class MovingViews
 
     /// <summary>A lambda kept after the statement that made it: stored, returned, handed to a constructor, async, or run on
     /// another thread. One passed straight to a method (LINQ, Assert.Throws, a callback run in place) is left alone.</summary>
-    private static bool Outlives(IAnonymousFunctionOperation lambda, KnownSymbols known)
+    public static bool Outlives(IAnonymousFunctionOperation lambda, KnownSymbols known)
     {
         if (lambda.Symbol.IsAsync) return true;
         IOperation? p = lambda.Parent;

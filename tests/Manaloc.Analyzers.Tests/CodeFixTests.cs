@@ -63,7 +63,7 @@ public sealed class CodeFixTests
                 byte[] a = ArrayPool<byte>.Shared.Rent(n);
                 s.Write(a, 0, n);
                 s.Flush();
-                {|MNL101:ArrayPool<byte>.Shared.Return(a)|};
+                {|MNL111:ArrayPool<byte>.Shared.Return(a)|};
             }
         }
         """, """
