@@ -12,6 +12,15 @@ internal static class Descriptors
     /// <summary>The analyzer's strings (Resources.resx, embedded as Manaloc.Analyzers.Resources.resources).</summary>
     internal static readonly ResourceManager Strings = new("Manaloc.Analyzers.Resources", typeof(Descriptors).Assembly);
 
+    /// <summary>A reason (the message's second argument) from the resources, formatted with its arguments in the culture
+    /// the message is shown in.</summary>
+    public static LocalizableString Text(string key, params object?[] args)
+    {
+        var formatted = new string[args.Length];
+        for (int i = 0; i < args.Length; i++) formatted[i] = args[i]?.ToString() ?? "";
+        return new LocalizableResourceString(key, Strings, typeof(Descriptors), formatted);
+    }
+
     public static readonly DiagnosticDescriptor RentedNotReturned = Rule("MNL101");
     public static readonly DiagnosticDescriptor ReturnedTwiceOrUsedAfterReturn = Rule("MNL102");
     public static readonly DiagnosticDescriptor BufferOwnerMisuse = Rule("MNL103");

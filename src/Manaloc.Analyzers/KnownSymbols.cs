@@ -215,7 +215,10 @@ internal sealed class KnownSymbols
                 // BufferMemoryPool (or any MemoryPool<T>): its owner gives the array back on Dispose.
                 if (m.Name == "Rent" && Is(returned, MemoryOwner) && DerivesFrom(m.ContainingType, MemoryPool)) return ResourceKind.BufferOwner;
                 if (IsScope(returned)) return ResourceKind.Scope;
-                if (Is(returned, RecordArray)) return ResourceKind.RecordArray;
+                // An allocator's NewArray makes one the caller owns; any other method returning one may hand out an
+                // array it keeps (a per-thread cache), so only its Dispose and later uses are followed.
+                if (Is(returned, RecordArray) && m.Name == "NewArray"
+                    && (Is(m.ContainingType, TypeAllocator) || Is(m.ContainingType, TypeAllocatorInterface))) return ResourceKind.RecordArray;
                 if (m.Name == "Rent" && Implements(m.ContainingType, ObjectPoolInterface)) return ResourceKind.PooledObject;
                 if (m.Name == "Get" && DerivesFrom(m.ContainingType, ExtensionsObjectPool)) return ResourceKind.PooledObject;
                 return ResourceKind.None;

@@ -122,13 +122,13 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
         value = Flow.StripConversions(value);
         ResourceKind kind = known.Creation(value);
         string text = value.Syntax.ToString();
-        (DiagnosticDescriptor? rule, string why) = kind switch
+        (DiagnosticDescriptor? rule, LocalizableString? why) = kind switch
         {
-            ResourceKind.Scope => (Descriptors.ScopeOrDisposableDropped, "is discarded: the lock is taken and never released; take the scope with using"),
-            ResourceKind.Disposable => (Descriptors.ScopeOrDisposableDropped, "is discarded: it is never disposed, stored or returned"),
-            ResourceKind.PooledArray => (Descriptors.RentedNotReturned, "is discarded, so it is never returned"),
-            ResourceKind.BufferOwner => (Descriptors.BufferOwnerMisuse, "is discarded: it is never disposed and its array never goes back to the pool"),
-            _ => (null, ""),
+            ResourceKind.Scope => (Descriptors.ScopeOrDisposableDropped, Descriptors.Text("Analyzer01")),
+            ResourceKind.Disposable => (Descriptors.ScopeOrDisposableDropped, Descriptors.Text("Analyzer02")),
+            ResourceKind.PooledArray => (Descriptors.RentedNotReturned, Descriptors.Text("Analyzer03")),
+            ResourceKind.BufferOwner => (Descriptors.BufferOwnerMisuse, Descriptors.Text("Analyzer04")),
+            _ => (null, null),
         };
         if (rule is not null) context.ReportDiagnostic(Diagnostic.Create(rule, value.Syntax.GetLocation(), text, why));
     }
@@ -164,7 +164,7 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
         };
         if (!isDefault) return;
         context.ReportDiagnostic(Diagnostic.Create(Descriptors.DefaultHandleUsed, handle.Syntax.GetLocation(), handle.Syntax.ToString(),
-            $"names no record: it is {how} and throws (a checked handle) or touches no record's memory (an unchecked one)"));
+            Descriptors.Text("Analyzer05", how)));
     }
 
     /// <summary>A held heap passed to a method or constructor of this compilation that keeps the parameter in a field or
@@ -184,7 +184,7 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
         };
         string target = callee.MethodKind == MethodKind.Constructor ? callee.ContainingType.Name + "'s constructor" : "'" + callee.Name + "'";
         context.ReportDiagnostic(Diagnostic.Create(Descriptors.ThreadAffineEscapes, argument.Syntax.GetLocation(), name,
-            $"is passed to {target}, which keeps it in '{member}': another thread may use it there"));
+            Descriptors.Text("Analyzer06", target, member)));
     }
 
     /// <summary>A held heap stored in a field outlives the thread that took it (a [ThreadStatic] field is the thread's own).</summary>
@@ -201,6 +201,6 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
         if (Flow.IsNullConstant(assignment.Value)) return;
         if (HeapStores.IsThreadStatic(member)) return;
         context.ReportDiagnostic(Diagnostic.Create(Descriptors.ThreadAffineEscapes, assignment.Syntax.GetLocation(), member.Name,
-            "holds a thread's heap: another thread may read it and use the heap"));
+            Descriptors.Text("Analyzer07")));
     }
 }

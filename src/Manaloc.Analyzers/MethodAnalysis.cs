@@ -213,7 +213,7 @@ internal sealed class MethodAnalysis
                     {
                         v.Captured = true;
                         if (v.Kind == ResourceKind.ThreadHeap && elsewhere)
-                            Report(Descriptors.ThreadAffineEscapes, op, v, "is captured by a lambda that runs on another thread: take the heap inside the lambda");
+                            Report(Descriptors.ThreadAffineEscapes, op, v, Descriptors.Text("Flow08"));
                     }
                     if (op is IFlowAnonymousFunctionOperation nested)
                         MarkCaptured(inner.GetAnonymousFunctionControlFlowGraph(nested), elsewhere || RunsElsewhere(nested));
@@ -292,13 +292,13 @@ internal sealed class MethodAnalysis
                 switch (v.Kind)
                 {
                     case ResourceKind.PooledArray:
-                        Report(Descriptors.ReleaseSkippedByException, release, v, $"is not returned to its pool if {what} throws: return it in a finally block");
+                        Report(Descriptors.ReleaseSkippedByException, release, v, Descriptors.Text("Flow09", what));
                         break;
                     case ResourceKind.BufferOwner:
-                        Report(Descriptors.ReleaseSkippedByException, release, v, $"is not disposed if {what} throws: dispose it with using");
+                        Report(Descriptors.ReleaseSkippedByException, release, v, Descriptors.Text("Flow10", what));
                         break;
                     case ResourceKind.Scope:
-                        Report(Descriptors.ScopeOrDisposableDropped, release, v, $"is not disposed if {what} throws, and the lock stays held: take the scope with using");
+                        Report(Descriptors.ScopeOrDisposableDropped, release, v, Descriptors.Text("Flow11", what));
                         break;
                 }
                 break;
@@ -529,10 +529,10 @@ internal sealed class MethodAnalysis
         {
             switch (v.Kind)
             {
-                case ResourceKind.PooledArray: Report(Descriptors.ReturnedTwiceOrUsedAfterReturn, invocation, v, "is returned to its pool twice"); break;
-                case ResourceKind.BufferOwner: Report(Descriptors.BufferOwnerMisuse, invocation, v, "is disposed twice"); break;
-                case ResourceKind.PooledObject: Report(Descriptors.PooledObjectMisuse, invocation, v, "is returned to its pool twice"); break;
-                case ResourceKind.Record: Report(Descriptors.TypedMemoryMisuse, invocation, v, "is deleted twice"); break;
+                case ResourceKind.PooledArray: Report(Descriptors.ReturnedTwiceOrUsedAfterReturn, invocation, v, Descriptors.Text("Flow12")); break;
+                case ResourceKind.BufferOwner: Report(Descriptors.BufferOwnerMisuse, invocation, v, Descriptors.Text("Flow13")); break;
+                case ResourceKind.PooledObject: Report(Descriptors.PooledObjectMisuse, invocation, v, Descriptors.Text("Flow14")); break;
+                case ResourceKind.Record: Report(Descriptors.TypedMemoryMisuse, invocation, v, Descriptors.Text("Flow15")); break;
             }
         }
         if (_reporting && v.Kind == ResourceKind.BufferOwner)
@@ -542,7 +542,7 @@ internal sealed class MethodAnalysis
                 bool copies = other.CopyOf == v || v.CopyOf == other;
                 if (copies && other != v && state[other.Index] == Bits.Released)
                 {
-                    Report(Descriptors.BufferOwnerMisuse, invocation, v, $"is a copy of '{other.Symbol.Name}', which is already disposed: the buffer is disposed twice");
+                    Report(Descriptors.BufferOwnerMisuse, invocation, v, Descriptors.Text("Flow16", other.Symbol.Name));
                     break;
                 }
             }
@@ -665,8 +665,8 @@ internal sealed class MethodAnalysis
                 byte s = state[dv.Index];
                 if (how is null || !_reporting || dv.Tested || (s & Bits.Released) == 0 || (s & (Bits.Escaped | Bits.Unset | Bits.Conditioned)) != 0) break;
                 Report(Descriptors.DefaultHandleUsed, reference, dv, s == Bits.Released
-                    ? $"is default: it names no record, so it is {how} before it is assigned one"
-                    : $"may still be default here (a path reaches this point without assigning it a record), and it is {how}");
+                    ? Descriptors.Text("Flow18", how)
+                    : Descriptors.Text("Flow19", how));
                 break;
             }
         }
@@ -818,31 +818,20 @@ internal sealed class MethodAnalysis
         if (v.Reported) return;
         v.Reported = true;
         Location location = at?.Syntax.GetLocation() ?? v.CreationLocation ?? Location.None;
-        string text = how switch
+        string key = "Leak" + v.Kind + how switch
         {
-            "overwritten before" => "overwritten before it is ",
-            "never" => "never ",
-            _ => "not ",
+            "overwritten before" => "Overwritten",
+            "never" => "Never",
+            _ => "SomePaths",
         };
-        string tail = how == "not on every path" ? " on every path" : "";
-        switch (v.Kind)
+        DiagnosticDescriptor? rule = v.Kind switch
         {
-            case ResourceKind.PooledArray:
-                Report(Descriptors.RentedNotReturned, location, v, "is " + text + "returned" + tail);
-                break;
-            case ResourceKind.BufferOwner:
-                Report(Descriptors.BufferOwnerMisuse, location, v, "is " + text + "disposed" + tail + ": its array never goes back to the pool");
-                break;
-            case ResourceKind.Scope:
-                Report(Descriptors.ScopeOrDisposableDropped, location, v, "is " + text + "disposed" + tail + ": the lock is not released; take the scope with using");
-                break;
-            case ResourceKind.Disposable:
-                Report(Descriptors.ScopeOrDisposableDropped, location, v, "is " + text + "disposed" + tail + ", stored or returned: the native memory, pooled memory, thread or timer it owns outlives it");
-                break;
-            case ResourceKind.RecordArray:
-                Report(Descriptors.ScopeOrDisposableDropped, location, v, "is " + text + "disposed" + tail + ", stored or returned: its native memory is never freed");
-                break;
-        }
+            ResourceKind.PooledArray => Descriptors.RentedNotReturned,
+            ResourceKind.BufferOwner => Descriptors.BufferOwnerMisuse,
+            ResourceKind.Scope or ResourceKind.Disposable or ResourceKind.RecordArray => Descriptors.ScopeOrDisposableDropped,
+            _ => null,
+        };
+        if (rule is not null) Report(rule, location, v, Descriptors.Text(key));
     }
 
     private void ReportUse(Var v, IOperation leaf, IOperation? context)
@@ -850,19 +839,19 @@ internal sealed class MethodAnalysis
         string verb = context is IReturnOperation ? "returned" : context is IArgumentOperation ? "passed on" : "used";
         switch (v.Kind)
         {
-            case ResourceKind.PooledArray: Report(Descriptors.ReturnedTwiceOrUsedAfterReturn, leaf, v, $"is {verb} after it was returned to its pool"); break;
-            case ResourceKind.BufferOwner: Report(Descriptors.BufferOwnerMisuse, leaf, v, $"is {verb} after Dispose: its array is back in the pool"); break;
-            case ResourceKind.PooledObject: Report(Descriptors.PooledObjectMisuse, leaf, v, $"is {verb} after it was returned to its pool"); break;
-            case ResourceKind.Record: Report(Descriptors.TypedMemoryMisuse, leaf, v, $"is {verb} after Delete"); break;
-            case ResourceKind.RecordArray: Report(Descriptors.TypedMemoryMisuse, leaf, v, $"is {verb} after Dispose"); break;
-            case ResourceKind.ThreadHeap: Report(Descriptors.ThreadAffineEscapes, leaf, v, $"is {verb} after an await: the method may resume on another thread; take the heap again after the await"); break;
+            case ResourceKind.PooledArray: Report(Descriptors.ReturnedTwiceOrUsedAfterReturn, leaf, v, Descriptors.Text("Flow20", verb)); break;
+            case ResourceKind.BufferOwner: Report(Descriptors.BufferOwnerMisuse, leaf, v, Descriptors.Text("Flow21", verb)); break;
+            case ResourceKind.PooledObject: Report(Descriptors.PooledObjectMisuse, leaf, v, Descriptors.Text("Flow22", verb)); break;
+            case ResourceKind.Record: Report(Descriptors.TypedMemoryMisuse, leaf, v, Descriptors.Text("Flow23", verb)); break;
+            case ResourceKind.RecordArray: Report(Descriptors.TypedMemoryMisuse, leaf, v, Descriptors.Text("Flow24", verb)); break;
+            case ResourceKind.ThreadHeap: Report(Descriptors.ThreadAffineEscapes, leaf, v, Descriptors.Text("Flow25", verb)); break;
         }
     }
 
-    private void Report(DiagnosticDescriptor rule, IOperation at, Var v, string what) =>
+    private void Report(DiagnosticDescriptor rule, IOperation at, Var v, LocalizableString what) =>
         Report(rule, at.Syntax.GetLocation(), v, what);
 
-    private void Report(DiagnosticDescriptor rule, Location location, Var v, string what)
+    private void Report(DiagnosticDescriptor rule, Location location, Var v, LocalizableString what)
     {
         if (!_reported.Add((rule.Id, location.SourceSpan.Start))) return;
         _report(Diagnostic.Create(rule, location, v.Symbol.Name, what));

@@ -70,11 +70,11 @@ internal static class PooledMemory
             }
 
         var reported = new HashSet<int>();
-        void Report(IOperation at, ILocalSymbol owner, string what)
+        void Report(IOperation at, ILocalSymbol owner, LocalizableString what)
         {
             if (reported.Add(at.Syntax.SpanStart))
                 report(Diagnostic.Create(Descriptors.PooledMemoryEscapes, at.Syntax.GetLocation(), at.Syntax.ToString(),
-                    $"{what}, but '{owner.Name}' is disposed when the method ends and its segments go back to the pool: whoever reads them later reads another renter's data; copy the bytes (ToArray, CopyTo) or hand the owner over instead"));
+                    Descriptors.Text("Memory32", what, owner.Name)));
         }
 
         foreach (IOperation op in root.Descendants())
@@ -84,13 +84,13 @@ internal static class PooledMemory
             switch (context)
             {
                 case IReturnOperation { Kind: OperationKind.Return }:
-                    Report(op, owner, "holds the pooled memory and is returned");
+                    Report(op, owner, Descriptors.Text("Memory33"));
                     break;
                 case ISimpleAssignmentOperation { Target: IFieldReferenceOperation or IPropertyReferenceOperation or IArrayElementReferenceOperation } a when a.Value == child:
-                    Report(op, owner, "holds the pooled memory and is stored in '" + a.Target.Syntax + "'");
+                    Report(op, owner, Descriptors.Text("Memory34", a.Target.Syntax));
                     break;
                 case IArgumentOperation { Parent: IInvocationOperation add } when known.AddsToCollection(add.TargetMethod):
-                    Report(op, owner, "holds the pooled memory and is added to a collection");
+                    Report(op, owner, Descriptors.Text("Memory35"));
                     break;
             }
         }
@@ -107,7 +107,7 @@ internal static class PooledMemory
                     _ => null,
                 };
                 if (owner is not null)
-                    Report(inner, owner, "holds the pooled memory and is captured by a lambda that outlives the method");
+                    Report(inner, owner, Descriptors.Text("Memory36"));
             }
         }
     }

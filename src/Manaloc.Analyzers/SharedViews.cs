@@ -46,7 +46,7 @@ internal static class SharedViews
             if (why is null) continue;
             string move = op is IPropertyReferenceOperation ? "View" : ((IInvocationOperation)op).TargetMethod.Name + "()";
             report(Diagnostic.Create(Descriptors.MovingViewShared, op.Syntax.GetLocation(), name,
-                $"is shared, and its one moving view ({move}) is used in {why}: another thread moves it under this one and each reads the other's record; take a view of your own with CreateView(), or read array[i]"));
+                Descriptors.Text("Shared37", move, why)));
         }
     }
 

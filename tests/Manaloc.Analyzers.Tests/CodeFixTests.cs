@@ -84,4 +84,21 @@ public sealed class CodeFixTests
             }
         }
         """);
+
+    [Fact]
+    public Task A_shared_arrays_move_in_concurrent_code_reads_through_the_indexer() => Verify.CodeFix<ReadThroughIndexerCodeFix>("""
+        [NativeRecord] public interface IRow { int Id { get; set; } }
+        class C
+        {
+            readonly RecordArray<IRow> _rows = null!;
+            void M(int n) => Parallel.For(0, n, i => Console.WriteLine({|MNL112:_rows.MoveTo(i)|}.Id));
+        }
+        """, """
+        [NativeRecord] public interface IRow { int Id { get; set; } }
+        class C
+        {
+            readonly RecordArray<IRow> _rows = null!;
+            void M(int n) => Parallel.For(0, n, i => Console.WriteLine(_rows[i].Id));
+        }
+        """);
 }

@@ -56,6 +56,9 @@ public sealed class OwnershipRuleTests
             Action Lambda(int n) => () => { var {|MNL106:arr = _a.NewArray<IRec>(n)|}; arr[0].X = 1; };
             void Fine(int n) { using var arr = _a.NewArray<IRec>(n); using var map = new Manaloc.Collections.NativeMap<int, int>(); arr[0].X = map.Count; }
             RecordArray<IRec> Returned(int n) => _a.NewArray<IRec>(n);
+            [ThreadStatic] static RecordArray<IRec>? t_cached;
+            RecordArray<IRec> Cached(int n) => t_cached ??= _a.NewArray<IRec>(n);
+            int FromCache(int n) { var arr = Cached(n); return arr.Length; }
         }
         """);
 
