@@ -3,7 +3,7 @@ using System.Collections.Generic;
 namespace Manaloc.Analyzers.CodeFixes;
 
 /// <summary>
-/// MNL101 / MNL103 / MNL106 reported at a Return or Dispose that code before it can skip by throwing: wraps the
+/// MNL111 / MNL106 reported at a Return or Dispose that code before it can skip by throwing: wraps the
 /// statements between the variable's declaration and that call in <c>try</c> and moves the call into <c>finally</c>.
 /// Offered only when the fix is unambiguous: the declaration and the call are statements of the same block, the call
 /// is the variable's only release, and nothing declared between them is used after the call.
@@ -12,7 +12,7 @@ namespace Manaloc.Analyzers.CodeFixes;
 public sealed class MoveReleaseIntoFinallyCodeFix : CodeFixProvider
 {
     /// <inheritdoc />
-    public override ImmutableArray<string> FixableDiagnosticIds { get; } = ImmutableArray.Create("MNL101", "MNL103", "MNL106");
+    public override ImmutableArray<string> FixableDiagnosticIds { get; } = ImmutableArray.Create("MNL111", "MNL106");
 
     /// <inheritdoc />
     public override FixAllProvider? GetFixAllProvider() => null;

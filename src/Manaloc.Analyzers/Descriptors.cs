@@ -1,48 +1,48 @@
+using System.Resources;
+
 namespace Manaloc.Analyzers;
 
-/// <summary>The MNL1xx rules. Every message names the variable; every rule links to its section of docs/analyzers.md.</summary>
+/// <summary>The MNL1xx rules. Titles, message formats and descriptions come from Resources.resx; every message names the
+/// variable; every rule links to its section of docs/analyzers.md.</summary>
 internal static class Descriptors
 {
     private const string Category = "Reliability";
     private const string HelpBase = "https://github.com/manaloc/manaloc/blob/main/docs/analyzers.md#";
 
-    public static readonly DiagnosticDescriptor RentedNotReturned = Rule(
-        "MNL101", "Rented array not returned on every path",
-        "'{0}' is rented from an ArrayPool but {1}");
+    /// <summary>The analyzer's strings (Resources.resx, embedded as Manaloc.Analyzers.Resources.resources).</summary>
+    internal static readonly ResourceManager Strings = new("Manaloc.Analyzers.Resources", typeof(Descriptors).Assembly);
 
-    public static readonly DiagnosticDescriptor ReturnedTwiceOrUsedAfterReturn = Rule(
-        "MNL102", "Pooled array returned twice or used after its Return",
-        "'{0}' {1}");
+    /// <summary>A reason (the message's second argument) from the resources, formatted with its arguments in the culture
+    /// the message is shown in.</summary>
+    public static LocalizableString Text(string key, params object?[] args)
+    {
+        var formatted = new string[args.Length];
+        for (int i = 0; i < args.Length; i++) formatted[i] = args[i]?.ToString() ?? "";
+        return new LocalizableResourceString(key, Strings, typeof(Descriptors), formatted);
+    }
 
-    public static readonly DiagnosticDescriptor BufferOwnerMisuse = Rule(
-        "MNL103", "Buffer owner not disposed, disposed twice or used after Dispose",
-        "'{0}' {1}");
+    public static readonly DiagnosticDescriptor RentedNotReturned = Rule("MNL101");
+    public static readonly DiagnosticDescriptor ReturnedTwiceOrUsedAfterReturn = Rule("MNL102");
+    public static readonly DiagnosticDescriptor BufferOwnerMisuse = Rule("MNL103");
+    public static readonly DiagnosticDescriptor PooledObjectMisuse = Rule("MNL104");
+    public static readonly DiagnosticDescriptor TypedMemoryMisuse = Rule("MNL105");
+    public static readonly DiagnosticDescriptor ScopeOrDisposableDropped = Rule("MNL106");
+    public static readonly DiagnosticDescriptor ThreadAffineEscapes = Rule("MNL107");
+    public static readonly DiagnosticDescriptor DefaultHandleUsed = Rule("MNL108");
+    public static readonly DiagnosticDescriptor MovingViewKept = Rule("MNL109");
+    public static readonly DiagnosticDescriptor PooledMemoryEscapes = Rule("MNL110");
 
-    public static readonly DiagnosticDescriptor PooledObjectMisuse = Rule(
-        "MNL104", "Pooled object used after its Return or returned twice",
-        "'{0}' {1}");
+    /// <summary>A release that only an exception skips: the pool loses a slot (the GC collects the array), nothing is
+    /// corrupted, and .NET's own code returns outside finally on purpose, so it is a suggestion, not a warning.</summary>
+    public static readonly DiagnosticDescriptor ReleaseSkippedByException = Rule("MNL111", DiagnosticSeverity.Info);
 
-    public static readonly DiagnosticDescriptor TypedMemoryMisuse = Rule(
-        "MNL105", "Typed memory used after Delete or Dispose, or deleted twice",
-        "'{0}' {1}");
+    public static readonly DiagnosticDescriptor MovingViewShared = Rule("MNL112");
 
-    public static readonly DiagnosticDescriptor ScopeOrDisposableDropped = Rule(
-        "MNL106", "Lock scope or Manaloc disposable never disposed",
-        "'{0}' {1}");
-
-    public static readonly DiagnosticDescriptor ThreadAffineEscapes = Rule(
-        "MNL107", "Thread-affine heap used on another thread",
-        "'{0}' {1}");
-
-    public static readonly DiagnosticDescriptor DefaultHandleUsed = Rule(
-        "MNL108", "Default record handle used",
-        "'{0}' {1}");
-
-    public static readonly DiagnosticDescriptor MovingViewKept = Rule(
-        "MNL109", "Moving record view kept beyond the move that positioned it",
-        "'{0}' {1}");
-
-    private static DiagnosticDescriptor Rule(string id, string title, string message) => new(
-        id, title, message, Category, DiagnosticSeverity.Warning, isEnabledByDefault: true,
+    private static DiagnosticDescriptor Rule(string id, DiagnosticSeverity severity = DiagnosticSeverity.Warning) => new(
+        id,
+        new LocalizableResourceString(id + "Title", Strings, typeof(Descriptors)),
+        new LocalizableResourceString(id + "Message", Strings, typeof(Descriptors)),
+        Category, severity, isEnabledByDefault: true,
+        description: new LocalizableResourceString(id + "Description", Strings, typeof(Descriptors)),
         helpLinkUri: HelpBase + id.ToLowerInvariant());
 }

@@ -12,7 +12,8 @@ namespace Manaloc.Analyzers;
 /// call that hands the heap over). Read from the callee's syntax and its type's members, not from a semantic model of
 /// another file: an analyzer must not build one, and the shapes that keep a parameter are few (<c>_heap = heap</c>,
 /// <c>this.Heap = heap ?? throw …</c>, a record's positional parameter, a primary constructor parameter that a member
-/// reads). A callee from another assembly is unknown and not reported. One answer per parameter, cached.
+/// reads). A callee from another assembly is unknown and not reported. One answer per parameter, cached. The same answer
+/// tells <see cref="ArgumentFates"/> that a callee keeps a pooled array or an owner it is given.
 /// </summary>
 internal sealed class HeapStores
 {

@@ -6,17 +6,18 @@ internal enum ResourceKind : byte
     None,
     /// <summary>An array rented from an <c>ArrayPool&lt;T&gt;</c> (MNL101, MNL102).</summary>
     PooledArray,
-    /// <summary>A <c>RentedBuffer</c>, or a memory owner rented from a <c>MemoryPool&lt;T&gt;</c> such as <c>BufferMemoryPool</c> (MNL103).</summary>
+    /// <summary>A <c>RentedBuffer</c>, a memory owner rented from a <c>MemoryPool&lt;T&gt;</c> such as <c>BufferMemoryPool</c>, a
+    /// <c>PooledBufferWriter</c> or a <c>PooledBufferStream</c> (MNL103).</summary>
     BufferOwner,
     /// <summary>An object rented from an object pool (MNL104).</summary>
     PooledObject,
     /// <summary>A record handle of a <c>TypeAllocator</c> (MNL105).</summary>
     Record,
-    /// <summary>A <c>RecordArray&lt;T&gt;</c> (MNL105).</summary>
+    /// <summary>A <c>RecordArray&lt;T&gt;</c> (MNL105 after Dispose; MNL106 never disposed).</summary>
     RecordArray,
     /// <summary>A read or write scope of a <c>SlimReaderWriterLock</c> (MNL106).</summary>
     Scope,
-    /// <summary>An <c>EconomicResetEvent</c>, <c>DedicatedThreadDispatcher</c> or <c>ScheduledValue&lt;T&gt;</c> (MNL106).</summary>
+    /// <summary>A Manaloc type that owns native memory, pooled memory, a thread or a timer, created with <c>new</c> (MNL106).</summary>
     Disposable,
     /// <summary>A thread's held heap (MNL107).</summary>
     ThreadHeap,
@@ -39,9 +40,7 @@ internal sealed class KnownSymbols
     public readonly INamedTypeSymbol? ReaderWriterLock;
     public readonly INamedTypeSymbol? ReadScope;
     public readonly INamedTypeSymbol? WriteScope;
-    public readonly INamedTypeSymbol? ResetEvent;
     public readonly INamedTypeSymbol? Dispatcher;
-    public readonly INamedTypeSymbol? ScheduledValue;
     public readonly INamedTypeSymbol? Span;
     public readonly INamedTypeSymbol? ReadOnlySpan;
     public readonly INamedTypeSymbol? MemoryExtensions;
@@ -59,6 +58,13 @@ internal sealed class KnownSymbols
     public readonly INamedTypeSymbol? Enumerable;
     public readonly INamedTypeSymbol? MemoryPool;
     public readonly INamedTypeSymbol? MemoryOwner;
+    public readonly INamedTypeSymbol? PooledBufferWriter;
+    public readonly INamedTypeSymbol? PooledBufferStream;
+    public readonly INamedTypeSymbol? Encoding;
+    public readonly INamedTypeSymbol? Stream;
+    /// <summary>Manaloc types that own native memory, pooled memory, a thread or a timer until they are disposed (MNL106).
+    /// Keyed by metadata name, so a type the referenced Manaloc does not have yet is simply absent.</summary>
+    private readonly INamedTypeSymbol[] _owningDisposables;
 
     public KnownSymbols(Compilation compilation)
     {
@@ -74,9 +80,7 @@ internal sealed class KnownSymbols
         ReaderWriterLock = compilation.GetTypeByMetadataName("Manaloc.Threading.SlimReaderWriterLock");
         ReadScope = compilation.GetTypeByMetadataName("Manaloc.Threading.SlimReaderWriterLock+ReadScope");
         WriteScope = compilation.GetTypeByMetadataName("Manaloc.Threading.SlimReaderWriterLock+WriteScope");
-        ResetEvent = compilation.GetTypeByMetadataName("Manaloc.Threading.EconomicResetEvent");
         Dispatcher = compilation.GetTypeByMetadataName("Manaloc.Threading.DedicatedThreadDispatcher");
-        ScheduledValue = compilation.GetTypeByMetadataName("Manaloc.Threading.ScheduledValue`1");
         Span = compilation.GetTypeByMetadataName("System.Span`1");
         ReadOnlySpan = compilation.GetTypeByMetadataName("System.ReadOnlySpan`1");
         MemoryExtensions = compilation.GetTypeByMetadataName("System.MemoryExtensions");
@@ -94,7 +98,26 @@ internal sealed class KnownSymbols
         Enumerable = compilation.GetTypeByMetadataName("System.Collections.IEnumerable");
         MemoryPool = compilation.GetTypeByMetadataName("System.Buffers.MemoryPool`1");
         MemoryOwner = compilation.GetTypeByMetadataName("System.Buffers.IMemoryOwner`1");
+        PooledBufferWriter = compilation.GetTypeByMetadataName("Manaloc.Buffers.PooledBufferWriter");
+        PooledBufferStream = compilation.GetTypeByMetadataName("Manaloc.Buffers.PooledBufferStream");
+        Encoding = compilation.GetTypeByMetadataName("System.Text.Encoding");
+        Stream = compilation.GetTypeByMetadataName("System.IO.Stream");
+        var owning = new List<INamedTypeSymbol>();
+        foreach (string name in OwningDisposableNames)
+            if (compilation.GetTypeByMetadataName(name) is { } type) owning.Add(type);
+        _owningDisposables = owning.ToArray();
     }
+
+    private static readonly string[] OwningDisposableNames =
+    [
+        "Manaloc.Threading.EconomicResetEvent", "Manaloc.Threading.DedicatedThreadDispatcher", "Manaloc.Threading.ScheduledValue`1",
+        "Manaloc.Memory.TypeAllocator", "Manaloc.Memory.NativeSlabAllocator",
+        "Manaloc.Buffers.BufferManager", "Manaloc.Buffers.BufferMemoryPool",
+        "Manaloc.Pooling.SemiLocalPool`1", "Manaloc.Pooling.CategorizedPool`1",
+        // The native collections: recognised as soon as the referenced Manaloc has them.
+        "Manaloc.Collections.NativeMap`2", "Manaloc.Collections.ConcurrentNativeMap`2",
+        "Manaloc.Collections.NativeCache", "Manaloc.Collections.NativeCache`2",
+    ];
 
     /// <summary>True when any rule can fire in this compilation (an ArrayPool always exists; the rest are Manaloc's).</summary>
     public bool Any => ArrayPool is not null || RentedBuffer is not null || ExtensionsObjectPool is not null;
@@ -165,7 +188,18 @@ internal sealed class KnownSymbols
 
     public bool IsScope(ITypeSymbol? type) => Is(type, ReadScope) || Is(type, WriteScope);
 
-    public bool IsOwnedDisposable(ITypeSymbol? type) => Is(type, ResetEvent) || Is(type, Dispatcher) || Is(type, ScheduledValue);
+    public bool IsOwnedDisposable(ITypeSymbol? type)
+    {
+        foreach (INamedTypeSymbol owning in _owningDisposables)
+            if (Is(type, owning)) return true;
+        return false;
+    }
+
+    /// <summary>A pooled writer or stream: its segments go back to its manager on Dispose (MNL103, MNL110).</summary>
+    public bool IsPooledWriter(ITypeSymbol? type) => Is(type, PooledBufferWriter) || Is(type, PooledBufferStream);
+
+    /// <summary>A type whose Dispose gives memory back to a pool: a buffer owner in MNL103's sense.</summary>
+    public bool IsBufferOwner(ITypeSymbol? type) => Is(type, RentedBuffer) || Is(type, MemoryOwner) || IsPooledWriter(type);
 
     /// <summary>The kind of resource a value creates, or None.</summary>
     public ResourceKind Creation(IOperation value)
@@ -181,13 +215,18 @@ internal sealed class KnownSymbols
                 // BufferMemoryPool (or any MemoryPool<T>): its owner gives the array back on Dispose.
                 if (m.Name == "Rent" && Is(returned, MemoryOwner) && DerivesFrom(m.ContainingType, MemoryPool)) return ResourceKind.BufferOwner;
                 if (IsScope(returned)) return ResourceKind.Scope;
-                if (Is(returned, RecordArray)) return ResourceKind.RecordArray;
+                // An allocator's NewArray makes one the caller owns; any other method returning one may hand out an
+                // array it keeps (a per-thread cache), so only its Dispose and later uses are followed.
+                if (Is(returned, RecordArray) && m.Name == "NewArray"
+                    && (Is(m.ContainingType, TypeAllocator) || Is(m.ContainingType, TypeAllocatorInterface))) return ResourceKind.RecordArray;
                 if (m.Name == "Rent" && Implements(m.ContainingType, ObjectPoolInterface)) return ResourceKind.PooledObject;
                 if (m.Name == "Get" && DerivesFrom(m.ContainingType, ExtensionsObjectPool)) return ResourceKind.PooledObject;
                 return ResourceKind.None;
             }
             case IObjectCreationOperation creation when IsOwnedDisposable(creation.Type):
                 return ResourceKind.Disposable;
+            case IObjectCreationOperation creation when IsPooledWriter(creation.Type):
+                return ResourceKind.BufferOwner;
             default:
                 return ResourceKind.None;
         }
@@ -219,9 +258,9 @@ internal sealed class KnownSymbols
                     return inv.Instance;
                 }
                 return null;
-            case "Dispose" when m.Parameters.Length == 0 && inv.Instance is not null:
+            case "Dispose" or "DisposeAsync" when m.Parameters.Length == 0 && inv.Instance is not null:
                 ITypeSymbol? type = m.ContainingType;
-                if (Is(type, RentedBuffer)) kind = ResourceKind.BufferOwner;
+                if (Is(type, RentedBuffer) || IsPooledWriter(type)) kind = ResourceKind.BufferOwner;
                 else if (Is(type, RecordArray)) kind = ResourceKind.RecordArray;
                 else if (IsScope(type)) kind = ResourceKind.Scope;
                 else if (IsOwnedDisposable(type)) kind = ResourceKind.Disposable;
@@ -230,7 +269,7 @@ internal sealed class KnownSymbols
                     // Through IDisposable (a using statement, or an explicit cast): the receiver's own type decides.
                     IOperation receiver = Flow.StripConversions(inv.Instance);
                     ITypeSymbol? rt = receiver.Type;
-                    if (Is(rt, RentedBuffer) || Is(rt, MemoryOwner)) kind = ResourceKind.BufferOwner;
+                    if (IsBufferOwner(rt)) kind = ResourceKind.BufferOwner;
                     else if (Is(rt, RecordArray)) kind = ResourceKind.RecordArray;
                     else if (IsOwnedDisposable(rt)) kind = ResourceKind.Disposable;
                     else return null;
@@ -248,11 +287,34 @@ internal sealed class KnownSymbols
         return null;
     }
 
-    /// <summary>Calls that cannot throw in practice (span views of the array): not a point where the array leaks.</summary>
+    /// <summary>Calls that cannot throw in practice, so no exception path starts there (MNL111 names a call that can throw):
+    /// span views and span members, the searching and comparing members of <c>MemoryExtensions</c>, <c>GC.KeepAlive</c>,
+    /// <c>Debug</c>, <c>Math</c>, <c>BitOperations</c>, <c>HashCode</c>, <c>Unsafe</c>, <c>Volatile</c>, <c>Interlocked</c>,
+    /// and an <c>Encoding</c>'s counting and decoding (its default replacement fallback never throws). A copy or an encoding
+    /// into a buffer sized from its source is <see cref="MethodAnalysis"/>'s question: it needs the rented size.</summary>
     public bool CannotThrow(IInvocationOperation inv)
     {
-        INamedTypeSymbol t = inv.TargetMethod.ContainingType;
-        return Is(t, Span) || Is(t, ReadOnlySpan) || (Is(t, MemoryExtensions) && inv.TargetMethod.Name.StartsWith("As", System.StringComparison.Ordinal));
+        IMethodSymbol m = inv.TargetMethod;
+        INamedTypeSymbol t = m.ContainingType;
+        if (Is(t, Span) || Is(t, ReadOnlySpan)) return true;
+        if (Is(t, MemoryExtensions)) return m.Name is not ("CopyTo" or "Replace" or "Sort" or "Split" or "TryWrite");
+        if (Is(t, Encoding) || DerivesFrom(t, Encoding))
+            return m.Name is "GetString" or "GetCharCount" or "GetByteCount" or "GetMaxByteCount" or "GetMaxCharCount" or "GetPreamble" or "GetHashCode" or "Equals";
+        string? ns = t.ContainingNamespace?.ToDisplayString();
+        return (ns, t.Name) switch
+        {
+            ("System", "GC") => m.Name is "KeepAlive" or "SuppressFinalize",
+            ("System.Diagnostics", "Debug") => true,
+            ("System", "Math") => m.Name is not ("Clamp" or "DivRem" or "Round" or "Sign"),
+            ("System.Numerics", "BitOperations") => true,
+            ("System", "HashCode") => true,
+            ("System.Runtime.CompilerServices", "Unsafe") => true,
+            ("System.Threading", "Volatile") or ("System.Threading", "Interlocked") => true,
+            ("System", "String") => m.Name is "CompareOrdinal" or "Equals" or "IsNullOrEmpty" or "GetHashCode",
+            // System.IO.Hashing's one-shot hashes of a span (XxHash3.HashToUInt64, Crc32.HashToUInt32…).
+            ("System.IO.Hashing", _) => m.IsStatic && m.Name.StartsWith("Hash", StringComparison.Ordinal) && m.Parameters.Length <= 2,
+            _ => false,
+        };
     }
 
     /// <summary>Types whose methods run a delegate on another thread (a lambda passed to them may run elsewhere).</summary>

@@ -14,7 +14,8 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics { get; } = ImmutableArray.Create(
         Descriptors.RentedNotReturned, Descriptors.ReturnedTwiceOrUsedAfterReturn, Descriptors.BufferOwnerMisuse,
         Descriptors.PooledObjectMisuse, Descriptors.TypedMemoryMisuse, Descriptors.ScopeOrDisposableDropped,
-        Descriptors.ThreadAffineEscapes, Descriptors.DefaultHandleUsed, Descriptors.MovingViewKept);
+        Descriptors.ThreadAffineEscapes, Descriptors.DefaultHandleUsed, Descriptors.MovingViewKept, Descriptors.PooledMemoryEscapes,
+        Descriptors.ReleaseSkippedByException, Descriptors.MovingViewShared);
 
     /// <inheritdoc />
     public override void Initialize(AnalysisContext context)
@@ -26,20 +27,21 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
             var known = new KnownSymbols(start.Compilation);
             if (!known.Any) return;
             var heapStores = new HeapStores();
-            start.RegisterOperationBlockAction(block => AnalyzeBlock(block, known, heapStores));
+            var fates = new ArgumentFates(known, heapStores);
+            start.RegisterOperationBlockAction(block => AnalyzeBlock(block, known, heapStores, fates));
             start.RegisterOperationAction(op => AnalyzeDropped(op, known), OperationKind.ExpressionStatement);
             start.RegisterOperationAction(op => AnalyzeFieldStore(op, known), OperationKind.SimpleAssignment);
         });
     }
 
-    private static void AnalyzeBlock(OperationBlockAnalysisContext context, KnownSymbols known, HeapStores heapStores)
+    private static void AnalyzeBlock(OperationBlockAnalysisContext context, KnownSymbols known, HeapStores heapStores, ArgumentFates fates)
     {
         foreach (IOperation block in context.OperationBlocks)
         {
             // One walk over the block: the checks that need no flow (a default handle where it is written, a heap handed
             // to a keeper), and whether the flow analysis or the view rule has anything to look at. An operation action
             // per invocation, property and argument instead costs a callback for each of the most frequent operations.
-            bool flow = false, views = false;
+            bool flow = false, views = false, memory = false;
             foreach (IOperation op in block.Descendants())
             {
                 switch (op)
@@ -47,16 +49,18 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
                     case IInvocationOperation inv:
                         flow |= !flow && Matters(inv, known);
                         views |= !views && MovingViews.IsMove(inv, known);
+                        memory |= !memory && PooledMemory.HandsOutMemory(inv, known);
                         if (known.RecordRef is not null) AnalyzeDefaultReceiver(context, op, known);
                         break;
                     case IPropertyReferenceOperation p:
                         views |= !views && known.IsMovingViewSource(p);
+                        memory |= !memory && PooledMemory.HandsOutMemory(p, known);
                         if (known.RecordRef is not null) AnalyzeDefaultReceiver(context, op, known);
                         break;
                     case IArgumentOperation argument when known.TypeThreadHeap is not null:
                         AnalyzeHeapArgument(context, argument, known, heapStores);
                         break;
-                    case IObjectCreationOperation creation when known.IsOwnedDisposable(creation.Type):
+                    case IObjectCreationOperation creation when known.IsOwnedDisposable(creation.Type) || known.IsPooledWriter(creation.Type):
                     case IParameterReferenceOperation pr when known.IsThreadHeap(pr.Type):
                     case IDefaultValueOperation d when known.IsRecordHandle(d.Type):
                     case IObjectCreationOperation { Arguments.Length: 0 } c when known.IsRecordHandle(c.Type):
@@ -64,7 +68,12 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
                         break;
                 }
             }
-            if (views) MovingViews.Analyze(block, known, context.ReportDiagnostic);
+            if (views)
+            {
+                MovingViews.Analyze(block, known, context.ReportDiagnostic);
+                SharedViews.Analyze(block, context.OwningSymbol, known, context.ReportDiagnostic);
+            }
+            if (memory) PooledMemory.Analyze(block, known, context.ReportDiagnostic);
             // A method's body (or a constructor's, an accessor's): the blocks a graph is built for.
             if (!flow || block is not (IMethodBodyOperation or IConstructorBodyOperation or IBlockOperation)) continue;
             ControlFlowGraph cfg = context.GetControlFlowGraph(block);
@@ -73,7 +82,7 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
             foreach (IOperation op in block.Descendants())
                 if (op is IAnonymousFunctionOperation or ILocalFunctionOperation && MayMatter(op, known))
                     nested.Add(op.Syntax);
-            MethodAnalysis.Analyze(cfg, parameters, known, context.ReportDiagnostic, nested);
+            MethodAnalysis.Analyze(cfg, parameters, known, fates, context.ReportDiagnostic, nested);
         }
     }
 
@@ -91,7 +100,7 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
                     if (known.Creation(inv) != ResourceKind.None || known.Release(inv, out _) is not null) return true;
                     if (known.IsThreadHeap(inv.TargetMethod.ReturnType)) return true;
                     break;
-                case IObjectCreationOperation creation when known.IsOwnedDisposable(creation.Type):
+                case IObjectCreationOperation creation when known.IsOwnedDisposable(creation.Type) || known.IsPooledWriter(creation.Type):
                     return true;
                 case IParameterReferenceOperation p when known.IsThreadHeap(p.Type):
                     return true;
@@ -113,13 +122,13 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
         value = Flow.StripConversions(value);
         ResourceKind kind = known.Creation(value);
         string text = value.Syntax.ToString();
-        (DiagnosticDescriptor? rule, string why) = kind switch
+        (DiagnosticDescriptor? rule, LocalizableString? why) = kind switch
         {
-            ResourceKind.Scope => (Descriptors.ScopeOrDisposableDropped, "is discarded: the lock is taken and never released; take the scope with using"),
-            ResourceKind.Disposable => (Descriptors.ScopeOrDisposableDropped, "is discarded: it is never disposed, stored or returned"),
-            ResourceKind.PooledArray => (Descriptors.RentedNotReturned, "is discarded, so it is never returned"),
-            ResourceKind.BufferOwner => (Descriptors.BufferOwnerMisuse, "is discarded: it is never disposed and its array never goes back to the pool"),
-            _ => (null, ""),
+            ResourceKind.Scope => (Descriptors.ScopeOrDisposableDropped, Descriptors.Text("Analyzer01")),
+            ResourceKind.Disposable => (Descriptors.ScopeOrDisposableDropped, Descriptors.Text("Analyzer02")),
+            ResourceKind.PooledArray => (Descriptors.RentedNotReturned, Descriptors.Text("Analyzer03")),
+            ResourceKind.BufferOwner => (Descriptors.BufferOwnerMisuse, Descriptors.Text("Analyzer04")),
+            _ => (null, null),
         };
         if (rule is not null) context.ReportDiagnostic(Diagnostic.Create(rule, value.Syntax.GetLocation(), text, why));
     }
@@ -155,7 +164,7 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
         };
         if (!isDefault) return;
         context.ReportDiagnostic(Diagnostic.Create(Descriptors.DefaultHandleUsed, handle.Syntax.GetLocation(), handle.Syntax.ToString(),
-            $"names no record: it is {how} and throws (a checked handle) or touches no record's memory (an unchecked one)"));
+            Descriptors.Text("Analyzer05", how)));
     }
 
     /// <summary>A held heap passed to a method or constructor of this compilation that keeps the parameter in a field or
@@ -175,7 +184,7 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
         };
         string target = callee.MethodKind == MethodKind.Constructor ? callee.ContainingType.Name + "'s constructor" : "'" + callee.Name + "'";
         context.ReportDiagnostic(Diagnostic.Create(Descriptors.ThreadAffineEscapes, argument.Syntax.GetLocation(), name,
-            $"is passed to {target}, which keeps it in '{member}': another thread may use it there"));
+            Descriptors.Text("Analyzer06", target, member)));
     }
 
     /// <summary>A held heap stored in a field outlives the thread that took it (a [ThreadStatic] field is the thread's own).</summary>
@@ -192,6 +201,6 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
         if (Flow.IsNullConstant(assignment.Value)) return;
         if (HeapStores.IsThreadStatic(member)) return;
         context.ReportDiagnostic(Diagnostic.Create(Descriptors.ThreadAffineEscapes, assignment.Syntax.GetLocation(), member.Name,
-            "holds a thread's heap: another thread may read it and use the heap"));
+            Descriptors.Text("Analyzer07")));
     }
 }

@@ -19,6 +19,8 @@ internal sealed class MethodAnalysis
         public bool HasRelease;
         public bool HasCreation;
         public Location? CreationLocation;
+        /// <summary>The size a pooled array was rented with (a copy or an encoding into a buffer sized from its source cannot overflow it).</summary>
+        public IOperation? RentSize;
         public readonly List<(IInvocationOperation Op, int Block)> Releases = new();
         public readonly List<(IOperation Op, int Block)> ThrowPoints = new();
         public bool Reported;
@@ -38,6 +40,7 @@ internal sealed class MethodAnalysis
 
     private readonly ControlFlowGraph _cfg;
     private readonly KnownSymbols _known;
+    private readonly ArgumentFates _fates;
     private readonly Action<Diagnostic> _report;
     private readonly ImmutableArray<BasicBlock> _blocks;
     private readonly Dictionary<ISymbol, Var> _vars = new(SymbolEqualityComparer.Default);
@@ -50,10 +53,11 @@ internal sealed class MethodAnalysis
     private readonly HashSet<(string, int)> _reported = new();
     private bool _reporting;
 
-    private MethodAnalysis(ControlFlowGraph cfg, KnownSymbols known, Action<Diagnostic> report)
+    private MethodAnalysis(ControlFlowGraph cfg, KnownSymbols known, ArgumentFates fates, Action<Diagnostic> report)
     {
         _cfg = cfg;
         _known = known;
+        _fates = fates;
         _report = report;
         _blocks = cfg.Blocks;
     }
@@ -61,20 +65,20 @@ internal sealed class MethodAnalysis
     /// <summary>Analyzes a graph and, separately, every lambda and local function inside it.</summary>
     /// <param name="nested">The lambdas and local functions (by syntax) that call anything the rules know: only their
     /// graphs are built (a graph per lambda is most of the cost in test code full of Assert.Throws(() => …)).</param>
-    public static void Analyze(ControlFlowGraph cfg, ImmutableArray<IParameterSymbol> parameters, KnownSymbols known, Action<Diagnostic> report, HashSet<SyntaxNode> nested)
+    public static void Analyze(ControlFlowGraph cfg, ImmutableArray<IParameterSymbol> parameters, KnownSymbols known, ArgumentFates fates, Action<Diagnostic> report, HashSet<SyntaxNode> nested)
     {
-        var analysis = new MethodAnalysis(cfg, known, report);
+        var analysis = new MethodAnalysis(cfg, known, fates, report);
         analysis.Collect(parameters);
         if (analysis.HasWork) analysis.Solve();
         if (nested.Count == 0) return;
         foreach (IMethodSymbol local in cfg.LocalFunctions)
             if (local.DeclaringSyntaxReferences.Length > 0 && nested.Contains(local.DeclaringSyntaxReferences[0].GetSyntax()))
-                Analyze(cfg.GetLocalFunctionControlFlowGraph(local), local.Parameters, known, report, nested);
+                Analyze(cfg.GetLocalFunctionControlFlowGraph(local), local.Parameters, known, fates, report, nested);
         foreach (BasicBlock block in cfg.Blocks)
             foreach (IOperation root in Flow.BlockOperations(block))
                 foreach (IOperation op in Flow.PostOrder(root))
                     if (op is IFlowAnonymousFunctionOperation lambda && nested.Contains(lambda.Syntax))
-                        Analyze(cfg.GetAnonymousFunctionControlFlowGraph(lambda), lambda.Symbol.Parameters, known, report, nested);
+                        Analyze(cfg.GetAnonymousFunctionControlFlowGraph(lambda), lambda.Symbol.Parameters, known, fates, report, nested);
     }
 
     private bool HasWork
@@ -104,6 +108,19 @@ internal sealed class MethodAnalysis
             foreach (IOperation root in Flow.BlockOperations(block))
                 foreach (IOperation op in Flow.PostOrder(root))
                     CollectOne(op, block);
+        // Second: a call of this compilation that returns or disposes its argument releases it (the kinds are known now).
+        foreach (BasicBlock block in _blocks)
+            foreach (IOperation root in Flow.BlockOperations(block))
+                foreach (IOperation op in Flow.PostOrder(root))
+                    if (op is IInvocationOperation invocation && !_releaseOf.ContainsKey(invocation))
+                        foreach (IArgumentOperation argument in invocation.Arguments)
+                            if (VarOf(argument.Value) is { } target && IsLeakKind(target.Kind) && _fates.Of(argument) == ArgumentFate.Releases)
+                            {
+                                target.HasRelease = true;
+                                target.Releases.Add((invocation, block.Ordinal));
+                                _releaseOf[invocation] = target;
+                                break;
+                            }
         if (_defaults.Count > 0)
             foreach (BasicBlock block in _blocks)
                 foreach (IOperation root in Flow.BlockOperations(block))
@@ -144,11 +161,14 @@ internal sealed class MethodAnalysis
         {
             case ISimpleAssignmentOperation assignment when VarOf(assignment.Target) is { IsParameter: false } target:
             {
-                ResourceKind kind = _known.Creation(Resolve(assignment.Value));
+                IOperation created = Resolve(assignment.Value);
+                ResourceKind kind = _known.Creation(created);
                 if (kind == ResourceKind.None) break;
                 SetKind(target, kind);
                 target.HasCreation = true;
                 target.CreationLocation ??= assignment.Syntax.GetLocation();
+                if (kind == ResourceKind.PooledArray && created is IInvocationOperation { Arguments.Length: > 0 } rent)
+                    target.RentSize = target.RentSize is null ? rent.Arguments[rent.Arguments.Length - 1].Value : null;
                 break;
             }
             case IInvocationOperation invocation:
@@ -193,7 +213,7 @@ internal sealed class MethodAnalysis
                     {
                         v.Captured = true;
                         if (v.Kind == ResourceKind.ThreadHeap && elsewhere)
-                            Report(Descriptors.ThreadAffineEscapes, op, v, "is captured by a lambda that runs on another thread: take the heap inside the lambda");
+                            Report(Descriptors.ThreadAffineEscapes, op, v, Descriptors.Text("Flow08"));
                     }
                     if (op is IFlowAnonymousFunctionOperation nested)
                         MarkCaptured(inner.GetAnonymousFunctionControlFlowGraph(nested), elsewhere || RunsElsewhere(nested));
@@ -272,13 +292,13 @@ internal sealed class MethodAnalysis
                 switch (v.Kind)
                 {
                     case ResourceKind.PooledArray:
-                        Report(Descriptors.RentedNotReturned, release, v, $"is not returned if {what} throws: return it in a finally block");
+                        Report(Descriptors.ReleaseSkippedByException, release, v, Descriptors.Text("Flow09", what));
                         break;
                     case ResourceKind.BufferOwner:
-                        Report(Descriptors.BufferOwnerMisuse, release, v, $"is not disposed if {what} throws: dispose it with using");
+                        Report(Descriptors.ReleaseSkippedByException, release, v, Descriptors.Text("Flow10", what));
                         break;
                     case ResourceKind.Scope:
-                        Report(Descriptors.ScopeOrDisposableDropped, release, v, $"is not disposed if {what} throws, and the lock stays held: take the scope with using");
+                        Report(Descriptors.ScopeOrDisposableDropped, release, v, Descriptors.Text("Flow11", what));
                         break;
                 }
                 break;
@@ -460,11 +480,14 @@ internal sealed class MethodAnalysis
                 {
                     if (released.Tracked) Release(released, invocation, state);
                 }
-                else if (!_known.CannotThrow(invocation) && _known.Creation(invocation) == ResourceKind.None)
+                else if (!_known.CannotThrow(invocation) && _known.Creation(invocation) == ResourceKind.None && !IntoSizedBuffer(invocation))
                     ThrowPoint(state, block, invocation);
                 break;
             case IObjectCreationOperation creation:
-                if (!KnownSymbols.Is(creation.Type, _known.Span) && !KnownSymbols.Is(creation.Type, _known.ReadOnlySpan))
+                // A span over the array, a string copied from it, a struct's default (new HashCode()): nothing to throw.
+                if (!KnownSymbols.Is(creation.Type, _known.Span) && !KnownSymbols.Is(creation.Type, _known.ReadOnlySpan)
+                    && creation.Type?.SpecialType != SpecialType.System_String
+                    && !(creation.Type?.IsValueType == true && creation.Arguments.Length == 0 && creation.Constructor?.IsImplicitlyDeclared != false))
                     ThrowPoint(state, block, creation);
                 break;
             case IAwaitOperation await:
@@ -506,10 +529,10 @@ internal sealed class MethodAnalysis
         {
             switch (v.Kind)
             {
-                case ResourceKind.PooledArray: Report(Descriptors.ReturnedTwiceOrUsedAfterReturn, invocation, v, "is returned to its pool twice"); break;
-                case ResourceKind.BufferOwner: Report(Descriptors.BufferOwnerMisuse, invocation, v, "is disposed twice"); break;
-                case ResourceKind.PooledObject: Report(Descriptors.PooledObjectMisuse, invocation, v, "is returned to its pool twice"); break;
-                case ResourceKind.Record: Report(Descriptors.TypedMemoryMisuse, invocation, v, "is deleted twice"); break;
+                case ResourceKind.PooledArray: Report(Descriptors.ReturnedTwiceOrUsedAfterReturn, invocation, v, Descriptors.Text("Flow12")); break;
+                case ResourceKind.BufferOwner: Report(Descriptors.BufferOwnerMisuse, invocation, v, Descriptors.Text("Flow13")); break;
+                case ResourceKind.PooledObject: Report(Descriptors.PooledObjectMisuse, invocation, v, Descriptors.Text("Flow14")); break;
+                case ResourceKind.Record: Report(Descriptors.TypedMemoryMisuse, invocation, v, Descriptors.Text("Flow15")); break;
             }
         }
         if (_reporting && v.Kind == ResourceKind.BufferOwner)
@@ -519,7 +542,7 @@ internal sealed class MethodAnalysis
                 bool copies = other.CopyOf == v || v.CopyOf == other;
                 if (copies && other != v && state[other.Index] == Bits.Released)
                 {
-                    Report(Descriptors.BufferOwnerMisuse, invocation, v, $"is a copy of '{other.Symbol.Name}', which is already disposed: the buffer is disposed twice");
+                    Report(Descriptors.BufferOwnerMisuse, invocation, v, Descriptors.Text("Flow16", other.Symbol.Name));
                     break;
                 }
             }
@@ -562,7 +585,15 @@ internal sealed class MethodAnalysis
         {
             case IArgumentOperation argument:
                 RefKind refKind = argument.Parameter?.RefKind ?? RefKind.None;
-                if (refKind is RefKind.Out or RefKind.Ref || !v.HasRelease) state[v.Index] = Bits.Escaped;
+                if (refKind is RefKind.Out or RefKind.Ref) state[v.Index] = Bits.Escaped;
+                // A held heap handed to a method is borrowed: MNL107 reports a callee that keeps it at the call.
+                else if (v.Kind == ResourceKind.ThreadHeap) break;
+                // A resource the caller must release stays the caller's unless the callee keeps it (CA2000's default).
+                else if (IsLeakKind(v.Kind))
+                {
+                    if (_fates.Of(argument) == ArgumentFate.Keeps) state[v.Index] = Bits.Escaped;
+                }
+                else if (!v.HasRelease) state[v.Index] = Bits.Escaped;
                 // The method releases it elsewhere, so this call most likely borrows it; but it may keep it, so a path
                 // that ends here without a release is not reported (a later release still makes it Released).
                 else if ((state[v.Index] & Bits.Live) != 0) state[v.Index] |= Bits.Escaped;
@@ -634,8 +665,8 @@ internal sealed class MethodAnalysis
                 byte s = state[dv.Index];
                 if (how is null || !_reporting || dv.Tested || (s & Bits.Released) == 0 || (s & (Bits.Escaped | Bits.Unset | Bits.Conditioned)) != 0) break;
                 Report(Descriptors.DefaultHandleUsed, reference, dv, s == Bits.Released
-                    ? $"is default: it names no record, so it is {how} before it is assigned one"
-                    : $"may still be default here (a path reaches this point without assigning it a record), and it is {how}");
+                    ? Descriptors.Text("Flow18", how)
+                    : Descriptors.Text("Flow19", how));
                 break;
             }
         }
@@ -703,7 +734,47 @@ internal sealed class MethodAnalysis
     // ---------------------------------------------------------------- reports
 
     private static bool IsLeakKind(ResourceKind kind) =>
-        kind is ResourceKind.PooledArray or ResourceKind.BufferOwner or ResourceKind.Scope or ResourceKind.Disposable;
+        kind is ResourceKind.PooledArray or ResourceKind.BufferOwner or ResourceKind.Scope or ResourceKind.Disposable or ResourceKind.RecordArray;
+
+    /// <summary>A copy or an encoding into a pooled array rented with a size that cannot be too small for it: <c>CopyTo</c>
+    /// from the value whose length sized the Rent (<c>Rent(checked((int)seq.Length))</c> then <c>seq.CopyTo(a)</c>), or an
+    /// <c>Encoding</c>'s GetBytes/GetChars into an array sized by <c>GetMaxByteCount</c>/<c>GetMaxCharCount</c>.</summary>
+    private bool IntoSizedBuffer(IInvocationOperation invocation)
+    {
+        string name = invocation.TargetMethod.Name;
+        if (name is not ("CopyTo" or "TryCopyTo" or "GetBytes" or "GetChars")) return false;
+        Var? destination = null;
+        foreach (IArgumentOperation argument in invocation.Arguments)
+        {
+            IOperation value = Flow.StripConversions(argument.Value);
+            if (value is IInvocationOperation { TargetMethod.Name: "AsSpan" or "AsMemory" } view && view.Arguments.Length > 0)
+                value = view.Arguments[0].Value;
+            bool isSource = invocation.Instance is null && name is "CopyTo" or "TryCopyTo" && argument == invocation.Arguments[0];
+            if (!isSource && VarOf(value) is { Kind: ResourceKind.PooledArray, RentSize: not null } v) destination = v;
+        }
+        if (destination?.RentSize is not { } size) return false;
+        if (name is "GetBytes" or "GetChars")
+        {
+            foreach (IOperation o in size.DescendantsAndSelf())
+                if (o is IInvocationOperation { TargetMethod.Name: "GetMaxByteCount" or "GetMaxCharCount" }) return true;
+            return false;
+        }
+        // CopyTo: the source is the receiver (seq.CopyTo(a), span.CopyTo(a)) or the extension's first argument.
+        IOperation? source = invocation.Instance ?? (invocation.Arguments.Length > 0 ? invocation.Arguments[0].Value : null);
+        if (source is null || SourceSymbol(source) is not { } sourceSymbol) return false;
+        foreach (IOperation o in size.DescendantsAndSelf())
+            if (SourceSymbol(o) is { } s && SymbolEqualityComparer.Default.Equals(s, sourceSymbol)
+                && o.Parent is IPropertyReferenceOperation { Property.Name: "Length" or "Count" }) return true;
+        return false;
+    }
+
+    private static ISymbol? SourceSymbol(IOperation op) => Flow.StripConversions(op) switch
+    {
+        ILocalReferenceOperation l => l.Local,
+        IParameterReferenceOperation p => p.Parameter,
+        IFieldReferenceOperation f => f.Field,
+        _ => null,
+    };
 
     private void ReportLeaks(Run run, BasicBlock block)
     {
@@ -747,28 +818,20 @@ internal sealed class MethodAnalysis
         if (v.Reported) return;
         v.Reported = true;
         Location location = at?.Syntax.GetLocation() ?? v.CreationLocation ?? Location.None;
-        string text = how switch
+        string key = "Leak" + v.Kind + how switch
         {
-            "overwritten before" => "overwritten before it is ",
-            "never" => "never ",
-            _ => "not ",
+            "overwritten before" => "Overwritten",
+            "never" => "Never",
+            _ => "SomePaths",
         };
-        string tail = how == "not on every path" ? " on every path" : "";
-        switch (v.Kind)
+        DiagnosticDescriptor? rule = v.Kind switch
         {
-            case ResourceKind.PooledArray:
-                Report(Descriptors.RentedNotReturned, location, v, "is " + text + "returned" + tail);
-                break;
-            case ResourceKind.BufferOwner:
-                Report(Descriptors.BufferOwnerMisuse, location, v, "is " + text + "disposed" + tail + ": its array never goes back to the pool");
-                break;
-            case ResourceKind.Scope:
-                Report(Descriptors.ScopeOrDisposableDropped, location, v, "is " + text + "disposed" + tail + ": the lock is not released; take the scope with using");
-                break;
-            case ResourceKind.Disposable:
-                Report(Descriptors.ScopeOrDisposableDropped, location, v, "is " + text + "disposed" + tail + ", stored or returned: its thread, timer or handle outlives it");
-                break;
-        }
+            ResourceKind.PooledArray => Descriptors.RentedNotReturned,
+            ResourceKind.BufferOwner => Descriptors.BufferOwnerMisuse,
+            ResourceKind.Scope or ResourceKind.Disposable or ResourceKind.RecordArray => Descriptors.ScopeOrDisposableDropped,
+            _ => null,
+        };
+        if (rule is not null) Report(rule, location, v, Descriptors.Text(key));
     }
 
     private void ReportUse(Var v, IOperation leaf, IOperation? context)
@@ -776,19 +839,19 @@ internal sealed class MethodAnalysis
         string verb = context is IReturnOperation ? "returned" : context is IArgumentOperation ? "passed on" : "used";
         switch (v.Kind)
         {
-            case ResourceKind.PooledArray: Report(Descriptors.ReturnedTwiceOrUsedAfterReturn, leaf, v, $"is {verb} after it was returned to its pool"); break;
-            case ResourceKind.BufferOwner: Report(Descriptors.BufferOwnerMisuse, leaf, v, $"is {verb} after Dispose: its array is back in the pool"); break;
-            case ResourceKind.PooledObject: Report(Descriptors.PooledObjectMisuse, leaf, v, $"is {verb} after it was returned to its pool"); break;
-            case ResourceKind.Record: Report(Descriptors.TypedMemoryMisuse, leaf, v, $"is {verb} after Delete"); break;
-            case ResourceKind.RecordArray: Report(Descriptors.TypedMemoryMisuse, leaf, v, $"is {verb} after Dispose"); break;
-            case ResourceKind.ThreadHeap: Report(Descriptors.ThreadAffineEscapes, leaf, v, $"is {verb} after an await: the method may resume on another thread; take the heap again after the await"); break;
+            case ResourceKind.PooledArray: Report(Descriptors.ReturnedTwiceOrUsedAfterReturn, leaf, v, Descriptors.Text("Flow20", verb)); break;
+            case ResourceKind.BufferOwner: Report(Descriptors.BufferOwnerMisuse, leaf, v, Descriptors.Text("Flow21", verb)); break;
+            case ResourceKind.PooledObject: Report(Descriptors.PooledObjectMisuse, leaf, v, Descriptors.Text("Flow22", verb)); break;
+            case ResourceKind.Record: Report(Descriptors.TypedMemoryMisuse, leaf, v, Descriptors.Text("Flow23", verb)); break;
+            case ResourceKind.RecordArray: Report(Descriptors.TypedMemoryMisuse, leaf, v, Descriptors.Text("Flow24", verb)); break;
+            case ResourceKind.ThreadHeap: Report(Descriptors.ThreadAffineEscapes, leaf, v, Descriptors.Text("Flow25", verb)); break;
         }
     }
 
-    private void Report(DiagnosticDescriptor rule, IOperation at, Var v, string what) =>
+    private void Report(DiagnosticDescriptor rule, IOperation at, Var v, LocalizableString what) =>
         Report(rule, at.Syntax.GetLocation(), v, what);
 
-    private void Report(DiagnosticDescriptor rule, Location location, Var v, string what)
+    private void Report(DiagnosticDescriptor rule, Location location, Var v, LocalizableString what)
     {
         if (!_reported.Add((rule.Id, location.SourceSpan.Start))) return;
         _report(Diagnostic.Create(rule, location, v.Symbol.Name, what));

@@ -30,7 +30,7 @@ internal static class MovingViews
         var locals = new Dictionary<ILocalSymbol, ViewLocal>(SymbolEqualityComparer.Default);
         CollectLocals(root, known, locals);
         var reported = new HashSet<int>();
-        void Report(IOperation at, string name, string what)
+        void Report(IOperation at, string name, LocalizableString what)
         {
             if (reported.Add(at.Syntax.SpanStart))
                 report(Diagnostic.Create(Descriptors.MovingViewKept, at.Syntax.GetLocation(), name, what));
@@ -44,20 +44,20 @@ internal static class MovingViews
                     switch (assignment.Target)
                     {
                         case IFieldReferenceOperation or IArrayElementReferenceOperation or IPropertyReferenceOperation:
-                            Report(assignment, name, $"is a moving view stored in '{TargetName(assignment.Target)}': after the next move it shows another record; store the array's item (array[i]) instead");
+                            Report(assignment, name, Descriptors.Text("View26", TargetName(assignment.Target)));
                             break;
                         case ILocalReferenceOperation outer when KeptPastTheLoop(assignment, outer.Local, root, known, locals):
-                            Report(assignment, outer.Local.Name, $"keeps the moving view '{name}' beyond the iteration that positioned it: once the loop moves on it shows another record; keep the index or the array's item (array[i])");
+                            Report(assignment, outer.Local.Name, Descriptors.Text("View27", name));
                             break;
                     }
                     break;
                 case IArgumentOperation argument when argument.Parent is IInvocationOperation invocation && known.AddsToCollection(invocation.TargetMethod)
                                                      && IsView(argument.Value, known, locals, out string added):
-                    Report(argument, added, "is a moving view added to a collection: every element shows whichever record the view was moved to last; add the array's item (array[i]) instead");
+                    Report(argument, added, Descriptors.Text("View28"));
                     break;
                 case IReturnOperation { Kind: OperationKind.Return, ReturnedValue: { } returned }
                     when Flow.StripConversions(returned) is ILocalReferenceOperation l && locals.TryGetValue(l.Local, out ViewLocal? v) && v.OnlyViews:
-                    Report(returned, l.Local.Name, "is a moving view returned to the caller: the next move shows it another record; return the array's item (array[i]) or the index");
+                    Report(returned, l.Local.Name, Descriptors.Text("View29"));
                     break;
                 case IBlockOperation block when locals.Count > 0:
                     MovedAgain(block, known, locals, Report);
@@ -66,7 +66,7 @@ internal static class MovingViews
                     foreach (IOperation inner in lambda.Body.Descendants())
                         if (inner is ILocalReferenceOperation captured && locals.TryGetValue(captured.Local, out ViewLocal? cv) && cv.OnlyViews
                             && !lambda.Syntax.Span.Contains(captured.Local.DeclaringSyntaxReferences.Length > 0 ? captured.Local.DeclaringSyntaxReferences[0].Span : default))
-                            Report(inner, captured.Local.Name, "is a moving view captured by a lambda that outlives the statement: when it runs the view shows another record");
+                            Report(inner, captured.Local.Name, Descriptors.Text("View30"));
                     break;
             }
         }
@@ -77,7 +77,7 @@ internal static class MovingViews
     /// (<c>array.MoveTo(1)</c>, a <c>foreach</c> over <c>array.Scan()</c>), later a read of <c>a</c>, which now shows the
     /// other record. Statements of a block run in order, so the read follows the move on every path that reaches it.
     /// </summary>
-    private static void MovedAgain(IBlockOperation block, KnownSymbols known, Dictionary<ILocalSymbol, ViewLocal> locals, Action<IOperation, string, string> report)
+    private static void MovedAgain(IBlockOperation block, KnownSymbols known, Dictionary<ILocalSymbol, ViewLocal> locals, Action<IOperation, string, LocalizableString> report)
     {
         var ops = block.Operations;
         for (int i = 0; i < ops.Length; i++)
@@ -93,7 +93,7 @@ internal static class MovingViews
                         if (o is ILocalReferenceOperation read && SymbolEqualityComparer.Default.Equals(read.Local, local)
                             && !(read.Parent is ISimpleAssignmentOperation a && a.Target == read))
                         {
-                            report(read, local!.Name, $"is a moving view read after {how} moved it: it now shows that record, not the one it was positioned at; read it before the move or keep the index");
+                            report(read, local!.Name, Descriptors.Text("View31", how));
                             return;
                         }
                     if (Writes(ops[k], local!)) return;
@@ -276,7 +276,7 @@ internal static class MovingViews
 
     /// <summary>A lambda kept after the statement that made it: stored, returned, handed to a constructor, async, or run on
     /// another thread. One passed straight to a method (LINQ, Assert.Throws, a callback run in place) is left alone.</summary>
-    private static bool Outlives(IAnonymousFunctionOperation lambda, KnownSymbols known)
+    public static bool Outlives(IAnonymousFunctionOperation lambda, KnownSymbols known)
     {
         if (lambda.Symbol.IsAsync) return true;
         IOperation? p = lambda.Parent;

@@ -63,7 +63,7 @@ public sealed class CodeFixTests
                 byte[] a = ArrayPool<byte>.Shared.Rent(n);
                 s.Write(a, 0, n);
                 s.Flush();
-                {|MNL101:ArrayPool<byte>.Shared.Return(a)|};
+                {|MNL111:ArrayPool<byte>.Shared.Return(a)|};
             }
         }
         """, """
@@ -82,6 +82,23 @@ public sealed class CodeFixTests
                     ArrayPool<byte>.Shared.Return(a);
                 }
             }
+        }
+        """);
+
+    [Fact]
+    public Task A_shared_arrays_move_in_concurrent_code_reads_through_the_indexer() => Verify.CodeFix<ReadThroughIndexerCodeFix>("""
+        [NativeRecord] public interface IRow { int Id { get; set; } }
+        class C
+        {
+            readonly RecordArray<IRow> _rows = null!;
+            void M(int n) => Parallel.For(0, n, i => Console.WriteLine({|MNL112:_rows.MoveTo(i)|}.Id));
+        }
+        """, """
+        [NativeRecord] public interface IRow { int Id { get; set; } }
+        class C
+        {
+            readonly RecordArray<IRow> _rows = null!;
+            void M(int n) => Parallel.For(0, n, i => Console.WriteLine(_rows[i].Id));
         }
         """);
 }

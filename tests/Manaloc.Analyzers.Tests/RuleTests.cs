@@ -16,14 +16,14 @@ public sealed class RuleTests
         """);
 
     [Fact]
-    public Task Mnl101_flags_a_return_outside_finally_after_a_call_that_can_throw() => Verify.Analyzer("""
+    public Task Mnl111_flags_a_return_outside_finally_after_a_call_that_can_throw() => Verify.Analyzer("""
         class C
         {
             void M(System.IO.Stream s, int n)
             {
                 byte[] a = ArrayPool<byte>.Shared.Rent(n);
                 s.Write(a, 0, n);
-                {|MNL101:ArrayPool<byte>.Shared.Return(a)|};
+                {|MNL111:ArrayPool<byte>.Shared.Return(a)|};
             }
         }
         """);

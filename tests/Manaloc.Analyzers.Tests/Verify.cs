@@ -49,7 +49,10 @@ internal static class Verify
         """;
 
     /// <summary>Expects exactly the diagnostics marked in <paramref name="source"/> ({|MNL101:…|}).</summary>
-    public static Task Analyzer(string source)
+    public static Task Analyzer(string source) => Analyzer(source, []);
+
+    /// <summary>Expects exactly <paramref name="expected"/> (ids, spans and message arguments) besides any markup.</summary>
+    public static Task Analyzer(string source, params DiagnosticResult[] expected)
     {
         var test = new CSharpAnalyzerTest<ManalocAnalyzer, DefaultVerifier>
         {
@@ -57,6 +60,7 @@ internal static class Verify
             TestCode = Usings + source,
         };
         test.TestState.AdditionalReferences.AddRange(References);
+        test.ExpectedDiagnostics.AddRange(expected);
         return test.RunAsync();
     }
 

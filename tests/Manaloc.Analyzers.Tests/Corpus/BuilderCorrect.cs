@@ -83,13 +83,13 @@ public struct PooledList<T>
     }
 }
 
-public sealed class PooledBufferWriter : IDisposable
+public sealed class ArrayBackedWriter : IDisposable
 {
     private byte[] _buffer;
     private int _written;
 
     // expect: none
-    public PooledBufferWriter(int initial) => _buffer = ArrayPool<byte>.Shared.Rent(initial);
+    public ArrayBackedWriter(int initial) => _buffer = ArrayPool<byte>.Shared.Rent(initial);
 
     // expect: none
     public Span<byte> GetSpan(int hint)
@@ -141,7 +141,7 @@ public sealed class BuilderUsers
     // expect: none
     public void UseWriter()
     {
-        using var writer = new PooledBufferWriter(64);
+        using var writer = new ArrayBackedWriter(64);
         writer.GetSpan(10).Fill(1);
         writer.Advance(10);
     }

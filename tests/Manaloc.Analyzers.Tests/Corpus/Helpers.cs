@@ -41,3 +41,9 @@ public static class Io
     public static void Keep(byte[] array) { }
     public static void Use(IPoint p) { }
 }
+
+public static class Text
+{
+    public static void Fill(PooledBufferWriter writer) => writer.Write("payload"u8);
+    public static int Hash(ReadOnlySpan<byte> bytes) { var h = new HashCode(); h.AddBytes(bytes); return h.ToHashCode(); }
+}

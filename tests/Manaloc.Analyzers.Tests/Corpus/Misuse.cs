@@ -40,18 +40,18 @@ public sealed class Misuse
     // expect: MNL101
     public void Mnl101_TryCatchFinally(Stream s, int n)
     {
+        // Returned only when the read fails: a read that succeeds keeps the array forever.
         byte[] a = ArrayPool<byte>.Shared.Rent(n);
         try { Io.Read(s, a, n); }
-        catch (IOException) { Io.Consume(s); }
-        ArrayPool<byte>.Shared.Return(a);
+        catch (IOException) { ArrayPool<byte>.Shared.Return(a); throw; }
     }
 
     // expect: MNL101
-    public void Mnl101_ReturnOutsideFinally(Stream s, int n)
+    public int Mnl101_PassedToABorrower(Stream s, int n)
     {
+        // Io.Read uses the array and keeps nothing: the duty to return it stays here.
         byte[] a = ArrayPool<byte>.Shared.Rent(n);
-        Io.Write(s, a, n);
-        ArrayPool<byte>.Shared.Return(a);
+        return Io.Read(s, a, n);
     }
 
     // expect: MNL101
