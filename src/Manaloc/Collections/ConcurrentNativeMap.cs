@@ -1,0 +1,560 @@
+using System.Buffers;
+using System.Collections;
+using System.Runtime.CompilerServices;
+
+namespace Manaloc.Collections;
+
+/// <summary>
+/// A thread-safe hash map whose entries live in native memory: <see cref="System.Collections.Concurrent.ConcurrentDictionary{TKey, TValue}"/>'s
+/// members and contract for unmanaged keys and values, reads without a lock, no managed object per entry, and growth
+/// one bucket at a time.
+/// </summary>
+/// <typeparam name="TKey">An unmanaged key; equality is <see cref="IEquatable{T}.Equals(T)"/>.</typeparam>
+/// <typeparam name="TValue">An unmanaged value; the key and the value together take at most 1024 bytes.</typeparam>
+/// <remarks>
+/// <para>Why: <c>ConcurrentDictionary</c> allocates a node object per entry, so a full collection marks every entry;
+/// here entries live in native buckets (the layout and growth of <see cref="NativeMap{TKey, TValue}"/>) and the GC
+/// traces nothing per entry. See <c>docs/collections.md</c>.</para>
+/// <para>Reads (<see cref="TryGetValue"/>, the indexer's get, <see cref="ContainsKey"/>, the fast path of the
+/// <c>GetOrAdd</c>s, enumeration) take no lock and never see a torn value: each bucket chain has a sequence number
+/// that a writer makes odd while it changes the chain; a reader copies the value and keeps it only if the sequence
+/// was the same even number before and after, so a value written by another thread is seen whole or not at all.
+/// Writers take one lock per map (a split touches two buckets in different places, and writes are the rare
+/// side of the workloads this map is for); user callbacks (the factories of <c>GetOrAdd</c> and <c>AddOrUpdate</c>)
+/// run outside it, and may run more than once for one call, as in <c>ConcurrentDictionary</c>.</para>
+/// <para>Reclamation: nothing a reader can reach is freed while the map lives, except by <see cref="Clear"/> and
+/// <see cref="Dispose"/>, which unpublish the table and wait for every read in progress to end before freeing it (a
+/// thread-local marker per read, two plain stores; the wait costs the clearing thread one process-wide barrier).
+/// Replaced directories and first segments (a few KiB) stay until then. So a read racing <see cref="Dispose"/>
+/// completes or throws <see cref="ObjectDisposedException"/>; it never touches freed memory.</para>
+/// <para>Enumeration is weakly consistent, as <c>ConcurrentDictionary</c>'s: it takes no lock, may or may not show
+/// changes made during it, never throws for them, and never shows an entry twice (it walks the hash space in an order
+/// that splits preserve). It copies one bucket chain at a time into an array rented from <see cref="ArrayPool{T}.Shared"/>,
+/// returned by the enumerator's <c>Dispose</c> (which <c>foreach</c> calls).</para>
+/// <para><see cref="TryUpdate"/> and <see cref="TryRemove(KeyValuePair{TKey, TValue})"/> compare values with
+/// <see cref="EqualityComparer{T}.Default"/>: give <typeparamref name="TValue"/> <see cref="IEquatable{T}"/> so it does
+/// not box. Dispose it: a map the GC finds undisposed raises the <c>Leak</c> event and keeps its memory.</para>
+/// </remarks>
+public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TKey, TValue>>, IDisposable, IMeteredMap
+    where TKey : unmanaged, IEquatable<TKey>
+    where TValue : unmanaged
+{
+    // Replaced by Clear, null after Dispose, both under _writeLock; readers load it with Volatile.Read inside the ReaderGate
+    // (see ReaderGate's ordering argument: a table unpublished here is freed only after every reader that may hold it left).
+    private NativeHashTable<TKey, TValue>? _table;
+    // Monitor, not System.Threading.Lock: Coyote controls Monitor, so the schedules explore the writers' interleavings.
+    private readonly object _writeLock = new();
+    private readonly int _initialCapacity;
+    private readonly Func<TKey, ulong>? _hasher;
+
+    /// <summary>Creates an empty map with the default options.</summary>
+    /// <exception cref="NotSupportedException">The key and the value together exceed 1024 bytes.</exception>
+    public ConcurrentNativeMap() : this(null) { }
+
+    /// <summary>Creates an empty map.</summary>
+    /// <param name="options">Initial capacity, name and hasher; null for the defaults.</param>
+    /// <exception cref="ArgumentOutOfRangeException">The initial capacity is negative.</exception>
+    /// <exception cref="NotSupportedException">The key and the value together exceed 1024 bytes.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused the first bucket.</exception>
+    public ConcurrentNativeMap(NativeMapOptions<TKey>? options)
+    {
+        Name = string.IsNullOrWhiteSpace(options?.Name) ? "native-map" : options.Name;
+        Description = $"{MapMetrics.Describe("ConcurrentNativeMap", typeof(TKey), typeof(TValue))} '{Name}'";
+        if (sizeof(TKey) + sizeof(TValue) > NativeHashTable<TKey, TValue>.MaxEntryBytes)
+        {
+            GC.SuppressFinalize(this);
+            ThrowHelper.ThrowEntryTooLarge(Description, sizeof(TKey), sizeof(TValue), NativeHashTable<TKey, TValue>.MaxEntryBytes);
+        }
+        _initialCapacity = options?.InitialCapacity ?? 0;
+        if (_initialCapacity < 0)
+        {
+            GC.SuppressFinalize(this);
+            ThrowHelper.ThrowArgumentOutOfRange("options", _initialCapacity, "InitialCapacity must be 0 or more.");
+        }
+        _hasher = options?.Hasher;
+        try
+        {
+            _table = new NativeHashTable<TKey, TValue>(_initialCapacity, _hasher, Description, concurrent: true);
+        }
+        catch
+        {
+            GC.SuppressFinalize(this);
+            throw;
+        }
+        MapMetrics.Register(this);
+    }
+
+    /// <summary>The leak report of a map never disposed (its memory is kept).</summary>
+    ~ConcurrentNativeMap()
+    {
+        if (_table is { } table) MapMetrics.ReportLeak(Description, table.Count, table.NativeBytes);
+    }
+
+    /// <summary>The name from the options.</summary>
+    public string Name { get; }
+
+    /// <summary><c>ConcurrentNativeMap&lt;long, Order&gt; 'orders'</c>: what messages call this map.</summary>
+    internal string Description { get; }
+
+    /// <summary>The number of entries (exact: writers are serialised, and each publishes the count after its change).</summary>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    public int Count => (int)CurrentTable.Count;
+
+    /// <summary>Whether the map is empty.</summary>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    public bool IsEmpty => CurrentTable.Count == 0;
+
+    /// <summary>Native bytes the map holds: what the meters report.</summary>
+    internal long NativeBytes => Volatile.Read(ref _table)?.NativeBytes ?? 0;
+
+    /// <summary>Buckets split since the map was created or cleared.</summary>
+    internal long Resizes => Volatile.Read(ref _table)?.Splits ?? 0;
+
+    string IMeteredMap.Kind => "concurrent-native-map";
+    long IMeteredMap.EntryCount => Volatile.Read(ref _table)?.Count ?? 0;
+    long IMeteredMap.NativeBytes => NativeBytes;
+    long IMeteredMap.Resizes => Resizes;
+
+    /// <summary>The table for a counter read (managed fields only: safe outside the gate).</summary>
+    private NativeHashTable<TKey, TValue> CurrentTable
+    {
+        get
+        {
+            var table = Volatile.Read(ref _table);
+            if (table is null) ThrowDisposed();
+            return table;
+        }
+    }
+
+    /// <summary>The table, for a writer holding <see cref="_writeLock"/> (and for tests).</summary>
+    internal NativeHashTable<TKey, TValue> WriterTable
+    {
+        get
+        {
+            var table = _table;
+            if (table is null) ThrowDisposed();
+            return table;
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private ulong Hash(TKey key) => MapHashing.Hash(key, _hasher);
+
+    /// <summary>Gets the value of <paramref name="key"/>, without a lock.</summary>
+    /// <returns>True if the key is present; otherwise false and <paramref name="value"/> is default.</returns>
+    /// <exception cref="ObjectDisposedException">The map was disposed (also when Dispose raced this read).</exception>
+    public bool TryGetValue(TKey key, out TValue value)
+    {
+        ulong hash = Hash(key);
+        var slot = ReaderGate.Enter();
+        try
+        {
+            var table = Volatile.Read(ref _table);
+            if (table is null) ThrowDisposed();
+            return table.TryGetConcurrent(key, hash, out value);
+        }
+        finally
+        {
+            ReaderGate.Exit(slot);
+        }
+    }
+
+    /// <summary>Whether <paramref name="key"/> is present, without a lock.</summary>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    public bool ContainsKey(TKey key) => TryGetValue(key, out _);
+
+    /// <summary>Gets or sets the value of <paramref name="key"/>; setting adds the key or replaces its value.</summary>
+    /// <exception cref="KeyNotFoundException">Get: the key is absent.</exception>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">Set: the system refused memory; the map is unchanged.</exception>
+    public TValue this[TKey key]
+    {
+        get
+        {
+            if (!TryGetValue(key, out TValue value)) ThrowHelper.ThrowKeyNotFound(key);
+            return value;
+        }
+        set
+        {
+            ulong hash = Hash(key);
+            lock (_writeLock)
+            {
+                var table = WriterTable;
+                byte* entry = table.Find(key, hash, out byte* primary);
+                if (entry != null) table.Replace(primary, entry, value);
+                else table.Add(key, hash, value);
+            }
+        }
+    }
+
+    /// <summary>Adds the key with its value if it is absent.</summary>
+    /// <returns>True if added; false if the key was present (its value unchanged).</returns>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused memory; the map is unchanged.</exception>
+    public bool TryAdd(TKey key, TValue value)
+    {
+        ulong hash = Hash(key);
+        lock (_writeLock)
+        {
+            var table = WriterTable;
+            if (table.Find(key, hash, out _) != null) return false;
+            table.Add(key, hash, value);
+            return true;
+        }
+    }
+
+    /// <summary>The value of <paramref name="key"/>, adding <paramref name="value"/> first if the key is absent.</summary>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused memory; the map is unchanged.</exception>
+    public TValue GetOrAdd(TKey key, TValue value)
+    {
+        if (TryGetValue(key, out TValue existing)) return existing;
+        return AddOrGetExisting(key, Hash(key), value);
+    }
+
+    /// <summary>The value of <paramref name="key"/>, adding <paramref name="valueFactory"/>'s value first if the key is absent.</summary>
+    /// <remarks>The factory runs outside the map's lock, so it may run on several threads for one key; one value wins.</remarks>
+    /// <exception cref="ArgumentNullException"><paramref name="valueFactory"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused memory; the map is unchanged.</exception>
+    public TValue GetOrAdd(TKey key, Func<TKey, TValue> valueFactory)
+    {
+        if (valueFactory is null) ThrowHelper.ThrowArgumentNull(nameof(valueFactory));
+        if (TryGetValue(key, out TValue existing)) return existing;
+        return AddOrGetExisting(key, Hash(key), valueFactory(key));
+    }
+
+    /// <summary>As <see cref="GetOrAdd(TKey, Func{TKey, TValue})"/>, with an argument for the factory (no closure).</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="valueFactory"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused memory; the map is unchanged.</exception>
+    public TValue GetOrAdd<TArg>(TKey key, Func<TKey, TArg, TValue> valueFactory, TArg factoryArgument)
+    {
+        if (valueFactory is null) ThrowHelper.ThrowArgumentNull(nameof(valueFactory));
+        if (TryGetValue(key, out TValue existing)) return existing;
+        return AddOrGetExisting(key, Hash(key), valueFactory(key, factoryArgument));
+    }
+
+    private TValue AddOrGetExisting(TKey key, ulong hash, TValue value)
+    {
+        lock (_writeLock)
+        {
+            var table = WriterTable;
+            byte* entry = table.Find(key, hash, out _);
+            if (entry != null) return Unsafe.ReadUnaligned<TValue>(entry + sizeof(TKey));
+            table.Add(key, hash, value);
+            return value;
+        }
+    }
+
+    /// <summary>Adds <paramref name="addValue"/> if the key is absent, or replaces its value with <paramref name="updateValueFactory"/>'s.</summary>
+    /// <returns>The value the key has after the call.</returns>
+    /// <remarks>The factory runs outside the map's lock and is called again if another thread changed the value meanwhile.</remarks>
+    /// <exception cref="ArgumentNullException"><paramref name="updateValueFactory"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused memory; the map is unchanged.</exception>
+    public TValue AddOrUpdate(TKey key, TValue addValue, Func<TKey, TValue, TValue> updateValueFactory)
+    {
+        if (updateValueFactory is null) ThrowHelper.ThrowArgumentNull(nameof(updateValueFactory));
+        ulong hash = Hash(key);
+        while (true)
+        {
+            if (TryGetValue(key, out TValue current))
+            {
+                TValue updated = updateValueFactory(key, current);
+                if (TryReplaceIfUnchanged(key, hash, updated, current)) return updated;
+            }
+            else if (TryAddHashed(key, hash, addValue))
+            {
+                return addValue;
+            }
+        }
+    }
+
+    /// <summary>Adds <paramref name="addValueFactory"/>'s value if the key is absent, or replaces its value with <paramref name="updateValueFactory"/>'s.</summary>
+    /// <returns>The value the key has after the call.</returns>
+    /// <remarks>The factories run outside the map's lock and may run more than once for one call.</remarks>
+    /// <exception cref="ArgumentNullException">A factory is null.</exception>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused memory; the map is unchanged.</exception>
+    public TValue AddOrUpdate(TKey key, Func<TKey, TValue> addValueFactory, Func<TKey, TValue, TValue> updateValueFactory)
+    {
+        if (addValueFactory is null) ThrowHelper.ThrowArgumentNull(nameof(addValueFactory));
+        if (updateValueFactory is null) ThrowHelper.ThrowArgumentNull(nameof(updateValueFactory));
+        ulong hash = Hash(key);
+        while (true)
+        {
+            if (TryGetValue(key, out TValue current))
+            {
+                TValue updated = updateValueFactory(key, current);
+                if (TryReplaceIfUnchanged(key, hash, updated, current)) return updated;
+            }
+            else
+            {
+                TValue added = addValueFactory(key);
+                if (TryAddHashed(key, hash, added)) return added;
+            }
+        }
+    }
+
+    /// <summary>As <see cref="AddOrUpdate(TKey, Func{TKey, TValue}, Func{TKey, TValue, TValue})"/>, with an argument for the factories (no closure).</summary>
+    /// <exception cref="ArgumentNullException">A factory is null.</exception>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused memory; the map is unchanged.</exception>
+    public TValue AddOrUpdate<TArg>(TKey key, Func<TKey, TArg, TValue> addValueFactory, Func<TKey, TValue, TArg, TValue> updateValueFactory, TArg factoryArgument)
+    {
+        if (addValueFactory is null) ThrowHelper.ThrowArgumentNull(nameof(addValueFactory));
+        if (updateValueFactory is null) ThrowHelper.ThrowArgumentNull(nameof(updateValueFactory));
+        ulong hash = Hash(key);
+        while (true)
+        {
+            if (TryGetValue(key, out TValue current))
+            {
+                TValue updated = updateValueFactory(key, current, factoryArgument);
+                if (TryReplaceIfUnchanged(key, hash, updated, current)) return updated;
+            }
+            else
+            {
+                TValue added = addValueFactory(key, factoryArgument);
+                if (TryAddHashed(key, hash, added)) return added;
+            }
+        }
+    }
+
+    private bool TryAddHashed(TKey key, ulong hash, TValue value)
+    {
+        lock (_writeLock)
+        {
+            var table = WriterTable;
+            if (table.Find(key, hash, out _) != null) return false;
+            table.Add(key, hash, value);
+            return true;
+        }
+    }
+
+    /// <summary>Replaces the value if its bytes are still <paramref name="expected"/>'s (AddOrUpdate's compare: no equality call, no boxing).</summary>
+    private bool TryReplaceIfUnchanged(TKey key, ulong hash, TValue value, TValue expected)
+    {
+        lock (_writeLock)
+        {
+            var table = WriterTable;
+            byte* entry = table.Find(key, hash, out byte* primary);
+            if (entry == null) return false;
+            if (!new ReadOnlySpan<byte>(entry + sizeof(TKey), sizeof(TValue)).SequenceEqual(new ReadOnlySpan<byte>(&expected, sizeof(TValue)))) return false;
+            table.Replace(primary, entry, value);
+            return true;
+        }
+    }
+
+    /// <summary>Replaces the value of <paramref name="key"/> with <paramref name="newValue"/> if it equals <paramref name="comparisonValue"/>.</summary>
+    /// <returns>True if replaced.</returns>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    public bool TryUpdate(TKey key, TValue newValue, TValue comparisonValue)
+    {
+        ulong hash = Hash(key);
+        lock (_writeLock)
+        {
+            var table = WriterTable;
+            byte* entry = table.Find(key, hash, out byte* primary);
+            if (entry == null || !EqualityComparer<TValue>.Default.Equals(Unsafe.ReadUnaligned<TValue>(entry + sizeof(TKey)), comparisonValue)) return false;
+            table.Replace(primary, entry, newValue);
+            return true;
+        }
+    }
+
+    /// <summary>Removes <paramref name="key"/> and hands back its value.</summary>
+    /// <returns>True if it was present; otherwise false and <paramref name="value"/> is default.</returns>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    public bool TryRemove(TKey key, out TValue value)
+    {
+        ulong hash = Hash(key);
+        lock (_writeLock)
+        {
+            var table = WriterTable;
+            byte* entry = table.Find(key, hash, out byte* primary);
+            if (entry == null)
+            {
+                value = default;
+                return false;
+            }
+            value = Unsafe.ReadUnaligned<TValue>(entry + sizeof(TKey));
+            table.Remove(primary, entry);
+            return true;
+        }
+    }
+
+    /// <summary>Removes the entry if the key has exactly this value.</summary>
+    /// <returns>True if removed.</returns>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    public bool TryRemove(KeyValuePair<TKey, TValue> item)
+    {
+        ulong hash = Hash(item.Key);
+        lock (_writeLock)
+        {
+            var table = WriterTable;
+            byte* entry = table.Find(item.Key, hash, out byte* primary);
+            if (entry == null || !EqualityComparer<TValue>.Default.Equals(Unsafe.ReadUnaligned<TValue>(entry + sizeof(TKey)), item.Value)) return false;
+            table.Remove(primary, entry);
+            return true;
+        }
+    }
+
+    /// <summary>Removes <paramref name="key"/> (as <see cref="TryRemove(TKey, out TValue)"/>).</summary>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    public bool Remove(TKey key) => TryRemove(key, out _);
+
+    /// <summary>Removes <paramref name="key"/> and hands back its value (as <see cref="TryRemove(TKey, out TValue)"/>).</summary>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    public bool Remove(TKey key, out TValue value) => TryRemove(key, out value);
+
+    /// <summary>Removes every entry and gives the native memory back, once the reads in progress have ended.</summary>
+    /// <remarks>Readers that started before see the old entries or the empty map; none touches freed memory.</remarks>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused the new first bucket; the map is unchanged.</exception>
+    public void Clear()
+    {
+        NativeHashTable<TKey, TValue> old;
+        lock (_writeLock)
+        {
+            old = WriterTable;
+            var fresh = new NativeHashTable<TKey, TValue>(_initialCapacity, _hasher, Description, concurrent: true, old.AllocationBudget);
+            // Release: the new table's initialised memory before a reader can load the reference.
+            Volatile.Write(ref _table, fresh);
+        }
+        ReaderGate.WaitForReaders();
+        old.Free();
+    }
+
+    /// <summary>Frees the native memory once the reads in progress have ended. Afterwards every member throws
+    /// <see cref="ObjectDisposedException"/>. Thread-safe and idempotent.</summary>
+    public void Dispose()
+    {
+        NativeHashTable<TKey, TValue>? old;
+        lock (_writeLock)
+        {
+            old = _table;
+            if (old is null) return;
+            Volatile.Write(ref _table, null);
+        }
+        ReaderGate.WaitForReaders();
+        old.Free();
+        MapMetrics.Unregister(this);
+        GC.SuppressFinalize(this);
+    }
+
+    /// <summary><c>ConcurrentNativeMap&lt;long, Order&gt; 'orders' (12 entries)</c>, or <c>(disposed)</c>.</summary>
+    public override string ToString()
+        => Volatile.Read(ref _table) is { } table ? $"{Description} ({Plural.Of(table.Count, "entry", "entries")})" : $"{Description} (disposed)";
+
+    /// <summary>A weakly consistent enumerator of the entries (see remarks of the type).</summary>
+    /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+    public Enumerator GetEnumerator()
+    {
+        _ = CurrentTable;
+        return new Enumerator(this);
+    }
+
+    IEnumerator<KeyValuePair<TKey, TValue>> IEnumerable<KeyValuePair<TKey, TValue>>.GetEnumerator() => GetEnumerator();
+
+    IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowDisposed() => ThrowHelper.ThrowDisposed(Description);
+
+    /// <summary>One bucket chain's entries at or after <paramref name="position"/>, read inside the reader gate.</summary>
+    private int Snapshot(ulong position, KeyValuePair<TKey, TValue>[] buffer, out ulong end, out int needed)
+    {
+        var slot = ReaderGate.Enter();
+        try
+        {
+            var table = Volatile.Read(ref _table);
+            if (table is null) ThrowDisposed();
+            return table.SnapshotConcurrent(position, buffer, out end, out needed);
+        }
+        finally
+        {
+            ReaderGate.Exit(slot);
+        }
+    }
+
+    /// <summary>Enumerates a <see cref="ConcurrentNativeMap{TKey, TValue}"/>'s entries, weakly consistently, one bucket chain at a time.</summary>
+    /// <remarks>Dispose it (<c>foreach</c> does) to return its buffer to <see cref="ArrayPool{T}.Shared"/>. One enumerator is for one thread.</remarks>
+    public struct Enumerator : IEnumerator<KeyValuePair<TKey, TValue>>
+    {
+        private readonly ConcurrentNativeMap<TKey, TValue> _map;
+        private KeyValuePair<TKey, TValue>[]? _buffer;
+        private int _index;
+        private int _count;
+        private ulong _position;
+        private bool _finished;
+        private KeyValuePair<TKey, TValue> _current;
+
+        internal Enumerator(ConcurrentNativeMap<TKey, TValue> map)
+        {
+            _map = map;
+            _buffer = null;
+            _index = _count = 0;
+            _position = 0;
+            _finished = false;
+            _current = default;
+        }
+
+        /// <summary>The entry at the enumerator's position.</summary>
+        public readonly KeyValuePair<TKey, TValue> Current => _current;
+
+        readonly object IEnumerator.Current => _current;
+
+        /// <summary>Moves to the next entry.</summary>
+        /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
+        public bool MoveNext()
+        {
+            while (true)
+            {
+                if (_index < _count)
+                {
+                    _current = _buffer![_index++];
+                    return true;
+                }
+                if (_finished)
+                {
+                    _current = default;
+                    return false;
+                }
+                _buffer ??= ArrayPool<KeyValuePair<TKey, TValue>>.Shared.Rent(32);
+                int count = _map.Snapshot(_position, _buffer, out ulong end, out int needed);
+                if (count < 0)
+                {
+                    ArrayPool<KeyValuePair<TKey, TValue>>.Shared.Return(_buffer);
+                    _buffer = ArrayPool<KeyValuePair<TKey, TValue>>.Shared.Rent(needed);
+                    continue;
+                }
+                _index = 0;
+                _count = count;
+                if (end == 0) _finished = true;
+                else _position = end;
+            }
+        }
+
+        /// <summary>Back to the start.</summary>
+        public void Reset()
+        {
+            _index = _count = 0;
+            _position = 0;
+            _finished = false;
+            _current = default;
+        }
+
+        /// <summary>Returns the buffer to the array pool.</summary>
+        public void Dispose()
+        {
+            if (_buffer is { } buffer)
+            {
+                _buffer = null;
+                ArrayPool<KeyValuePair<TKey, TValue>>.Shared.Return(buffer);
+            }
+            _index = _count = 0;
+            _finished = true;
+        }
+    }
+}

@@ -1,0 +1,54 @@
+using System.Runtime.CompilerServices;
+
+namespace Manaloc.Collections;
+
+/// <summary>
+/// The maps' hashing: a 64-bit hash per key, mixed so that every bit depends on every bit of the key.
+/// </summary>
+/// <remarks>
+/// Why mix: the table addresses a bucket by the hash's low bits and compares a tag made of its top seven
+/// bits, so both ends must be well spread. <c>long.GetHashCode</c> folds the two halves (sequential keys
+/// give sequential hashes) and <c>Guid.GetHashCode</c> xors four ints; the default here hashes the key's
+/// own bits instead for the types whose equality is bitwise (the integers, <see cref="Guid"/>, <see cref="char"/>),
+/// and <see cref="IEquatable{T}"/>'s <c>GetHashCode</c> for every other type (a float's or a custom struct's
+/// equality is not its bits), then finishes with MurmurHash3's 64-bit finalizer (two multiplies, three
+/// shifts). The type tests are on a generic value type, so the JIT keeps only the one branch that applies.
+/// A caller's hasher is mixed the same way, so an identity hasher is fine.
+/// </remarks>
+internal static class MapHashing
+{
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static ulong Hash<TKey>(TKey key, Func<TKey, ulong>? hasher) where TKey : unmanaged, IEquatable<TKey>
+        => Mix(hasher is null ? Bits(key) : hasher(key));
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static ulong Bits<TKey>(TKey key) where TKey : unmanaged, IEquatable<TKey>
+    {
+        if (typeof(TKey) == typeof(long) || typeof(TKey) == typeof(ulong) || typeof(TKey) == typeof(nint) || typeof(TKey) == typeof(nuint))
+        {
+            return Unsafe.As<TKey, ulong>(ref key);
+        }
+        if (typeof(TKey) == typeof(int) || typeof(TKey) == typeof(uint)) return Unsafe.As<TKey, uint>(ref key);
+        if (typeof(TKey) == typeof(short) || typeof(TKey) == typeof(ushort) || typeof(TKey) == typeof(char)) return Unsafe.As<TKey, ushort>(ref key);
+        if (typeof(TKey) == typeof(byte) || typeof(TKey) == typeof(sbyte)) return Unsafe.As<TKey, byte>(ref key);
+        if (typeof(TKey) == typeof(Guid))
+        {
+            ref ulong half = ref Unsafe.As<TKey, ulong>(ref key);
+            // Mix one half before folding the other in: a plain xor would map (a, b) and (b, a) together.
+            return Mix(half) ^ Unsafe.Add(ref half, 1);
+        }
+        return (uint)key.GetHashCode();
+    }
+
+    /// <summary>MurmurHash3's fmix64: a bijection on 64 bits with full avalanche.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static ulong Mix(ulong h)
+    {
+        h ^= h >> 33;
+        h *= 0xFF51AFD7ED558CCDUL;
+        h ^= h >> 33;
+        h *= 0xC4CEB9FE1A85EC53UL;
+        h ^= h >> 33;
+        return h;
+    }
+}

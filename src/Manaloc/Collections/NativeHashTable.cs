@@ -1,0 +1,734 @@
+using System.Diagnostics;
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
+
+namespace Manaloc.Collections;
+
+/// <summary>
+/// The table both maps are made of: linear hashing over buckets sized for 14 entries, the buckets in native
+/// segments reached through a native directory, overflow buckets from a native arena. Single writer (the map,
+/// or the concurrent map's writer lock); in concurrent mode lock-free readers validate against per-bucket
+/// sequence numbers.
+/// </summary>
+/// <remarks>
+/// <para>Bucket layout (stride rounded to 32 bytes, so the header never straddles a cache line): bytes 0-13 one
+/// tag per slot (0 = empty, else 0x80 | the hash's top seven bits), byte 14 the number of occupied slots, byte 15
+/// zero; bytes 16-19 the bucket's sequence number (odd while a writer changes its chain); bytes 24-31 the next
+/// overflow bucket; then the entries, key then value, unpadded. A lookup compares the 16 tag bytes with the
+/// wanted tag in one <see cref="Vector128"/> compare and reads a key only where the tag matched (1/128 false
+/// matches per occupied slot). A primary bucket holds 14 slots, an overflow bucket 6 (bytes 6-13 of its tags are
+/// never written, so they never match). Removal leaves a hole (tag 0) that the next insert into that chain fills:
+/// no entry ever moves except in a split, so an enumerator survives removals as <c>Dictionary</c>'s does.</para>
+/// <para>Growth (linear hashing): the table has 2^d + p buckets; a hash's bucket is its low d bits, or its low
+/// d+1 bits when those d bits are below p. When the count passes 85% of the primary slots, bucket p is split:
+/// its entries are divided between p and p + 2^d (by hash bit d) and p advances (at 2^d, d grows and p restarts).
+/// So the table grows by one bucket at a time, never copies itself, and an insert does at most one split: the
+/// worst single insert moves one chain's entries (and, once per segment of 64 KiB, allocates that segment).
+/// Memory grows with the count, not by doubling, so the peak while growing is the final size.</para>
+/// <para>Memory: primary buckets in segments of about 64 KiB (the first segment of a small table starts at the
+/// size it needs and doubles, copied, up to the full segment); the directory of segment pointers doubles when it
+/// is full (it is 8 bytes per 64 KiB); overflow buckets are carved from 64 KiB arena chunks and recycled through
+/// a free list. Nothing is returned to the system before <see cref="Free"/> (Clear and Dispose): a concurrent
+/// reader may hold any pointer the table ever published, so replaced directories and first segments wait in
+/// <see cref="_retired"/> (at most about 2 x log2 of the table's size of them, a few KiB in all).</para>
+/// <para>Concurrency (concurrent mode; one writer at a time): a writer makes the chain's primary sequence odd
+/// (release store, then <see cref="Volatile.WriteBarrier"/> so the odd value is visible before any data store),
+/// changes the chain, and makes it even again (release store: every data store before it). A reader reads the
+/// split state (acquire), the directory (acquire), the primary's sequence (acquire, retrying while odd), the
+/// chain, then <see cref="Volatile.ReadBarrier"/> (the chain's loads before the re-read), the sequence again and
+/// the split state again: the same even sequence and the same bucket for its hash prove that no writer changed
+/// the chain while it read, so the value it copied is whole. A split publishes the new split state (release)
+/// before the chain's sequence becomes even again, so a reader that saw the even sequence after a split also
+/// sees the split state that sends it to the other bucket. A reader that follows an overflow pointer re-checks
+/// the sequence at each hop, so a chain relinked under it (a bucket recycled) can never make it loop. A first
+/// segment replaced by a larger copy has every sequence of its old block made odd after the directory points to
+/// the copy, so a reader on the old block retries and then reads the new directory.</para>
+/// </remarks>
+internal sealed unsafe class NativeHashTable<TKey, TValue>
+    where TKey : unmanaged, IEquatable<TKey>
+    where TValue : unmanaged
+{
+    internal const int HeaderBytes = 32;
+    internal const int PrimarySlots = 14;
+    internal const int OverflowSlots = 6;
+    private const uint PrimaryMask = (1u << PrimarySlots) - 1;
+    private const uint OverflowMask = (1u << OverflowSlots) - 1;
+    private const int CountOffset = 14;
+    private const int VersionOffset = 16;
+    private const int NextOffset = 24;
+    /// <summary>The largest key plus value the maps accept: 14 of them make a 14 KiB bucket.</summary>
+    internal const int MaxEntryBytes = 1024;
+    private const int SegmentTargetBytes = 64 * 1024;
+    private const int ArenaChunkBytes = 64 * 1024;
+    private const int ArenaHeaderBytes = 64;
+    // Split while Count > primary slots x 17/20 (an 85% load of the primary slots; overflow takes the rest).
+    private const int LoadNumerator = 17, LoadDenominator = 20;
+    private const int SplitShift = 40;
+    private const long SplitMask = (1L << SplitShift) - 1;
+
+    internal static readonly int EntryBytes = sizeof(TKey) + sizeof(TValue);
+    internal static readonly int PrimaryBytes = RoundTo32(HeaderBytes + PrimarySlots * EntryBytes);
+    internal static readonly int OverflowBytes = RoundTo32(HeaderBytes + OverflowSlots * EntryBytes);
+    internal static readonly int SegmentShift = BitOperations.Log2((uint)Math.Max(1, SegmentTargetBytes / PrimaryBytes));
+    private static readonly long SegmentMask = (1L << SegmentShift) - 1;
+
+    /// <summary>Tests under Coyote: split value copies in two halves with a scheduling point between (Coyote sees no native load or store).</summary>
+    private static readonly bool s_interleave = AppContext.TryGetSwitch(InterleaveSwitch, out bool on) && on;
+    internal const string InterleaveSwitch = "Manaloc.Collections.InterleaveNativeAccess";
+    private static int s_schedulingPoint = 0;
+
+    private readonly bool _concurrent;
+    private readonly Func<TKey, ulong>? _hasher;
+    private readonly string _owner;
+
+    // Native state: the directory (byte** of segment pointers) and the split state ((d << 40) | p) are read by
+    // concurrent readers, so they change only by release stores; the rest is the writer's alone.
+    private nint _directory;
+    private long _state;
+    private int _directoryCapacity;
+    private int _segmentCount;
+    private long _firstSegmentBuckets;
+    private long _count;
+    private long _splitAt;
+    private byte* _freeOverflow;
+    private int _freeOverflowCount;
+    private byte* _arenaChunks;
+    private byte* _arenaCursor;
+    private byte* _arenaEnd;
+    private long _nativeBytes;
+    private long _splits;
+    private readonly List<(nint Block, long Bytes)> _retired = [];
+    private bool _freed;
+
+    /// <summary>Tests: native bytes beyond this budget fail as the system's refusal would (out of memory).</summary>
+    internal long AllocationBudget = long.MaxValue;
+
+    internal NativeHashTable(long initialCapacity, Func<TKey, ulong>? hasher, string owner, bool concurrent, long allocationBudget = long.MaxValue)
+    {
+        _hasher = hasher;
+        _owner = owner;
+        _concurrent = concurrent;
+        AllocationBudget = allocationBudget;
+        long buckets = Math.Max(1, (initialCapacity * LoadDenominator + (long)PrimarySlots * LoadNumerator - 1) / ((long)PrimarySlots * LoadNumerator));
+        int depth = buckets <= 1 ? 0 : BitOperations.Log2((ulong)(buckets - 1)) + 1;
+        if (depth > SplitShift - 1) ThrowHelper.ThrowArgumentOutOfRange("InitialCapacity", initialCapacity, "The initial capacity is too large.");
+        long total = 1L << depth;
+        try
+        {
+            _directoryCapacity = (int)Math.Max(4, (total + SegmentMask) >> SegmentShift);
+            _directory = (nint)Allocate((long)_directoryCapacity * sizeof(nint));
+            _firstSegmentBuckets = Math.Min(total, 1L << SegmentShift);
+            ((byte**)_directory)[0] = Allocate(_firstSegmentBuckets * PrimaryBytes);
+            _segmentCount = 1;
+            for (long b = _firstSegmentBuckets; b < total; b += 1L << SegmentShift)
+            {
+                ((byte**)_directory)[_segmentCount++] = Allocate((1L << SegmentShift) * PrimaryBytes);
+            }
+        }
+        catch (OutOfMemoryException)
+        {
+            Free();
+            throw;
+        }
+        _state = (long)depth << SplitShift;
+        _splitAt = SplitThreshold(_state);
+    }
+
+    /// <summary>The count at which the next split runs: 85% of the primary slots of <paramref name="state"/>'s buckets.</summary>
+    private static long SplitThreshold(long state)
+        => ((1L << (int)(state >> SplitShift)) + (state & SplitMask)) * PrimarySlots * LoadNumerator / LoadDenominator;
+
+    public long Count => _concurrent ? Volatile.Read(ref _count) : _count;
+    public long NativeBytes => Volatile.Read(ref _nativeBytes);
+    public long Splits => Volatile.Read(ref _splits);
+    public long BucketCount
+    {
+        get
+        {
+            long state = Volatile.Read(ref _state);
+            return (1L << (int)(state >> SplitShift)) + (state & SplitMask);
+        }
+    }
+
+    private static int RoundTo32(int bytes) => (bytes + 31) & ~31;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public ulong Hash(TKey key) => MapHashing.Hash(key, _hasher);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static byte Tag(ulong hash) => (byte)(0x80 | (hash >> 57));
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static long BucketIndex(ulong hash, long state)
+    {
+        int depth = (int)(state >> SplitShift);
+        long b = (long)(hash & ((1UL << depth) - 1));
+        if (b < (state & SplitMask)) b = (long)(hash & ((2UL << depth) - 1));
+        return b;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static byte* BucketAt(byte** directory, long b)
+        => directory[b >> SegmentShift] + (b & SegmentMask) * PrimaryBytes;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static byte* Entry(byte* bucket, int slot) => bucket + HeaderBytes + slot * EntryBytes;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static byte* NextOf(byte* bucket) => *(byte**)(bucket + NextOffset);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static uint Match(byte* bucket, byte tag)
+        => Vector128.Equals(Vector128.Load(bucket), Vector128.Create(tag)).ExtractMostSignificantBits() & PrimaryMask;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static uint Occupied(byte* bucket)
+        // Tags have their top bit set, empty slots are 0, and bytes 14-15 stay below 0x80: the top bits are the occupied slots.
+        => Vector128.Load(bucket).ExtractMostSignificantBits() & PrimaryMask;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static TKey KeyAt(byte* entry) => Unsafe.ReadUnaligned<TKey>(entry);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static ref TValue ValueAt(byte* entry) => ref Unsafe.AsRef<TValue>(entry + sizeof(TKey));
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static TValue ReadValue(byte* entry)
+    {
+        if (!s_interleave) return Unsafe.ReadUnaligned<TValue>(entry + sizeof(TKey));
+        TValue value;
+        CopyInHalves((byte*)&value, entry + sizeof(TKey));
+        return value;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void WriteValue(byte* entry, in TValue value)
+    {
+        if (!s_interleave)
+        {
+            Unsafe.WriteUnaligned(entry + sizeof(TKey), value);
+            return;
+        }
+        TValue copy = value;
+        CopyInHalves(entry + sizeof(TKey), (byte*)&copy);
+    }
+
+    private static void CopyInHalves(byte* destination, byte* source)
+    {
+        int half = sizeof(TValue) / 2;
+        Buffer.MemoryCopy(source, destination, half, half);
+        Volatile.Read(ref s_schedulingPoint); // a Coyote scheduling point between the halves
+        Buffer.MemoryCopy(source + half, destination + half, sizeof(TValue) - half, sizeof(TValue) - half);
+    }
+
+    // ---- the writer's side (the map's thread, or under the concurrent map's writer lock) ----
+
+    /// <summary>The entry of <paramref name="key"/>, or null; <paramref name="primary"/> is its chain's first bucket.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public byte* Find(TKey key, ulong hash, out byte* primary)
+    {
+        primary = BucketAt((byte**)_directory, BucketIndex(hash, _state));
+        byte tag = Tag(hash);
+        byte* bucket = primary;
+        do
+        {
+            uint match = Match(bucket, tag);
+            while (match != 0)
+            {
+                byte* entry = Entry(bucket, BitOperations.TrailingZeroCount(match));
+                if (KeyAt(entry).Equals(key)) return entry;
+                match &= match - 1;
+            }
+            bucket = NextOf(bucket);
+        }
+        while (bucket != null);
+        return null;
+    }
+
+    /// <summary>Adds <paramref name="key"/>, which must be absent; returns its entry (the value written).</summary>
+    /// <remarks>Allocates everything it needs before it changes anything: an <see cref="OutOfMemoryException"/> leaves
+    /// the entries as they were (a split may have run: that moves entries between buckets, it adds or loses none).</remarks>
+    public byte* Add(TKey key, ulong hash, in TValue value)
+    {
+        if (_count >= int.MaxValue) ThrowHelper.ThrowMapFull(_owner);
+        if (_count >= _splitAt) Split();
+        byte* primary = BucketAt((byte**)_directory, BucketIndex(hash, _state));
+        byte* bucket = primary;
+        byte* last = primary;
+        uint capacity = PrimaryMask;
+        uint free = 0;
+        while (true)
+        {
+            free = ~Occupied(bucket) & capacity;
+            if (free != 0) break;
+            last = bucket;
+            bucket = NextOf(bucket);
+            capacity = OverflowMask;
+            if (bucket == null) break;
+        }
+        byte* fresh = null;
+        if (free == 0)
+        {
+            EnsureFreeOverflow(1);
+            fresh = PopFreeOverflow();
+        }
+        BeginWrite(primary);
+        if (fresh != null)
+        {
+            // Plain stores: readers reach the new bucket only through the odd sequence of its chain.
+            *(byte**)(last + NextOffset) = fresh;
+            bucket = fresh;
+            free = OverflowMask;
+        }
+        int slot = BitOperations.TrailingZeroCount(free);
+        byte* entry = Entry(bucket, slot);
+        Unsafe.WriteUnaligned(entry, key);
+        WriteValue(entry, value);
+        bucket[slot] = Tag(hash);
+        bucket[CountOffset]++;
+        EndWrite(primary);
+        if (_concurrent) Volatile.Write(ref _count, _count + 1); // release: a reader of Count sees it after the entry
+        else _count++;
+        return entry;
+    }
+
+    /// <summary>Overwrites the value of an entry <see cref="Find"/> returned.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Replace(byte* primary, byte* entry, in TValue value)
+    {
+        BeginWrite(primary);
+        WriteValue(entry, value);
+        EndWrite(primary);
+    }
+
+    /// <summary>Removes an entry <see cref="Find"/> returned: its slot becomes a hole; nothing moves.</summary>
+    public void Remove(byte* primary, byte* entry)
+    {
+        byte* bucket = primary;
+        // The entry's bucket: the one whose entry range holds it (overflow buckets are smaller, and may lie side by side).
+        while (!(entry >= bucket + HeaderBytes && entry < bucket + HeaderBytes + (bucket == primary ? PrimarySlots : OverflowSlots) * EntryBytes)) bucket = NextOf(bucket);
+        int slot = (int)((entry - bucket - HeaderBytes) / EntryBytes);
+        BeginWrite(primary);
+        bucket[slot] = 0;
+        bucket[CountOffset]--;
+        EndWrite(primary);
+        if (_concurrent) Volatile.Write(ref _count, _count - 1);
+        else _count--;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void BeginWrite(byte* primary)
+    {
+        if (!_concurrent) return;
+        ref uint version = ref *(uint*)(primary + VersionOffset);
+        Volatile.Write(ref version, version + 1);
+        // The odd sequence must be visible before any store of the change (release orders only what came before).
+        Volatile.WriteBarrier();
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void EndWrite(byte* primary)
+    {
+        if (!_concurrent) return;
+        ref uint version = ref *(uint*)(primary + VersionOffset);
+        // Release: every store of the change is visible before the even sequence that validates it.
+        Volatile.Write(ref version, version + 1);
+    }
+
+    /// <summary>Splits bucket p into p and p + 2^d and advances the split state.</summary>
+    private void Split()
+    {
+        long state = _state;
+        int depth = (int)(state >> SplitShift);
+        long p = state & SplitMask;
+        long q = (1L << depth) + p;
+        if (depth >= SplitShift - 1) return; // 2^39 buckets: no further growth (chains grow instead)
+        EnsureBucket(q);
+        byte** directory = (byte**)_directory;
+        byte* source = BucketAt(directory, p);
+        int entries = 0;
+        for (byte* b = source; b != null; b = NextOf(b)) entries += b[CountOffset];
+        EnsureFreeOverflow(entries > PrimarySlots ? (entries - PrimarySlots + OverflowSlots - 1) / OverflowSlots : 0);
+
+        byte* target = BucketAt(directory, q);
+        BeginWrite(source);
+        BeginWrite(target);
+        ulong bit = 1UL << depth;
+        byte* writeBucket = source;
+        byte* beforeWrite = null;
+        int writeSlot = 0;
+        int writeCapacity = PrimarySlots;
+        byte* appendBucket = target;
+        int appendSlot = 0;
+        int appendCapacity = PrimarySlots;
+        for (byte* read = source; read != null; read = NextOf(read))
+        {
+            uint occupied = Occupied(read);
+            while (occupied != 0)
+            {
+                int slot = BitOperations.TrailingZeroCount(occupied);
+                occupied &= occupied - 1;
+                byte* entry = Entry(read, slot);
+                byte tag = read[slot];
+                if ((Hash(KeyAt(entry)) & bit) != 0)
+                {
+                    if (appendSlot == appendCapacity)
+                    {
+                        byte* fresh = PopFreeOverflow();
+                        *(byte**)(appendBucket + NextOffset) = fresh;
+                        appendBucket = fresh;
+                        appendSlot = 0;
+                        appendCapacity = OverflowSlots;
+                    }
+                    Buffer.MemoryCopy(entry, Entry(appendBucket, appendSlot), EntryBytes, EntryBytes);
+                    appendBucket[appendSlot++] = tag;
+                    appendBucket[CountOffset]++;
+                }
+                else
+                {
+                    if (writeSlot == writeCapacity)
+                    {
+                        writeBucket[CountOffset] = (byte)writeCapacity;
+                        beforeWrite = writeBucket;
+                        writeBucket = NextOf(writeBucket);
+                        writeSlot = 0;
+                        writeCapacity = OverflowSlots;
+                    }
+                    // The write position never passes the read position, so this copies an entry already read.
+                    byte* to = Entry(writeBucket, writeSlot);
+                    if (to != entry) Buffer.MemoryCopy(entry, to, EntryBytes, EntryBytes);
+                    writeBucket[writeSlot++] = tag;
+                }
+            }
+        }
+        // Clear what the compaction left behind: the last written bucket's tail, and every bucket after it.
+        for (int slot = writeSlot; slot < writeCapacity; slot++) writeBucket[slot] = 0;
+        writeBucket[CountOffset] = (byte)writeSlot;
+        byte* rest = NextOf(writeBucket);
+        if (writeSlot == 0 && beforeWrite != null)
+        {
+            rest = writeBucket;
+            writeBucket = beforeWrite;
+        }
+        *(byte**)(writeBucket + NextOffset) = null;
+        while (rest != null)
+        {
+            byte* next = NextOf(rest);
+            PushFreeOverflow(rest);
+            rest = next;
+        }
+
+        long next2 = p + 1 == (1L << depth) ? (long)(depth + 1) << SplitShift : ((long)depth << SplitShift) | (p + 1);
+        // Release, before either sequence is even again: a reader that validates against a sequence after this split
+        // also reads this state, and goes to the bucket its hash now belongs to.
+        Volatile.Write(ref _state, next2);
+        EndWrite(target);
+        EndWrite(source);
+        _splitAt = SplitThreshold(next2);
+        Volatile.Write(ref _splits, _splits + 1); // statistics only
+    }
+
+    /// <summary>Makes bucket <paramref name="b"/> (the next to be created) addressable: its segment allocated and in the directory.</summary>
+    private void EnsureBucket(long b)
+    {
+        long segment = b >> SegmentShift;
+        if (segment == 0)
+        {
+            if (b >= _firstSegmentBuckets) GrowFirstSegment();
+            return;
+        }
+        if (segment < _segmentCount) return;
+        Debug.Assert(segment == _segmentCount, "buckets are created in order");
+        if (segment >= _directoryCapacity) GrowDirectory();
+        byte* block = Allocate((1L << SegmentShift) * PrimaryBytes);
+        // Plain store: readers address this segment only after the split state that makes its first bucket exist,
+        // published by a release store after this one.
+        ((byte**)_directory)[segment] = block;
+        _segmentCount++;
+    }
+
+    private void GrowFirstSegment()
+    {
+        long buckets = _firstSegmentBuckets * 2;
+        byte* old = ((byte**)_directory)[0];
+        byte* copy = Allocate(buckets * PrimaryBytes);
+        Buffer.MemoryCopy(old, copy, _firstSegmentBuckets * PrimaryBytes, _firstSegmentBuckets * PrimaryBytes);
+        // Release: the copy is complete before a reader can find it.
+        Volatile.Write(ref *(nint*)_directory, (nint)copy);
+        if (_concurrent)
+        {
+            // Every sequence of the old block odd for good, after the directory points to the copy (release stores, in
+            // order): a reader still on the old block retries, re-reads the directory and finds the copy.
+            for (long b = 0; b < _firstSegmentBuckets; b++)
+            {
+                ref uint version = ref *(uint*)(old + b * PrimaryBytes + VersionOffset);
+                Volatile.Write(ref version, version | 1);
+            }
+        }
+        Retire(old, _firstSegmentBuckets * PrimaryBytes);
+        _firstSegmentBuckets = buckets;
+    }
+
+    private void GrowDirectory()
+    {
+        int capacity = _directoryCapacity * 2;
+        byte** grown = (byte**)Allocate((long)capacity * sizeof(nint));
+        Buffer.MemoryCopy((void*)_directory, grown, (long)_directoryCapacity * sizeof(nint), (long)_directoryCapacity * sizeof(nint));
+        nint old = _directory;
+        long oldBytes = (long)_directoryCapacity * sizeof(nint);
+        // Release: a reader that reads the new directory reads its copied pointers.
+        Volatile.Write(ref _directory, (nint)grown);
+        _directoryCapacity = capacity;
+        Retire((byte*)old, oldBytes);
+    }
+
+    private void Retire(byte* block, long bytes)
+    {
+        if (_concurrent) _retired.Add(((nint)block, bytes));
+        else Release(block, bytes);
+    }
+
+    private void EnsureFreeOverflow(int wanted)
+    {
+        while (_freeOverflowCount < wanted)
+        {
+            if (_arenaCursor == null || _arenaCursor + OverflowBytes > _arenaEnd)
+            {
+                byte* chunk = Allocate(ArenaChunkBytes);
+                *(byte**)chunk = _arenaChunks;
+                _arenaChunks = chunk;
+                _arenaCursor = chunk + ArenaHeaderBytes;
+                _arenaEnd = chunk + ArenaChunkBytes;
+            }
+            byte* bucket = _arenaCursor;
+            _arenaCursor += OverflowBytes;
+            PushFreeOverflow(bucket);
+        }
+    }
+
+    private byte* PopFreeOverflow()
+    {
+        byte* bucket = _freeOverflow;
+        Debug.Assert(bucket != null, "EnsureFreeOverflow ran first");
+        _freeOverflow = NextOf(bucket);
+        *(byte**)(bucket + NextOffset) = null;
+        _freeOverflowCount--;
+        return bucket;
+    }
+
+    private void PushFreeOverflow(byte* bucket)
+    {
+        // A free bucket's tags are all 0: a stale reader that reaches it matches nothing (and then fails its sequence check).
+        *(Vector128<byte>*)bucket = Vector128<byte>.Zero;
+        *(byte**)(bucket + NextOffset) = _freeOverflow;
+        _freeOverflow = bucket;
+        _freeOverflowCount++;
+    }
+
+    private byte* Allocate(long bytes)
+    {
+        if (_nativeBytes + bytes > AllocationBudget) ThrowHelper.ThrowMapOutOfMemory(_owner, bytes);
+        byte* block;
+        try
+        {
+            block = (byte*)NativeMemory.AlignedAlloc((nuint)bytes, 64);
+        }
+        catch (OutOfMemoryException)
+        {
+            ThrowHelper.ThrowMapOutOfMemory(_owner, bytes);
+            return null;
+        }
+        NativeMemory.Clear(block, (nuint)bytes);
+        Volatile.Write(ref _nativeBytes, _nativeBytes + bytes); // statistics only
+        return block;
+    }
+
+    private void Release(byte* block, long bytes)
+    {
+        NativeMemory.AlignedFree(block);
+        Volatile.Write(ref _nativeBytes, _nativeBytes - bytes);
+    }
+
+    /// <summary>Gives every native byte back. In concurrent mode only once no reader can be inside (ReaderGate).</summary>
+    public void Free()
+    {
+        if (_freed) return;
+        _freed = true;
+        byte** directory = (byte**)_directory;
+        if (directory != null)
+        {
+            if (_segmentCount > 0) Release(directory[0], _firstSegmentBuckets * PrimaryBytes);
+            for (int s = 1; s < _segmentCount; s++) Release(directory[s], (1L << SegmentShift) * PrimaryBytes);
+            Release((byte*)directory, (long)_directoryCapacity * sizeof(nint));
+        }
+        _directory = 0;
+        _segmentCount = 0;
+        for (byte* chunk = _arenaChunks; chunk != null;)
+        {
+            byte* next = *(byte**)chunk;
+            Release(chunk, ArenaChunkBytes);
+            chunk = next;
+        }
+        _arenaChunks = _arenaCursor = _arenaEnd = _freeOverflow = null;
+        foreach (var (block, bytes) in _retired) Release((byte*)block, bytes);
+        _retired.Clear();
+    }
+
+    // ---- lock-free readers (concurrent mode) ----
+
+    /// <summary>A validated lookup: the value seen whole, or a miss, never a mix of two writes.</summary>
+    public bool TryGetConcurrent(TKey key, ulong hash, out TValue value)
+    {
+        byte tag = Tag(hash);
+        var spin = new SpinWait();
+        while (true)
+        {
+            long state = Volatile.Read(ref _state);
+            byte** directory = (byte**)Volatile.Read(ref _directory);
+            long b = BucketIndex(hash, state);
+            byte* primary = BucketAt(directory, b);
+            ref uint sequence = ref *(uint*)(primary + VersionOffset);
+            uint seen = Volatile.Read(ref sequence);
+            if ((seen & 1) == 0)
+            {
+                int outcome = Probe(primary, ref sequence, seen, tag, key, out value);
+                if (outcome >= 0)
+                {
+                    // The probe's loads before the re-reads (x64: a compiler barrier; Arm64: a load-load fence).
+                    Volatile.ReadBarrier();
+                    if (Volatile.Read(ref sequence) == seen && BucketIndex(hash, Volatile.Read(ref _state)) == b) return outcome == 1;
+                }
+            }
+            spin.SpinOnce(sleep1Threshold: -1);
+        }
+    }
+
+    /// <summary>1: found (value copied), 0: absent, -1: the chain changed under the probe.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int Probe(byte* primary, ref uint sequence, uint seen, byte tag, TKey key, out TValue value)
+    {
+        byte* bucket = primary;
+        while (true)
+        {
+            uint match = Match(bucket, tag);
+            while (match != 0)
+            {
+                byte* entry = Entry(bucket, BitOperations.TrailingZeroCount(match));
+                if (KeyAt(entry).Equals(key))
+                {
+                    value = ReadValue(entry);
+                    return 1;
+                }
+                match &= match - 1;
+            }
+            bucket = (byte*)Volatile.Read(ref *(nint*)(bucket + NextOffset));
+            if (bucket == null) break;
+            // At each hop: a chain relinked under the reader (a bucket recycled) changed the sequence first.
+            if (Volatile.Read(ref sequence) != seen) break;
+        }
+        value = default;
+        return bucket == null ? 0 : -1;
+    }
+
+    /// <summary>
+    /// Copies the chain of the bucket that holds the split-ordered position <paramref name="position"/> (the hash's
+    /// bits reversed) into <paramref name="buffer"/>, keeping only entries at or after the position, validated as a
+    /// lookup is. Returns how many, or -1 when the buffer is too small (<paramref name="needed"/> says how large);
+    /// <paramref name="end"/> is the first position after this bucket (0 when it was the last).
+    /// </summary>
+    /// <remarks>Why split order: a split divides a bucket's range of reversed hashes into its two halves, so ranges
+    /// only ever refine; an enumeration that walks positions upward visits each position once however the table
+    /// grows under it, and every entry sits at the one fixed position of its hash: never seen twice.</remarks>
+    public int SnapshotConcurrent(ulong position, KeyValuePair<TKey, TValue>[] buffer, out ulong end, out int needed)
+    {
+        ulong hashBits = ReverseBits(position);
+        var spin = new SpinWait();
+        while (true)
+        {
+            long state = Volatile.Read(ref _state);
+            byte** directory = (byte**)Volatile.Read(ref _directory);
+            long b = BucketIndex(hashBits, state);
+            int d = (int)(state >> SplitShift);
+            // A bucket below the split pointer, or the upper half of a split, is addressed by d + 1 bits.
+            int depth = (long)(hashBits & ((1UL << d) - 1)) < (state & SplitMask) ? d + 1 : d;
+            byte* primary = BucketAt(directory, b);
+            ref uint sequence = ref *(uint*)(primary + VersionOffset);
+            uint seen = Volatile.Read(ref sequence);
+            if ((seen & 1) == 0)
+            {
+                int count = 0;
+                needed = 0;
+                bool changed = false;
+                for (byte* bucket = primary; bucket != null;)
+                {
+                    uint occupied = Occupied(bucket);
+                    needed += BitOperations.PopCount(occupied);
+                    while (occupied != 0 && count < buffer.Length)
+                    {
+                        byte* entry = Entry(bucket, BitOperations.TrailingZeroCount(occupied));
+                        occupied &= occupied - 1;
+                        TKey key = KeyAt(entry);
+                        if (ReverseBits(Hash(key)) >= position) buffer[count++] = new KeyValuePair<TKey, TValue>(key, ReadValue(entry));
+                    }
+                    bucket = (byte*)Volatile.Read(ref *(nint*)(bucket + NextOffset));
+                    if (bucket != null && Volatile.Read(ref sequence) != seen)
+                    {
+                        changed = true;
+                        break;
+                    }
+                }
+                Volatile.ReadBarrier();
+                if (!changed && Volatile.Read(ref sequence) == seen && BucketIndex(hashBits, Volatile.Read(ref _state)) == b)
+                {
+                    end = depth == 0 ? 0 : ReverseBits((ulong)b) + (1UL << (64 - depth));
+                    return needed > buffer.Length ? -1 : count;
+                }
+            }
+            spin.SpinOnce(sleep1Threshold: -1);
+        }
+    }
+
+    private static ulong ReverseBits(ulong x)
+    {
+        x = ((x >> 1) & 0x5555555555555555UL) | ((x & 0x5555555555555555UL) << 1);
+        x = ((x >> 2) & 0x3333333333333333UL) | ((x & 0x3333333333333333UL) << 2);
+        x = ((x >> 4) & 0x0F0F0F0F0F0F0F0FUL) | ((x & 0x0F0F0F0F0F0F0F0FUL) << 4);
+        return System.Buffers.Binary.BinaryPrimitives.ReverseEndianness(x);
+    }
+
+    // ---- the single-threaded enumerator's walk ----
+
+    /// <summary>
+    /// Moves (<paramref name="bucketIndex"/>, <paramref name="bucket"/>, <paramref name="slot"/>) to the next occupied
+    /// slot in bucket order; false at the end. Start with bucketIndex -1.
+    /// </summary>
+    public bool MoveNext(ref long bucketIndex, ref byte* bucket, ref int slot, out byte* entry)
+    {
+        while (true)
+        {
+            if (bucket != null)
+            {
+                uint occupied = slot < 0 ? Occupied(bucket) : Occupied(bucket) & ~((2u << slot) - 1);
+                if (occupied != 0)
+                {
+                    slot = BitOperations.TrailingZeroCount(occupied);
+                    entry = Entry(bucket, slot);
+                    return true;
+                }
+                bucket = NextOf(bucket);
+                slot = -1;
+                if (bucket != null) continue;
+            }
+            if (bucketIndex + 1 >= BucketCount)
+            {
+                entry = null;
+                return false;
+            }
+            bucketIndex++;
+            bucket = BucketAt((byte**)_directory, bucketIndex);
+            slot = -1;
+        }
+    }
+}

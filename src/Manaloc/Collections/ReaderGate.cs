@@ -1,0 +1,101 @@
+using System.Runtime.CompilerServices;
+
+namespace Manaloc.Collections;
+
+/// <summary>
+/// The concurrent map's memory reclamation: a lock-free reader marks itself inside a read on a slot of its
+/// own thread, and whoever frees memory readers may still hold (Clear, Dispose, the finalizer's report) first
+/// unpublishes it, then waits until every reader that was inside has left.
+/// </summary>
+/// <remarks>
+/// <para>Why this shape: the reader's cost must be a few plain instructions, not an atomic (the lookups are
+/// the maps' reason to exist). Entering is a plain store of an odd sequence to a slot only this thread writes;
+/// leaving is a release store of the next even one. The rare side pays instead:
+/// <see cref="Interlocked.MemoryBarrierProcessWide"/> (membarrier on Linux, FlushProcessWriteBuffers on
+/// Windows: every processor executes a full barrier) and a scan of the slots.</para>
+/// <para>Memory-ordering argument (asymmetric Dekker). Reader: (1) slot := odd; (2) read the map's table
+/// reference; use it; (3) slot := even (release). Reclaimer: (a) store the new table reference (or null);
+/// (b) process-wide barrier; (c) read every slot; wait for each odd one to change. The barrier at (b) makes every
+/// processor serialise at some point after (a): a reader whose (1) came before that point has its odd store
+/// visible to (c), so the reclaimer waits for its (3), which releases every read of the old table; a reader
+/// whose (1) came after it runs (2) after the processor's barrier, so it reads the store of (a) and never sees
+/// the old table. Either way no reader touches memory after it is freed. The JIT does not move memory accesses
+/// across a volatile access, and (2) is one (<see cref="Volatile.Read{T}(ref readonly T)"/>), so the plain
+/// store (1) stays before it in the code as well.</para>
+/// <para>The cost: per read a thread-static load and two stores to a line only this thread writes; per
+/// reclamation one process-wide barrier (microseconds) and a wait as long as the longest read in progress
+/// (a read holds no lock and never blocks, so that is a bucket's length). Slots are per thread and shared by
+/// every map, so a reclaimer may wait for a reader of another map: also only for one read.</para>
+/// </remarks>
+internal static class ReaderGate
+{
+    /// <summary>One thread's read marker, alone on its cache line.</summary>
+    internal sealed class Slot
+    {
+        /// <summary>Odd while the thread is inside a read; written only by its thread (padded: no other line shares it).</summary>
+        public Threading.Padded<long> Sequence;
+    }
+
+    [ThreadStatic]
+    private static Slot? t_slot;
+
+    private static readonly object s_lock = new();
+    // Weak: a slot of an exited thread becomes garbage (its thread's static was its only strong reference).
+    private static readonly List<WeakReference<Slot>> s_slots = [];
+
+    /// <summary>Marks the calling thread inside a read; pass the slot to <see cref="Exit"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static Slot Enter()
+    {
+        Slot slot = t_slot ?? Register();
+        // Plain store: only this thread writes the slot; the reclaimer's process-wide barrier makes it visible (see remarks).
+        slot.Sequence.Value++;
+        return slot;
+    }
+
+    /// <summary>Marks the calling thread outside its read.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static void Exit(Slot slot)
+        // Release: every read of the table in this read happens before the reclaimer can see the even value and free it.
+        => Volatile.Write(ref slot.Sequence.Value, slot.Sequence.Value + 1);
+
+    /// <summary>Waits until every read that may have seen a table unpublished before this call has ended.</summary>
+    /// <remarks>Call after the table reference was replaced; never from inside a read (it would wait for itself).</remarks>
+    public static void WaitForReaders()
+    {
+        Interlocked.MemoryBarrierProcessWide();
+        Slot[] slots;
+        lock (s_lock)
+        {
+            s_slots.RemoveAll(w => !w.TryGetTarget(out _));
+            slots = new Slot[s_slots.Count];
+            int n = 0;
+            foreach (var w in s_slots)
+            {
+                if (w.TryGetTarget(out var s)) slots[n++] = s;
+            }
+            if (n < slots.Length) Array.Resize(ref slots, n);
+        }
+        foreach (var slot in slots)
+        {
+            // Acquire: pairs with Exit's release, so the reader's reads of the old table are done before we go on to free it.
+            long seen = Volatile.Read(ref slot.Sequence.Value);
+            if ((seen & 1) == 0) continue;
+            var spin = new SpinWait();
+            while (Volatile.Read(ref slot.Sequence.Value) == seen) spin.SpinOnce();
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static Slot Register()
+    {
+        var slot = new Slot();
+        lock (s_lock)
+        {
+            s_slots.RemoveAll(w => !w.TryGetTarget(out _));
+            s_slots.Add(new WeakReference<Slot>(slot));
+        }
+        t_slot = slot;
+        return slot;
+    }
+}
