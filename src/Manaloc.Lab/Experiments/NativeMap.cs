@@ -50,8 +50,8 @@ public sealed class NativeMap() : Experiment(
             Target.AtLeast($"lookups, {Describe(op)}, {Format.Count(threads, "thread")}: ConcurrentNativeMap vs FasterKV reads of the same keys", Unit.Ratio,
                 f => Lookups(f, ConcurrentNative, Faster, op, threads), 1.0),
         })),
-        Target.AtMost("NativeMap: bytes allocated per operation after warm-up (worst of inserts, lookups)", Unit.BytesPerOp, f => WorstAllocation(f, Native), 0.01),
-        Target.AtMost("ConcurrentNativeMap: bytes allocated per operation after warm-up (worst of inserts, lookups, the mix)", Unit.BytesPerOp, f => WorstAllocation(f, ConcurrentNative), 0.01),
+        Target.AtMost("NativeMap: bytes allocated per operation after warm-up (worst of inserts, 1-thread lookups)", Unit.BytesPerOp, f => WorstAllocation(f, Native), 0.01),
+        Target.AtMost("ConcurrentNativeMap: bytes allocated per operation after warm-up (worst of inserts, 1-thread lookups, the 2-thread mix)", Unit.BytesPerOp, f => WorstAllocation(f, ConcurrentNative), 0.01),
     ];
 
     private static IEnumerable<Target> MemoryTargets(string map) =>
@@ -70,11 +70,16 @@ public sealed class NativeMap() : Experiment(
     private static double? Lookups(Figures f, string candidate, string baseline, string op, int threads)
         => f.TimesBetter(candidate, baseline, AtFull(f, op, threads));
 
-    /// <summary>The most a variant allocated per operation: over its whole growth (inserts) and in any lookup or mix measurement.</summary>
+    /// <summary>
+    /// The most a variant allocated per operation: over its whole growth (inserts), in its 1-thread lookups and in its
+    /// 2-thread mix. The 2-thread lookups run the same read path as the 1-thread ones but are counted process-wide
+    /// (<see cref="GC.GetTotalAllocatedBytes(bool)"/>), so the lab's own work on other threads would count there.
+    /// </summary>
     private static double? WorstAllocation(Figures f, string variant)
     {
         var inserts = f.Median(variant, AtFull(f, "insert-allocation"));
-        var others = f.All.Where(m => m.Variant == variant && m.AllocatedBytesPerOp is not null).Select(m => m.AllocatedBytesPerOp).ToArray();
+        var others = f.All.Where(m => m.Variant == variant && m.AllocatedBytesPerOp is not null && (m.Threads == 1 || m.Parameters.Is("op", "mix")))
+            .Select(m => m.AllocatedBytesPerOp).ToArray();
         if (inserts is null || others.Length == 0) return null;
         return others.Append(inserts).Max();
     }
@@ -111,11 +116,6 @@ public sealed class NativeMap() : Experiment(
         var timeout = TimeSpan.FromMinutes(context.Settings.Pick(smoke: 2, quick: 2, full: 15));
         foreach (string variant in Variants)
         {
-            if (!MapSubjects.IsBuilt(variant))
-            {
-                context.Note($"{variant}: not measured (not built on this branch).");
-                continue;
-            }
             var child = context.RunChild("run", new NativeMapPlan(variant, entries).ToArguments(), environment: null, timeout);
             foreach (var m in child.Measurements) context.Record(m);
             foreach (string note in child.Notes) context.Note($"{variant}: {note}");
@@ -126,7 +126,7 @@ public sealed class NativeMap() : Experiment(
         context.Note($"Zipf keys: θ = {NativeMapWorkload.ZipfTheta} over the keys present, ranks shuffled onto the keys by a fixed-seed permutation, so the hot keys are spread over the table and the insertion order.");
         context.Note("Each variant runs in its own child process (workstation GC), one after another: its growth, weights and collections see no other map; its lookups are measured in that process too, "
             + "so variants are not interleaved with each other (each launch repeats every variant, and the intervals pool the launches).");
-        context.Note("Dictionary<long, T> is read by 2 threads (concurrent readers without a writer are safe) but not in the mix; NativeMap runs on 1 thread only.");
+        context.Note("Dictionary<long, T> and NativeMap are read by 2 threads (both allow concurrent readers while nothing writes) but take no part in the mix.");
     }
 
     /// <summary>The full-GC pause of each variant beside ConcurrentDictionary's, with Dictionary's as the floor (entries the GC does not trace at all).</summary>

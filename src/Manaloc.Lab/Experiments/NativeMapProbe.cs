@@ -60,55 +60,71 @@ internal static class NativeMapProbe
         var zipf = NativeMapWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2);
         WarmUp(variant, plan.Entries);
 
+        // Everything the growth phase keeps is allocated before the baseline: what the lab records stays off the heap it weighs.
+        var checkpoints = plan.Checkpoints.ToArray();
+        var figures = new CheckpointFigures[checkpoints.Length];
+        var wall = new double[checkpoints.Length][];
+        for (int c = 0; c < checkpoints.Length; c++) wall[c] = new double[c == checkpoints.Length - 1 ? FullCollections(context.Settings) : 1];
+        var paused = new double[checkpoints.Length][];
+        for (int c = 0; c < checkpoints.Length; c++) paused[c] = new double[wall[c].Length];
+
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
         long managedBefore = GC.GetTotalMemory(forceFullCollection: false);
         long committedBefore = GC.GetGCMemoryInfo().TotalCommittedBytes;
         long residentBefore = ResidentMemory.Current();
-        if (!ResidentMemory.ResetPeak()) context.Note("The peak resident set could not be reset here: peak memory counts everything since the child started.");
+        bool peakReset = ResidentMemory.ResetPeak();
 
         using var subject = MapSubjects.Create(variant, plan.Entries);
         long grown = 0, allocated = 0, worstTicks = 0;
-        foreach (long checkpoint in plan.Checkpoints)
+        for (int c = 0; c < checkpoints.Length; c++)
         {
-            context.Status($"{variant}: growing to {checkpoint:N0}");
             context.Cancellation.ThrowIfCancellationRequested();
             long before = GC.GetAllocatedBytesForCurrentThread();
-            worstTicks = Math.Max(worstTicks, subject.Grow(grown, checkpoint));
+            worstTicks = Math.Max(worstTicks, subject.Grow(grown, checkpoints[c]));
             allocated += GC.GetAllocatedBytesForCurrentThread() - before;
-            grown = checkpoint;
-
-            var p = Parameters.Of(("entries", checkpoint));
+            grown = checkpoints[c];
             long peak = ResidentMemory.Peak() - residentBefore;
-            context.RecordSamples(variant, Unit.Bytes, [peak], p.With("op", "peak-memory"));
-            context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(worstTicks)], p.With("op", "longest-insert"));
-            context.RecordSamples(variant, Unit.BytesPerOp, [(double)allocated / checkpoint], p.With("op", "insert-allocation"));
 
-            // Several timed collections at the run's size (its targets), one on the way (a chart's point); each is a full
+            // Several timed collections at the run's size (its targets), one on the way (a chart's point). Each is a full
             // blocking compacting collection, so the heap is weighed right after them without collecting again.
-            var (wall, paused) = LiveSetProbe.MeasureFullCollections(checkpoint == plan.Entries ? FullCollections(context.Settings) : 1);
-            context.RecordSamples(variant, Unit.Milliseconds, wall, p.With("op", "full-gc"), metrics: new Dictionary<string, double>
-            {
-                ["totalPauseDurationMs"] = Statistics.From(paused).Median,
-            });
+            LiveSetProbe.MeasureFullCollections(wall[c], paused[c]);
 
             long managed = GC.GetTotalMemory(forceFullCollection: false) - managedBefore;
             long committed = GC.GetGCMemoryInfo().TotalCommittedBytes - committedBefore;
             long resident = ResidentMemory.Current() - residentBefore;
-            // What the resident set grew by beyond what the GC committed: native memory, whoever allocated it (the map,
-            // or the runtime's own bookkeeping of a larger heap).
-            long native = Math.Max(0, resident - Math.Max(0, committed));
-            context.RecordSamples(variant, "B/entry", [Math.Max(0.0, (double)managed / checkpoint)], p.With("op", "managed-bytes"), metrics: new Dictionary<string, double>
-            {
-                ["managedBytes"] = managed,
-                ["committedBytes"] = committed,
-                ["residentBytes"] = resident,
-            });
-            context.RecordSamples(variant, "B/entry", [(double)native / checkpoint], p.With("op", "native-bytes"), metrics: new Dictionary<string, double>
-            {
-                ["nativeBytes"] = native,
-            });
+            figures[c] = new CheckpointFigures(peak, worstTicks, allocated, managed, committed, resident);
         }
+
+        if (!peakReset) context.Note("The peak resident set could not be reset here: peak memory counts everything since the child started.");
+        for (int c = 0; c < checkpoints.Length; c++) Record(context, variant, checkpoints[c], figures[c], wall[c], paused[c]);
         MeasureLookups(context, subject, plan.Entries, uniform, zipf);
+    }
+
+    /// <summary>What the growth phase read at one checkpoint (bytes are above the start of the growth).</summary>
+    private readonly record struct CheckpointFigures(long PeakResident, long WorstInsertTicks, long Allocated, long Managed, long Committed, long Resident);
+
+    private static void Record(ExperimentContext context, string variant, long entries, CheckpointFigures f, double[] wallMs, double[] pausedMs)
+    {
+        var p = Parameters.Of(("entries", entries));
+        context.RecordSamples(variant, Unit.Bytes, [f.PeakResident], p.With("op", "peak-memory"));
+        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(f.WorstInsertTicks)], p.With("op", "longest-insert"));
+        context.RecordSamples(variant, Unit.BytesPerOp, [(double)f.Allocated / entries], p.With("op", "insert-allocation"));
+        context.RecordSamples(variant, Unit.Milliseconds, wallMs, p.With("op", "full-gc"), metrics: new Dictionary<string, double>
+        {
+            ["totalPauseDurationMs"] = Statistics.From(pausedMs).Median, // the runtime's own pause count, beside the wall clock
+        });
+        // What the resident set grew by beyond what the GC committed: native memory, whoever allocated it (the map, or
+        // the runtime's own bookkeeping of a larger heap).
+        long native = Math.Max(0, f.Resident - Math.Max(0, f.Committed));
+        var weights = new Dictionary<string, double>
+        {
+            ["managedBytes"] = f.Managed,
+            ["committedBytes"] = f.Committed,
+            ["residentBytes"] = f.Resident,
+            ["nativeBytes"] = native,
+        };
+        context.RecordSamples(variant, "B/entry", [Math.Max(0.0, (double)f.Managed / entries)], p.With("op", "managed-bytes"), metrics: weights);
+        context.RecordSamples(variant, "B/entry", [(double)native / entries], p.With("op", "native-bytes"), metrics: weights);
     }
 
     /// <summary>Lookups of hits (uniform and Zipf keys) at 1 thread side by side, at 2 threads where the map allows, and the 95/5 mix at 2 threads.</summary>

@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Numerics;
 using FASTER.core;
+using Manaloc.Collections;
 using Session = FASTER.core.ClientSession<long, Manaloc.Lab.Experiments.MapValue, Manaloc.Lab.Experiments.MapValue, Manaloc.Lab.Experiments.MapValue,
     FASTER.core.Empty, FASTER.core.SimpleFunctions<long, Manaloc.Lab.Experiments.MapValue>>;
 
@@ -147,9 +148,6 @@ internal static class MapSubjects
     /// <summary>Every variant in display order.</summary>
     public static readonly IReadOnlyList<string> All = [Dictionary, Concurrent, Faster, Native, ConcurrentNative];
 
-    /// <summary>Whether this build has <paramref name="variant"/>'s map.</summary>
-    public static bool IsBuilt(string variant) => variant is not (Native or ConcurrentNative);
-
     /// <summary>A new, empty map of <paramref name="variant"/>, sized by nothing but its defaults (FASTER: for <paramref name="entries"/>, below).</summary>
     /// <exception cref="ArgumentException">An unknown variant.</exception>
     public static MapSubject Create(string variant, long entries) => variant switch
@@ -157,7 +155,8 @@ internal static class MapSubjects
         Dictionary => CreateDictionary(),
         Concurrent => CreateConcurrent(),
         Faster => FasterSubject.Create(entries),
-        Native or ConcurrentNative => throw new NotSupportedException($"{variant} is not built on this branch yet."),
+        Native => CreateNative(),
+        ConcurrentNative => CreateConcurrentNative(),
         _ => throw new ArgumentException($"Unknown native-map variant '{variant}'; known: {string.Join(", ", All)}.", nameof(variant)),
     };
 
@@ -171,6 +170,35 @@ internal static class MapSubjects
     {
         var map = new ConcurrentDictionary<long, MapValue>();
         return new MapSubject<ConcurrentOperations>(Concurrent, concurrentReads: true, concurrentWrites: true, [new(map), new(map)], () => map.Clear());
+    }
+
+    private static NativeMapOptions<long> Options => new() { Name = "lab.native-map" };
+
+    private static MapSubject CreateNative()
+    {
+        var map = new NativeMap<long, MapValue>(Options);
+        // Concurrent reads while nothing writes are safe, as Dictionary's (its documented contract).
+        return new MapSubject<NativeOperations>(Native, concurrentReads: true, concurrentWrites: false, [new(map), new(map)], map.Dispose);
+    }
+
+    private static MapSubject CreateConcurrentNative()
+    {
+        var map = new ConcurrentNativeMap<long, MapValue>(Options);
+        return new MapSubject<ConcurrentNativeOperations>(ConcurrentNative, concurrentReads: true, concurrentWrites: true, [new(map), new(map)], map.Dispose);
+    }
+
+    private readonly struct NativeOperations(NativeMap<long, MapValue> map) : IMapOperations
+    {
+        public bool TryAdd(long key, in MapValue value) => map.TryAdd(key, value);
+        public bool TryGetValue(long key, out MapValue value) => map.TryGetValue(key, out value);
+        public void Update(long key, in MapValue value) => map.GetValueRefOrNullRef(key) = value;
+    }
+
+    private readonly struct ConcurrentNativeOperations(ConcurrentNativeMap<long, MapValue> map) : IMapOperations
+    {
+        public bool TryAdd(long key, in MapValue value) => map.TryAdd(key, value);
+        public bool TryGetValue(long key, out MapValue value) => map.TryGetValue(key, out value);
+        public void Update(long key, in MapValue value) => map[key] = value;
     }
 
     private readonly struct DictionaryOperations(Dictionary<long, MapValue> map) : IMapOperations
