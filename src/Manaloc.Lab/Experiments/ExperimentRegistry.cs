@@ -9,6 +9,7 @@ public static class ExperimentRegistry
         new ClockAllocations(),
         new TypedMemory(),
         new LiveSet(),
+        new NativeMap(),
         new HeapContention(),
         new FirstUse(),
         new PoolScaling(),

@@ -76,13 +76,19 @@ internal static class LiveSetProbe
     {
         var wall = new double[count];
         var paused = new double[count];
-        for (int i = 0; i < count; i++)
+        MeasureFullCollections(wall, paused);
+        return (wall, paused);
+    }
+
+    /// <summary>As <see cref="MeasureFullCollections(int)"/> into the caller's spans (one collection per element), allocating nothing.</summary>
+    public static void MeasureFullCollections(Span<double> wallMs, Span<double> pauseMs)
+    {
+        for (int i = 0; i < wallMs.Length; i++)
         {
             var before = GC.GetTotalPauseDuration();
-            wall[i] = LabClock.Time(() => GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true)).TotalMilliseconds;
-            paused[i] = (GC.GetTotalPauseDuration() - before).TotalMilliseconds;
+            wallMs[i] = LabClock.Time(static () => GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true)).TotalMilliseconds;
+            pauseMs[i] = (GC.GetTotalPauseDuration() - before).TotalMilliseconds;
         }
-        return (wall, paused);
     }
 
     /// <summary>The churn phase's figures.</summary>

@@ -12,8 +12,8 @@ public sealed record RenderedChart(string FileName, string Title, string Svg);
 /// <summary>Turns an experiment's sweep into charts: one per combination of the other parameters.</summary>
 public static class Charts
 {
-    /// <summary>Most charts drawn for one experiment.</summary>
-    public const int MaxChartsPerExperiment = 8;
+    /// <summary>Most charts drawn for one experiment (native-map charts eleven figures, one each).</summary>
+    public const int MaxChartsPerExperiment = 12;
 
     /// <summary>
     /// Charts for <paramref name="result"/> if it sweeps a parameter: x is the swept value, y the

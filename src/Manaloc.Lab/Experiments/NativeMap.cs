@@ -1,0 +1,153 @@
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// Manaloc's own claim: a large keyed live set whose entries live in native memory costs the collector nothing and
+/// grows without a stall. <c>long</c> keys to a 24-byte struct value in <c>Dictionary</c>, <c>ConcurrentDictionary</c>,
+/// FASTER's <c>FasterKV</c> kept in memory, <c>NativeMap</c> and <c>ConcurrentNativeMap</c>, each grown to the run's
+/// count (10M; 1M quick) in its own child process: the full blocking GC pause with the map alive, managed and native
+/// bytes per entry, the peak resident set while growing, the longest single insert, lookups of hits (uniform and Zipf
+/// 0.99 keys) at 1 and 2 threads, a 95% read / 5% update mix at 2 threads, and allocation per operation.
+/// </summary>
+public sealed class NativeMap() : Experiment(
+    "native-map", "Manaloc's own claim: a keyed live set off the GC heap, Dictionary-shaped",
+    "long keys to a 24-byte struct, grown to 10M entries (1M quick) in a child per variant: full GC pause with the map alive, bytes per entry, peak memory and longest insert while growing, lookups (uniform and Zipf 0.99) at 1 and 2 threads, a 95/5 read/update mix, allocation per operation.",
+    MapSubjects.All, MapSubjects.Concurrent, quickSeconds: 20, sweepParameter: "entries")
+{
+    private const string Dictionary = MapSubjects.Dictionary;
+    private const string Concurrent = MapSubjects.Concurrent;
+    private const string Faster = MapSubjects.Faster;
+    private const string Native = MapSubjects.Native;
+    private const string ConcurrentNative = MapSubjects.ConcurrentNative;
+
+    /// <summary>The measurements of <paramref name="op"/> at the largest entry count the run measured it at (the run's size: targets are judged there).</summary>
+    private static Func<Measurement, bool> AtFull(Figures f, string op, int threads = 1)
+    {
+        long full = f.All.Where(m => m.Parameters.Is("op", op)).Select(m => m.Parameters.Long("entries")).DefaultIfEmpty(-1).Max();
+        return m => m.Parameters.Is("op", op) && m.Parameters.Is("entries", full) && m.Threads == threads;
+    }
+
+    private static double? Ratio(Figures f, string candidate, string baseline, string op)
+        => f.Median(candidate, AtFull(f, op)) / f.Median(baseline, AtFull(f, op));
+
+    /// <summary>A variant's bytes per entry, managed and native together: what a table of the same entries costs in all.</summary>
+    private static double? TotalBytesPerEntry(Figures f, string variant)
+        => f.Median(variant, AtFull(f, "managed-bytes")) + f.Median(variant, AtFull(f, "native-bytes"));
+
+    /// <inheritdoc/>
+    public override Claim Claim => new("A keyed live set whose entries live in native memory costs the collector nothing: ConcurrentNativeMap's full blocking GC pause against ConcurrentDictionary's, same entries", null,
+        new Metric("full GC pause with the map alive, ConcurrentDictionary ÷ ConcurrentNativeMap (times shorter)", Unit.Ratio, f => Ratio(f, Concurrent, ConcurrentNative, "full-gc")));
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        .. new[] { Native, ConcurrentNative }.SelectMany(MemoryTargets),
+        Target.AtLeast("lookups, uniform hits, 1 thread: NativeMap vs Dictionary<long, T>", Unit.Ratio, f => Lookups(f, Native, Dictionary, "lookup-uniform", 1), 1.0),
+        Target.AtLeast("lookups, Zipf 0.99 hits, 1 thread: NativeMap vs Dictionary<long, T>", Unit.Ratio, f => Lookups(f, Native, Dictionary, "lookup-zipf", 1), 1.0),
+        .. new[] { 1, 2 }.SelectMany(threads => new[] { "lookup-uniform", "lookup-zipf" }.SelectMany(op => new[]
+        {
+            Target.AtLeast($"lookups, {Describe(op)}, {Format.Count(threads, "thread")}: ConcurrentNativeMap vs ConcurrentDictionary<long, T>", Unit.Ratio,
+                f => Lookups(f, ConcurrentNative, Concurrent, op, threads), 1.0),
+            Target.AtLeast($"lookups, {Describe(op)}, {Format.Count(threads, "thread")}: ConcurrentNativeMap vs FasterKV reads of the same keys", Unit.Ratio,
+                f => Lookups(f, ConcurrentNative, Faster, op, threads), 1.0),
+        })),
+        Target.AtMost("NativeMap: bytes allocated per operation after warm-up (worst of inserts, 1-thread lookups)", Unit.BytesPerOp, f => WorstAllocation(f, Native), 0.01),
+        Target.AtMost("ConcurrentNativeMap: bytes allocated per operation after warm-up (worst of inserts, 1-thread lookups, the 2-thread mix)", Unit.BytesPerOp, f => WorstAllocation(f, ConcurrentNative), 0.01),
+    ];
+
+    private static IEnumerable<Target> MemoryTargets(string map) =>
+    [
+        Target.AtMost($"{map}: full GC pause with the map alive vs ConcurrentDictionary<long, T>'s (Dictionary's, the floor, beside in the table)", Unit.Ratio,
+            f => Ratio(f, map, Concurrent, "full-gc"), 0.02),
+        Target.AtMost($"{map}: managed bytes per entry", "B/entry", f => f.Median(map, AtFull(f, "managed-bytes")), 0.01),
+        Target.AtMost($"{map}: native bytes per entry vs Dictionary<long, T>'s bytes per entry (managed + native)", Unit.Ratio,
+            f => f.Median(map, AtFull(f, "native-bytes")) / TotalBytesPerEntry(f, Dictionary), 1.1),
+        Target.AtMost($"{map}: peak memory while growing vs Dictionary<long, T>'s", Unit.Ratio, f => Ratio(f, map, Dictionary, "peak-memory"), 0.8),
+        Target.AtMost($"{map}: longest single insert while growing vs Dictionary<long, T>'s", Unit.Ratio, f => Ratio(f, map, Dictionary, "longest-insert"), 0.01),
+    ];
+
+    private static string Describe(string op) => op == "lookup-zipf" ? "Zipf 0.99 hits" : "uniform hits";
+
+    private static double? Lookups(Figures f, string candidate, string baseline, string op, int threads)
+        => f.TimesBetter(candidate, baseline, AtFull(f, op, threads));
+
+    /// <summary>
+    /// The most a variant allocated per operation: over its whole growth (inserts), in its 1-thread lookups and in its
+    /// 2-thread mix. The 2-thread lookups run the same read path as the 1-thread ones but are counted process-wide
+    /// (<see cref="GC.GetTotalAllocatedBytes(bool)"/>), so the lab's own work on other threads would count there.
+    /// </summary>
+    private static double? WorstAllocation(Figures f, string variant)
+    {
+        var inserts = f.Median(variant, AtFull(f, "insert-allocation"));
+        var others = f.All.Where(m => m.Variant == variant && m.AllocatedBytesPerOp is not null && (m.Threads == 1 || m.Parameters.Is("op", "mix")))
+            .Select(m => m.AllocatedBytesPerOp).ToArray();
+        if (inserts is null || others.Length == 0) return null;
+        return others.Append(inserts).Max();
+    }
+
+    /// <inheritdoc/>
+    /// <remarks>The concurrent map is the path to recommend in a service; Dictionary's pause (the floor: entries the GC does not trace) and the lookup speeds stand beside it.</remarks>
+    public override Headline Headline => new(
+        new Metric("ConcurrentNativeMap: full GC pause with the map alive, share of ConcurrentDictionary's (lower is better)", Unit.Ratio, f => Ratio(f, ConcurrentNative, Concurrent, "full-gc")),
+        new Metric("Dictionary<long, T> (entries not traced, the floor): the same share", Unit.Ratio, f => Ratio(f, Dictionary, Concurrent, "full-gc")),
+        new Metric("ConcurrentNativeMap vs ConcurrentDictionary, Zipf 0.99 lookups, 2 threads (times as fast)", Unit.Ratio, f => Lookups(f, ConcurrentNative, Concurrent, "lookup-zipf", 2)),
+        new Metric("NativeMap vs Dictionary, uniform lookups, 1 thread (times as fast)", Unit.Ratio, f => Lookups(f, Native, Dictionary, "lookup-uniform", 1)));
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings)
+    {
+        var plan = new NativeMapPlan(Dictionary, NativeMapProbe.Entries(settings));
+        static string[] Texts(IEnumerable<long> values) => [.. values.Distinct().Select(v => v.ToString(CultureInfo.InvariantCulture))];
+        return
+        [
+            new("entries", "entries in the map when measured: the growth stops at each to weigh it and time a full collection (targets are judged at the largest); lookups and the mix at the largest", Texts(plan.Checkpoints)),
+            new("op", "full-gc: one blocking compacting gen-2 collection with the map alive (wall clock); managed-bytes, native-bytes: per entry after a full collection "
+                + "(native: the resident set's growth beyond the GC's committed bytes); peak-memory: the peak resident set since the growth began, above the start; "
+                + "longest-insert: the slowest single insert so far; insert-allocation: managed bytes allocated per insert so far; "
+                + "lookup-uniform, lookup-zipf: lookups of inserted keys (1 thread side by side, 2 threads where the map allows concurrent readers); mix: 95% lookups, 5% updates, Zipf keys, 2 threads",
+                ["full-gc", "managed-bytes", "native-bytes", "peak-memory", "longest-insert", "insert-allocation", "lookup-uniform", "lookup-zipf", "mix"]),
+            new("threads", "threads looking up (1, 2) or running the mix (2)", ["1", "2"]),
+        ];
+    }
+
+    /// <inheritdoc/>
+    public override void Run(ExperimentContext context)
+    {
+        long entries = NativeMapProbe.Entries(context.Settings);
+        var timeout = TimeSpan.FromMinutes(context.Settings.Pick(smoke: 2, quick: 2, full: 15));
+        foreach (string variant in Variants)
+        {
+            var child = context.RunChild("run", new NativeMapPlan(variant, entries).ToArguments(), environment: null, timeout);
+            foreach (var m in child.Measurements) context.Record(m);
+            foreach (string note in child.Notes) context.Note($"{variant}: {note}");
+        }
+        AddPauseTable(context);
+        context.Note($"Keys: {entries:N0} distinct 64-bit values (a bijective mix of the insertion index, spread like random ids), inserted in order into an empty map of default capacity (FasterKV: sized for the count, as its index must be); "
+            + "values: a 24-byte struct of three longs. Every lookup is a hit, and a miss fails the run.");
+        context.Note($"Zipf keys: θ = {NativeMapWorkload.ZipfTheta} over the keys present, ranks shuffled onto the keys by a fixed-seed permutation, so the hot keys are spread over the table and the insertion order.");
+        context.Note("Each variant runs in its own child process (workstation GC), one after another: its growth, weights and collections see no other map; its lookups are measured in that process too, "
+            + "so variants are not interleaved with each other (each launch repeats every variant, and the intervals pool the launches).");
+        context.Note("Dictionary<long, T> and NativeMap are read by 2 threads (both allow concurrent readers while nothing writes) but take no part in the mix.");
+    }
+
+    /// <summary>The full-GC pause of each variant beside ConcurrentDictionary's, with Dictionary's as the floor (entries the GC does not trace at all).</summary>
+    private static void AddPauseTable(ExperimentContext context)
+    {
+        var f = new Figures(context.Measurements, random: null);
+        if (f.Find(Concurrent, AtFull(f, "full-gc")) is null) return;
+        var rows = MapSubjects.All.Where(v => f.Find(v, AtFull(f, "full-gc")) is not null).Select(v => (string[])
+        [
+            v == Dictionary ? $"{v} (floor)" : v,
+            Format.Value(f.Median(v, AtFull(f, "full-gc")) ?? double.NaN, "ms"),
+            Ratio(f, v, Concurrent, "full-gc") is { } r ? Format.Ratio(r) : "n/a",
+            Format.Value(TotalBytesPerEntry(f, v) ?? double.NaN, "B"),
+        ]).ToArray();
+        context.AddTable(new ResultTable("Full blocking GC pause with the map alive, at the run's size (medians)", ["variant", "pause", "vs ConcurrentDictionary", "bytes/entry (managed + native)"], rows));
+    }
+
+    /// <inheritdoc/>
+    public override void RunChild(string key, IReadOnlyList<string> arguments, ExperimentContext context)
+    {
+        if (key != "run") base.RunChild(key, arguments, context);
+        NativeMapProbe.Run(context, NativeMapPlan.Parse(arguments));
+    }
+}

@@ -1,0 +1,277 @@
+using System.Collections.Concurrent;
+using System.Numerics;
+using FASTER.core;
+using Manaloc.Collections;
+using Session = FASTER.core.ClientSession<long, Manaloc.Lab.Experiments.MapValue, Manaloc.Lab.Experiments.MapValue, Manaloc.Lab.Experiments.MapValue,
+    FASTER.core.Empty, FASTER.core.SimpleFunctions<long, Manaloc.Lab.Experiments.MapValue>>;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>One map's operations, as a struct so each variant's loops are compiled for it with direct calls.</summary>
+internal interface IMapOperations
+{
+    /// <summary>Adds a key known to be absent.</summary>
+    bool TryAdd(long key, in MapValue value);
+
+    /// <summary>Reads a key's value.</summary>
+    bool TryGetValue(long key, out MapValue value);
+
+    /// <summary>Replaces the value of a key known to be present.</summary>
+    void Update(long key, in MapValue value);
+}
+
+/// <summary>
+/// One variant of the native-map experiment: a map of <see cref="long"/> keys to <see cref="MapValue"/>, grown one
+/// insert at a time, then read and updated by up to <see cref="MaxThreads"/> threads, each through its own
+/// <see cref="IMapOperations"/> (FASTER needs a session per thread).
+/// </summary>
+internal abstract class MapSubject : IDisposable
+{
+    /// <summary>Threads a subject serves at once.</summary>
+    public const int MaxThreads = 2;
+
+    /// <summary>Its variant name.</summary>
+    public abstract string Variant { get; }
+
+    /// <summary>Whether two threads may read it at once (documented for <c>Dictionary</c> without writers).</summary>
+    public abstract bool ConcurrentReads { get; }
+
+    /// <summary>Whether threads may read and write it at once.</summary>
+    public abstract bool ConcurrentWrites { get; }
+
+    /// <summary>
+    /// Inserts the keys of indexes [<paramref name="from"/>, <paramref name="to"/>) in order and returns the longest
+    /// single insert in <see cref="LabClock"/> ticks.
+    /// </summary>
+    public abstract long Grow(long from, long to);
+
+    /// <summary>
+    /// Looks up <paramref name="count"/> keys of <paramref name="stream"/> on behalf of <paramref name="thread"/>,
+    /// from where that thread's previous call left off; returns a sum of the values read.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">A key of the stream was not found: the map lost an entry.</exception>
+    public abstract long Lookups(int thread, long[] stream, long count);
+
+    /// <summary>As <see cref="Lookups"/>, every twentieth operation an update of the key instead of a read (95% reads, 5% updates).</summary>
+    public abstract long Mix(int thread, long[] stream, long count);
+
+    /// <summary>Frees the map.</summary>
+    public abstract void Dispose();
+}
+
+/// <summary>A <see cref="MapSubject"/> over one operations struct per thread.</summary>
+internal sealed class MapSubject<TOperations>(string variant, bool concurrentReads, bool concurrentWrites, TOperations[] perThread, Action dispose)
+    : MapSubject
+    where TOperations : struct, IMapOperations
+{
+    // One cursor per thread, a cache line apart: each call goes on through the stream where the last one stopped, so a
+    // short calibration call does not read the same few (then cached) keys again and again.
+    private readonly long[] _cursors = new long[MapSubject.MaxThreads * 8];
+
+    public override string Variant => variant;
+    public override bool ConcurrentReads => concurrentReads;
+    public override bool ConcurrentWrites => concurrentWrites;
+
+    public override long Grow(long from, long to)
+    {
+        ref var map = ref perThread[0];
+        long worst = 0;
+        for (long i = from; i < to; i++)
+        {
+            var value = NativeMapWorkload.ValueOf(i);
+            long start = LabClock.Now;
+            bool added = map.TryAdd(NativeMapWorkload.Key(i), value);
+            long took = LabClock.Now - start;
+            if (!added) throw new InvalidOperationException($"{variant}: key index {i} was refused as already present; the workload's keys are distinct.");
+            if (took > worst) worst = took;
+        }
+        return worst;
+    }
+
+    public override long Lookups(int thread, long[] stream, long count)
+    {
+        ref var map = ref perThread[thread];
+        long mask = stream.Length - 1, cursor = _cursors[thread * 8], sum = 0, found = 0;
+        for (long i = 0; i < count; i++)
+        {
+            if (map.TryGetValue(stream[(cursor + i) & mask], out var value))
+            {
+                sum += value.A;
+                found++;
+            }
+        }
+        _cursors[thread * 8] = cursor + count;
+        if (found != count) throw Missed(count - found, count);
+        return sum;
+    }
+
+    public override long Mix(int thread, long[] stream, long count)
+    {
+        ref var map = ref perThread[thread];
+        long mask = stream.Length - 1, cursor = _cursors[thread * 8], sum = 0, found = 0, reads = 0;
+        for (long i = 0; i < count; i++)
+        {
+            long at = cursor + i;
+            long key = stream[at & mask];
+            if (at % 20 == 0)
+            {
+                map.Update(key, new MapValue(at, thread, 0));
+                continue;
+            }
+            reads++;
+            if (map.TryGetValue(key, out var value))
+            {
+                sum += value.A;
+                found++;
+            }
+        }
+        _cursors[thread * 8] = cursor + count;
+        if (found != reads) throw Missed(reads - found, reads);
+        return sum;
+    }
+
+    public override void Dispose() => dispose();
+
+    private InvalidOperationException Missed(long missed, long of)
+        => new($"{variant}: {missed} of {of} lookups of inserted keys found nothing; the map lost entries.");
+}
+
+/// <summary>The variants' names and how each is built.</summary>
+internal static class MapSubjects
+{
+    public const string Dictionary = "Dictionary<long, T>";
+    public const string Concurrent = "ConcurrentDictionary<long, T>";
+    public const string Faster = "FasterKV (in memory)";
+    public const string Native = "NativeMap";
+    public const string ConcurrentNative = "ConcurrentNativeMap";
+
+    /// <summary>Every variant in display order.</summary>
+    public static readonly IReadOnlyList<string> All = [Dictionary, Concurrent, Faster, Native, ConcurrentNative];
+
+    /// <summary>A new, empty map of <paramref name="variant"/>, sized by nothing but its defaults (FASTER: for <paramref name="entries"/>, below).</summary>
+    /// <exception cref="ArgumentException">An unknown variant.</exception>
+    public static MapSubject Create(string variant, long entries) => variant switch
+    {
+        Dictionary => CreateDictionary(),
+        Concurrent => CreateConcurrent(),
+        Faster => FasterSubject.Create(entries),
+        Native => CreateNative(),
+        ConcurrentNative => CreateConcurrentNative(),
+        _ => throw new ArgumentException($"Unknown native-map variant '{variant}'; known: {string.Join(", ", All)}.", nameof(variant)),
+    };
+
+    private static MapSubject CreateDictionary()
+    {
+        var map = new Dictionary<long, MapValue>();
+        return new MapSubject<DictionaryOperations>(Dictionary, concurrentReads: true, concurrentWrites: false, [new(map), new(map)], () => map.Clear());
+    }
+
+    private static MapSubject CreateConcurrent()
+    {
+        var map = new ConcurrentDictionary<long, MapValue>();
+        return new MapSubject<ConcurrentOperations>(Concurrent, concurrentReads: true, concurrentWrites: true, [new(map), new(map)], () => map.Clear());
+    }
+
+    private static NativeMapOptions<long> Options => new() { Name = "lab.native-map" };
+
+    private static MapSubject CreateNative()
+    {
+        var map = new NativeMap<long, MapValue>(Options);
+        // Concurrent reads while nothing writes are safe, as Dictionary's (its documented contract).
+        return new MapSubject<NativeOperations>(Native, concurrentReads: true, concurrentWrites: false, [new(map), new(map)], map.Dispose);
+    }
+
+    private static MapSubject CreateConcurrentNative()
+    {
+        var map = new ConcurrentNativeMap<long, MapValue>(Options);
+        return new MapSubject<ConcurrentNativeOperations>(ConcurrentNative, concurrentReads: true, concurrentWrites: true, [new(map), new(map)], map.Dispose);
+    }
+
+    private readonly struct NativeOperations(NativeMap<long, MapValue> map) : IMapOperations
+    {
+        public bool TryAdd(long key, in MapValue value) => map.TryAdd(key, value);
+        public bool TryGetValue(long key, out MapValue value) => map.TryGetValue(key, out value);
+        public void Update(long key, in MapValue value) => map.GetValueRefOrNullRef(key) = value;
+    }
+
+    private readonly struct ConcurrentNativeOperations(ConcurrentNativeMap<long, MapValue> map) : IMapOperations
+    {
+        public bool TryAdd(long key, in MapValue value) => map.TryAdd(key, value);
+        public bool TryGetValue(long key, out MapValue value) => map.TryGetValue(key, out value);
+        public void Update(long key, in MapValue value) => map[key] = value;
+    }
+
+    private readonly struct DictionaryOperations(Dictionary<long, MapValue> map) : IMapOperations
+    {
+        public bool TryAdd(long key, in MapValue value) => map.TryAdd(key, value);
+        public bool TryGetValue(long key, out MapValue value) => map.TryGetValue(key, out value);
+        public void Update(long key, in MapValue value) => map[key] = value;
+    }
+
+    private readonly struct ConcurrentOperations(ConcurrentDictionary<long, MapValue> map) : IMapOperations
+    {
+        public bool TryAdd(long key, in MapValue value) => map.TryAdd(key, value);
+        public bool TryGetValue(long key, out MapValue value) => map.TryGetValue(key, out value);
+        public void Update(long key, in MapValue value) => map[key] = value;
+    }
+}
+
+/// <summary>
+/// FASTER's <see cref="FasterKV{Key, Value}"/> kept wholly in memory: a null log device, a log memory large enough for
+/// every record (a record is an 8-byte header, the key and the value: 40 bytes) with a quarter to spare, 4 MiB pages
+/// allocated as the log grows, and a hash index of one 64-byte bucket (seven entries) per four keys, fixed at
+/// construction as FASTER's index is. One session per thread.
+/// </summary>
+internal static class FasterSubject
+{
+    private const int RecordBytes = 40;
+    private const int PageSizeBits = 22;
+
+    public static MapSubject Create(long entries)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entries);
+        long logBytes = Math.Max(1L << PageSizeBits, (long)BitOperations.RoundUpToPowerOf2((ulong)(entries * RecordBytes * 5 / 4)));
+        long buckets = Math.Max(64, (long)BitOperations.RoundUpToPowerOf2((ulong)Math.Max(1, entries / 4)));
+        var device = new NullDevice();
+        var store = new FasterKV<long, MapValue>(buckets, new LogSettings
+        {
+            LogDevice = device,
+            PageSizeBits = PageSizeBits,
+            MemorySizeBits = BitOperations.Log2((ulong)logBytes),
+        });
+        var sessions = new Session[MapSubject.MaxThreads];
+        for (int t = 0; t < sessions.Length; t++) sessions[t] = store.For(new SimpleFunctions<long, MapValue>()).NewSession<SimpleFunctions<long, MapValue>>();
+        var operations = sessions.Select(s => new FasterOperations(s)).ToArray();
+        return new MapSubject<FasterOperations>(MapSubjects.Faster, concurrentReads: true, concurrentWrites: true, operations, () =>
+        {
+            foreach (var s in sessions) s.Dispose();
+            store.Dispose();
+            device.Dispose();
+        });
+    }
+
+    private readonly struct FasterOperations(Session session) : IMapOperations
+    {
+        public bool TryAdd(long key, in MapValue value)
+        {
+            // Upsert of a key the caller knows is absent: FASTER has no add-if-absent that does not read first.
+            var v = value;
+            var status = session.Upsert(ref key, ref v);
+            return !status.IsFaulted && !status.IsPending;
+        }
+
+        public bool TryGetValue(long key, out MapValue value)
+        {
+            value = default;
+            var status = session.Read(ref key, ref value);
+            if (status.IsPending) throw new InvalidOperationException("FasterKV went to its (null) device for a read: the log is sized to keep every record in memory.");
+            return status.Found;
+        }
+
+        public void Update(long key, in MapValue value)
+        {
+            var v = value;
+            session.Upsert(ref key, ref v);
+        }
+    }
+}

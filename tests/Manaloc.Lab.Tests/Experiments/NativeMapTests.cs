@@ -1,0 +1,148 @@
+using Manaloc.Lab.Experiments;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Tests.Experiments;
+
+/// <summary>The native-map experiment's logic that is not timing: its workload, its variants' correctness, its child protocol and its declared targets.</summary>
+public sealed class NativeMapTests
+{
+    [Fact]
+    public void Keys_are_distinct_and_not_sequential()
+    {
+        var keys = Enumerable.Range(0, 100_000).Select(i => NativeMapWorkload.Key(i)).ToArray();
+        Assert.Equal(keys.Length, keys.Distinct().Count());
+        Assert.True(keys.Zip(keys.Skip(1)).Count(p => Math.Abs(p.Second - p.First) == 1) < 5);
+    }
+
+    [Fact]
+    public void The_uniform_stream_only_holds_inserted_keys()
+    {
+        var inserted = Enumerable.Range(0, 1000).Select(i => NativeMapWorkload.Key(i)).ToHashSet();
+        var stream = NativeMapWorkload.Uniform(1000, 4096, seed: 1);
+        Assert.All(stream, k => Assert.Contains(k, inserted));
+        Assert.True(stream.Distinct().Count() > 900); // uniform: nearly every key drawn at least once
+    }
+
+    [Fact]
+    public void The_zipf_stream_is_skewed_with_its_hot_keys_spread_over_the_insertion_order()
+    {
+        const int entries = 10_000;
+        var indexOf = Enumerable.Range(0, entries).ToDictionary(i => NativeMapWorkload.Key(i), i => i);
+        var stream = NativeMapWorkload.Zipf(entries, 1 << 16, seed: 2);
+        Assert.All(stream, k => Assert.True(indexOf.ContainsKey(k)));
+        var hottest = stream.GroupBy(k => k).OrderByDescending(g => g.Count()).Take(10).ToArray();
+        double share = hottest[0].Count() / (double)stream.Length;
+        double expected = new ZipfSampler(entries, NativeMapWorkload.ZipfTheta).HottestShare;
+        Assert.InRange(share, expected * 0.8, expected * 1.2);
+        Assert.True(hottest.Sum(g => g.Count()) > stream.Length / 5); // ten keys of 10,000 take over a fifth of the lookups
+        // The ten hottest keys were not inserted side by side (their insertion indexes are not one run).
+        var indexes = hottest.Select(g => indexOf[g.Key]).Order().ToArray();
+        Assert.True(indexes[^1] - indexes[0] > entries / 10);
+    }
+
+    [Theory]
+    [InlineData(1L)]
+    [InlineData(2L)]
+    [InlineData(3L)]
+    [InlineData(1000L)]
+    public void Zipf_ranks_stay_in_range_and_rank_zero_is_the_most_frequent(long n)
+    {
+        var sampler = new ZipfSampler(n, 0.99);
+        var random = new Random(5);
+        var counts = new long[n];
+        for (int i = 0; i < 20_000; i++) counts[sampler.Next(random.NextDouble())]++;
+        Assert.Equal(counts.Max(), counts[0]);
+        Assert.Equal(0, sampler.Next(0));
+        Assert.InRange(sampler.Next(0.999999), 0, n - 1);
+    }
+
+    [Fact]
+    public void A_stream_length_that_is_not_a_power_of_two_is_refused()
+        => Assert.Contains("power of two", Assert.Throws<ArgumentOutOfRangeException>(() => NativeMapWorkload.Uniform(10, 1000, 1)).Message, StringComparison.Ordinal);
+
+    public static TheoryData<string> Variants() => new(MapSubjects.All);
+
+    [Theory]
+    [MemberData(nameof(Variants))]
+    public void Every_variant_finds_every_key_it_grew_to_and_survives_the_mix(string variant)
+    {
+        const long entries = 50_000;
+        using var subject = MapSubjects.Create(variant, entries);
+        Assert.True(subject.Grow(0, entries / 2) >= 0);
+        subject.Grow(entries / 2, entries);
+        var uniform = NativeMapWorkload.Uniform(entries, 1 << 14, seed: 1);
+        long sum = subject.Lookups(0, uniform, 1 << 14);
+        long direct = 0;
+        var indexOf = new Dictionary<long, long>();
+        for (long i = 0; i < entries; i++) indexOf[NativeMapWorkload.Key(i)] = i;
+        foreach (long k in uniform) direct += NativeMapWorkload.ValueOf(indexOf[k]).A;
+        Assert.Equal(direct, sum); // every lookup hit, and read the value stored with its key
+        if (subject.ConcurrentWrites)
+        {
+            subject.Mix(0, uniform, 1 << 14);
+            Parallel.For(0, 2, t => subject.Mix(t, uniform, 1 << 14));
+            subject.Lookups(0, uniform, 1 << 14); // still every key, after updates from two threads
+        }
+        // A key already present is refused, not counted twice (FASTER's upsert cannot tell an insert from an overwrite).
+        if (variant != MapSubjects.Faster) Assert.Throws<InvalidOperationException>(() => subject.Grow(0, 1));
+    }
+
+    [Theory]
+    [MemberData(nameof(Variants))]
+    public void A_lookup_of_a_key_never_inserted_fails_the_run(string variant)
+    {
+        using var subject = MapSubjects.Create(variant, 1000);
+        subject.Grow(0, 1000);
+        var missing = Enumerable.Range(5_000, 16).Select(i => NativeMapWorkload.Key(i)).ToArray();
+        var e = Assert.Throws<InvalidOperationException>(() => subject.Lookups(0, missing, 16));
+        Assert.Contains(variant, e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_plan_round_trips_through_the_child_arguments_and_a_bad_one_is_refused()
+    {
+        var plan = new NativeMapPlan(MapSubjects.Faster, 1_000_000);
+        Assert.Equal(plan, NativeMapPlan.Parse(plan.ToArguments()));
+        Assert.Equal([250_000L, 500_000L, 1_000_000L], plan.Checkpoints);
+        Assert.Contains("'nope'", Assert.Throws<ArgumentException>(() => NativeMapPlan.Parse(["nope", "10"])).Message, StringComparison.Ordinal);
+        Assert.Contains("'3'", Assert.Throws<ArgumentException>(() => NativeMapPlan.Parse([MapSubjects.Dictionary, "3"])).Message, StringComparison.Ordinal);
+        Assert.Contains("2 arguments", Assert.Throws<ArgumentException>(() => NativeMapPlan.Parse([MapSubjects.Dictionary])).Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_child_grows_weighs_and_looks_up_its_variant()
+    {
+        var plan = new NativeMapPlan(MapSubjects.Concurrent, 8_000);
+        var output = ChildProcess.Run(["child", "native-map", "run", "--mode", "smoke", "--", .. plan.ToArguments()], null, TimeSpan.FromMinutes(2));
+        var ops = output.Measurements.Select(m => m.Parameters.Text("op")).ToHashSet();
+        Assert.Equal(["full-gc", "insert-allocation", "longest-insert", "lookup-uniform", "lookup-zipf", "managed-bytes", "mix", "native-bytes", "peak-memory"], ops.Order(StringComparer.Ordinal));
+        Assert.Equal([2_000L, 4_000L, 8_000L], output.Measurements.Where(m => m.Parameters.Is("op", "full-gc")).Select(m => m.Parameters.Long("entries")).Order());
+        Assert.Equal([1, 2], output.Measurements.Where(m => m.Parameters.Is("op", "lookup-zipf") && m.Parameters.Is("entries", 8_000)).Select(m => m.Threads).Order());
+        // ConcurrentDictionary holds a node object per entry: its managed weight is tens of bytes per entry.
+        var managed = Assert.Single(output.Measurements, m => m.Parameters.Is("op", "managed-bytes") && m.Parameters.Is("entries", 8_000));
+        Assert.True(managed.Statistics.Median > 32, $"{managed.Statistics.Median} B/entry");
+        var allocation = Assert.Single(output.Measurements, m => m.Parameters.Is("op", "insert-allocation") && m.Parameters.Is("entries", 8_000));
+        Assert.True(allocation.Statistics.Median > 32, $"{allocation.Statistics.Median} B/insert"); // a node per insert
+    }
+
+    [Fact]
+    public void Every_target_reads_its_figure_at_the_largest_entry_count()
+    {
+        Measurement M(string variant, string op, long entries, double value, int threads = 1) => new()
+        {
+            Variant = variant,
+            Parameters = Parameters.Of(("entries", entries), ("op", op)).With("threads", threads),
+            Unit = Unit.Milliseconds,
+            Threads = threads,
+            Statistics = Statistics.From([value]),
+        };
+        var measurements = new[]
+        {
+            M(MapSubjects.Concurrent, "full-gc", 10, 100), M(MapSubjects.Concurrent, "full-gc", 40, 400),
+            M(MapSubjects.ConcurrentNative, "full-gc", 10, 1), M(MapSubjects.ConcurrentNative, "full-gc", 40, 4),
+        };
+        var target = new NativeMap().Targets.Single(t => t.Metric.Name.StartsWith("ConcurrentNativeMap: full GC pause", StringComparison.Ordinal));
+        Assert.Equal(0.01, target.Metric.Compute(new Figures(measurements, random: null))!.Value, 9);
+        Assert.Equal(100, new NativeMap().Claim!.Today.Compute(new Figures(measurements, random: null))!.Value, 9);
+    }
+}
