@@ -91,16 +91,11 @@ public sealed class Buffers() : Experiment(
 
         // Tiered JIT: ArrayPool.Shared runs precompiled, optimised code from the first call; bring every
         // body (and the manager's code inlined into it) to optimised code before measuring.
-        context.Status("warming up the JIT");
-        for (int round = 0; round < 2; round++)
-        {
-            for (int call = 0; call < 40; call++)
-            {
-                foreach (var (size, _, body) in sized) body(size >= 1 << 20 ? 1 : 50);
-                foreach (var (_, body) in threaded) body(0, 50);
-            }
-            if (!context.IsSmoke) Thread.Sleep(RunSettings.TierUpPause); // until the hot methods' tier-1 code is in
-        }
+        TierUp.Run(context,
+        [
+            .. sized.Select(c => (Action)(() => c.Body(c.Size >= 1 << 20 ? 1 : 50))),
+            .. threaded.Select(c => (Action)(() => c.Body(0, 50))),
+        ]);
 
         foreach (var (size, variant, body) in sized) context.Measure(variant, body, Parameters.Of(("size", size)));
 

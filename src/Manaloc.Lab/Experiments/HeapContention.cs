@@ -71,24 +71,21 @@ public sealed unsafe partial class HeapContention() : Experiment(
         var slabHeap = new SlabHeap(slab);
         var slabThreadHeap = new SlabThreadHeap(slab);
         using var floor = new FloorBuffers(Threads(context.Settings).Max());
-        // Bring every variant's code to tier 1 before the harness's short warm-up: run, wait past the
-        // runtime's tiering delay, run again.
-        for (int round = 0; round < 2; round++)
+        // Every variant's code at tier 1 before the harness's short warm-up; each round's buffers freed after it.
+        nint[] a = new nint[Slots], b = new nint[Slots], c = new nint[Slots], d = new nint[Slots];
+        ulong state = 1;
+        TierUp.Run(context,
+        [
+            () => Churn(malloc, a, ref state, 500),
+            () => Churn(hglobal, b, ref state, 500),
+            () => Churn(slabThreadHeap, c, ref state, 500),
+            () => Churn(floor.HeapOf(0), d, ref state, 500),
+        ], afterRound: () =>
         {
-            nint[] a = new nint[Slots], b = new nint[Slots], c = new nint[Slots], d = new nint[Slots];
-            ulong state = 1;
-            for (int call = 0; call < 40; call++)
-            {
-                Churn(malloc, a, ref state, 500);
-                Churn(hglobal, b, ref state, 500);
-                Churn(slabThreadHeap, c, ref state, 500);
-                Churn(floor.HeapOf(0), d, ref state, 500);
-            }
             Release(malloc, a);
             Release(hglobal, b);
             Release(slabHeap, c);
-            Thread.Sleep(RunSettings.TierUpPause);
-        }
+        });
         // Fairness on a shared machine: each thread count's samples are taken in rounds, one sample of
         // every variant per round in a balanced order (Harness/Rounds), so outside load hits all alike;
         // the loop-only floor is subtracted from the others, so it must see the same conditions.

@@ -104,24 +104,23 @@ public sealed class Rwlock() : Experiment(
     /// </summary>
     private static void WarmUpJit(ExperimentContext context, RunSettings settings, Region region)
     {
-        context.Status("warming up the JIT");
         var brief = settings with { WarmUp = TimeSpan.FromMilliseconds(2), SampleTarget = TimeSpan.FromMilliseconds(2), Samples = 1 };
-        for (int round = 0; round < 2; round++)
+        var cells = new List<Action>();
+        foreach (int writers in new[] { 0, 50 })
         {
-            foreach (int writers in new[] { 0, 50 })
+            foreach (int threads in new[] { 1, 2 })
             {
-                foreach (int threads in new[] { 1, 2 })
+                foreach (string variant in AllVariants)
                 {
-                    foreach (string variant in AllVariants)
+                    cells.Add(() =>
                     {
-                        context.Cancellation.ThrowIfCancellationRequested();
                         long total = 0;
                         _ = MeasureCell(variant, brief, threads, Parameters.Of(("writers", writers), ("hold", 1)), region, writers, 1, ref total);
-                    }
+                    });
                 }
             }
-            Thread.Sleep(RunSettings.TierUpPause); // until the hot methods' tier-1 code is in
         }
+        TierUp.Run(context, cells, rounds: 2, calls: 1);
     }
 
     /// <summary>One round of one cell for one variant, on a lock object of its own.</summary>
