@@ -13,7 +13,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Buffers() : Experiment(
     "buffers", "Tradeoffs in High Performance Software (seed 002)",
     "Rent, touch, return buffers of 256 B to 64 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.",
-    [New, Shared, Manager], Shared, quickSeconds: 16, sweepParameter: "size")
+    [New, Shared, Manager], Shared, quickSeconds: 12, sweepParameter: "size")
 {
     private const string New = "new byte[]";
     private const string Shared = "ArrayPool.Shared";
@@ -54,7 +54,8 @@ public sealed class Buffers() : Experiment(
         Metric.TimesBetter("BufferManager vs ArrayPool.Shared, 64 MiB (times as fast)", Manager, Shared, m => IsSize(m, 64 << 20)),
         new Metric("BufferManager vs new byte[], largest size (times as fast)", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters.Is("size", LargestSize(f.All)))));
 
-    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [256, 4096, .. LargeSizes] : [256, 4096, 65536, 1 << 20, .. LargeSizes];
+    /// <summary>The sizes measured one at a time: every size in full mode; in quick mode the large ones the targets read and two below them for the chart.</summary>
+    private static int[] Sizes(RunSettings settings) => settings.Pick<int[]>(smoke: [256, 4096, .. LargeSizes], quick: [4096, 1 << 20, .. LargeSizes], full: [256, 4096, 65536, 1 << 20, .. LargeSizes]);
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>

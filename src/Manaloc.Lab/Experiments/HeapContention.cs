@@ -239,21 +239,9 @@ public sealed unsafe partial class HeapContention() : Experiment(
         // A fixed operation count per sample: calibration on a loaded machine can pick counts so small
         // that waking the threads dominates.
         long total = context.IsSmoke ? 20_000 : context.IsQuick ? 600_000 : 6_000_000;
-        // Each thread's CPU time for its last call (the sample; the warm-up calls come first): time the thread ran, not
-        // time it waited for a core another process had, which on a shared machine swamps the difference under test.
-        var cpu = new long[threads];
-        var perThread = new long[threads];
-        var m = ThreadSweep.Measure(variant, threads, (t, n) =>
-        {
-            long start = ThreadCpuTime.NowNanoseconds();
-            Churn(heaps[t], slots[t], ref states[t], n);
-            cpu[t] = ThreadCpuTime.NowNanoseconds() - start;
-            perThread[t] = n;
-        }, settings, p, totalOperations: total);
-        if (ThreadCpuTime.IsAvailable)
-        {
-            m = m with { Metrics = new Dictionary<string, double>(m.Metrics) { [CpuNsPerOpMetric] = (double)cpu.Sum() / perThread.Sum() } };
-        }
+        // The threads' CPU time over the sample (the harness's account): time the threads ran, not time they waited for a
+        // core another process had, which on a shared machine swamps the difference under test.
+        var m = ThreadSweep.Measure(variant, threads, (t, n) => Churn(heaps[t], slots[t], ref states[t], n), settings, p, totalOperations: total, threadCpu: true);
         // On this thread, through a heap that frees from any thread (a thread heap is its own thread's only).
         for (int t = 0; t < threads; t++) Release(release, slots[t]);
         return m;

@@ -77,7 +77,7 @@ public sealed class Rwlock() : Experiment(
             : context.Settings with { WarmUp = TimeSpan.FromMilliseconds(20), SampleTarget = TimeSpan.FromMilliseconds(50), Samples = 1 };
         int rounds = context.IsSmoke ? context.Settings.Samples : context.IsQuick ? 4 : 7;
         var region = new Region();
-        if (!context.IsSmoke) WarmUpJit(context, perRound, region);
+        if (!context.IsSmoke) TierUpCells(context, perRound, region);
         foreach (int writers in WriterPercents(context.Settings))
         {
             foreach (int hold in Holds(context.Settings))
@@ -102,7 +102,7 @@ public sealed class Rwlock() : Experiment(
     /// or punish whichever variant comes first. Short one- and two-thread runs of every variant at
     /// 0% and 50% writers, then a pause for the background tier-1 compiles.
     /// </summary>
-    private static void WarmUpJit(ExperimentContext context, RunSettings settings, Region region)
+    private static void TierUpCells(ExperimentContext context, RunSettings settings, Region region)
     {
         var brief = settings with { WarmUp = TimeSpan.FromMilliseconds(2), SampleTarget = TimeSpan.FromMilliseconds(2), Samples = 1 };
         var cells = new List<Action>();
