@@ -107,7 +107,7 @@ public sealed class OutOfTreeLab : IDisposable
     private static bool IsUnder(string path, string directory)
         => Path.GetFullPath(path).StartsWith(Path.GetFullPath(directory).TrimEnd(Path.DirectorySeparatorChar) + Path.DirectorySeparatorChar, StringComparison.Ordinal);
 
-    private static string Tail(string text) => text.Length <= 6000 ? text : "…" + text[^6000..];
+    private static string Tail(string? text) => text is null ? "" : text.Length <= 6000 ? text : "…" + text[^6000..];
 
     private static (int Code, string Output) Run(string program, string workingDirectory, TimeSpan limit, params string[] args)
     {
