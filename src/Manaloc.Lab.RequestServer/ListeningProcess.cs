@@ -12,7 +12,7 @@ public sealed record StoppedProcess(int ExitCode, IReadOnlyList<string> Output, 
 /// <summary>
 /// A server in a child process that says on standard output where it listens and stops when its
 /// standard input closes. The lab runs each server build this way (the request server's
-/// <c>serve --stop-on-eof</c>, samples/HttpApi's <c>--stop-on-stdin-eof</c>), so the build's GC,
+/// <c>serve --stop-on-eof</c>, the HttpApi service's <c>--stop-on-stdin-eof</c>), so the build's GC,
 /// allocation and memory figures are its own.
 /// </summary>
 /// <remarks>

@@ -43,6 +43,8 @@ public static class Program
         var names = new Argument<string[]>("names") { Description = "Experiments to run (default: all). See 'list'.", Arity = ArgumentArity.ZeroOrMore };
         var quick = new Option<bool>("--quick") { Description = "Short warm-up and few samples: every experiment in seconds (the default)." };
         var full = new Option<bool>("--full") { Description = "Longer warm-up, more and longer samples, larger sizes." };
+        // Hidden: for the tests, which run every experiment end to end from a build of the lab; its figures mean little.
+        var smoke = new Option<bool>("--smoke") { Description = "Smallest sizes, two samples, one launch: proves every experiment runs (tests).", Hidden = true };
         var threads = new Option<string?>("--threads") { Description = "Thread counts for sweeps, e.g. 1,2,4 (default: 1, powers of two, processors, 2x processors)." };
         var output = new Option<string>("--out") { Description = "Folder for results.json, report.md and charts/.", DefaultValueFactory = _ => Path.Combine("artifacts", "lab") };
         var json = new Option<bool>("--json") { Description = "Also print results.json to stdout (tables then go to stderr)." };
@@ -51,7 +53,7 @@ public static class Program
 
         var run = new Command("run", "Run experiments and write the report. Named experiments update their entries in the report already in --out's default folder and leave the others; with --out given, or with no names, the report is written afresh.");
         run.Arguments.Add(names);
-        foreach (var option in new Option[] { quick, full, threads, output, json, readme, launches }) run.Options.Add(option);
+        foreach (var option in new Option[] { quick, full, smoke, threads, output, json, readme, launches }) run.Options.Add(option);
 
         var list = new Command("list", "List the experiments: name, article, description.");
 
@@ -74,7 +76,7 @@ public static class Program
         child.Options.Add(launches);
 
         var root = new RootCommand("Manaloc lab: reruns the articles' experiments on this machine and sets their figures beside today's. Also: 'soak --minutes N' (or --seconds N) runs every component together under random load, checking invariants.");
-        foreach (var option in new Option[] { quick, full, threads, output, json, readme, launches }) root.Options.Add(option);
+        foreach (var option in new Option[] { quick, full, smoke, threads, output, json, readme, launches }) root.Options.Add(option);
         root.Subcommands.Add(run);
         root.Subcommands.Add(list);
         root.Subcommands.Add(compare);
@@ -83,7 +85,7 @@ public static class Program
         // Every command has an action, so the parser never demands a subcommand: no arguments runs every
         // experiment in quick mode (the README's command). Help and version are options with actions of their
         // own; they print and return before any experiment runs or any report is touched.
-        var runOptions = new RunOptions(quick, full, threads, output, json, readme, launches);
+        var runOptions = new RunOptions(quick, full, smoke, threads, output, json, readme, launches);
         root.SetAction(p => RunExperiments(p, runOptions, requested: [], stdout, stderr));
         run.SetAction(p => RunExperiments(p, runOptions, p.GetValue(names) ?? [], stdout, stderr));
         list.SetAction(_ =>
@@ -106,7 +108,7 @@ public static class Program
     }
 
     /// <summary>The options that <c>run</c> and the root command share.</summary>
-    private sealed record RunOptions(Option<bool> Quick, Option<bool> Full, Option<string?> Threads, Option<string> Output, Option<bool> Json, Option<string?> Readme, Option<int?> Launches);
+    private sealed record RunOptions(Option<bool> Quick, Option<bool> Full, Option<bool> Smoke, Option<string?> Threads, Option<string> Output, Option<bool> Json, Option<string?> Readme, Option<int?> Launches);
 
     private static bool TryReadThreads(ParseResult parse, Option<string?> threads, TextWriter stderr, out IReadOnlyList<int>? threadCounts, out int usage)
     {
@@ -127,12 +129,13 @@ public static class Program
 
     private static int RunExperiments(ParseResult parse, RunOptions options, string[] requested, TextWriter stdout, TextWriter stderr)
     {
-        if (parse.GetValue(options.Quick) && parse.GetValue(options.Full))
+        bool quick = parse.GetValue(options.Quick), full = parse.GetValue(options.Full), smoke = parse.GetValue(options.Smoke);
+        if ((quick ? 1 : 0) + (full ? 1 : 0) + (smoke ? 1 : 0) > 1)
         {
-            return Usage(stderr, "--quick and --full cannot both be given.");
+            return Usage(stderr, $"{string.Join(" and ", new[] { (quick, "--quick"), (full, "--full"), (smoke, "--smoke") }.Where(m => m.Item1).Select(m => m.Item2))} cannot be given together.");
         }
         if (!TryReadThreads(parse, options.Threads, stderr, out var threadCounts, out int usage)) return usage;
-        var settings = parse.GetValue(options.Full) ? RunSettings.Full(threadCounts) : RunSettings.Quick(threadCounts);
+        var settings = full ? RunSettings.Full(threadCounts) : smoke ? RunSettings.Smoke(threadCounts) : RunSettings.Quick(threadCounts);
         if (parse.GetValue(options.Launches) is { } launchCount)
         {
             if (launchCount is < 1 or > 100) return Usage(stderr, $"--launches expects a whole number from 1 to 100; {launchCount} is not one.");

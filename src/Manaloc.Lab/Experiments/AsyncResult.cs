@@ -13,7 +13,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class AsyncResult() : Experiment(
     "async-result", "Lock free code is hard (FastAsyncResult) (seed 001)",
     "Async Fibonacci per IAsyncResult kind: eager wait handle, lazy lock-free, lazy locked, reusable ValueTask source.",
-    [Eager, Lazy, Locked, ValueTaskSource], Eager, quickSeconds: 6, sweepParameter: "size")
+    [Eager, Lazy, Locked, ValueTaskSource], Eager, quickSeconds: 3, sweepParameter: "size")
 {
     private const string Eager = "eager handle";
     private const string Lazy = "LazyAsyncResult";
@@ -40,7 +40,7 @@ public sealed class AsyncResult() : Experiment(
     ];
 
     private static int[] Sizes(RunSettings settings)
-        => settings.IsSmoke ? [1, 8] : settings.IsQuick ? [1, 5, 10, 15] : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15];
+        => settings.IsSmoke ? [1, 8] : settings.IsQuick ? [1, 15] : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15];
 
     /// <inheritdoc/>
     public override void Run(ExperimentContext context)

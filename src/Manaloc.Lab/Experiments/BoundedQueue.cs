@@ -56,56 +56,33 @@ public sealed class BoundedQueue() : Experiment(
     public override void Run(ExperimentContext context)
     {
         int items = Items(context.Settings);
-        int runs = context.IsSmoke ? 1 : context.IsQuick ? 2 : 5;
-        double sendMicros = CalibrateSend();
-        var variants = new (string Name, Func<int, (Action<Action> Post, Action Finish)> Start)[]
-        {
-            (Unbounded, _ => StartBlockingCollection(null)),
-            (CappedBlocking, _ => StartBlockingCollection(Cap)),
-            (CappedDispatcher, _ => StartDispatcher()),
-        };
-        foreach (var v in variants) Run(v.Start, Math.Min(items, 20_000), out _); // warm-up
-        var throughput = variants.ToDictionary(v => v.Name, _ => new List<double>());
-        var memory = variants.ToDictionary(v => v.Name, _ => new List<double>());
-        for (int r = 0; r < runs; r++)
-        {
-            foreach (var (name, start) in variants)
-            {
-                context.Status($"{name} run {r + 1}/{runs}");
-                context.Cancellation.ThrowIfCancellationRequested();
-                var elapsed = Run(start, items, out long peak);
-                throughput[name].Add(items / elapsed.TotalSeconds);
-                memory[name].Add(peak);
-            }
-        }
+        int runCount = context.IsSmoke ? 1 : context.IsQuick ? 2 : 5;
+        var payloadProbe = new byte[PayloadBytes];
+        (s_sendSpin, double sendMicros) = Pilot.Spins(spins => Send(payloadProbe, spins), TimeSpan.FromMicroseconds(SendMicros), startSpins: s_sendSpin);
+        var runs = Scenarios.Run<(TimeSpan Elapsed, long PeakBytes)>(context,
+        [
+            (Unbounded, n => Run(() => StartBlockingCollection(null), n)),
+            (CappedBlocking, n => Run(() => StartBlockingCollection(Cap), n)),
+            (CappedDispatcher, n => Run(StartDispatcher, n)),
+        ], items, warmUpSize: Math.Min(items, 20_000), rounds: runCount);
         var p = Parameters.Of(("items", items), ("cap", Cap));
-        foreach (var (name, _) in variants)
+        foreach (var (name, taken) in runs)
         {
-            context.RecordSamples(name, "ops/s", throughput[name], p, lowerIsBetter: false, threads: 2);
-            context.RecordSamples(name, "bytes", memory[name], p, lowerIsBetter: true, threads: 2);
+            // The run's own time excludes its memory probe (a blocking full collection): see Run.
+            context.RecordSamples(name, "ops/s", [.. taken.Select(r => items / r.Result.Elapsed.TotalSeconds)], p, lowerIsBetter: false, threads: 2);
+            context.RecordSamples(name, "bytes", [.. taken.Select(r => (double)r.Result.PeakBytes)], p, lowerIsBetter: true, threads: 2);
         }
         context.Note($"One producer creates {items:N0} requests (a closure over a new {PayloadBytes}-byte array) as fast as it can; one consumer 'sends' each (checksum plus a spin, measured at {sendMicros:0.##} µs per request). Throughput: requests consumed per second from the first post to the last send.");
         context.Note("Memory: live managed bytes when the producer posts its last request (a full collection at that moment, its pause excluded from the time), minus those before the run: the queue at its deepest, not garbage awaiting collection.");
     }
 
-    private static double CalibrateSend()
-    {
-        var payload = new byte[PayloadBytes];
-        const int Probe = 20_000;
-        for (int attempt = 0; attempt < 6; attempt++)
-        {
-            double us = LabClock.Time(() => { for (int i = 0; i < Probe; i++) Send(payload); }).TotalMicroseconds / Probe;
-            if (us is > SendMicros * 0.75 and < SendMicros * 1.5) return us;
-            s_sendSpin = Math.Clamp((int)(s_sendSpin * SendMicros / Math.Max(us, 0.01)), 1, 1_000_000);
-        }
-        return LabClock.Time(() => { for (int i = 0; i < Probe; i++) Send(payload); }).TotalMicroseconds / Probe;
-    }
-
     /// <summary>The slow consumer's work: read the payload and wait for the "socket".</summary>
-    private static void Send(byte[] payload)
+    private static void Send(byte[] payload) => Send(payload, s_sendSpin);
+
+    private static void Send(byte[] payload, int spins)
     {
         s_checksum += payload[0] + payload[^1];
-        Thread.SpinWait(s_sendSpin);
+        Thread.SpinWait(spins);
     }
 
     private static (Action<Action>, Action) StartBlockingCollection(int? cap)
@@ -128,12 +105,12 @@ public sealed class BoundedQueue() : Experiment(
     /// the heap holds only live objects, so the reading is the queue's memory, not garbage waiting
     /// for a collection (which sampling the heap would mix in, by up to a gen-0 budget).
     /// </summary>
-    private static TimeSpan Run(Func<int, (Action<Action> Post, Action Finish)> start, int items, out long peakBytes)
+    private static (TimeSpan Elapsed, long PeakBytes) Run(Func<(Action<Action> Post, Action Finish)> start, int items)
     {
         GC.Collect();
         GC.WaitForPendingFinalizers();
         long baseline = GC.GetTotalMemory(forceFullCollection: true);
-        var (post, finish) = start(items);
+        var (post, finish) = start();
         long begin = LabClock.Now;
         for (int i = 0; i < items; i++)
         {
@@ -147,8 +124,6 @@ public sealed class BoundedQueue() : Experiment(
             return GC.GetTotalMemory(forceFullCollection: false);
         }, out long live);
         finish();
-        var elapsed = LabClock.Since(begin) - probe;
-        peakBytes = Math.Max(0, live - baseline);
-        return elapsed;
+        return (LabClock.Since(begin) - probe, Math.Max(0, live - baseline));
     }
 }

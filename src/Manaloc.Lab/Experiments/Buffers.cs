@@ -13,7 +13,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Buffers() : Experiment(
     "buffers", "Tradeoffs in High Performance Software (seed 002)",
     "Rent, touch, return buffers of 256 B to 64 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.",
-    [New, Shared, Manager], Shared, quickSeconds: 16, sweepParameter: "size")
+    [New, Shared, Manager], Shared, quickSeconds: 12, sweepParameter: "size")
 {
     private const string New = "new byte[]";
     private const string Shared = "ArrayPool.Shared";
@@ -54,7 +54,8 @@ public sealed class Buffers() : Experiment(
         Metric.TimesBetter("BufferManager vs ArrayPool.Shared, 64 MiB (times as fast)", Manager, Shared, m => IsSize(m, 64 << 20)),
         new Metric("BufferManager vs new byte[], largest size (times as fast)", Unit.Ratio, f => f.TimesBetter(Manager, New, m => IsSingle(m) && m.Parameters.Is("size", LargestSize(f.All)))));
 
-    private static int[] Sizes(RunSettings settings) => settings.IsSmoke ? [256, 4096, .. LargeSizes] : [256, 4096, 65536, 1 << 20, .. LargeSizes];
+    /// <summary>The sizes measured one at a time: every size in full mode; in quick mode the large ones the targets read and two below them for the chart.</summary>
+    private static int[] Sizes(RunSettings settings) => settings.Pick<int[]>(smoke: [256, 4096, .. LargeSizes], quick: [4096, 1 << 20, .. LargeSizes], full: [256, 4096, 65536, 1 << 20, .. LargeSizes]);
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -91,16 +92,11 @@ public sealed class Buffers() : Experiment(
 
         // Tiered JIT: ArrayPool.Shared runs precompiled, optimised code from the first call; bring every
         // body (and the manager's code inlined into it) to optimised code before measuring.
-        context.Status("warming up the JIT");
-        for (int round = 0; round < 2; round++)
-        {
-            for (int call = 0; call < 40; call++)
-            {
-                foreach (var (size, _, body) in sized) body(size >= 1 << 20 ? 1 : 50);
-                foreach (var (_, body) in threaded) body(0, 50);
-            }
-            if (!context.IsSmoke) Thread.Sleep(RunSettings.TierUpPause); // until the hot methods' tier-1 code is in
-        }
+        TierUp.Run(context,
+        [
+            .. sized.Select(c => (Action)(() => c.Body(c.Size >= 1 << 20 ? 1 : 50))),
+            .. threaded.Select(c => (Action)(() => c.Body(0, 50))),
+        ]);
 
         foreach (var (size, variant, body) in sized) context.Measure(variant, body, Parameters.Of(("size", size)));
 

@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
 using System.Threading.Channels;
 using Manaloc.Threading;
 
@@ -16,7 +15,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Dispatcher() : Experiment(
     "dispatcher", "Tradeoffs in High Performance Software (seed 002)",
     "Tiny-item throughput of dedicated workers (BlockingCollection, Channel, DedicatedThreadDispatcher) and heartbeat latency with a flood on the ThreadPool vs on the dispatcher.",
-    [Blocking, ChannelWorkers, Ours, NoFlood, FloodOnPool, FloodOnDispatcher], Blocking, quickSeconds: 15)
+    [Blocking, ChannelWorkers, Ours, NoFlood, FloodOnPool, FloodOnDispatcher], Blocking, quickSeconds: 8)
 {
     private const int Capacity = 10_000;
     private const string Blocking = "BlockingCollection workers";
@@ -53,8 +52,10 @@ public sealed class Dispatcher() : Experiment(
     /// <summary>The flood's dispatcher leaves one core to the rest of the application: the isolation seed 002 wanted.</summary>
     private static int FloodWorkers => Math.Max(1, Environment.ProcessorCount - 1);
 
-    private static int Items(RunSettings s) => s.IsSmoke ? 20_000 : s.IsQuick ? 1_000_000 : 10_000_000;
-    private static TimeSpan HeartbeatRun(RunSettings s) => TimeSpan.FromMilliseconds(s.IsSmoke ? 120 : s.IsQuick ? 1000 : 5000);
+    /// <summary>Items per throughput run: in quick mode half a million, a few tenths of a second for the slowest workers (the launches, not longer runs, give the interval).</summary>
+    private static int Items(RunSettings s) => s.IsSmoke ? 20_000 : s.IsQuick ? 500_000 : 10_000_000;
+    /// <summary>A heartbeat run: in quick mode half a second, about 450 beats a launch, so the launches' beats pool far beyond the 100 a p99 needs.</summary>
+    private static TimeSpan HeartbeatRun(RunSettings s) => TimeSpan.FromMilliseconds(s.IsSmoke ? 120 : s.IsQuick ? 500 : 5000);
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings) =>
@@ -71,42 +72,21 @@ public sealed class Dispatcher() : Experiment(
         int items = Items(context.Settings);
         int samples = context.IsSmoke ? 1 : context.IsQuick ? 3 : 7;
         var p = Parameters.Of(("items", items), ("producers", Producers), ("workers", Workers), ("capacity", Capacity));
-        var runs = new (string Variant, Func<int, TimeSpan> Run)[]
-        {
+        var runs = Scenarios.Run<TimeSpan>(context,
+        [
             (Blocking, n => RunBlockingCollection(n)),
             (ChannelWorkers, n => RunChannel(n)),
             (Ours, n => RunDispatcher(n)),
-        };
-        foreach (var (variant, run) in runs)
+        ], items, warmUpSize: Math.Min(items, 50_000), rounds: samples);
+        foreach (var (variant, taken) in runs)
         {
-            context.Status($"{variant} (warm-up)");
-            run(Math.Min(items, 50_000));
-        }
-        // Interleave the variants sample by sample, so noise from other load on the machine spreads evenly.
-        var results = runs.ToDictionary(r => r.Variant, _ => new List<double>());
-        var cpu = runs.ToDictionary(r => r.Variant, _ => new List<double>());
-        using var process = Process.GetCurrentProcess();
-        for (int s = 0; s < samples; s++)
-        {
-            foreach (var (variant, run) in runs)
-            {
-                context.Status($"{variant} sample {s + 1}/{samples}");
-                context.Cancellation.ThrowIfCancellationRequested();
-                process.Refresh();
-                var cpuBefore = process.TotalProcessorTime;
-                results[variant].Add(items / run(items).TotalSeconds);
-                process.Refresh();
-                cpu[variant].Add((process.TotalProcessorTime - cpuBefore).TotalNanoseconds / items);
-            }
-        }
-        foreach (var (variant, _) in runs)
-        {
-            context.RecordSamples(variant, "ops/s", results[variant], p, lowerIsBetter: false, threads: Producers + Workers);
-            context.RecordSamples(variant, "CPU ns/item", cpu[variant], p, lowerIsBetter: true, threads: Producers + Workers);
+            // Throughput from the flood's own time (release to every worker joined); CPU from the harness's account of the run.
+            context.RecordSamples(variant, "ops/s", [.. taken.Select(r => items / r.Result.TotalSeconds)], p, lowerIsBetter: false, threads: Producers + Workers);
+            context.RecordSamples(variant, "CPU ns/item", [.. taken.Select(r => r.Cpu.TotalNanoseconds / items)], p, lowerIsBetter: true, threads: Producers + Workers);
         }
 
         var duration = HeartbeatRun(context.Settings);
-        double floodMicros = CalibrateFloodWork();
+        (s_floodSpin, double floodMicros) = Pilot.Spins(static spins => Thread.SpinWait(spins), TimeSpan.FromMicroseconds(1), startSpins: s_floodSpin);
         var hp = Parameters.Of(("flood work", "~1 µs per item"), ("interval", "1 ms"), ("capacity", Capacity), ("flood workers", FloodWorkers));
         var floodRates = new List<string>();
         var cpuUse = new List<string>();
@@ -169,21 +149,9 @@ public sealed class Dispatcher() : Experiment(
 
     private enum FloodKind { None, ThreadPool, Dispatcher }
 
+    /// <summary>The flood item's spin, sized by the harness (<see cref="Pilot.Spins"/>) so that one item costs about a microsecond here.</summary>
     private static int s_floodSpin = 30;
     private static readonly Action s_floodWork = static () => Thread.SpinWait(s_floodSpin);
-
-    /// <summary>Sets the flood item's spin so that one item costs about one microsecond here; returns its measured cost in µs.</summary>
-    private static double CalibrateFloodWork()
-    {
-        const int Probe = 20_000;
-        for (int attempt = 0; attempt < 6; attempt++)
-        {
-            double us = LabClock.Time(() => { for (int i = 0; i < Probe; i++) s_floodWork(); }).TotalMicroseconds / Probe;
-            if (us is > 0.7 and < 1.5) return us;
-            s_floodSpin = Math.Clamp((int)(s_floodSpin / Math.Max(us, 0.01)), 1, 100_000);
-        }
-        return LabClock.Time(() => { for (int i = 0; i < Probe; i++) s_floodWork(); }).TotalMicroseconds / Probe;
-    }
 
     /// <summary>
     /// The flood on the ThreadPool, bounded like the dispatcher's queue in Block mode so that the
@@ -259,8 +227,7 @@ public sealed class Dispatcher() : Experiment(
         Thread.Sleep(50); // let the flood build up
         var latencies = new double[(int)(duration.TotalMilliseconds * 2) + 16];
         int beats = 0;
-        using var process = Process.GetCurrentProcess();
-        var cpuBefore = process.TotalProcessorTime;
+        var cpu = ProcessCpu.StartNow();
         var beating = LabClock.Budget(duration);
         while (!beating.IsSpent && beats < latencies.Length)
         {
@@ -269,8 +236,7 @@ public sealed class Dispatcher() : Experiment(
             beats++;
             Thread.Sleep(1);
         }
-        process.Refresh();
-        cpuCores = (process.TotalProcessorTime - cpuBefore).TotalSeconds / beating.Elapsed.TotalSeconds;
+        cpuCores = cpu.Cores;
         stop.Cancel();
         foreach (var t in producers) t.Join();
         dispatcher?.Shutdown(Timeout.InfiniteTimeSpan);

@@ -84,25 +84,17 @@ public sealed class GcModes() : Experiment(
         {
             (ClassVariant, ClassLoop), (StructVariant, StructLoop), (NoEscapeVariant, NoEscapeLoop),
         };
-        foreach (var (_, loop) in loops) loop(Math.Min(iterations, 200_000)); // JIT and thread pool warm-up
-        foreach (var (variant, loop) in loops)
+        // The harness warms every loop up (the JIT and the thread pool) and runs the repetitions interleaved, accounting each run's
+        // wall time, allocation and collections.
+        var runs = Scenarios.Run(context, [.. loops.Select(l => (l.Variant, l.Loop))], iterations, warmUpSize: Math.Min(iterations, 200_000), rounds: repetitions);
+        foreach (var (variant, taken) in runs)
         {
-            context.Status($"{variant}, {mode} GC");
-            var samples = new List<double>();
-            long allocatedBefore = GC.GetTotalAllocatedBytes(precise: true);
-            int g0 = GC.CollectionCount(0), g1 = GC.CollectionCount(1), g2 = GC.CollectionCount(2);
-            var pauseBefore = GC.GetTotalPauseDuration();
-            long start = LabClock.Now;
-            double sink = 0;
-            for (int r = 0; r < repetitions; r++)
-            {
-                samples.Add(LabClock.Time(() => loop(iterations), out double checksum).TotalMilliseconds);
-                sink += checksum;
-            }
-            double wallMs = LabClock.Since(start).TotalMilliseconds;
-            double pauseMs = (GC.GetTotalPauseDuration() - pauseBefore).TotalMilliseconds;
-            long allocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedBefore;
-            int gen0 = GC.CollectionCount(0) - g0, gen1 = GC.CollectionCount(1) - g1, gen2 = GC.CollectionCount(2) - g2;
+            var samples = taken.Select(r => r.Wall.TotalMilliseconds).ToList();
+            double sink = taken.Sum(r => r.Result);
+            double wallMs = samples.Sum();
+            double pauseMs = taken.Sum(r => r.GcPauseMs);
+            long allocated = taken.Sum(r => r.AllocatedBytes);
+            int gen0 = taken.Sum(r => r.Gc.Gen0), gen1 = taken.Sum(r => r.Gc.Gen1), gen2 = taken.Sum(r => r.Gc.Gen2);
             context.Record(new Measurement
             {
                 Variant = variant,

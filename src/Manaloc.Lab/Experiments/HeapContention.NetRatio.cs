@@ -6,7 +6,7 @@ public sealed partial class HeapContention
     /// <summary>Metrics of the slab's two-thread measurement: the net ratio from the rounds and its 95% bootstrap interval.</summary>
     internal const string NetMedianMetric = "netRatio";
     /// <summary>A sample's CPU time (all its threads) per operation, in ns: what the net ratio is computed from where available.</summary>
-    internal const string CpuNsPerOpMetric = "cpuNsPerOp";
+    internal const string CpuNsPerOpMetric = ThreadSweep.CpuNsPerOpMetric;
     internal const string NetLowMetric = "netRatioLow95";
     internal const string NetHighMetric = "netRatioHigh95";
 

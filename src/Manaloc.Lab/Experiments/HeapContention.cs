@@ -71,24 +71,21 @@ public sealed unsafe partial class HeapContention() : Experiment(
         var slabHeap = new SlabHeap(slab);
         var slabThreadHeap = new SlabThreadHeap(slab);
         using var floor = new FloorBuffers(Threads(context.Settings).Max());
-        // Bring every variant's code to tier 1 before the harness's short warm-up: run, wait past the
-        // runtime's tiering delay, run again.
-        for (int round = 0; round < 2; round++)
+        // Every variant's code at tier 1 before the harness's short warm-up; each round's buffers freed after it.
+        nint[] a = new nint[Slots], b = new nint[Slots], c = new nint[Slots], d = new nint[Slots];
+        ulong state = 1;
+        TierUp.Run(context,
+        [
+            () => Churn(malloc, a, ref state, 500),
+            () => Churn(hglobal, b, ref state, 500),
+            () => Churn(slabThreadHeap, c, ref state, 500),
+            () => Churn(floor.HeapOf(0), d, ref state, 500),
+        ], afterRound: () =>
         {
-            nint[] a = new nint[Slots], b = new nint[Slots], c = new nint[Slots], d = new nint[Slots];
-            ulong state = 1;
-            for (int call = 0; call < 40; call++)
-            {
-                Churn(malloc, a, ref state, 500);
-                Churn(hglobal, b, ref state, 500);
-                Churn(slabThreadHeap, c, ref state, 500);
-                Churn(floor.HeapOf(0), d, ref state, 500);
-            }
             Release(malloc, a);
             Release(hglobal, b);
             Release(slabHeap, c);
-            Thread.Sleep(RunSettings.TierUpPause);
-        }
+        });
         // Fairness on a shared machine: each thread count's samples are taken in rounds, one sample of
         // every variant per round in a balanced order (Harness/Rounds), so outside load hits all alike;
         // the loop-only floor is subtracted from the others, so it must see the same conditions.
@@ -242,21 +239,9 @@ public sealed unsafe partial class HeapContention() : Experiment(
         // A fixed operation count per sample: calibration on a loaded machine can pick counts so small
         // that waking the threads dominates.
         long total = context.IsSmoke ? 20_000 : context.IsQuick ? 600_000 : 6_000_000;
-        // Each thread's CPU time for its last call (the sample; the warm-up calls come first): time the thread ran, not
-        // time it waited for a core another process had, which on a shared machine swamps the difference under test.
-        var cpu = new long[threads];
-        var perThread = new long[threads];
-        var m = ThreadSweep.Measure(variant, threads, (t, n) =>
-        {
-            long start = ThreadCpuTime.NowNanoseconds();
-            Churn(heaps[t], slots[t], ref states[t], n);
-            cpu[t] = ThreadCpuTime.NowNanoseconds() - start;
-            perThread[t] = n;
-        }, settings, p, totalOperations: total);
-        if (ThreadCpuTime.IsAvailable)
-        {
-            m = m with { Metrics = new Dictionary<string, double>(m.Metrics) { [CpuNsPerOpMetric] = (double)cpu.Sum() / perThread.Sum() } };
-        }
+        // The threads' CPU time over the sample (the harness's account): time the threads ran, not time they waited for a
+        // core another process had, which on a shared machine swamps the difference under test.
+        var m = ThreadSweep.Measure(variant, threads, (t, n) => Churn(heaps[t], slots[t], ref states[t], n), settings, p, totalOperations: total, threadCpu: true);
         // On this thread, through a heap that frees from any thread (a thread heap is its own thread's only).
         for (int t = 0; t < threads; t++) Release(release, slots[t]);
         return m;

@@ -10,14 +10,16 @@ namespace Manaloc.Lab.Experiments;
 internal sealed record HttpServiceStats(long AllocatedBytes, int GcCount, double GcPauseMs, long WorkingSet, long PeakWorkingSet, long Served, long PoolRents, long PoolOutstanding, long PoolIdleBytes, long GcCommittedBytes, long IdleReleases);
 
 /// <summary>
-/// samples/HttpApi as a child process on 127.0.0.1 (a free port): found beside the lab's build (built with
-/// <c>dotnet build</c> when it is not there), started with its build flag, asked for its figures over HTTP,
-/// and stopped gracefully by closing its standard input. The lab has no project reference to the sample:
-/// nothing under src/ depends on a sample or an executable.
+/// The HttpApi service (src/Manaloc.Lab.HttpApi, in the lab's build) in a child lab process on 127.0.0.1 (a free port):
+/// <c>child http serve -- --build …</c>, started with its build flag, asked for its figures over HTTP, and stopped
+/// gracefully by closing its standard input. The child runs with the GC an ASP.NET Core application gets from the Web
+/// SDK (server GC, dynamic adaptation), as samples/HttpApi, the same service's command line, does.
 /// </summary>
 internal sealed class HttpService : IDisposable
 {
-    private static readonly Lock s_buildLock = new();
+    /// <summary>The GC settings the Web SDK writes into a web application's runtimeconfig.json (ServerGarbageCollection, GarbageCollectionAdaptationMode).</summary>
+    private static readonly (string Key, string Value)[] WebApplicationGc = [("DOTNET_gcServer", "1"), ("DOTNET_GCDynamicAdaptationMode", "1")];
+
     private readonly ListeningProcess _child;
     private readonly HttpClient _client;
 
@@ -29,55 +31,29 @@ internal sealed class HttpService : IDisposable
 
     public IPEndPoint Endpoint => _child.EndPoint;
 
-    /// <summary>Path of HttpApi.dll for the lab's configuration, built first if missing.</summary>
-    public static string Locate(Action<string> status)
-    {
-        string configuration = AppContext.BaseDirectory.Contains($"{Path.DirectorySeparatorChar}Debug{Path.DirectorySeparatorChar}", StringComparison.Ordinal) ? "Debug" : "Release";
-        var root = new DirectoryInfo(AppContext.BaseDirectory);
-        while (root is not null && !File.Exists(Path.Combine(root.FullName, "Manaloc.slnx"))) root = root.Parent;
-        if (root is null) throw new InvalidOperationException("http: the repository (Manaloc.slnx) was not found above the lab's directory, so samples/HttpApi cannot be found.");
-        string project = Path.Combine(root.FullName, "samples", "HttpApi", "HttpApi.csproj");
-        string dll = Path.Combine(root.FullName, "samples", "HttpApi", "bin", configuration, "net10.0", "HttpApi.dll");
-        lock (s_buildLock)
-        {
-            if (File.Exists(dll)) return dll;
-            status($"building samples/HttpApi ({configuration})");
-            var build = Process.Start(new ProcessStartInfo(ChildProcess.FindDotnetHost(), ["build", project, "-c", configuration, "--nologo", "-v", "quiet"])
-            {
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-            })!;
-            var output = build.StandardOutput.ReadToEndAsync();
-            var errors = build.StandardError.ReadToEndAsync();
-            if (!build.WaitForExit(TimeSpan.FromMinutes(5)))
-            {
-                build.Kill(entireProcessTree: true);
-                throw new InvalidOperationException("http: building samples/HttpApi took more than 5 minutes.");
-            }
-            if (build.ExitCode != 0 || !File.Exists(dll))
-                throw new InvalidOperationException($"http: building samples/HttpApi failed (exit {build.ExitCode}): {output.Result}{errors.Result}");
-            return dll;
-        }
-    }
-
-    /// <summary>Starts the service in <paramref name="build"/> (the Manaloc build with its idle release after <paramref name="idleRelease"/> without a request) and waits for its "listening on" line.</summary>
-    public static HttpService Start(string dll, string build, int share, TimeSpan idleRelease)
+    /// <summary>
+    /// Starts the service in <paramref name="build"/> (the Manaloc build with its idle release after <paramref name="idleRelease"/>
+    /// without a request) through the lab's child mode, <c>child <paramref name="experiment"/> <paramref name="key"/> -- …</c>,
+    /// and waits for its "listening on" line.
+    /// </summary>
+    public static HttpService Start(string experiment, string key, string build, int share, TimeSpan idleRelease)
     {
         var start = new ProcessStartInfo(ChildProcess.FindDotnetHost());
-        foreach (string arg in new[] { "exec", dll, "--build", build, "--port", "0", "--share", share.ToString(System.Globalization.CultureInfo.InvariantCulture),
+        foreach (string arg in new[] { "exec", ChildProcess.LabAssemblyPath, "child", experiment, key, "--",
+            "--build", build, "--port", "0", "--share", share.ToString(System.Globalization.CultureInfo.InvariantCulture),
             "--idle-release", idleRelease.TotalSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture), "--stop-on-stdin-eof" })
             start.ArgumentList.Add(arg);
-        foreach (string key in new[] { "DOTNET_gcServer", "DOTNET_GCgen0size", "DOTNET_gcConcurrent" }) start.Environment.Remove(key);
+        foreach (string variable in new[] { "DOTNET_gcServer", "DOTNET_GCgen0size", "DOTNET_gcConcurrent", "DOTNET_GCDynamicAdaptationMode" }) start.Environment.Remove(variable);
+        foreach (var (name, value) in WebApplicationGc) start.Environment[name] = value;
         var child = ListeningProcess.StartAsync(start, $"http: {build} service", ListeningAt, TimeSpan.FromSeconds(60)).GetAwaiter().GetResult();
         return new HttpService(child);
     }
 
-    /// <summary>The endpoint in HttpApi's first line, "HttpApi listening on http://127.0.0.1:PORT (build …)".</summary>
+    /// <summary>The endpoint in the service's first line, "HttpApi listening on http://127.0.0.1:PORT (build …)".</summary>
     private static IPEndPoint? ListeningAt(string line)
     {
-        int at = line.IndexOf("listening on http://", StringComparison.Ordinal);
-        if (at < 0) return null;
-        var uri = new Uri(line[(at + "listening on ".Length)..].Split(' ')[0]);
+        if (!line.StartsWith(HttpApi.ServiceHost.ListeningPrefix, StringComparison.Ordinal)) return null;
+        var uri = new Uri(line[HttpApi.ServiceHost.ListeningPrefix.Length..].Split(' ')[0]);
         return new IPEndPoint(IPAddress.Parse(uri.Host), uri.Port);
     }
 
@@ -108,7 +84,8 @@ internal sealed class HttpService : IDisposable
         {
             return "did not stop within 30 s of its stdin closing (killed)";
         }
-        string last = stopped.Output.Select(line => line.Trim()).LastOrDefault(line => line.Length > 0) ?? "";
+        string last = stopped.Output.Select(line => line.Trim()).LastOrDefault(line => line.StartsWith(HttpApi.ServiceHost.StoppedPrefix, StringComparison.Ordinal))
+            ?? stopped.Output.Select(line => line.Trim()).LastOrDefault(line => line.Length > 0) ?? "";
         return stopped.ExitCode == 0 ? $"stopped cleanly ({last})" : $"exited with code {stopped.ExitCode} ({last})";
     }
 

@@ -4,7 +4,7 @@ using Manaloc.Lab.Harness;
 namespace Manaloc.Lab.Experiments;
 
 /// <summary>
-/// Manaloc where users already are: samples/HttpApi (a minimal-API service) in its two builds, ASP.NET Core's
+/// Manaloc where users already are: the HttpApi service (src/Manaloc.Lab.HttpApi, a minimal-API service; samples/HttpApi is its command line) in its two builds, ASP.NET Core's
 /// defaults and Manaloc wired in (Kestrel's memory pool, object pools, a dedicated dispatcher with a share per
 /// client, JSON into pooled buffers), each in its own child process under the same load: polite clients alone,
 /// polite clients beside one flooding client, an idle wait (what memory the flood left held), then a saturating
@@ -13,7 +13,7 @@ namespace Manaloc.Lab.Experiments;
 /// </summary>
 public sealed class Http() : Experiment(
     "http", "Tradeoffs in High Performance Software (seed 002), inside ASP.NET Core: Kestrel, ObjectPoolProvider, DI, a hosted dispatcher",
-    "samples/HttpApi with ASP.NET Core's defaults vs with Manaloc wired in (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.",
+    "The HttpApi service with ASP.NET Core's defaults vs with Manaloc wired in (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.",
     Builds, "defaults", quickSeconds: 35, sweepParameter: "one-in")
 {
     private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (100, 99), (1000, 99.9)];
@@ -89,9 +89,8 @@ public sealed class Http() : Experiment(
     public override void Run(ExperimentContext context)
     {
         var plan = PlanFor(context.Settings);
-        string dll = HttpService.Locate(context.Status);
-        context.Status("starting samples/HttpApi, both builds");
-        var starts = Builds.Select(build => Task.Run(() => HttpService.Start(dll, build, Share, plan.QuietAfter))).ToArray();
+        context.Status("starting the HttpApi service, both builds");
+        var starts = Builds.Select(build => Task.Run(() => HttpService.Start(Name, ServeKey, build, Share, plan.QuietAfter))).ToArray();
         try
         {
             Task.WaitAll(starts, context.Cancellation);
@@ -123,7 +122,21 @@ public sealed class Http() : Experiment(
         context.Note("GC committed held MB: the same difference for the memory the GC has committed (GCMemoryInfo.TotalCommittedBytes: the heap with its free space and budgets), the part of \"RSS held\" that is the GC's.");
         context.Note("Idle releases so far: how many times the Manaloc build's idle release (AddManalocIdleRelease) had run when the row's figures were taken (after the idle wait for the flood); one that ran before the flood's row lowered the quiet phase's working set too, which RSS held is measured from.");
         context.Note("Pool idle MB: what Kestrel's memory pool keeps idle at the end of the phase (after the idle wait for the flood): Manaloc's BufferMemoryPool's retained bytes in the manaloc build, Kestrel's own pool's aspnetcore.memory_pool.pooled in the defaults build. Both release idle blocks on a timer (about 10 s), and what they release leaves the working set only when a GC runs.");
-        context.Note("Both builds are one binary (samples/HttpApi, --build defaults|manaloc) with the same GC settings, both running for the whole launch (loaded in turn); the load generator runs in the lab's process on the same machine, so its CPU competes with the service's (the same for both builds).");
+        context.Note("Both builds are one binary (the HttpApi service in a child lab process, --build defaults|manaloc) with the same GC settings, both running for the whole launch (loaded in turn); the load generator runs in the lab's process on the same machine, so its CPU competes with the service's (the same for both builds).");
+    }
+
+    private const string ServeKey = "serve";
+
+    /// <summary>The child's side: the HttpApi service in one build, serving until its standard input closes (its options follow the key).</summary>
+    public override void RunChild(string key, IReadOnlyList<string> arguments, ExperimentContext context)
+    {
+        if (key != ServeKey)
+        {
+            base.RunChild(key, arguments, context);
+            return;
+        }
+        int exit = HttpApi.ServiceHost.RunAsync([.. arguments]).GetAwaiter().GetResult();
+        if (exit != 0) throw new InvalidOperationException($"The HttpApi service exited with code {exit} ({string.Join(' ', arguments)}).");
     }
 
     private static async Task RunAllAsync(ExperimentContext context, HttpService[] services, Plan plan, Dictionary<string, List<IReadOnlyList<string>>> rows)

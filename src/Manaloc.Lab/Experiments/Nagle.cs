@@ -19,7 +19,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Nagle() : Experiment(
     "nagle", "The Case of Delayed ACKs and Nagle's Algorithm (seed 000)",
     "Two 8-byte sends then a 1-byte reply over 127.0.0.1: round-trip latency with NoDelay off and on.",
-    [Off, On, OneWrite], On, quickSeconds: 6)
+    [Off, On, OneWrite], On, quickSeconds: 5)
 {
     private const string Off = "NoDelay off";
     private const string On = "NoDelay on";
@@ -58,7 +58,7 @@ public sealed class Nagle() : Experiment(
     }
 
     private static (int Off, int On) Rounds(RunSettings settings)
-        => settings.IsSmoke ? (4, 20) : settings.IsQuick ? (30, 1000) : (250, 20_000);
+        => settings.IsSmoke ? (4, 20) : settings.IsQuick ? (20, 1000) : (250, 20_000);
 
     /// <inheritdoc/>
     public override void Run(ExperimentContext context)

@@ -17,7 +17,7 @@ public sealed class PoolScaling() : Experiment(
     [
         New, Locked, SemiLocal, Categorized, Default, Bag, Locked + UncheckedSuffix,
         SemiLocal + UncheckedSuffix, Locked + CrossSuffix, SemiLocal + CrossSuffix, Default + CrossSuffix
-    ], Locked, quickSeconds: 18, sweepParameter: "threads")
+    ], Locked, quickSeconds: 14, sweepParameter: "threads")
 {
     private const string New = "new";
     private const string Locked = "LockedPool";
@@ -59,7 +59,7 @@ public sealed class PoolScaling() : Experiment(
         new("pairs", "rent/return pairs per sample, split evenly over the threads", [TotalPairs(settings).ToString(System.Globalization.CultureInfo.InvariantCulture)]),
     ];
 
-    private static long TotalPairs(RunSettings settings) => settings.Pick(smoke: 4_000, quick: 400_000, full: 4_000_000);
+    private static long TotalPairs(RunSettings settings) => settings.Pick(smoke: 4_000, quick: 250_000, full: 4_000_000);
 
     /// <inheritdoc/>
     public override void Run(ExperimentContext context)
@@ -140,15 +140,7 @@ public sealed class PoolScaling() : Experiment(
 
         // Tiered JIT: let every body reach optimised code before the first (1-thread) measurement, or
         // the first thread count would be measured on unoptimised code and flatter the scaling ratios.
-        context.Status("warming up the JIT");
-        for (int round = 0; round < 2; round++)
-        {
-            foreach (var (_, body) in bodies.Concat(crossBodies))
-            {
-                for (int call = 0; call < 40; call++) body(0, context.IsSmoke ? 10 : 500);
-            }
-            if (!context.IsSmoke) Thread.Sleep(RunSettings.TierUpPause); // until the hot methods' tier-1 code is in
-        }
+        TierUp.Run(context, [.. bodies.Concat(crossBodies).Select(b => (Action)(() => b.Body(0, context.IsSmoke ? 10 : 500)))]);
 
         foreach (int threads in threadCounts)
         {

@@ -21,7 +21,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Quantum() : Experiment(
     "quantum", "Length of a Thread Quantum (seed 004)",
     "Slice lengths of two CPU-bound threads pinned to one processor, beside the kernel's scheduler settings.",
-    [Slice, CutShort, OffCpu], Slice, quickSeconds: 7)
+    [Slice, CutShort, OffCpu], Slice, quickSeconds: 4)
 {
     /// <summary>A clock jump longer than this means the thread did not run in between.</summary>
     internal const double GapMicroseconds = 50;
@@ -58,7 +58,7 @@ public sealed class Quantum() : Experiment(
     ];
 
     private static TimeSpan Duration(RunSettings settings)
-        => settings.IsSmoke ? TimeSpan.FromMilliseconds(300) : settings.IsQuick ? TimeSpan.FromSeconds(2) : TimeSpan.FromSeconds(8);
+        => settings.IsSmoke ? TimeSpan.FromMilliseconds(300) : settings.IsQuick ? TimeSpan.FromSeconds(1) : TimeSpan.FromSeconds(8);
 
     /// <inheritdoc/>
     public override void Run(ExperimentContext context)

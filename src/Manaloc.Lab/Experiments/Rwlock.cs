@@ -77,7 +77,7 @@ public sealed class Rwlock() : Experiment(
             : context.Settings with { WarmUp = TimeSpan.FromMilliseconds(20), SampleTarget = TimeSpan.FromMilliseconds(50), Samples = 1 };
         int rounds = context.IsSmoke ? context.Settings.Samples : context.IsQuick ? 4 : 7;
         var region = new Region();
-        if (!context.IsSmoke) WarmUpJit(context, perRound, region);
+        if (!context.IsSmoke) TierUpCells(context, perRound, region);
         foreach (int writers in WriterPercents(context.Settings))
         {
             foreach (int hold in Holds(context.Settings))
@@ -102,26 +102,25 @@ public sealed class Rwlock() : Experiment(
     /// or punish whichever variant comes first. Short one- and two-thread runs of every variant at
     /// 0% and 50% writers, then a pause for the background tier-1 compiles.
     /// </summary>
-    private static void WarmUpJit(ExperimentContext context, RunSettings settings, Region region)
+    private static void TierUpCells(ExperimentContext context, RunSettings settings, Region region)
     {
-        context.Status("warming up the JIT");
         var brief = settings with { WarmUp = TimeSpan.FromMilliseconds(2), SampleTarget = TimeSpan.FromMilliseconds(2), Samples = 1 };
-        for (int round = 0; round < 2; round++)
+        var cells = new List<Action>();
+        foreach (int writers in new[] { 0, 50 })
         {
-            foreach (int writers in new[] { 0, 50 })
+            foreach (int threads in new[] { 1, 2 })
             {
-                foreach (int threads in new[] { 1, 2 })
+                foreach (string variant in AllVariants)
                 {
-                    foreach (string variant in AllVariants)
+                    cells.Add(() =>
                     {
-                        context.Cancellation.ThrowIfCancellationRequested();
                         long total = 0;
                         _ = MeasureCell(variant, brief, threads, Parameters.Of(("writers", writers), ("hold", 1)), region, writers, 1, ref total);
-                    }
+                    });
                 }
             }
-            Thread.Sleep(RunSettings.TierUpPause); // until the hot methods' tier-1 code is in
         }
+        TierUp.Run(context, cells, rounds: 2, calls: 1);
     }
 
     /// <summary>One round of one cell for one variant, on a lock object of its own.</summary>

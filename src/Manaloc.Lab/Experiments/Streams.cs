@@ -16,7 +16,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Streams() : Experiment(
     "streams", "Manaloc's own claim: a pooled Stream where a MemoryStream serves as a growable buffer",
     "Payloads of 1 KiB to 16 MiB written and read back, and gzip-compressed into: MemoryStream vs RecyclableMemoryStream vs PooledBufferStream.",
-    [Memory, Recyclable, Ours, Floor], Memory, quickSeconds: 11, sweepParameter: "size")
+    [Memory, Recyclable, Ours, Floor], Memory, quickSeconds: 9, sweepParameter: "size")
 {
     private const string Memory = "MemoryStream";
     private const string Recyclable = "RecyclableMemoryStream";
@@ -32,11 +32,18 @@ public sealed class Streams() : Experiment(
     [
         .. Payloads.Sizes(RunSettings.Quick()).Where(s => s >= 64 << 10).SelectMany(size => new[]
         {
-            Target.AtLeast(Metric.TimesBetter($"PooledBufferStream vs MemoryStream, {Payloads.Label(size)}", Ours, Memory, m => Payloads.Is(m, size, "raw")), 2),
-            Target.AtLeast(Metric.TimesBetter($"PooledBufferStream vs RecyclableMemoryStream, {Payloads.Label(size)}", Ours, Recyclable, m => Payloads.Is(m, size, "raw")), 1.2),
+            Target.AtLeast(Metric.TimesBetter($"PooledBufferStream vs MemoryStream, {Payloads.Label(size)}", Ours, Memory, m => Payloads.Is(m, size, "raw")), 2).AgainstFloor(AgainstFloor(size)),
+            Target.AtLeast(Metric.TimesBetter($"PooledBufferStream vs RecyclableMemoryStream, {Payloads.Label(size)}", Ours, Recyclable, m => Payloads.Is(m, size, "raw")), 1.2).AgainstFloor(AgainstFloor(size)),
         }),
-        Target.AtLeast(Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 KiB (no slower)", Ours, Memory, m => Payloads.Is(m, 1 << 10, "raw")), 1),
+        Target.AtLeast(Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 KiB (no slower)", Ours, Memory, m => Payloads.Is(m, 1 << 10, "raw")), 1).AgainstFloor(AgainstFloor(1 << 10)),
     ];
+
+    /// <summary>
+    /// PooledBufferStream against the floor at <paramref name="size"/> (raw, where the floor is measured): a goal against
+    /// another stream that the floor itself does not reach is judged against the floor instead (within 5%).
+    /// </summary>
+    private static Metric AgainstFloor(int size)
+        => Metric.TimesBetter($"PooledBufferStream vs the floor (reused presized array), {Payloads.Label(size)}", Ours, Floor, m => Payloads.Is(m, size, "raw"));
     /// <inheritdoc/>
     public override Headline Headline => new(
         Metric.TimesBetter("PooledBufferStream vs MemoryStream, 1 MiB written and read (times as fast)", Ours, Memory, m => Payloads.Is(m, 1 << 20, "raw")),
@@ -64,7 +71,8 @@ public sealed class Streams() : Experiment(
         {
             foreach (int size in Payloads.Sizes(context.Settings))
             {
-                if (format == "gzip" && context.IsQuick && size > 1 << 20) continue; // compression dominates: quick mode skips the largest
+                // Compression dominates: quick mode compresses the 1 MiB payload only (the one the headline reads).
+                if (format == "gzip" && context.IsQuick && !context.IsSmoke && size != 1 << 20) continue;
                 void Use(Stream stream)
                 {
                     if (format == "raw")
@@ -93,6 +101,6 @@ public sealed class Streams() : Experiment(
         GC.KeepAlive(sink);
         context.Note($"One operation: a new stream; raw: written in {Chunk / 1024} KiB writes, read back from the start in {Chunk / 1024} KiB reads; gzip: compressed into it (fastest level); then disposed. RecyclableMemoryStreamManager with default options.");
         context.Note("The floor (raw only) is a MemoryStream over one reused array of exactly the payload's size: the same calls with nothing but the copies, so (RecyclableMemoryStream's time) / (the floor's) bounds the ratio any stream can reach over RecyclableMemoryStream.");
-        if (context.IsQuick) context.Note("Quick mode: gzip only up to 1 MiB.");
+        if (context.IsQuick && !context.IsSmoke) context.Note("Quick mode: gzip at 1 MiB only.");
     }
 }

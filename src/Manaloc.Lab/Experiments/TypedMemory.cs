@@ -141,7 +141,10 @@ public sealed class TypedMemory() : Experiment(
             (StructChecked, StructGetSet(FooDataRef.New(typed))),
             (StructUnchecked, StructGetSet(FooDataUncheckedRef.New(typedUnchecked))),
         };
-        WarmUpTiers([classPair, articlePair, typedPair, uncheckedPair, recycledPair, rawHGlobalPair, rawNativePair, structPair, structUncheckedPair, .. getSetBodies.Select(b => b.Body)]);
+        // Four rounds: the bodies and the library methods they call climb tier 0 → instrumented → tier 1 before the
+        // harness's short quick-mode warm-up (without this, a quick measurement of New+Delete reads 2-7x its steady state).
+        Action<long>[] tiered = [classPair, articlePair, typedPair, uncheckedPair, recycledPair, rawHGlobalPair, rawNativePair, structPair, structUncheckedPair, .. getSetBodies.Select(b => b.Body)];
+        TierUp.Run(context, [.. tiered.Select(body => (Action)(() => body(200)))], rounds: 4);
 
         context.Measure(Class, classPair, pair);
         context.Measure(PerObject, articlePair, pair);
@@ -260,23 +263,6 @@ public sealed class TypedMemory() : Experiment(
             f.Delete(heap);
         }
         return sum;
-    }
-
-    /// <summary>
-    /// Runs the bodies in rounds separated by pauses that let tier-1 code in (<see cref="RunSettings.TierUpPause"/>), so they and
-    /// the library methods they call climb tier 0 → instrumented → tier 1 before the harness's short
-    /// quick-mode warm-up (without this, a quick measurement of New+Delete reads 2-7x its steady state).
-    /// </summary>
-    private static void WarmUpTiers(Action<long>[] bodies)
-    {
-        for (int round = 0; round < 4; round++)
-        {
-            foreach (var body in bodies)
-            {
-                for (int call = 0; call < 40; call++) body(200);
-            }
-            Thread.Sleep(RunSettings.TierUpPause);
-        }
     }
 
     private struct Site1;

@@ -50,12 +50,41 @@ public enum Comparator
     AtMost,
 }
 
+/// <summary>
+/// A floor the lab measures in the same run (e.g. a presized array: only the copies left), against which a target's
+/// candidate is judged when the target's own goal lies beyond what the floor allows: the candidate is "at the floor"
+/// when it is within <paramref name="Tolerance"/> of it.
+/// </summary>
+/// <param name="Metric">The candidate against the floor, as "times as fast" (1x = as fast as the floor; a floor is never beaten by much).</param>
+/// <param name="Tolerance">How far below the floor still counts as at it, e.g. 0.05 for "within 5% of the floor".</param>
+public sealed record Floor(Metric Metric, double Tolerance)
+{
+    /// <summary>The floor-relative goal: the candidate's figure against the floor must be at least this (1 − <see cref="Tolerance"/>).</summary>
+    public double Goal => 1 - Tolerance;
+}
+
 /// <summary>One of the project's own speed or memory targets for an experiment: a metric, a comparator and a goal.</summary>
 /// <param name="Metric">What is compared.</param>
 /// <param name="Comparator">Which side of the goal is good.</param>
 /// <param name="Goal">The figure to reach, in the metric's unit.</param>
 public sealed record Target(Metric Metric, Comparator Comparator, double Goal)
 {
+    /// <summary>
+    /// The floor measured in the same run, when there is one: a target its goal misses is then "at the floor" (not
+    /// missed) when the candidate is within the floor's tolerance of it. The goal against the anchor stays the target's
+    /// figure; the floor's figure is reported beside it. Only for a floor the experiment measures, never to excuse a miss.
+    /// </summary>
+    public Floor? Floor { get; init; }
+
+    /// <summary>This target, also judged against <paramref name="floor"/> (the candidate against a floor measured in the same run) within <paramref name="tolerance"/>.</summary>
+    public Target AgainstFloor(Metric floor, double tolerance = 0.05)
+    {
+        ArgumentNullException.ThrowIfNull(floor);
+        if (tolerance is < 0 or >= 1) throw new ArgumentOutOfRangeException(nameof(tolerance), tolerance, "A floor's tolerance is a fraction from 0 to below 1.");
+        if (Comparator != Comparator.AtLeast) throw new InvalidOperationException($"Target '{Metric.Name}': a floor bounds a higher-is-better figure (times as fast); this target is lower-is-better.");
+        return this with { Floor = new Floor(floor, tolerance) };
+    }
+
     /// <summary>The metric must reach at least <paramref name="goal"/>.</summary>
     public static Target AtLeast(Metric metric, double goal) => new(metric, Comparator.AtLeast, goal);
 

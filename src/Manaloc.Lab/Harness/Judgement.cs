@@ -45,8 +45,12 @@ public static class Judgement
         var metrics = new List<Metric>();
         if (claim is not null) metrics.Add(claim.Today);
         metrics.AddRange(targets.Select(t => t.Metric));
+        // The floors' metrics after the targets', estimated on the same replicates.
+        var floors = targets.Select(t => t.Floor).Where(f => f is not null).Select(f => f!.Metric).ToArray();
+        metrics.AddRange(floors);
         var estimates = EstimateAll(measurements, metrics, seed);
-        var targetResults = targets.Select((t, i) => ToResult(t, estimates[i + (claim is null ? 0 : 1)])).ToArray();
+        int first = claim is null ? 0 : 1, nextFloor = first + targets.Count;
+        var targetResults = targets.Select((t, i) => ToResult(t, estimates[first + i], t.Floor is null ? null : estimates[nextFloor++])).ToArray();
         if (claim is null)
         {
             return new VerdictResult(Verdict.NotComparable, "The article makes no claim this lab can measure.") { Targets = targetResults };
@@ -221,7 +225,7 @@ public static class Judgement
         return (low, high);
     }
 
-    private static TargetResult ToResult(Target target, Estimate estimate)
+    private static TargetResult ToResult(Target target, Estimate estimate, Estimate? floor)
     {
         string comparison = target.Comparator == Comparator.AtLeast ? "≥" : "≤";
         var launches = estimate.Launches ?? [];
@@ -233,6 +237,9 @@ public static class Judgement
             MeasuredOnce = estimate.MeasuredOnce,
             Unstable = unstable,
             Launches = launches,
+            Floor = target.Floor is { } f && floor is { } e
+                ? new FloorResult(f.Metric.Name, e.Point, e.Point is null ? 0 : e.Low, e.Point is null ? 0 : e.High, f.Goal)
+                : null,
         };
     }
 

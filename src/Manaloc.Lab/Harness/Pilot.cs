@@ -44,6 +44,34 @@ public static class Pilot
         return Best(perThread => LabThreads.RunTogether(threads, i => body(i, perThread)), startPerThread, minimum, runs, maxPerThread) / threads;
     }
 
+    /// <summary>
+    /// Sizes a unit of synthetic work (a spin) to cost about <paramref name="perCall"/> on this machine: times
+    /// <paramref name="probeCalls"/> calls of <paramref name="call"/> at a spin count, rescales the count by how far the
+    /// cost is from the target, and stops once it is within 0.75–1.5 times the target (at most six attempts).
+    /// </summary>
+    /// <param name="call">One call of the work with the given spin count.</param>
+    /// <param name="perCall">The cost one call should have.</param>
+    /// <param name="startSpins">The first attempt's spin count.</param>
+    /// <param name="probeCalls">Calls timed per attempt.</param>
+    /// <returns>The spin count and one call's measured cost at it, in microseconds.</returns>
+    public static (int Spins, double Micros) Spins(Action<int> call, TimeSpan perCall, int startSpins = 30, int probeCalls = 20_000)
+    {
+        ArgumentNullException.ThrowIfNull(call);
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(perCall, TimeSpan.Zero);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(startSpins);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(probeCalls);
+        double target = perCall.TotalMicroseconds;
+        int spins = startSpins;
+        double Probe(int n) => LabClock.Time(() => { for (int i = 0; i < probeCalls; i++) call(n); }).TotalMicroseconds / probeCalls;
+        for (int attempt = 0; attempt < 6; attempt++)
+        {
+            double micros = Probe(spins);
+            if (micros > target * 0.75 && micros < target * 1.5) return (spins, micros);
+            spins = Math.Clamp((int)(spins * target / Math.Max(micros, 0.01)), 1, 1_000_000);
+        }
+        return (spins, Probe(spins));
+    }
+
     /// <summary>The whole operations that fill one sample target of <paramref name="settings"/> at <paramref name="nsPerOp"/>.</summary>
     public static long OperationsPerSample(RunSettings settings, double nsPerOp)
     {

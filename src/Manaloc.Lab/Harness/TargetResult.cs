@@ -32,21 +32,36 @@ public sealed record TargetResult(string Name, double? Today, string Comparison,
     /// <summary>Each launch's own figure, side by side; empty when the run had one launch.</summary>
     public IReadOnlyList<LaunchEstimate> Launches { get; init; } = [];
 
+    /// <summary>The candidate against a floor measured in the same run, when the target declares one; null otherwise.</summary>
+    public FloorResult? Floor { get; init; }
+
     /// <summary>
-    /// True when reached, false when missed, null when not measured, measured once, unstable, or when the
-    /// confidence interval straddles the goal (inconclusive). With an interval, the whole interval must be on one side.
+    /// True when reached, false when missed, null when not measured, measured once, unstable, at the floor, or when
+    /// the confidence interval straddles the goal (inconclusive). With an interval, the whole interval must be on one side.
     /// </summary>
     public bool? Met
     {
         get
         {
-            if (Today is not { } today || double.IsNaN(today) || MeasuredOnce || Unstable) return null;
-            double low = Low ?? today, high = High ?? today;
-            bool atLeast = Comparison == "≥";
-            if (atLeast ? low >= Goal : high <= Goal) return true;
-            if (atLeast ? high < Goal : low > Goal) return false;
-            return null;
+            bool? side = GoalSide();
+            return side == false && AtFloor ? null : side;
         }
+    }
+
+    /// <summary>
+    /// True when the goal was not reached but the candidate is at the floor measured in the same run: the whole
+    /// interval of its figure against the floor is within the floor's tolerance. The goal's figure stays <see cref="Today"/>.
+    /// </summary>
+    public bool AtFloor => GoalSide() != true && Today is not null && !MeasuredOnce && Floor is { Reached: true };
+
+    private bool? GoalSide()
+    {
+        if (Today is not { } today || double.IsNaN(today) || MeasuredOnce || Unstable) return null;
+        double low = Low ?? today, high = High ?? today;
+        bool atLeast = Comparison == "≥";
+        if (atLeast ? low >= Goal : high <= Goal) return true;
+        if (atLeast ? high < Goal : low > Goal) return false;
+        return null;
     }
 
     /// <summary>A higher-is-better target: <paramref name="today"/> must be at least <paramref name="goal"/>.</summary>
@@ -55,9 +70,15 @@ public sealed record TargetResult(string Name, double? Today, string Comparison,
     /// <summary>A lower-is-better target: <paramref name="today"/> must be at most <paramref name="goal"/>.</summary>
     public static TargetResult AtMost(string name, double? today, double goal, Unit? unit = null) => new(name, Clean(today), "≤", goal, unit ?? Unit.Ratio);
 
-    /// <summary>"1.2x (target ≥ 1.5x: not met)", for verdict texts.</summary>
+    /// <summary>"1.2x (target ≥ 1.5x: not met)", for verdict texts; with a floor, its figure and goal too.</summary>
     public override string ToString()
-        => $"{Name} {TodayText()} (target {GoalText()}: {MetWord()})";
+        => $"{Name} {TodayText()}{FloorFigureText()} (target {GoalText()}{FloorGoalText()}: {MetWord()})";
+
+    /// <summary>"; against the floor 0.98x (95% CI 0.96x–1x)", or "" without a floor.</summary>
+    public string FloorFigureText() => Floor is { } f ? $"; against the floor {f.FigureText()}" : "";
+
+    /// <summary>", or at the floor (≥ 0.95x of it)", or "" without a floor.</summary>
+    public string FloorGoalText() => Floor is { } f ? $", or at the floor (≥ {Unit.Ratio.Format(f.Goal)} of it)" : "";
 
     /// <summary>Today's figure with its unit and interval, or "n/a".</summary>
     public string TodayText() => Today is not { } t ? "n/a"
@@ -72,8 +93,8 @@ public sealed record TargetResult(string Name, double? Today, string Comparison,
     /// <summary>"≥ 2x", "≤ 5 %".</summary>
     public string GoalText() => $"{Comparison} {Unit.Format(Goal)}";
 
-    /// <summary>"met", "NOT met", "inconclusive", "unstable", "measured" (once, not judged) or "not measured".</summary>
-    public string MetWord() => Met switch
+    /// <summary>"met", "at the floor", "NOT met", "inconclusive", "unstable", "measured" (once, not judged) or "not measured".</summary>
+    public string MetWord() => AtFloor ? "at the floor" : Met switch
     {
         true => "met",
         false => "NOT met",
@@ -81,4 +102,23 @@ public sealed record TargetResult(string Name, double? Today, string Comparison,
     };
 
     private static double? Clean(double? value) => value is { } v && (double.IsNaN(v) || double.IsInfinity(v)) ? null : value;
+}
+
+/// <summary>
+/// A target's candidate against a floor the lab measured in the same run (e.g. a presized array), as "times as fast":
+/// 1x is as fast as the floor. The candidate is at the floor when the whole interval is at or above <see cref="Goal"/>.
+/// </summary>
+/// <param name="Name">What is compared, e.g. "PooledBufferStream vs the floor (a reused presized array), 1 MiB".</param>
+/// <param name="Today">Today's figure; null when not measured.</param>
+/// <param name="Low">Low end of its 95% interval.</param>
+/// <param name="High">High end of its 95% interval.</param>
+/// <param name="Goal">1 minus the tolerance: "within 5% of the floor" is 0.95.</param>
+public sealed record FloorResult(string Name, double? Today, double Low, double High, double Goal)
+{
+    /// <summary>True when the whole interval is at or above <see cref="Goal"/>; false when measured and not; null when not measured.</summary>
+    public bool? Reached => Today is null ? null : Low >= Goal;
+
+    /// <summary>"0.98x (95% CI 0.96x–1x)", or "n/a".</summary>
+    public string FigureText() => Today is not { } today ? "n/a"
+        : Low != High ? $"{Unit.Ratio.Format(today)} (95% CI {Format.Interval(Low, High, Unit.Ratio)})" : Unit.Ratio.Format(today);
 }

@@ -21,13 +21,18 @@ public static class ThreadSweep
     /// <param name="settings">Warm-up, sample target and count.</param>
     /// <param name="parameters">Parameters recorded with the measurement (the harness adds <c>threads</c>).</param>
     /// <param name="totalOperations">A fixed total split evenly over the threads; calibrated when null.</param>
+    /// <param name="threadCpu">
+    /// Also account each thread's CPU time over the samples (where the thread CPU clock is available, <see cref="ThreadCpuTime"/>):
+    /// the metric <see cref="CpuNsPerOpMetric"/>, time the threads ran rather than time they waited for a core another process had.
+    /// </param>
     public static Measurement Measure(
         string variant,
         int threads,
         Action<int, long> body,
         RunSettings settings,
         Parameters? parameters = null,
-        long? totalOperations = null)
+        long? totalOperations = null,
+        bool threadCpu = false)
     {
         ArgumentNullException.ThrowIfNull(body);
         ArgumentOutOfRangeException.ThrowIfLessThan(threads, 1);
@@ -44,6 +49,7 @@ public static class ThreadSweep
 
         var samples = new double[settings.Samples];
         crew.Placement = new PlacementRecorder(threads); // only the measured rounds say where the figures came from
+        crew.AccountCpu = threadCpu && ThreadCpuTime.IsAvailable; // only the measured rounds' CPU counts
         var before = GcSnapshot.Take(allThreads: true);
         for (int i = 0; i < samples.Length; i++)
         {
@@ -52,9 +58,14 @@ public static class ThreadSweep
         var after = GcSnapshot.Take(allThreads: true);
         var withThreads = (parameters ?? Parameters.None).With("threads", threads);
         crew.ThrowIfFailed();
-        // Run returned after the round's closing barrier, so every thread's last placement sample is visible here.
-        return Bench.Build(variant, withThreads, threads, total, samples, before, after) with { Placement = threads > 1 ? crew.Placement.Build() : null };
+        // Run returned after the round's closing barrier, so every thread's last placement sample and CPU time is visible here.
+        var measurement = Bench.Build(variant, withThreads, threads, total, samples, before, after) with { Placement = threads > 1 ? crew.Placement.Build() : null };
+        if (!crew.AccountCpu) return measurement;
+        return measurement with { Metrics = new Dictionary<string, double>(measurement.Metrics) { [CpuNsPerOpMetric] = (double)crew.CpuNanoseconds / (total * (long)samples.Length) } };
     }
+
+    /// <summary>The metric of a sweep measured with its threads' CPU time: CPU nanoseconds per operation, every thread together.</summary>
+    public const string CpuNsPerOpMetric = "cpuNsPerOp";
 
     private static long Calibrate(Crew crew, int threads, RunSettings settings)
     {
@@ -101,6 +112,14 @@ public static class ThreadSweep
         /// </summary>
         public PlacementRecorder? Placement { get; set; }
 
+        /// <summary>Set by the coordinator between rounds, as <see cref="Placement"/>: each thread adds its body's CPU time to <see cref="CpuNanoseconds"/>.</summary>
+        public bool AccountCpu { get; set; }
+
+        private long _cpuNanoseconds;
+
+        /// <summary>The threads' CPU time in their bodies since <see cref="AccountCpu"/> was set (read after a round's closing barrier).</summary>
+        public long CpuNanoseconds => Interlocked.Read(ref _cpuNanoseconds);
+
         public Crew(int count, Action<int, long> body)
         {
             _body = body;
@@ -124,7 +143,10 @@ public static class ThreadSweep
                 if (Volatile.Read(ref _stop)) return;
                 try
                 {
+                    bool cpu = AccountCpu;
+                    long cpuStart = cpu ? ThreadCpuTime.NowNanoseconds() : 0;
                     _body(index, Volatile.Read(ref _operations));
+                    if (cpu) Interlocked.Add(ref _cpuNanoseconds, ThreadCpuTime.NowNanoseconds() - cpuStart);
                     Placement?.Sample(index);
                 }
                 catch (Exception e)

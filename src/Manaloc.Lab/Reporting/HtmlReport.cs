@@ -63,8 +63,8 @@ public static class HtmlReport
             sb.Append("<div class=\"scroll\"><table><thead><tr><th>target</th><th>today (95% CI)</th><th>goal</th><th></th></tr></thead><tbody>\n");
             foreach (var t in r.Verdict.Targets)
             {
-                string css = t.Met switch { true => "met", false => "missed", null => "" };
-                sb.Append($"<tr><td>{E(t.Name)}</td><td class=\"num\">{E(t.TodayText())}</td><td class=\"num\">{E(t.GoalText())}</td><td class=\"{css}\">{E(t.MetWord())}</td></tr>\n");
+                string css = t.AtFloor ? "met" : t.Met switch { true => "met", false => "missed", null => "" };
+                sb.Append($"<tr><td>{E(t.Name)}</td><td class=\"num\">{E(t.TodayText() + t.FloorFigureText())}</td><td class=\"num\">{E(t.GoalText() + t.FloorGoalText())}</td><td class=\"{css}\">{E(t.MetWord())}</td></tr>\n");
             }
             sb.Append("</tbody></table></div>\n");
         }

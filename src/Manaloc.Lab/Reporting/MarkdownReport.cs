@@ -29,7 +29,7 @@ public static class MarkdownReport
                 sb.AppendLine($"- Targets: {TargetCount(result.Verdict)}").AppendLine();
                 sb.AppendLine("| target | today (95% CI) | goal | |");
                 sb.AppendLine("|---|---|---|---|");
-                foreach (var t in result.Verdict.Targets) sb.AppendLine($"| {Cell(t.Name)} | {Cell(t.TodayText())} | {Cell(t.GoalText())} | {t.MetWord()} |");
+                foreach (var t in result.Verdict.Targets) sb.AppendLine($"| {Cell(t.Name)} | {Cell(t.TodayText() + t.FloorFigureText())} | {Cell(t.GoalText() + t.FloorGoalText())} | {t.MetWord()} |");
                 sb.AppendLine();
             }
             foreach (var p in result.Parameters) sb.AppendLine($"- Parameter `{p.Name}`: {p.Description} ({string.Join(", ", p.Values)})");
@@ -62,15 +62,17 @@ public static class MarkdownReport
         return sb.ToString();
     }
 
-    /// <summary>"2 of 3 met (1 inconclusive)", or "—" when the experiment has no targets.</summary>
+    /// <summary>"2 of 4 met (1 at the floor, 1 inconclusive)", or "—" when the experiment has no targets.</summary>
     public static string TargetCount(VerdictResult verdict)
     {
         if (verdict.Targets.Count == 0) return "—";
         int met = verdict.Targets.Count(t => t.Met == true);
+        int atFloor = verdict.Targets.Count(t => t.AtFloor);
         int unmeasured = verdict.Targets.Count(t => t.Today is null);
-        int undecided = verdict.Targets.Count(t => t.Met is null && t.Today is not null);
+        int undecided = verdict.Targets.Count(t => t.Met is null && t.Today is not null && !t.AtFloor);
         var others = new List<string>();
-        int unstable = verdict.Targets.Count(t => t.Unstable);
+        if (atFloor > 0) others.Add($"{atFloor} at the floor");
+        int unstable = verdict.Targets.Count(t => t.Unstable && !t.AtFloor);
         int once = verdict.Targets.Count(t => t.MeasuredOnce);
         undecided -= unstable + once;
         if (undecided > 0) others.Add($"{undecided} inconclusive");

@@ -50,7 +50,7 @@ public static class ReportWriter
         var charts = report.Experiments.ToDictionary(r => r.Experiment, r => Charts.For(r));
         string json = ToJson(report);
         string markdown = MarkdownReport.Render(report, charts);
-        string html = HtmlReport.Render(report, report.Experiments.ToDictionary(r => r.Experiment, PngCharts.For));
+        string html = HtmlReport.Render(report, report.Experiments.ToDictionary(r => r.Experiment, Charts.ForHtml));
 
         Directory.CreateDirectory(outDir);
         string staging = Path.Combine(outDir, $".staging-{Guid.NewGuid():N}");

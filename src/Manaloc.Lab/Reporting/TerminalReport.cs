@@ -35,8 +35,8 @@ public static class TerminalReport
             console.MarkupLine($"article's claim: [bold]{MarkdownReport.VerdictWord(result.Verdict.Verdict)}[/] — {Markup.Escape(result.Verdict.Text)}");
             foreach (var t in result.Verdict.Targets)
             {
-                string color = t.Met switch { true => "green", false => "red", null => "yellow" };
-                console.MarkupLine($"target: {Markup.Escape(t.Name)}: {Markup.Escape(t.TodayText())}, goal {Markup.Escape(t.GoalText())}: [{color}]{Markup.Escape(t.MetWord())}[/]");
+                string color = t.AtFloor ? "green" : t.Met switch { true => "green", false => "red", null => "yellow" };
+                console.MarkupLine($"target: {Markup.Escape(t.Name)}: {Markup.Escape(t.TodayText() + t.FloorFigureText())}, goal {Markup.Escape(t.GoalText() + t.FloorGoalText())}: [{color}]{Markup.Escape(t.MetWord())}[/]");
             }
             foreach (var note in result.Notes) console.MarkupLine($"note: {Markup.Escape(note)}");
             if (result.Error is not null) console.MarkupLine($"[red]error:[/] {Markup.Escape(result.Error)}");

@@ -90,6 +90,44 @@ public sealed class JudgementTests
     }
 
     [Fact]
+    public void A_goal_the_floor_itself_misses_reads_at_the_floor_when_the_candidate_is_within_its_tolerance()
+    {
+        // The anchor at 11 ns, the floor at 10 ns: no candidate can be 1.2x the anchor. The candidate at 10.1 ns is at the floor.
+        var ms = new[] { Spread("anchor", 11, 0.05), Spread("floor", 10, 0.05), Spread("near", 10.1, 0.05), Spread("far", 10.9, 0.05) };
+        var verdict = Judgement.Judge(null, [
+            Target.AtLeast(Metric.TimesBetter("near vs anchor", "near", "anchor"), 1.2).AgainstFloor(Metric.TimesBetter("near vs floor", "near", "floor")),
+            Target.AtLeast(Metric.TimesBetter("far vs anchor", "far", "anchor"), 1.2).AgainstFloor(Metric.TimesBetter("far vs floor", "far", "floor")),
+            Target.AtLeast(Metric.TimesBetter("near vs anchor, reachable", "near", "anchor"), 1.05).AgainstFloor(Metric.TimesBetter("near vs floor", "near", "floor")),
+        ], ms, seed: 5);
+
+        var near = verdict.Targets[0];
+        Assert.True(near.AtFloor);
+        Assert.Null(near.Met);
+        Assert.Equal("at the floor", near.MetWord());
+        Assert.InRange(near.Today!.Value, 1.05, 1.15); // the ratio against the anchor stays the target's figure
+        Assert.NotNull(near.Floor);
+        Assert.InRange(near.Floor!.Today!.Value, 0.97, 1.0);
+        Assert.Contains("against the floor", near.ToString(), StringComparison.Ordinal);
+
+        var far = verdict.Targets[1];
+        Assert.False(far.AtFloor); // 0.92x the floor: more than 5% below it
+        Assert.False(far.Met);
+        Assert.Equal("NOT met", far.MetWord());
+
+        Assert.True(verdict.Targets[2].Met); // a goal met is met, floor or not
+        Assert.False(verdict.Targets[2].AtFloor);
+        Assert.Equal("1 of 3 met (1 at the floor)", Manaloc.Lab.Reporting.MarkdownReport.TargetCount(verdict));
+    }
+
+    [Fact]
+    public void A_floor_bounds_only_a_higher_is_better_target()
+    {
+        var target = Target.AtMost(Metric.TimesBetter("x", "a", "b"), 1);
+        Assert.Throws<InvalidOperationException>(() => target.AgainstFloor(Metric.TimesBetter("a vs floor", "a", "floor")));
+        Assert.Throws<ArgumentOutOfRangeException>(() => Target.AtLeast(Metric.TimesBetter("x", "a", "b"), 1).AgainstFloor(Metric.TimesBetter("a vs floor", "a", "floor"), tolerance: 1));
+    }
+
+    [Fact]
     public void Every_registered_experiment_declares_a_claim_for_the_one_rule()
     {
         // Judge and Figure are not virtual: the claim and targets are the only way to a verdict.

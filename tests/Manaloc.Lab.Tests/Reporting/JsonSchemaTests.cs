@@ -46,7 +46,7 @@ public sealed class JsonSchemaTests
                     [new HeadlineFigure("weakest path, the same", null, Unit.Ratio)]),
                 Verdict = new VerdictResult(Verdict.Holds, "new 11x faster", 11, "x")
                 {
-                    Targets = [TargetResult.AtLeast("new vs pool", 11, 2) with { Best = 12, Launches = [new LaunchEstimate(0, 11, 10, 12)] }, TargetResult.AtMost("peak memory", double.NaN, 5, "%")],
+                    Targets = [TargetResult.AtLeast("new vs pool", 11, 2) with { Best = 12, Launches = [new LaunchEstimate(0, 11, 10, 12)], Floor = new FloorResult("new vs the floor", 0.97, 0.95, 0.99, 0.95) }, TargetResult.AtMost("peak memory", double.NaN, 5, "%")],
                     Launches = [new LaunchEstimate(0, 11, 10, 12) { Placement = "old: CPUs 0|1" }, new LaunchEstimate(1, null, double.NaN, double.NaN)],
                 },
                 Launches = 2,

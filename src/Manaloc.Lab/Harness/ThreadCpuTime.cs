@@ -1,6 +1,6 @@
 using Manaloc.Lab.Platform;
 
-namespace Manaloc.Lab.Experiments;
+namespace Manaloc.Lab.Harness;
 
 /// <summary>
 /// The calling thread's CPU time (Linux: <c>clock_gettime(CLOCK_THREAD_CPUTIME_ID)</c>): time the thread ran,
