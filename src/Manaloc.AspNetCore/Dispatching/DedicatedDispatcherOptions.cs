@@ -28,8 +28,7 @@ public sealed class DedicatedDispatcherOptions
     /// <summary>Work items one client may have queued or running at once (at least 1; default 8); over it a request waits in the client's line (<see cref="ClientLine"/>).</summary>
     /// <remarks>Keep it below <see cref="ThreadCount"/> where one client must not hold the CPU: a client allowed as many items
     /// as there are threads can keep every worker, so every core the dispatcher has, busy, and the others' work waits
-    /// behind its queued items and competes with it for the cores (in the <c>http</c> experiment a flooder with a share of 4
-    /// on 2 threads was served faster than without a dispatcher).</remarks>
+    /// behind its queued items and competes with it for the cores.</remarks>
     public int ClientShare { get; set; } = 8;
 
     /// <summary>Requests of one client that may wait for its share when it has the share queued or running (zero or more; default 16); over it a request is answered <see cref="OverShareStatusCode"/>.</summary>
