@@ -72,16 +72,8 @@ public sealed class ManalocMemoryPoolFactory : IMemoryPoolFactory<byte>
     /// <remarks>Each pool's snapshot is taken on its own, so under load the sum is not from one instant.</remarks>
     public BufferMemoryPoolStatistics GetStatistics()
     {
-        long rents = 0, returns = 0, outstanding = 0, rentedBytes = 0, retainedBytes = 0;
-        foreach (var pool in Pools)
-        {
-            var s = pool.GetStatistics();
-            rents += s.Rents;
-            returns += s.Returns;
-            outstanding += s.Outstanding;
-            rentedBytes += s.RentedBytes;
-            retainedBytes += s.RetainedBytes;
-        }
-        return new BufferMemoryPoolStatistics(rents, returns, outstanding, rentedBytes, retainedBytes);
+        var total = default(BufferMemoryPoolStatistics);
+        foreach (var pool in Pools) total += pool.GetStatistics();
+        return total;
     }
 }

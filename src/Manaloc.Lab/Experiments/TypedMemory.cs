@@ -55,6 +55,9 @@ public sealed class TypedMemory() : Experiment(
         Target.AtLeast("bulk scan+update speed vs a managed class array (largest record count, checked)", Unit.Ratio, f => f.TimesBetter(Bulk, Class, LargestScan(f.All)), 1),
         Target.AtLeast(Metric.TimesBetter("New+Delete vs raw AllocHGlobal+FreeHGlobal (struct handle, unchecked, held heap)", StructUnchecked, RawHGlobal, Op("new+delete")), 3),
         Target.AtLeast(Metric.TimesBetter("New+Delete vs raw AllocHGlobal+FreeHGlobal (struct handle, checked, held heap)", StructChecked, RawHGlobal, Op("new+delete")), 1.5),
+        // What the checks cost, judged against our own unchecked path in the same run (the raw pair's time moves with the C library).
+        Target.AtMost("New+Delete time, checked ÷ unchecked struct handle (held heap)", Unit.Ratio,
+            f => f.Median(StructChecked, Op("new+delete")) / f.Median(StructUnchecked, Op("new+delete")), 1.5),
         Target.AtMost("get+set time vs a sealed class, both direct (struct handle, checked)", Unit.Ratio, f => f.Median(StructChecked, Op("get+set")) / f.Median(ClassDirect, Op("get+set")), 1.2),
         Target.AtMost("get+set time vs a sealed class, both direct (struct handle, unchecked)", Unit.Ratio, f => f.Median(StructUnchecked, Op("get+set")) / f.Median(ClassDirect, Op("get+set")), 1.05),
         Target.AtLeast(Metric.TimesBetter("New+Delete vs raw AllocHGlobal+FreeHGlobal (per-object handle, checked)", Typed, RawHGlobal, Op("new+delete")), 1),

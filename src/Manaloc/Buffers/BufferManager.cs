@@ -438,7 +438,7 @@ public sealed partial class BufferManager : ArrayPool<byte>, IDisposable, IPoolS
         long size = (long)MinimumSize << index;
         long retained = pool.Retained + hot.Retained;
         long outstanding = Math.Max(0, pool.Rents + hot.Rents - hot.Returns); // racy reads may cross: never below 0
-        return pool + new PoolStatistics(hot.Rents, hot.Rents, 0, 0, hot.Drops, hot.Trimmed, hot.Retained)
+        return pool + new PoolStatistics { Rents = hot.Rents, LocalHits = hot.Rents, Drops = hot.Drops, Trimmed = hot.Trimmed, Retained = hot.Retained }
             with { RetainedBytes = retained * size, RentedBytes = outstanding * size };
     }
 

@@ -135,7 +135,10 @@ public sealed partial class BufferMemoryPool : MemoryPool<byte>
             idleBytes += owners.Owners.GetStatistics().Retained * owners.Size;
         }
         long retained = Volatile.Read(ref _disposed) == 0 || !_ownsManager ? _manager.GetStatistics().RetainedBytes : 0;
-        return new BufferMemoryPoolStatistics(rents, returns, Math.Max(0, rents - returns), rentedBytes, retained + idleBytes);
+        return new BufferMemoryPoolStatistics
+        {
+            Rents = rents, Returns = returns, Outstanding = Math.Max(0, rents - returns), RentedBytes = rentedBytes, RetainedBytes = retained + idleBytes,
+        };
     }
 
     /// <summary>The pool's name, and <c>(disposed)</c> once disposed: <c>BufferMemoryPool 'memory-pool'</c>.</summary>

@@ -21,7 +21,9 @@ public sealed partial class PooledBufferStream
     }
 
     /// <summary>Reads as <see cref="Read(Span{byte})"/>, synchronously; a cancelled token gives a cancelled task, an error a faulted one.</summary>
+#pragma warning disable RS0027 // Stream's own signature: an override cannot choose its parameters
     public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
+#pragma warning restore RS0027
     {
         if (cancellationToken.IsCancellationRequested) return ValueTask.FromCanceled<int>(cancellationToken);
         try
@@ -53,7 +55,9 @@ public sealed partial class PooledBufferStream
     }
 
     /// <summary>Writes as <see cref="Write(ReadOnlySpan{byte})"/>, synchronously; a cancelled token gives a cancelled task, an error a faulted one.</summary>
+#pragma warning disable RS0027 // Stream's own signature: an override cannot choose its parameters
     public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
+#pragma warning restore RS0027
     {
         if (cancellationToken.IsCancellationRequested) return ValueTask.FromCanceled(cancellationToken);
         try

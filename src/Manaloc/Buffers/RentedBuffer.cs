@@ -111,7 +111,7 @@ internal sealed class BufferLeakTracker(string manager, int length, string rente
 {
     ~BufferLeakTracker()
     {
-        var leak = new RentedBufferLeak(manager, length, rentedAt);
+        var leak = new RentedBufferLeak { ManagerName = manager, Length = length, RentedAt = rentedAt };
         Diagnostics.ManalocEventSource.Log.BufferLeak(manager, length, rentedAt);
         try
         {

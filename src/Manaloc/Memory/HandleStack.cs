@@ -11,7 +11,7 @@ internal sealed class HandleStack
     public const int Capacity = 64;
 
     // Slots are structs: storing into a field of a struct array skips the array-covariance check a
-    // NativeRecord[] store pays (a helper call that cost more than the rest of Push, measured with perf).
+    // NativeRecord[] store pays (a helper call that costs more than the rest of Push).
     private readonly Slot[] _items = new Slot[Capacity];
     private int _count;
 

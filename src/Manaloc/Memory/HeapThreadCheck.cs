@@ -11,12 +11,11 @@ namespace Manaloc.Memory;
 /// <para>Exact and cheap: each thread gets a key of its own, a 64-bit number from a process-wide counter (never reused,
 /// unlike managed thread ids), in a [ThreadStatic] <see langword="long"/>; a heap keeps its owner's key and compares it with
 /// the calling thread's. A thread-static of a primitive type is read at an address the JIT computes with one call (on
-/// Linux x64 the C library's <c>__tls_get_addr</c>) and an add, then one load and one compare: 0.4–0.6 ns per checked
-/// New+Delete pair and 1.1–1.2 ns per unchecked one over the sampled check, in one BenchmarkDotNet run
-/// (HeapThreadCheckBenchmarks). <see cref="Thread.CurrentThread"/> and a [ThreadStatic] object reference add loads through
-/// the thread's table of managed statics, which the JIT neither hoists nor shares between a New and a Delete once the
-/// loop writes memory: 2.5–3 ns per pair. <see cref="Environment.CurrentManagedThreadId"/> is a call into the runtime
-/// (3–6 ns in a rough probe).</para>
+/// Linux x64 the C library's <c>__tls_get_addr</c>) and an add, then one load and one compare.
+/// <see cref="Thread.CurrentThread"/> and a [ThreadStatic] object reference add loads through the thread's table of
+/// managed statics, which the JIT neither hoists nor shares between a New and a Delete once the loop writes memory;
+/// <see cref="Environment.CurrentManagedThreadId"/> is a call into the runtime. What each costs per pair is in
+/// docs/memory.md (HeapThreadCheckBenchmarks measures it).</para>
 /// <para>Memory ordering: the owner's key is a readonly field written by the heap's constructor on the owner's thread.
 /// Another thread reaches the heap only through the user's publication of it, and the .NET memory model orders a
 /// constructor's stores before that publication, so no thread sees the field unset (and a thread that has no key of its

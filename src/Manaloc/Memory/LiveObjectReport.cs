@@ -3,10 +3,15 @@ using System.Text;
 namespace Manaloc.Memory;
 
 /// <summary>What a <see cref="TypeAllocator"/> still holds, by type: a leak report at Dispose, statistics on demand.</summary>
-/// <param name="Entries">One entry per type, most objects first.</param>
-/// <remarks>Immutable. Taken while other threads allocate, it is a snapshot that may be slightly behind.</remarks>
-public sealed record LiveObjectReport(IReadOnlyList<LiveObjectEntry> Entries)
+/// <remarks>Immutable; safe to pass between threads. Taken while other threads allocate, it is a snapshot that may be slightly behind.</remarks>
+public sealed class LiveObjectReport
 {
+    // Internal: the allocator builds reports.
+    internal LiveObjectReport(IReadOnlyList<LiveObjectEntry> entries) => Entries = entries;
+
+    /// <summary>One entry per type, most objects first.</summary>
+    public IReadOnlyList<LiveObjectEntry> Entries { get; }
+
     /// <summary>Live objects of every type.</summary>
     public long TotalCount => Entries.Sum(e => e.Count);
 

@@ -36,7 +36,7 @@ public abstract unsafe class NativeRecord
 {
     // Read by the generated accessors (the generated assembly ignores access checks to Manaloc). Four fields, 15 bytes and
     // no reference: the object is 32 bytes, less than a class of 24 bytes of data (40), and a collection marks it without
-    // tracing anything (a reference field, even null, made a full collection of 1M handles 1.35x a plain class set's). Keep
+    // tracing anything (a reference field, even null, makes every collection trace each handle). Keep
     // it so (NativeRecordWeightTests). A record array's view carries its array's chunk (NativeRecordView).
     internal byte* Address;
     /// <summary>

@@ -330,6 +330,6 @@ public sealed unsafe partial class NativeSlabAllocator : IDisposable
                 frees += cacheFrees;
             }
         }
-        return new SlabStatistics(reserved, chunks, large, allocations, frees);
+        return new SlabStatistics { ReservedBytes = reserved, Chunks = chunks, LargeBlocks = large, Allocations = allocations, Frees = frees };
     }
 }

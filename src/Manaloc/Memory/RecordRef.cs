@@ -60,13 +60,13 @@ public readonly unsafe struct RecordRef : IEquatable<RecordRef>
         int stampOffset = StampOffset;
         // "throw StaleException()" rather than a throwing call: a block that ends in throw is cold to the JIT, nothing is kept
         // live across it, and memory is unchanged along the fast path, so the check of a get followed by a set of the same
-        // handle loads the stamp once (measured: 1.2x a sealed class's get+set, against 2x with a slow path that returns).
+        // handle loads the stamp once (a slow path that returns would reload it after every call).
         if (stampOffset <= 0 || *(uint*)(address + stampOffset) != Generation) throw StaleException(address, Generation, stampOffset);
         return ref Unsafe.AsRef<T>(address + offset);
     }
 
     // Static, with the fields passed by value: an instance call would take the handle's address, and a struct whose address
-    // is taken stays in memory instead of registers (measured: 7x a class's get+set).
+    // is taken stays in memory instead of registers, on the fast path too.
     [MethodImpl(MethodImplOptions.NoInlining)]
     internal static Exception StaleException(byte* address, uint generation, int stampOffset, Type? recordInterface = null)
     {

@@ -1,11 +1,6 @@
 namespace Manaloc.Memory;
 
 /// <summary>A snapshot of a <see cref="NativeSlabAllocator"/>'s counters.</summary>
-/// <param name="ReservedBytes">Native bytes held: chunks plus large blocks.</param>
-/// <param name="Chunks">Chunks of size classes held (each 128 KB).</param>
-/// <param name="LargeBlocks">Live blocks above the largest size class.</param>
-/// <param name="Allocations">Allocations since construction.</param>
-/// <param name="Frees">Frees since construction.</param>
 /// <remarks>
 /// Counters are kept per thread without atomics and summed when the snapshot is taken, so while other
 /// threads allocate the snapshot is approximate: <see cref="Allocations"/> is exact at some recent moment; a thread's
@@ -13,8 +8,23 @@ namespace Manaloc.Memory;
 /// off by about what a busy thread does to one bin during the read (a refill or flush: a batch or two), and
 /// <see cref="Frees"/> of successive snapshots may step back by as much. Exact while the other threads are still.
 /// </remarks>
-public readonly record struct SlabStatistics(long ReservedBytes, long Chunks, long LargeBlocks, long Allocations, long Frees)
+public readonly record struct SlabStatistics
 {
+    /// <summary>Native bytes held: chunks plus large blocks.</summary>
+    public long ReservedBytes { get; internal init; }
+
+    /// <summary>Chunks of size classes held (each 128 KB).</summary>
+    public long Chunks { get; internal init; }
+
+    /// <summary>Live blocks above the largest size class.</summary>
+    public long LargeBlocks { get; internal init; }
+
+    /// <summary>Allocations since construction.</summary>
+    public long Allocations { get; internal init; }
+
+    /// <summary>Frees since construction.</summary>
+    public long Frees { get; internal init; }
+
     /// <summary>Blocks handed out and not yet freed.</summary>
     public long LiveBlocks => Allocations - Frees;
 }

@@ -52,7 +52,7 @@ public sealed unsafe partial class TypeAllocator
         }
         return new LiveObjectReport(byName
             .OrderByDescending(kv => kv.Value.Count).ThenBy(kv => kv.Key, StringComparer.Ordinal)
-            .Select(kv => new LiveObjectEntry(kv.Key, kv.Value.Count, kv.Value.Bytes, kv.Value.Stacks.Take(10).ToArray()))
+            .Select(kv => new LiveObjectEntry { TypeName = kv.Key, Count = kv.Value.Count, Bytes = kv.Value.Bytes, AllocationStacks = kv.Value.Stacks.Take(10).ToArray() })
             .ToArray());
     }
 }

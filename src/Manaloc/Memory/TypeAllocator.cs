@@ -9,7 +9,7 @@ using Manaloc.Memory.CompilerServices;
 namespace Manaloc.Memory;
 
 /// <summary>
-/// Typed objects in native memory, the seed's manual memory manager done right: <see cref="New{T}"/>
+/// Typed objects in native memory: <see cref="New{T}"/>
 /// returns a generated implementation of an interface of properties whose values live in zeroed
 /// native memory at fixed, naturally aligned offsets; <see cref="Delete{T}(T)"/> frees it;
 /// <see cref="PreGenerate"/> builds implementations ahead of first use; <see cref="NewArray{T}"/>
@@ -18,9 +18,9 @@ namespace Manaloc.Memory;
 /// <remarks>
 /// <para>Why: objects that live long and in large numbers cost the GC marking time and heap space;
 /// here the GC sees one small handle per object (or one view per array) and the values live in a
-/// <see cref="NativeSlabAllocator"/>. Unlike the article's version there is no compiler at run time
-/// (Reflection.Emit, once per type), no AllocHGlobal per object, no misaligned fields, no
-/// uninitialised memory, and misuse raises an exception: Delete twice, use after Delete (also after
+/// <see cref="NativeSlabAllocator"/>. Implementations are emitted once per type (Reflection.Emit; no
+/// compiler at run time), there is no native allocation call per object, every field is aligned, memory
+/// starts zeroed, and misuse raises an exception: Delete twice, use after Delete (also after
 /// the slot was reused), Delete of a foreign object, use after Dispose.</para>
 /// <para>What T may be: a public interface (nested public too) whose members are properties,
 /// inherited ones included, of unmanaged value types (primitives, bool, char, nint, enums, decimal,

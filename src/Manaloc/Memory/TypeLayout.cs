@@ -18,9 +18,9 @@ namespace Manaloc.Memory;
 /// (every .NET value type's size is a multiple of its alignment). The record's alignment is its largest
 /// field alignment (a cache line with <see cref="CacheLineAlignedAttribute"/> or an own-line field) and
 /// its size is rounded up to it, so records in an array stay aligned.</para>
-/// <para>Compare the article's <c>IFooData</c> (int, long, double, byte): it summed
-/// <c>Marshal.SizeOf</c> in declaration order into 21 bytes with the long and double misaligned; here it
-/// is long @0, double @8, int @16, byte @20 in a 24-byte, 8-aligned record.</para>
+/// <para>For example, an interface of an int, a long, a double and a byte, in that order, is laid out
+/// long @0, double @8, int @16, byte @20 in a 24-byte, 8-aligned record (summing the sizes in declaration
+/// order would give 21 bytes with the long and the double misaligned).</para>
 /// <para>Thread safety: immutable; <see cref="Of(Type)"/> is safe from any thread and computes each layout once.</para>
 /// </remarks>
 public sealed class TypeLayout

@@ -3,7 +3,7 @@ using System.Collections.Concurrent;
 namespace Manaloc.Pooling;
 
 /// <summary>
-/// One <see cref="SemiLocalPool{T}"/> per named code section ("category affinity" in the article "Writing a Semi-Local Object Pool"):
+/// One <see cref="SemiLocalPool{T}"/> per named code section (category affinity):
 /// threads that run the same section share a shared tier, whichever threads they are.
 /// </summary>
 /// <typeparam name="T">The pooled type.</typeparam>
@@ -24,10 +24,24 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
     private readonly PoolOptions _options;
     private bool _disposed;
 
+    /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with default options.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
+    public CategorizedPool(Func<T> factory)
+        : this(factory, options: null)
+    {
+    }
+
+    /// <summary>Creates a pool with <paramref name="policy"/> and default options.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
+    public CategorizedPool(PoolPolicy<T> policy)
+        : this(policy, options: null)
+    {
+    }
+
     /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
-    public CategorizedPool(Func<T> factory, PoolOptions? options = null)
+    public CategorizedPool(Func<T> factory, PoolOptions? options)
         : this(PoolPolicies.Create(factory ?? throw new ArgumentNullException(nameof(factory))), options)
     {
     }
@@ -35,7 +49,7 @@ public sealed class CategorizedPool<T> : IDisposable where T : class
     /// <summary>Creates a categorized pool; each category gets a <see cref="SemiLocalPool{T}"/> with these options.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
-    public CategorizedPool(PoolPolicy<T> policy, PoolOptions? options = null)
+    public CategorizedPool(PoolPolicy<T> policy, PoolOptions? options)
     {
         ArgumentNullException.ThrowIfNull(policy);
         options ??= new PoolOptions();

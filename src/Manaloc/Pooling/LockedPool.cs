@@ -4,7 +4,7 @@ using System.Runtime.CompilerServices;
 namespace Manaloc.Pooling;
 
 /// <summary>
-/// The baseline of the article "Writing a Semi-Local Object Pool": one stack under one lock, refilled in batches of
+/// A pool of one stack under one lock, refilled in batches of
 /// <see cref="PoolOptions.BatchSize"/> new objects when it runs empty.
 /// </summary>
 /// <typeparam name="T">The pooled type.</typeparam>
@@ -12,7 +12,7 @@ namespace Manaloc.Pooling;
 /// <para>Why: the simplest correct pool, and the right one when few threads rent at a low rate, or
 /// when retained memory must be exact and small. Every rent and return takes the lock, so under
 /// contention it serialises threads (the lab's <c>pool-scaling</c> experiment shows how much);
-/// <see cref="SemiLocalPool{T}"/> avoids that. Unlike the article's sample, objects are created
+/// <see cref="SemiLocalPool{T}"/> avoids that. Objects are created
 /// outside the lock, so a slow or throwing factory never blocks or corrupts the pool.</para>
 /// <para>Double return: a return of the object stored last (still idle on top of the stack) throws
 /// <see cref="InvalidOperationException"/> and changes nothing (see <see cref="Return"/>).</para>
@@ -34,10 +34,24 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     private bool _disposed;
     private long _rents, _creations, _drops, _trimmed;
 
+    /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with default options.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
+    public LockedPool(Func<T> factory)
+        : this(factory, options: null)
+    {
+    }
+
+    /// <summary>Creates a pool with <paramref name="policy"/> and default options.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
+    public LockedPool(PoolPolicy<T> policy)
+        : this(policy, options: null)
+    {
+    }
+
     /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
-    public LockedPool(Func<T> factory, PoolOptions? options = null)
+    public LockedPool(Func<T> factory, PoolOptions? options)
         : this(PoolPolicies.Create(factory ?? throw new ArgumentNullException(nameof(factory))), options)
     {
     }
@@ -45,7 +59,7 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     /// <summary>Creates a pool with <paramref name="policy"/> and <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
-    public LockedPool(PoolPolicy<T> policy, PoolOptions? options = null)
+    public LockedPool(PoolPolicy<T> policy, PoolOptions? options)
         : this(policy, options, DuplicateReturns.Throw)
     {
     }
@@ -144,8 +158,7 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     /// object between the two calls. Any other double return (after other returns, after a trim dropped
     /// the object, or made on another thread) is caught only in debug mode
     /// (<see cref="PoolOptions.DebugMode"/>). One compare, because every compare here is made under the
-    /// lock that serialises the pool: a scan of the top 4 objects cost 11 % of an uncontended rent/return
-    /// pair, of 16 objects 30 %, the one compare about 5 %. With a policy that resets objects, the compare
+    /// lock that serialises the pool, where a deeper scan would cost every thread. With a policy that resets objects, the compare
     /// runs under the lock before the reset (a second reset of an idle object must not happen) and again
     /// when storing.
     /// </remarks>
@@ -173,7 +186,7 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     }
 
     /// <summary>Under the lock: throws when <paramref name="item"/> is the object stored last (the top of the stack).</summary>
-    /// <remarks>One compare: deeper scans cost 11 % (4 objects) to 30 % (16) of an uncontended rent/return pair, all of it under the lock.</remarks>
+    /// <remarks>One compare: a deeper scan would run under the lock, so every thread would pay for it.</remarks>
     private void ThrowIfHeld(T item)
     {
         int top = _count - 1;
@@ -224,7 +237,7 @@ public sealed class LockedPool<T> : IObjectPool<T>, IPoolStatisticsSource where 
     {
         lock (_lock)
         {
-            return new PoolStatistics(_rents, 0, 0, Interlocked.Read(ref _creations), _drops, _trimmed, _count);
+            return new PoolStatistics { Rents = _rents, Creations = Interlocked.Read(ref _creations), Drops = _drops, Trimmed = _trimmed, Retained = _count };
         }
     }
 

@@ -11,12 +11,12 @@ public sealed class PoolOptions
     public string? Name { get; set; }
 
     /// <summary>
-    /// Objects moved at once between a thread's stack and the shared tier (the article's LOCAL_PRIME),
+    /// Objects moved at once between a thread's stack and the shared tier,
     /// and the batch a <see cref="LockedPool{T}"/> creates when empty. Default 16; 1 to <see cref="LocalCapacity"/>.
     /// </summary>
     public int BatchSize { get; set; } = 16;
 
-    /// <summary>Idle objects one thread keeps for itself (the article's LOCAL_MAX). Default 64; 1 to 1,048,576.</summary>
+    /// <summary>Idle objects one thread keeps for itself. Default 64; 1 to 1,048,576.</summary>
     public int LocalCapacity { get; set; } = 64;
 
     /// <summary>

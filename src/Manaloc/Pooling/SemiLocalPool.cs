@@ -5,7 +5,7 @@ namespace Manaloc.Pooling;
 
 /// <summary>
 /// A pool with a per-thread stack used without synchronisation, refilled from and spilled to one
-/// shared, locked tier in batches (the semi-local pool of the article "Writing a Semi-Local Object Pool"), with a cap on the objects
+/// shared, locked tier in batches, with a cap on the objects
 /// retained across all threads, reclamation of exited threads' stacks, trimming after gen-2 GCs
 /// and under memory pressure, and release of what it holds beyond recent demand once idle for
 /// <see cref="PoolOptions.ReleaseIdleAfter"/>.
@@ -40,7 +40,7 @@ namespace Manaloc.Pooling;
 /// go with the idle release).</para>
 /// <para>A cross-thread return (rent on A, return on B) works: the object joins B's stack, and when
 /// B's stack fills, the surplus spills to the shared tier where A refills from. Its cost is one
-/// shared-tier visit per batch (measured by the lab's <c>pool-scaling</c> experiment).</para>
+/// shared-tier visit per batch.</para>
 /// <para>Thread safety: every member is safe from any thread.</para>
 /// </remarks>
 public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSource where T : class
@@ -83,10 +83,24 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     private readonly IdleReleaseTimer? _idleTimer;
     private RentWindow _idleWindow;
 
+    /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with default options.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
+    public SemiLocalPool(Func<T> factory)
+        : this(factory, options: null)
+    {
+    }
+
+    /// <summary>Creates a pool with <paramref name="policy"/> and default options.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
+    public SemiLocalPool(PoolPolicy<T> policy)
+        : this(policy, options: null)
+    {
+    }
+
     /// <summary>Creates a pool whose objects come from <paramref name="factory"/> (nothing is reset on return), with <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
-    public SemiLocalPool(Func<T> factory, PoolOptions? options = null)
+    public SemiLocalPool(Func<T> factory, PoolOptions? options)
         : this(PoolPolicies.Create(factory ?? throw new ArgumentNullException(nameof(factory))), options)
     {
     }
@@ -94,7 +108,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     /// <summary>Creates a pool with <paramref name="policy"/> and <paramref name="options"/> (defaults when null).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="policy"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of range.</exception>
-    public SemiLocalPool(PoolPolicy<T> policy, PoolOptions? options = null)
+    public SemiLocalPool(PoolPolicy<T> policy, PoolOptions? options)
         : this(policy, options ?? new PoolOptions(), register: true, DuplicateReturns.Throw)
     {
     }
@@ -182,8 +196,8 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
     /// the shared tier), when a trim empties the stack, or when the thread exits. A double return after
     /// that, or one made on another thread than the first return, is caught only in debug mode
     /// (<see cref="PoolOptions.DebugMode"/>), which tracks every object handed out. The window is small on
-    /// purpose: a return compares at most 8 references inline, so a rent/return pair costs what it cost
-    /// without the check (the lab's pool-scaling measures it), however many idle objects the stack holds.</para>
+    /// purpose: a return compares at most 8 references inline, so the check's cost is bounded however many
+    /// idle objects the stack holds.</para>
     /// <para>Fast path (no debug mode, a policy that resets nothing): the scan for the object and a push
     /// on the thread's stack, found as in <see cref="Rent"/>. Otherwise <see cref="ReturnChecked"/> runs
     /// the checks, then the policy.</para>
@@ -204,8 +218,7 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
 
     /// <summary>How many of the objects on top of a thread's stack a return compares with (see <see cref="Return"/>).</summary>
     /// <remarks>Bounds the cost of a return (at most this many reference compares, inline) however large
-    /// <see cref="PoolOptions.LocalCapacity"/> is: a scan of 64 (vector compares behind a call) made a rent/return
-    /// pair on a thread whose stack held idle objects up to twice as slow in the lab.</remarks>
+    /// <see cref="PoolOptions.LocalCapacity"/> is: a scan of a full stack would be vector compares behind a call.</remarks>
     internal const int DuplicateScanDepth = 8;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -567,7 +580,10 @@ public sealed partial class SemiLocalPool<T> : IObjectPool<T>, IPoolStatisticsSo
                 // A closed stack's count is stale: Dispose drained its slots without writing the owner's count.
                 if (Volatile.Read(ref local.Closed) == 0) retained += Volatile.Read(ref local.Count);
             }
-            return new PoolStatistics(rents, hits, transfers, creations, drops, trimmed, retained);
+            return new PoolStatistics
+            {
+                Rents = rents, LocalHits = hits, SharedTransfers = transfers, Creations = creations, Drops = drops, Trimmed = trimmed, Retained = retained,
+            };
         }
     }
 

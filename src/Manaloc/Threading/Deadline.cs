@@ -9,10 +9,7 @@ namespace Manaloc.Threading;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Why: "Tradeoffs in High Performance Software" polled a deadline built on
-/// <c>DateTime.UtcNow</c> for every dequeued work item and found it a source of garbage and
-/// cost; it moved to a timer-backed <see cref="ScheduledValue{T}"/>. Today a monotonic timestamp
-/// read allocates nothing, so a deadline can stay a plain value: cheap to create in large numbers
+/// Why: a monotonic timestamp read allocates nothing, so a deadline can stay a plain value: cheap to create in large numbers
 /// (no timer, nothing to dispose), and a poll is one clock read and a compare. Poll it where a
 /// clock read per check is acceptable; where a hot loop polls millions of times per second and
 /// only one deadline exists, a <see cref="ScheduledValue{T}"/> poll (one volatile read) is cheaper.

@@ -10,11 +10,9 @@ namespace Manaloc.Threading;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Why: "Tradeoffs in High Performance Software" ran a networking library's I/O on a
-/// few dedicated threads so that a flood of its requests could not starve the rest of the
-/// application behind them in the thread pool's single FIFO queue; and it capped the queue
-/// (10,000 items, producers blocking) because a producer faster than its consumer otherwise grows
-/// the queue without bound (1.1 GB → 5 MB at equal throughput).
+/// Why: work on a few dedicated threads cannot starve the rest of the application behind a flood
+/// of it in the thread pool's queue; and the queue is capped (by default 10,000 items, producers
+/// blocking) because a producer faster than its consumer otherwise grows the queue without bound.
 /// </para>
 /// <para>
 /// Contract: <see cref="Post"/>, <see cref="TryPost"/> and <see cref="PostAsync"/> queue an
@@ -28,15 +26,11 @@ namespace Manaloc.Threading;
 /// silently lost. Call <see cref="ShutdownAsync"/> or <see cref="Dispose"/>: the threads live until then.
 /// </para>
 /// <para>
-/// Memory ordering (the queue is a bounded multi-producer, multi-consumer ring after Dmitry
-/// Vyukov's design): each slot carries a sequence number. A producer claims position <c>t</c> by a
-/// CAS on the tail, writes the item, then publishes it with a release store of sequence <c>t+1</c>;
-/// a consumer claims position <c>h</c> by a CAS on the head once it reads (acquire) sequence
-/// <c>h+1</c>, takes the item, and frees the slot with a release store of <c>h + ringSize</c>. So
-/// each position is claimed by exactly one producer and one consumer, and an item is read only
-/// after it was written. Shutdown sets a closed bit in the tail with one atomic OR: every later
-/// claim's CAS fails, so the set of accepted positions is final at that instant, and the drain
-/// takes every one of them (waiting for claimed-but-unpublished ones). Sleeping is a Dekker
+/// Memory ordering: the queue is a <see cref="BoundedRingQueue{T}"/> (a bounded multi-producer,
+/// multi-consumer ring after Dmitry Vyukov's design; its argument is in its remarks): each position
+/// is claimed by exactly one producer and one consumer, and an item is read only after it was
+/// written. Shutdown closes it with one atomic OR: every later claim fails, so the set of accepted
+/// positions is final at that instant, and the drain takes every one of them. Sleeping is a Dekker
 /// handshake, argued beside <c>WaitForWork</c> and <c>PostBlocking</c>: a sleeper increments a
 /// waiter count (a full fence) and then re-checks the queue; the other side changes the queue by a
 /// CAS (a full fence) and then reads the count; at least one of them sees the other.
@@ -45,7 +39,7 @@ namespace Manaloc.Threading;
 /// </remarks>
 public sealed class DedicatedThreadDispatcher : IDisposable
 {
-    private const long ClosedBit = 1L << 62;
+    private const long ClosedBit = BoundedRingQueue<Action>.ClosedBit;
 
     /// <summary>The longest delay a timer (and so <see cref="Task.Delay(TimeSpan, TimeProvider)"/>) accepts; longer drain timeouts are infinite.</summary>
     private static readonly TimeSpan MaxDrainTimeout = TimeSpan.FromMilliseconds(uint.MaxValue - 1);
@@ -63,11 +57,8 @@ public sealed class DedicatedThreadDispatcher : IDisposable
     private readonly Action<Action>? _onItemDropped;
     private readonly Thread[] _threads;
 
-    // The ring and the sleepers' handshakes (the memory-ordering argument is in the remarks above).
-    private readonly Slot[] _slots;         // power-of-two ring, at least _capacity long
-    private Padded<long> _head;             // next position to take; CAS by workers, the drain and droppers
-    private Padded<long> _tail;             // next position to fill, | ClosedBit once shut down; CAS by producers
-    private Padded<long> _headCache;        // a recent value of _head, read by producers instead of _head
+    // The queue and the sleepers' handshakes (the memory-ordering argument is in the remarks above).
+    private readonly BoundedRingQueue<Action> _queue; // taken from by workers, the drain and droppers
     private readonly object _workLock = new();   // idle workers wait here
     private readonly object _spaceLock = new();  // producers blocked on a full queue wait here
     private TaskCompletionSource? _spaceSignal;  // asynchronous producers' wake-up; under _spaceLock
@@ -108,7 +99,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
         _timeProvider = options.TimeProvider;
         _onItemFailed = options.OnItemFailed;
         _onItemDropped = options.OnItemDropped;
-        _slots = CreateSlots(_capacity);
+        _queue = new BoundedRingQueue<Action>(_capacity);
         _stats = new Padded<WorkerStats>[options.ThreadCount];
         _threads = new Thread[options.ThreadCount];
         _liveWorkers = options.ThreadCount;
@@ -140,7 +131,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
     public FullQueueMode FullMode => _fullMode;
 
     /// <summary>False once a shutdown has begun.</summary>
-    public bool IsAcceptingWork => (Volatile.Read(ref _tail.Value) & ClosedBit) == 0;
+    public bool IsAcceptingWork => !_queue.IsClosed;
 
     /// <summary>Completes when every worker thread has exited (after a shutdown).</summary>
     /// <remarks>A shutdown whose deadline passed returns before items still in progress finish; await this to know they have.</remarks>
@@ -221,26 +212,28 @@ public sealed class DedicatedThreadDispatcher : IDisposable
     /// </remarks>
     public DispatcherStatistics GetStatistics()
     {
-        long tail = Volatile.Read(ref _tail.Value) & ~ClosedBit;
-        long head = Volatile.Read(ref _head.Value);
+        long tail = _queue.Tail;
+        long head = _queue.Head;
         long executed = 0, failed = 0;
         for (int i = 0; i < _stats.Length; i++)
         {
             executed += Volatile.Read(ref _stats[i].Value.Executed);
             failed += Volatile.Read(ref _stats[i].Value.Failed);
         }
-        return new DispatcherStatistics(
-            Queued: Math.Max(0, tail - head),
-            Posted: tail,
-            Executed: executed,
-            Failed: failed,
-            Rejected: _rejected.Sum(),
-            Dropped: _dropped.Sum(),
-            Returned: Volatile.Read(ref _returned),
-            DeepestQueue: Volatile.Read(ref _deepest),
-            PinnedThreads: Volatile.Read(ref _pinned),
-            VoluntaryYields: Interlocked.Read(ref _voluntaryYields), // statistics: orders nothing
-            BusyTime: ReadBusyTime());
+        return new DispatcherStatistics
+        {
+                Queued = Math.Max(0, tail - head),
+                Posted = tail,
+                Executed = executed,
+                Failed = failed,
+                Rejected = _rejected.Sum(),
+                Dropped = _dropped.Sum(),
+                Returned = Volatile.Read(ref _returned),
+                DeepestQueue = Volatile.Read(ref _deepest),
+                PinnedThreads = Volatile.Read(ref _pinned),
+                VoluntaryYields = Interlocked.Read(ref _voluntaryYields), // statistics: orders nothing
+                BusyTime = ReadBusyTime(),
+        };
     }
 
     /// <summary>The name and the state, for logs and the debugger: <c>DedicatedThreadDispatcher 'orders': running, 4 threads, 12/10000 queued, 981 executed</c>.</summary>
@@ -291,118 +284,27 @@ public sealed class DedicatedThreadDispatcher : IDisposable
         Debug.Assert(options.Capacity > 0);
     }
 
-    // The ring: claiming and publishing positions, taking items, waking workers and producers.
-
-    private enum EnqueueResult { Accepted, Full, Closed }
+    // The queue (BoundedRingQueue): enqueueing with the depth sampled, dequeueing, waking workers and producers.
 
     /// <summary>Producers registered as waiting for room (blocked or awaiting); a snapshot, for tests.</summary>
     internal int WaitingProducerCount => Volatile.Read(ref _waitingProducers);
 
-    private struct Slot
-    {
-        public long Sequence; // == position: free for it; == position + 1: holds its item
-        public Action? Item;
-    }
-
-    private static Slot[] CreateSlots(int capacity)
-    {
-        var slots = new Slot[(int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)capacity)];
-        for (int i = 0; i < slots.Length; i++) slots[i].Sequence = i;
-        return slots;
-    }
-
-    /// <summary>Producers read the real head (and sample the depth) on every this-many-th position, besides whenever the queue looks full.</summary>
-    private const int DepthSampleInterval = 64;
-
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private EnqueueResult TryEnqueue(Action item)
     {
-        var slots = _slots;
-        SpinWait spin = default;
-        while (true)
-        {
-            long tail = Volatile.Read(ref _tail.Value); // acquire: the tail before the head, so tail - head never overstates room
-            if ((tail & ClosedBit) != 0) return EnqueueResult.Closed;
-            // The cached head lags the real one (it is only ever a value the head once had), so the
-            // estimate overstates the queue and never lets it exceed the capacity. Reading the real
-            // head costs a cache miss (workers write it per item), so producers read it only when
-            // the estimate says full and on every DepthSampleInterval-th position, where they also
-            // sample the depth.
-            long head = Volatile.Read(ref _headCache.Value);
-            bool fresh = tail - head >= _capacity || (tail & (DepthSampleInterval - 1)) == 0;
-            if (fresh)
-            {
-                head = Volatile.Read(ref _head.Value);
-                Volatile.Write(ref _headCache.Value, head); // a racing refresh may store an older head: still a lower bound
-                if (tail - head >= _capacity)
-                {
-                    if (_capacity > Volatile.Read(ref _deepest)) RaiseDeepest(_capacity);
-                    return EnqueueResult.Full;
-                }
-            }
-            ref Slot slot = ref slots[tail & (slots.Length - 1)];
-            long sequence = Volatile.Read(ref slot.Sequence); // acquire: pairs with the release that freed the slot
-            if (sequence == tail)
-            {
-                // CAS claims position tail; it fails if another producer claimed it or Close set the
-                // closed bit. Full fence: orders the claim before WakeWorkerIfIdle's read of _idleWorkers.
-                if (Interlocked.CompareExchange(ref _tail.Value, tail + 1, tail) == tail)
-                {
-                    Debug.Assert(slot.Item is null, "a free slot holds no item");
-                    slot.Item = item;
-                    Volatile.Write(ref slot.Sequence, tail + 1); // release: publishes Item to the consumer of position tail
-                    if (fresh && tail + 1 - head > Volatile.Read(ref _deepest)) RaiseDeepest(tail + 1 - head);
-                    return EnqueueResult.Accepted;
-                }
-            }
-            else if (sequence < tail)
-            {
-                // The consumer of the slot's previous lap has claimed it but not freed it yet. Default
-                // SpinOnce: it falls back to Sleep(1), so a preempted consumer gets the core back.
-                spin.SpinOnce();
-            }
-            // sequence > tail: our tail was stale; read it again.
-        }
+        var result = _queue.TryEnqueue(item, out long depth);
+        // The depth is the capacity when the queue was full, a sample every 64th position, else 0: the deepest stays exact at a fill.
+        if (depth > Volatile.Read(ref _deepest)) RaiseDeepest(depth);
+        return result;
     }
 
-    /// <summary>Takes the oldest item; false only when the queue is empty (head == claimed tail).</summary>
+    /// <summary>Takes the oldest item; false only when the queue is empty.</summary>
     private bool TryDequeue([System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out Action? item)
     {
-        var slots = _slots;
-        SpinWait spin = default;
-        while (true)
-        {
-            long head = Volatile.Read(ref _head.Value);
-            ref Slot slot = ref slots[head & (slots.Length - 1)];
-            long sequence = Volatile.Read(ref slot.Sequence); // acquire: pairs with the producer's publishing release
-            if (sequence == head + 1)
-            {
-                // CAS claims position head. Full fence: orders the claim before the read of _waitingProducers below.
-                if (Interlocked.CompareExchange(ref _head.Value, head + 1, head) == head)
-                {
-                    item = slot.Item!;
-                    Debug.Assert(item is not null, "a published slot holds its item");
-                    slot.Item = null;
-                    Volatile.Write(ref slot.Sequence, head + slots.Length); // release: frees the slot for the next lap
-                    if (Volatile.Read(ref _waitingProducers) != 0) WakeProducersIfRoom(head + 1);
-                    return true;
-                }
-            }
-            else if (sequence <= head)
-            {
-                if (head == (Volatile.Read(ref _tail.Value) & ~ClosedBit))
-                {
-                    item = null;
-                    return false; // empty
-                }
-                // A producer has claimed position head and not published it yet: a few instructions
-                // away unless it was preempted, so default SpinOnce (falls back to Sleep(1), which lets
-                // a lower-priority or descheduled producer run; Yield and Sleep(0) may not). The
-                // shutdown drain and exiting workers wait here too.
-                spin.SpinOnce();
-            }
-            // sequence > head + 1: our head was stale; read it again.
-        }
+        if (!_queue.TryDequeue(out item)) return false;
+        // Read after the queue's claiming CAS (a full fence): the Dekker partner of PostBlocking's increment.
+        if (Volatile.Read(ref _waitingProducers) != 0) WakeProducersIfRoom();
+        return true;
     }
 
     private void RaiseDeepest(long depth)
@@ -440,10 +342,9 @@ public sealed class DedicatedThreadDispatcher : IDisposable
     /// <see cref="RoomPollMilliseconds"/> and then takes any free slot: without that, a worker whose
     /// item waits for that producer's Post to return would deadlock with it beside free slots.
     /// </summary>
-    private void WakeProducersIfRoom(long head)
+    private void WakeProducersIfRoom()
     {
-        long queued = (Volatile.Read(ref _tail.Value) & ~ClosedBit) - head;
-        if (queued <= _resumeMark) WakeProducers();
+        if (_queue.Count <= _resumeMark) WakeProducers();
     }
 
     private void WakeProducers()
@@ -515,7 +416,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
     private bool BelowResumeMark()
         // acquire reads, tail first: a stale head only overstates the depth, so this never says
         // "room" too early; the decision that matters is TryEnqueue's.
-        => (Volatile.Read(ref _tail.Value) & ~ClosedBit) - Volatile.Read(ref _head.Value) <= _resumeMark;
+        => _queue.Tail - _queue.Head <= _resumeMark;
 
     /// <summary>
     /// Spins, then yields, for a bounded while until the queue is down to the resume mark, and
@@ -531,7 +432,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
             spin.SpinOnce(sleep1Threshold: -1);
             if (!BelowResumeMark())
             {
-                if ((Volatile.Read(ref _tail.Value) & ClosedBit) != 0) return false; // PostBlocking reports it
+                if (_queue.IsClosed) return false; // PostBlocking reports it
                 continue;
             }
             var result = TryEnqueue(item);
@@ -572,7 +473,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
                         if (result == EnqueueResult.Accepted) break;
                         if (result == EnqueueResult.Closed) ThrowClosedWhileWaiting();
                     }
-                    else if ((Volatile.Read(ref _tail.Value) & ClosedBit) != 0) // acquire: Close sets the bit before it pulses
+                    else if (_queue.IsClosed) // acquire: Close sets the bit before it pulses
                     {
                         ThrowClosedWhileWaiting();
                     }
@@ -607,7 +508,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
             {
                 Interlocked.Increment(ref _waitingProducers); // full fence: before the re-check of the head
                 var result = polled || BelowResumeMark() ? TryEnqueue(item)
-                    : (Volatile.Read(ref _tail.Value) & ClosedBit) != 0 ? EnqueueResult.Closed : EnqueueResult.Full; // acquire: Close sets the bit before it signals
+                    : _queue.IsClosed ? EnqueueResult.Closed : EnqueueResult.Full; // acquire: Close sets the bit before it signals
                 if (result != EnqueueResult.Full)
                 {
                     Interlocked.Decrement(ref _waitingProducers);
@@ -653,7 +554,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
                 WakeWorkerIfIdle();
                 return true;
             }
-            if (result == EnqueueResult.Closed || (Volatile.Read(ref _tail.Value) & ClosedBit) != 0)
+            if (result == EnqueueResult.Closed || _queue.IsClosed)
             {
                 // Closed, or closed since TryEnqueue saw the queue full: refuse before dropping
                 // anything. (A close between this check and the dequeue below can still drop one
@@ -708,11 +609,11 @@ public sealed class DedicatedThreadDispatcher : IDisposable
                     if (pacer.AfterItem()) Interlocked.Increment(ref _voluntaryYields); // statistics only: orders nothing
                     continue;
                 }
-                long tail = Volatile.Read(ref _tail.Value);
+                long tail = _queue.TailAndClosedBit;
                 if ((tail & ClosedBit) != 0)
                 {
                     // Closed: the tail is final. Exit once everything claimed has been taken.
-                    if (Volatile.Read(ref _head.Value) == (tail & ~ClosedBit)) break;
+                    if (_queue.Head == (tail & ~ClosedBit)) break;
                     continue;
                 }
                 if (SpinForWork()) continue;
@@ -799,7 +700,7 @@ public sealed class DedicatedThreadDispatcher : IDisposable
         for (int i = 0; i < SpinIterations; i++)
         {
             spin.SpinOnce(sleep1Threshold: -1);
-            if (Volatile.Read(ref _head.Value) != (Volatile.Read(ref _tail.Value) & ~ClosedBit) || _abandon) return true;
+            if (_queue.Head != _queue.Tail || _abandon) return true;
         }
         return false;
     }
@@ -824,8 +725,8 @@ public sealed class DedicatedThreadDispatcher : IDisposable
             {
                 while (!_abandon)
                 {
-                    long tail = Volatile.Read(ref _tail.Value);
-                    if ((tail & ClosedBit) != 0 || Volatile.Read(ref _head.Value) != tail) break;
+                    long tail = _queue.TailAndClosedBit;
+                    if ((tail & ClosedBit) != 0 || _queue.Head != tail) break;
                     Monitor.Wait(_workLock);
                 }
             }
@@ -971,14 +872,14 @@ public sealed class DedicatedThreadDispatcher : IDisposable
         // Take what is left. Workers may still claim an item or two in this race; each position
         // goes to exactly one claimer (the head CAS), so an item is either run or returned.
         var notRun = new List<Action>();
-        while (Volatile.Read(ref _head.Value) < finalTail)
+        while (_queue.Head < finalTail)
         {
             if (TryDequeue(out var item))
             {
                 notRun.Add(item);
             }
         }
-        Debug.Assert(Volatile.Read(ref _head.Value) == finalTail, "the drain took every accepted position");
+        Debug.Assert(_queue.Head == finalTail, "the drain took every accepted position");
         Interlocked.Add(ref _returned, notRun.Count);
         return notRun;
     }
@@ -986,9 +887,8 @@ public sealed class DedicatedThreadDispatcher : IDisposable
     /// <summary>Sets the closed bit (once) and wakes every sleeper; returns the final tail position.</summary>
     private long Close()
     {
-        // Atomic OR: from here on every producer's claim CAS fails, so the accepted positions are final.
-        long finalTail = Interlocked.Or(ref _tail.Value, ClosedBit) & ~ClosedBit;
-        Debug.Assert(Volatile.Read(ref _head.Value) <= finalTail, "the head never passes the tail");
+        // From here on every producer's claim fails, so the accepted positions are final.
+        long finalTail = _queue.Close();
         WakeProducers();
         WakeAllWorkers();
         return finalTail;

@@ -2,13 +2,12 @@ namespace Manaloc.Threading;
 
 /// <summary>Configuration of a <see cref="DedicatedThreadDispatcher"/>.</summary>
 /// <remarks>
-/// Every property has a usable default: one worker per processor, a 10,000-item queue ("Tradeoffs in High Performance Software"'s
-/// cap), producers blocking when it is full, the system clock. Thread safety: read once by the
+/// Every property has a usable default: one worker per processor, a 10,000-item queue, producers blocking when it is full, the system clock. Thread safety: read once by the
 /// dispatcher's constructor; changing the options afterwards has no effect on it.
 /// </remarks>
 public sealed class DispatcherOptions
 {
-    /// <summary>The default queue capacity: 10,000 items, the cap of "Tradeoffs in High Performance Software".</summary>
+    /// <summary>The default queue capacity: 10,000 items.</summary>
     public const int DefaultCapacity = 10_000;
 
     /// <summary>The largest queue capacity: 2^30 items.</summary>

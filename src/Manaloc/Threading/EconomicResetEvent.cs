@@ -76,8 +76,8 @@ public sealed class EconomicResetEvent : IDisposable
     /// multi-core machine: ten growing busy-spins (a few microseconds), then spins alternating with
     /// yields of the time slice, about 10-20 µs in all before blocking.
     /// </summary>
-    /// <remarks>Measured on two busy cores, a shorter spin (20) lost two-thread ping-pong to
-    /// ManualResetEventSlim whenever the partner thread answered just after the spin ended. Pass 0
+    /// <remarks>A shorter spin blocks a waiter whose partner answers just after the spin ends, which
+    /// costs a kernel wake per hand-off (docs/threading-events.md says how the default was chosen). Pass 0
     /// where idle CPU matters more than hand-off latency.</remarks>
     public const int DefaultSpinCount = 35;
 
@@ -302,17 +302,10 @@ public sealed class EconomicResetEvent : IDisposable
 
         // Spin: a Set that lands within a few microseconds is caught without blocking. Not adaptive
         // on purpose: a waiter that stops spinning makes every Set pay the kernel wake, which slows
-        // the producer, which empties the queue more often (measured: 50 ns/item became 18 µs/item).
-        // SpinWait's policy, as ManualResetEventSlim's: ten growing pauses (~2 µs here), then
-        // yields. Also tried on 2 vCPUs and dropped: a shorter busy phase (4 growing pauses, or 16
-        // short ones then 4 growing) left the two-thread ping-pong where it was (55-90 ns per
-        // hand-off, set by cache-line transfers, not by the spin) and made it slower with both
-        // threads on one core (1.9-2.9 µs against 1.6-1.9 µs: sched_yield does not always switch
-        // to the partner at once); padding the state word slowed the ping-pong (two events sharing
-        // a line hand off in ~55 ns, padded ~70 ns: each thread writes the line it just read); a
-        // spin count of 70 blocked less but did not change the medians; re-checking after every
-        // short pause (6 per SpinWait busy step, same ~2 µs budget) gave 0.53-1.56x of
-        // ManualResetEventSlim over seven lab runs (median 1.04x, as now) with a wider spread.
+        // the producer, which empties the queue more often. SpinWait's policy, as
+        // ManualResetEventSlim's: ten growing pauses, then yields. The state word is not padded: each
+        // thread writes the line it just read, so padding only adds a transfer. The variants tried
+        // and dropped, with their figures, are in docs/threading-events.md.
         var spinner = new SpinWait();
         for (int i = 0; i < _spinCount; i++)
         {

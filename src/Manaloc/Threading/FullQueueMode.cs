@@ -2,9 +2,8 @@ namespace Manaloc.Threading;
 
 /// <summary>What a <see cref="DedicatedThreadDispatcher"/> does with a new item when its queue is full.</summary>
 /// <remarks>
-/// Why a choice: "Tradeoffs in High Performance Software" capped a dispatcher's queue at 10,000 items and blocked producers,
-/// cutting memory from 1.1 GB to 5 MB at equal throughput, because the consumer was the
-/// bottleneck anyway. Callers that must never block want a refusal instead; feeds where only
+/// Why a choice: blocking producers bounds the memory a queue holds at no cost in throughput when the
+/// consumer is the bottleneck anyway. Callers that must never block want a refusal instead; feeds where only
 /// recent items matter (telemetry, quotes) want the oldest dropped.
 /// </remarks>
 public enum FullQueueMode

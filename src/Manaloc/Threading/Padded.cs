@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
@@ -13,7 +14,7 @@ namespace Manaloc.Threading;
 /// Why: when two threads write two different variables that happen to share a cache line, every
 /// write invalidates the other core's copy and the line ping-pongs between cores ("false
 /// sharing"), so per-thread counters packed next to each other scale worse than one shared
-/// counter. "Hot/Cold Data Separation Considered Harmful in Multithreaded Environments" pads hot fields apart.
+/// counter.
 /// </para>
 /// <para>
 /// Why 128 bytes and not 64: x86 cores fetch cache lines in adjacent pairs (the spatial, or
@@ -36,16 +37,14 @@ namespace Manaloc.Threading;
 /// what matters for per-thread slots; for unmanaged values (counters, timestamps) the value is in
 /// the middle, isolated on both sides.
 /// </para>
-/// <para>Thread safety: a plain field; synchronize access to <see cref="Value"/> as you would any field.</para>
+/// <para>Thread safety: as a field's; synchronize access to <see cref="Value"/> as you would any field.</para>
 /// </remarks>
 [StructLayout(LayoutKind.Sequential)]
 public struct Padded<T>
 {
     private CacheLinePadding _before;
 
-    /// <summary>The padded value.</summary>
-    /// <remarks>A field, so <c>ref x.Value</c>, <see cref="Interlocked"/> and <see cref="Volatile"/> work on it directly.</remarks>
-    public T Value;
+    private T _value;
 
     private CacheLinePadding _after;
 
@@ -53,12 +52,19 @@ public struct Padded<T>
     public Padded(T value)
     {
         _before = default;
-        Value = value;
+        _value = value;
         _after = default;
     }
 
+    /// <summary>The padded value, by reference: <c>counters[i].Value = 5</c>, <c>Interlocked.Increment(ref counters[i].Value)</c>
+    /// and <see cref="Volatile"/> reach the padded storage itself, not a copy.</summary>
+    /// <remarks>A reference into this struct: valid while the struct is (an array element, a field of a class).
+    /// Thread safety: none of its own; synchronize as you would a field.</remarks>
+    [UnscopedRef]
+    public ref T Value => ref _value;
+
     /// <inheritdoc/>
-    public override readonly string ToString() => Value?.ToString() ?? "";
+    public override readonly string ToString() => _value?.ToString() ?? "";
 }
 
 /// <summary>128 bytes of nothing: the padding of <see cref="Padded{T}"/>.</summary>

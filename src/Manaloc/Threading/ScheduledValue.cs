@@ -7,9 +7,8 @@ namespace Manaloc.Threading;
 /// <typeparam name="T">The value's type.</typeparam>
 /// <remarks>
 /// <para>
-/// Why: "Tradeoffs in High Performance Software" needed an "are we still accepting
-/// work?" flag that every dequeue polls hundreds of thousands of times per second, until a
-/// shutdown deadline. Polling a clock per check costs a clock read each time; here the clock is
+/// Why: an "are we still accepting work?" flag that every dequeue polls, possibly hundreds of
+/// thousands of times per second, until a shutdown deadline. Polling a clock per check costs a clock read each time; here the clock is
 /// consulted once, by a <see cref="TimeProvider"/> timer, and polls read a flag. The price is a
 /// timer per instance and the duty to <see cref="Dispose"/> it: for many rarely polled deadlines
 /// a <see cref="Deadline"/> is the better trade.

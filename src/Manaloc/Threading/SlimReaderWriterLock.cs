@@ -103,8 +103,7 @@ public sealed partial class SlimReaderWriterLock
 
     /// <summary>
     /// Spins a writer makes before it registers as waiting (see SpinForWrite): SpinWait's busy-wait
-    /// phase (it yields from the tenth spin on). Chosen over 0 and 6 by the lab's 2- and 4-thread
-    /// cells at 2% and 50% writers (noisy, but 10 was never the worst).
+    /// phase (it yields from the tenth spin on). docs/threading-events.md says how it was chosen.
     /// </summary>
     private const int UnregisteredSpins = 10;
 
@@ -120,8 +119,8 @@ public sealed partial class SlimReaderWriterLock
     /// <summary>
     /// The state word, alone on its cache lines: every read pair does two interlocked adds on it, and
     /// without padding each one that moves the line to another core also evicts the fields the fast
-    /// paths only read (<see cref="_id"/>), so an exit would fetch the line twice. Measured on 2 vCPUs,
-    /// 2 threads, 0-2% writers: about 9 ns per op instead of 14. It costs 256 bytes per lock.
+    /// paths only read (<see cref="_id"/>), so an exit would fetch the line twice (docs/threading-events.md
+    /// gives the gain). It costs 256 bytes per lock.
     /// </summary>
     private Padded<long> _state;
     private int _writerThreadId;
@@ -142,6 +141,15 @@ public sealed partial class SlimReaderWriterLock
     public SlimReaderWriterLock(int spinCount = DefaultSpinCount, TimeProvider? timeProvider = null)
         : this(spinCount, DefaultInhibitFactor, timeProvider)
     {
+    }
+
+    /// <summary>A lock with a chosen inhibit factor (tests: 0 turns the bias back on at once, so revocations are frequent).</summary>
+    internal SlimReaderWriterLock(int spinCount, int inhibitFactor, TimeProvider? timeProvider = null)
+    {
+        if ((uint)spinCount > EconomicResetEvent.MaxSpinCount) ThrowHelper.ThrowSpinCount(spinCount);
+        _spinCount = spinCount;
+        _inhibitFactor = inhibitFactor;
+        _timeProvider = timeProvider ?? TimeProvider.System;
     }
 
     /// <summary>Readers inside the lock now (a snapshot; may include a reader that is backing out).</summary>
@@ -184,16 +192,25 @@ public sealed partial class SlimReaderWriterLock
     /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
     public bool TryEnterReadLock()
     {
-        var held = ThreadRecord.CurrentOrCreate;
+        if (TryEnterReadOnce(ThreadRecord.CurrentOrCreate)) return true;
+        ReleaseRead(); // back out of the attempt's +1
+        return false;
+    }
+
+    /// <summary>
+    /// One read attempt of the tracked paths (<see cref="TryEnterReadLock()"/> and the timed forms): true when the read lock
+    /// is held and recorded; false when a writer holds or waits, with the attempt's +1 still in the state word for the
+    /// caller to back out of (<see cref="ReleaseRead"/>) or to wait with (<c>EnterReadSlow</c>).
+    /// </summary>
+    /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TryEnterReadOnce(ThreadRecord held)
+    {
         CheckNotHeld(held);
         if (held.First == 0 && Volatile.Read(ref _readBias) != 0 && TryEnterBiased(held)) return true; // a hint, as in EnterReadLock
         held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
         long state = Interlocked.Increment(ref _state.Value); // full fence, as in EnterReadLock
-        if ((state & (WriterHeld | WaitingWriterMask)) != 0)
-        {
-            ReleaseRead();
-            return false;
-        }
+        if ((state & (WriterHeld | WaitingWriterMask)) != 0) return false;
         held.Add(_id);
         return true;
     }
@@ -348,193 +365,6 @@ public sealed partial class SlimReaderWriterLock
     [DoesNotReturn]
     private static void ThrowWriteRecursion()
         => ThrowHelper.ThrowRecursion("The calling thread already holds the write lock of this SlimReaderWriterLock; it is not recursive.");
-
-    // Acquisition with a timeout and a cancellation token.
-    // A timed or cancellable attempt takes the same fast paths; only a thread that has to wait pays for
-    // the clock reads and, with a cancellable token, one registration (a cancellation pulses the lock's
-    // monitor, so a sleeper re-checks its token at once). Giving up leaves nothing behind: a reader has
-    // already backed out of the state word, a writer stops being counted as waiting (readers it held back
-    // are woken), and a writer that gave up while revoking the bias restores it and releases the lock.
-    // Timeouts are never shorter than asked (they run from the call on the lock's TimeProvider, rounded up).
-    // A token already cancelled at the call throws <see cref="OperationCanceledException"/> even when the
-    // lock is free, as <see cref="SemaphoreSlim.Wait(int, CancellationToken)"/> does.
-
-    /// <summary>Takes a read lock, waiting at most <paramref name="timeout"/>.</summary>
-    /// <param name="timeout">How long to wait; <see cref="TimeSpan.Zero"/> to only try, <see cref="Timeout.InfiniteTimeSpan"/> to wait without limit.</param>
-    /// <param name="cancellationToken">Stops the wait.</param>
-    /// <returns>True if the read lock is now held; false on timeout.</returns>
-    /// <exception cref="ArgumentOutOfRangeException">The timeout is negative (other than infinite) or above <see cref="int.MaxValue"/> milliseconds.</exception>
-    /// <exception cref="OperationCanceledException">The token was cancelled before the lock was taken; nothing is held.</exception>
-    /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
-    /// <exception cref="InvalidOperationException">A thread exited while holding this lock (see <see cref="EnterWriteLock"/>).</exception>
-    public bool TryEnterReadLock(TimeSpan timeout, CancellationToken cancellationToken = default)
-        => TryEnterReadTimed(ToTimeoutTicks(timeout), cancellationToken);
-
-    /// <summary>Takes a read lock, waiting at most <paramref name="millisecondsTimeout"/>.</summary>
-    /// <param name="millisecondsTimeout">Milliseconds; 0 to only try, <see cref="Timeout.Infinite"/> to wait without limit.</param>
-    /// <param name="cancellationToken">Stops the wait.</param>
-    /// <returns>True if the read lock is now held; false on timeout.</returns>
-    /// <exception cref="ArgumentOutOfRangeException">The timeout is below -1.</exception>
-    /// <exception cref="OperationCanceledException">The token was cancelled before the lock was taken; nothing is held.</exception>
-    /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
-    public bool TryEnterReadLock(int millisecondsTimeout, CancellationToken cancellationToken = default)
-        => TryEnterReadTimed(ToTimeoutTicks(millisecondsTimeout), cancellationToken);
-
-    /// <summary>Takes the write lock, waiting at most <paramref name="timeout"/>.</summary>
-    /// <param name="timeout">How long to wait; <see cref="TimeSpan.Zero"/> to only try, <see cref="Timeout.InfiniteTimeSpan"/> to wait without limit.</param>
-    /// <param name="cancellationToken">Stops the wait.</param>
-    /// <returns>True if the write lock is now held; false on timeout.</returns>
-    /// <exception cref="ArgumentOutOfRangeException">The timeout is negative (other than infinite) or above <see cref="int.MaxValue"/> milliseconds.</exception>
-    /// <exception cref="OperationCanceledException">The token was cancelled before the lock was taken; nothing is held.</exception>
-    /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
-    /// <exception cref="InvalidOperationException">A thread exited while holding a read lock on this lock.</exception>
-    public bool TryEnterWriteLock(TimeSpan timeout, CancellationToken cancellationToken = default)
-        => TryEnterWriteTimed(ToTimeoutTicks(timeout), cancellationToken);
-
-    /// <summary>Takes the write lock, waiting at most <paramref name="millisecondsTimeout"/>.</summary>
-    /// <param name="millisecondsTimeout">Milliseconds; 0 to only try, <see cref="Timeout.Infinite"/> to wait without limit.</param>
-    /// <param name="cancellationToken">Stops the wait.</param>
-    /// <returns>True if the write lock is now held; false on timeout.</returns>
-    /// <exception cref="ArgumentOutOfRangeException">The timeout is below -1.</exception>
-    /// <exception cref="OperationCanceledException">The token was cancelled before the lock was taken; nothing is held.</exception>
-    /// <exception cref="LockRecursionException">The calling thread already holds this lock.</exception>
-    /// <exception cref="InvalidOperationException">A thread exited while holding a read lock on this lock.</exception>
-    public bool TryEnterWriteLock(int millisecondsTimeout, CancellationToken cancellationToken = default)
-        => TryEnterWriteTimed(ToTimeoutTicks(millisecondsTimeout), cancellationToken);
-
-    private bool TryEnterReadTimed(long timeoutTicks, CancellationToken cancellationToken)
-    {
-        cancellationToken.ThrowIfCancellationRequested();
-        var limit = new WaitLimit(timeoutTicks, cancellationToken, _timeProvider); // the timeout runs from the call
-        var held = ThreadRecord.CurrentOrCreate;
-        CheckNotHeld(held);
-        if (held.First == 0 && Volatile.Read(ref _readBias) != 0 && TryEnterBiased(held)) return true; // a hint, as in EnterReadLock
-        held.EnsureRoom(); // may allocate: before the lock is taken, so a failure leaves nothing held
-        long state = Interlocked.Increment(ref _state.Value); // full fence, as in EnterReadLock
-        if ((state & (WriterHeld | WaitingWriterMask)) != 0)
-        {
-            if (timeoutTicks == 0)
-            {
-                ReleaseRead();
-                return false;
-            }
-            bool entered;
-            using (RegisterWake(cancellationToken))
-            using (WakeAtTimeout(timeoutTicks))
-            {
-                entered = EnterReadSlow(limit);
-            }
-            if (!entered)
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                return false;
-            }
-        }
-        held.Add(_id);
-        return true;
-    }
-
-    private bool TryEnterWriteTimed(long timeoutTicks, CancellationToken cancellationToken)
-    {
-        cancellationToken.ThrowIfCancellationRequested();
-        if (timeoutTicks == 0) return TryEnterWriteLock();
-        var limit = new WaitLimit(timeoutTicks, cancellationToken, _timeProvider); // the timeout runs from the call
-        var me = ThreadRecord.CurrentOrCreate; // may allocate (first use): before the lock is taken
-        using (RegisterWake(cancellationToken))
-        using (WakeAtTimeout(timeoutTicks))
-        {
-            long state = Volatile.Read(ref _state.Value); // a hint: the CAS decides
-            // Full fence on success: acquire, as in EnterWriteLock.
-            bool acquired = ((state & (ReaderMask | WriterHeld)) == 0 && Interlocked.CompareExchange(ref _state.Value, state | WriterHeld, state) == state)
-                || EnterWriteSlow(limit);
-            // As in EnterWriteLock; a revocation that gives up has restored the bias and released the lock.
-            if (acquired && Volatile.Read(ref _readBias) != 0) acquired = RevokeBias(wait: true, limit);
-            if (!acquired)
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                return false;
-            }
-        }
-        _writerThreadId = me.ThreadId; // plain, as in EnterWriteLock
-        return true;
-    }
-
-    /// <summary>A cancellation pulses the monitor sleepers wait on, so a sleeper re-checks its token.</summary>
-    private CancellationTokenRegistration RegisterWake(CancellationToken cancellationToken)
-        => cancellationToken.CanBeCanceled
-            ? cancellationToken.UnsafeRegister(static state => ((SlimReaderWriterLock)state!).PulseSleepers(), this)
-            : default;
-
-    /// <summary>
-    /// With an injected clock (not <see cref="TimeProvider.System"/>), a timer on that clock pulses the monitor at the
-    /// timeout, so a sleeper re-checks its limit when the clock reaches it: a sleep's length is computed from the clock
-    /// but measured by the kernel, which knows nothing of a test's clock. A sleeper computes its sleep under
-    /// <c>_sync</c> and the pulse takes <c>_sync</c>, so the pulse either comes before (the sleep is then 0: it gives up)
-    /// or reaches it in <see cref="Monitor.Wait(object, int)"/>. Null (nothing to dispose) for the system clock or no timeout.
-    /// </summary>
-    private ITimer? WakeAtTimeout(long timeoutTicks)
-        => timeoutTicks > 0 && !ReferenceEquals(_timeProvider, TimeProvider.System)
-            ? _timeProvider.CreateTimer(static state => ((SlimReaderWriterLock)state!).PulseSleepers(), this, TimeSpan.FromTicks(timeoutTicks), Timeout.InfiniteTimeSpan)
-            : null;
-
-    private void PulseSleepers()
-    {
-        lock (_sync) Monitor.PulseAll(_sync); // spurious for the others: they re-check and sleep again
-    }
-
-    private static long ToTimeoutTicks(TimeSpan timeout)
-    {
-        if (timeout == Timeout.InfiniteTimeSpan) return WaitLimit.Infinite;
-        if (timeout < TimeSpan.Zero || timeout.Ticks > int.MaxValue * TimeSpan.TicksPerMillisecond) ThrowHelper.ThrowTimeout(timeout);
-        return timeout.Ticks;
-    }
-
-    private static long ToTimeoutTicks(int millisecondsTimeout)
-    {
-        if (millisecondsTimeout < Timeout.Infinite) ThrowHelper.ThrowTimeout(TimeSpan.FromMilliseconds(millisecondsTimeout));
-        return millisecondsTimeout == Timeout.Infinite ? WaitLimit.Infinite : millisecondsTimeout * TimeSpan.TicksPerMillisecond;
-    }
-
-    /// <summary>When a wait gives up: a due timestamp on the lock's clock (none in <c>default</c>) and a token.</summary>
-    private readonly struct WaitLimit
-    {
-        /// <summary>A timeout that never ends.</summary>
-        public const long Infinite = -1;
-
-        private readonly TimeProvider? _clock; // null: no timeout
-        private readonly long _due;
-        public readonly CancellationToken Token;
-
-        /// <param name="timeoutTicks">TimeSpan ticks from now, or <see cref="Infinite"/>.</param>
-        /// <param name="token">Stops the wait.</param>
-        /// <param name="clock">The clock the timeout runs on.</param>
-        public WaitLimit(long timeoutTicks, CancellationToken token, TimeProvider clock)
-        {
-            Token = token;
-            if (timeoutTicks > 0)
-            {
-                _clock = clock;
-                // Rounded up to the next timestamp unit: the wait never ends before the timeout.
-                long span = (long)(((Int128)timeoutTicks * clock.TimestampFrequency + TimeSpan.TicksPerSecond - 1) / TimeSpan.TicksPerSecond);
-                _due = clock.GetTimestamp() + span;
-            }
-        }
-
-        /// <summary>True once the token is cancelled or the due time has passed.</summary>
-        public bool Reached => Token.IsCancellationRequested || (_clock is not null && _clock.GetTimestamp() - _due >= 0);
-
-        /// <summary>How long the next sleep may last, in milliseconds rounded up: at most <paramref name="cap"/> (<see cref="Timeout.Infinite"/>: no cap), 0 once due.</summary>
-        public int SleepMilliseconds(int cap)
-        {
-            if (_clock is null) return cap;
-            long left = _due - _clock.GetTimestamp();
-            if (left <= 0) return 0;
-            long frequency = _clock.TimestampFrequency;
-            long ms = (long)(((Int128)left * 1000 + frequency - 1) / frequency);
-            if (cap != Timeout.Infinite && ms > cap) return cap;
-            return ms > int.MaxValue ? int.MaxValue : (int)ms;
-        }
-    }
 
     // Contended paths: spin, then sleep on <c>_sync</c> until a release wakes everyone.
 
@@ -702,332 +532,9 @@ public sealed partial class SlimReaderWriterLock
         if (interrupted) Thread.CurrentThread.Interrupt(); // the interrupt was meant for the caller's next wait
     }
 
-    // Reader bias (BRAVO, Dice and Kogan, USENIX ATC 2019): while <see cref="_readBias"/> is on, a
-    // thread's first read lock is an interlocked add on a reader slot of its own instead of on the shared
-    // state word, so readers on different cores do not bounce one cache line. A writer takes the state
-    // word as before, then revokes the bias and waits for the slots to drain; the bias then stays off for
-    // <see cref="_inhibitFactor"/> times the revocation's duration, so write-heavy loads do not pay a scan
-    // per write. A reader that holds the lock through the state word turns it back on once that time has passed.
-
-    /// <summary>BRAVO's N: after a revocation that took d, the bias stays off for N × d (at most 1/(N+1) of the time goes to revocations).</summary>
-    private const int DefaultInhibitFactor = 9;
-
-    /// <summary>Most reader slots a lock has (each 264 bytes; a revocation reads them all).</summary>
-    private const int MaxSlots = 32;
-
-    /// <summary>Read locks a thread takes through the state word between two looks at the clock for re-enabling the bias.</summary>
-    private const int BiasCheckInterval = 64;
-
-    /// <summary>
-    /// Slots per lock: twice the processor count rounded up to a power of two, at most <see cref="MaxSlots"/>.
-    /// The same for every lock, so a thread's record keeps its slot's offset ready (<c>SlotOffset</c>).
-    /// </summary>
-    internal static readonly int SlotCount = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Clamp(2 * Environment.ProcessorCount, 1, MaxSlots));
-
-    /// <summary>Biased readers per slot, each on its own cache lines; a thread's slot is at its record's <c>SlotOffset</c>.</summary>
-    private readonly Padded<long>[] _slots = new Padded<long>[SlotCount];
-    private readonly int _inhibitFactor;
-
-    /// <summary>1 while readers may take the slots; written only by a thread holding the state word (a writer, or a reader through it).</summary>
-    private int _readBias = 1;
-
-    /// <summary>Timestamp (<see cref="Clock.GetTimestamp"/>) before which the bias is not turned back on.</summary>
-    private long _inhibitUntil;
-
-    /// <summary>Completed revocations; written only by a writer holding the lock.</summary>
-    private long _revocations;
-
-    /// <summary>Completed revocations whose first scan found a biased reader inside (tests: proof that writers met biased readers).</summary>
-    private long _revocationsThatWaited;
-
-    /// <summary>A lock with a chosen inhibit factor (tests: 0 turns the bias back on at once, so revocations are frequent).</summary>
-    internal SlimReaderWriterLock(int spinCount, int inhibitFactor, TimeProvider? timeProvider = null)
-    {
-        if ((uint)spinCount > EconomicResetEvent.MaxSpinCount) ThrowHelper.ThrowSpinCount(spinCount);
-        _spinCount = spinCount;
-        _inhibitFactor = inhibitFactor;
-        _timeProvider = timeProvider ?? TimeProvider.System;
-    }
-
-    /// <summary>True while readers take the lock through their slots (tests and diagnostics; a snapshot).</summary>
-    internal bool IsReadBiased => Volatile.Read(ref _readBias) != 0; // snapshot, orders nothing
-
-    /// <summary>Revocations completed so far (tests; exact once the writers are joined).</summary>
-    internal long Revocations => Volatile.Read(ref _revocations); // snapshot, orders nothing
-
-    /// <summary>Revocations that had to wait for a biased reader (tests; exact once the writers are joined).</summary>
-    internal long RevocationsThatWaited => Volatile.Read(ref _revocationsThatWaited); // snapshot, orders nothing
-
-    /// <summary>True if the calling thread holds a read lock on this lock through its reader slot (tests).</summary>
-    internal bool IsBiasedReadHeld => ThreadRecord.Current?.First == -_id;
-
-    /// <summary>Turns the bias off for good, so readers use the state word (tests of the state word's own paths). No reader may be inside.</summary>
-    internal void TurnBiasOffForTests()
-    {
-        EnterWriteLock(); // revokes the bias if it is on
-        Volatile.Write(ref _inhibitUntil, long.MaxValue); // under the write lock, after RevokeBias wrote it: never re-enabled
-        ExitWriteLock();
-    }
-
-    /// <summary>The calling thread's reader slot on this lock. Every lock has <see cref="SlotCount"/> slots, so the offset is in range.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private ref long Slot(ThreadRecord held)
-        => ref Unsafe.AddByteOffset(ref MemoryMarshal.GetArrayDataReference(_slots), held.SlotOffset).Value;
-
-    /// <summary>Takes a read lock through the slot if the bias holds after the slot's increment.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool TryEnterBiased(ThreadRecord held)
-    {
-        ref long slot = ref Slot(held);
-        // Full fence: the +1 is visible before the flag is read again (Dekker with RevokeBias' clear, fence, scan).
-        Interlocked.Increment(ref slot);
-        StoreLoadFence();
-        // Acquire: the critical section's reads stay below it. A waiting writer turns new readers away
-        // here too (the slow path queues them behind it), or biased readers could keep a writer that
-        // waits for the state word's readers waiting; safety does not rest on this read, only fairness.
-        if (Volatile.Read(ref _readBias) != 0 && (Volatile.Read(ref _state.Value) & WaitingWriterMask) == 0)
-        {
-            held.First = -_id;
-            return true;
-        }
-        BackOutBiased(ref slot);
-        return false;
-    }
-
-    /// <summary>Undoes a slot increment that found the bias off: a revoking writer may be waiting for this slot.</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void BackOutBiased(ref long slot)
-    {
-        Interlocked.Decrement(ref slot); // full fence: before the Blocked check in WakeRevoker
-        StoreLoadFence();
-        WakeRevoker();
-    }
-
-    /// <summary>Releases a read lock taken through the slot.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void ReleaseBiased(ThreadRecord held)
-    {
-        // Full fence: the critical section's reads complete before a revoking writer can see the slot drained.
-        Interlocked.Decrement(ref Slot(held));
-        StoreLoadFence();
-        // Read after the decrement: if a writer cleared the flag and its scan missed this decrement, this read sees the clear (Dekker).
-        if (Volatile.Read(ref _readBias) == 0) WakeRevoker();
-    }
-
-    /// <summary>A slot dropped while the bias is off: wake a writer asleep in <see cref="SleepWhileBiasedReaders"/>.</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void WakeRevoker()
-    {
-        // After the slot's RMW (a full fence): pairs with the sleeper's Or(Blocked), then re-scan; one of the two sees the other.
-        if ((Volatile.Read(ref _state.Value) & Blocked) != 0) WakeAll();
-    }
-
-    /// <summary>
-    /// Called by a writer that holds the state word (WriterHeld) and saw the bias on: clears it and waits for
-    /// the biased readers to leave. On failure (<paramref name="wait"/> false and readers inside, or an
-    /// exception) the bias is restored and the write lock released, as if the writer had never come.
-    /// </summary>
-    /// <returns>True if the writer now holds the lock alone; false (lock released) if readers are inside and it may not wait.</returns>
-    /// <exception cref="LockRecursionException">The calling thread holds a biased read lock on this lock (lock released first).</exception>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool RevokeBias(bool wait) => RevokeBias(wait, default);
-
-    /// <summary>As <see cref="RevokeBias(bool)"/>, giving up (bias restored, lock released, false) once <paramref name="limit"/> is reached.</summary>
-    private bool RevokeBias(bool wait, WaitLimit limit)
-    {
-        // The write fast paths cannot see a biased read of this thread (it is not in the state word); waiting for our own slot would hang.
-        if (ThreadRecord.Current?.First == -_id)
-        {
-            ReleaseWrite();
-            ThrowReadRecursion();
-        }
-        long start = Clock.GetTimestamp();
-        // Full fence: the clear is visible before the slots are read (Dekker with TryEnterBiased's increment, then flag re-read).
-        Interlocked.Exchange(ref _readBias, 0);
-        StoreLoadFence();
-        bool drained, waited;
-        try
-        {
-            drained = WaitForBiasedReaders(wait, limit, out waited);
-        }
-        catch
-        {
-            // Interrupted while asleep: the readers inside still count on the bias (later writers must scan for them).
-            Volatile.Write(ref _readBias, 1); // ordered before the release below (its RMW is a full fence)
-            ReleaseWrite();
-            throw;
-        }
-        if (!drained)
-        {
-            Volatile.Write(ref _readBias, 1); // as above: the readers inside keep their slots
-            ReleaseWrite();
-            return false;
-        }
-        long end = Clock.GetTimestamp();
-        Volatile.Write(ref _inhibitUntil, end + (end - start) * _inhibitFactor); // atomic 64-bit store; read by re-enabling readers, orders nothing
-        _revocations++; // plain: only a writer holding the lock writes it
-        if (waited) _revocationsThatWaited++; // plain, as above
-        return true;
-    }
-
-    /// <summary>Spins, then sleeps, until every slot is zero. False at once if <paramref name="wait"/> is false and a slot is not, or once <paramref name="limit"/> is reached.</summary>
-    /// <param name="wait">False: do not wait for biased readers.</param>
-    /// <param name="limit">When to give up waiting.</param>
-    /// <param name="waited">True if a biased reader was inside at the first scan.</param>
-    private bool WaitForBiasedReaders(bool wait, WaitLimit limit, out bool waited)
-    {
-        var spinner = new SpinWait();
-        int spins = 0;
-        waited = false;
-        while (AnyBiasedReader())
-        {
-            waited = true;
-            if (!wait) return false;
-            if (spins++ < _spinCount)
-            {
-                spinner.SpinOnce(sleep1Threshold: -1);
-                continue;
-            }
-            if (!SleepWhileBiasedReaders(limit)) return false;
-            spins = 0;
-        }
-        return true;
-    }
-
-    private bool AnyBiasedReader()
-    {
-        var slots = _slots;
-        for (int i = 0; i < slots.Length; i++)
-        {
-            // Acquire: a drained slot's readers' critical sections (before their decrement) precede the writer's.
-            if (Volatile.Read(ref slots[i].Value) != 0) return true;
-        }
-        return false;
-    }
-
-    /// <summary>
-    /// Sleeps on <c>_sync</c> until a biased reader's exit wakes it, unless the slots drain first; false,
-    /// without sleeping, once <paramref name="limit"/> is reached. Wakes every
-    /// <see cref="DeadHolderCheckMilliseconds"/> to look for a reader whose thread has exited.
-    /// </summary>
-    private bool SleepWhileBiasedReaders(WaitLimit limit)
-    {
-        if (limit.Reached) return false;
-        bool timedOut;
-        lock (_sync)
-        {
-            // Full fence: publishes Blocked before the re-scan; a biased exit after the scan sees it and pulses under _sync.
-            Interlocked.Or(ref _state.Value, Blocked);
-            StoreLoadFence();
-            if (!AnyBiasedReader()) return true;
-            if (limit.Token.IsCancellationRequested) return false; // under _sync, as in Sleep
-            int milliseconds = limit.SleepMilliseconds(DeadHolderCheckMilliseconds);
-            if (milliseconds == 0) return false;
-            Interlocked.Increment(ref s_sleeps); // statistics only
-            timedOut = !Monitor.Wait(_sync, milliseconds);
-        }
-        if (timedOut) ThrowIfAReaderDied();
-        return true;
-    }
-
-    /// <summary>
-    /// Turns the bias back on once the inhibit time has passed. The caller holds a read lock through the
-    /// state word, so no writer holds the lock and none can be revoking.
-    /// </summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void MaybeRestoreBias(ThreadRecord held)
-    {
-        held.BiasCheckCountdown = BiasCheckInterval;
-        if (Volatile.Read(ref _readBias) != 0) return; // a hint: a racing reader may set it too (same value)
-        if ((Volatile.Read(ref _state.Value) & WaitingWriterMask) != 0) return; // a hint: a writer waits and would revoke it at once
-        if (Clock.GetTimestamp() - Volatile.Read(ref _inhibitUntil) < 0) return; // atomic 64-bit read, orders nothing
-        // Ordered before this reader's release (an RMW on the state word), which precedes any writer's acquire:
-        // the next writer sees the bias and revokes it.
-        Volatile.Write(ref _readBias, 1);
-    }
-
-    /// <summary>Biased readers inside (a snapshot: may include readers backing out).</summary>
-    private long BiasedReaderCount()
-    {
-        long sum = 0;
-        var slots = _slots;
-        for (int i = 0; i < slots.Length; i++) sum += Volatile.Read(ref slots[i].Value); // snapshot, orders nothing
-        return sum;
-    }
-
-    /// <summary>
-    /// Orders an interlocked write before a later load of another variable on every platform. Each Dekker
-    /// hand-shake of the bias (slot, then flag; flag, then slots; slot, then Blocked; Blocked, then slots)
-    /// reads a different variable than the one its RMW wrote. On x86/x64 a locked RMW is a full fence (and
-    /// this folds away at JIT time); on Arm64 the JIT emits the RMW as an acquire-release atomic (ldaddal,
-    /// swpal, ldsetal) with no trailing barrier, and a later Volatile.Read may be an RCpc load (ldapr), which
-    /// the architecture lets complete before the RMW's store is visible: both sides could read stale values.
-    /// </summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void StoreLoadFence()
-    {
-        if (!X86Base.IsSupported) Interlocked.MemoryBarrier();
-    }
-
     [DoesNotReturn]
     private static void ThrowReadRecursion()
         => ThrowHelper.ThrowRecursion("The calling thread already holds a read lock on this SlimReaderWriterLock; it is not recursive and has no upgrades.");
-
-    // A thread that exits while holding a read lock can never release it: its count stays in the state
-    // word or in a reader slot, and every writer would wait for it forever. A writer that has slept
-    // <see cref="DeadHolderCheckMilliseconds"/> waiting for readers looks through the records of threads
-    // that have used any lock; a record whose thread is no longer alive and that still holds this lock
-    // turns the hang into an <see cref="InvalidOperationException"/> naming the thread.
-    // Cost: one registration per thread, at its first use of any lock (a global lock and a list add), and
-    // for a writer that waits for readers a wake-up and a scan every <see cref="DeadHolderCheckMilliseconds"/>.
-    // The fast paths pay nothing. Records of exited threads that hold nothing are dropped whenever the list
-    // doubles. A record is written only by its own thread; once that thread has exited, its fields no longer
-    // change, so the plain reads here see their final values (thread exit and <see cref="Thread.IsAlive"/>
-    // synchronize through the runtime's thread store).
-
-    /// <summary>How often a writer waiting for readers wakes to look for a reader whose thread exited.</summary>
-    private const int DeadHolderCheckMilliseconds = 500;
-
-    private static readonly List<ThreadRecord> s_records = [];
-    private static int s_pruneAt = 64;
-
-    /// <summary>Adds a new thread's record (its first use of any lock).</summary>
-    private static void Register(ThreadRecord record)
-    {
-        lock (s_records)
-        {
-            if (s_records.Count >= s_pruneAt)
-            {
-                s_records.RemoveAll(static r => r.HoldsNothing && !r.Owner.IsAlive);
-                s_pruneAt = Math.Max(64, 2 * s_records.Count);
-            }
-            s_records.Add(record);
-        }
-    }
-
-    /// <summary>Throws if a thread that has exited still holds a read lock on this lock.</summary>
-    private void ThrowIfAReaderDied()
-    {
-        ThreadRecord? dead = null;
-        lock (s_records)
-        {
-            foreach (var record in s_records)
-            {
-                if (!record.Owner.IsAlive && record.Holds(_id))
-                {
-                    dead = record;
-                    break;
-                }
-            }
-        }
-        if (dead is not null) ThrowReaderDied(dead);
-    }
-
-    [DoesNotReturn]
-    private static void ThrowReaderDied(ThreadRecord dead)
-        => throw new InvalidOperationException(
-            $"A thread (managed id {dead.ThreadId}{(dead.Owner.Name is { } name ? $", \"{name}\"" : "")}) exited while holding a read lock on this " +
-            "SlimReaderWriterLock: that lock can never be released, so no writer can enter. Release read locks in a finally block on the thread that took them.");
 
     // Telemetry: how often contended threads had to sleep, over every lock in the process.
 

@@ -20,7 +20,7 @@ internal struct YieldPacer
     /// the processor a busy worker holds, when every processor is busy; Linux then lets the worker
     /// finish its time slice (up to a scheduler tick, 4 ms at HZ=250) before that thread runs.
     /// Thread.Yield every ~100 µs bounds that wait. When nothing else waits for the processor the
-    /// yield returns at once (a system call, well under 1% of the interval). Measured on
+    /// yield returns at once (a system call, well under 1% of the interval). Timed with
     /// <see cref="Stopwatch"/>, not the options' TimeProvider: it paces the processor, it is no
     /// deadline anyone observes.
     /// </remarks>

@@ -9,8 +9,7 @@ namespace Manaloc.Time;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Why: measuring and timestamping on a hot path must not allocate ("DateTime.Now in v4.0 Causes Dynamic Memory Allocations" found
-/// <c>DateTime.Now</c> allocating 32 bytes per call on .NET 4.0) and must not drift through
+/// Why: measuring and timestamping on a hot path must not allocate and must not drift through
 /// floating-point arithmetic. Every member here is allocation-free and integer-exact.
 /// </para>
 /// <para>

@@ -19,9 +19,11 @@ public sealed class DedicatedThreadDispatcherTests
         Assert.False(d.TryPost(() => { }));
 
         var first = d.GetStatistics();
-        Assert.Equal(new DispatcherStatistics(
-            Queued: 0, Posted: 100, Executed: 100, Failed: 1, Rejected: 1, Dropped: 0, Returned: 0,
-            DeepestQueue: first.DeepestQueue, PinnedThreads: 0, VoluntaryYields: first.VoluntaryYields, BusyTime: first.BusyTime), first);
+        Assert.Equal(new DispatcherStatistics
+        {
+            Queued = 0, Posted = 100, Executed = 100, Failed = 1, Rejected = 1, Dropped = 0, Returned = 0,
+            DeepestQueue = first.DeepestQueue, PinnedThreads = 0, VoluntaryYields = first.VoluntaryYields, BusyTime = first.BusyTime,
+        }, first);
         Assert.InRange(first.DeepestQueue, 1, 16);
         Assert.True(first.BusyTime > TimeSpan.Zero);
         // Every worker has exited: nothing moves any more, busy time included.

@@ -12,7 +12,7 @@ internal static class CompiledRecordSlot<TRecord> where TRecord : struct, ICompi
 /// The layout constants of one generated record, as <c>static readonly</c> fields of a class instantiated over the
 /// record's generated struct: the JIT reads them as constants once the class is initialized, so the generic handles'
 /// accessors and the held heap's New and Delete compile to the bare loads and stores with no record-type object in
-/// sight (measured: that object's field loads were most of an unchecked New+Delete's cost).
+/// sight (that object's field loads would otherwise be most of an unchecked New+Delete's cost).
 /// </summary>
 /// <remarks>
 /// A type argument that was never registered (a hand-written factory) gets <see cref="ClassIndex"/> =
