@@ -138,14 +138,21 @@ public sealed class PooledBufferWriter : IBufferWriter<byte>, IDisposable
         foreach (var memory in WrittenSequence) destination.Write(memory.Span);
     }
 
+    /// <inheritdoc cref="CopyToAsync(Stream, CancellationToken)"/>
+    public Task CopyToAsync(Stream destination) => CopyToAsync(destination, CancellationToken.None);
+
     /// <summary>Writes everything written to <paramref name="destination"/> asynchronously. Do not write to this writer until the task completes.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
-    public async Task CopyToAsync(Stream destination, CancellationToken cancellationToken = default)
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was canceled.</exception>
+    public async Task CopyToAsync(Stream destination, CancellationToken cancellationToken)
     {
         if (destination is null) ThrowHelper.ThrowArgumentNull(nameof(destination));
         foreach (var memory in WrittenSequence) await destination.WriteAsync(memory, cancellationToken).ConfigureAwait(false);
     }
+
+    /// <inheritdoc cref="CopyToAsync(PipeWriter, CancellationToken)"/>
+    public ValueTask<FlushResult> CopyToAsync(PipeWriter destination) => CopyToAsync(destination, CancellationToken.None);
 
     /// <summary>
     /// Writes everything written to <paramref name="destination"/> (a response's <c>BodyWriter</c>, a pipe) segment by segment,
@@ -158,7 +165,7 @@ public sealed class PooledBufferWriter : IBufferWriter<byte>, IDisposable
     /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was canceled during a flush.</exception>
-    public async ValueTask<FlushResult> CopyToAsync(PipeWriter destination, CancellationToken cancellationToken = default)
+    public async ValueTask<FlushResult> CopyToAsync(PipeWriter destination, CancellationToken cancellationToken)
     {
         if (destination is null) ThrowHelper.ThrowArgumentNull(nameof(destination));
         var flush = default(FlushResult);
