@@ -579,29 +579,43 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
     // ---- lock-free readers (concurrent mode) ----
 
     /// <summary>A validated lookup: the value seen whole, or a miss, never a mix of two writes.</summary>
+    /// <remarks>One attempt inlined into the caller (a lookup is memory-bound: the fewer instructions around its two
+    /// cache misses, the more lookups the processor overlaps); any retry goes to <see cref="TryGetConcurrentSlow"/>.</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryGetConcurrent(TKey key, ulong hash, out TValue value)
+    {
+        long state = Volatile.Read(ref _state);
+        byte** directory = (byte**)Volatile.Read(ref _directory);
+        long b = BucketIndex(hash, state);
+        byte* primary = BucketAt(directory, b);
+        ref uint sequence = ref *(uint*)(primary + VersionOffset);
+        uint seen = Volatile.Read(ref sequence);
+        // Probing while the sequence is odd is harmless: everything read is discarded unless the checks below pass.
+        int outcome = Probe(primary, ref sequence, seen, Tag(hash), key, out value);
+        // The probe's loads before the re-reads (x64: a compiler barrier; Arm64: a load-load fence).
+        Volatile.ReadBarrier();
+        if ((seen & 1) == 0 && outcome >= 0 && Volatile.Read(ref sequence) == seen && BucketIndex(hash, Volatile.Read(ref _state)) == b) return outcome == 1;
+        return TryGetConcurrentSlow(key, hash, out value);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryGetConcurrentSlow(TKey key, ulong hash, out TValue value)
     {
         byte tag = Tag(hash);
         var spin = new SpinWait();
         while (true)
         {
+            spin.SpinOnce(sleep1Threshold: -1);
             long state = Volatile.Read(ref _state);
             byte** directory = (byte**)Volatile.Read(ref _directory);
             long b = BucketIndex(hash, state);
             byte* primary = BucketAt(directory, b);
             ref uint sequence = ref *(uint*)(primary + VersionOffset);
             uint seen = Volatile.Read(ref sequence);
-            if ((seen & 1) == 0)
-            {
-                int outcome = Probe(primary, ref sequence, seen, tag, key, out value);
-                if (outcome >= 0)
-                {
-                    // The probe's loads before the re-reads (x64: a compiler barrier; Arm64: a load-load fence).
-                    Volatile.ReadBarrier();
-                    if (Volatile.Read(ref sequence) == seen && BucketIndex(hash, Volatile.Read(ref _state)) == b) return outcome == 1;
-                }
-            }
-            spin.SpinOnce(sleep1Threshold: -1);
+            if ((seen & 1) != 0) continue;
+            int outcome = Probe(primary, ref sequence, seen, tag, key, out value);
+            Volatile.ReadBarrier();
+            if (outcome >= 0 && Volatile.Read(ref sequence) == seen && BucketIndex(hash, Volatile.Read(ref _state)) == b) return outcome == 1;
         }
     }
 

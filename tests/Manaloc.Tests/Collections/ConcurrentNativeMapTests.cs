@@ -1,0 +1,219 @@
+using System.Collections.Concurrent;
+using Manaloc.Collections;
+
+namespace Manaloc.Tests.Collections;
+
+public sealed class ConcurrentNativeMapTests
+{
+    [Fact]
+    public void GetOrAdd_AddOrUpdate_TryUpdate_and_TryRemove_answer_as_ConcurrentDictionary()
+    {
+        using var map = new ConcurrentNativeMap<long, long>();
+        var model = new ConcurrentDictionary<long, long>();
+        var random = new Random(11);
+        for (int i = 0; i < 100_000; i++)
+        {
+            long key = random.Next(2_000), v = random.Next(100);
+            switch (random.Next(8))
+            {
+                case 0: Assert.Equal(model.GetOrAdd(key, v), map.GetOrAdd(key, v)); break;
+                case 1: Assert.Equal(model.GetOrAdd(key, k => k + v), map.GetOrAdd(key, k => k + v)); break;
+                case 2: Assert.Equal(model.GetOrAdd(key, (k, a) => k * a, v), map.GetOrAdd(key, (k, a) => k * a, v)); break;
+                case 3: Assert.Equal(model.AddOrUpdate(key, v, (_, old) => old + 1), map.AddOrUpdate(key, v, (_, old) => old + 1)); break;
+                case 4: Assert.Equal(model.AddOrUpdate(key, k => -k, (_, old) => old * 2 % 1000), map.AddOrUpdate(key, k => -k, (_, old) => old * 2 % 1000)); break;
+                case 5: Assert.Equal(model.TryUpdate(key, v, v % 3), map.TryUpdate(key, v, v % 3)); break;
+                case 6:
+                    Assert.Equal(model.TryRemove(key, out var a), map.TryRemove(key, out var b));
+                    Assert.Equal(a, b);
+                    break;
+                default: Assert.Equal(model.TryRemove(new KeyValuePair<long, long>(key, v)), map.TryRemove(new KeyValuePair<long, long>(key, v))); break;
+            }
+            Assert.Equal(model.Count, map.Count);
+        }
+        Assert.Equal(model.OrderBy(e => e.Key), map.OrderBy(e => e.Key));
+        Assert.Equal(model.IsEmpty, map.IsEmpty);
+    }
+
+    [Fact]
+    public void Null_factories_throw_ArgumentNullException()
+    {
+        using var map = new ConcurrentNativeMap<long, long>();
+        Assert.Throws<ArgumentNullException>(() => map.GetOrAdd(1, (Func<long, long>)null!));
+        Assert.Throws<ArgumentNullException>(() => map.AddOrUpdate(1, 1, null!));
+        Assert.Throws<ArgumentNullException>(() => map.AddOrUpdate(1, null!, (_, v) => v));
+        Assert.Equal(0, map.Count);
+    }
+
+    [Fact]
+    public async Task Readers_never_see_a_torn_value_nor_lose_an_entry_while_writers_grow_update_and_remove()
+    {
+        using var map = new ConcurrentNativeMap<long, Payload>();
+        const long stable = 20_000;
+        for (long k = 0; k < stable; k++) map[k] = Payload.Of(k);
+        using var stop = new CancellationTokenSource();
+        var failures = new ConcurrentQueue<string>();
+        long reads = 0;
+        var readers = Enumerable.Range(0, 2).Select(r => Task.Run(() =>
+        {
+            var random = new Random(r);
+            while (!stop.IsCancellationRequested)
+            {
+                long key = random.NextInt64(stable);
+                // Stable keys are never removed: a miss is a lost entry; an unequal triple is a torn value.
+                if (!map.TryGetValue(key, out var v)) failures.Enqueue($"lost {key}");
+                else if (!v.IsWhole || Math.Abs(v.A) % stable != key) failures.Enqueue($"torn {key}: {v}");
+                if (map.TryGetValue(stable + random.NextInt64(200_000), out var w) && !w.IsWhole) failures.Enqueue($"torn churn value {w}");
+                Interlocked.Increment(ref reads);
+            }
+        })).ToArray();
+        var writer = Task.Run(() =>
+        {
+            var random = new Random(99);
+            for (long i = 0; i < 300_000; i++)
+            {
+                long key = random.NextInt64(stable);
+                map[key] = Payload.Of(random.Next(2) == 0 ? key : key + stable * random.Next(1, 1000)); // updates of stable keys
+                map.TryAdd(stable + i, Payload.Of(i));                                                  // growth: splits all along
+                if (i % 3 == 0) map.TryRemove(stable + i / 2, out _);                                   // churn
+            }
+        });
+        await writer;
+        stop.Cancel();
+        await Task.WhenAll(readers);
+        Assert.Empty(failures);
+        Assert.True(reads > 1000);
+    }
+
+    [Fact]
+    public async Task An_enumeration_during_growth_sees_no_entry_twice_and_every_entry_present_throughout()
+    {
+        using var map = new ConcurrentNativeMap<long, long>();
+        const long stable = 50_000;
+        for (long k = 0; k < stable; k++) map[k] = k;
+        var writer = Task.Run(() =>
+        {
+            for (long k = stable; k < 400_000; k++)
+            {
+                map[k] = k;
+                if (k % 2 == 0 && k - 1 > stable) map.TryRemove(k - 1, out _); // churn above the stable keys only
+            }
+        });
+        int rounds = 0;
+        do
+        {
+            var seen = new HashSet<long>();
+            foreach (var e in map)
+            {
+                Assert.True(seen.Add(e.Key), $"key {e.Key} seen twice");
+                Assert.Equal(e.Key, e.Value);
+            }
+            for (long k = 0; k < stable; k++) Assert.Contains(k, seen);
+            rounds++;
+        }
+        while (!writer.IsCompleted || rounds < 2);
+        await writer;
+    }
+
+    [Fact]
+    public async Task Dispose_racing_reads_makes_each_read_complete_or_throw_ObjectDisposedException()
+    {
+        for (int attempt = 0; attempt < 30; attempt++)
+        {
+            var map = new ConcurrentNativeMap<long, Payload>();
+            for (long k = 0; k < 20_000; k++) map[k] = Payload.Of(k);
+            using var start = new Barrier(3);
+            var failures = new ConcurrentQueue<Exception>();
+            var readers = Enumerable.Range(0, 2).Select(r => Task.Run(() =>
+            {
+                start.SignalAndWait();
+                var random = new Random(r);
+                try
+                {
+                    while (true)
+                    {
+                        long key = random.NextInt64(20_000);
+                        if (map.TryGetValue(key, out var v) && v != Payload.Of(key)) failures.Enqueue(new InvalidOperationException($"wrong value {v} for {key}"));
+                        foreach (var e in map)
+                        {
+                            if (e.Value != Payload.Of(e.Key)) failures.Enqueue(new InvalidOperationException($"wrong value in enumeration {e}"));
+                            break;
+                        }
+                    }
+                }
+                catch (ObjectDisposedException)
+                {
+                }
+                catch (Exception e)
+                {
+                    failures.Enqueue(e);
+                }
+            })).ToArray();
+            start.SignalAndWait();
+            Thread.SpinWait(attempt * 500);
+            map.Dispose();
+            await Task.WhenAll(readers);
+            Assert.Empty(failures);
+        }
+    }
+
+    [Fact]
+    public async Task Clear_racing_reads_and_writes_frees_the_old_table_only_after_the_readers_left()
+    {
+        using var map = new ConcurrentNativeMap<long, Payload>();
+        using var stop = new CancellationTokenSource();
+        var failures = new ConcurrentQueue<string>();
+        var readers = Enumerable.Range(0, 2).Select(r => Task.Run(() =>
+        {
+            var random = new Random(r);
+            while (!stop.IsCancellationRequested)
+            {
+                long key = random.NextInt64(10_000);
+                if (map.TryGetValue(key, out var v) && v != Payload.Of(key)) failures.Enqueue($"{key}: {v}");
+            }
+        })).ToArray();
+        for (int round = 0; round < 50; round++)
+        {
+            for (long k = 0; k < 10_000; k++) map[k] = Payload.Of(k);
+            map.Clear();
+            Assert.Equal(0, map.Count);
+        }
+        stop.Cancel();
+        await Task.WhenAll(readers);
+        Assert.Empty(failures);
+    }
+
+    [Fact]
+    public void Concurrent_writers_on_disjoint_keys_lose_nothing()
+    {
+        using var map = new ConcurrentNativeMap<long, long>();
+        Parallel.For(0, 4, w =>
+        {
+            for (long k = w; k < 400_000; k += 4)
+            {
+                Assert.True(map.TryAdd(k, k));
+                if (k % 5 == 0) Assert.True(map.TryRemove(k, out long v) && v == k);
+            }
+        });
+        Assert.Equal(400_000 - 80_000, map.Count);
+        for (long k = 0; k < 400_000; k++) Assert.Equal(k % 5 != 0, map.ContainsKey(k));
+    }
+
+    [Fact]
+    public void Reads_allocate_nothing_and_enumeration_allocates_nothing_after_warm_up()
+    {
+        using var map = new ConcurrentNativeMap<long, Payload>();
+        for (long k = 0; k < 10_000; k++) map[k] = Payload.Of(k);
+        long sum = 0;
+        long bytes = Allocations.OnThisThread(() =>
+        {
+            for (long k = 0; k < 100_000; k++)
+            {
+                if (map.TryGetValue(k % 12_000, out var v)) sum += v.A;
+                map.GetOrAdd(k % 12_000, Payload.Of(k % 12_000));
+            }
+            foreach (var e in map) sum += e.Key;
+        });
+        Assert.Equal(0, bytes);
+        Assert.True(sum > 0);
+    }
+}

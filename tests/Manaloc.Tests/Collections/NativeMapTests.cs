@@ -1,0 +1,178 @@
+using System.Diagnostics.Metrics;
+using System.Diagnostics.Tracing;
+using System.Runtime.CompilerServices;
+using Manaloc.Collections;
+using Manaloc.Diagnostics;
+
+namespace Manaloc.Tests.Collections;
+
+/// <summary>A value too large for an entry (with an 8-byte key, above the 1024-byte limit).</summary>
+[System.Runtime.CompilerServices.InlineArray(1020)]
+public struct Huge
+{
+    private byte _element;
+}
+
+public sealed class NativeMapTests
+{
+    [Fact]
+    public void Adding_a_key_or_clearing_invalidates_an_enumerator_but_removing_and_overwriting_do_not()
+    {
+        using var map = new NativeMap<long, long>();
+        for (long k = 0; k < 100; k++) map[k] = k;
+
+        var seen = new HashSet<long>();
+        foreach (var e in map)
+        {
+            map[e.Key] = e.Value + 1000;            // overwrite: allowed, as in Dictionary
+            if (e.Key % 2 == 0) map.Remove(e.Key);  // remove: allowed, as in Dictionary
+            Assert.True(seen.Add(e.Key));
+        }
+        Assert.Equal(100, seen.Count);
+        Assert.Equal(50, map.Count);
+
+        var enumerator = map.GetEnumerator();
+        Assert.True(enumerator.MoveNext());
+        map.TryAdd(1_000, 1);
+        Assert.Throws<InvalidOperationException>(() => enumerator.MoveNext());
+
+        enumerator = map.GetEnumerator();
+        map.Clear();
+        Assert.Throws<InvalidOperationException>(() => enumerator.MoveNext());
+
+        enumerator = map.GetEnumerator();
+        map.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => enumerator.MoveNext());
+    }
+
+    [Fact]
+    public void GetValueRefOrAddDefault_updates_in_place_with_one_lookup()
+    {
+        using var map = new NativeMap<int, long>();
+        for (int i = 0; i < 10_000; i++)
+        {
+            ref long counter = ref map.GetValueRefOrAddDefault(i % 100, out bool exists);
+            Assert.Equal(i >= 100, exists);
+            counter++;
+        }
+        for (int k = 0; k < 100; k++) Assert.Equal(100, map[k]);
+        Assert.True(Unsafe.IsNullRef(ref map.GetValueRefOrNullRef(100)));
+        map.GetValueRefOrNullRef(7) = -1;
+        Assert.Equal(-1, map[7]);
+    }
+
+    [Fact]
+    public void Guid_keys_spread_and_are_found()
+    {
+        using var map = new NativeMap<Guid, int>();
+        var keys = Enumerable.Range(0, 200_000).Select(i => new Guid(i, 0, 0, new byte[8])).ToArray(); // sequential-looking Guids
+        for (int i = 0; i < keys.Length; i++) Assert.True(map.TryAdd(keys[i], i));
+        for (int i = 0; i < keys.Length; i++) Assert.Equal(i, map[keys[i]]);
+        Assert.InRange(map.NativeBytes / (double)map.Count, 20, 40); // 1 tag + 20 bytes of entry at ~80% load, no long overflow chains
+    }
+
+    [Fact]
+    public void A_key_and_value_too_large_for_an_entry_are_refused_at_construction_with_the_sizes()
+    {
+        var e = Assert.Throws<NotSupportedException>(() => new NativeMap<long, Huge>());
+        Assert.Contains("NativeMap<long, Huge>", e.Message, StringComparison.Ordinal);
+        Assert.Contains("1028", e.Message, StringComparison.Ordinal);
+        Assert.Contains("1024", e.Message, StringComparison.Ordinal);
+        Assert.Throws<NotSupportedException>(() => new ConcurrentNativeMap<long, Huge>());
+    }
+
+    [Fact]
+    public void ToString_names_the_types_the_name_and_the_count()
+    {
+        var map = new NativeMap<long, Payload>(new NativeMapOptions<long> { Name = "orders" });
+        map[1] = default;
+        Assert.Equal("NativeMap<long, Payload> 'orders' (1 entry)", map.ToString());
+        map.Dispose();
+        Assert.Equal("NativeMap<long, Payload> 'orders' (disposed)", map.ToString());
+    }
+
+    [Fact]
+    public void The_memory_meter_reports_entries_bytes_and_resizes_by_name()
+    {
+        using var map = new ConcurrentNativeMap<long, Payload>(new NativeMapOptions<long> { Name = "metered-map" });
+        for (long k = 0; k < 50_000; k++) map[k] = Payload.Of(k);
+        var seen = new Dictionary<string, long>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == ManalocTelemetry.MemoryMeterName && instrument.Name.StartsWith("manaloc.map.", StringComparison.Ordinal)) l.EnableMeasurementEvents(instrument);
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            foreach (var tag in tags)
+            {
+                if (tag.Key == ManalocTelemetry.NameTag && (string?)tag.Value == "metered-map") seen[instrument.Name] = value;
+            }
+        });
+        listener.Start();
+        listener.RecordObservableInstruments();
+        Assert.Equal(50_000, seen["manaloc.map.entries"]);
+        Assert.Equal(map.NativeBytes, seen["manaloc.map.native_bytes"]);
+        Assert.True(seen["manaloc.map.resizes"] > 1000);
+    }
+
+    private sealed class LeakListener : EventListener
+    {
+        public readonly List<string> Leaks = [];
+        protected override void OnEventSourceCreated(EventSource source)
+        {
+            if (source.Name == ManalocTelemetry.EventSourceName) EnableEvents(source, EventLevel.Warning);
+        }
+        protected override void OnEventWritten(EventWrittenEventArgs e)
+        {
+            if (e.EventId == 1 && e.Payload is { Count: 3 } p)
+            {
+                lock (Leaks) Leaks.Add($"{p[0]}|{p[1]}");
+            }
+        }
+    }
+
+    [Fact]
+    public void A_map_never_disposed_appears_in_the_leak_report()
+    {
+        using var listener = new LeakListener();
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Forget()
+        {
+            var map = new NativeMap<long, int>(new NativeMapOptions<long> { Name = "forgotten-map" });
+            for (long k = 0; k < 3; k++) map[k] = 1;
+            var shared = new ConcurrentNativeMap<long, int>(new NativeMapOptions<long> { Name = "forgotten-shared" });
+            shared[1] = 1;
+        }
+        Forget();
+        for (int i = 0; i < 3; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+        lock (listener.Leaks)
+        {
+            Assert.Contains(listener.Leaks, l => l.StartsWith("NativeMap<long, int> 'forgotten-map', never disposed", StringComparison.Ordinal) && l.EndsWith("|3", StringComparison.Ordinal));
+            Assert.Contains(listener.Leaks, l => l.StartsWith("ConcurrentNativeMap<long, int> 'forgotten-shared'", StringComparison.Ordinal));
+        }
+    }
+
+    [Fact]
+    public void A_table_above_2_GiB_holds_65M_entries_when_MANALOC_LARGE_MAP_TESTS_is_set()
+    {
+        if (Environment.GetEnvironmentVariable("MANALOC_LARGE_MAP_TESTS") != "1") return; // opt-in: about 3 GiB of memory
+        const long count = 65_000_000;
+        using var map = new NativeMap<long, Payload>();
+        for (long k = 0; k < count; k++) map[k] = Payload.Of(k);
+        Assert.True(map.NativeBytes > 2L << 30, $"{map.NativeBytes} bytes");
+        Assert.Equal(count, map.Count);
+        for (long k = 0; k < count; k += 997) Assert.Equal(Payload.Of(k), map[k]);
+        long seen = 0;
+        foreach (var e in map)
+        {
+            if (e.Value.A != e.Key) Assert.Fail($"key {e.Key} holds {e.Value}");
+            seen++;
+        }
+        Assert.Equal(count, seen);
+    }
+}
