@@ -20,6 +20,10 @@ namespace Manaloc.AspNetCore.Http;
 /// </remarks>
 public static class ManalocResults
 {
+    // RS0026 (two overloads with optional parameters): the Json overloads differ in their second parameter's type
+    // (JsonTypeInfo<TValue> or JsonSerializerOptions), so no call can bind to both, now or after a parameter is added to
+    // one; ASP.NET Core's Results.Json has the same shape, which users know.
+#pragma warning disable RS0026
     /// <summary>The content type of <see cref="Json{TValue}(TValue, JsonTypeInfo{TValue}, string, int, BufferManager)"/> unless given: <c>application/json; charset=utf-8</c>.</summary>
     internal const string JsonContentType = "application/json; charset=utf-8";
 
@@ -91,6 +95,8 @@ public static class ManalocResults
         if (!options.IsReadOnly) options.MakeReadOnly(populateMissingResolver: true); // as JsonSerializer.Serialize(value, options) does: reflection when no resolver is set
         return Json(value, (JsonTypeInfo<TValue>)options.GetTypeInfo(typeof(TValue)), contentType, statusCode, manager);
     }
+
+#pragma warning restore RS0026
 
     /// <summary>
     /// A result that sends what <paramref name="writer"/> holds and then disposes it: the writer is the result's from here on.
