@@ -584,6 +584,26 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryGetConcurrent(TKey key, ulong hash, out TValue value)
     {
+        int outcome = TryGetOnce(key, hash, out value);
+        return outcome >= 0 ? outcome == 1 : TryGetConcurrentSlow(key, hash, out value);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryGetConcurrentSlow(TKey key, ulong hash, out TValue value)
+    {
+        var spin = new SpinWait();
+        while (true)
+        {
+            spin.SpinOnce(sleep1Threshold: -1);
+            int outcome = TryGetOnce(key, hash, out value);
+            if (outcome >= 0) return outcome == 1;
+        }
+    }
+
+    /// <summary>One validated attempt: 1 found, 0 absent, -1 a writer was in the chain (retry).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int TryGetOnce(TKey key, ulong hash, out TValue value)
+    {
         long state = Volatile.Read(ref _state);
         byte** directory = (byte**)Volatile.Read(ref _directory);
         long b = BucketIndex(hash, state);
@@ -594,29 +614,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
         int outcome = Probe(primary, ref sequence, seen, Tag(hash), key, out value);
         // The probe's loads before the re-reads (x64: a compiler barrier; Arm64: a load-load fence).
         Volatile.ReadBarrier();
-        if ((seen & 1) == 0 && outcome >= 0 && Volatile.Read(ref sequence) == seen && BucketIndex(hash, Volatile.Read(ref _state)) == b) return outcome == 1;
-        return TryGetConcurrentSlow(key, hash, out value);
-    }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryGetConcurrentSlow(TKey key, ulong hash, out TValue value)
-    {
-        byte tag = Tag(hash);
-        var spin = new SpinWait();
-        while (true)
-        {
-            spin.SpinOnce(sleep1Threshold: -1);
-            long state = Volatile.Read(ref _state);
-            byte** directory = (byte**)Volatile.Read(ref _directory);
-            long b = BucketIndex(hash, state);
-            byte* primary = BucketAt(directory, b);
-            ref uint sequence = ref *(uint*)(primary + VersionOffset);
-            uint seen = Volatile.Read(ref sequence);
-            if ((seen & 1) != 0) continue;
-            int outcome = Probe(primary, ref sequence, seen, tag, key, out value);
-            Volatile.ReadBarrier();
-            if (outcome >= 0 && Volatile.Read(ref sequence) == seen && BucketIndex(hash, Volatile.Read(ref _state)) == b) return outcome == 1;
-        }
+        return (seen & 1) == 0 && outcome >= 0 && Volatile.Read(ref sequence) == seen && BucketIndex(hash, Volatile.Read(ref _state)) == b ? outcome : -1;
     }
 
     /// <summary>1: found (value copied), 0: absent, -1: the chain changed under the probe.</summary>
