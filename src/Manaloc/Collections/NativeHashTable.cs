@@ -157,7 +157,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
     /// <summary>
     /// Loads before it complete before loads after it. x86/x64 never reorders loads with loads, and the JIT does not move a
     /// load across the volatile read that follows every use of this fence, so nothing is emitted there; elsewhere (Arm64)
-    /// a full fence. Not <c>Volatile.ReadBarrier</c>: Coyote 1.7's rewriter fails on an assembly that calls it.
+    /// a full fence. Not <c>Volatile.ReadBarrier</c>: Coyote 1.7's rewriter replaces every <c>Volatile</c> call and predates that method (not tried).
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void LoadLoadFence()
