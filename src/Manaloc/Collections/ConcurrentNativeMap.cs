@@ -44,7 +44,7 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     private NativeHashTable<TKey, TValue>? _table;
     // Monitor, not System.Threading.Lock: Coyote controls Monitor, so the schedules explore the writers' interleavings.
     private readonly object _writeLock = new();
-    private readonly int _initialCapacity;
+    private readonly MapSettings<TKey, TValue> _settings;
     private readonly Func<TKey, ulong>? _hasher;
 
     /// <summary>Creates an empty map with the default options.</summary>
@@ -58,29 +58,17 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// <exception cref="OutOfMemoryException">The system refused the first bucket.</exception>
     public ConcurrentNativeMap(NativeMapOptions<TKey>? options)
     {
-        Name = string.IsNullOrWhiteSpace(options?.Name) ? "native-map" : options.Name;
-        Description = $"{MapMetrics.Describe("ConcurrentNativeMap", typeof(TKey), typeof(TValue))} '{Name}'";
-        if (sizeof(TKey) + sizeof(TValue) > NativeHashTable<TKey, TValue>.MaxEntryBytes)
-        {
-            GC.SuppressFinalize(this);
-            ThrowHelper.ThrowEntryTooLarge(Description, sizeof(TKey), sizeof(TValue), NativeHashTable<TKey, TValue>.MaxEntryBytes);
-        }
-        _initialCapacity = options?.InitialCapacity ?? 0;
-        if (_initialCapacity < 0)
-        {
-            GC.SuppressFinalize(this);
-            ThrowHelper.ThrowArgumentOutOfRange("options", _initialCapacity, "InitialCapacity must be 0 or more.");
-        }
-        _hasher = options?.Hasher;
         try
         {
-            _table = new NativeHashTable<TKey, TValue>(_initialCapacity, _hasher, Description, concurrent: true);
+            _settings = MapSettings<TKey, TValue>.Read(options, "ConcurrentNativeMap", concurrent: true);
+            _table = _settings.NewTable();
         }
         catch
         {
-            GC.SuppressFinalize(this);
+            GC.SuppressFinalize(this); // no table: nothing to report
             throw;
         }
+        _hasher = _settings.Hasher;
         MapMetrics.Register(this);
     }
 
@@ -91,10 +79,10 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     }
 
     /// <summary>The name from the options.</summary>
-    public string Name { get; }
+    public string Name => _settings.Name;
 
     /// <summary><c>ConcurrentNativeMap&lt;long, Order&gt; 'orders'</c>: what messages call this map.</summary>
-    internal string Description { get; }
+    internal string Description => _settings.Description;
 
     /// <summary>The number of entries (exact: writers are serialised, and each publishes the count after its change).</summary>
     /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
@@ -256,19 +244,8 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     public TValue AddOrUpdate(TKey key, TValue addValue, Func<TKey, TValue, TValue> updateValueFactory)
     {
         if (updateValueFactory is null) ThrowHelper.ThrowArgumentNull(nameof(updateValueFactory));
-        ulong hash = Hash(key);
-        while (true)
-        {
-            if (TryGetValue(key, out TValue current))
-            {
-                TValue updated = updateValueFactory(key, current);
-                if (TryReplaceIfUnchanged(key, hash, updated, current)) return updated;
-            }
-            else if (TryAddHashed(key, hash, addValue))
-            {
-                return addValue;
-            }
-        }
+        // Static lambdas and a tuple argument: no closure, nothing allocated.
+        return AddOrUpdate(key, static (_, a) => a.addValue, static (k, v, a) => a.updateValueFactory(k, v), (addValue, updateValueFactory));
     }
 
     /// <summary>Adds <paramref name="addValueFactory"/>'s value if the key is absent, or replaces its value with <paramref name="updateValueFactory"/>'s.</summary>
@@ -281,20 +258,7 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     {
         if (addValueFactory is null) ThrowHelper.ThrowArgumentNull(nameof(addValueFactory));
         if (updateValueFactory is null) ThrowHelper.ThrowArgumentNull(nameof(updateValueFactory));
-        ulong hash = Hash(key);
-        while (true)
-        {
-            if (TryGetValue(key, out TValue current))
-            {
-                TValue updated = updateValueFactory(key, current);
-                if (TryReplaceIfUnchanged(key, hash, updated, current)) return updated;
-            }
-            else
-            {
-                TValue added = addValueFactory(key);
-                if (TryAddHashed(key, hash, added)) return added;
-            }
-        }
+        return AddOrUpdate(key, static (k, a) => a.addValueFactory(k), static (k, v, a) => a.updateValueFactory(k, v), (addValueFactory, updateValueFactory));
     }
 
     /// <summary>As <see cref="AddOrUpdate(TKey, Func{TKey, TValue}, Func{TKey, TValue, TValue})"/>, with an argument for the factories (no closure).</summary>
@@ -417,7 +381,7 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
         lock (_writeLock)
         {
             old = WriterTable;
-            var fresh = new NativeHashTable<TKey, TValue>(_initialCapacity, _hasher, Description, concurrent: true, old.AllocationBudget);
+            var fresh = _settings.NewTable(old.AllocationBudget);
             // Release: the new table's initialised memory before a reader can load the reference.
             Volatile.Write(ref _table, fresh);
         }

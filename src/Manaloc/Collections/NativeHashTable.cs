@@ -34,10 +34,10 @@ namespace Manaloc.Collections;
 /// reader may hold any pointer the table ever published, so replaced directories and first segments wait in
 /// <see cref="_retired"/> (at most about 2 x log2 of the table's size of them, a few KiB in all).</para>
 /// <para>Concurrency (concurrent mode; one writer at a time): a writer makes the chain's primary sequence odd
-/// (release store, then <see cref="Volatile.WriteBarrier"/> so the odd value is visible before any data store),
+/// (release store, then a store-store fence so the odd value is visible before any data store),
 /// changes the chain, and makes it even again (release store: every data store before it). A reader reads the
 /// split state (acquire), the directory (acquire), the primary's sequence (acquire, retrying while odd), the
-/// chain, then <see cref="Volatile.ReadBarrier"/> (the chain's loads before the re-read), the sequence again and
+/// chain, then a load-load fence (the chain's loads before the re-read), the sequence again and
 /// the split state again: the same even sequence and the same bucket for its hash prove that no writer changed
 /// the chain while it read, so the value it copied is whole. A split publishes the new split state (release)
 /// before the chain's sequence becomes even again, so a reader that saw the even sequence after a split also
@@ -154,6 +154,26 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
 
     private static int RoundTo32(int bytes) => (bytes + 31) & ~31;
 
+    /// <summary>
+    /// Loads before it complete before loads after it. x86/x64 never reorders loads with loads, and the JIT does not move a
+    /// load across the volatile read that follows every use of this fence, so nothing is emitted there; elsewhere (Arm64)
+    /// a full fence. Not <c>Volatile.ReadBarrier</c>: Coyote 1.7's rewriter replaces every <c>Volatile</c> call and predates that method (not tried).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void LoadLoadFence()
+    {
+        if (!System.Runtime.Intrinsics.X86.X86Base.IsSupported) Interlocked.MemoryBarrier();
+    }
+
+    /// <summary>Stores before it are visible before stores after it: nothing on x86/x64 (stores are not reordered with
+    /// stores, and the JIT does not move a store above the volatile write it follows); a full fence elsewhere. Not
+    /// <c>Volatile.WriteBarrier</c>, for the same reason as <see cref="LoadLoadFence"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void StoreStoreFence()
+    {
+        if (!System.Runtime.Intrinsics.X86.X86Base.IsSupported) Interlocked.MemoryBarrier();
+    }
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public ulong Hash(TKey key) => MapHashing.Hash(key, _hasher);
 
@@ -179,14 +199,19 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static byte* NextOf(byte* bucket) => *(byte**)(bucket + NextOffset);
 
+    /// <summary>The 16 header bytes: 14 tags, the count and a zero byte (not <c>Vector128.Load</c>: Coyote 1.7's rewriter
+    /// cannot import a generic method with a <c>T*</c> parameter; this is the same unaligned load).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static Vector128<byte> LoadTags(byte* bucket) => Unsafe.ReadUnaligned<Vector128<byte>>(bucket);
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static uint Match(byte* bucket, byte tag)
-        => Vector128.Equals(Vector128.Load(bucket), Vector128.Create(tag)).ExtractMostSignificantBits() & PrimaryMask;
+        => Vector128.Equals(LoadTags(bucket), Vector128.Create(tag)).ExtractMostSignificantBits() & PrimaryMask;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static uint Occupied(byte* bucket)
         // Tags have their top bit set, empty slots are 0, and bytes 14-15 stay below 0x80: the top bits are the occupied slots.
-        => Vector128.Load(bucket).ExtractMostSignificantBits() & PrimaryMask;
+        => LoadTags(bucket).ExtractMostSignificantBits() & PrimaryMask;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static TKey KeyAt(byte* entry) => Unsafe.ReadUnaligned<TKey>(entry);
@@ -325,7 +350,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
         ref uint version = ref *(uint*)(primary + VersionOffset);
         Volatile.Write(ref version, version + 1);
         // The odd sequence must be visible before any store of the change (release orders only what came before).
-        Volatile.WriteBarrier();
+        StoreStoreFence();
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -584,6 +609,26 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryGetConcurrent(TKey key, ulong hash, out TValue value)
     {
+        int outcome = TryGetOnce(key, hash, out value);
+        return outcome >= 0 ? outcome == 1 : TryGetConcurrentSlow(key, hash, out value);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryGetConcurrentSlow(TKey key, ulong hash, out TValue value)
+    {
+        var spin = new SpinWait();
+        while (true)
+        {
+            spin.SpinOnce(sleep1Threshold: -1);
+            int outcome = TryGetOnce(key, hash, out value);
+            if (outcome >= 0) return outcome == 1;
+        }
+    }
+
+    /// <summary>One validated attempt: 1 found, 0 absent, -1 a writer was in the chain (retry).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int TryGetOnce(TKey key, ulong hash, out TValue value)
+    {
         long state = Volatile.Read(ref _state);
         byte** directory = (byte**)Volatile.Read(ref _directory);
         long b = BucketIndex(hash, state);
@@ -592,31 +637,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
         uint seen = Volatile.Read(ref sequence);
         // Probing while the sequence is odd is harmless: everything read is discarded unless the checks below pass.
         int outcome = Probe(primary, ref sequence, seen, Tag(hash), key, out value);
-        // The probe's loads before the re-reads (x64: a compiler barrier; Arm64: a load-load fence).
-        Volatile.ReadBarrier();
-        if ((seen & 1) == 0 && outcome >= 0 && Volatile.Read(ref sequence) == seen && BucketIndex(hash, Volatile.Read(ref _state)) == b) return outcome == 1;
-        return TryGetConcurrentSlow(key, hash, out value);
-    }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryGetConcurrentSlow(TKey key, ulong hash, out TValue value)
-    {
-        byte tag = Tag(hash);
-        var spin = new SpinWait();
-        while (true)
-        {
-            spin.SpinOnce(sleep1Threshold: -1);
-            long state = Volatile.Read(ref _state);
-            byte** directory = (byte**)Volatile.Read(ref _directory);
-            long b = BucketIndex(hash, state);
-            byte* primary = BucketAt(directory, b);
-            ref uint sequence = ref *(uint*)(primary + VersionOffset);
-            uint seen = Volatile.Read(ref sequence);
-            if ((seen & 1) != 0) continue;
-            int outcome = Probe(primary, ref sequence, seen, tag, key, out value);
-            Volatile.ReadBarrier();
-            if (outcome >= 0 && Volatile.Read(ref sequence) == seen && BucketIndex(hash, Volatile.Read(ref _state)) == b) return outcome == 1;
-        }
+        // The probe's loads before the re-reads.
+        LoadLoadFence();
+        return (seen & 1) == 0 && outcome >= 0 && Volatile.Read(ref sequence) == seen && BucketIndex(hash, Volatile.Read(ref _state)) == b ? outcome : -1;
     }
 
     /// <summary>1: found (value copied), 0: absent, -1: the chain changed under the probe.</summary>
@@ -663,10 +686,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
         {
             long state = Volatile.Read(ref _state);
             byte** directory = (byte**)Volatile.Read(ref _directory);
-            long b = BucketIndex(hashBits, state);
-            int d = (int)(state >> SplitShift);
-            // A bucket below the split pointer, or the upper half of a split, is addressed by d + 1 bits.
-            int depth = (long)(hashBits & ((1UL << d) - 1)) < (state & SplitMask) ? d + 1 : d;
+            (long b, int depth) = Addressing(hashBits, state);
             byte* primary = BucketAt(directory, b);
             ref uint sequence = ref *(uint*)(primary + VersionOffset);
             uint seen = Volatile.Read(ref sequence);
@@ -693,8 +713,11 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
                         break;
                     }
                 }
-                Volatile.ReadBarrier();
-                if (!changed && Volatile.Read(ref sequence) == seen && BucketIndex(hashBits, Volatile.Read(ref _state)) == b)
+                LoadLoadFence();
+                // The bucket and its depth both unchanged: a split of this very bucket that ended before the sequence was
+                // read keeps the lower half at the same index but deepens it, and the upper half's entries are gone from
+                // this chain; with the old depth, `end` would jump over them.
+                if (!changed && Volatile.Read(ref sequence) == seen && Addressing(hashBits, Volatile.Read(ref _state)) == (b, depth))
                 {
                     end = depth == 0 ? 0 : ReverseBits((ulong)b) + (1UL << (64 - depth));
                     return needed > buffer.Length ? -1 : count;
@@ -702,6 +725,14 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
             }
             spin.SpinOnce(sleep1Threshold: -1);
         }
+    }
+
+    /// <summary>The bucket of <paramref name="hashBits"/> and the number of hash bits that address it (d + 1 for a
+    /// bucket below the split pointer or the upper half of a split, d otherwise).</summary>
+    private static (long Bucket, int Depth) Addressing(ulong hashBits, long state)
+    {
+        int d = (int)(state >> SplitShift);
+        return (BucketIndex(hashBits, state), (long)(hashBits & ((1UL << d) - 1)) < (state & SplitMask) ? d + 1 : d);
     }
 
     private static ulong ReverseBits(ulong x)

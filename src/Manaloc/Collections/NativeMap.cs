@@ -33,8 +33,7 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
 {
     private NativeHashTable<TKey, TValue>? _table;
     private int _version;
-    private readonly int _initialCapacity;
-    private readonly Func<TKey, ulong>? _hasher;
+    private readonly MapSettings<TKey, TValue> _settings;
 
     /// <summary>Creates an empty map with the default options.</summary>
     /// <exception cref="NotSupportedException">The key and the value together exceed 1024 bytes.</exception>
@@ -47,27 +46,14 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     /// <exception cref="OutOfMemoryException">The system refused the first bucket.</exception>
     public NativeMap(NativeMapOptions<TKey>? options)
     {
-        Name = string.IsNullOrWhiteSpace(options?.Name) ? "native-map" : options.Name;
-        Description = $"{MapMetrics.Describe("NativeMap", typeof(TKey), typeof(TValue))} '{Name}'";
-        if (sizeof(TKey) + sizeof(TValue) > NativeHashTable<TKey, TValue>.MaxEntryBytes)
-        {
-            GC.SuppressFinalize(this);
-            ThrowHelper.ThrowEntryTooLarge(Description, sizeof(TKey), sizeof(TValue), NativeHashTable<TKey, TValue>.MaxEntryBytes);
-        }
-        _initialCapacity = options?.InitialCapacity ?? 0;
-        if (_initialCapacity < 0)
-        {
-            GC.SuppressFinalize(this);
-            ThrowHelper.ThrowArgumentOutOfRange("options", _initialCapacity, "InitialCapacity must be 0 or more.");
-        }
-        _hasher = options?.Hasher;
         try
         {
-            _table = new NativeHashTable<TKey, TValue>(_initialCapacity, _hasher, Description, concurrent: false);
+            _settings = MapSettings<TKey, TValue>.Read(options, "NativeMap", concurrent: false);
+            _table = _settings.NewTable();
         }
         catch
         {
-            GC.SuppressFinalize(this);
+            GC.SuppressFinalize(this); // no table: nothing to report
             throw;
         }
         MapMetrics.Register(this);
@@ -80,10 +66,10 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     }
 
     /// <summary>The name from the options.</summary>
-    public string Name { get; }
+    public string Name => _settings.Name;
 
     /// <summary><c>NativeMap&lt;long, Order&gt; 'orders'</c>: what messages call this map.</summary>
-    internal string Description { get; }
+    internal string Description => _settings.Description;
 
     /// <summary>The number of entries.</summary>
     /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
@@ -245,7 +231,7 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     {
         var old = Table;
         // The new table first: if the system refuses it, the map keeps its entries.
-        var fresh = new NativeHashTable<TKey, TValue>(_initialCapacity, _hasher, Description, concurrent: false, old.AllocationBudget);
+        var fresh = _settings.NewTable(old.AllocationBudget);
         _table = fresh;
         _version++;
         old.Free();

@@ -1,0 +1,33 @@
+namespace Manaloc.Collections;
+
+/// <summary>What both maps read from their options, validated once: their one construction path.</summary>
+/// <param name="Name">The name from the options (<c>native-map</c> by default).</param>
+/// <param name="Description"><c>NativeMap&lt;long, Order&gt; 'orders'</c>: what messages, <c>ToString</c> and the leak report call the map.</param>
+/// <param name="InitialCapacity">Entries before the first split.</param>
+/// <param name="Hasher">The caller's hasher, or null for the default.</param>
+/// <param name="Concurrent">Whether tables are made for lock-free readers.</param>
+internal sealed unsafe record MapSettings<TKey, TValue>(string Name, string Description, int InitialCapacity, Func<TKey, ulong>? Hasher, bool Concurrent)
+    where TKey : unmanaged, IEquatable<TKey>
+    where TValue : unmanaged
+{
+    /// <summary>Validates <paramref name="options"/> for a map of kind <paramref name="kind"/> (<c>NativeMap</c>).</summary>
+    /// <exception cref="NotSupportedException">The key and the value together exceed <see cref="NativeHashTable{TKey, TValue}.MaxEntryBytes"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The initial capacity is negative.</exception>
+    public static MapSettings<TKey, TValue> Read(NativeMapOptions<TKey>? options, string kind, bool concurrent)
+    {
+        string name = string.IsNullOrWhiteSpace(options?.Name) ? "native-map" : options.Name;
+        string description = $"{MapMetrics.Describe(kind, typeof(TKey), typeof(TValue))} '{name}'";
+        if (sizeof(TKey) + sizeof(TValue) > NativeHashTable<TKey, TValue>.MaxEntryBytes)
+        {
+            ThrowHelper.ThrowEntryTooLarge(description, sizeof(TKey), sizeof(TValue), NativeHashTable<TKey, TValue>.MaxEntryBytes);
+        }
+        int initialCapacity = options?.InitialCapacity ?? 0;
+        if (initialCapacity < 0) ThrowHelper.ThrowArgumentOutOfRange("options", initialCapacity, "InitialCapacity must be 0 or more.");
+        return new MapSettings<TKey, TValue>(name, description, initialCapacity, options?.Hasher, concurrent);
+    }
+
+    /// <summary>An empty table at the initial capacity (the map's first, or the one Clear installs).</summary>
+    /// <exception cref="OutOfMemoryException">The system refused its memory (nothing is left allocated).</exception>
+    public NativeHashTable<TKey, TValue> NewTable(long allocationBudget = long.MaxValue)
+        => new(InitialCapacity, Hasher, Description, Concurrent, allocationBudget);
+}
