@@ -1,5 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
+using System.Text.Json;
+using System.Text.Json.Serialization;
 using Manaloc.Memory;
 using Manaloc.Pooling;
 using Manaloc.Threading;
@@ -19,6 +21,7 @@ public static class Program
     {
         Console.WriteLine($"dynamic code supported: {RuntimeFeature.IsDynamicCodeSupported}");
         Records();
+        Json();
         StructHandles();
         Pool();
         EventAndDispatcher();
@@ -70,6 +73,36 @@ public static class Program
         var kept = book[6];
         book.Dispose();
         Check(Throws<InvalidOperationException>(() => _ = kept.Id), "a saved item used after its array's Dispose throws");
+    }
+
+    private static void Json()
+    {
+        // Source generation only (no reflection under NativeAOT): the context lists the record interface, and the records'
+        // resolver gives a record's generated run-time class its contract, so a record as object writes its data.
+        var options = new JsonSerializerOptions();
+        options.TypeInfoResolverChain.Add(OrderJsonContext.Default);
+        options.TypeInfoResolverChain.Add(NativeRecordJson.TypeInfoResolver);
+        var asObject = options.GetTypeInfo(typeof(object)); // what an endpoint returning object, or Serialize(object), uses
+        using var allocator = new TypeAllocator();
+        var order = allocator.New<IOrder>();
+        order.Id = 7;
+        order.Price = 1.5m;
+        order.Quantity = 2;
+        order.Side = Side.Sell;
+        const string expected = """{"Id":7,"Price":1.5,"Quantity":2,"Side":1}""";
+        string json = JsonSerializer.Serialize(order, asObject);
+        Check(json == expected, $"a record serialized as object writes its data ({json})");
+        Check(JsonSerializer.Serialize(order, OrderJsonContext.Default.IOrder) == expected, "a record serialized as its interface writes its data");
+        allocator.Delete(order);
+        Check(Throws<InvalidOperationException>(() => JsonSerializer.Serialize(order, asObject)), "a deleted record throws when serialized");
+
+        var array = allocator.NewArray<IOrder>(2);
+        array.MoveTo(1).Id = 9;
+        Check(JsonSerializer.Serialize(array[1], asObject).StartsWith("""{"Id":9,""", StringComparison.Ordinal), "an array item serialized as object writes its data");
+        Check(JsonSerializer.Serialize(array.MoveTo(1), asObject).StartsWith("""{"Id":9,""", StringComparison.Ordinal), "the array's view serialized as object writes its data");
+        var item = array[1];
+        array.Dispose();
+        Check(Throws<ObjectDisposedException>(() => JsonSerializer.Serialize(item, asObject)), "an item of a disposed array throws when serialized");
     }
 
     private static void StructHandles()
@@ -191,3 +224,8 @@ public interface IUnmarked
 {
     int Value { get; set; }
 }
+
+/// <summary>The application's System.Text.Json context: it lists the record interface (the records' resolver does the rest).</summary>
+[JsonSerializable(typeof(IOrder))]
+[JsonSerializable(typeof(object))]
+internal sealed partial class OrderJsonContext : JsonSerializerContext;

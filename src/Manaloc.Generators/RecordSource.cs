@@ -78,6 +78,9 @@ internal static class RecordSource
     {
         foreach (var (suffix, access, baseClass) in s_classes)
         {
+            // System.Text.Json reads a converter attribute on the run-time type itself (not inherited): the record is written as
+            // its interface, whatever the declared type (an endpoint's object, Serialize((object)record)).
+            sb.Append("    [global::System.Text.Json.Serialization.JsonConverter(typeof(").Append(C).AppendLine("NativeRecordJsonConverter))]");
             sb.Append("    private sealed class ").Append(ClassName(model.Name, suffix)).Append(" : ").Append(C).Append(baseClass).Append(", ").AppendLine(iface);
             sb.AppendLine("    {");
             bool isChecked = suffix == "Checked";
@@ -142,6 +145,14 @@ internal static class RecordSource
             sb.Append("        public static ").Append(C).Append("CompiledRecordView CreateUncheckedView() => new ").Append(ClassName(model.Name, "UncheckedView")).AppendLine("();");
             sb.Append("        public static ").Append(C).Append("CompiledRecordView CreateCheckedItem() => new ").Append(ClassName(model.Name, "CheckedItem")).AppendLine("();");
             sb.Append("        public static ").Append(C).AppendLine("CompiledRecordType? Registration => s_recordType; // registers the record on first read");
+            // The classes' System.Text.Json contracts, each instantiated here with its class: no dynamic code under NativeAOT.
+            sb.AppendLine("        public static global::System.Text.Json.Serialization.Metadata.JsonTypeInfo? JsonContract(global::System.Type generated, global::System.Text.Json.JsonSerializerOptions options)");
+            for (int i = 0; i < s_classes.Length; i++)
+            {
+                string cls = ClassName(model.Name, s_classes[i].Suffix);
+                sb.Append(i == 0 ? "            => " : "            : ").Append("generated == typeof(").Append(cls).Append(") ? ").Append(C).Append("CompiledRecords.JsonContract<").Append(cls).AppendLine(">(options)");
+            }
+            sb.AppendLine("            : null;");
             sb.AppendLine("    }");
             sb.AppendLine();
             WriteClasses(sb, model, iface);

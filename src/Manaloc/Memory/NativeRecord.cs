@@ -25,13 +25,15 @@ namespace Manaloc.Memory;
 /// flags), 32 bytes on 64-bit, no reference, nothing per record beside it on the managed heap: less than a
 /// plain class with 24 bytes of data (40), to the allocator and to a collection.</para>
 /// <para>Validity is explicit: <see cref="IsAllocated"/>. A handle converts implicitly to no number,
-/// pointer or bool ("shared_ptr and NULL"). Users cannot derive from this class. Serialized as
-/// <c>object</c> with System.Text.Json, a handle writes its record's properties (the generated class
-/// implements them publicly) and none of the members below.</para>
+/// pointer or bool ("shared_ptr and NULL"). Users cannot derive from this class. Serialized with
+/// System.Text.Json (as its interface, as <c>object</c>, or returned from an endpoint), a record writes its interface's
+/// properties and none of the members below (<see cref="CompilerServices.NativeRecordJsonConverter"/>; under source
+/// generation add <see cref="NativeRecordJson.TypeInfoResolver"/> to the options' resolvers).</para>
 /// <para>Thread safety: a handle may be read and written from several threads like any object with
 /// plain fields (no atomicity beyond the natural alignment of each property); the checks are exact
 /// when a Delete is ordered before a use by the program, best-effort against a racing Delete.</para>
 /// </remarks>
+[JsonConverter(typeof(CompilerServices.NativeRecordJsonConverter))]
 public abstract unsafe class NativeRecord
 {
     // Read by the generated accessors (the generated assembly ignores access checks to Manaloc). Four fields, 15 bytes and
@@ -120,6 +122,15 @@ public abstract unsafe class NativeRecord
 
     /// <summary>The stamp this handle compares: its block's trailer, or for a view its array's chunk field.</summary>
     internal uint* StampAddress => this is NativeRecordView { Chunk: { } chunk } ? (uint*)Unsafe.AsPointer(ref chunk.DedicatedStamp) : (uint*)(Address + StampOffset);
+
+    /// <summary>Throws what an accessor of a checked handle would, when the record is no longer allocated (whatever the
+    /// allocator's mode): for paths that are not hot, such as serialization, which must not read a dead record.</summary>
+    /// <exception cref="InvalidOperationException">The record was deleted.</exception>
+    /// <exception cref="ObjectDisposedException">The record's array or allocator was disposed.</exception>
+    internal void ThrowIfNotAllocated()
+    {
+        if (!IsAllocated) throw StaleException();
+    }
 
     /// <inheritdoc/>
     public override string ToString()

@@ -51,6 +51,10 @@ internal static class RecordEmitter
             bool isView = mode is RecordMode.CheckedView or RecordMode.UncheckedView or RecordMode.CheckedItem;
             var tb = module.DefineType(name, TypeAttributes.Public | TypeAttributes.Sealed | TypeAttributes.Class | TypeAttributes.BeforeFieldInit, isView ? typeof(NativeRecordView) : typeof(NativeRecord));
             tb.AddInterfaceImplementation(iface);
+            // System.Text.Json reads a converter attribute on the run-time type itself (not inherited): the record is written
+            // as its interface (NativeRecordJsonConverter), whatever the declared type.
+            var converterAttribute = typeof(System.Text.Json.Serialization.JsonConverterAttribute).GetConstructor([typeof(Type)])!;
+            tb.SetCustomAttribute(new CustomAttributeBuilder(converterAttribute, [typeof(CompilerServices.NativeRecordJsonConverter)]));
 
             // Private: only Create (same type) constructs; users cannot make an unbound handle with Activator.
             var ctor = tb.DefineConstructor(MethodAttributes.Private | MethodAttributes.HideBySig | MethodAttributes.SpecialName | MethodAttributes.RTSpecialName, CallingConventions.Standard, Type.EmptyTypes);

@@ -28,8 +28,10 @@ internal static partial class RecordTypes
     /// <param name="create">Factories of the checked, unchecked, checked-view, unchecked-view and checked-item classes, in that order.</param>
     /// <param name="classes">Those four classes, in the same order.</param>
     /// <param name="cacheForT">Publishes the registration in <see cref="RecordTypeCache{T}"/>.</param>
+    /// <param name="jsonContract">The generated classes' System.Text.Json contracts (<see cref="ICompiledRecordFactory.JsonContract"/>).</param>
     public static unsafe CompiledRecordType RegisterCompiled(Type type, int size, int alignment, FieldLayout[] fields,
-        delegate*<NativeRecord>[] create, Type[] classes, Action<CompiledRecordType> cacheForT)
+        delegate*<NativeRecord>[] create, Type[] classes, Action<CompiledRecordType> cacheForT,
+        delegate*<Type, System.Text.Json.JsonSerializerOptions, System.Text.Json.Serialization.Metadata.JsonTypeInfo?> jsonContract)
     {
         lock (s_compiled)
         {
@@ -44,7 +46,7 @@ internal static partial class RecordTypes
                 s_byGenerated[classes[i]] = records[i];
                 s_types.TryAdd((type, modes[i]), new Lazy<RecordType>(records[i]));
             }
-            var compiled = new CompiledRecordType(records[0], records[1], records[2], records[3], records[4]);
+            var compiled = new CompiledRecordType(records[0], records[1], records[2], records[3], records[4], jsonContract);
             cacheForT(compiled);
             s_compiled.Add(type, compiled);
             return compiled;

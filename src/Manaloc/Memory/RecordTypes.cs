@@ -37,6 +37,10 @@ internal static partial class RecordTypes
 
     public static RecordType OfGenerated(Type generated) => s_byGenerated[generated];
 
+    /// <summary>The record type of a generated class, if <paramref name="generated"/> is one (serialization asks about any type).</summary>
+    public static bool TryOfGenerated(Type generated, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out RecordType? record)
+        => s_byGenerated.TryGetValue(generated, out record);
+
     /// <summary>Implementations generated for <paramref name="type"/> (both modes), for tests.</summary>
     public static int GenerationsOf(Type type) => s_byGenerated.Values.Count(r => r.Interface == type);
 

@@ -108,6 +108,13 @@ public interface ICompiledRecordFactory
     /// compare the array's stamp).</summary>
     static abstract CompiledRecordView CreateCheckedItem();
 
+    /// <summary>The System.Text.Json contract of <paramref name="generated"/>, one of this record's generated classes (each
+    /// from <see cref="CompiledRecords.JsonContract{TRecord}"/>), or null for another type; what
+    /// <see cref="NativeRecordJson.TypeInfoResolver"/> answers under source generation, with no dynamic code.</summary>
+    /// <param name="generated">The run-time class System.Text.Json asks about.</param>
+    /// <param name="options">The options the contract is for.</param>
+    static virtual System.Text.Json.Serialization.Metadata.JsonTypeInfo? JsonContract(Type generated, System.Text.Json.JsonSerializerOptions options) => null;
+
     /// <summary>The record's registration, made on first use (the generated struct registers its record when read);
     /// null for a factory that no generator wrote.</summary>
     static virtual CompiledRecordType? Registration => null;

@@ -10,10 +10,14 @@ namespace Manaloc.Memory.CompilerServices;
 /// <remarks>Immutable; shared by every allocator in the process. Obtained only from <see cref="CompiledRecords.Register{TInterface, TFactory}"/>
 /// (each generated handle's <c>RecordType</c> property returns it). For generated code and <see cref="TypeAllocator.NewRef"/>.</remarks>
 [EditorBrowsable(EditorBrowsableState.Never)]
-public sealed class CompiledRecordType
+public sealed unsafe class CompiledRecordType
 {
-    internal CompiledRecordType(RecordType @checked, RecordType @unchecked, RecordType checkedView, RecordType uncheckedView, RecordType checkedItem)
+    private readonly delegate*<Type, System.Text.Json.JsonSerializerOptions, System.Text.Json.Serialization.Metadata.JsonTypeInfo?> _jsonContract;
+
+    internal CompiledRecordType(RecordType @checked, RecordType @unchecked, RecordType checkedView, RecordType uncheckedView, RecordType checkedItem,
+        delegate*<Type, System.Text.Json.JsonSerializerOptions, System.Text.Json.Serialization.Metadata.JsonTypeInfo?> jsonContract)
     {
+        _jsonContract = jsonContract;
         Checked = @checked;
         Unchecked = @unchecked;
         CheckedView = checkedView;
@@ -43,6 +47,11 @@ public sealed class CompiledRecordType
             _ => UncheckedView,
         };
     }
+
+    /// <summary>The System.Text.Json contract of <paramref name="generated"/>, one of this record's classes, made by its
+    /// generated code (no dynamic code); null when the generated code made none.</summary>
+    internal System.Text.Json.Serialization.Metadata.JsonTypeInfo? ContractOf(Type generated, System.Text.Json.JsonSerializerOptions options)
+        => _jsonContract(generated, options);
 
     /// <summary>The record interface.</summary>
     public Type Interface => Checked.Interface;

@@ -32,7 +32,7 @@ public static unsafe class CompiledRecords
             [&CreateChecked<TFactory>, &CreateUnchecked<TFactory>, &CreateCheckedView<TFactory>, &CreateUncheckedView<TFactory>, &CreateCheckedItem<TFactory>],
             [TFactory.CreateChecked().GetType(), TFactory.CreateUnchecked().GetType(), TFactory.CreateCheckedView().GetType(), TFactory.CreateUncheckedView().GetType(),
                 TFactory.CreateCheckedItem().GetType()],
-            Cache<TInterface>);
+            Cache<TInterface>, &JsonContractOf<TFactory>);
         CompiledRecordSlot<TFactory>.Type = type; // for RecordRef<TFactory> and the held heap's New<TFactory>
         return type;
     }
@@ -75,6 +75,17 @@ public static unsafe class CompiledRecords
     /// <returns>The offset of the stamp in the record's block (its last 4 bytes).</returns>
     public static int StampOffsetOf(int size, int alignment)
         => RecordType.StampOffsetOf((nuint)Math.Max(size, 1), (nuint)Math.Max(alignment, 16));
+
+    /// <summary>The System.Text.Json contract of the generated record class <typeparamref name="TRecord"/>: its data written as
+    /// its interface by <see cref="NativeRecordJsonConverter"/> (for the generated <see cref="ICompiledRecordFactory.JsonContract"/>).</summary>
+    /// <typeparam name="TRecord">A generated record class.</typeparam>
+    /// <param name="options">The options the contract is for.</param>
+    /// <returns>A contract whose converter is <see cref="NativeRecordJsonConverter"/>.</returns>
+    public static System.Text.Json.Serialization.Metadata.JsonTypeInfo JsonContract<TRecord>(System.Text.Json.JsonSerializerOptions options) where TRecord : NativeRecord
+        => NativeRecordJson.ContractOf<TRecord>(options);
+
+    private static System.Text.Json.Serialization.Metadata.JsonTypeInfo? JsonContractOf<TFactory>(Type generated, System.Text.Json.JsonSerializerOptions options)
+        where TFactory : struct, ICompiledRecordFactory => TFactory.JsonContract(generated, options);
 
     // TFactory is a struct, so these instantiations are exact (not shared): a plain function pointer, a direct call.
     private static NativeRecord CreateChecked<TFactory>() where TFactory : struct, ICompiledRecordFactory => TFactory.CreateChecked();
