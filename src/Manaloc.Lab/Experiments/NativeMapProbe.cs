@@ -58,7 +58,7 @@ internal static class NativeMapProbe
         // Built first, so they are part of every variant's baseline alike (and their shuffles' garbage is gone before it).
         var uniform = NativeMapWorkload.Uniform(plan.Entries, StreamLength(context.Settings), seed: 1);
         var zipf = NativeMapWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2);
-        WarmUp(variant, plan.Entries);
+        BringToTierOne(context, variant, plan.Entries);
 
         // Everything the growth phase keeps is allocated before the baseline: what the lab records stays off the heap it weighs.
         var checkpoints = plan.Checkpoints.ToArray();
@@ -157,20 +157,16 @@ internal static class NativeMapProbe
     /// tier-1 code with its statics initialised (a first resize must not be timed with its JIT) and the first use of the
     /// variant allocates nothing that is counted.
     /// </summary>
-    private static void WarmUp(string variant, long entries)
+    /// <summary>Brings the variant's insert, lookup and mix paths to tier 1 on a small map of its own, before anything is weighed or timed.</summary>
+    private static void BringToTierOne(ExperimentContext context, string variant, long entries)
     {
         long size = Math.Min(entries, 32_768);
         var stream = NativeMapWorkload.Uniform(size, 1024, seed: 3);
-        using (var warm = MapSubjects.Create(variant, size))
-        {
-            long step = Math.Max(1, size / 64);
-            for (long at = 0; at < size; at += step) warm.Grow(at, Math.Min(size, at + step));
-            for (int call = 0; call < 40; call++)
-            {
-                warm.Lookups(0, stream, 256);
-                if (warm.ConcurrentWrites) warm.Mix(0, stream, 256);
-            }
-        }
-        Thread.Sleep(RunSettings.TierUpPause);
+        using var small = MapSubjects.Create(variant, size);
+        long step = Math.Max(1, size / 64);
+        for (long at = 0; at < size; at += step) small.Grow(at, Math.Min(size, at + step));
+        Action lookups = () => small.Lookups(0, stream, 256);
+        Action mix = () => small.Mix(0, stream, 256);
+        TierUp.Run(context, small.ConcurrentWrites ? [lookups, mix] : [lookups], rounds: 1);
     }
 }
