@@ -1,4 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
@@ -38,6 +39,20 @@ internal static class ManalocOptionsBinding
             services.AddOptions<UnknownKeys>().ValidateOnStart();
         }
         return builder.ValidateOnStart();
+    }
+
+    /// <summary>
+    /// Validates options handed straight to a constructor (not through the container) as the host's start would: null
+    /// throws <see cref="ArgumentNullException"/>, and every problem of <paramref name="problems"/> goes into one
+    /// <see cref="ArgumentException"/> naming <paramref name="paramName"/>.
+    /// </summary>
+    public static void ThrowIfInvalid<TOptions>(TOptions options, string section, Func<TOptions, string, List<string>> problems,
+        [CallerArgumentExpression(nameof(options))] string paramName = "")
+        where TOptions : class
+    {
+        ArgumentNullException.ThrowIfNull(options, paramName);
+        var found = problems(options, section);
+        if (found.Count > 0) throw new ArgumentException(string.Join(" ", found), paramName);
     }
 
     /// <summary>A section a registration of the host reads (a full path, e.g. <c>Manaloc:Dispatchers:cpu</c>) and the options bound from it.</summary>

@@ -35,9 +35,7 @@ public sealed class ManalocMemoryPoolFactory : IMemoryPoolFactory<byte>
     /// <exception cref="ArgumentException">A value is out of range; the message names it.</exception>
     public ManalocMemoryPoolFactory(ManalocMemoryPoolOptions options)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        var problems = options.Problems(ManalocMemoryPoolOptions.SectionName);
-        if (problems.Count > 0) throw new ArgumentException(string.Join(" ", problems), nameof(options));
+        ManalocOptionsBinding.ThrowIfInvalid(options, ManalocMemoryPoolOptions.SectionName, static (o, section) => o.Problems(section));
         _options = new ManalocMemoryPoolOptions { BlockSize = options.BlockSize, Pinned = options.Pinned, Diagnostics = options.Diagnostics };
     }
 

@@ -38,9 +38,7 @@ public sealed class ManalocObjectPoolProvider : ObjectPoolProvider
     /// <exception cref="ArgumentException">A value is out of range; the message names it.</exception>
     public ManalocObjectPoolProvider(ManalocObjectPoolOptions options)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        var problems = options.Problems(ManalocObjectPoolOptions.SectionName);
-        if (problems.Count > 0) throw new ArgumentException(string.Join(" ", problems), nameof(options));
+        ManalocOptionsBinding.ThrowIfInvalid(options, ManalocObjectPoolOptions.SectionName, static (o, section) => o.Problems(section));
         _options = new ManalocObjectPoolOptions
         {
             MaximumRetained = options.MaximumRetained,

@@ -18,15 +18,7 @@ internal sealed record LiveSetPlan(string Variant, int Records, int ChurnRounds)
     /// <exception cref="ArgumentException">Not three arguments, an unknown variant, or a count that is not a positive whole number.</exception>
     public static LiveSetPlan Parse(IReadOnlyList<string> arguments)
     {
-        ArgumentNullException.ThrowIfNull(arguments);
-        if (arguments.Count != 3)
-        {
-            throw new ArgumentException($"A live-set child takes 3 arguments (variant, records, churn rounds), not {arguments.Count}: '{string.Join(' ', arguments)}'.", nameof(arguments));
-        }
-        if (!LiveSetSubject.All.Contains(arguments[0]))
-        {
-            throw new ArgumentException($"Unknown live-set variant '{arguments[0]}'; known: {string.Join(", ", LiveSetSubject.All)}.", nameof(arguments));
-        }
+        ChildPlanArguments.Check(arguments, "live-set", ["variant", "records", "churn rounds"], LiveSetSubject.All);
         return new LiveSetPlan(arguments[0], Positive(arguments[1], "records"), Positive(arguments[2], "churn rounds"));
     }
 

@@ -14,15 +14,7 @@ internal sealed record NativeMapPlan(string Variant, long Entries)
     /// <exception cref="ArgumentException">Not two arguments, an unknown variant, or an entry count that is not a whole number of at least 4.</exception>
     public static NativeMapPlan Parse(IReadOnlyList<string> arguments)
     {
-        ArgumentNullException.ThrowIfNull(arguments);
-        if (arguments.Count != 2)
-        {
-            throw new ArgumentException($"A native-map child takes 2 arguments (variant, entries), not {arguments.Count}: '{string.Join(' ', arguments)}'.", nameof(arguments));
-        }
-        if (!MapSubjects.All.Contains(arguments[0]))
-        {
-            throw new ArgumentException($"Unknown native-map variant '{arguments[0]}'; known: {string.Join(", ", MapSubjects.All)}.", nameof(arguments));
-        }
+        ChildPlanArguments.Check(arguments, "native-map", ["variant", "entries"], MapSubjects.All);
         if (!long.TryParse(arguments[1], NumberStyles.None, CultureInfo.InvariantCulture, out long entries) || entries < 4)
         {
             throw new ArgumentException($"The native-map child's entry count must be a whole number of at least 4, not '{arguments[1]}'.", nameof(arguments));

@@ -27,12 +27,7 @@ public sealed unsafe partial class TypeAllocator
     /// <exception cref="ArgumentNullException"><paramref name="type"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public UncheckedRecordRef NewUncheckedRef(CompiledRecordType type)
-    {
-        var record = RecordOf(type);
-        var block = AllocateRecord(_slab.CurrentCache.Bins, record);
-        return new UncheckedRecordRef(block.Address, block.Generation, record.StampOffset);
-    }
+    public UncheckedRecordRef NewUncheckedRef(CompiledRecordType type) => NewRef(type).AsUnchecked(); // the block is the same; only the handle's checks differ
 
     /// <summary>Frees the record of a checked struct handle; every copy of the handle is invalid afterwards.</summary>
     /// <remarks>Thread-safe; any thread may delete. Of two racing Deletes of one record exactly one succeeds (the stamp

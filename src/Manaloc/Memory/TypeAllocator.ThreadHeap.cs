@@ -80,13 +80,7 @@ public sealed unsafe partial class TypeAllocator
         /// <exception cref="InvalidOperationException">Called on another thread than the heap's.</exception>
         /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public UncheckedRecordRef NewUnchecked(CompiledRecordType type)
-        {
-            var record = RecordOf(type);
-            Check();
-            var block = _owner.AllocateRecord(_bins, record);
-            return new UncheckedRecordRef(block.Address, block.Generation, record.StampOffset);
-        }
+        public UncheckedRecordRef NewUnchecked(CompiledRecordType type) => New(type).AsUnchecked(); // as New; only the handle's checks differ
 
         /// <summary>As <see cref="TypeAllocator.DeleteRef(RecordRef)"/>.</summary>
         /// <exception cref="ArgumentException">The handle is default or belongs to another allocator.</exception>

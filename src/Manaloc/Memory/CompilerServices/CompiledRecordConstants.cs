@@ -40,5 +40,20 @@ internal static class CompiledRecordConstants<TRecord> where TRecord : struct, I
     /// <summary>The tag and class New writes beside the stamp.</summary>
     public static readonly uint TagAndClass = Type?.Unchecked.TagAndClass ?? 0;
 
+    /// <summary>
+    /// Whether an untyped handle whose stamp is at <paramref name="stampOffset"/> is a handle of this record: false for
+    /// default (offset 0); throws for a record of another type, or when <typeparamref name="TRecord"/> is not registered.
+    /// The checked and unchecked typed handles' <c>From</c> both convert through it.
+    /// </summary>
+    /// <exception cref="ArgumentException">The handle is of a record of another size (named <paramref name="paramName"/>).</exception>
+    /// <exception cref="InvalidOperationException"><typeparamref name="TRecord"/> is not a generated registration.</exception>
+    public static bool IsHandleOfThisRecord(int stampOffset, string paramName)
+    {
+        if (stampOffset == 0) return false;
+        if (Type is null) ThrowHelper.ThrowNotRegistered(typeof(TRecord));
+        if (stampOffset != StampOffset) ThrowHelper.ThrowOtherRecordType(paramName);
+        return true;
+    }
+
     private static CompiledRecordType? Find() => CompiledRecordSlot<TRecord>.Type ?? TRecord.Registration;
 }

@@ -33,12 +33,7 @@ public readonly unsafe struct RecordRef<TRecord> : IEquatable<RecordRef<TRecord>
     /// <exception cref="ArgumentException"><paramref name="handle"/> is a handle of a record of another size.</exception>
     /// <exception cref="InvalidOperationException"><typeparamref name="TRecord"/> is not a generated registration.</exception>
     public static RecordRef<TRecord> From(RecordRef handle)
-    {
-        if (handle.StampOffset == 0) return default;
-        if (CompiledRecordConstants<TRecord>.Type is null) ThrowHelper.ThrowNotRegistered(typeof(TRecord));
-        if (handle.StampOffset != CompiledRecordConstants<TRecord>.StampOffset) ThrowHelper.ThrowOtherRecordType(nameof(handle));
-        return new(handle.Address, handle.Generation);
-    }
+        => CompiledRecordConstants<TRecord>.IsHandleOfThisRecord(handle.StampOffset, nameof(handle)) ? new(handle.Address, handle.Generation) : default;
 
     /// <summary>The untyped handle to the same record (16 bytes: it carries the stamp's place).</summary>
     public RecordRef Untyped => Address == null ? default : new(Address, Generation, CompiledRecordConstants<TRecord>.StampOffset);
@@ -101,12 +96,7 @@ public readonly unsafe struct UncheckedRecordRef<TRecord> : IEquatable<Unchecked
     /// <exception cref="ArgumentException"><paramref name="handle"/> is a handle of a record of another size.</exception>
     /// <exception cref="InvalidOperationException"><typeparamref name="TRecord"/> is not a generated registration.</exception>
     public static UncheckedRecordRef<TRecord> From(UncheckedRecordRef handle)
-    {
-        if (handle.StampOffset == 0) return default;
-        if (CompiledRecordConstants<TRecord>.Type is null) ThrowHelper.ThrowNotRegistered(typeof(TRecord));
-        if (handle.StampOffset != CompiledRecordConstants<TRecord>.StampOffset) ThrowHelper.ThrowOtherRecordType(nameof(handle));
-        return new(handle.Address, handle.Generation);
-    }
+        => CompiledRecordConstants<TRecord>.IsHandleOfThisRecord(handle.StampOffset, nameof(handle)) ? new(handle.Address, handle.Generation) : default;
 
     /// <summary>The untyped handle to the same record (16 bytes: it carries the stamp's place).</summary>
     public UncheckedRecordRef Untyped => Address == null ? default : new(Address, Generation, CompiledRecordConstants<TRecord>.StampOffset);
