@@ -34,6 +34,8 @@ public sealed class HostedDispatcher
     private DedicatedThreadDispatcher? _dispatcher;
     // Statistics only: Interlocked so no increment is lost; they order nothing.
     private long _completed, _overShareCount, _unavailableCount, _abandoned;
+    // 0 until the drain's leftovers are taken, then 1 (Interlocked.Exchange: exactly one caller answers them).
+    private int _leftoversTaken;
 
     internal HostedDispatcher(string name, DedicatedDispatcherOptions options, ILogger logger, AspNetCoreMetrics metrics)
     {
@@ -77,13 +79,10 @@ public sealed class HostedDispatcher
     /// disconnects while in line leaves it.</remarks>
     public Task<IResult> RunAsync<TResult>(HttpContext context, Func<TResult> work)
     {
-        ArgumentNullException.ThrowIfNull(context);
         ArgumentNullException.ThrowIfNull(work);
-        var dispatcher = Volatile.Read(ref _dispatcher);
-        if (dispatcher is null || !dispatcher.IsAcceptingWork) return Task.FromResult(Refuse(ref _unavailableCount, "stopped"));
-        string client = _options.ClientKey?.Invoke(context) ?? DefaultClientKey(context);
-        var share = _shares.TryAcquire(client, context.RequestAborted);
-        return share.IsCompletedSuccessfully ? Post(dispatcher, share.Result, context, work) : WaitThenPostAsync(dispatcher, share, context, work);
+        // One request path: the closure is the pooled form's state. AsTask reads the pooled item's result once, then
+        // the item is back in its pool and the task holds the result.
+        return RunAsync(context, work, static work => work()).AsTask();
     }
 
     /// <summary>
@@ -112,6 +111,7 @@ public sealed class HostedDispatcher
         return share.IsCompletedSuccessfully ? Post(dispatcher, share.Result, context, state, work) : WaitThenPostAsync(dispatcher, share, context, state, work);
     }
 
+    /// <summary>The client was over its share: waits in its line (no thread held), then posts.</summary>
     private async ValueTask<IResult> WaitThenPostAsync<TState, TResult>(DedicatedThreadDispatcher dispatcher, ValueTask<ClientShares.Entry?> pending, HttpContext context,
         TState state, Func<TState, TResult> work)
     {
@@ -135,44 +135,15 @@ public sealed class HostedDispatcher
             return new ValueTask<IResult>(Refuse(ref _overShareCount, "over_share"));
         }
         var item = PooledWorkItem<TState, TResult>.Rent(this, share, state, work);
+        // Read before posting: once posted, the item is the worker's (or the drain's), not this thread's.
+        var answer = item.Task;
         if (!dispatcher.TryPost(item.RunAction))
         {
             _shares.Release(share);
             item.Recycle();
             return new ValueTask<IResult>(Refuse(ref _unavailableCount, dispatcher.IsAcceptingWork ? "full" : "stopped"));
         }
-        return item.Task;
-    }
-
-    /// <summary>The client was over its share: waits in its line (no thread held), then posts.</summary>
-    private async Task<IResult> WaitThenPostAsync<TResult>(DedicatedThreadDispatcher dispatcher, ValueTask<ClientShares.Entry?> pending, HttpContext context, Func<TResult> work)
-    {
-        ClientShares.Entry? share;
-        try
-        {
-            share = await pending.ConfigureAwait(false);
-        }
-        catch (OperationCanceledException) // the client went away while in line: nobody reads the answer
-        {
-            return _unavailable;
-        }
-        return await Post(dispatcher, share, context, work).ConfigureAwait(false);
-    }
-
-    private Task<IResult> Post<TResult>(DedicatedThreadDispatcher dispatcher, ClientShares.Entry? share, HttpContext context, Func<TResult> work)
-    {
-        if (share is null)
-        {
-            context.Response.Headers.RetryAfter = "1";
-            return Task.FromResult(Refuse(ref _overShareCount, "over_share"));
-        }
-        var item = new WorkItem<TResult>(this, share, work);
-        if (!dispatcher.TryPost(item.Run))
-        {
-            _shares.Release(share);
-            return Task.FromResult(Refuse(ref _unavailableCount, dispatcher.IsAcceptingWork ? "full" : "stopped"));
-        }
-        return item.Completion.Task;
+        return answer;
     }
 
     private static string DefaultClientKey(HttpContext context)
@@ -235,8 +206,14 @@ public sealed class HostedDispatcher
         ReportLeftovers(dispatcher.Shutdown(TimeSpan.Zero));
     }
 
+    /// <summary>
+    /// Answers and logs what the drain handed back. The dispatcher's shutdown task is cached, so a second stop (the host's
+    /// <c>StopAsync</c> then its disposal, or <see cref="Abort"/>) sees the same list: only the first caller may touch its
+    /// items, which by then may be back in their pool serving other requests.
+    /// </summary>
     private void ReportLeftovers(IReadOnlyList<Action> left)
     {
+        if (Interlocked.Exchange(ref _leftoversTaken, 1) != 0) return;
         if (left.Count == 0)
         {
             _logger.LogInformation("Dedicated dispatcher '{Name}' drained: every accepted work item ran.", Name);
@@ -267,11 +244,23 @@ public sealed class HostedDispatcher
     /// request's value task; back in the pool once the request has read the result.
     /// </summary>
     /// <remarks>
-    /// Memory ordering: the request thread fills the item before posting it; the dispatcher's queue orders those
-    /// writes before the worker's reads. The worker clears its references and releases the share before it sets the
-    /// result, and touches the item no more after that. <see cref="System.Threading.Tasks.Sources.ManualResetValueTaskSourceCore{TResult}"/> orders the
-    /// worker's writes before the request's <see cref="GetResult"/>, which resets the item and returns it to the pool
-    /// last; the pool's own hand-off orders that before the next renter's writes.
+    /// <para>Ownership: one owner at a time, handed on, never shared.</para>
+    /// <list type="number">
+    /// <item>The request thread, from <see cref="Rent"/>: it fills the item and takes its <see cref="Task"/> (the version)
+    /// before posting. If the post is refused it still owns the item and <see cref="Recycle"/>s it.</item>
+    /// <item>The dispatcher's queue, once posted: the request thread touches it no more.</item>
+    /// <item>Whoever claims the queue position (the head CAS gives each position to exactly one claimer): a worker, which
+    /// calls <see cref="Run"/>, or the shutdown's drain, whose list <see cref="ReportLeftovers"/> takes once and calls
+    /// <see cref="Abandon"/>. Exactly one of the two runs, once; each clears the item and releases the share before it
+    /// sets the result, and touches the item no more after that.</item>
+    /// <item>The request's awaiter, once the result is set: its one <see cref="GetResult"/> reads the result, resets the
+    /// item and returns it to the pool, last.</item>
+    /// </list>
+    /// <para>Memory ordering: the request thread's writes are ordered before the claimer's reads by the queue's publish
+    /// (release) and claim (acquire). <see cref="System.Threading.Tasks.Sources.ManualResetValueTaskSourceCore{TResult}"/>
+    /// orders the claimer's writes before the awaiter's <see cref="GetResult"/>; the pool's own hand-off orders the reset
+    /// before the next renter's writes. A second <see cref="Run"/> or <see cref="Abandon"/> of one posting would touch
+    /// an item another request may own by then: the null owner it would find is that broken invariant showing.</para>
     /// </remarks>
     private sealed class PooledWorkItem<TState, TResult> : IAbandonable, System.Threading.Tasks.Sources.IValueTaskSource<IResult>
     {
@@ -369,42 +358,5 @@ public sealed class HostedDispatcher
 
         public void OnCompleted(Action<object?> continuation, object? state, short token, System.Threading.Tasks.Sources.ValueTaskSourceOnCompletedFlags flags)
             => _completion.OnCompleted(continuation, state, token, flags);
-    }
-
-    /// <summary>One request's work: runs on a worker, releases the client's share, completes the request's task.</summary>
-    private sealed class WorkItem<TResult>(HostedDispatcher owner, ClientShares.Entry share, Func<TResult> work) : IAbandonable
-    {
-        // Continuations run on the thread pool, never inline on the dispatcher's worker.
-        public readonly TaskCompletionSource<IResult> Completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        public void Run()
-        {
-            IResult result;
-            try
-            {
-                TResult value = work();
-                result = value as IResult ?? Results.Ok(value);
-            }
-            catch (Exception e) // the request's failure, rethrown to its handler; the worker goes on
-            {
-                Done();
-                Completion.SetException(e);
-                return;
-            }
-            Done();
-            Completion.SetResult(result);
-        }
-
-        public void Abandon()
-        {
-            owner._shares.Release(share);
-            Completion.TrySetResult(owner._unavailable);
-        }
-
-        private void Done()
-        {
-            owner._shares.Release(share);
-            Interlocked.Increment(ref owner._completed);
-        }
     }
 }

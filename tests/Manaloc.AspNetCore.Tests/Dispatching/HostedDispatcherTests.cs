@@ -214,6 +214,42 @@ public sealed class HostedDispatcherTests
     }
 
     [Fact]
+    public async Task Pooled_work_that_did_not_run_by_the_drain_deadline_is_answered_503_and_logged()
+    {
+        using var gate = new ManualResetEventSlim(false);
+        using var started = new CountdownEvent(1);
+        // As above, through the state-passing form: its items are pooled, and an abandoned one must answer and go back to the pool.
+        await using var host = await TestHost.StartAsync(
+            s => s.AddDedicatedDispatcher("cpu", o => { o.ThreadCount = 1; o.DrainTimeout = TimeSpan.FromMilliseconds(200); ByHeader(o); }), app =>
+            {
+                app.MapGet("/square/{n:int}", (int n, HttpContext context, [FromKeyedServices("cpu")] HostedDispatcher cpu)
+                    => cpu.RunAsync(context, n, static n => n * n));
+                app.MapGet("/wait", (HttpContext context, [FromKeyedServices("cpu")] HostedDispatcher cpu) => cpu.RunAsync(context, (gate, started), static s =>
+                {
+                    s.started.Signal();
+                    s.gate.Wait(Patience);
+                    return -1;
+                }));
+            }, shutdownTimeout: TimeSpan.FromSeconds(1));
+        var dispatcher = host.Services.GetRequiredKeyedService<HostedDispatcher>("cpu");
+        var running = host.Client.SendAsync(Get("/wait", "a"));
+        Assert.True(started.Wait(Patience));
+        var waiting = new[] { host.Client.SendAsync(Get("/square/2", "b")), host.Client.SendAsync(Get("/square/3", "c")) };
+        SpinWait.SpinUntil(() => dispatcher.Dispatcher.GetStatistics().Queued == 2, Patience);
+        await host.App.StopAsync();
+        SpinWait.SpinUntil(() => host.Logs.Contains(LogLevel.Warning, "did not run before the drain deadline"), Patience);
+        gate.Set();
+        Assert.Equal(2, dispatcher.GetStatistics().Abandoned);
+        Assert.True(host.Logs.Contains(LogLevel.Warning, "2 requests were answered 503, 0 other items were not run"), string.Join("\n", host.Logs.Entries));
+        foreach (var task in waiting.Append(running)) await Assert.ThrowsAnyAsync<Exception>(async () => (await task).EnsureSuccessStatusCode());
+        // A second stop sees the dispatcher's cached leftovers again: they were answered once, and their items (back in the
+        // pool, maybe serving other requests) are not abandoned twice.
+        await host.App.StopAsync();
+        Assert.Equal(2, dispatcher.GetStatistics().Abandoned);
+        Assert.Single(host.Logs.Entries, e => e.Message.Contains("did not run before the drain deadline", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void Registering_two_dispatchers_of_one_name_is_refused()
     {
         var services = new ServiceCollection();
