@@ -11,7 +11,7 @@ namespace Manaloc.Memory.CompilerServices;
 /// </summary>
 /// <remarks>
 /// <para>Why: a record's run-time class is generated and implements the interface's properties explicitly, so a serializer
-/// that reflects over the run-time type (<c>JsonSerializer.Serialize((object)record)</c>, an endpoint whose declared type is
+/// that reflects on the record's generated class (<c>JsonSerializer.Serialize((object)record)</c>, an endpoint whose declared type is
 /// the interface or <c>object</c>) would find no property and write <c>{}</c>. This converter writes the record as its
 /// interface instead: the contract <c>options.GetTypeInfo(interface)</c> gives (reflection, or the application's
 /// <c>JsonSerializerContext</c>, which must then list the interface), exactly what <c>Serialize&lt;IProduct&gt;</c> writes.</para>
