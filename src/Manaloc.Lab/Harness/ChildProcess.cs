@@ -117,8 +117,15 @@ public static class ChildProcess
     public static string FormatResultLine(ChildOutput output)
         => Marker + JsonSerializer.Serialize(output, LabJson.CompactOptions);
 
+    /// <summary>What a failed child said last, and, when it died of an unhandled exception, that exception's line too (its
+    /// stack ends at a thread's start, which alone names no cause).</summary>
     private static string LastLine(string text)
-        => text.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).LastOrDefault() ?? "";
+    {
+        var lines = text.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+        string last = lines.LastOrDefault() ?? "";
+        string? unhandled = lines.FirstOrDefault(l => l.StartsWith("Unhandled exception.", StringComparison.Ordinal));
+        return unhandled is null || unhandled == last ? last : $"{unhandled} … {last}";
+    }
 
     /// <summary>The dotnet host: this process if it is one, else DOTNET_HOST_PATH, else the runtime's root, else PATH.</summary>
     internal static string FindDotnetHost()
