@@ -14,11 +14,10 @@ public interface ISeededRecord
 
 public static class SeededMisuse
 {
-    public static void RentedNotReturned(Stream stream, int n)
+    public static int RentedNotReturned(Stream stream, int n)
     {
-        byte[] buffer = ArrayPool<byte>.Shared.Rent(n);
-        stream.Write(buffer, 0, n);
-        ArrayPool<byte>.Shared.Return(buffer); // MNL101: Write can throw first
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(n); // MNL101: Read only borrows it, and nothing returns it
+        return stream.Read(buffer, 0, n);
     }
 
     public static int UsedAfterReturn(int n)
