@@ -122,7 +122,8 @@ public sealed class LiveSet() : Experiment(
         context.Note("Struct handles: the generated FooDataRef (16 bytes: address and generation; checked), made and deleted through a held TypeAllocator.ThreadHeap.");
         context.Note($"Every child runs with DOTNET_GCgen0size={Gen0BudgetHex} ({Gen0BudgetBytes / 1024} KiB), the same for every variant and GC mode, so that a quick churn phase "
             + "sees many collections (with the default budget it saw 1 to 24). The GC still grows the budget where many objects survive, so a variant that has seen "
-            + $"fewer than its launch's share of the {Statistics.MinForP99} a p99 needs ({LiveSetProbe.PausesWanted(context.Settings)}) after its rounds goes on with more rounds of the same work, "
+            + $"fewer than its launch's share of the {Statistics.MinForP99} a p99 needs ({LiveSetProbe.PausesWanted(context.Settings)}) after its rounds goes on with more rounds of the same work "
+            + $"(only {LiveSetSubject.Class} and {LiveSetSubject.StructHandles}, whose p99 a target reads; the other paths' p99 may then be n/a), "
             + $"for at most {LiveSetProbe.ChurnExtension(context.Settings).TotalSeconds:0.#} s and only while its pace can get there in that time; "
             + "throughput is over every round.");
     }
