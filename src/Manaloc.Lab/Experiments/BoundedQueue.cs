@@ -24,6 +24,7 @@ public sealed class BoundedQueue() : Experiment(
     private const double SendMicros = 2;
     private static int s_sendSpin = 80;
     private static long s_checksum;
+    private static long s_sent;
 
     /// <inheritdoc/>
     public override Claim Claim => new("Capping the queue at 10,000 items: memory 1.1 GB → 5 MB at the same throughput", 1100.0 / 5,
@@ -59,7 +60,7 @@ public sealed class BoundedQueue() : Experiment(
         int runCount = context.IsSmoke ? 1 : context.IsQuick ? 2 : 5;
         var payloadProbe = new byte[PayloadBytes];
         (s_sendSpin, double sendMicros) = Pilot.Spins(spins => Send(payloadProbe, spins), TimeSpan.FromMicroseconds(SendMicros), startSpins: s_sendSpin);
-        var runs = Scenarios.Run<(TimeSpan Elapsed, long PeakBytes)>(context,
+        var runs = Scenarios.Run<(TimeSpan Elapsed, long PeakBytes, long Backlog)>(context,
         [
             (Unbounded, n => Run(() => StartBlockingCollection(null), n)),
             (CappedBlocking, n => Run(() => StartBlockingCollection(Cap), n)),
@@ -70,10 +71,14 @@ public sealed class BoundedQueue() : Experiment(
         {
             // The run's own time excludes its memory probe (a blocking full collection): see Run.
             context.RecordSamples(name, "ops/s", [.. taken.Select(r => items / r.Result.Elapsed.TotalSeconds)], p, lowerIsBetter: false, threads: 2);
-            context.RecordSamples(name, "bytes", [.. taken.Select(r => (double)r.Result.PeakBytes)], p, lowerIsBetter: true, threads: 2);
+            // The backlog beside the bytes: the unbounded queue's peak is what the consumer had not taken yet, so a figure
+            // that moved between runs shows here whether the queue's depth moved (the producer's pace against the consumer's).
+            context.RecordSamples(name, "bytes", [.. taken.Select(r => (double)r.Result.PeakBytes)], p, lowerIsBetter: true, threads: 2,
+                metrics: new Dictionary<string, double> { ["backlogItems"] = Statistics.From([.. taken.Select(r => (double)r.Result.Backlog)]).Median });
         }
         context.Note($"One producer creates {items:N0} requests (a closure over a new {PayloadBytes}-byte array) as fast as it can; one consumer 'sends' each (checksum plus a spin, measured at {sendMicros:0.##} µs per request). Throughput: requests consumed per second from the first post to the last send.");
-        context.Note("Memory: live managed bytes when the producer posts its last request (a full collection at that moment, its pause excluded from the time), minus those before the run: the queue at its deepest, not garbage awaiting collection.");
+        context.Note("Memory: live managed bytes when the producer posts its last request (a full collection at that moment, its pause excluded from the time), minus those before the run: the queue at its deepest, not garbage awaiting collection. "
+            + "Beside it, metrics.backlogItems: the requests not yet consumed at that moment (the median run's), the depth the bytes follow.");
     }
 
     /// <summary>The slow consumer's work: read the payload and wait for the "socket".</summary>
@@ -82,6 +87,7 @@ public sealed class BoundedQueue() : Experiment(
     private static void Send(byte[] payload, int spins)
     {
         s_checksum += payload[0] + payload[^1];
+        s_sent++; // the consumer's thread alone writes it; read once the producer's probe has stopped every thread
         Thread.SpinWait(spins);
     }
 
@@ -105,12 +111,13 @@ public sealed class BoundedQueue() : Experiment(
     /// the heap holds only live objects, so the reading is the queue's memory, not garbage waiting
     /// for a collection (which sampling the heap would mix in, by up to a gen-0 budget).
     /// </summary>
-    private static (TimeSpan Elapsed, long PeakBytes) Run(Func<(Action<Action> Post, Action Finish)> start, int items)
+    private static (TimeSpan Elapsed, long PeakBytes, long Backlog) Run(Func<(Action<Action> Post, Action Finish)> start, int items)
     {
         GC.Collect();
         GC.WaitForPendingFinalizers();
         long baseline = GC.GetTotalMemory(forceFullCollection: true);
         var (post, finish) = start();
+        long sentBefore = Volatile.Read(ref s_sent);
         long begin = LabClock.Now;
         for (int i = 0; i < items; i++)
         {
@@ -118,12 +125,13 @@ public sealed class BoundedQueue() : Experiment(
             payload[0] = (byte)i;
             post(() => Send(payload));
         }
+        long backlog = items - (Volatile.Read(ref s_sent) - sentBefore); // at the last post, as the probe below weighs it
         var probe = LabClock.Time(() =>
         {
             GC.Collect(); // blocking: the consumer is paused too, so excluding this time is exact
             return GC.GetTotalMemory(forceFullCollection: false);
         }, out long live);
         finish();
-        return (LabClock.Since(begin) - probe, Math.Max(0, live - baseline));
+        return (LabClock.Since(begin) - probe, Math.Max(0, live - baseline), Math.Max(0, backlog));
     }
 }

@@ -49,6 +49,11 @@ public static class Pilot
     /// <paramref name="probeCalls"/> calls of <paramref name="call"/> at a spin count, rescales the count by how far the
     /// cost is from the target, and stops once it is within 0.75–1.5 times the target (at most six attempts).
     /// </summary>
+    /// <remarks>
+    /// Each attempt's calls are timed in <see cref="ProbeSlices"/> slices and the fastest slice counts: a spin's cost is
+    /// the CPU's, and a slice in which the thread was descheduled (a loaded machine) would otherwise make the spin look
+    /// dearer, size it too small, and leave the work cheaper than asked for the whole run that follows.
+    /// </remarks>
     /// <param name="call">One call of the work with the given spin count.</param>
     /// <param name="perCall">The cost one call should have.</param>
     /// <param name="startSpins">The first attempt's spin count.</param>
@@ -62,7 +67,16 @@ public static class Pilot
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(probeCalls);
         double target = perCall.TotalMicroseconds;
         int spins = startSpins;
-        double Probe(int n) => LabClock.Time(() => { for (int i = 0; i < probeCalls; i++) call(n); }).TotalMicroseconds / probeCalls;
+        int perSlice = Math.Max(1, probeCalls / ProbeSlices);
+        double Probe(int n)
+        {
+            double fastest = double.PositiveInfinity;
+            for (int slice = 0; slice < ProbeSlices; slice++)
+            {
+                fastest = Math.Min(fastest, LabClock.Time(() => { for (int i = 0; i < perSlice; i++) call(n); }).TotalMicroseconds / perSlice);
+            }
+            return fastest;
+        }
         for (int attempt = 0; attempt < 6; attempt++)
         {
             double micros = Probe(spins);
@@ -71,6 +85,9 @@ public static class Pilot
         }
         return (spins, Probe(spins));
     }
+
+    /// <summary>Slices each of <see cref="Spins"/>'s attempts is timed in; the fastest counts.</summary>
+    public const int ProbeSlices = 5;
 
     /// <summary>The whole operations that fill one sample target of <paramref name="settings"/> at <paramref name="nsPerOp"/>.</summary>
     public static long OperationsPerSample(RunSettings settings, double nsPerOp)
