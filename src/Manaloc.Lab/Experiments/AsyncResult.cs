@@ -50,24 +50,30 @@ public sealed class AsyncResult() : Experiment(
         foreach (int size in Sizes(context.Settings))
         {
             var p = Parameters.Of(("size", size));
-            Measure(context, Eager, n => batch.Run(n, k => Start(new EagerAsyncResult(Batch.Callback, batch), size)), p);
-            Measure(context, Lazy, n => batch.Run(n, k => Start(new LazyAsyncResult<long>(Batch.Callback, batch), size)), p);
-            Measure(context, Locked, n => batch.Run(n, k => Start(new LockedAsyncResult(Batch.Callback, batch), size)), p);
-            Measure(context, ValueTaskSource, n => batch.Run(n, k => slots[k].Start(size)), p);
+            // Side by side in interleaved rounds: every window waits on pool threads, so a stretch of outside load that fell
+            // on one variant's samples alone would decide the ratio (one launch on a loaded machine once found the eager
+            // handle as fast as the lazy one).
+            context.Compare(
+            [
+                Cell(context, Eager, p, n => batch.Run(n, k => Start(new EagerAsyncResult(Batch.Callback, batch), size))),
+                Cell(context, Lazy, p, n => batch.Run(n, k => Start(new LazyAsyncResult<long>(Batch.Callback, batch), size))),
+                Cell(context, Locked, p, n => batch.Run(n, k => Start(new LockedAsyncResult(Batch.Callback, batch), size))),
+                Cell(context, ValueTaskSource, p, n => batch.Run(n, k => slots[k].Start(size))),
+            ]);
         }
         context.Note($"ns per operation: begin, queue to the thread pool, compute F(size), complete, callback and End; {Window} operations in flight. The ValueTask source reuses {Window} sources and allocates nothing per operation.");
     }
 
     /// <summary>
-    /// Measures with an operation count from a pilot (at least 2,048 operations, grown until a run
+    /// A cell with an operation count from a pilot (at least 2,048 operations, grown until a run
     /// takes 2 ms, then the best of two runs): every window waits on pool threads, and on a loaded machine one late wake-up
     /// during the harness's calibration can leave a sample of one window, timing the wake-up.
     /// </summary>
-    private static void Measure(ExperimentContext context, string variant, Action<long> body, Parameters parameters)
+    private static (string, Parameters, Action<long>, long?) Cell(ExperimentContext context, string variant, Parameters parameters, Action<long> body)
     {
         // A first count large enough that one late pool wake-up cannot dominate the pilot.
         double nsPerOp = Pilot.NsPerOp(body, startOperations: Window * 64L, minimum: TimeSpan.FromMilliseconds(2));
-        context.Measure(variant, body, parameters, Math.Max(Window, Pilot.OperationsPerSample(context.Settings, nsPerOp)));
+        return (variant, parameters, body, Math.Max(Window, Pilot.OperationsPerSample(context.Settings, nsPerOp)));
     }
 
     private static void Start(object result, int size) => ThreadPool.UnsafeQueueUserWorkItem(new FibJob(result, size), preferLocal: false);

@@ -124,7 +124,8 @@ public static class Bench
         return ops;
     }
 
-    private static void WarmUp(Action<long> body, long ops, TimeSpan warmUp)
+    /// <summary>Runs <paramref name="ops"/> operations of <paramref name="body"/> until <paramref name="warmUp"/> is spent (at least once).</summary>
+    internal static void WarmUp(Action<long> body, long ops, TimeSpan warmUp)
     {
         var start = Stopwatch.GetTimestamp();
         do

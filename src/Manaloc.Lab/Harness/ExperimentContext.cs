@@ -74,12 +74,32 @@ public sealed class ExperimentContext
     public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Parameters Parameters, Action<long> Body)> cells)
     {
         ArgumentNullException.ThrowIfNull(cells);
+        return Compare([.. cells.Select(c => (c.Variant, c.Parameters, c.Body, (long?)null))]);
+    }
+
+    /// <summary>
+    /// As <see cref="Compare(IReadOnlyList{ValueTuple{string, Parameters, Action{long}}})"/>, where a cell may bring its own
+    /// operation count per sample (from a <see cref="Pilot"/>, for a body the calibration can misjudge): such a cell is
+    /// warmed up at its count for the run's warm-up instead of calibrated; a null count is calibrated as usual.
+    /// </summary>
+    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Parameters Parameters, Action<long> Body, long? Operations)> cells)
+    {
+        ArgumentNullException.ThrowIfNull(cells);
         var ops = new long[cells.Count];
         for (int v = 0; v < cells.Count; v++)
         {
             Status($"{cells[v].Variant} {FormatParameters(cells[v].Parameters)}: warming up");
             Cancellation.ThrowIfCancellationRequested();
-            ops[v] = Bench.Calibrate(cells[v].Body, Settings);
+            if (cells[v].Operations is { } fixedOps)
+            {
+                ArgumentOutOfRangeException.ThrowIfLessThan(fixedOps, 1, nameof(cells));
+                Bench.WarmUp(cells[v].Body, fixedOps, Settings.WarmUp);
+                ops[v] = fixedOps;
+            }
+            else
+            {
+                ops[v] = Bench.Calibrate(cells[v].Body, Settings);
+            }
         }
         var merged = Rounds.Interleave(cells.Count, Settings.Samples, Cancellation, (v, round) =>
         {

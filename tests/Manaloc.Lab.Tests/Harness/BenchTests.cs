@@ -118,6 +118,29 @@ public sealed class BenchTests
         for (int round = 0; round < 4; round++) Assert.Equal(3, sampling.Skip(3 * round).Take(3).Distinct().Count());
     }
 
+    [Fact]
+    public void Compare_keeps_a_cells_own_operation_count_and_calibrates_the_others()
+    {
+        var context = new ExperimentContext("demo", RunSettings.Smoke() with { Samples = 3 });
+        var fixedCounts = new List<long>();
+        var order = new List<string>();
+        Action<long> Spin(string name, List<long>? counts = null) => n => { order.Add(name); counts?.Add(n); for (long i = 0; i < n; i++) Thread.SpinWait(1); };
+
+        var measured = context.Compare(
+        [
+            ("piloted", Parameters.None, Spin("piloted", fixedCounts), 37L),
+            ("calibrated", Parameters.None, Spin("calibrated"), null),
+        ]);
+
+        Assert.Equal(37, measured[0].OperationsPerSample);
+        Assert.All(fixedCounts, n => Assert.Equal(37, n)); // warm-up and samples alike: never calibrated
+        Assert.True(fixedCounts.Count >= 4, $"{fixedCounts.Count} calls: at least one warm-up run and three samples");
+        Assert.All(measured, m => Assert.Equal(3, m.Statistics.Count));
+        var sampling = order.TakeLast(6).ToArray();
+        for (int round = 0; round < 3; round++) Assert.Equal(2, sampling.Skip(2 * round).Take(2).Distinct().Count());
+        Assert.Throws<ArgumentOutOfRangeException>(() => context.Compare([("none", Parameters.None, Spin("none"), 0L)]));
+    }
+
     private sealed class TwoLongs
     {
         public long A = 1;
