@@ -88,7 +88,9 @@ public sealed class LiveSet() : Experiment(
         new("gc", "GC mode of the child process (DOTNET_gcServer)", [Workstation, Server]),
         new("records", "live records", [LiveSetProbe.Records(settings).ToString(CultureInfo.InvariantCulture)]),
         new("op", "heap: managed bytes per record after a full collection, minus the heap before; full-gc: one blocking compacting gen-2 collection (wall clock); "
-            + $"churn: replacements per second over the whole phase, a tenth of the set per round for {Format.Count(LiveSetProbe.ChurnRounds(settings), "round")}; churn-gc-pause: each GC's pause during the churn",
+            + $"churn: replacements per second over the whole phase, a tenth of the set per round for {Format.Count(LiveSetProbe.ChurnRounds(settings), "round")}"
+            + (settings.Mode == RunMode.Quick ? $" ({LiveSetProbe.UnjudgedQuickRounds} for the paths whose churn no target reads: {string.Join(", ", LiveSetSubject.All.Where(v => !LiveSetProbe.HasJudgedChurn(v)))})" : "")
+            + "; churn-gc-pause: each GC's pause during the churn",
             ["heap", "full-gc", "churn", "churn-gc-pause"]),
     ];
 
@@ -105,7 +107,7 @@ public sealed class LiveSet() : Experiment(
             foreach (string variant in Variants)
             {
                 // 10M per-object handles take minutes of a loaded 2-core machine in full mode; 1M, seconds.
-                var child = context.RunChild("run", (plan with { Variant = variant }).ToArguments(),
+                var child = context.RunChild("run", (plan with { Variant = variant, ChurnRounds = LiveSetProbe.ChurnRounds(context.Settings, variant) }).ToArguments(),
                     new Dictionary<string, string?> { ["DOTNET_gcServer"] = value, ["DOTNET_GCgen0size"] = Gen0BudgetHex }, TimeSpan.FromMinutes(context.Settings.Pick(smoke: 3, quick: 3, full: 20)));
                 foreach (var m in child.Measurements) context.Record(m);
                 if (child.Machine is { } machine && !machine.GcMode.Contains(mode, StringComparison.OrdinalIgnoreCase))

@@ -12,6 +12,17 @@ internal static class LiveSetProbe
 
     public static int Records(RunSettings s) => s.Pick(smoke: 20_000, quick: 1_000_000, full: 10_000_000);
     public static int ChurnRounds(RunSettings s) => s.Pick(smoke: 2, quick: 10, full: 10);
+
+    /// <summary>
+    /// <paramref name="variant"/>'s churn rounds: <see cref="ChurnRounds(RunSettings)"/> where a target reads its churn
+    /// (<see cref="HasJudgedChurn"/>); in a quick run the other paths, whose churn only the report's table shows, take
+    /// <see cref="UnjudgedQuickRounds"/> (the per-object handles' 10 rounds took about 2 s each, a third of a launch).
+    /// </summary>
+    public static int ChurnRounds(RunSettings s, string variant)
+        => HasJudgedChurn(variant) || s.Mode != RunMode.Quick ? ChurnRounds(s) : UnjudgedQuickRounds;
+
+    /// <summary>Churn rounds of a quick run's paths whose churn no target reads.</summary>
+    public const int UnjudgedQuickRounds = 4;
     // Not divided between launches: each launch needs a spread of its own, or its interval is one point and launches
     // that disagree cannot be told from launches that vary.
     private static int FullCollections(RunSettings s) => s.Pick(smoke: 1, quick: 3, full: 5);
@@ -39,7 +50,7 @@ internal static class LiveSetProbe
         context.Status($"{plan.Variant}: churn, {gc} GC");
         // Only the class objects' and the struct handles' churn p99 is judged (a target reads it): the other paths take
         // their rounds and no more, as their throughput is over the rounds either way.
-        var extension = HasJudgedP99(plan.Variant) ? ChurnExtension(context.Settings) : TimeSpan.Zero;
+        var extension = HasJudgedChurn(plan.Variant) ? ChurnExtension(context.Settings) : TimeSpan.Zero;
         var churn = Churn(subject, plan.ChurnRounds, context.Cancellation, extension, PausesWanted(context.Settings));
         var churnMetrics = new Dictionary<string, double>
         {
@@ -97,8 +108,8 @@ internal static class LiveSetProbe
     /// <summary>The churn phase's figures.</summary>
     internal sealed record ChurnResult(double[] RatesPerSecond, double Seconds, IReadOnlyList<double> PausesMs, IReadOnlyList<int> ByGeneration, long Unobserved, double TotalPauseMs, long Replacements);
 
-    /// <summary>True for the variants whose churn p99 GC pause a target reads: only they go on past their rounds for it.</summary>
-    internal static bool HasJudgedP99(string variant) => variant is LiveSetSubject.Class or LiveSetSubject.StructHandles;
+    /// <summary>True for the variants whose churn a target reads (the p99 GC pause, the throughput): only they go on past their rounds for a p99.</summary>
+    internal static bool HasJudgedChurn(string variant) => variant is LiveSetSubject.Class or LiveSetSubject.StructHandles;
 
     /// <summary>How long the churn may go on past its rounds to collect the pauses a p99 needs (none in smoke runs).</summary>
     public static TimeSpan ChurnExtension(RunSettings s) => TimeSpan.FromSeconds(s.Pick(smoke: 0, quick: 12, full: 30) / (double)s.Launches); // the launches' pauses pool for the p99

@@ -20,6 +20,33 @@ public sealed class LiveSetTests
     }
 
     [Fact]
+    public void A_quick_run_shortens_only_the_churn_no_target_reads()
+    {
+        var quick = RunSettings.Quick();
+        var context = new ExperimentContext("live-set", quick);
+        foreach (string gc in new[] { LiveSet.Workstation, LiveSet.Server })
+        {
+            foreach (string variant in LiveSetSubject.All.Where(LiveSetProbe.HasJudgedChurn))
+            {
+                var p = Parameters.Of(("gc", gc), ("records", 1000));
+                var gcs = new Dictionary<string, double> { ["gcs"] = 120 };
+                context.RecordSamples(variant, "replacements/s", [1e6], p.With("op", "churn"), lowerIsBetter: false, metrics: gcs);
+                context.RecordSamples(variant, "ms", [.. Enumerable.Range(1, 120).Select(i => i / 10.0)], p.With("op", "churn-gc-pause"), metrics: gcs);
+            }
+        }
+        var figures = new Figures(context.Measurements, random: null);
+        var churnTargets = new LiveSet().Targets.Where(t => t.Metric.Name.Contains("churn", StringComparison.Ordinal)).ToArray();
+        Assert.NotEmpty(churnTargets);
+        // Every churn target is computed from the judged paths' churn alone.
+        Assert.All(churnTargets, t => Assert.NotNull(t.Metric.Evaluate(figures)));
+        foreach (string variant in LiveSetSubject.All)
+        {
+            Assert.Equal(LiveSetProbe.HasJudgedChurn(variant) ? 10 : LiveSetProbe.UnjudgedQuickRounds, LiveSetProbe.ChurnRounds(quick, variant));
+            Assert.Equal(10, LiveSetProbe.ChurnRounds(RunSettings.Full(), variant));
+        }
+    }
+
+    [Fact]
     public void Churn_runs_its_rounds_and_goes_on_only_while_a_p99_lacks_collections_and_time_is_left()
     {
         using var subject = LiveSetSubject.Create(LiveSetSubject.Class);
