@@ -71,9 +71,15 @@ public sealed class ExperimentContext
     /// does for one set of parameters: every cell calibrated and warmed up on its own, then all sampled in
     /// interleaved rounds. Records and returns one measurement per cell, in the given order.
     /// </summary>
-    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Parameters Parameters, Action<long> Body)> cells)
+    /// <param name="cells">The cells, each calibrated on its own.</param>
+    /// <param name="rounds">Interleaved rounds, each one sample of every cell; null for the settings' samples. More rounds
+    /// narrow the interval of a ratio between two fast cells, which outside load moves most.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="rounds"/> is not positive.</exception>
+    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Parameters Parameters, Action<long> Body)> cells, int? rounds = null)
     {
         ArgumentNullException.ThrowIfNull(cells);
+        int roundCount = rounds ?? Settings.Samples;
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(roundCount, nameof(rounds));
         var ops = new long[cells.Count];
         for (int v = 0; v < cells.Count; v++)
         {
@@ -81,9 +87,9 @@ public sealed class ExperimentContext
             Cancellation.ThrowIfCancellationRequested();
             ops[v] = Bench.Calibrate(cells[v].Body, Settings);
         }
-        var merged = Rounds.Interleave(cells.Count, Settings.Samples, Cancellation, (v, round) =>
+        var merged = Rounds.Interleave(cells.Count, roundCount, Cancellation, (v, round) =>
         {
-            if (v == 0) Status($"round {round + 1} of {Settings.Samples}");
+            if (v == 0) Status($"round {round + 1} of {roundCount}");
             return Bench.Sample(cells[v].Variant, cells[v].Body, ops[v], cells[v].Parameters);
         });
         foreach (var m in merged) Record(m);
