@@ -13,12 +13,15 @@ internal static class ManalocOptionsBinding
     /// Binds the options named <paramref name="name"/> from <paramref name="section"/> of the container's
     /// <see cref="IConfiguration"/> (nothing when the container has none), applies <paramref name="configure"/>
     /// after it (code wins over configuration), and validates them when the host starts. A key under <c>Manaloc:</c> that
-    /// no registration of the host reads fails the start too (<see cref="ManalocConfigurationKeys"/>).
+    /// no registration of the host reads fails the start too (<see cref="ManalocConfigurationKeys"/>). Every registration
+    /// calls it first, so it checks <paramref name="services"/> for them (as <c>AddOptions</c> does).
     /// </summary>
+    /// <exception cref="ArgumentNullException"><paramref name="services"/> is null.</exception>
     public static OptionsBuilder<TOptions> AddManalocOptions<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] TOptions>(
         this IServiceCollection services, string name, string section, Action<TOptions>? configure, Func<TOptions, string, List<string>> problems)
         where TOptions : class
     {
+        ArgumentNullException.ThrowIfNull(services);
         var builder = services.AddOptions<TOptions>(name)
             .Configure<IServiceProvider>((options, provider) =>
             {

@@ -34,7 +34,6 @@ public static partial class ManalocServiceCollectionExtensions
     /// <exception cref="ArgumentNullException"><paramref name="services"/> is null.</exception>
     public static IServiceCollection AddManalocObjectPools(this IServiceCollection services, Action<ManalocObjectPoolOptions>? configure = null)
     {
-        ArgumentNullException.ThrowIfNull(services);
         services.AddManalocOptions(Options.DefaultName, ManalocObjectPoolOptions.SectionName, configure, static (o, section) => o.Problems(section));
         services.RemoveAll<ObjectPoolProvider>();
         services.AddSingleton<ObjectPoolProvider>(static provider =>

@@ -173,14 +173,14 @@ internal static class RecordSource
         sb.AppendLine("    /// <summary>Allocates a zeroed record from the calling thread's <paramref name=\"heap\"/> (no thread-static lookup).</summary>");
         // No registration step here: the layout's constants find the registration through __Record.Registration, also when a
         // module initializer of this module uses the handle before the generated one has registered it.
-        sb.Append("    public static ").Append(name).Append(" New(").Append(M).Append("TypeAllocator.ThreadHeap heap) => new(heap.")
-          .Append(isChecked ? "New" : "NewUnchecked").Append('<').Append(record).AppendLine(">());");
+        sb.Append("    public static ").Append(name).Append(" New(").Append(M).Append("TypeAllocator.ThreadHeap heap) => new(").Append(inner)
+          .AppendLine(".New(heap));");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Frees the record (every copy of this handle is invalid afterwards).</summary>");
         sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator allocator) => allocator.DeleteRef(_handle.Untyped);");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>Frees the record through the calling thread's <paramref name=\"heap\"/> (every copy of this handle is invalid afterwards).</summary>");
-        sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap) => heap.Delete(_handle);");
+        sb.Append("    public void Delete(").Append(M).AppendLine("TypeAllocator.ThreadHeap heap) => _handle.Delete(heap);");
         sb.AppendLine();
         sb.AppendLine("    /// <summary>True while the record is allocated.</summary>");
         sb.AppendLine("    public bool IsAllocated => _handle.IsAllocated;");

@@ -13,6 +13,16 @@ public sealed class ConfigurationTests
         return await Assert.ThrowsAnyAsync<Exception>(() => app.StartAsync());
     }
 
+    [Fact]
+    public void Every_registration_refuses_null_services_naming_the_argument()
+    {
+        IServiceCollection services = null!;
+        Assert.Equal("services", Assert.Throws<ArgumentNullException>(() => services.AddManalocObjectPools()).ParamName);
+        Assert.Equal("services", Assert.Throws<ArgumentNullException>(() => services.AddManalocKestrelMemoryPool()).ParamName);
+        Assert.Equal("services", Assert.Throws<ArgumentNullException>(() => services.AddManalocIdleRelease()).ParamName);
+        Assert.Equal("services", Assert.Throws<ArgumentNullException>(() => services.AddDedicatedDispatcher("cpu")).ParamName);
+    }
+
     [Theory]
     [InlineData("ThreadCount", "0", "Manaloc:Dispatchers:cpu:ThreadCount must be between 1 and 1024 (was 0)")]
     [InlineData("ClientShare", "-1", "Manaloc:Dispatchers:cpu:ClientShare must be at least 1 (was -1)")]

@@ -97,9 +97,9 @@ public class TypedHandlePathTests
     {
         using var allocator = new TypeAllocator();
         var heap = allocator.GetThreadHeap();
-        var ex = Assert.Throws<InvalidOperationException>(() => heap.New<HandWrittenFactory>());
+        var ex = Assert.Throws<InvalidOperationException>(() => RecordRef<HandWrittenFactory>.New(heap));
         Assert.Contains(nameof(HandWrittenFactory), ex.Message);
-        Assert.Throws<InvalidOperationException>(() => heap.NewUnchecked<HandWrittenFactory>());
+        Assert.Throws<InvalidOperationException>(() => UncheckedRecordRef<HandWrittenFactory>.New(heap));
         Assert.Throws<InvalidOperationException>(() => default(RecordRef<HandWrittenFactory>).FieldAt<int>(0));
         var foo = FooDataRef.New(allocator);
         Assert.Contains(nameof(HandWrittenFactory), Assert.Throws<InvalidOperationException>(() => RecordRef<HandWrittenFactory>.From(foo.Handle)).Message);

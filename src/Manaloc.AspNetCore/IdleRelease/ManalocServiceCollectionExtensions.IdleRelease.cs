@@ -29,7 +29,6 @@ public static partial class ManalocServiceCollectionExtensions
     /// </remarks>
     public static IServiceCollection AddManalocIdleRelease(this IServiceCollection services, Action<IdleReleaseOptions>? configure = null)
     {
-        ArgumentNullException.ThrowIfNull(services);
         services.AddManalocOptions(Options.DefaultName, IdleReleaseOptions.SectionName, configure, static (o, section) => o.Problems(section));
         services.AddManalocMetrics();
         services.TryAddIdleRelease();

@@ -22,7 +22,6 @@ public static partial class ManalocServiceCollectionExtensions
     /// <exception cref="ArgumentNullException"><paramref name="services"/> is null.</exception>
     public static IServiceCollection AddManalocKestrelMemoryPool(this IServiceCollection services, Action<ManalocMemoryPoolOptions>? configure = null)
     {
-        ArgumentNullException.ThrowIfNull(services);
         services.AddManalocOptions(Options.DefaultName, ManalocMemoryPoolOptions.SectionName, configure, static (o, section) => o.Problems(section));
         services.AddManalocMetrics();
         services.TryAddSingleton(static provider =>

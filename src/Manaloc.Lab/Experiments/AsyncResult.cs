@@ -15,10 +15,7 @@ public sealed class AsyncResult() : Experiment(
     "Async Fibonacci per IAsyncResult kind: eager wait handle, lazy lock-free, lazy locked, reusable ValueTask source.",
     [Eager, Lazy, Locked, ValueTaskSource], Eager, quickSeconds: 3, sweepParameter: "size")
 {
-    private const string Eager = "eager handle";
-    private const string Lazy = "LazyAsyncResult";
-    private const string Locked = "lazy, locked";
-    private const string ValueTaskSource = "ReusableValueTaskSource";
+    private const string Eager = "eager handle", Lazy = "LazyAsyncResult", Locked = "lazy, locked", ValueTaskSource = "ReusableValueTaskSource";
     private const int Window = 32;
 
     /// <inheritdoc/>

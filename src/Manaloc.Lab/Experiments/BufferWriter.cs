@@ -17,10 +17,7 @@ public sealed class BufferWriter() : Experiment(
     "Payloads of 1 KiB to 16 MiB written raw and as JSON (Utf8JsonWriter), then read back: ArrayBufferWriter vs ArrayPoolBufferWriter vs PooledBufferWriter.",
     [ArrayWriter, ToolkitWriter, Ours, Floor, Alone], ArrayWriter, quickSeconds: 16, sweepParameter: "size")
 {
-    private const string ArrayWriter = "ArrayBufferWriter";
-    private const string ToolkitWriter = "ArrayPoolBufferWriter";
-    private const string Ours = "PooledBufferWriter";
-    private const string Alone = "PooledBufferWriter, alone";
+    private const string ArrayWriter = "ArrayBufferWriter", ToolkitWriter = "ArrayPoolBufferWriter", Ours = "PooledBufferWriter", Alone = "PooledBufferWriter, alone";
     /// <summary>The payload's own cost: one reused array sized for it, so nothing grows, copies on growth or allocates.</summary>
     private const string Floor = "floor: reused presized array";
     private const int Chunk = 4096;

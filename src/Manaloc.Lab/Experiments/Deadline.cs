@@ -16,10 +16,7 @@ public sealed class Deadline() : Experiment(
     "Poll and creation cost (ns, bytes) of a DateTime.UtcNow deadline, Deadline, ScheduledValue and a CancelAfter token.",
     [UtcNow, Ours, Scheduled, Token], UtcNow, quickSeconds: 3)
 {
-    private const string UtcNow = "DateTime.UtcNow deadline";
-    private const string Ours = "Deadline";
-    private const string Scheduled = "ScheduledValue";
-    private const string Token = "CancellationToken (CancelAfter)";
+    private const string UtcNow = "DateTime.UtcNow deadline", Ours = "Deadline", Scheduled = "ScheduledValue", Token = "CancellationToken (CancelAfter)";
 
     /// <inheritdoc/>
     public override Claim Claim => new(

@@ -14,10 +14,7 @@ public sealed class FalseSharing() : Experiment(
     "N threads increment their own counter: packed in one cache line, padded, a StripedCounter, one shared Interlocked counter.",
     [Packed, PaddedCells, Striped, Shared], Packed, quickSeconds: 6, sweepParameter: "threads")
 {
-    private const string Packed = "packed long[]";
-    private const string PaddedCells = "Padded<long>[]";
-    private const string Striped = "StripedCounter";
-    private const string Shared = "shared Interlocked";
+    private const string Packed = "packed long[]", PaddedCells = "Padded<long>[]", Striped = "StripedCounter", Shared = "shared Interlocked";
 
     /// <inheritdoc/>
     public override Claim Claim => new(

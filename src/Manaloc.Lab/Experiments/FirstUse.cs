@@ -14,10 +14,7 @@ public sealed class FirstUse() : Experiment(
     "Milliseconds of the first New on a never-seen interface, with and without PreGenerate.",
     [Unseen, PreGenerate, AfterPreGenerate, Warm], Unseen, quickSeconds: 1)
 {
-    private const string Unseen = "New, unseen type";
-    private const string PreGenerate = "PreGenerate";
-    private const string AfterPreGenerate = "New after PreGenerate";
-    private const string Warm = "New, warm type";
+    private const string Unseen = "New, unseen type", PreGenerate = "PreGenerate", AfterPreGenerate = "New after PreGenerate", Warm = "New, warm type";
 
     private static readonly MethodInfo s_new = typeof(TypeAllocator).GetMethod(nameof(TypeAllocator.New))!;
     private static ModuleBuilder? s_module;

@@ -18,10 +18,7 @@ public sealed unsafe partial class HeapContention() : Experiment(
     "Threads allocating and freeing random sizes (16-1024 B) in random order: system malloc vs AllocHGlobal vs the slab allocator.",
     [Malloc, HGlobal, Slab, LoopOnly], Malloc, quickSeconds: 5, sweepParameter: "threads")
 {
-    private const string Malloc = "NativeMemory.Alloc";
-    private const string HGlobal = "Marshal.AllocHGlobal";
-    private const string Slab = "NativeSlabAllocator";
-    private const string LoopOnly = "loop only (no allocator)";
+    private const string Malloc = "NativeMemory.Alloc", HGlobal = "Marshal.AllocHGlobal", Slab = "NativeSlabAllocator", LoopOnly = "loop only (no allocator)";
     private const int Slots = 1024;
     private const int MinSize = 16;
     private const int MaxSize = 1024;

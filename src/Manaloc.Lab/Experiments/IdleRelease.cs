@@ -16,10 +16,7 @@ public sealed class IdleRelease() : Experiment(
     "A burst of buffer rents (up to 256 MiB), then idle: retained bytes over time, ArrayPool.Shared vs BufferManager, with and without a GC.",
     [Shared, SharedGc, Manager, ManagerGc], Shared, quickSeconds: 7, sweepParameter: "idle")
 {
-    private const string Shared = "ArrayPool.Shared";
-    private const string SharedGc = "ArrayPool.Shared, GC while idle";
-    private const string Manager = "BufferManager";
-    private const string ManagerGc = "BufferManager, GC while idle";
+    private const string Shared = "ArrayPool.Shared", SharedGc = "ArrayPool.Shared, GC while idle", Manager = "BufferManager", ManagerGc = "BufferManager, GC while idle";
 
     /// <summary>Samples per idle period.</summary>
     private const int SamplesPerPeriod = 4;

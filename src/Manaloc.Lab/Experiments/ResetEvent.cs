@@ -14,13 +14,8 @@ public sealed partial class ResetEvent() : Experiment(
     "Set+Wait on one thread, a two-thread ping-pong and a producer/consumer queue, per event type.",
     [Are, Mres, Semaphore, Economic], Are, quickSeconds: 7)
 {
-    private const string Are = "AutoResetEvent";
-    private const string Mres = "ManualResetEventSlim";
-    private const string Semaphore = "SemaphoreSlim";
-    private const string Economic = "EconomicResetEvent";
-    private const string SetWait = "set-wait";
-    private const string PingPong = "ping-pong";
-    private const string ProducerConsumer = "producer-consumer";
+    private const string Are = "AutoResetEvent", Mres = "ManualResetEventSlim", Semaphore = "SemaphoreSlim", Economic = "EconomicResetEvent";
+    private const string SetWait = "set-wait", PingPong = "ping-pong", ProducerConsumer = "producer-consumer";
 
     /// <inheritdoc/>
     public override Claim Claim => new(

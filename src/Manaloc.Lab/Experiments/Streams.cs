@@ -18,10 +18,7 @@ public sealed class Streams() : Experiment(
     "Payloads of 1 KiB to 16 MiB written and read back, and gzip-compressed into: MemoryStream vs RecyclableMemoryStream vs PooledBufferStream.",
     [Memory, Recyclable, Ours, Floor], Memory, quickSeconds: 9, sweepParameter: "size")
 {
-    private const string Memory = "MemoryStream";
-    private const string Recyclable = "RecyclableMemoryStream";
-    private const string Ours = "PooledBufferStream";
-    private const string Floor = "floor: reused presized array";
+    private const string Memory = "MemoryStream", Recyclable = "RecyclableMemoryStream", Ours = "PooledBufferStream", Floor = "floor: reused presized array";
     private const int Chunk = 4096;
 
     /// <inheritdoc/>

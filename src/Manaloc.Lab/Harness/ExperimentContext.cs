@@ -71,20 +71,29 @@ public sealed class ExperimentContext
     /// does for one set of parameters: every cell calibrated and warmed up on its own, then all sampled in
     /// interleaved rounds. Records and returns one measurement per cell, in the given order.
     /// </summary>
-    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Parameters Parameters, Action<long> Body)> cells)
+    /// <param name="cells">The cells, each calibrated on its own.</param>
+    /// <param name="rounds">Interleaved rounds, each one sample of every cell; null for the settings' samples. More rounds
+    /// narrow the interval of a ratio between two fast cells, which outside load moves most.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="rounds"/> is not positive.</exception>
+    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Parameters Parameters, Action<long> Body)> cells, int? rounds = null)
     {
         ArgumentNullException.ThrowIfNull(cells);
-        return Compare([.. cells.Select(c => (c.Variant, c.Parameters, c.Body, (long?)null))]);
+        return Compare([.. cells.Select(c => (c.Variant, c.Parameters, c.Body, (long?)null))], rounds);
     }
 
     /// <summary>
-    /// As <see cref="Compare(IReadOnlyList{ValueTuple{string, Parameters, Action{long}}})"/>, where a cell may bring its own
+    /// As <see cref="Compare(IReadOnlyList{ValueTuple{string, Parameters, Action{long}}}, int?)"/>, where a cell may bring its own
     /// operation count per sample (from a <see cref="Pilot"/>, for a body the calibration can misjudge): such a cell is
     /// warmed up at its count for the run's warm-up instead of calibrated; a null count is calibrated as usual.
     /// </summary>
-    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Parameters Parameters, Action<long> Body, long? Operations)> cells)
+    /// <param name="cells">The cells; a cell with a null count is calibrated on its own.</param>
+    /// <param name="rounds">Interleaved rounds, each one sample of every cell; null for the settings' samples.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="rounds"/> is not positive, or a count is below 1.</exception>
+    public IReadOnlyList<Measurement> Compare(IReadOnlyList<(string Variant, Parameters Parameters, Action<long> Body, long? Operations)> cells, int? rounds = null)
     {
         ArgumentNullException.ThrowIfNull(cells);
+        int roundCount = rounds ?? Settings.Samples;
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(roundCount, nameof(rounds));
         var ops = new long[cells.Count];
         for (int v = 0; v < cells.Count; v++)
         {
@@ -101,9 +110,9 @@ public sealed class ExperimentContext
                 ops[v] = Bench.Calibrate(cells[v].Body, Settings);
             }
         }
-        var merged = Rounds.Interleave(cells.Count, Settings.Samples, Cancellation, (v, round) =>
+        var merged = Rounds.Interleave(cells.Count, roundCount, Cancellation, (v, round) =>
         {
-            if (v == 0) Status($"round {round + 1} of {Settings.Samples}");
+            if (v == 0) Status($"round {round + 1} of {roundCount}");
             return Bench.Sample(cells[v].Variant, cells[v].Body, ops[v], cells[v].Parameters);
         });
         foreach (var m in merged) Record(m);

@@ -127,7 +127,7 @@ public sealed partial class BufferMemoryPool : MemoryPool<byte>
         {
             var owners = Volatile.Read(ref _classes[i]); // acquire: pairs with the lock that published it
             if (owners is null) continue;
-            long classReturns = owners.Returns.Sum(); // returns before rents: a rent counted before its return keeps Outstanding ≥ 0 in a racy read
+            long classReturns = owners.Returns.Sum(); // returns before rents: a rent counted before its return keeps Rents ≥ Returns in a racy read
             long classRents = owners.Rents.Sum();
             returns += classReturns;
             rents += classRents;
@@ -137,7 +137,7 @@ public sealed partial class BufferMemoryPool : MemoryPool<byte>
         long retained = Volatile.Read(ref _disposed) == 0 || !_ownsManager ? _manager.GetStatistics().RetainedBytes : 0;
         return new BufferMemoryPoolStatistics
         {
-            Rents = rents, Returns = returns, Outstanding = Math.Max(0, rents - returns), RentedBytes = rentedBytes, RetainedBytes = retained + idleBytes,
+            Rents = rents, Returns = returns, RentedBytes = rentedBytes, RetainedBytes = retained + idleBytes,
         };
     }
 

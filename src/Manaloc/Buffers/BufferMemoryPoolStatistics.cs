@@ -10,8 +10,8 @@ public readonly record struct BufferMemoryPoolStatistics
     /// <summary>Owners disposed (each counted once, however often it was disposed).</summary>
     public long Returns { get; internal init; }
 
-    /// <summary>Owners rented and not yet disposed: <see cref="Rents"/> minus <see cref="Returns"/>.</summary>
-    public long Outstanding { get; internal init; }
+    /// <summary>Owners rented and not yet disposed: <see cref="Rents"/> minus <see cref="Returns"/> (never negative).</summary>
+    public long Outstanding => Math.Max(0, Rents - Returns);
 
     /// <summary>Bytes of the arrays those outstanding owners hold (each array's full length).</summary>
     public long RentedBytes { get; internal init; }
@@ -22,7 +22,7 @@ public readonly record struct BufferMemoryPoolStatistics
     /// <summary>Adds two snapshots field by field (to total several pools).</summary>
     public static BufferMemoryPoolStatistics operator +(BufferMemoryPoolStatistics left, BufferMemoryPoolStatistics right) => new()
     {
-        Rents = left.Rents + right.Rents, Returns = left.Returns + right.Returns, Outstanding = left.Outstanding + right.Outstanding,
+        Rents = left.Rents + right.Rents, Returns = left.Returns + right.Returns,
         RentedBytes = left.RentedBytes + right.RentedBytes, RetainedBytes = left.RetainedBytes + right.RetainedBytes,
     };
 

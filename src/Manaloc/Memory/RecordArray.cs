@@ -1,5 +1,6 @@
 using System.Collections;
 using System.Runtime.CompilerServices;
+using Manaloc.Memory.CompilerServices;
 
 namespace Manaloc.Memory;
 

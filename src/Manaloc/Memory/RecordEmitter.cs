@@ -2,6 +2,7 @@ using System.Diagnostics.CodeAnalysis;
 using System.Reflection;
 using System.Reflection.Emit;
 using System.Text;
+using Manaloc.Memory.CompilerServices;
 
 namespace Manaloc.Memory;
 

@@ -1,3 +1,5 @@
+using Manaloc.Memory.CompilerServices;
+
 namespace Manaloc.Memory;
 
 /// <summary>An independent moving view over a <see cref="RecordArray{T}"/>, for a second cursor or another thread.</summary>

@@ -10,15 +10,6 @@ namespace Manaloc.Memory;
 /// </remarks>
 public readonly record struct SlabStatistics
 {
-    /// <summary>Native bytes held: chunks plus large blocks.</summary>
-    public long ReservedBytes { get; internal init; }
-
-    /// <summary>Chunks of size classes held (each 128 KB).</summary>
-    public long Chunks { get; internal init; }
-
-    /// <summary>Live blocks above the largest size class.</summary>
-    public long LargeBlocks { get; internal init; }
-
     /// <summary>Allocations since construction.</summary>
     public long Allocations { get; internal init; }
 
@@ -27,4 +18,13 @@ public readonly record struct SlabStatistics
 
     /// <summary>Blocks handed out and not yet freed.</summary>
     public long LiveBlocks => Allocations - Frees;
+
+    /// <summary>Native bytes held: chunks plus large blocks.</summary>
+    public long ReservedBytes { get; internal init; }
+
+    /// <summary>Chunks of size classes held (each 128 KB).</summary>
+    public long Chunks { get; internal init; }
+
+    /// <summary>Live blocks above the largest size class.</summary>
+    public long LargeBlocks { get; internal init; }
 }

@@ -1,4 +1,3 @@
-using System.ComponentModel;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.Intrinsics;
@@ -130,7 +129,8 @@ public sealed unsafe partial class TypeAllocator
             ThrowHelper.ThrowWrongThread($"TypeAllocator '{_owner.Name}'", _thread);
         }
 
-        // The generated XxxRef.New(heap) and Delete(heap) come here. The record's layout is a set of JIT constants
+        // The generated XxxRef.New(heap) and Delete(heap) come here, through their RecordRef<TRecord> or
+        // UncheckedRecordRef<TRecord> (CompilerServices: plumbing, not this type's surface). The record's layout is a set of JIT constants
         // (CompiledRecordConstants<TRecord>), so a New is the bin's pop, the stamp, the tag and two or three vector stores,
         // and a Delete the stamp's test and the push: no record-type object is read. Records larger than the largest class
         // and unregistered type arguments take the general path.
@@ -138,9 +138,8 @@ public sealed unsafe partial class TypeAllocator
         /// <summary>As <see cref="New(CompiledRecordType)"/>, for the generated struct handles.</summary>
         /// <exception cref="InvalidOperationException">Called on another thread than the heap's, or <typeparamref name="TRecord"/> is not a generated registration.</exception>
         /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
-        [EditorBrowsable(EditorBrowsableState.Never)]
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public RecordRef<TRecord> New<TRecord>() where TRecord : struct, ICompiledRecordFactory
+        internal RecordRef<TRecord> New<TRecord>() where TRecord : struct, ICompiledRecordFactory
         {
             var block = Allocate<TRecord>();
             return new(block.Address, block.Generation);
@@ -149,9 +148,8 @@ public sealed unsafe partial class TypeAllocator
         /// <summary>As <see cref="NewUnchecked(CompiledRecordType)"/>, for the generated struct handles.</summary>
         /// <exception cref="InvalidOperationException">Called on another thread than the heap's, or <typeparamref name="TRecord"/> is not a generated registration.</exception>
         /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
-        [EditorBrowsable(EditorBrowsableState.Never)]
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public UncheckedRecordRef<TRecord> NewUnchecked<TRecord>() where TRecord : struct, ICompiledRecordFactory
+        internal UncheckedRecordRef<TRecord> NewUnchecked<TRecord>() where TRecord : struct, ICompiledRecordFactory
         {
             var block = Allocate<TRecord>();
             return new(block.Address, block.Generation);
@@ -161,9 +159,8 @@ public sealed unsafe partial class TypeAllocator
         /// <exception cref="ArgumentException">The handle is default or belongs to another allocator.</exception>
         /// <exception cref="InvalidOperationException">The record was already deleted, or the heap is used on another thread.</exception>
         /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
-        [EditorBrowsable(EditorBrowsableState.Never)]
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public void Delete<TRecord>(RecordRef<TRecord> handle) where TRecord : struct, ICompiledRecordFactory
+        internal void Delete<TRecord>(RecordRef<TRecord> handle) where TRecord : struct, ICompiledRecordFactory
         {
             int cls = CompiledRecordConstants<TRecord>.ClassIndex;
             byte* p = handle.Address;
@@ -183,9 +180,8 @@ public sealed unsafe partial class TypeAllocator
         /// <exception cref="ArgumentException">The handle is default.</exception>
         /// <exception cref="InvalidOperationException">The record was already deleted, or the heap is used on another thread.</exception>
         /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
-        [EditorBrowsable(EditorBrowsableState.Never)]
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public void Delete<TRecord>(UncheckedRecordRef<TRecord> handle) where TRecord : struct, ICompiledRecordFactory
+        internal void Delete<TRecord>(UncheckedRecordRef<TRecord> handle) where TRecord : struct, ICompiledRecordFactory
         {
             int cls = CompiledRecordConstants<TRecord>.ClassIndex;
             byte* p = handle.Address;

@@ -141,6 +141,21 @@ public sealed class BenchTests
         Assert.Throws<ArgumentOutOfRangeException>(() => context.Compare([("none", Parameters.None, Spin("none"), 0L)]));
     }
 
+    [Fact]
+    public void Compare_takes_as_many_interleaved_rounds_as_asked_and_refuses_none()
+    {
+        var context = new ExperimentContext("demo", RunSettings.Smoke() with { Samples = 2 });
+        var order = new List<string>();
+        Action<long> Body(string name) => n => { order.Add(name); for (long i = 0; i < n; i++) Thread.SpinWait(1); };
+
+        var measured = context.Compare([("a", Parameters.None, Body("a")), ("b", Parameters.None, Body("b"))], rounds: 6);
+
+        Assert.All(measured, m => Assert.Equal(6, m.Statistics.Count));
+        var sampling = order.TakeLast(12).ToArray();
+        for (int round = 0; round < 6; round++) Assert.Equal(2, sampling.Skip(2 * round).Take(2).Distinct().Count());
+        Assert.Throws<ArgumentOutOfRangeException>(() => context.Compare([("a", Parameters.None, Body("a"))], rounds: 0));
+    }
+
     private sealed class TwoLongs
     {
         public long A = 1;

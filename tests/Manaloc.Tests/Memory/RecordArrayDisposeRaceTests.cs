@@ -156,7 +156,7 @@ public sealed class RecordArrayDisposeRaceTests
     {
         var array = allocator.NewArray<IFooData>(1000);
         foreach (var record in array) record.Bar = 1; // items, dropped: like views, they hold the block only while reachable
-        var chunk = new WeakReference(((NativeRecordView)(object)array.View).Chunk!);
+        var chunk = new WeakReference(((Manaloc.Memory.CompilerServices.NativeRecordView)(object)array.View).Chunk!);
         array.Dispose();
         return chunk;
     }

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using Manaloc.Memory;
 
 namespace Manaloc.Tests.Memory;
@@ -6,16 +5,14 @@ namespace Manaloc.Tests.Memory;
 public sealed class TypeLayoutScaleTests
 {
     [Fact]
-    public void An_interface_of_2000_properties_is_laid_out_correctly_and_in_roughly_linear_time()
+    public void An_interface_of_2000_properties_is_laid_out_correctly_with_linear_work()
     {
         Type[] types = [typeof(long), typeof(int), typeof(byte), typeof(double), typeof(short), typeof(Guid)];
         var properties = Enumerable.Range(0, 2000).Select(i => ($"P{i}", types[i % types.Length], true, true)).ToList();
         var type = RuntimeInterfaces.Define(properties);
 
         long visitedBefore = RecordPlacement.OccupiedRanges.t_visited;
-        var watch = Stopwatch.StartNew();
         var layout = TypeLayout.Of(type);
-        watch.Stop();
         long visited = RecordPlacement.OccupiedRanges.t_visited - visitedBefore;
 
         Assert.Equal(2000, layout.Fields.Count);
@@ -28,9 +25,7 @@ public sealed class TypeLayoutScaleTests
             Assert.True(field.Offset >= end, $"{field.Name} overlaps the field before it");
             end = field.Offset + field.Size;
         }
-        // The work: placed fields merge into few ranges, so each first fit visits a handful, not every field placed before.
+        // The work, not the time (no timed assertion on a shared machine): placed fields merge into few ranges, so each first fit visits a handful, not every field placed before.
         Assert.True(visited <= 4 * 2000, $"the first-fit searches visited {visited} ranges for 2000 fields");
-        // A generous bound, not a timing target: the quadratic-and-worse layout took 6.7 s here; linear takes milliseconds.
-        Assert.True(watch.Elapsed < TimeSpan.FromSeconds(10), $"the layout took {watch.Elapsed.TotalSeconds:F1} s");
     }
 }

@@ -44,6 +44,20 @@ public readonly unsafe struct RecordRef<TRecord> : IEquatable<RecordRef<TRecord>
     /// <summary>The same record without checks.</summary>
     public UncheckedRecordRef<TRecord> AsUnchecked() => new(Address, Generation);
 
+    /// <summary>Allocates a zeroed record from the calling thread's <paramref name="heap"/> (the generated handle's <c>New(heap)</c>).</summary>
+    /// <remarks>The record's layout is a set of JIT constants of <typeparamref name="TRecord"/>, so no record-type object is read.</remarks>
+    /// <exception cref="InvalidOperationException">Called on another thread than the heap's, or <typeparamref name="TRecord"/> is not a generated registration.</exception>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static RecordRef<TRecord> New(TypeAllocator.ThreadHeap heap) => heap.New<TRecord>();
+
+    /// <summary>Frees the record through the calling thread's <paramref name="heap"/> (the generated handle's <c>Delete(heap)</c>).</summary>
+    /// <exception cref="ArgumentException">The handle is default or belongs to another allocator.</exception>
+    /// <exception cref="InvalidOperationException">The record was already deleted, or the heap is used on another thread.</exception>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Delete(TypeAllocator.ThreadHeap heap) => heap.Delete(this);
+
     /// <summary>The field at <paramref name="offset"/> after checking that the record is allocated.</summary>
     /// <remarks>For generated code: the offset is a layout constant and is not bounds-checked.</remarks>
     /// <exception cref="InvalidOperationException">The record was deleted, or the handle is <c>default</c>.</exception>
@@ -103,6 +117,20 @@ public readonly unsafe struct UncheckedRecordRef<TRecord> : IEquatable<Unchecked
 
     /// <summary>True while the record is allocated (reads the slot's stamp, whose memory is never freed).</summary>
     public bool IsAllocated => Untyped.IsAllocated;
+
+    /// <summary>Allocates a zeroed record from the calling thread's <paramref name="heap"/> (the generated handle's <c>New(heap)</c>).</summary>
+    /// <exception cref="InvalidOperationException">Called on another thread than the heap's, or <typeparamref name="TRecord"/> is not a generated registration.</exception>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static UncheckedRecordRef<TRecord> New(TypeAllocator.ThreadHeap heap) => heap.NewUnchecked<TRecord>();
+
+    /// <summary>Frees the record through the calling thread's <paramref name="heap"/> (the generated handle's <c>Delete(heap)</c>): the
+    /// stamp's plain test and store, as <see cref="TypeAllocator.ThreadHeap.Delete(UncheckedRecordRef)"/>.</summary>
+    /// <exception cref="ArgumentException">The handle is default.</exception>
+    /// <exception cref="InvalidOperationException">The record was already deleted, or the heap is used on another thread.</exception>
+    /// <exception cref="ObjectDisposedException">The allocator has been disposed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Delete(TypeAllocator.ThreadHeap heap) => heap.Delete(this);
 
     /// <summary>The field at <paramref name="offset"/>, with no check (for generated code: the offset is a layout constant).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
