@@ -5,8 +5,9 @@ namespace Manaloc.Memory;
 /// <summary>
 /// A small number per live thread (1, 2, 3, …), for tables indexed by thread: a record array's per-thread views. Unlike the
 /// thread's key (<see cref="HeapThreadCheck.CurrentKey"/>, never reused), an index goes back to a free list once its thread
-/// has exited, and the lowest free one is handed out next, so a table indexed by it grows with the threads alive at once,
-/// never with every thread that ever lived.
+/// has exited, and the lowest free one is handed out next, so a table indexed by it grows with the threads alive at once
+/// (and those exited since the last garbage collection, whose finalizers give the indexes back), never with every thread
+/// that ever lived.
 /// </summary>
 /// <remarks>
 /// <para>Reading it is one [ThreadStatic] <see langword="int"/> load (<see cref="ThreadKeys.Index"/>, beside the thread's key;
