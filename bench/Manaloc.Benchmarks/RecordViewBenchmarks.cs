@@ -107,6 +107,21 @@ public unsafe class RecordViewBenchmarks
         return sum;
     }
 
+    /// <summary>A loop of moves of the held view (no thread lookup).</summary>
+    [Benchmark(OperationsPerInvoke = Ops), BenchmarkCategory("loop")]
+    public int HeldLoop()
+    {
+        int sum = 0, index = _next;
+        var held = _held;
+        for (int i = 0; i < Ops; i++)
+        {
+            index = (index + Step) & (Records - 1);
+            sum += held.MoveTo(index).Bar;
+        }
+        _next = index;
+        return sum;
+    }
+
     /// <summary>A loop of moves on the creating thread.</summary>
     [Benchmark(OperationsPerInvoke = Ops), BenchmarkCategory("loop")]
     public int CreatingThreadLoop() => Loop(_mine);
