@@ -6,8 +6,9 @@ namespace Manaloc.Benchmarks;
 
 /// <summary>
 /// The per-operation costs under the buffer adapters, on one thread: a MemoryPool rent and Dispose (one at a time, and
-/// 16 held at once, as a pipe holds segments), and a small stream's whole life. Anchors: <see cref="MemoryPool{T}.Shared"/>
-/// and <see cref="MemoryStream"/>. The cross-thread figures (a Pipe, larger streams) are the lab's <c>pipelines</c> and
+/// 16 held at once, as a pipe holds segments), a small stream's whole life, and a small response's writer (1 KiB written,
+/// then Dispose), with the manager's <see cref="BufferManagerOptions.PoisonReturnedBuffers"/> off (the default) and on.
+/// Anchors: <see cref="MemoryPool{T}.Shared"/>, <see cref="MemoryStream"/> and <see cref="ArrayBufferWriter{T}"/>. The cross-thread figures (a Pipe, larger streams) are the lab's <c>pipelines</c> and
 /// <c>streams</c> experiments.
 /// </summary>
 [MemoryDiagnoser]
@@ -18,6 +19,8 @@ public class BufferAdapterBenchmarks
     private readonly IMemoryOwner<byte>[] _owners = new IMemoryOwner<byte>[Held];
     private readonly byte[] _chunk = new byte[1024];
     private readonly byte[] _readBuffer = new byte[4096];
+    private readonly BufferManager _manager = new(new BufferManagerOptions { Name = "bench.writer" });
+    private readonly BufferManager _poisoning = new(new BufferManagerOptions { Name = "bench.writer.poison", PoisonReturnedBuffers = true });
 
     /// <summary>Anchor: an owner allocated per rent, the array from ArrayPool.Shared.</summary>
     [Benchmark(Baseline = true)]
@@ -71,7 +74,36 @@ public class BufferAdapterBenchmarks
         }
     }
 
+    /// <summary>Anchor: 1 KiB into a new ArrayBufferWriter (its array is garbage afterwards).</summary>
+    [Benchmark]
+    public int ArrayBufferWriterOneKiB()
+    {
+        var writer = new ArrayBufferWriter<byte>();
+        writer.Write(_chunk);
+        return writer.WrittenCount;
+    }
+
+    /// <summary>1 KiB into a PooledBufferWriter, then Dispose (its segment back to the manager), poisoning off.</summary>
+    [Benchmark]
+    public long PooledWriterOneKiB() => WriteAndDispose(_manager);
+
+    /// <summary>The same with <see cref="BufferManagerOptions.PoisonReturnedBuffers"/> on: each segment filled on return.</summary>
+    [Benchmark]
+    public long PooledWriterOneKiBPoisoned() => WriteAndDispose(_poisoning);
+
+    private long WriteAndDispose(BufferManager manager)
+    {
+        using var writer = new PooledBufferWriter(manager);
+        writer.Write(_chunk);
+        return writer.WrittenCount;
+    }
+
     /// <summary>Gives the pool's arrays back.</summary>
     [GlobalCleanup]
-    public void Cleanup() => _pool.Dispose();
+    public void Cleanup()
+    {
+        _pool.Dispose();
+        _manager.Dispose();
+        _poisoning.Dispose();
+    }
 }

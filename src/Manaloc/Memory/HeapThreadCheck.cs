@@ -9,7 +9,7 @@ namespace Manaloc.Memory;
 /// </summary>
 /// <remarks>
 /// <para>Exact and cheap: each thread gets a key of its own, a 64-bit number from a process-wide counter (never reused,
-/// unlike managed thread ids), in a [ThreadStatic] <see langword="long"/>; a heap keeps its owner's key and compares it with
+/// unlike managed thread ids), in a [ThreadStatic] <see langword="long"/> (<see cref="ThreadKeys"/>); a heap keeps its owner's key and compares it with
 /// the calling thread's. A thread-static of a primitive type is read at an address the JIT computes with one call (on
 /// Linux x64 the C library's <c>__tls_get_addr</c>) and an add, then one load and one compare.
 /// <see cref="Thread.CurrentThread"/> and a [ThreadStatic] object reference add loads through the thread's table of
@@ -38,34 +38,14 @@ internal static class HeapThreadCheck
     static HeapThreadCheck() { }
 
     /// <summary>The calling thread's key, made on first use: a heap's owner.</summary>
-    internal static long CurrentKey => Keys.Current != 0 ? Keys.Current : Keys.Next();
+    internal static long CurrentKey => ThreadKeys.Key != 0 ? ThreadKeys.Key : ThreadKeys.NextKey();
 
     /// <summary>True when the calling thread is not the one whose key is <paramref name="ownerKey"/> (in the sampled mode: only on a sampled call).</summary>
     /// <remarks>A thread that never asked for a key reads 0, which no owner has.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static bool IsForeign(long ownerKey, ref uint calls)
     {
-        if (Sampled) return ++calls % SampleInterval == 0 && Keys.Current != ownerKey;
-        return Keys.Current != ownerKey;
-    }
-
-    /// <summary>True when the calling thread is the one whose key is <paramref name="ownerKey"/>, on every call (no sampling): a
-    /// record array's own view is picked by it.</summary>
-    /// <remarks>A thread that never asked for a key reads 0, which no owner has.</remarks>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static bool IsCurrent(long ownerKey) => Keys.Current == ownerKey;
-
-    /// <summary>The keys, in a class of their own with no static constructor (unlike the switch's): no class-initialization
-    /// test stands between the JIT and the thread-static, which it then reads at an address inside the thread's own block.</summary>
-    private static class Keys
-    {
-        /// <summary>The calling thread's key (0 until <see cref="Next"/> first runs on the thread; then unique in the process).</summary>
-        [ThreadStatic]
-        internal static long Current;
-
-        private static long s_last;
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        internal static long Next() => Current = Interlocked.Increment(ref s_last); // atomicity only: unique keys, orders nothing
+        if (Sampled) return ++calls % SampleInterval == 0 && ThreadKeys.Key != ownerKey;
+        return ThreadKeys.Key != ownerKey;
     }
 }

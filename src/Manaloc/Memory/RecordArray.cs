@@ -35,8 +35,12 @@ namespace Manaloc.Memory;
 /// <para>Thread safety: the records may be read and written from several threads (natural alignment, no atomicity beyond
 /// one property); an item, like a handle from New, may be shared between threads. The array's own moving view is per
 /// thread: <see cref="MoveTo"/>, <see cref="View"/> and <see cref="Scan"/> on the thread that created the array use one
-/// view object, and any other thread gets a view of its own on its first call (kept for the array's life), so concurrent
-/// requests that each call <see cref="MoveTo"/> read their own records. A view still must not be kept across a move on its
+/// view object, and any other thread gets a view of its own on its first call (held by the array, not by the thread), so
+/// concurrent requests that each call <see cref="MoveTo"/> read their own records. The cost of finding the calling thread's
+/// view: on the creating thread one thread-static load and compare per move; on another thread that plus a load of the
+/// thread's index and of the array's table, a bounds check and a compare, inlined (no lock, no allocation after its first
+/// call); a <see cref="Scan"/>
+/// loop finds it once, not per record. A view still must not be kept across a move on its
 /// thread, nor across an <c>await</c> (the continuation may run on another thread, and the first thread's view is moved by
 /// whatever runs there next). A <see cref="CreateView"/> view is the caller's alone: one per thread. Dispose may race
 /// readers and writers on other threads: they see the dead array or an exception, never memory handed to someone else
@@ -55,11 +59,9 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     // readonly, written by the constructor: the user's publication of the array orders them before another thread's read.
     private readonly NativeRecordView _view;
     private readonly long _viewThread;
-    // Other threads' views, one per thread, made on a thread's first call. Published once by a compare-exchange (a full
-    // fence: the ThreadLocal is fully built before another thread can read the reference); a loser's is dropped unused.
-    // Not disposed with the array: a racing MoveTo would get ThreadLocal's own ObjectDisposedException instead of the
-    // array's; its finalizer releases the views when the array is collected.
-    private ThreadLocal<NativeRecordView>? _threadViews;
+    // Other threads' views, at each thread's ThreadIndex, each entry with the key of the thread that owns it (see
+    // ThreadView for the ownership and memory-ordering argument). Written under _viewsLock only; read without it.
+    private ThreadViewEntry[] _threadViews = [];
     private readonly TypeAllocator _owner;
     // The items' class, resolved on the first item (a scan-only program never generates it): the checked item class, or in
     // an unchecked allocator the view's own class (bare accessors either way). Benign race: every thread resolves the same.
@@ -127,7 +129,9 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     /// <summary>Moves <see cref="View"/>, the calling thread's moving view of the array, to record <paramref name="index"/>
     /// and returns it.</summary>
     /// <remarks>Allocates nothing (but another thread's first call, which makes that thread's view): the fast path for
-    /// visiting records by index. The object returned is the same for every index on one thread (the view moves): do not
+    /// visiting records by index. Beyond a <see cref="CreateView"/> view's move, it finds the calling thread's view: one
+    /// thread-static compare on the creating thread, a few loads and compares more on another (see the class
+    /// remarks). The object returned is the same for every index on one thread (the view moves): do not
     /// save it, nor keep it across an <c>await</c>; use the indexer for an object that stays on its record. Threads do not
     /// share it: concurrent callers each read the record they moved to.</remarks>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is outside [0, Length).</exception>
@@ -142,25 +146,75 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
         return Unsafe.As<T>(view);
     }
 
-    /// <summary>The calling thread's view: the array's own on the creating thread (one compare of a primitive thread-static),
-    /// else the thread's from <see cref="OtherThreadView"/>.</summary>
+    /// <summary>The calling thread's view: the array's own on the creating thread (one thread-static load and a compare),
+    /// else the thread's entry of <see cref="_threadViews"/> at its <see cref="ThreadIndex"/>, when the entry is this
+    /// thread's; else <see cref="TakeThreadView"/>.</summary>
+    /// <remarks>
+    /// <para>Ownership: an entry belongs to the thread whose key it holds, and only that thread returns its view. Keys are
+    /// never reused and 0 is no thread's, so a thread that has no key yet, or whose index was an exited thread's (its entry
+    /// still holding the exited thread's key), or that has no index or an index past the table, misses and takes the entry
+    /// in <see cref="TakeThreadView"/>. So two live threads never share a view of this array: each reads the record it moved
+    /// to.</para>
+    /// <para>Memory ordering: entries are written only under <see cref="_viewsLock"/>, and a thread returns only an entry with
+    /// its own key, which it wrote itself (program order), or which a thread growing the table copied from it into the new
+    /// table before publishing that table with a release (<see cref="Volatile.Write{T}(ref T, T)"/>); this read of the
+    /// table reference and the dependent read of its entry then see the copy whole (the runtime's memory model orders reads
+    /// through a reference after the read of the reference). A thread that reads an older table still finds its own entry
+    /// there: old tables are never cleared.</para>
+    /// <para>What is held: a view per index that used the array (at most the number of threads alive at once that used it,
+    /// plus the creator's), in the array, released with it; nothing outside the array references a thread's view, so no
+    /// thread keeps a disposed array alive, and a thread's exit leaves its entry to the next thread given its index.</para>
+    /// <para>Cost: the key and the index are thread-statics of one class (<see cref="ThreadKeys"/>), so the JIT gets the
+    /// thread's static block once for both; the other-thread path adds the table's load, a bounds check and two compares,
+    /// inlined with the move.</para>
+    /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private NativeRecordView ThreadView() => HeapThreadCheck.IsCurrent(_viewThread) ? _view : OtherThreadView();
-
-    /// <summary>A thread other than the creating one: its own view, made on its first call and tracked like a
-    /// <see cref="CreateView"/> view (a checked array's Dispose nulls it).</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private NativeRecordView OtherThreadView()
+    private NativeRecordView ThreadView()
     {
-        var views = _threadViews;
-        if (views is null)
+        long key = ThreadKeys.Key;
+        if (key == _viewThread) return _view;
+        var table = _threadViews;
+        int index = ThreadKeys.Index;
+        if ((uint)index < (uint)table.Length)
         {
-            var made = new ThreadLocal<NativeRecordView>(TrackedView);
-            views = Interlocked.CompareExchange(ref _threadViews, made, null) ?? made;
-            if (!ReferenceEquals(views, made)) made.Dispose(); // another thread published first; this one never held a value
+            ref var entry = ref table[index];
+            if (entry.Owner == key && key != 0) return entry.View!;
         }
-        return views.Value!;
+        return TakeThreadView();
     }
+
+    /// <summary>The calling thread's first use of the array's view (or its first since it was given an exited thread's
+    /// index): makes its entry, or takes over the exited thread's view, back at record 0 as a new view starts.</summary>
+    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private NativeRecordView TakeThreadView()
+    {
+        long key = HeapThreadCheck.CurrentKey;
+        int index = ThreadIndex.Acquire();
+        lock (_viewsLock)
+        {
+            // Under the lock InvalidateViews takes: a view made or taken while the array is disposed is never left pointing at it.
+            if (_viewsInvalidated || !IsAllocated) ThrowHelper.ThrowDisposed($"RecordArray<{RecordTypes.TypeName(typeof(T))}>");
+            var table = _threadViews;
+            if (index >= table.Length)
+            {
+                var grown = new ThreadViewEntry[Math.Max(4, (int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)index + 1))];
+                table.CopyTo(grown, 0);
+                Volatile.Write(ref _threadViews, grown); // release: the copied entries before the table (see ThreadView)
+                table = grown;
+            }
+            ref var entry = ref table[index];
+            var view = entry.View;
+            if (view is null) entry.View = view = NewView();
+            else view.Address = _base; // an exited thread's: this thread's view starts at record 0 like any other
+            entry.Owner = key;
+            return view;
+        }
+    }
+
+    /// <summary>Entries of the other threads' views table (tests: it grows with the threads alive at once, not with every
+    /// thread that ever used the array).</summary>
+    internal int ThreadViewSlots => _threadViews.Length;
 
     /// <summary>A new, independent moving view positioned at record 0 (one per thread when several threads scan).</summary>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
@@ -188,6 +242,7 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
         return view;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // RecordView.MoveTo: the same inlined checks and store as MoveTo
     internal void Position(NativeRecordView view, int index)
     {
         if ((uint)index >= (uint)Length) ThrowHelper.ThrowIndexOutOfRange(index, Length);
@@ -298,6 +353,10 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
         lock (_viewsLock)
         {
             _viewsInvalidated = true;
+            foreach (var entry in _threadViews)
+            {
+                if (entry.View is { } threadView) threadView.Address = null;
+            }
             if (_otherViews is null) return;
             foreach (var weak in _otherViews)
             {
@@ -315,6 +374,13 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
         view.Chunk = _chunk;
         view.IsViewHandle = true;
         return view;
+    }
+
+    /// <summary>A thread's view of the array and the key of the thread that owns it (0: none yet).</summary>
+    private struct ThreadViewEntry
+    {
+        internal NativeRecordView? View;
+        internal long Owner;
     }
 
     /// <summary>Hands out an item per record, in order: what <c>foreach</c> over the array and LINQ use.</summary>

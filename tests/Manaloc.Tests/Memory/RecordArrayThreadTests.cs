@@ -6,6 +6,7 @@ namespace Manaloc.Tests.Memory;
 /// The array's own moving view (<c>Scan()</c>, <c>MoveTo</c>, <c>View</c>) used by several threads at once, as concurrent
 /// requests of a server do: each thread must read the records it asked for, never another thread's.
 /// </summary>
+[Collection(nameof(ThreadIndexCollection))]
 public sealed class RecordArrayThreadTests
 {
     private const int Records = 4096;
@@ -141,5 +142,180 @@ public sealed class RecordArrayThreadTests
         Assert.Equal(5, view!.Bar);
         array.Dispose();
         Assert.Throws<ObjectDisposedException>(() => view.Bar);
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void A_thread_given_an_exited_threads_index_starts_at_record_0_not_where_the_exited_thread_left_its_view(bool isChecked)
+    {
+        using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
+        using var array = Numbered(allocator);
+        int exitedIndex = 0;
+        var exited = new Thread(() =>
+        {
+            exitedIndex = ThreadIndex.Acquire();
+            Assert.Equal(57, array.MoveTo(57).Bar);
+        });
+        exited.Start();
+        exited.Join();
+        // The next thread given that index finds the exited thread's entry: it must not read record 57 through it. Indexes
+        // are handed out lowest first, so the threads of the attempts stay alive until the end: each takes the next free
+        // index, and one takes the exited thread's once its lease has been finalized.
+        bool reused = false;
+        using var release = new ManualResetEventSlim();
+        var waiting = new List<Thread>();
+        try
+        {
+            for (int attempt = 0; attempt < 64 && !reused; attempt++)
+            {
+                ThreadIndexTests.CollectExitedThreads();
+                int seen = -1, index = 0;
+                using var read = new ManualResetEventSlim();
+                var next = new Thread(() =>
+                {
+                    index = ThreadIndex.Acquire();
+                    seen = array.View.Bar;
+                    read.Set();
+                    release.Wait();
+                });
+                next.Start();
+                waiting.Add(next);
+                read.Wait();
+                Assert.Equal(0, seen);
+                reused = index == exitedIndex;
+            }
+        }
+        finally
+        {
+            release.Set();
+            foreach (var thread in waiting) thread.Join();
+        }
+        Assert.True(reused, "no later thread was given the exited thread's index: the test proved nothing");
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void Threads_that_come_and_go_read_their_own_records_and_the_views_table_stays_small(bool isChecked)
+    {
+        using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
+        using var array = Numbered(allocator);
+        long wrong = 0;
+        for (int wave = 0; wave < 10; wave++)
+        {
+            wrong += OnThreads(4, id =>
+            {
+                long bad = 0;
+                var random = new Random(id);
+                for (int i = 0; i < 20_000; i++)
+                {
+                    int index = random.Next(Records);
+                    if (array.MoveTo(index).Bar != index) bad++;
+                }
+                long sum = 0;
+                foreach (var r in array.Scan()) sum += r.Bar;
+                if (sum != (long)Records * (Records - 1) / 2) bad++;
+                return bad;
+            });
+            ThreadIndexTests.CollectExitedThreads(); // their indexes come back for the next wave
+        }
+        Assert.True(wrong == 0, $"{wrong} reads showed another thread's record");
+        // 40 threads used the array, at most 4 alive at once (plus other tests' threads): without reuse it would hold 64.
+        Assert.True(array.ThreadViewSlots <= 32, $"the views table has {array.ThreadViewSlots} entries after 40 threads, 4 at a time");
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void One_thread_moving_many_arrays_disposed_and_made_again_reads_each_arrays_records(bool isChecked)
+    {
+        using var allocator = new TypeAllocator(new TypeAllocatorOptions { Checked = isChecked });
+        const int Live = 24, Rounds = 300, Length = 64;
+        var arrays = new RecordArray<IFooData>[Live];
+        var stamps = new int[Live];
+        long wrong = 0, missedDisposal = 0;
+        // The arrays are made and disposed here, and read on one other thread: each array's view on that thread is made
+        // from the other thread's table entry, and a new array (perhaps at a disposed one's address) must never show it.
+        using var work = new System.Collections.Concurrent.BlockingCollection<Action>();
+        var reader = new Thread(() =>
+        {
+            foreach (var item in work.GetConsumingEnumerable()) item();
+        });
+        reader.Start();
+        void OnReader(Action action)
+        {
+            using var done = new ManualResetEventSlim();
+            Exception? failure = null;
+            work.Add(() =>
+            {
+                try { action(); }
+                catch (Exception e) { failure = e; }
+                finally { done.Set(); }
+            });
+            done.Wait();
+            if (failure is not null) throw new Xunit.Sdk.XunitException($"the reader failed: {failure}");
+        }
+        try
+        {
+            for (int round = 0; round < Rounds; round++)
+            {
+                int slot = round % Live;
+                var old = arrays[slot];
+                if (old is not null)
+                {
+                    IFooData? keptView = null;
+                    OnReader(() => keptView = old.MoveTo(1));
+                    old.Dispose();
+                    OnReader(() =>
+                    {
+                        try
+                        {
+                            old.MoveTo(2);
+                            missedDisposal++;
+                        }
+                        catch (ObjectDisposedException)
+                        {
+                        }
+                        if (isChecked)
+                        {
+                            try
+                            {
+                                _ = keptView!.Bar;
+                                missedDisposal++;
+                            }
+                            catch (ObjectDisposedException)
+                            {
+                            }
+                        }
+                    });
+                }
+                var array = allocator.NewArray<IFooData>(Length);
+                for (int i = 0; i < Length; i++) array.MoveTo(i).Bar = round * 1000 + i;
+                arrays[slot] = array;
+                stamps[slot] = round;
+                OnReader(() =>
+                {
+                    // Every live array, in an order that changes each round: each read must be that array's own record.
+                    for (int k = 0; k < Live; k++)
+                    {
+                        int s = (k * 7 + round) % Live;
+                        var a = arrays[s];
+                        if (a is null) continue;
+                        int index = (round + k) % Length;
+                        if (a.MoveTo(index).Bar != stamps[s] * 1000 + index) wrong++;
+                        if (a.View.Bar != stamps[s] * 1000 + index) wrong++;
+                    }
+                });
+            }
+        }
+        finally
+        {
+            work.CompleteAdding();
+            reader.Join();
+            foreach (var a in arrays) a?.Dispose();
+        }
+        Assert.Equal(0, wrong);
+        Assert.Equal(0, missedDisposal);
     }
 }
