@@ -115,6 +115,17 @@ public sealed class ConfigurationTests
     }
 
     [Fact]
+    public void The_shared_hint_table_names_this_package_s_sections_as_its_options_do()
+    {
+        // The table is shared with Manaloc.Caching by name (Manaloc.Configuration is one source compiled into both).
+        var sections = Manaloc.Configuration.ManalocConfigurationKeys.PackageSections.Select(s => s.Section).ToArray();
+        Assert.Contains(Kestrel.ManalocMemoryPoolOptions.SectionName, sections);
+        Assert.Contains(ObjectPools.ManalocObjectPoolOptions.SectionName, sections);
+        Assert.Contains(IdleRelease.IdleReleaseOptions.SectionName, sections);
+        Assert.Equal(DedicatedDispatcherOptions.SectionPrefix, Manaloc.Configuration.ManalocConfigurationKeys.DispatchersPrefix);
+    }
+
+    [Fact]
     public async Task Every_unknown_key_is_named_and_known_keys_match_in_any_case()
     {
         var e = await StartFails(s => s.AddManalocKestrelMemoryPool(), new()
