@@ -118,11 +118,11 @@ public sealed class ConfigurationTests
     public void The_shared_hint_table_names_this_package_s_sections_as_its_options_do()
     {
         // The table is shared with Manaloc.Caching by name (Manaloc.Configuration is one source compiled into both).
-        var sections = Manaloc.Configuration.ManalocConfigurationKeys.PackageSections.Select(s => s.Section).ToArray();
-        Assert.Contains(Kestrel.ManalocMemoryPoolOptions.SectionName, sections);
-        Assert.Contains(ObjectPools.ManalocObjectPoolOptions.SectionName, sections);
-        Assert.Contains(IdleRelease.IdleReleaseOptions.SectionName, sections);
-        Assert.Equal(DedicatedDispatcherOptions.SectionPrefix, Manaloc.Configuration.ManalocConfigurationKeys.DispatchersPrefix);
+        var sections = global::Manaloc.Configuration.ManalocConfigurationKeys.PackageSections.Select(s => s.Section).ToArray();
+        Assert.Contains(global::Manaloc.AspNetCore.Kestrel.ManalocMemoryPoolOptions.SectionName, sections);
+        Assert.Contains(global::Manaloc.AspNetCore.ObjectPools.ManalocObjectPoolOptions.SectionName, sections);
+        Assert.Contains(global::Manaloc.AspNetCore.IdleRelease.IdleReleaseOptions.SectionName, sections);
+        Assert.Equal(DedicatedDispatcherOptions.SectionPrefix, global::Manaloc.Configuration.ManalocConfigurationKeys.DispatchersPrefix);
     }
 
     [Fact]
