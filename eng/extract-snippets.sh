@@ -12,8 +12,12 @@ set -euo pipefail
 out=$1; shift
 rm -rf "$out"; mkdir -p "$out"
 registry=()
+declare -A taken=()
 for doc in "$@"; do
   base=$(basename "$doc" .md | tr -c 'A-Za-z0-9\n' '_')
+  # Two files of one name (each package's PACKAGE.md): the second and later take their folder's name too.
+  [ -n "${taken[$base]:-}" ] && base="${base}_$(basename "$(dirname "$doc")" | tr -c 'A-Za-z0-9\n' '_')"
+  taken[$base]=1
   docpath="$(cd "$(dirname "$doc")" && pwd)/$(basename "$doc")"
   count=$(awk -v out="$out" -v base="$base" -v doc="$doc" -v docpath="$docpath" '
     # Each kept line goes to its region with a #line directive whenever it does not follow the previous line of its region

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rewrites src/Manaloc/PublicAPI.Unshipped.txt and src/Manaloc.AspNetCore/PublicAPI.Unshipped.txt from the code: every public symbol not already in
+# Rewrites the PublicAPI.Unshipped.txt of src/Manaloc, src/Manaloc.AspNetCore and src/Manaloc.Caching from the code: every public symbol not already in
 # PublicAPI.Shipped.txt is listed (RS0016's code fix), and a shipped symbol that is gone is marked
 # *REMOVED* (RS0017's). Run it after adding, changing or removing public API, or after a merge
 # (conflict markers in the unshipped file are fine: the file is rebuilt from scratch), then review
@@ -9,8 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Every packed project's list: src/Manaloc and src/Manaloc.AspNetCore.
-projects=(src/Manaloc src/Manaloc.AspNetCore)
+# Every packed project's list: src/Manaloc, src/Manaloc.AspNetCore and src/Manaloc.Caching.
+projects=(src/Manaloc src/Manaloc.AspNetCore src/Manaloc.Caching)
 check=false
 [ "${1:-}" = "--check" ] && check=true
 status=0

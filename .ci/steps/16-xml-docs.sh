@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The packed XML docs state contracts, not history or run figures. Reads the documentation files the Release build
-# writes for the packages (src/Manaloc/bin/Release/net10.0/Manaloc.xml and src/Manaloc.AspNetCore/bin/Release/net10.0/
-# Manaloc.AspNetCore.xml: the files pack puts in the .nupkg, already reduced to the public API by
+# writes for the packages (src/Manaloc/bin/Release/net10.0/Manaloc.xml, src/Manaloc.AspNetCore/bin/Release/net10.0/
+# Manaloc.AspNetCore.xml and src/Manaloc.Caching/bin/Release/net10.0/Manaloc.Caching.xml: the files pack puts in the
+# .nupkg, already reduced to the public API by
 # PublicDocumentation.targets) and fails, naming the member and the words, when a member's doc matches one of:
 #   history   "article" / "articles'", "seed" / "the seed's", LOCAL_PRIME / LOCAL_MAX (the article's names),
 #             the title of one of the seed articles (README.md, "Where the design comes from"),
@@ -18,7 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-files=(src/Manaloc/bin/Release/net10.0/Manaloc.xml src/Manaloc.AspNetCore/bin/Release/net10.0/Manaloc.AspNetCore.xml)
+files=(src/Manaloc/bin/Release/net10.0/Manaloc.xml src/Manaloc.AspNetCore/bin/Release/net10.0/Manaloc.AspNetCore.xml
+  src/Manaloc.Caching/bin/Release/net10.0/Manaloc.Caching.xml)
 
 # One alternation per class above (Perl regular expressions, matched case-insensitively).
 history='\barticles?\b|\barticles'"'"'|\bseed\b|\bseed'"'"'s\b|\bLOCAL_(PRIME|MAX)\b|\bissue\s*#?\d+|\(#\d+\)|\bPR\s*#?\d+\b'

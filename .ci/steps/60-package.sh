@@ -10,8 +10,12 @@
 #  4. The same for src/Manaloc.AspNetCore: byte-identical, its contents (and its dependency on Manaloc at the same
 #     version), and samples/AspNetCoreConsumer built and run against both packages (real Kestrel on 127.0.0.1), with
 #     every ```csharp snippet of src/Manaloc.AspNetCore/PACKAGE.md compiled in and run.
-#  5. README.md's Install steps as written: the pack lines in a clone, the add-package lines in a new console project
-#     (both packages at the version just packed), which must then build.
+#  5. The same for src/Manaloc.Caching: byte-identical, its contents, and its dependencies (Manaloc at the same version and
+#     the Microsoft.Extensions caching abstractions, DI, options and options-configuration packages, no shared framework);
+#     the web consumer of step 4 also references it, registers AddManalocDistributedCache and compiles and runs every
+#     ```csharp snippet of src/Manaloc.Caching/PACKAGE.md.
+#  6. README.md's Install steps as written: the pack lines in a clone, the add-package lines in a new console project
+#     (every package at the version just packed), which must then build.
 # Also checks that each package's PublicAPI.Unshipped.txt is what eng/update-public-api.sh would write.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -41,7 +45,7 @@ for side in a b; do
   git clone --quiet --no-hardlinks "$root" "$work/$side"
   # SourceLink maps sources through the clone's origin, which must be the public repository.
   git -C "$work/$side" remote set-url origin "$repo_url.git"
-  for project in src/Manaloc/Manaloc.csproj src/Manaloc.AspNetCore/Manaloc.AspNetCore.csproj; do
+  for project in src/Manaloc/Manaloc.csproj src/Manaloc.AspNetCore/Manaloc.AspNetCore.csproj src/Manaloc.Caching/Manaloc.Caching.csproj; do
     dotnet restore "$work/$side/$project" --verbosity quiet
     dotnet pack "$work/$side/$project" -c Release --no-restore -warnaserror -o "$work/feed-$side" --verbosity quiet
   done
@@ -119,42 +123,60 @@ grep -q "$work/packages/manaloc/$version/lib/net10.0/Manaloc.dll" "$consumer/obj
   || grep -q '"Manaloc/'"$version"'"' "$consumer/obj/project.assets.json" || fail "the consumer did not resolve Manaloc from the package"
 timeout 120 dotnet "$consumer/bin/Release/net10.0/PackageConsumer.dll"
 
+# An adapter package (Manaloc.AspNetCore, Manaloc.Caching): byte-identical across the two clean packs, its readme,
+# license, XML docs (without the internal type named by $3), symbols with SourceLink, and a dependency on Manaloc at
+# the version just packed. Sets $adapter_nuspec for the package's own checks after it.
+check_adapter_package() {
+  local id=$1 project=$2 internal_type=$3
+  local name="$id.$version.nupkg"
+  local nupkg="$work/feed-a/$name"
+  [ -f "$nupkg" ] || fail "no $name was written (every package takes the commit's version)"
+  cmp "$work/a/$project/bin/Release/net10.0/$id.dll" "$work/b/$project/bin/Release/net10.0/$id.dll" \
+    || fail "$id.dll differs between two builds of the same commit"
+  cmp "$nupkg" "$work/feed-b/$name" || fail "$name differs between two packs of the same commit"
+  local listing entry symbols
+  listing=$(unzip -Z1 "$nupkg")
+  for entry in PACKAGE.md LICENSE "lib/net10.0/$id.dll" "lib/net10.0/$id.xml"; do
+    grep -qx "$entry" <<<"$listing" || fail "$entry is missing from $name"
+  done
+  adapter_nuspec=$(unzip -p "$nupkg" "$id.nuspec")
+  grep -q '<readme>PACKAGE.md</readme>' <<<"$adapter_nuspec" || fail "$name's nuspec names no readme"
+  grep -q '<license type="expression">MIT</license>' <<<"$adapter_nuspec" || fail "$name's nuspec has no MIT license expression"
+  grep -q "<dependency id=\"Manaloc\" version=\"$version\"" <<<"$adapter_nuspec" || fail "$name does not depend on Manaloc $version"
+  symbols=$(unzip -Z1 "${nupkg%.nupkg}.snupkg")
+  grep -qx "lib/net10.0/$id.pdb" <<<"$symbols" || fail "the .snupkg holds no $id.pdb"
+  unzip -p "${nupkg%.nupkg}.snupkg" "lib/net10.0/$id.pdb" > "$work/$id.pdb"
+  grep -aq "raw.githubusercontent.com" "$work/$id.pdb" || fail "$id.pdb carries no SourceLink map"
+  unzip -p "$nupkg" "lib/net10.0/$id.xml" > "$work/$id.xml"
+  ! grep -q "name=\"T:${internal_type//./\\.}" "$work/$id.xml" || fail "the packed XML docs of $id document an internal type"
+}
+
 echo "== Manaloc.AspNetCore.$version"
-web_name="Manaloc.AspNetCore.$version.nupkg"
-web_nupkg="$work/feed-a/$web_name"
-[ -f "$web_nupkg" ] || fail "no $web_name was written (both packages take the commit's version)"
-cmp "$work/a/src/Manaloc.AspNetCore/bin/Release/net10.0/Manaloc.AspNetCore.dll" "$work/b/src/Manaloc.AspNetCore/bin/Release/net10.0/Manaloc.AspNetCore.dll" \
-  || fail "Manaloc.AspNetCore.dll differs between two builds of the same commit"
-cmp "$web_nupkg" "$work/feed-b/$web_name" || fail "$web_name differs between two packs of the same commit"
-web_listing=$(unzip -Z1 "$web_nupkg")
-for entry in PACKAGE.md LICENSE lib/net10.0/Manaloc.AspNetCore.dll lib/net10.0/Manaloc.AspNetCore.xml; do
-  grep -qx "$entry" <<<"$web_listing" || fail "$entry is missing from $web_name"
-done
-web_nuspec=$(unzip -p "$web_nupkg" Manaloc.AspNetCore.nuspec)
-grep -q '<readme>PACKAGE.md</readme>' <<<"$web_nuspec" || fail "$web_name's nuspec names no readme"
-grep -q '<license type="expression">MIT</license>' <<<"$web_nuspec" || fail "$web_name's nuspec has no MIT license expression"
-grep -q "<dependency id=\"Manaloc\" version=\"$version\"" <<<"$web_nuspec" || fail "$web_name does not depend on Manaloc $version"
-grep -q '<frameworkReference name="Microsoft.AspNetCore.App"' <<<"$web_nuspec" || fail "$web_name does not reference the ASP.NET Core shared framework"
-[ "$(grep -c '<dependency id=' <<<"$web_nuspec")" -eq 1 ] || fail "$web_name depends on more than Manaloc: $(grep -o '<dependency id="[^"]*"' <<<"$web_nuspec" | tr '\n' ' ')"
-web_symbols=$(unzip -Z1 "${web_nupkg%.nupkg}.snupkg")
-grep -qx 'lib/net10.0/Manaloc.AspNetCore.pdb' <<<"$web_symbols" || fail "the .snupkg holds no Manaloc.AspNetCore.pdb"
-unzip -p "${web_nupkg%.nupkg}.snupkg" lib/net10.0/Manaloc.AspNetCore.pdb > "$work/Manaloc.AspNetCore.pdb"
-grep -aq "raw.githubusercontent.com" "$work/Manaloc.AspNetCore.pdb" || fail "Manaloc.AspNetCore.pdb carries no SourceLink map"
-unzip -p "$web_nupkg" lib/net10.0/Manaloc.AspNetCore.xml > "$work/Manaloc.AspNetCore.xml"
-! grep -q 'name="T:Manaloc\.AspNetCore\.Dispatching\.ClientShares' "$work/Manaloc.AspNetCore.xml" || fail "the packed XML docs document an internal type"
+check_adapter_package Manaloc.AspNetCore src/Manaloc.AspNetCore Manaloc.AspNetCore.Dispatching.ClientShares
+grep -q '<frameworkReference name="Microsoft.AspNetCore.App"' <<<"$adapter_nuspec" || fail "Manaloc.AspNetCore does not reference the ASP.NET Core shared framework"
+[ "$(grep -c '<dependency id=' <<<"$adapter_nuspec")" -eq 1 ] || fail "Manaloc.AspNetCore depends on more than Manaloc: $(grep -o '<dependency id="[^"]*"' <<<"$adapter_nuspec" | tr '\n' ' ')"
 echo "byte-identical; readme, license, XML docs, symbols with SourceLink; depends on Manaloc $version and the shared framework only"
 
-echo "== web consumer project against both packages ($version)"
+echo "== Manaloc.Caching.$version"
+check_adapter_package Manaloc.Caching src/Manaloc.Caching Manaloc.Caching.NativeCacheOptionsProblems
+! grep -q '<frameworkReference' <<<"$adapter_nuspec" || fail "Manaloc.Caching references a shared framework (a worker service must not need ASP.NET Core)"
+cache_deps=$(grep -o '<dependency id="[^"]*"' <<<"$adapter_nuspec" | sed -E 's/<dependency id="//; s/"$//' | LC_ALL=C sort | tr '\n' ' ')
+[ "$cache_deps" = "Manaloc Microsoft.Extensions.Caching.Abstractions Microsoft.Extensions.DependencyInjection.Abstractions Microsoft.Extensions.Options Microsoft.Extensions.Options.ConfigurationExtensions " ] \
+  || fail "Manaloc.Caching depends on more or other than Manaloc and the abstractions it adapts to: $cache_deps"
+echo "byte-identical; readme, license, XML docs, symbols with SourceLink; depends on Manaloc $version and the caching, DI and options abstractions only"
+
+echo "== web consumer project against the three packages ($version)"
 web_consumer="$work/web-consumer"
 cp -r samples/AspNetCoreConsumer "$web_consumer"
 rm -rf "$web_consumer/bin" "$web_consumer/obj"
-eng/extract-snippets.sh "$work/web-snippets" src/Manaloc.AspNetCore/PACKAGE.md
+eng/extract-snippets.sh "$work/web-snippets" src/Manaloc.AspNetCore/PACKAGE.md src/Manaloc.Caching/PACKAGE.md
 local_feed "$web_consumer"
 dotnet restore "$web_consumer/AspNetCoreConsumer.csproj" \
   --packages "$work/packages" -p:ManalocVersion="$version" -p:SnippetsDir="$work/web-snippets" --verbosity quiet
 dotnet build "$web_consumer/AspNetCoreConsumer.csproj" -c Release --no-restore -warnaserror \
   -p:ManalocVersion="$version" -p:SnippetsDir="$work/web-snippets" --verbosity quiet
 grep -q '"Manaloc.AspNetCore/'"$version"'"' "$web_consumer/obj/project.assets.json" || fail "the web consumer did not resolve Manaloc.AspNetCore from the package"
+grep -q '"Manaloc.Caching/'"$version"'"' "$web_consumer/obj/project.assets.json" || fail "the web consumer did not resolve Manaloc.Caching from the package"
 timeout 120 dotnet "$web_consumer/bin/Release/net10.0/AspNetCoreConsumer.dll"
 
 echo "== the README's Install steps, as a user runs them"
@@ -164,7 +186,7 @@ mapfile -t install < <(awk '/^## Install/ { s = 1; next } s && /^## / { exit } s
   s && b && /^```/ { b = 0; if (block ~ /dotnet pack/) { printf "%s", block; exit } next } s && b && !/^#/ && NF { block = block $0 "\n" }' README.md)
 packs=0; adds=0
 for line in "${install[@]}"; do case "$line" in "dotnet pack "*) packs=$((packs + 1));; "dotnet add package "*) adds=$((adds + 1));; *) fail "README's Install block has a line CI does not know how to run: $line";; esac; done
-[ "$packs" -eq 2 ] && [ "$adds" -eq 2 ] || fail "README's Install block must pack and add both packages (found ${#install[@]} lines: ${install[*]:-none})"
+[ "$packs" -eq 3 ] && [ "$adds" -eq 3 ] || fail "README's Install block must pack and add the three packages (found ${#install[@]} lines: ${install[*]:-none})"
 readme_app="$work/readme-app"
 dotnet new console -o "$readme_app" --no-restore > /dev/null
 for line in "${install[@]}"; do
@@ -176,12 +198,12 @@ for line in "${install[@]}"; do
          || { cat "$work/readme-add.log"; fail "README's Install step failed: $line"; } ;;
   esac
 done
-for id in Manaloc Manaloc.AspNetCore; do
+for id in Manaloc Manaloc.AspNetCore Manaloc.Caching; do
   grep -q "\"$id/$version\"" "$readme_app/obj/project.assets.json" || fail "after README's Install steps the project does not use $id $version"
 done
 NUGET_PACKAGES="$work/packages-readme" dotnet build "$readme_app" -c Release --verbosity quiet > "$work/readme-build.log" 2>&1 \
   || { cat "$work/readme-build.log"; fail "the project made by README's Install steps does not build"; }
-echo "README's Install steps: both packages packed, added to a new project at $version, and it builds"
+echo "README's Install steps: the three packages packed, added to a new project at $version, and it builds"
 
 if [ -d src/Manaloc.Analyzers ]; then
   echo "== the package's analyzers warn in a consumer's build (SeededMisuse.cs: one misuse per rule)"

@@ -5,8 +5,11 @@ using Manaloc.AspNetCore;
 using Manaloc.AspNetCore.Dispatching;
 using Manaloc.AspNetCore.Http;
 using Manaloc.AspNetCore.Kestrel;
+using Manaloc.Caching;
+using Manaloc.Collections;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.Extensions.Caching.Distributed;
 using Microsoft.Extensions.ObjectPool;
 
 // A user's first web application against the package: every registration, real Kestrel on 127.0.0.1, real
@@ -20,10 +23,18 @@ builder.Logging.ClearProviders();
 builder.Services.AddManalocKestrelMemoryPool();
 builder.Services.AddManalocObjectPools();
 builder.Services.AddDedicatedDispatcher("cpu", o => o.ThreadCount = 1);
+builder.Services.AddManalocDistributedCache(o => o.MaxBytes = 8 << 20);
 var app = builder.Build();
 app.MapGet("/square/{n:int}", (int n, HttpContext context, [FromKeyedServices("cpu")] HostedDispatcher cpu)
     => cpu.RunAsync(context, () => $"{n * n} on {Thread.CurrentThread.Name}"));
 app.MapGet("/json/{n:int}", (int n) => ManalocResults.Json(new Squared(n, n * n), ConsumerJson.Default.Squared));
+app.MapGet("/cached/{n:int}", async (int n, IDistributedCache cache) =>
+{
+    string key = $"square:{n}";
+    if (await cache.GetStringAsync(key) is { } cached) return "cached " + cached;
+    await cache.SetStringAsync(key, (n * n).ToString(System.Globalization.CultureInfo.InvariantCulture), new DistributedCacheEntryOptions { SlidingExpiration = TimeSpan.FromMinutes(1) });
+    return "computed";
+});
 await app.StartAsync();
 
 string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Single();
@@ -35,8 +46,14 @@ using (var client = new HttpClient { BaseAddress = new Uri(address) })
     string json = await client.GetStringAsync("/json/12");
     Console.WriteLine($"GET /json/12: {json}");
     Check(json == """{"n":12,"square":144}""", $"ManalocResults.Json did not answer the document: {json}");
+    string first = await client.GetStringAsync("/cached/12"), second = await client.GetStringAsync("/cached/12");
+    Console.WriteLine($"GET /cached/12 twice: {first}, {second}");
+    Check(first == "computed" && second == "cached 144", $"the distributed cache did not keep the value: {first}, {second}");
 }
 Check(app.Services.GetRequiredService<ObjectPoolProvider>().GetType().Name == "ManalocObjectPoolProvider", "the ObjectPoolProvider is not Manaloc's");
+Check(app.Services.GetRequiredService<IDistributedCache>() is ManalocDistributedCache, "the IDistributedCache is not Manaloc's");
+var nativeCache = app.Services.GetRequiredService<NativeCache>();
+Check(nativeCache.Count == 1 && nativeCache.GetStatistics().Hits == 1, $"the native cache did not hold and hit the entry: {nativeCache.Count} entries, {nativeCache.GetStatistics().Hits} hits");
 var pool = app.Services.GetRequiredService<ObjectPool<List<int>>>();
 var list = pool.Get();
 pool.Return(list);

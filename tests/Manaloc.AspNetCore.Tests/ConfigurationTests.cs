@@ -125,6 +125,17 @@ public sealed class ConfigurationTests
     }
 
     [Fact]
+    public void The_shared_hint_table_names_this_package_s_sections_as_its_options_do()
+    {
+        // The table is shared with Manaloc.Caching by name (Manaloc.Configuration is one source compiled into both).
+        var sections = global::Manaloc.Configuration.ManalocConfigurationKeys.PackageSections.Select(s => s.Section).ToArray();
+        Assert.Contains(global::Manaloc.AspNetCore.Kestrel.ManalocMemoryPoolOptions.SectionName, sections);
+        Assert.Contains(global::Manaloc.AspNetCore.ObjectPools.ManalocObjectPoolOptions.SectionName, sections);
+        Assert.Contains(global::Manaloc.AspNetCore.IdleRelease.IdleReleaseOptions.SectionName, sections);
+        Assert.Equal(DedicatedDispatcherOptions.SectionPrefix, global::Manaloc.Configuration.ManalocConfigurationKeys.DispatchersPrefix);
+    }
+
+    [Fact]
     public async Task Every_unknown_key_is_named_and_known_keys_match_in_any_case()
     {
         var e = await StartFails(s => s.AddManalocKestrelMemoryPool(), new()

@@ -42,6 +42,8 @@ internal static class ReaderGate
     private static readonly object s_lock = new();
     // Weak: a slot of an exited thread becomes garbage (its thread's static was its only strong reference).
     private static readonly List<WeakReference<Slot>> s_slots = [];
+    // The slots WaitForReaders scans, rebuilt after a registration (null until then); under s_lock.
+    private static Slot[]? s_snapshot;
 
     /// <summary>Marks the calling thread inside a read; pass the slot to <see cref="Exit"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -67,14 +69,20 @@ internal static class ReaderGate
         Slot[] slots;
         lock (s_lock)
         {
-            s_slots.RemoveAll(w => !w.TryGetTarget(out _));
-            slots = new Slot[s_slots.Count];
-            int n = 0;
-            foreach (var w in s_slots)
+            // The snapshot is rebuilt only when a thread registered since the last one, so a steady-state reclaimer (the
+            // native cache reclaims in batches while it evicts) allocates nothing. A slot it still holds of a thread that
+            // has exited reads even: skipped.
+            if (s_snapshot is null)
             {
-                if (w.TryGetTarget(out var s)) slots[n++] = s;
+                s_slots.RemoveAll(w => !w.TryGetTarget(out _));
+                var live = new List<Slot>(s_slots.Count);
+                foreach (var w in s_slots)
+                {
+                    if (w.TryGetTarget(out var s)) live.Add(s);
+                }
+                s_snapshot = [.. live];
             }
-            if (n < slots.Length) Array.Resize(ref slots, n);
+            slots = s_snapshot;
         }
         foreach (var slot in slots)
         {
@@ -94,6 +102,7 @@ internal static class ReaderGate
         {
             s_slots.RemoveAll(w => !w.TryGetTarget(out _));
             s_slots.Add(new WeakReference<Slot>(slot));
+            s_snapshot = null;
         }
         t_slot = slot;
         return slot;

@@ -4,11 +4,22 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 
-namespace Manaloc.AspNetCore;
+namespace Manaloc.Configuration;
 
 /// <summary>Binds options from the host's configuration (when there is one) and validates them with messages naming the keys.</summary>
+/// <remarks>
+/// One source compiled into each package that reads <c>Manaloc:</c> (Manaloc.AspNetCore, Manaloc.Caching), so each has its own
+/// copy of these types. What must be seen across packages goes through the container under keys and types of the framework,
+/// never a type of this file: every package's sections are registered under <see cref="SectionsKey"/> as
+/// <c>Tuple&lt;string, Type&gt;</c>, and only the first registration of a host adds the unknown-keys check, which then reads the
+/// sections of every package, so a host using two packages neither reports one package's keys as unknown to the other nor
+/// reports a key twice.
+/// </remarks>
 internal static class ManalocOptionsBinding
 {
+    /// <summary>The service key of every registered section (a <c>Tuple&lt;string, Type&gt;</c>: the section's path, the options type bound from it).</summary>
+    private const string SectionsKey = "Manaloc:RegisteredSections";
+
     /// <summary>
     /// Binds the options named <paramref name="name"/> from <paramref name="section"/> of the container's
     /// <see cref="IConfiguration"/> (nothing when the container has none), applies <paramref name="configure"/>
@@ -33,12 +44,15 @@ internal static class ManalocOptionsBinding
                 configuration.GetSection(section).Bind(options);
             });
         if (configure is not null) builder.Configure(configure);
-        services.AddSingleton<IValidateOptions<TOptions>>(new SectionValidator<TOptions>(name, section, problems));
-        services.AddSingleton(new RegisteredSection(section, typeof(TOptions)));
-        if (!services.Any(d => d.ServiceType == typeof(IValidateOptions<UnknownKeys>)))
+        services.AddSingleton<IValidateOptions<TOptions>>(provider => new SectionValidator<TOptions>(name, section, problems, provider.GetService<IConfiguration>()));
+        // The first section of the host, whichever package registers it, brings the one check of unknown keys.
+        bool first = !services.Any(d => d.IsKeyedService && Equals(d.ServiceKey, SectionsKey));
+        services.AddKeyedSingleton(SectionsKey, Tuple.Create(section, typeof(TOptions)));
+        if (first)
         {
             services.AddSingleton<IValidateOptions<UnknownKeys>>(static provider => new UnknownKeysValidator(
-                provider.GetService<IConfiguration>(), provider.GetServices<RegisteredSection>().ToArray()));
+                provider.GetService<IConfiguration>(),
+                provider.GetKeyedServices<Tuple<string, Type>>(SectionsKey).Select(RegisteredSection.From).ToArray()));
             services.AddOptions<UnknownKeys>().ValidateOnStart();
         }
         return builder.ValidateOnStart();
@@ -59,7 +73,12 @@ internal static class ManalocOptionsBinding
     }
 
     /// <summary>A section a registration of the host reads (a full path, e.g. <c>Manaloc:Dispatchers:cpu</c>) and the options bound from it.</summary>
-    private sealed record RegisteredSection(string Path, [property: DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] Type Options);
+    private sealed record RegisteredSection(string Path, [property: DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] Type Options)
+    {
+        /// <summary>A section as the container holds it (registered by this package's copy of this file or another's).</summary>
+        [UnconditionalSuppressMessage("Trimming", "IL2067", Justification = "Every registered options type is AddManalocOptions' TOptions, annotated for the configuration binder, which keeps its public properties.")]
+        public static RegisteredSection From(Tuple<string, Type> registered) => new(registered.Item1, registered.Item2);
+    }
 
     /// <summary>Options with nothing to set: validating them on start runs <see cref="UnknownKeysValidator"/> once per host.</summary>
     private sealed class UnknownKeys;
@@ -77,13 +96,19 @@ internal static class ManalocOptionsBinding
         }
     }
 
-    /// <summary>Validates the options named <paramref name="name"/>; each failure names its configuration key.</summary>
-    private sealed class SectionValidator<TOptions>(string name, string section, Func<TOptions, string, List<string>> problems) : IValidateOptions<TOptions>
+    /// <summary>
+    /// Validates the options named <paramref name="name"/>; each failure names its configuration key. A section with an
+    /// unknown key was not bound, so its values are the defaults, not the user's: the start fails on the unknown key alone
+    /// (<see cref="UnknownKeysValidator"/>), not also on a default the user did set (a required budget reported as 0).
+    /// </summary>
+    private sealed class SectionValidator<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] TOptions>(
+        string name, string section, Func<TOptions, string, List<string>> problems, IConfiguration? configuration) : IValidateOptions<TOptions>
         where TOptions : class
     {
         public ValidateOptionsResult Validate(string? optionsName, TOptions options)
         {
             if ((optionsName ?? Options.DefaultName) != name) return ValidateOptionsResult.Skip;
+            if (configuration is not null && ManalocConfigurationKeys.InSection(configuration, section, typeof(TOptions)).Count > 0) return ValidateOptionsResult.Skip;
             var found = problems(options, section);
             return found.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(found);
         }

@@ -1,12 +1,8 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Reflection;
-using Manaloc.AspNetCore.Dispatching;
-using Manaloc.AspNetCore.IdleRelease;
-using Manaloc.AspNetCore.Kestrel;
-using Manaloc.AspNetCore.ObjectPools;
 using Microsoft.Extensions.Configuration;
 
-namespace Manaloc.AspNetCore;
+namespace Manaloc.Configuration;
 
 /// <summary>
 /// Finds the configuration keys under <c>Manaloc:</c> that no registration of the host reads, so a misspelled key
@@ -21,16 +17,23 @@ namespace Manaloc.AspNetCore;
 /// </remarks>
 internal static class ManalocConfigurationKeys
 {
-    /// <summary>The root of every section the package reads.</summary>
+    /// <summary>The root of every section the packages read.</summary>
     public const string Root = "Manaloc";
 
-    /// <summary>The package's fixed sections and the registration that reads each, for the hint on a key of one the host does not register.</summary>
-    private static readonly (string Section, string Registration)[] PackageSections =
+    /// <summary>
+    /// Every package's fixed sections and the registration that reads each, for the hint on a key of one the host does not
+    /// register (the host may not reference that package: names, not types; each package's tests check its own rows).
+    /// </summary>
+    internal static readonly (string Section, string Registration)[] PackageSections =
     [
-        (ManalocMemoryPoolOptions.SectionName, "AddManalocKestrelMemoryPool()"),
-        (ManalocObjectPoolOptions.SectionName, "AddManalocObjectPools()"),
-        (IdleReleaseOptions.SectionName, "AddManalocIdleRelease()"),
+        ("Manaloc:MemoryPool", "AddManalocKestrelMemoryPool() (Manaloc.AspNetCore)"),
+        ("Manaloc:ObjectPools", "AddManalocObjectPools() (Manaloc.AspNetCore)"),
+        ("Manaloc:IdleRelease", "AddManalocIdleRelease() (Manaloc.AspNetCore)"),
+        ("Manaloc:Cache", "AddManalocDistributedCache() (Manaloc.Caching)"),
     ];
+
+    /// <summary>The prefix of the dispatchers' sections (<c>Manaloc:Dispatchers:{name}</c>, read by Manaloc.AspNetCore's AddDedicatedDispatcher).</summary>
+    internal const string DispatchersPrefix = "Manaloc:Dispatchers";
 
     /// <summary>Every key under <paramref name="section"/> that binds to no property of <paramref name="options"/> (the type bound from it).</summary>
     public static List<string> InSection(IConfiguration configuration, string section,
@@ -77,14 +80,14 @@ internal static class ManalocConfigurationKeys
             .Select(s => s[(path.Length + 1)..].Split(ConfigurationPath.KeyDelimiter)[0])
             .Distinct(StringComparer.OrdinalIgnoreCase));
 
-    /// <summary>When <paramref name="path"/> is in a section of the package that the host does not register: which registration reads it.</summary>
+    /// <summary>When <paramref name="path"/> is in a section of a package that the host does not register: which registration reads it.</summary>
     private static string Unregistered(string path)
     {
         foreach (var (section, registration) in PackageSections)
         {
             if (IsUnder(path, section)) return $"; {section} is read by {registration}, which this host does not call";
         }
-        string dispatchers = DedicatedDispatcherOptions.SectionPrefix + ConfigurationPath.KeyDelimiter;
+        string dispatchers = DispatchersPrefix + ConfigurationPath.KeyDelimiter;
         if (path.StartsWith(dispatchers, StringComparison.OrdinalIgnoreCase))
         {
             string name = path[dispatchers.Length..].Split(ConfigurationPath.KeyDelimiter)[0];
@@ -106,7 +109,7 @@ internal static class ManalocConfigurationKeys
             {
                 ReportAll(child, Describe(node.Path, type), problems);
             }
-            else if (typeof(Delegate).IsAssignableFrom(property.PropertyType))
+            else if (IsCodeOnly(property.PropertyType))
             {
                 ReportAll(child, $"{property.Name} is set in code only ({type.Name}.{property.Name})", problems);
             }
@@ -127,7 +130,10 @@ internal static class ManalocConfigurationKeys
 
     /// <summary>"Manaloc:MemoryPool has BlockSize, Pinned, Diagnostics": the keys <paramref name="type"/> takes at <paramref name="path"/>.</summary>
     private static string Describe(string path, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] Type type)
-        => $"{path} has {string.Join(", ", Bindable(type).Where(p => !typeof(Delegate).IsAssignableFrom(p.PropertyType)).Select(KeyOf))}";
+        => $"{path} has {string.Join(", ", Bindable(type).Where(p => !IsCodeOnly(p.PropertyType)).Select(KeyOf))}";
+
+    /// <summary>A property configuration cannot set: a delegate or a clock (<see cref="TimeProvider"/>), set in code only.</summary>
+    private static bool IsCodeOnly(Type type) => typeof(Delegate).IsAssignableFrom(type) || typeof(TimeProvider).IsAssignableFrom(type);
 
     /// <summary>The properties the configuration binder sets: public, instance, not indexers, with a public setter (or a getter of an object it fills).</summary>
     private static IEnumerable<PropertyInfo> Bindable([DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] Type type)

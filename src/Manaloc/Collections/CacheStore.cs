@@ -1,0 +1,497 @@
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace Manaloc.Collections;
+
+/// <summary>
+/// A <see cref="NativeCache"/>'s native memory: a fixed hash index, blocks of 64-byte chunks allocated up to the
+/// budget, entries as chains of chunks, the free and retired chunk lists, and the eviction order. Lookups run
+/// without a lock; every other member runs under the cache's writer lock.
+/// </summary>
+/// <remarks>
+/// <para>Memory: the directory of block pointers and the index are allocated at construction, blocks (4 KiB or
+/// 64 KiB, every byte counted) as entries need them, up to the budget; nothing is freed before <see cref="Free"/>.
+/// An entry is a chain of chunks linked by the first 4 bytes of each (a chunk reference is its index + 1; 0 ends
+/// the chain): the first chunk holds the header and the start of the key; key then value follow, 60 bytes per
+/// chunk. One chunk size means no size class can starve another: any eviction frees chunks every entry can use.</para>
+/// <para>Readers (lock-free, read-copy-update): an entry's chunks are written before a release store links it
+/// into its bucket, and never change while it is reachable (but for the sliding expiry, which readers store). Removing an entry unlinks it (release store) and puts it on the retired list, whose chunks go
+/// back to the free list only after <see cref="ReaderGate.WaitForReaders"/>: every read that may have loaded a link
+/// to it has ended (see <see cref="ReaderGate"/>'s ordering argument: unlink, process-wide barrier, wait for each
+/// reader that was inside). So a reader never sees an entry's chunks reused: it copies the old value whole or the
+/// new one whole. The wait is amortised: retired chunks are reclaimed in batches of about 1/512 of the space (at most 256 chunks).</para>
+/// <para>Eviction: W-TinyLFU (see CacheStore.Policy.cs); the policy's queues link through the header, which
+/// readers never read.</para>
+/// </remarks>
+internal sealed unsafe partial class CacheStore
+{
+    internal const int ChunkBytes = 64;
+    internal const int ChunkShift = 6;
+    private const int LinkBytes = 4;
+    internal const int ChunkPayload = ChunkBytes - LinkBytes;
+    // First-chunk header (offset 0 is the chunk link, as in every chunk).
+    private const int BucketNextOffset = 4;
+    private const int HashOffset = 8;          // the full 64-bit hash: its low bits pick the bucket (eviction finds the link), its high word is compared first
+    private const int KeyLengthOffset = 16;
+    private const int ValueLengthOffset = 20;
+    private const int PolicyPrevOffset = 24;   // also the retired list's link
+    private const int PolicyNextOffset = 28;
+    private const int ExpiresOffset = 32;      // UTC ticks; Never when the entry does not expire
+    private const int AbsoluteOffset = 40;     // the cap of a sliding expiry
+    private const int SlidingOffset = 48;      // ticks; 0 when not sliding
+    private const int QueueOffset = 56;        // the policy's queue of the entry (writer-only)
+    internal const int HeaderBytes = 60;
+    private const int FirstPayload = ChunkBytes - HeaderBytes; // 4 bytes of the key in the first chunk
+    internal const long Never = long.MaxValue;
+
+    /// <summary>Tests under Coyote: a scheduling point between the chunks of a copy (Coyote sees no native load or store).</summary>
+    private static readonly bool s_interleave = AppContext.TryGetSwitch("Manaloc.Collections.InterleaveNativeAccess", out bool on) && on;
+    private static int s_schedulingPoint = 0;
+
+    private readonly nint _directory;
+    private readonly int _maxBlocks;
+    private readonly int _blockShift;
+    private readonly nint _buckets;
+    private readonly uint _bucketMask;
+    private readonly long _fixedBytes;
+    private readonly long _reclaimBatch;
+
+    // Writer state (under the cache's lock); counters read by other threads are written with Volatile.Write.
+    private int _blockCount;
+    private uint _freshNext, _freshEnd;
+    private uint _freeHead;
+    private long _freeChunks;
+    private uint _retiredHead;
+    private long _retiredChunks;
+    private long _count;
+    private long _entryChunks;
+    private bool _freed;
+
+    public CacheStore(in CacheLayout layout)
+    {
+        _maxBlocks = layout.MaxBlocks;
+        _blockShift = layout.BlockShift;
+        _bucketMask = (uint)(layout.Buckets - 1);
+        _fixedBytes = layout.FixedBytes;
+        _reclaimBatch = Math.Clamp(layout.CapacityChunks / 512, 1, 256);
+        try
+        {
+            _directory = (nint)NativeMemory.AlignedAlloc((nuint)((long)_maxBlocks * sizeof(nint)), 64);
+            _buckets = (nint)NativeMemory.AlignedAlloc((nuint)(layout.Buckets * sizeof(uint)), 64);
+        }
+        catch (OutOfMemoryException)
+        {
+            if (_directory != 0) NativeMemory.AlignedFree((void*)_directory);
+            throw;
+        }
+        NativeMemory.Clear((void*)_buckets, (nuint)(layout.Buckets * sizeof(uint)));
+        try
+        {
+            _heads = (ulong*)NativeMemory.AlignedAlloc((nuint)layout.HeadBitmapBytes, 64);
+            _sketch = (ulong*)NativeMemory.AlignedAlloc((nuint)(layout.SketchLongs * sizeof(ulong)), 64);
+        }
+        catch (OutOfMemoryException)
+        {
+            FreePolicy();
+            NativeMemory.AlignedFree((void*)_directory);
+            NativeMemory.AlignedFree((void*)_buckets);
+            throw;
+        }
+        NativeMemory.Clear(_heads, (nuint)layout.HeadBitmapBytes);
+        NativeMemory.Clear(_sketch, (nuint)(layout.SketchLongs * sizeof(ulong)));
+        _sketchMask = (uint)(layout.SketchLongs - 1);
+        _sampleSize = 10 * layout.SketchLongs;
+        long capacity = layout.CapacityChunks - _reclaimBatch;
+        _windowMax = Math.Max(1, capacity / 100);
+        _protectedMax = (capacity - _windowMax) * 8 / 10;
+        int stripes = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Clamp(Environment.ProcessorCount, 1, 64));
+        _stripeMask = stripes - 1;
+        _readSlots = new ulong[stripes * ReadStripeSlots];
+        _readCursors = new long[stripes * CursorStride];
+        _drained = new long[stripes];
+    }
+
+    public long Count => Volatile.Read(ref _count);
+    public long NativeBytes => _fixedBytes + ((long)Volatile.Read(ref _blockCount) << _blockShift);
+    public long EntryBytes => Volatile.Read(ref _entryChunks) << ChunkShift;
+
+    /// <summary>Chunks an entry of these lengths takes: the header and the key and value bytes, 60 per chunk after the first's 8.</summary>
+    public static long ChunksFor(long keyLength, long valueLength)
+        => 1 + (Math.Max(0, keyLength + valueLength - FirstPayload) + ChunkPayload - 1) / ChunkPayload;
+
+    // ---- addressing ----
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private byte* At(uint reference)
+    {
+        uint index = reference - 1;
+        int perBlockShift = _blockShift - ChunkShift;
+        return ((byte**)_directory)[index >> perBlockShift] + ((long)(index & ((1u << perBlockShift) - 1)) << ChunkShift);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static ref uint Link(byte* chunk) => ref *(uint*)chunk;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private ref uint Bucket(ulong hash) => ref ((uint*)_buckets)[(uint)hash & _bucketMask];
+
+    // ---- lock-free readers (inside the ReaderGate) ----
+
+    /// <summary>The entry of <paramref name="key"/>, or null. Lock-free: links are loaded with acquire, so the
+    /// entry's chunks, written before the release store that linked it, are seen whole.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public byte* Find(ReadOnlySpan<byte> key, ulong hash, out uint reference)
+    {
+        reference = Volatile.Read(ref Bucket(hash));
+        while (reference != 0)
+        {
+            byte* entry = At(reference);
+            if (*(ulong*)(entry + HashOffset) == hash && *(int*)(entry + KeyLengthOffset) == key.Length && KeyEquals(entry, key)) return entry;
+            reference = Volatile.Read(ref *(uint*)(entry + BucketNextOffset));
+        }
+        return null;
+    }
+
+    private bool KeyEquals(byte* entry, ReadOnlySpan<byte> key)
+    {
+        int first = Math.Min(key.Length, FirstPayload);
+        if (!new ReadOnlySpan<byte>(entry + HeaderBytes, first).SequenceEqual(key[..first])) return false;
+        key = key[first..];
+        byte* chunk = entry;
+        while (!key.IsEmpty)
+        {
+            chunk = At(Link(chunk));
+            int n = Math.Min(key.Length, ChunkPayload);
+            if (!new ReadOnlySpan<byte>(chunk + LinkBytes, n).SequenceEqual(key[..n])) return false;
+            key = key[n..];
+        }
+        return true;
+    }
+
+    public static int ValueLength(byte* entry) => *(int*)(entry + ValueLengthOffset);
+
+    /// <summary>Whether the entry has expired at <paramref name="now"/> (UTC ticks).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static bool IsExpired(byte* entry, long now) => Volatile.Read(ref *(long*)(entry + ExpiresOffset)) <= now;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static bool MayExpire(byte* entry) => Volatile.Read(ref *(long*)(entry + ExpiresOffset)) != Never;
+
+    /// <summary>A read's bookkeeping: the access recorded for the policy (see <see cref="RecordAccess"/>), and a sliding
+    /// entry's expiry moved to now + sliding (capped by its absolute expiry): a plain store, also harmless on an entry
+    /// just retired (its memory is not reused while the reader is inside the gate); two readers racing store nearly the
+    /// same instant. Returns true when the read buffer wants draining.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public bool Touch(uint reference, byte* entry, TimeProvider? clock)
+    {
+        bool drain = RecordAccess(reference, entry);
+        long sliding = *(long*)(entry + SlidingOffset);
+        if (sliding != 0 && clock is not null) Slide(entry, sliding, clock);
+        return drain;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void Slide(byte* entry, long sliding, TimeProvider clock)
+    {
+        long now = clock.GetUtcNow().UtcTicks;
+        long absolute = *(long*)(entry + AbsoluteOffset);
+        Volatile.Write(ref *(long*)(entry + ExpiresOffset), now > absolute - sliding ? absolute : now + sliding);
+    }
+
+    /// <summary>Copies the value into <paramref name="destination"/> (at least <see cref="ValueLength"/> bytes).</summary>
+    public void CopyValue(byte* entry, Span<byte> destination)
+    {
+        int keyLength = *(int*)(entry + KeyLengthOffset);
+        int remaining = *(int*)(entry + ValueLengthOffset);
+        if (remaining == 0) return; // the key may end the chain: no chunk after it to skip to
+        // Skip the key: it starts in the first chunk's payload.
+        byte* chunk = entry;
+        int offset = HeaderBytes + keyLength;
+        while (offset >= ChunkBytes)
+        {
+            chunk = At(Link(chunk));
+            offset -= ChunkPayload;
+        }
+        int written = 0;
+        while (true)
+        {
+            int n = Math.Min(remaining, ChunkBytes - offset);
+            new ReadOnlySpan<byte>(chunk + offset, n).CopyTo(destination.Slice(written, n));
+            written += n;
+            remaining -= n;
+            if (remaining == 0) return;
+            if (s_interleave) Volatile.Read(ref s_schedulingPoint);
+            chunk = At(Link(chunk));
+            offset = LinkBytes;
+        }
+    }
+
+    // ---- the writer's side (under the cache's lock) ----
+
+    /// <summary>The entry of <paramref name="key"/> and the link that points to it, or null.</summary>
+    private byte* FindForWrite(ReadOnlySpan<byte> key, ulong hash, out uint* link)
+    {
+        link = (uint*)_buckets + ((uint)hash & _bucketMask);
+        uint reference = *link;
+        while (reference != 0)
+        {
+            byte* entry = At(reference);
+            if (*(ulong*)(entry + HashOffset) == hash && *(int*)(entry + KeyLengthOffset) == key.Length && KeyEquals(entry, key)) return entry;
+            link = (uint*)(entry + BucketNextOffset);
+            reference = *link;
+        }
+        return null;
+    }
+
+    /// <summary>Makes room for <paramref name="chunks"/> chunks: a new block while the budget allows, otherwise evicts
+    /// (W-TinyLFU) until enough retired chunks can be reclaimed in one wait for readers.</summary>
+    /// <exception cref="OutOfMemoryException">The system refused a block; nothing was changed but evictions.</exception>
+    private void MakeRoom(long chunks, long now, ref CacheCounters counters)
+    {
+        while (FreeChunks < chunks)
+        {
+            if (_blockCount < _maxBlocks)
+            {
+                AddBlock();
+                continue;
+            }
+            if (IsEmpty || FreeChunks + _retiredChunks >= chunks + _reclaimBatch)
+            {
+                Reclaim();
+                if (FreeChunks < chunks && IsEmpty) throw new InvalidOperationException("The cache's space is smaller than one entry it accepted: an internal error.");
+                continue;
+            }
+            EvictOne(now, ref counters);
+        }
+    }
+
+    private long FreeChunks => _freeChunks + (_freshEnd - _freshNext);
+
+    private void AddBlock()
+    {
+        byte* block = (byte*)NativeMemory.AlignedAlloc((nuint)(1L << _blockShift), ChunkBytes);
+        // The previous block's chunks not yet handed out go to the free list.
+        while (_freshNext < _freshEnd)
+        {
+            Link(At(_freshNext)) = _freeHead;
+            _freeHead = _freshNext++;
+            _freeChunks++;
+        }
+        // Written before any chunk of the block is linked into the index (release), so a reader that reaches a chunk sees it.
+        ((byte**)_directory)[_blockCount] = block;
+        uint first = (uint)(((long)_blockCount << (_blockShift - ChunkShift)) + 1);
+        _freshNext = first;
+        _freshEnd = first + (1u << (_blockShift - ChunkShift));
+        Volatile.Write(ref _blockCount, _blockCount + 1);
+    }
+
+    private uint TakeChunk()
+    {
+        if (_freeHead != 0)
+        {
+            uint reference = _freeHead;
+            _freeHead = Link(At(reference));
+            _freeChunks--;
+            return reference;
+        }
+        return _freshNext++;
+    }
+
+    /// <summary>Waits until no reader can hold a retired entry, then gives its chunks to the free list.</summary>
+    private void Reclaim()
+    {
+        if (_retiredHead == 0) return;
+        ReaderGate.WaitForReaders();
+        for (uint entry = _retiredHead; entry != 0;)
+        {
+            byte* head = At(entry);
+            uint next = *(uint*)(head + PolicyPrevOffset);
+            byte* last = head;
+            while (Link(last) != 0) last = At(Link(last));
+            Link(last) = _freeHead;
+            _freeHead = entry;
+            entry = next;
+        }
+        _freeChunks += _retiredChunks;
+        _retiredHead = 0;
+        _retiredChunks = 0;
+    }
+
+    /// <summary>Adds or replaces the entry of <paramref name="key"/>; the value is <paramref name="value"/> or, when it is
+    /// empty and <paramref name="sequence"/> is not, the sequence's segments.</summary>
+    public void Set(ReadOnlySpan<byte> key, ulong hash, ReadOnlySpan<byte> value, in System.Buffers.ReadOnlySequence<byte> sequence, int valueLength,
+        long expires, long absolute, long sliding, long now, ref CacheCounters counters)
+    {
+        long chunks = ChunksFor(key.Length, valueLength);
+        // Before anything changes: room (it may evict the old entry of this key; then this is an add).
+        MakeRoom(chunks, now, ref counters);
+        // Take the chunks and link them; write the header and the bytes.
+        uint first = TakeChunk();
+        byte* entry = At(first);
+        byte* chunk = entry;
+        for (long i = 1; i < chunks; i++)
+        {
+            uint next = TakeChunk();
+            Link(chunk) = next;
+            chunk = At(next);
+        }
+        Link(chunk) = 0;
+        *(ulong*)(entry + HashOffset) = hash;
+        *(int*)(entry + KeyLengthOffset) = key.Length;
+        *(int*)(entry + ValueLengthOffset) = valueLength;
+        *(long*)(entry + ExpiresOffset) = expires;
+        *(long*)(entry + AbsoluteOffset) = absolute;
+        *(long*)(entry + SlidingOffset) = sliding;
+        var writer = new ChunkWriter(this, entry);
+        writer.Write(key);
+        if (!value.IsEmpty || sequence.IsEmpty) writer.Write(value);
+        else foreach (var segment in sequence) writer.Write(segment.Span);
+
+        byte* old = FindForWrite(key, hash, out uint* link);
+        uint oldReference = *link;
+        *(uint*)(entry + BucketNextOffset) = old != null ? *(uint*)(old + BucketNextOffset) : oldReference;
+        // Release: the entry's chunks are written before a reader can load the link to it; a reader sees the old
+        // entry (whole: retired, not reused while it reads) or the new one.
+        Volatile.Write(ref *link, first);
+        MarkHead(first, true);
+        OnAdded(first, entry, chunks);
+        Volatile.Write(ref _entryChunks, _entryChunks + chunks);
+        if (old != null)
+        {
+            Unqueue(oldReference, old);
+            MarkHead(oldReference, false);
+            Retire(old, oldReference);
+        }
+        else
+        {
+            Volatile.Write(ref _count, _count + 1);
+        }
+    }
+
+    /// <summary>Removes the entry of <paramref name="key"/>; returns its entry's expiry state: 1 removed live, 2 removed
+    /// expired, 0 absent.</summary>
+    public int Remove(ReadOnlySpan<byte> key, ulong hash, long now)
+    {
+        byte* entry = FindForWrite(key, hash, out uint* link);
+        if (entry == null) return 0;
+        uint reference = *link;
+        bool expired = IsExpired(entry, now);
+        Unlink(link, entry);
+        Unqueue(reference, entry);
+        MarkHead(reference, false);
+        Retire(entry, reference);
+        Volatile.Write(ref _count, _count - 1);
+        return expired ? 2 : 1;
+    }
+
+    private void Unlink(uint* link, byte* entry)
+        // Release: a reader that loads the successor sees it whole (it was linked with a release store before).
+        => Volatile.Write(ref *link, *(uint*)(entry + BucketNextOffset));
+
+    /// <summary>Puts an unlinked, unqueued entry on the retired list (its chunks wait for <see cref="Reclaim"/>).</summary>
+    private void Retire(byte* entry, uint reference)
+    {
+        long chunks = ChunksFor(*(int*)(entry + KeyLengthOffset), *(int*)(entry + ValueLengthOffset));
+        // The retired list links through PolicyPrev: readers never read the policy fields, and the chunk links
+        // (which a reader still copying this entry follows) stay as they are until Reclaim.
+        *(uint*)(entry + PolicyPrevOffset) = _retiredHead;
+        _retiredHead = reference;
+        _retiredChunks += chunks;
+        Volatile.Write(ref _entryChunks, _entryChunks - chunks);
+    }
+
+    /// <summary>Unlinks, unqueues and retires an entry found from the queue (its bucket found by its key's hash).</summary>
+    private void RemoveEntry(uint reference, byte* entry)
+    {
+        uint* link = BucketLinkOf(reference, entry);
+        Unlink(link, entry);
+        Unqueue(reference, entry);
+        MarkHead(reference, false);
+        Retire(entry, reference);
+        Volatile.Write(ref _count, _count - 1);
+    }
+
+    private uint* BucketLinkOf(uint reference, byte* entry)
+    {
+        uint* link = (uint*)_buckets + ((uint)*(ulong*)(entry + HashOffset) & _bucketMask);
+        while (*link != reference) link = (uint*)(At(*link) + BucketNextOffset);
+        return link;
+    }
+
+    /// <summary>Gives every chunk and the index back to the system (the caller waited for readers).</summary>
+    public void Free()
+    {
+        if (_freed) return;
+        _freed = true;
+        for (int b = 0; b < _blockCount; b++) NativeMemory.AlignedFree(((byte**)_directory)[b]);
+        NativeMemory.AlignedFree((void*)_directory);
+        NativeMemory.AlignedFree((void*)_buckets);
+        FreePolicy();
+    }
+
+    /// <summary>Writes bytes across an entry's chunk chain, after the header.</summary>
+    private ref struct ChunkWriter(CacheStore store, byte* entry)
+    {
+        private byte* _chunk = entry;
+        private int _offset = HeaderBytes;
+
+        public void Write(ReadOnlySpan<byte> bytes)
+        {
+            while (!bytes.IsEmpty)
+            {
+                if (_offset == ChunkBytes)
+                {
+                    _chunk = store.At(Link(_chunk));
+                    _offset = LinkBytes;
+                }
+                int n = Math.Min(bytes.Length, ChunkBytes - _offset);
+                bytes[..n].CopyTo(new Span<byte>(_chunk + _offset, n));
+                _offset += n;
+                bytes = bytes[n..];
+            }
+        }
+    }
+}
+
+/// <summary>How a budget is divided: the index, the directory of blocks, and the blocks.</summary>
+internal readonly struct CacheLayout
+{
+    /// <summary>The smallest budget: the index, the directory and one 4 KiB block.</summary>
+    public const long MinimumMaxBytes = 8 * 1024;
+    /// <summary>The largest budget: chunk references are 32-bit.</summary>
+    public const long MaximumMaxBytes = 128L << 30;
+
+    public int BlockShift { get; }
+    public int MaxBlocks { get; }
+    public long Buckets { get; }
+    public long FixedBytes { get; }
+    public long CapacityChunks => (long)MaxBlocks << (BlockShift - CacheStore.ChunkShift);
+    public long CapacityBytes => (long)MaxBlocks << BlockShift;
+
+    public CacheLayout(long maxBytes)
+    {
+        // 4 KiB blocks below 1 MiB (a small cache wastes little), 64 KiB above (fewer allocations).
+        BlockShift = maxBytes >= 1 << 20 ? 16 : 12;
+        // One 4-byte bucket per 256 bytes of budget (about 1.6% of it), a power of two: an entry takes at least one
+        // 64-byte chunk, so chains stay short even when every entry is one chunk.
+        Buckets = (long)BitOperations.RoundUpToPowerOf2((ulong)Math.Max(16, maxBytes / 256) + 1) / 2;
+        long bucketBytes = Buckets * sizeof(uint);
+        // Per block: the block, its directory pointer, its chunks' bits in the head bitmap, and at most one byte per
+        // chunk of frequency sketch (the sketch is a power of two at or below that).
+        long chunksPerBlock = 1L << (BlockShift - CacheStore.ChunkShift);
+        MaxBlocks = (int)Math.Max(0, (maxBytes - bucketBytes) / ((1L << BlockShift) + sizeof(long) + chunksPerBlock / 8 + chunksPerBlock));
+        while (true)
+        {
+            HeadBitmapBytes = Math.Max(64, (CapacityChunks + 511) / 512 * 64);
+            SketchLongs = (long)BitOperations.RoundUpToPowerOf2((ulong)Math.Max(8, CapacityChunks / 8) + 1) / 2;
+            FixedBytes = bucketBytes + (long)MaxBlocks * sizeof(long) + HeadBitmapBytes + SketchLongs * sizeof(ulong);
+            // The bitmap's rounding to 64 bytes and the sketch's floor of 8 longs can pass the per-block share: one block less.
+            if (MaxBlocks == 0 || FixedBytes + CapacityBytes <= maxBytes) break;
+            MaxBlocks--;
+        }
+    }
+
+    public long HeadBitmapBytes { get; }
+    public long SketchLongs { get; }
+}

@@ -1,0 +1,480 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using System.Text.Unicode;
+using Manaloc.Threading;
+
+namespace Manaloc.Collections;
+
+/// <summary>
+/// A thread-safe cache of byte keys and byte values that live in native memory, within an exact byte budget: every
+/// native byte it holds (index, keys, values, headers, unused block space) counts against
+/// <see cref="NativeCacheOptions.MaxBytes"/>. Reads take no lock; writers take one lock; eviction is W-TinyLFU (scan-resistant); expiration
+/// follows the options' <see cref="TimeProvider"/>.
+/// </summary>
+/// <remarks>
+/// <para>Why: a managed cache keeps an entry object, a key string and a value array per entry, so a full collection
+/// marks every entry, and its size is counted by hand. Here entries are chains of 64-byte chunks in blocks allocated
+/// up to the budget; the GC traces nothing per entry. See <c>docs/collections.md</c>.</para>
+/// <para>Reads (<c>TryGet</c>, <c>Refresh</c>) copy the value out with no lock: a reader sees the old value whole, the
+/// new value whole, or a miss, never a value being replaced or freed (removed entries' chunks are reused only after
+/// every read that may hold them has ended; see <c>CacheStore</c>). An expired entry is never returned.</para>
+/// <para>An entry larger than <see cref="NativeCacheOptions.MaxEntryBytes"/> (key, value and a 60-byte header, rounded
+/// up to whole 64-byte chunks, 4 bytes of each being a link) is refused: <c>Set</c> returns false, removes the key's
+/// old entry (no stale value stays), counts a refusal, and evicts nothing. Char keys are stored as their UTF-8 bytes
+/// (a lone surrogate is refused with an <see cref="ArgumentException"/>), so <c>Set("a")</c> and <c>Set("a"u8)</c> are
+/// one key.</para>
+/// <para>Dispose it: a cache the GC finds undisposed raises the <c>Leak</c> event and keeps its memory. Every member
+/// throws <see cref="ObjectDisposedException"/> after <see cref="Dispose"/>.</para>
+/// </remarks>
+public sealed unsafe class NativeCache : IDisposable, IMeteredCache
+{
+    /// <summary>The smallest <see cref="NativeCacheOptions.MaxBytes"/>: the index, the directory and one 4 KiB block.</summary>
+    public const long MinimumMaxBytes = CacheLayout.MinimumMaxBytes;
+
+    /// <summary>The largest <see cref="NativeCacheOptions.MaxBytes"/> (128 GiB: chunks are addressed by 32-bit references).</summary>
+    public const long MaximumMaxBytes = CacheLayout.MaximumMaxBytes;
+
+    private const int StackKeyBytes = 256;
+
+    // Replaced by Clear, null after Dispose, both under _writeLock; readers load it with Volatile.Read inside the ReaderGate.
+    private CacheStore? _store;
+    // Monitor, not System.Threading.Lock: Coyote controls Monitor.
+    private readonly object _writeLock = new();
+    private readonly CacheLayout _layout;
+    private readonly long _maxBytes;
+    private readonly long _maxEntryChunks;
+    private readonly TimeProvider _clock;
+    private readonly string _description;
+    private readonly StripedCounter _hits = new();
+    private readonly StripedCounter _misses = new();
+    private CacheCounters _counters; // under _writeLock
+
+    /// <summary>Creates an empty cache.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="options"/> or its <see cref="NativeCacheOptions.TimeProvider"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><see cref="NativeCacheOptions.MaxBytes"/> is below <see cref="MinimumMaxBytes"/> or above
+    /// <see cref="MaximumMaxBytes"/>, or <see cref="NativeCacheOptions.MaxEntryBytes"/> is negative or above the space for entries.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused the index.</exception>
+    public NativeCache(NativeCacheOptions options)
+    {
+        try
+        {
+            if (options is null) ThrowHelper.ThrowArgumentNull(nameof(options));
+            Name = options.Name;
+            _description = options.Name is { } name ? $"NativeCache '{name}'" : "NativeCache";
+            if (options.TimeProvider is null) ThrowHelper.ThrowArgumentNull("options.TimeProvider");
+            _clock = options.TimeProvider;
+            _maxBytes = options.MaxBytes;
+            if (_maxBytes < MinimumMaxBytes || _maxBytes > MaximumMaxBytes)
+            {
+                ThrowHelper.ThrowArgumentOutOfRange("options.MaxBytes", _maxBytes,
+                    $"{_description}: MaxBytes must be between {MinimumMaxBytes} (the index and one 4 KiB block) and {MaximumMaxBytes}; it counts every native byte the cache holds.");
+            }
+            _layout = new CacheLayout(_maxBytes);
+            long maxEntryBytes = options.MaxEntryBytes;
+            if (maxEntryBytes < 0 || maxEntryBytes > _layout.CapacityBytes)
+            {
+                ThrowHelper.ThrowArgumentOutOfRange("options.MaxEntryBytes", maxEntryBytes,
+                    $"{_description}: MaxEntryBytes must be between 0 (the default, a sixteenth of the space for entries) and {_layout.CapacityBytes}, the space for entries in a budget of {_maxBytes} bytes.");
+            }
+            _maxEntryChunks = maxEntryBytes == 0 ? Math.Max(1, _layout.CapacityChunks / 16) : maxEntryBytes >> CacheStore.ChunkShift;
+            _store = new CacheStore(_layout);
+        }
+        catch
+        {
+            GC.SuppressFinalize(this); // no store: nothing to report
+            throw;
+        }
+        CacheMetrics.Register(this);
+    }
+
+    /// <summary>The leak report of a cache never disposed (its memory is kept).</summary>
+    ~NativeCache()
+    {
+        if (_store is { } store) MapMetrics.ReportLeak(_description, store.Count, store.NativeBytes);
+    }
+
+    /// <summary>The name from the options.</summary>
+    public string? Name { get; }
+
+    /// <summary>The largest entry stored, in bytes as the cache counts them (whole 64-byte chunks).</summary>
+    public long MaxEntryBytes => _maxEntryChunks << CacheStore.ChunkShift;
+
+    /// <summary>Entries held (an expired entry counts until the cache removes it).</summary>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    public long Count => CurrentStore.Count;
+
+    /// <summary>The bytes an entry with a key and a value of these lengths takes, as <see cref="NativeCacheOptions.MaxEntryBytes"/>
+    /// and <see cref="NativeCacheStatistics.EntryBytes"/> count it: the key, the value and a 60-byte header in 64-byte
+    /// chunks of which 4 bytes are a link.</summary>
+    public static long EntrySize(int keyLength, int valueLength)
+        => CacheStore.ChunksFor(keyLength, valueLength) << CacheStore.ChunkShift;
+
+    string IMeteredCache.Name => Name ?? "";
+    long IMeteredCache.Entries => Volatile.Read(ref _store)?.Count ?? 0;
+    long IMeteredCache.NativeBytes => Volatile.Read(ref _store)?.NativeBytes ?? 0;
+    long IMeteredCache.Hits => _hits.Sum();
+    long IMeteredCache.Misses => _misses.Sum();
+    long IMeteredCache.Evictions => Volatile.Read(ref _counters.Evictions);
+    long IMeteredCache.Expirations => Volatile.Read(ref _counters.Expirations);
+    long IMeteredCache.Refusals => Volatile.Read(ref _counters.Refusals);
+
+    /// <summary>The store for a counter read (managed fields only: safe outside the gate).</summary>
+    private CacheStore CurrentStore
+    {
+        get
+        {
+            var store = Volatile.Read(ref _store);
+            if (store is null) ThrowDisposed();
+            return store;
+        }
+    }
+
+    /// <summary>The counters.</summary>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    public NativeCacheStatistics GetStatistics()
+    {
+        var store = CurrentStore;
+        return new NativeCacheStatistics(store.Count, store.NativeBytes, _maxBytes, store.EntryBytes, _hits.Sum(), _misses.Sum(),
+            Volatile.Read(ref _counters.Evictions), Volatile.Read(ref _counters.Expirations), Volatile.Read(ref _counters.Refusals));
+    }
+
+    // ---- Set ----
+
+    /// <summary>Stores <paramref name="value"/> under <paramref name="key"/>, never expiring.</summary>
+    /// <returns>False when refused (above <see cref="MaxEntryBytes"/>): nothing stored, the key's old entry removed.</returns>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
+    public bool Set(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) => SetCore(key, value, default, value.Length, default);
+
+    /// <summary>Stores <paramref name="value"/> under <paramref name="key"/> for <paramref name="timeToLive"/>.</summary>
+    /// <returns>False when refused (above <see cref="MaxEntryBytes"/>, or a time to live of zero or less).</returns>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
+    public bool Set(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, TimeSpan timeToLive)
+        => SetCore(key, value, default, value.Length, new NativeCacheEntryOptions { TimeToLive = timeToLive });
+
+    /// <summary>Stores <paramref name="value"/> under <paramref name="key"/>, expiring as <paramref name="entryOptions"/> say.</summary>
+    /// <returns>False when refused (above <see cref="MaxEntryBytes"/>, or already expired).</returns>
+    /// <exception cref="ArgumentOutOfRangeException">A sliding expiration of zero or less.</exception>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
+    public bool Set(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, NativeCacheEntryOptions entryOptions)
+        => SetCore(key, value, default, value.Length, entryOptions);
+
+    /// <summary>Stores <paramref name="value"/> under the UTF-8 bytes of <paramref name="key"/>, never expiring.</summary>
+    /// <returns>False when refused (above <see cref="MaxEntryBytes"/>).</returns>
+    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
+    public bool Set(ReadOnlySpan<char> key, ReadOnlySpan<byte> value) => Set(key, value, default(NativeCacheEntryOptions));
+
+    /// <summary>Stores <paramref name="value"/> under the UTF-8 bytes of <paramref name="key"/> for <paramref name="timeToLive"/>.</summary>
+    /// <returns>False when refused (above <see cref="MaxEntryBytes"/>, or a time to live of zero or less).</returns>
+    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
+    public bool Set(ReadOnlySpan<char> key, ReadOnlySpan<byte> value, TimeSpan timeToLive)
+        => Set(key, value, new NativeCacheEntryOptions { TimeToLive = timeToLive });
+
+    /// <summary>Stores <paramref name="value"/> under the UTF-8 bytes of <paramref name="key"/>, expiring as <paramref name="entryOptions"/> say.</summary>
+    /// <returns>False when refused (above <see cref="MaxEntryBytes"/>, or already expired).</returns>
+    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
+    /// <exception cref="ArgumentOutOfRangeException">A sliding expiration of zero or less.</exception>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
+    public bool Set(ReadOnlySpan<char> key, ReadOnlySpan<byte> value, NativeCacheEntryOptions entryOptions)
+    {
+        byte[]? rented = null;
+        try
+        {
+            var utf8 = Encode(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default, ref rented);
+            return SetCore(utf8, value, default, value.Length, entryOptions);
+        }
+        finally
+        {
+            if (rented is not null) ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
+    /// <summary>Stores the bytes of <paramref name="value"/> (one or more segments) under the UTF-8 bytes of <paramref name="key"/>.</summary>
+    /// <returns>False when refused (above <see cref="MaxEntryBytes"/>, or already expired).</returns>
+    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
+    /// <exception cref="ArgumentOutOfRangeException">A sliding expiration of zero or less.</exception>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
+    public bool Set(ReadOnlySpan<char> key, in ReadOnlySequence<byte> value, NativeCacheEntryOptions entryOptions)
+    {
+        byte[]? rented = null;
+        try
+        {
+            var utf8 = Encode(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default, ref rented);
+            if (value.IsSingleSegment) return SetCore(utf8, value.FirstSpan, default, value.FirstSpan.Length, entryOptions);
+            // A value's length is an int in the entry header: a longer sequence is refused as too large.
+            return SetCore(utf8, default, value, value.Length > int.MaxValue ? -1 : (int)value.Length, entryOptions);
+        }
+        finally
+        {
+            if (rented is not null) ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
+    private bool SetCore(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, in ReadOnlySequence<byte> sequence, int valueLength, NativeCacheEntryOptions entryOptions)
+    {
+        if (entryOptions.SlidingExpiration is { } s && s <= TimeSpan.Zero)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange("entryOptions.SlidingExpiration", s, $"{_description}: a sliding expiration must be positive.");
+        }
+        ulong hash = CacheHashing.Hash(key);
+        bool expires = entryOptions.TimeToLive.HasValue || entryOptions.AbsoluteExpiration.HasValue || entryOptions.SlidingExpiration.HasValue;
+        // Also without expiry: eviction removes the expired entries it meets.
+        long now = _clock.GetUtcNow().UtcTicks;
+        long absolute = CacheStore.Never;
+        if (entryOptions.TimeToLive is { } ttl) absolute = ttl.Ticks >= CacheStore.Never - now ? CacheStore.Never : now + ttl.Ticks;
+        if (entryOptions.AbsoluteExpiration is { } at) absolute = Math.Min(absolute, at.UtcTicks);
+        long sliding = entryOptions.SlidingExpiration?.Ticks ?? 0;
+        long expiry = sliding != 0 && sliding < absolute - now ? now + sliding : absolute;
+        bool refused = valueLength < 0 || CacheStore.ChunksFor(key.Length, valueLength) > _maxEntryChunks || (expires && expiry <= now);
+        lock (_writeLock)
+        {
+            var store = WriterStore;
+            if (refused)
+            {
+                int removed = store.Remove(key, hash, now);
+                if (removed == 2) Volatile.Write(ref _counters.Expirations, _counters.Expirations + 1);
+                Volatile.Write(ref _counters.Refusals, _counters.Refusals + 1);
+                return false;
+            }
+            store.Set(key, hash, value, sequence, valueLength, expiry, absolute, sliding, now, ref _counters);
+            return true;
+        }
+    }
+
+    // ---- TryGet / Refresh ----
+
+    /// <summary>Copies the value of <paramref name="key"/> into <paramref name="destination"/> (and advances it); a hit
+    /// resets a sliding expiration. No lock.</summary>
+    /// <returns>True on a hit; false if the key is absent or expired (nothing written).</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The cache was disposed (also when Dispose raced this read).</exception>
+    public bool TryGet(ReadOnlySpan<byte> key, IBufferWriter<byte> destination)
+    {
+        if (destination is null) ThrowHelper.ThrowArgumentNull(nameof(destination));
+        ulong hash = CacheHashing.Hash(key);
+        int sizeHint = 0;
+        while (true)
+        {
+            // The writer's span is asked for outside the gate: the writer is the caller's code (it may block or allocate).
+            Span<byte> span = destination.GetSpan(sizeHint);
+            int length = Read(key, hash, span, copy: true);
+            if (length < 0)
+            {
+                _misses.Increment();
+                return false;
+            }
+            if (length <= span.Length)
+            {
+                destination.Advance(length);
+                _hits.Increment();
+                return true;
+            }
+            // The span was too small: ask for the length seen and read again (the value may have changed meanwhile).
+            sizeHint = length;
+        }
+    }
+
+    /// <summary>Copies the value of the UTF-8 bytes of <paramref name="key"/> into <paramref name="destination"/>; as
+    /// <see cref="TryGet(ReadOnlySpan{byte}, IBufferWriter{byte})"/>.</summary>
+    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
+    /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    public bool TryGet(ReadOnlySpan<char> key, IBufferWriter<byte> destination)
+    {
+        byte[]? rented = null;
+        try
+        {
+            return TryGet(Encode(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default, ref rented), destination);
+        }
+        finally
+        {
+            if (rented is not null) ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
+    /// <summary>Resets the sliding expiration of <paramref name="key"/> without reading it. No lock.</summary>
+    /// <returns>False if the key is absent or expired.</returns>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    public bool Refresh(ReadOnlySpan<byte> key) => Read(key, CacheHashing.Hash(key), default, copy: false) >= 0;
+
+    /// <summary>Resets the sliding expiration of the UTF-8 bytes of <paramref name="key"/>.</summary>
+    /// <returns>False if the key is absent or expired.</returns>
+    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    public bool Refresh(ReadOnlySpan<char> key)
+    {
+        byte[]? rented = null;
+        try
+        {
+            return Refresh(Encode(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default, ref rented));
+        }
+        finally
+        {
+            if (rented is not null) ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
+    /// <summary>The value's length, -1 for a miss; with <paramref name="copy"/>, the value is copied into
+    /// <paramref name="destination"/> when it fits (and the read counts as an access only then).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int Read(ReadOnlySpan<byte> key, ulong hash, Span<byte> destination, bool copy)
+    {
+        var slot = ReaderGate.Enter();
+        bool drain = false;
+        CacheStore? store;
+        int length;
+        try
+        {
+            store = Volatile.Read(ref _store);
+            if (store is null) ThrowDisposed();
+            byte* entry = store.Find(key, hash, out uint reference);
+            if (entry == null) return -1;
+            if (CacheStore.MayExpire(entry) && CacheStore.IsExpired(entry, _clock.GetUtcNow().UtcTicks)) return -1;
+            length = CacheStore.ValueLength(entry);
+            if (!copy || length <= destination.Length)
+            {
+                if (copy) store.CopyValue(entry, destination);
+                drain = store.Touch(reference, entry, _clock);
+            }
+        }
+        finally
+        {
+            ReaderGate.Exit(slot);
+        }
+        // Outside the gate (a drain takes the writer lock, and a writer may wait for readers): only if the lock is free.
+        if (drain) TryDrain(store);
+        return length;
+    }
+
+    /// <summary>Applies the recorded reads if the writer lock is free at once: a read never waits for a writer.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void TryDrain(CacheStore store)
+    {
+        if (!Monitor.TryEnter(_writeLock)) return;
+        try
+        {
+            // The store may have been replaced by Clear or freed by Dispose meanwhile: drain only the current one.
+            if (ReferenceEquals(_store, store)) store.Drain();
+        }
+        finally
+        {
+            Monitor.Exit(_writeLock);
+        }
+    }
+
+    // ---- Remove, Clear, Dispose ----
+
+    /// <summary>Removes <paramref name="key"/>.</summary>
+    /// <returns>True if a live entry was removed (an expired one is removed too, and counted as an expiration, but false).</returns>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    public bool Remove(ReadOnlySpan<byte> key)
+    {
+        ulong hash = CacheHashing.Hash(key);
+        long now = _clock.GetUtcNow().UtcTicks;
+        lock (_writeLock)
+        {
+            int removed = WriterStore.Remove(key, hash, now);
+            if (removed == 2) Volatile.Write(ref _counters.Expirations, _counters.Expirations + 1);
+            return removed == 1;
+        }
+    }
+
+    /// <summary>Removes the UTF-8 bytes of <paramref name="key"/>; as <see cref="Remove(ReadOnlySpan{byte})"/>.</summary>
+    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    public bool Remove(ReadOnlySpan<char> key)
+    {
+        byte[]? rented = null;
+        try
+        {
+            return Remove(Encode(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default, ref rented));
+        }
+        finally
+        {
+            if (rented is not null) ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
+    /// <summary>Removes every entry and gives the blocks back to the system, once the reads in progress have ended.</summary>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused the new index; the cache is unchanged.</exception>
+    public void Clear()
+    {
+        CacheStore old;
+        lock (_writeLock)
+        {
+            old = WriterStore;
+            // Release: the new store's initialised index before a reader can load the reference.
+            Volatile.Write(ref _store, new CacheStore(_layout));
+        }
+        ReaderGate.WaitForReaders();
+        old.Free();
+    }
+
+    /// <summary>Frees the native memory once the reads in progress have ended. Afterwards every member throws
+    /// <see cref="ObjectDisposedException"/>. Thread-safe and idempotent.</summary>
+    public void Dispose()
+    {
+        CacheStore? old;
+        lock (_writeLock)
+        {
+            old = _store;
+            if (old is null) return;
+            Volatile.Write(ref _store, null);
+        }
+        ReaderGate.WaitForReaders();
+        old.Free();
+        CacheMetrics.Unregister(this);
+        GC.SuppressFinalize(this);
+    }
+
+    /// <summary><c>NativeCache 'sessions' (12 entries, 65,536 of 1,048,576 bytes)</c>, or <c>(disposed)</c>.</summary>
+    public override string ToString()
+        => Volatile.Read(ref _store) is { } store
+            ? $"{_description} ({Plural.Of(store.Count, "entry", "entries")}, {store.NativeBytes} of {_maxBytes} bytes)"
+            : $"{_description} (disposed)";
+
+    private CacheStore WriterStore
+    {
+        get
+        {
+            var store = _store;
+            if (store is null) ThrowDisposed();
+            return store;
+        }
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowDisposed() => ThrowHelper.ThrowDisposed(_description);
+
+    /// <summary>The UTF-8 bytes of <paramref name="key"/> in <paramref name="stack"/> when they fit, else in a rented array.</summary>
+    private static ReadOnlySpan<byte> Encode(ReadOnlySpan<char> key, Span<byte> stack, ref byte[]? rented)
+    {
+        Span<byte> buffer = stack;
+        if (key.Length * 3 > buffer.Length)
+        {
+            rented = ArrayPool<byte>.Shared.Rent(checked(key.Length * 3));
+            buffer = rented;
+        }
+        var status = Utf8.FromUtf16(key, buffer, out int read, out int written, replaceInvalidSequences: false);
+        if (status != OperationStatus.Done) ThrowHelper.ThrowInvalidKey(read);
+        return buffer[..written];
+    }
+}
+
+/// <summary>The counters the writers keep (under the cache's lock; read with Volatile.Read).</summary>
+internal struct CacheCounters
+{
+    public long Evictions;
+    public long Expirations;
+    public long Refusals;
+}

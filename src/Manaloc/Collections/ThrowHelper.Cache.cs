@@ -1,0 +1,11 @@
+using System.Diagnostics.CodeAnalysis;
+
+namespace Manaloc;
+
+/// <summary>Throwing for the native cache lives here, so its reads and writes stay small enough to inline.</summary>
+internal static partial class ThrowHelper
+{
+    [DoesNotReturn]
+    public static void ThrowInvalidKey(int index)
+        => throw new ArgumentException($"The key has a lone surrogate at index {index}: it has no UTF-8 form, so it cannot be a cache key.", "key");
+}

@@ -1,0 +1,509 @@
+using System.Buffers;
+using System.Diagnostics.Metrics;
+using System.Diagnostics.Tracing;
+using System.Runtime.CompilerServices;
+using System.Text;
+using Manaloc.Collections;
+using Manaloc.Diagnostics;
+using Microsoft.Extensions.Time.Testing;
+
+namespace Manaloc.Tests.Collections;
+
+public sealed class NativeCacheTests
+{
+    private static NativeCache NewCache(long maxBytes = 1 << 20, TimeProvider? clock = null, long maxEntryBytes = 0, string? name = null)
+        => new(new NativeCacheOptions { MaxBytes = maxBytes, TimeProvider = clock ?? TimeProvider.System, MaxEntryBytes = maxEntryBytes, Name = name });
+
+    private static byte[] Value(int length, int seed)
+    {
+        var v = new byte[length];
+        new Random(seed).NextBytes(v);
+        return v;
+    }
+
+    private static byte[]? Get(NativeCache cache, ReadOnlySpan<byte> key)
+    {
+        var writer = new ArrayBufferWriter<byte>();
+        return cache.TryGet(key, writer) ? writer.WrittenSpan.ToArray() : null;
+    }
+
+    private static byte[]? Get(NativeCache cache, string key)
+    {
+        var writer = new ArrayBufferWriter<byte>();
+        return cache.TryGet(key, writer) ? writer.WrittenSpan.ToArray() : null;
+    }
+
+    [Fact]
+    public void Set_then_TryGet_returns_the_bytes_for_keys_and_values_of_every_length_across_chunk_boundaries()
+    {
+        using var cache = NewCache(4 << 20, maxEntryBytes: 64 * 1024);
+        int[] lengths = [0, 1, 3, 4, 5, 59, 60, 63, 64, 65, 119, 120, 121, 500, 4096];
+        foreach (int k in lengths)
+        {
+            for (int j = 0; j < lengths.Length; j++)
+            {
+                int v = lengths[j];
+                byte[] key = Value(k, k * 7919 + v);
+                if (k > 0) key[0] = (byte)j; // distinct keys for distinct value lengths
+                byte[] value = Value(v, k + v);
+                Assert.True(cache.Set(key, value));
+                Assert.Equal(value, Get(cache, key));
+            }
+        }
+        Assert.Equal(lengths.Length * (lengths.Length - 1) + 1, cache.Count); // the empty key was set once per value length
+    }
+
+    [Fact]
+    public void A_hit_appends_to_the_writer_and_a_miss_writes_nothing()
+    {
+        using var cache = NewCache();
+        cache.Set("k"u8, [1, 2, 3]);
+        var writer = new ArrayBufferWriter<byte>();
+        writer.Write(new byte[] { 9 });
+        Assert.True(cache.TryGet("k"u8, writer));
+        Assert.Equal(new byte[] { 9, 1, 2, 3 }, writer.WrittenSpan.ToArray());
+        Assert.False(cache.TryGet("absent"u8, writer));
+        Assert.Equal(4, writer.WrittenCount);
+        var stats = cache.GetStatistics();
+        Assert.Equal(1, stats.Hits);
+        Assert.Equal(1, stats.Misses);
+    }
+
+    [Fact]
+    public void A_value_larger_than_the_writers_first_span_is_read_whole()
+    {
+        using var cache = NewCache();
+        byte[] value = Value(3000, 1);
+        cache.Set("big"u8, value);
+        var writer = new ArrayBufferWriter<byte>(1); // first span far smaller than the value
+        Assert.True(cache.TryGet("big"u8, writer));
+        Assert.Equal(value, writer.WrittenSpan.ToArray());
+        Assert.Equal(1, cache.GetStatistics().Hits);
+    }
+
+    [Fact]
+    public void Char_keys_are_their_UTF_8_bytes_without_a_string()
+    {
+        using var cache = NewCache();
+        Assert.True(cache.Set("clé-日本", [1]));
+        Assert.Equal(new byte[] { 1 }, Get(cache, Encoding.UTF8.GetBytes("clé-日本")));
+        Assert.True(cache.Set(Encoding.UTF8.GetBytes("clé-日本"), [2]));
+        Assert.Equal(new byte[] { 2 }, Get(cache, "clé-日本"));
+        string longKey = new('x', 5000); // above the stack buffer: a rented one
+        Assert.True(cache.Set(longKey, [3]));
+        Assert.Equal(new byte[] { 3 }, Get(cache, longKey));
+        Assert.True(cache.Refresh(longKey));
+        Assert.True(cache.Remove(longKey));
+        Assert.Null(Get(cache, longKey));
+    }
+
+    [Fact]
+    public void A_key_with_a_lone_surrogate_is_refused_naming_the_problem()
+    {
+        using var cache = NewCache();
+        var e = Assert.Throws<ArgumentException>(() => cache.Set("ab\uD800", [1]));
+        Assert.Contains("lone surrogate at index 2", e.Message);
+        Assert.Throws<ArgumentException>(() => cache.TryGet("\uDC00", new ArrayBufferWriter<byte>()));
+        Assert.Equal(0, cache.Count);
+    }
+
+    [Fact]
+    public void Set_replaces_and_Remove_removes()
+    {
+        using var cache = NewCache();
+        Assert.True(cache.Set("k"u8, [1]));
+        Assert.True(cache.Set("k"u8, Value(700, 2)));
+        Assert.Equal(Value(700, 2), Get(cache, "k"u8));
+        Assert.Equal(1, cache.Count);
+        Assert.Equal(NativeCache.EntrySize(1, 700), cache.GetStatistics().EntryBytes);
+        Assert.True(cache.Remove("k"u8));
+        Assert.False(cache.Remove("k"u8));
+        Assert.Null(Get(cache, "k"u8));
+        Assert.Equal(0, cache.Count);
+        Assert.Equal(0, cache.GetStatistics().EntryBytes);
+    }
+
+    [Fact]
+    public void A_multi_segment_value_is_stored_whole()
+    {
+        using var cache = NewCache();
+        var first = new Segment(Value(50, 1), 0);
+        var last = first.Append(Value(100, 2)).Append(Value(7, 3));
+        var sequence = new ReadOnlySequence<byte>(first, 0, last, last.Memory.Length);
+        Assert.True(cache.Set("seq", sequence, default));
+        Assert.Equal(sequence.ToArray(), Get(cache, "seq"));
+    }
+
+    private sealed class Segment : ReadOnlySequenceSegment<byte>
+    {
+        public Segment(byte[] bytes, long runningIndex)
+        {
+            Memory = bytes;
+            RunningIndex = runningIndex;
+        }
+
+        public Segment Append(byte[] bytes)
+        {
+            var next = new Segment(bytes, RunningIndex + Memory.Length);
+            Next = next;
+            return next;
+        }
+    }
+
+    [Fact]
+    public void An_entry_above_MaxEntryBytes_is_refused_counted_removes_the_old_value_and_evicts_nothing()
+    {
+        using var cache = NewCache(64 * 1024, maxEntryBytes: 1024);
+        Assert.Equal(1024, cache.MaxEntryBytes);
+        for (int i = 0; i < 20; i++) Assert.True(cache.Set(BitConverter.GetBytes(i), Value(100, i)));
+        Assert.True(cache.Set("k"u8, [1]));
+        Assert.False(cache.Set("k"u8, Value(2000, 1)));
+        Assert.Null(Get(cache, "k"u8)); // no stale old value
+        var stats = cache.GetStatistics();
+        Assert.Equal(1, stats.Refusals);
+        Assert.Equal(0, stats.Evictions);
+        Assert.Equal(20, cache.Count);
+        for (int i = 0; i < 20; i++) Assert.Equal(Value(100, i), Get(cache, BitConverter.GetBytes(i)));
+        // The limit is on the entry as counted: key + value + header in whole chunks.
+        int fits = 4 + 15 * 60 - 1; // 16 chunks hold 4 + 15 x 60 bytes of key and value after the header; one key byte
+        Assert.Equal(1024, NativeCache.EntrySize(1, fits));
+        Assert.True(cache.Set("x"u8, new byte[fits]));
+        Assert.False(cache.Set("x"u8, new byte[fits + 1]));
+    }
+
+    [Fact]
+    public void The_default_MaxEntryBytes_is_a_sixteenth_of_the_space_for_entries()
+    {
+        using var cache = NewCache(1 << 20);
+        Assert.InRange(cache.MaxEntryBytes, (1 << 20) / 20, (1 << 20) / 16);
+    }
+
+    [Fact]
+    public void The_byte_budget_holds_while_filling_far_beyond_it_and_evictions_make_room()
+    {
+        const long budget = 256 * 1024;
+        using var cache = NewCache(budget);
+        var random = new Random(5);
+        for (int i = 0; i < 20_000; i++)
+        {
+            Assert.True(cache.Set(BitConverter.GetBytes(i), Value(random.Next(0, 600), i)));
+            var s = cache.GetStatistics();
+            Assert.True(s.Bytes <= budget, $"{s.Bytes} bytes above the budget of {budget}");
+            Assert.True(s.EntryBytes <= s.Bytes);
+        }
+        var stats = cache.GetStatistics();
+        Assert.True(stats.Evictions > 10_000, $"{stats.Evictions} evictions");
+        Assert.Equal(20_000, stats.Evictions + stats.Entries);
+        Assert.True(stats.EntryBytes > budget * 8 / 10, $"{stats.EntryBytes} of {budget} bytes hold entries");
+        long held = 0;
+        random = new Random(5);
+        for (int i = 0; i < 20_000; i++)
+        {
+            int length = random.Next(0, 600);
+            if (Get(cache, BitConverter.GetBytes(i)) is { } v)
+            {
+                Assert.Equal(Value(length, i), v);
+                held += NativeCache.EntrySize(4, length);
+            }
+        }
+        Assert.Equal(stats.EntryBytes, held);
+    }
+
+    [Fact]
+    public void Entries_read_often_survive_a_one_pass_scan()
+    {
+        using var cache = NewCache(64 * 1024);
+        for (int i = 0; i < 100; i++) cache.Set(BitConverter.GetBytes(i), new byte[100]);
+        var writer = new ArrayBufferWriter<byte>();
+        for (int i = 0; i < 100; i++) Assert.True(cache.TryGet(BitConverter.GetBytes(i), writer));
+        for (int i = 1000; i < 1300; i++) cache.Set(BitConverter.GetBytes(i), new byte[100]); // the scan: 3x what fits
+        int survivors = 0;
+        for (int i = 0; i < 100; i++) survivors += cache.TryGet(BitConverter.GetBytes(i), writer) ? 1 : 0;
+        Assert.True(survivors >= 90, $"{survivors} of 100 hot entries survived");
+    }
+
+    [Fact]
+    public void Expired_entries_are_never_returned_absolute_relative_and_sliding()
+    {
+        var clock = new FakeTimeProvider(new DateTimeOffset(2030, 1, 1, 0, 0, 0, TimeSpan.Zero));
+        using var cache = NewCache(clock: clock);
+        Assert.True(cache.Set("ttl"u8, [1], TimeSpan.FromSeconds(10)));
+        Assert.True(cache.Set("abs"u8, [2], new NativeCacheEntryOptions { AbsoluteExpiration = clock.GetUtcNow().AddSeconds(20) }));
+        Assert.True(cache.Set("slide"u8, [3], new NativeCacheEntryOptions { SlidingExpiration = TimeSpan.FromSeconds(5) }));
+        Assert.True(cache.Set("capped"u8, [4], new NativeCacheEntryOptions { SlidingExpiration = TimeSpan.FromSeconds(5), TimeToLive = TimeSpan.FromSeconds(12) }));
+        clock.Advance(TimeSpan.FromSeconds(4));
+        Assert.NotNull(Get(cache, "slide"u8)); // slides to 9 s
+        Assert.True(cache.Refresh("capped"u8)); // slides to 9 s
+        clock.Advance(TimeSpan.FromSeconds(4)); // 8 s
+        Assert.NotNull(Get(cache, "slide"u8)); // slides to 13 s
+        Assert.True(cache.Refresh("capped"u8)); // would slide to 13 s, capped at 12
+        clock.Advance(TimeSpan.FromSeconds(2) - TimeSpan.FromTicks(1)); // just before 10 s
+        Assert.Equal(new byte[] { 1 }, Get(cache, "ttl"u8));
+        clock.Advance(TimeSpan.FromTicks(1)); // 10 s
+        Assert.Null(Get(cache, "ttl"u8));
+        Assert.False(cache.Refresh("ttl"u8));
+        clock.Advance(TimeSpan.FromSeconds(2)); // 12 s
+        Assert.Null(Get(cache, "capped"u8));
+        Assert.NotNull(Get(cache, "slide"u8)); // slides to 17 s
+        Assert.NotNull(Get(cache, "abs"u8));
+        clock.Advance(TimeSpan.FromSeconds(8)); // 20 s
+        Assert.Null(Get(cache, "abs"u8));
+        Assert.Null(Get(cache, "slide"u8));
+        // Removing an expired entry counts an expiration and answers false.
+        Assert.False(cache.Remove("abs"u8));
+        Assert.Equal(1, cache.GetStatistics().Expirations);
+    }
+
+    [Fact]
+    public void An_already_expired_entry_is_refused_and_removes_the_old_value()
+    {
+        var clock = new FakeTimeProvider(new DateTimeOffset(2030, 1, 1, 0, 0, 0, TimeSpan.Zero));
+        using var cache = NewCache(clock: clock);
+        cache.Set("k"u8, [1]);
+        Assert.False(cache.Set("k"u8, [2], TimeSpan.Zero));
+        Assert.Null(Get(cache, "k"u8));
+        Assert.False(cache.Set("k"u8, [2], new NativeCacheEntryOptions { AbsoluteExpiration = clock.GetUtcNow() }));
+        Assert.False(cache.Set("k"u8, [2], TimeSpan.FromSeconds(-1)));
+        Assert.Equal(3, cache.GetStatistics().Refusals);
+        var e = Assert.Throws<ArgumentOutOfRangeException>(() => cache.Set("k"u8, [2], new NativeCacheEntryOptions { SlidingExpiration = TimeSpan.Zero }));
+        Assert.Contains("SlidingExpiration", e.Message);
+        Assert.True(cache.Set("k"u8, [3], TimeSpan.MaxValue)); // far future: no overflow
+        clock.Advance(TimeSpan.FromDays(3650));
+        Assert.Equal(new byte[] { 3 }, Get(cache, "k"u8));
+    }
+
+    [Fact]
+    public void Eviction_removes_expired_entries_first_and_counts_them_as_expirations()
+    {
+        var clock = new FakeTimeProvider(new DateTimeOffset(2030, 1, 1, 0, 0, 0, TimeSpan.Zero));
+        using var cache = NewCache(64 * 1024, clock: clock);
+        for (int i = 0; i < 200; i++) cache.Set(BitConverter.GetBytes(i), new byte[200], TimeSpan.FromSeconds(1));
+        clock.Advance(TimeSpan.FromSeconds(2));
+        for (int i = 1000; i < 1400; i++) cache.Set(BitConverter.GetBytes(i), new byte[200]);
+        var stats = cache.GetStatistics();
+        Assert.True(stats.Expirations >= 150, $"{stats.Expirations} expirations, {stats.Evictions} evictions");
+    }
+
+    [Fact]
+    public void Bad_options_are_refused_naming_the_option()
+    {
+        Assert.Equal("options", Assert.Throws<ArgumentNullException>(() => new NativeCache(null!)).ParamName);
+        Assert.Equal("options.MaxBytes", Assert.Throws<ArgumentOutOfRangeException>(() => new NativeCache(new NativeCacheOptions())).ParamName);
+        var small = Assert.Throws<ArgumentOutOfRangeException>(() => NewCache(NativeCache.MinimumMaxBytes - 1));
+        Assert.Contains("8192", small.Message);
+        Assert.Throws<ArgumentOutOfRangeException>(() => NewCache(NativeCache.MaximumMaxBytes + 1));
+        Assert.Equal("options.MaxEntryBytes", Assert.Throws<ArgumentOutOfRangeException>(() => NewCache(1 << 20, maxEntryBytes: -1)).ParamName);
+        Assert.Equal("options.MaxEntryBytes", Assert.Throws<ArgumentOutOfRangeException>(() => NewCache(1 << 20, maxEntryBytes: 1 << 20)).ParamName);
+        Assert.Equal("options.TimeProvider", Assert.Throws<ArgumentNullException>(() => new NativeCache(new NativeCacheOptions { MaxBytes = 1 << 20, TimeProvider = null! })).ParamName);
+        using var cache = NewCache();
+        Assert.Equal("destination", Assert.Throws<ArgumentNullException>(() => cache.TryGet("k"u8, null!)).ParamName);
+    }
+
+    [Fact]
+    public void The_smallest_budget_holds_an_entry_as_large_as_its_whole_space()
+    {
+        using var cache = NewCache(NativeCache.MinimumMaxBytes, maxEntryBytes: 4096);
+        Assert.True(cache.GetStatistics().Bytes <= NativeCache.MinimumMaxBytes);
+        int largest = 4 + 63 * 60 - 1; // 64 chunks, a 1-byte key
+        Assert.True(cache.Set("a"u8, new byte[100]));
+        Assert.True(cache.Set("b"u8, Value(largest, 1)));
+        Assert.Equal(Value(largest, 1), Get(cache, "b"u8));
+        Assert.Null(Get(cache, "a"u8));
+        Assert.True(cache.Set("b"u8, Value(largest, 2))); // a replace as large as the space: the old entry is evicted first
+        Assert.Equal(Value(largest, 2), Get(cache, "b"u8));
+        Assert.True(cache.GetStatistics().Bytes <= NativeCache.MinimumMaxBytes);
+    }
+
+    [Fact]
+    public void Every_member_throws_ObjectDisposedException_after_Dispose_and_Dispose_is_idempotent()
+    {
+        var cache = NewCache(name: "gone");
+        cache.Set("k"u8, [1]);
+        cache.Dispose();
+        cache.Dispose();
+        var writer = new ArrayBufferWriter<byte>();
+        Assert.Contains("gone", Assert.Throws<ObjectDisposedException>(() => cache.Set("k"u8, [1])).Message);
+        Assert.Throws<ObjectDisposedException>(() => cache.Set("k", [1]));
+        Assert.Throws<ObjectDisposedException>(() => cache.Set("k"u8, [1], TimeSpan.FromSeconds(1)));
+        Assert.Throws<ObjectDisposedException>(() => cache.Set("k", new ReadOnlySequence<byte>(new byte[] { 1 }), default));
+        Assert.Throws<ObjectDisposedException>(() => cache.Set("k"u8, [200], TimeSpan.Zero)); // even a refusal
+        Assert.Throws<ObjectDisposedException>(() => cache.TryGet("k"u8, writer));
+        Assert.Throws<ObjectDisposedException>(() => cache.TryGet("k", writer));
+        Assert.Throws<ObjectDisposedException>(() => cache.Refresh("k"u8));
+        Assert.Throws<ObjectDisposedException>(() => cache.Remove("k"u8));
+        Assert.Throws<ObjectDisposedException>(() => cache.Remove("k"));
+        Assert.Throws<ObjectDisposedException>(() => cache.Count);
+        Assert.Throws<ObjectDisposedException>(() => cache.Clear());
+        Assert.Throws<ObjectDisposedException>(() => cache.GetStatistics());
+        Assert.Equal("NativeCache 'gone' (disposed)", cache.ToString());
+    }
+
+    [Fact]
+    public void Clear_removes_every_entry_and_gives_the_blocks_back()
+    {
+        using var cache = NewCache(1 << 20);
+        long empty = cache.GetStatistics().Bytes;
+        for (int i = 0; i < 1000; i++) cache.Set(BitConverter.GetBytes(i), new byte[300]);
+        Assert.True(cache.GetStatistics().Bytes > empty + 300_000);
+        cache.Clear();
+        Assert.Equal(0, cache.Count);
+        Assert.Equal(empty, cache.GetStatistics().Bytes);
+        Assert.Null(Get(cache, BitConverter.GetBytes(5)));
+        Assert.True(cache.Set("again"u8, [1]));
+        Assert.Equal(new byte[] { 1 }, Get(cache, "again"u8));
+    }
+
+    [Fact]
+    public void The_meters_report_entries_bytes_and_counters_by_name()
+    {
+        using var cache = NewCache(64 * 1024, maxEntryBytes: 1024, name: "metered-cache");
+        for (int i = 0; i < 500; i++) cache.Set(BitConverter.GetBytes(i), new byte[100]);
+        cache.Set("huge"u8, new byte[5000]);
+        var writer = new ArrayBufferWriter<byte>();
+        cache.TryGet(BitConverter.GetBytes(499), writer);
+        cache.TryGet("absent"u8, writer);
+        var seen = new Dictionary<string, long>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == ManalocTelemetry.MemoryMeterName && instrument.Name.StartsWith("manaloc.cache.", StringComparison.Ordinal)) l.EnableMeasurementEvents(instrument);
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            foreach (var tag in tags)
+            {
+                if (tag.Key == ManalocTelemetry.NameTag && (string?)tag.Value == "metered-cache") seen[instrument.Name] = value;
+            }
+        });
+        listener.Start();
+        listener.RecordObservableInstruments();
+        var stats = cache.GetStatistics();
+        Assert.Equal(stats.Entries, seen["manaloc.cache.entries"]);
+        Assert.Equal(stats.Bytes, seen["manaloc.cache.native_bytes"]);
+        Assert.Equal(1, seen["manaloc.cache.hits"]);
+        Assert.Equal(1, seen["manaloc.cache.misses"]);
+        Assert.Equal(1, seen["manaloc.cache.refusals"]);
+        Assert.Equal(500 - stats.Entries, seen["manaloc.cache.evictions"]);
+        Assert.Equal(0, seen["manaloc.cache.expirations"]);
+    }
+
+    private sealed class LeakListener : EventListener
+    {
+        public readonly List<string> Leaks = [];
+        protected override void OnEventSourceCreated(EventSource source)
+        {
+            if (source.Name == ManalocTelemetry.EventSourceName) EnableEvents(source, EventLevel.Warning);
+        }
+        protected override void OnEventWritten(EventWrittenEventArgs e)
+        {
+            if (e.EventId == 1 && e.Payload is { Count: 3 } p)
+            {
+                lock (Leaks) Leaks.Add($"{p[0]}|{p[1]}");
+            }
+        }
+    }
+
+    [Fact]
+    public void A_cache_never_disposed_appears_in_the_leak_report()
+    {
+        using var listener = new LeakListener();
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Forget()
+        {
+            var cache = NewCache(name: "forgotten-cache");
+            cache.Set("a"u8, [1]);
+            cache.Set("b"u8, [2]);
+        }
+        Forget();
+        for (int i = 0; i < 3; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+        lock (listener.Leaks)
+        {
+            Assert.Contains(listener.Leaks, l => l.StartsWith("NativeCache 'forgotten-cache', never disposed", StringComparison.Ordinal) && l.EndsWith("|2", StringComparison.Ordinal));
+        }
+    }
+
+    [Fact]
+    public void TryGet_into_a_reused_writer_and_Set_after_warm_up_allocate_nothing()
+    {
+        using var cache = NewCache(256 * 1024);
+        byte[] value = new byte[300];
+        var keys = new byte[2000][];
+        for (int i = 0; i < keys.Length; i++) keys[i] = BitConverter.GetBytes(i);
+        var writer = new ArrayBufferWriter<byte>(4096);
+        void Run()
+        {
+            for (int i = 0; i < keys.Length; i++)
+            {
+                cache.Set(keys[i], value); // beyond the budget: evicts and reclaims
+                writer.ResetWrittenCount();
+                cache.TryGet(keys[i], writer);
+                cache.TryGet(keys[(i * 7) % keys.Length], writer);
+                cache.Set("string-key", value);
+                writer.ResetWrittenCount();
+                cache.TryGet("string-key", writer);
+            }
+        }
+        Run();
+        Assert.Equal(0, Allocations.OnThisThread(Run));
+    }
+
+    [Fact]
+    public void Readers_racing_replaces_evictions_removes_and_Clear_see_whole_values_only()
+    {
+        // Every value is its key's id and a version repeated, in a length that changes with the version: a torn or
+        // reused read shows mixed bytes or a length that does not match.
+        using var cache = NewCache(128 * 1024);
+        const int keys = 400;
+        static byte[] Versioned(int id, int version)
+        {
+            var v = new byte[50 + (version * 37 + id) % 400];
+            for (int i = 0; i < v.Length; i++) v[i] = (byte)(id ^ version);
+            v[0] = (byte)version;
+            return v;
+        }
+        using var stop = new CancellationTokenSource(TimeSpan.FromSeconds(2));
+        var failures = new List<string>();
+        var writer = new Thread(() =>
+        {
+            var random = new Random(1);
+            int version = 0;
+            while (!stop.IsCancellationRequested)
+            {
+                int id = random.Next(keys);
+                version = (version + 1) & 0xFF;
+                switch (random.Next(50))
+                {
+                    case 0: cache.Remove(BitConverter.GetBytes(id)); break;
+                    case 1: cache.Clear(); break;
+                    default: cache.Set(BitConverter.GetBytes(id), Versioned(id, version)); break;
+                }
+            }
+        });
+        var readers = Enumerable.Range(0, 2).Select(r => new Thread(() =>
+        {
+            var random = new Random(r + 10);
+            var buffer = new ArrayBufferWriter<byte>(1024);
+            while (!stop.IsCancellationRequested)
+            {
+                int id = random.Next(keys);
+                buffer.ResetWrittenCount();
+                if (!cache.TryGet(BitConverter.GetBytes(id), buffer)) continue;
+                var v = buffer.WrittenSpan;
+                int version = v[0];
+                bool whole = v.Length == 50 + (version * 37 + id) % 400;
+                for (int i = 1; whole && i < v.Length; i++) whole = v[i] == (byte)(id ^ version);
+                if (!whole) lock (failures) failures.Add($"key {id}: torn value of {v.Length} bytes, version {version}");
+            }
+        })).ToArray();
+        writer.Start();
+        foreach (var t in readers) t.Start();
+        writer.Join();
+        foreach (var t in readers) t.Join();
+        Assert.Empty(failures);
+        Assert.True(cache.GetStatistics().Bytes <= 128 * 1024);
+    }
+}
