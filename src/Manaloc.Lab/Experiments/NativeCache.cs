@@ -95,7 +95,7 @@ public sealed class NativeCache() : Experiment(
     public override void Run(ExperimentContext context)
     {
         var plan = new NativeCachePlan(Native, NativeCacheProbe.Entries(context.Settings), NativeCacheProbe.OverflowBudget(context.Settings));
-        var timeout = TimeSpan.FromMinutes(context.Settings.Pick(smoke: 2, quick: 2, full: 20));
+        var timeout = TimeSpan.FromMinutes(context.Settings.Pick(smoke: 2, quick: 5, full: 30));
         foreach (string variant in CacheSubjects.Caches)
         {
             var child = context.RunChild("run", (plan with { Variant = variant }).ToArguments(), environment: null, timeout);
