@@ -16,18 +16,15 @@ namespace Manaloc.Collections;
 /// the chain): the first chunk holds the header and the start of the key; key then value follow, 60 bytes per
 /// chunk. One chunk size means no size class can starve another: any eviction frees chunks every entry can use.</para>
 /// <para>Readers (lock-free, read-copy-update): an entry's chunks are written before a release store links it
-/// into its bucket, and never change while it is reachable (only the reader-written <c>visited</c> flag and the
-/// sliding expiry do). Removing an entry unlinks it (release store) and puts it on the retired list, whose chunks go
+/// into its bucket, and never change while it is reachable (but for the sliding expiry, which readers store). Removing an entry unlinks it (release store) and puts it on the retired list, whose chunks go
 /// back to the free list only after <see cref="ReaderGate.WaitForReaders"/>: every read that may have loaded a link
 /// to it has ended (see <see cref="ReaderGate"/>'s ordering argument: unlink, process-wide barrier, wait for each
 /// reader that was inside). So a reader never sees an entry's chunks reused: it copies the old value whole or the
-/// new one whole. The wait is amortised: retired chunks are reclaimed in batches of about 1/128 of the space.</para>
-/// <para>Eviction (SIEVE): entries sit in one queue, newest at the head; a read sets the entry's visited flag (a
-/// plain byte store, harmless on a retired entry, whose memory is not reused while the reader is inside). The hand
-/// walks from the tail toward the head: a visited entry is kept and its flag cleared, an unvisited or expired one is
-/// removed; at the head it wraps to the tail.</para>
+/// new one whole. The wait is amortised: retired chunks are reclaimed in batches of about 1/512 of the space (at most 256 chunks).</para>
+/// <para>Eviction: W-TinyLFU (see CacheStore.Policy.cs); the policy's queues link through the header, which
+/// readers never read.</para>
 /// </remarks>
-internal sealed unsafe class CacheStore
+internal sealed unsafe partial class CacheStore
 {
     internal const int ChunkBytes = 64;
     internal const int ChunkShift = 6;
@@ -43,7 +40,7 @@ internal sealed unsafe class CacheStore
     private const int ExpiresOffset = 32;      // UTC ticks; Never when the entry does not expire
     private const int AbsoluteOffset = 40;     // the cap of a sliding expiry
     private const int SlidingOffset = 48;      // ticks; 0 when not sliding
-    private const int VisitedOffset = 56;      // set by readers, cleared by the SIEVE hand
+    private const int QueueOffset = 56;        // the policy's queue of the entry (writer-only)
     internal const int HeaderBytes = 60;
     private const int FirstPayload = ChunkBytes - HeaderBytes; // 4 bytes of the key in the first chunk
     internal const long Never = long.MaxValue;
@@ -67,7 +64,6 @@ internal sealed unsafe class CacheStore
     private long _freeChunks;
     private uint _retiredHead;
     private long _retiredChunks;
-    private uint _head, _tail, _hand;
     private long _count;
     private long _entryChunks;
     private bool _freed;
@@ -78,7 +74,7 @@ internal sealed unsafe class CacheStore
         _blockShift = layout.BlockShift;
         _bucketMask = (uint)(layout.Buckets - 1);
         _fixedBytes = layout.FixedBytes;
-        _reclaimBatch = Math.Clamp(layout.CapacityChunks / 128, 1, 1024);
+        _reclaimBatch = Math.Clamp(layout.CapacityChunks / 512, 1, 256);
         try
         {
             _directory = (nint)NativeMemory.AlignedAlloc((nuint)((long)_maxBlocks * sizeof(nint)), 64);
@@ -90,6 +86,30 @@ internal sealed unsafe class CacheStore
             throw;
         }
         NativeMemory.Clear((void*)_buckets, (nuint)(layout.Buckets * sizeof(uint)));
+        try
+        {
+            _heads = (ulong*)NativeMemory.AlignedAlloc((nuint)layout.HeadBitmapBytes, 64);
+            _sketch = (ulong*)NativeMemory.AlignedAlloc((nuint)(layout.SketchLongs * sizeof(ulong)), 64);
+        }
+        catch (OutOfMemoryException)
+        {
+            FreePolicy();
+            NativeMemory.AlignedFree((void*)_directory);
+            NativeMemory.AlignedFree((void*)_buckets);
+            throw;
+        }
+        NativeMemory.Clear(_heads, (nuint)layout.HeadBitmapBytes);
+        NativeMemory.Clear(_sketch, (nuint)(layout.SketchLongs * sizeof(ulong)));
+        _sketchMask = (uint)(layout.SketchLongs - 1);
+        _sampleSize = 10 * layout.SketchLongs;
+        long capacity = layout.CapacityChunks - _reclaimBatch;
+        _windowMax = Math.Max(1, capacity / 100);
+        _protectedMax = (capacity - _windowMax) * 8 / 10;
+        int stripes = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Clamp(Environment.ProcessorCount, 1, 64));
+        _stripeMask = stripes - 1;
+        _readSlots = new ulong[stripes * ReadStripeSlots];
+        _readCursors = new long[stripes * CursorStride];
+        _drained = new long[stripes];
     }
 
     public long Count => Volatile.Read(ref _count);
@@ -121,9 +141,9 @@ internal sealed unsafe class CacheStore
     /// <summary>The entry of <paramref name="key"/>, or null. Lock-free: links are loaded with acquire, so the
     /// entry's chunks, written before the release store that linked it, are seen whole.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public byte* Find(ReadOnlySpan<byte> key, ulong hash)
+    public byte* Find(ReadOnlySpan<byte> key, ulong hash, out uint reference)
     {
-        uint reference = Volatile.Read(ref Bucket(hash));
+        reference = Volatile.Read(ref Bucket(hash));
         while (reference != 0)
         {
             byte* entry = At(reference);
@@ -158,15 +178,17 @@ internal sealed unsafe class CacheStore
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static bool MayExpire(byte* entry) => Volatile.Read(ref *(long*)(entry + ExpiresOffset)) != Never;
 
-    /// <summary>A read's bookkeeping: the visited flag, and a sliding entry's expiry moved to now + sliding (capped by
-    /// its absolute expiry). Plain stores, also harmless on an entry just retired (its memory is not reused while the
-    /// reader is inside the gate); two readers racing store nearly the same instant.</summary>
+    /// <summary>A read's bookkeeping: the access recorded for the policy (see <see cref="RecordAccess"/>), and a sliding
+    /// entry's expiry moved to now + sliding (capped by its absolute expiry): a plain store, also harmless on an entry
+    /// just retired (its memory is not reused while the reader is inside the gate); two readers racing store nearly the
+    /// same instant. Returns true when the read buffer wants draining.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static void Touch(byte* entry, TimeProvider? clock)
+    public bool Touch(uint reference, byte* entry, TimeProvider? clock)
     {
-        if (*(entry + VisitedOffset) == 0) *(entry + VisitedOffset) = 1;
+        bool drain = RecordAccess(reference, entry);
         long sliding = *(long*)(entry + SlidingOffset);
         if (sliding != 0 && clock is not null) Slide(entry, sliding, clock);
+        return drain;
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -223,7 +245,7 @@ internal sealed unsafe class CacheStore
     }
 
     /// <summary>Makes room for <paramref name="chunks"/> chunks: a new block while the budget allows, otherwise evicts
-    /// (SIEVE) until enough retired chunks can be reclaimed in one wait for readers.</summary>
+    /// (W-TinyLFU) until enough retired chunks can be reclaimed in one wait for readers.</summary>
     /// <exception cref="OutOfMemoryException">The system refused a block; nothing was changed but evictions.</exception>
     private void MakeRoom(long chunks, long now, ref CacheCounters counters)
     {
@@ -234,10 +256,10 @@ internal sealed unsafe class CacheStore
                 AddBlock();
                 continue;
             }
-            if (_head == 0 || FreeChunks + _retiredChunks >= chunks + _reclaimBatch)
+            if (IsEmpty || FreeChunks + _retiredChunks >= chunks + _reclaimBatch)
             {
                 Reclaim();
-                if (FreeChunks < chunks && _head == 0) throw new InvalidOperationException("The cache's space is smaller than one entry it accepted: an internal error.");
+                if (FreeChunks < chunks && IsEmpty) throw new InvalidOperationException("The cache's space is smaller than one entry it accepted: an internal error.");
                 continue;
             }
             EvictOne(now, ref counters);
@@ -318,7 +340,6 @@ internal sealed unsafe class CacheStore
         *(ulong*)(entry + HashOffset) = hash;
         *(int*)(entry + KeyLengthOffset) = key.Length;
         *(int*)(entry + ValueLengthOffset) = valueLength;
-        *(entry + VisitedOffset) = 0;
         *(long*)(entry + ExpiresOffset) = expires;
         *(long*)(entry + AbsoluteOffset) = absolute;
         *(long*)(entry + SlidingOffset) = sliding;
@@ -333,11 +354,13 @@ internal sealed unsafe class CacheStore
         // Release: the entry's chunks are written before a reader can load the link to it; a reader sees the old
         // entry (whole: retired, not reused while it reads) or the new one.
         Volatile.Write(ref *link, first);
-        PushHead(first, entry);
+        MarkHead(first, true);
+        OnAdded(first, entry, chunks);
         Volatile.Write(ref _entryChunks, _entryChunks + chunks);
         if (old != null)
         {
             Unqueue(oldReference, old);
+            MarkHead(oldReference, false);
             Retire(old, oldReference);
         }
         else
@@ -356,6 +379,7 @@ internal sealed unsafe class CacheStore
         bool expired = IsExpired(entry, now);
         Unlink(link, entry);
         Unqueue(reference, entry);
+        MarkHead(reference, false);
         Retire(entry, reference);
         Volatile.Write(ref _count, _count - 1);
         return expired ? 2 : 1;
@@ -377,57 +401,13 @@ internal sealed unsafe class CacheStore
         Volatile.Write(ref _entryChunks, _entryChunks - chunks);
     }
 
-    // ---- the SIEVE queue: head newest, prev toward the head, next toward the tail ----
-
-    private void PushHead(uint reference, byte* entry)
-    {
-        *(uint*)(entry + PolicyPrevOffset) = 0;
-        *(uint*)(entry + PolicyNextOffset) = _head;
-        if (_head != 0) *(uint*)(At(_head) + PolicyPrevOffset) = reference;
-        _head = reference;
-        if (_tail == 0) _tail = reference;
-    }
-
-    private void Unqueue(uint reference, byte* entry)
-    {
-        uint prev = *(uint*)(entry + PolicyPrevOffset), next = *(uint*)(entry + PolicyNextOffset);
-        if (_hand == reference) _hand = prev;
-        if (prev != 0) *(uint*)(At(prev) + PolicyNextOffset) = next;
-        else _head = next;
-        if (next != 0) *(uint*)(At(next) + PolicyPrevOffset) = prev;
-        else _tail = prev;
-        *(uint*)(entry + PolicyPrevOffset) = 0;
-        *(uint*)(entry + PolicyNextOffset) = 0;
-    }
-
-    /// <summary>SIEVE: removes the first entry from the hand toward the head that is expired or was not read since the
-    /// hand last passed it.</summary>
-    private void EvictOne(long now, ref CacheCounters counters)
-    {
-        while (true)
-        {
-            uint reference = _hand != 0 ? _hand : _tail;
-            byte* entry = At(reference);
-            bool expired = IsExpired(entry, now);
-            if (!expired && *(entry + VisitedOffset) != 0)
-            {
-                *(entry + VisitedOffset) = 0;
-                _hand = *(uint*)(entry + PolicyPrevOffset);
-                continue;
-            }
-            RemoveEntry(reference, entry);
-            if (expired) counters.Expirations++;
-            else counters.Evictions++;
-            return;
-        }
-    }
-
     /// <summary>Unlinks, unqueues and retires an entry found from the queue (its bucket found by its key's hash).</summary>
     private void RemoveEntry(uint reference, byte* entry)
     {
         uint* link = BucketLinkOf(reference, entry);
         Unlink(link, entry);
         Unqueue(reference, entry);
+        MarkHead(reference, false);
         Retire(entry, reference);
         Volatile.Write(ref _count, _count - 1);
     }
@@ -447,6 +427,7 @@ internal sealed unsafe class CacheStore
         for (int b = 0; b < _blockCount; b++) NativeMemory.AlignedFree(((byte**)_directory)[b]);
         NativeMemory.AlignedFree((void*)_directory);
         NativeMemory.AlignedFree((void*)_buckets);
+        FreePolicy();
     }
 
     /// <summary>Writes bytes across an entry's chunk chain, after the header.</summary>
@@ -496,7 +477,21 @@ internal readonly struct CacheLayout
         // 64-byte chunk, so chains stay short even when every entry is one chunk.
         Buckets = (long)BitOperations.RoundUpToPowerOf2((ulong)Math.Max(16, maxBytes / 256) + 1) / 2;
         long bucketBytes = Buckets * sizeof(uint);
-        MaxBlocks = (int)Math.Max(0, (maxBytes - bucketBytes) / ((1L << BlockShift) + sizeof(long)));
-        FixedBytes = bucketBytes + (long)MaxBlocks * sizeof(long);
+        // Per block: the block, its directory pointer, its chunks' bits in the head bitmap, and at most one byte per
+        // chunk of frequency sketch (the sketch is a power of two at or below that).
+        long chunksPerBlock = 1L << (BlockShift - CacheStore.ChunkShift);
+        MaxBlocks = (int)Math.Max(0, (maxBytes - bucketBytes) / ((1L << BlockShift) + sizeof(long) + chunksPerBlock / 8 + chunksPerBlock));
+        while (true)
+        {
+            HeadBitmapBytes = Math.Max(64, (CapacityChunks + 511) / 512 * 64);
+            SketchLongs = (long)BitOperations.RoundUpToPowerOf2((ulong)Math.Max(8, CapacityChunks / 8) + 1) / 2;
+            FixedBytes = bucketBytes + (long)MaxBlocks * sizeof(long) + HeadBitmapBytes + SketchLongs * sizeof(ulong);
+            // The bitmap's rounding to 64 bytes and the sketch's floor of 8 longs can pass the per-block share: one block less.
+            if (MaxBlocks == 0 || FixedBytes + CapacityBytes <= maxBytes) break;
+            MaxBlocks--;
+        }
     }
+
+    public long HeadBitmapBytes { get; }
+    public long SketchLongs { get; }
 }

@@ -8,7 +8,7 @@ namespace Manaloc.Collections;
 /// <summary>
 /// A thread-safe cache of byte keys and byte values that live in native memory, within an exact byte budget: every
 /// native byte it holds (index, keys, values, headers, unused block space) counts against
-/// <see cref="NativeCacheOptions.MaxBytes"/>. Reads take no lock; writers take one lock; eviction is SIEVE; expiration
+/// <see cref="NativeCacheOptions.MaxBytes"/>. Reads take no lock; writers take one lock; eviction is W-TinyLFU (scan-resistant); expiration
 /// follows the options' <see cref="TimeProvider"/>.
 /// </summary>
 /// <remarks>
@@ -328,24 +328,45 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     private int Read(ReadOnlySpan<byte> key, ulong hash, Span<byte> destination, bool copy)
     {
         var slot = ReaderGate.Enter();
+        bool drain = false;
+        CacheStore? store;
+        int length;
         try
         {
-            var store = Volatile.Read(ref _store);
+            store = Volatile.Read(ref _store);
             if (store is null) ThrowDisposed();
-            byte* entry = store.Find(key, hash);
+            byte* entry = store.Find(key, hash, out uint reference);
             if (entry == null) return -1;
             if (CacheStore.MayExpire(entry) && CacheStore.IsExpired(entry, _clock.GetUtcNow().UtcTicks)) return -1;
-            int length = CacheStore.ValueLength(entry);
+            length = CacheStore.ValueLength(entry);
             if (!copy || length <= destination.Length)
             {
                 if (copy) store.CopyValue(entry, destination);
-                CacheStore.Touch(entry, _clock);
+                drain = store.Touch(reference, entry, _clock);
             }
-            return length;
         }
         finally
         {
             ReaderGate.Exit(slot);
+        }
+        // Outside the gate (a drain takes the writer lock, and a writer may wait for readers): only if the lock is free.
+        if (drain) TryDrain(store);
+        return length;
+    }
+
+    /// <summary>Applies the recorded reads if the writer lock is free at once: a read never waits for a writer.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void TryDrain(CacheStore store)
+    {
+        if (!Monitor.TryEnter(_writeLock)) return;
+        try
+        {
+            // The store may have been replaced by Clear or freed by Dispose meanwhile: drain only the current one.
+            if (ReferenceEquals(_store, store)) store.Drain();
+        }
+        finally
+        {
+            Monitor.Exit(_writeLock);
         }
     }
 

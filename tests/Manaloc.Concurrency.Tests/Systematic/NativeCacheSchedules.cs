@@ -15,10 +15,13 @@ public sealed class NativeCacheSchedules(ITestOutputHelper output)
 {
     static NativeCacheSchedules() => AppContext.SetSwitch("Manaloc.Collections.InterleaveNativeAccess", true);
 
+    /// <summary>8 to 15 chunks: five keys nearly fill the 64 chunks of the smallest budget, so replaces evict.</summary>
+    private static int Length(int key, int version) => 400 + 150 * ((key + version) % 4);
+
     /// <summary>Key <paramref name="key"/>'s value at <paramref name="version"/>: a length and bytes both given by the two.</summary>
     private static byte[] Versioned(int key, int version)
     {
-        var v = new byte[150 + 130 * ((key + version) % 4)];
+        var v = new byte[Length(key, version)];
         Array.Fill(v, (byte)(key * 16 + version));
         v[0] = (byte)version;
         return v;
@@ -27,7 +30,7 @@ public sealed class NativeCacheSchedules(ITestOutputHelper output)
     private static bool IsWhole(int key, ReadOnlySpan<byte> v)
     {
         int version = v[0];
-        if (v.Length != 150 + 130 * ((key + version) % 4)) return false;
+        if (v.Length != Length(key, version)) return false;
         for (int i = 1; i < v.Length; i++)
         {
             if (v[i] != (byte)(key * 16 + version)) return false;

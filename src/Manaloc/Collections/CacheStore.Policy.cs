@@ -1,0 +1,284 @@
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace Manaloc.Collections;
+
+/// <summary>
+/// The cache's eviction policy, W-TinyLFU (the design of Caffeine and BitFaster's <c>ConcurrentLfu</c>): a count-min
+/// sketch of 4-bit counters estimates each key's recent frequency; new entries enter a window LRU of about 1% of the
+/// space; the rest is a segmented LRU (probation, and protected at 80% of it). To make room the window's oldest entry
+/// (the candidate) competes with probation's oldest (the victim): the one with the lower estimated frequency is evicted,
+/// so a one-pass scan or a loop larger than the cache cannot flush entries read more often.
+/// </summary>
+/// <remarks>
+/// <para>Reads never block: a hit writes the entry's reference and hash into a per-processor stripe of a lossy ring
+/// (a plain counter increment and a plain 8-byte store; two threads sharing a stripe may overwrite each other's
+/// record, which only loses a frequency sample). Writers drain the stripes under the writer lock before they evict,
+/// and a reader whose stripe wrapped drains it if it can take the lock without waiting (<c>Monitor.TryEnter</c>).
+/// A record may be stale (its entry removed, its chunks reused): the drain applies it only if the chunk is the first
+/// chunk of a live entry (a bitmap the writer keeps) with the same hash, so a stale record never reorders a queue
+/// it is not in.</para>
+/// <para>The sketch and the bitmap are native and counted in the budget (at most one byte and one bit per chunk).
+/// Counters are halved after ten samples per sketch word (aging), so the estimates follow a changing workload.</para>
+/// </remarks>
+internal sealed unsafe partial class CacheStore
+{
+    private const int ReadStripeSlots = 32;
+    private const int CursorStride = 16; // 128 bytes between two stripes' cursors
+    private const byte Window = 0, Probation = 1, Protected = 2;
+
+    private readonly ulong* _heads;
+    private readonly ulong* _sketch;
+    private readonly uint _sketchMask;
+    private readonly long _sampleSize;
+    private long _samples;
+    private readonly long _windowMax;
+    private readonly long _protectedMax;
+    private readonly uint[] _queueHead = new uint[3];  // most recent
+    private readonly uint[] _queueTail = new uint[3];  // least recent
+    private readonly long[] _queueWeight = new long[3];
+    private readonly ulong[] _readSlots;
+    private readonly long[] _readCursors;
+    private readonly long[] _drained;
+    private readonly int _stripeMask;
+    private uint _random = 0x9E3779B9;
+    private uint _candidate; // the oldest graduate of the window not yet judged, in probation (0: none)
+
+    private bool IsEmpty => _queueTail[Window] == 0 && _queueTail[Probation] == 0 && _queueTail[Protected] == 0;
+
+    /// <summary>Records a read of the entry <paramref name="reference"/> (its hash's low word to validate it) in the
+    /// calling processor's stripe; true when the stripe wrapped.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool RecordAccess(uint reference, byte* entry)
+    {
+        int stripe = Thread.GetCurrentProcessorId() & _stripeMask;
+        ref long cursor = ref _readCursors[stripe * CursorStride];
+        long at = cursor;
+        cursor = at + 1; // plain: a lost increment only loses a sample
+        _readSlots[stripe * ReadStripeSlots + (int)(at & (ReadStripeSlots - 1))] = ((ulong)*(uint*)(entry + HashOffset) << 32) | reference;
+        return (at & (ReadStripeSlots - 1)) == ReadStripeSlots - 1;
+    }
+
+    /// <summary>Applies the recorded reads (under the writer lock): frequency, and the entry's move in its queue.</summary>
+    public void Drain()
+    {
+        for (int stripe = 0; stripe <= _stripeMask; stripe++)
+        {
+            long end = Volatile.Read(ref _readCursors[stripe * CursorStride]);
+            long start = Math.Max(_drained[stripe], end - ReadStripeSlots);
+            for (long at = start; at < end; at++)
+            {
+                ref ulong slot = ref _readSlots[stripe * ReadStripeSlots + (int)(at & (ReadStripeSlots - 1))];
+                ulong record = slot;
+                slot = 0;
+                uint reference = (uint)record;
+                // A stale record (entry removed, chunk free or inside another entry) is dropped: the chunk must be the
+                // first of a live entry with the recorded hash.
+                if (reference == 0 || reference > (long)_blockCount << (_blockShift - ChunkShift) || !IsHead(reference)) continue;
+                byte* entry = At(reference);
+                if (*(uint*)(entry + HashOffset) == (uint)(record >> 32)) OnAccess(reference, entry);
+            }
+            _drained[stripe] = end;
+        }
+    }
+
+    private bool IsHead(uint reference)
+    {
+        uint index = reference - 1;
+        return (_heads[index >> 6] & (1UL << (int)(index & 63))) != 0;
+    }
+
+    private void MarkHead(uint reference, bool head)
+    {
+        uint index = reference - 1;
+        if (head) _heads[index >> 6] |= 1UL << (int)(index & 63);
+        else _heads[index >> 6] &= ~(1UL << (int)(index & 63));
+    }
+
+    // ---- queues: doubly linked through the header, head most recent ----
+
+    private void PushFront(byte queue, uint reference, byte* entry, long chunks)
+    {
+        *(entry + QueueOffset) = queue;
+        *(uint*)(entry + PolicyPrevOffset) = 0;
+        uint head = _queueHead[queue];
+        *(uint*)(entry + PolicyNextOffset) = head;
+        if (head != 0) *(uint*)(At(head) + PolicyPrevOffset) = reference;
+        else _queueTail[queue] = reference;
+        _queueHead[queue] = reference;
+        _queueWeight[queue] += chunks;
+    }
+
+    private void Unqueue(uint reference, byte* entry)
+    {
+        byte queue = *(entry + QueueOffset);
+        uint prev = *(uint*)(entry + PolicyPrevOffset), next = *(uint*)(entry + PolicyNextOffset);
+        if (reference == _candidate) _candidate = prev; // the next graduate, toward probation's most recent end
+        if (prev != 0) *(uint*)(At(prev) + PolicyNextOffset) = next;
+        else _queueHead[queue] = next;
+        if (next != 0) *(uint*)(At(next) + PolicyPrevOffset) = prev;
+        else _queueTail[queue] = prev;
+        _queueWeight[queue] -= Weight(entry);
+    }
+
+    private static long Weight(byte* entry) => ChunksFor(*(int*)(entry + KeyLengthOffset), *(int*)(entry + ValueLengthOffset));
+
+    private void OnAdded(uint reference, byte* entry, long chunks)
+    {
+        Increment(*(ulong*)(entry + HashOffset));
+        PushFront(Window, reference, entry, chunks);
+        // The window's overflow graduates to probation's most recent end; the oldest graduate not yet judged is the
+        // candidate the next eviction weighs against probation's least recent entry.
+        while (_queueWeight[Window] > _windowMax && _queueTail[Window] != reference)
+        {
+            uint graduate = _queueTail[Window];
+            byte* g = At(graduate);
+            long w = Weight(g);
+            Unqueue(graduate, g);
+            PushFront(Probation, graduate, g, w);
+            // While the budget is not reached nothing is evicted: graduates simply join main.
+            if (_candidate == 0 && _blockCount == _maxBlocks) _candidate = graduate;
+        }
+    }
+
+    private void OnAccess(uint reference, byte* entry)
+    {
+        Increment(*(ulong*)(entry + HashOffset));
+        byte queue = *(entry + QueueOffset);
+        long weight = Weight(entry);
+        Unqueue(reference, entry);
+        if (queue == Window)
+        {
+            PushFront(Window, reference, entry, weight);
+            return;
+        }
+        // A read promotes from probation; protected over its share demotes its least recent to probation.
+        PushFront(Protected, reference, entry, weight);
+        while (_queueWeight[Protected] > _protectedMax && _queueTail[Protected] != reference)
+        {
+            uint demoted = _queueTail[Protected];
+            byte* d = At(demoted);
+            long w = Weight(d);
+            Unqueue(demoted, d);
+            PushFront(Probation, demoted, d, w);
+        }
+    }
+
+    /// <summary>Removes one entry: an expired one met at a queue's least recent end first; otherwise the loser of the
+    /// oldest unjudged graduate (the candidate) against probation's least recent entry (the victim), by estimated frequency.</summary>
+    private void EvictOne(long now, ref CacheCounters counters)
+    {
+        Drain();
+        for (byte q = 0; q < 3; q++)
+        {
+            uint tail = _queueTail[q];
+            if (tail != 0 && IsExpired(At(tail), now))
+            {
+                RemoveEntry(tail, At(tail));
+                counters.Expirations++;
+                return;
+            }
+        }
+        uint victim = _queueTail[Probation];
+        uint evicted;
+        if (victim == 0)
+        {
+            evicted = _queueTail[Protected] != 0 ? _queueTail[Protected] : _queueTail[Window];
+        }
+        else
+        {
+            // The candidate: the oldest graduate not yet judged, else the window's least recent entry (so that evictions
+            // ahead of need, the reclaim batch, weigh new entries too instead of draining main).
+            bool graduate = _candidate != 0 && _candidate != victim;
+            uint candidate = graduate ? _candidate : _queueTail[Window];
+            if (candidate == 0)
+            {
+                evicted = victim;
+            }
+            else
+            {
+                byte* c = At(candidate);
+                bool admit = Admit(*(ulong*)(c + HashOffset), *(ulong*)(At(victim) + HashOffset));
+                // Judged: the next graduate toward probation's most recent end is judged next.
+                if (graduate) _candidate = *(uint*)(c + PolicyPrevOffset);
+                evicted = admit ? victim : candidate;
+                if (admit && !graduate)
+                {
+                    long w = Weight(c);
+                    Unqueue(candidate, c);
+                    PushFront(Probation, candidate, c, w);
+                }
+            }
+        }
+        RemoveEntry(evicted, At(evicted));
+        counters.Evictions++;
+    }
+
+    /// <summary>Caffeine's admission: the candidate enters if it is estimated more frequent than the victim; a warm
+    /// candidate that ties or loses still enters once in 128 at random, so keys crafted to collide in the sketch cannot
+    /// shut the cache.</summary>
+    private bool Admit(ulong candidateHash, ulong victimHash)
+    {
+        int candidate = Frequency(candidateHash), victim = Frequency(victimHash);
+        if (candidate > victim) return true;
+        if (candidate <= 5) return false;
+        _random ^= _random << 13;
+        _random ^= _random >> 17;
+        _random ^= _random << 5;
+        return (_random & 127) == 0;
+    }
+
+    // ---- count-min sketch: 16 4-bit counters per word, 4 counters per key ----
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private uint WordIndex(ulong hash, int i)
+    {
+        ulong h = (hash + s_sketchSeeds[i]) * s_sketchSeeds[i];
+        return (uint)(h >> 32) & _sketchMask;
+    }
+
+    private static readonly ulong[] s_sketchSeeds = [0xC3A5C85C97CB3127UL, 0xB492B66FBE98F273UL, 0x9AE16A3B2F90404FUL, 0xCBF29CE484222325UL];
+
+    private int Frequency(ulong hash)
+    {
+        int start = (int)(hash & 3) << 2;
+        int frequency = int.MaxValue;
+        for (int i = 0; i < 4; i++)
+        {
+            int shift = (start + i) << 2;
+            frequency = Math.Min(frequency, (int)((_sketch[WordIndex(hash, i)] >> shift) & 0xF));
+        }
+        return frequency;
+    }
+
+    private void Increment(ulong hash)
+    {
+        int start = (int)(hash & 3) << 2;
+        bool added = false;
+        for (int i = 0; i < 4; i++)
+        {
+            int shift = (start + i) << 2;
+            ref ulong word = ref _sketch[WordIndex(hash, i)];
+            if (((word >> shift) & 0xF) != 0xF)
+            {
+                word += 1UL << shift;
+                added = true;
+            }
+        }
+        if (added && ++_samples >= _sampleSize) Age();
+    }
+
+    /// <summary>Halves every counter: old frequencies fade.</summary>
+    private void Age()
+    {
+        for (long i = 0; i <= _sketchMask; i++) _sketch[i] = (_sketch[i] >> 1) & 0x7777777777777777UL;
+        _samples /= 2;
+    }
+
+    private void FreePolicy()
+    {
+        if (_heads != null) NativeMemory.AlignedFree(_heads);
+        if (_sketch != null) NativeMemory.AlignedFree(_sketch);
+    }
+}

@@ -1,0 +1,111 @@
+using System.Buffers;
+using Manaloc.Collections;
+using Xunit.Abstractions;
+
+namespace Manaloc.Tests.Collections;
+
+/// <summary>
+/// The eviction policy's behaviour on small generated traces, against an exact LRU holding as many entries as the
+/// cache holds: a frequency-aware policy must match it on a skewed trace, beat it when one-pass scans interrupt the
+/// skewed trace, and keep most of a loop slightly larger than the cache (where LRU keeps nothing). Hit ratios, no timing.
+/// </summary>
+public sealed class NativeCachePolicyTests(ITestOutputHelper output)
+{
+    private const long Budget = 1 << 20;
+    private static readonly byte[] s_value = new byte[100];
+
+    private sealed class ExactLru(int capacity)
+    {
+        private readonly Dictionary<long, LinkedListNode<long>> _nodes = [];
+        private readonly LinkedList<long> _order = new();
+
+        public bool Access(long key)
+        {
+            if (_nodes.TryGetValue(key, out var node))
+            {
+                _order.Remove(node);
+                _order.AddFirst(node);
+                return true;
+            }
+            if (_nodes.Count == capacity)
+            {
+                _nodes.Remove(_order.Last!.Value);
+                _order.RemoveLast();
+            }
+            _nodes[key] = _order.AddFirst(key);
+            return false;
+        }
+    }
+
+    private static long[] Zipf(int keys, double s, int count, int seed)
+    {
+        var cdf = new double[keys];
+        double sum = 0;
+        for (int i = 0; i < keys; i++) cdf[i] = sum += 1 / Math.Pow(i + 1, s);
+        var random = new Random(seed);
+        var trace = new long[count];
+        for (int i = 0; i < count; i++)
+        {
+            int at = Array.BinarySearch(cdf, random.NextDouble() * sum);
+            trace[i] = at < 0 ? ~at : at;
+        }
+        return trace;
+    }
+
+    /// <summary>The entries the cache holds at its budget with these keys and values.</summary>
+    private static int Capacity()
+    {
+        using var cache = new NativeCache(new NativeCacheOptions { MaxBytes = Budget });
+        for (long k = 0; k < 100_000; k++) cache.Set(BitConverter.GetBytes(k), s_value);
+        return (int)cache.Count;
+    }
+
+    private (double Native, double Lru) Replay(long[] trace, int capacity)
+    {
+        using var cache = new NativeCache(new NativeCacheOptions { MaxBytes = Budget });
+        var lru = new ExactLru(capacity);
+        var writer = new ArrayBufferWriter<byte>(256);
+        long hits = 0, lruHits = 0;
+        Span<byte> key = stackalloc byte[8];
+        foreach (long k in trace)
+        {
+            BitConverter.TryWriteBytes(key, k);
+            writer.ResetWrittenCount();
+            if (cache.TryGet(key, writer)) hits++;
+            else cache.Set(key, s_value);
+            if (lru.Access(k)) lruHits++;
+        }
+        return ((double)hits / trace.Length, (double)lruHits / trace.Length);
+    }
+
+    [Fact]
+    public void Hit_ratio_matches_LRU_on_Zipf_beats_it_under_scans_and_keeps_a_loop_larger_than_the_cache()
+    {
+        int capacity = Capacity();
+        output.WriteLine($"capacity {capacity} entries");
+
+        long[] zipf = Zipf(capacity * 4, 0.9, 300_000, 1);
+        var (native, lru) = Replay(zipf, capacity);
+        output.WriteLine($"zipf 0.9: native {native:F3}, LRU {lru:F3}");
+        Assert.True(native >= lru, $"Zipf: {native:F3} below LRU's {lru:F3}");
+
+        // Zipf with a one-pass scan of fresh keys (half the cache) after every 20,000 requests.
+        var scanned = new List<long>();
+        long fresh = 1L << 40;
+        for (int i = 0; i < zipf.Length; i++)
+        {
+            scanned.Add(zipf[i]);
+            if (i % 20_000 == 19_999) for (int j = 0; j < capacity / 2; j++) scanned.Add(fresh++);
+        }
+        (native, lru) = Replay([.. scanned], capacity);
+        output.WriteLine($"zipf + scans: native {native:F3}, LRU {lru:F3}");
+        Assert.True(native >= lru * 1.05, $"scans: {native:F3} not above LRU's {lru:F3}");
+
+        // A loop 10% larger than the cache: LRU evicts each key just before it comes back.
+        int loop = capacity * 11 / 10;
+        long[] looped = [.. Enumerable.Range(0, loop * 8).Select(i => (long)(i % loop))];
+        (native, lru) = Replay(looped, capacity);
+        output.WriteLine($"loop of {loop}: native {native:F3}, LRU {lru:F3}");
+        Assert.True(native >= 0.6, $"loop: {native:F3} of the requests hit");
+    }
+}
