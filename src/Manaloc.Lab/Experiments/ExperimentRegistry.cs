@@ -10,6 +10,7 @@ public static class ExperimentRegistry
         new TypedMemory(),
         new LiveSet(),
         new NativeMap(),
+        new NativeCache(),
         new HeapContention(),
         new FirstUse(),
         new PoolScaling(),

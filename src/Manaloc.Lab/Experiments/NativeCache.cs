@@ -1,0 +1,160 @@
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// Manaloc's own claim for caches: a cache whose keys and values live in native memory under a byte budget costs the
+/// collector nothing, stays within its budget and keeps up with the managed caches. String keys of 16 to 48 characters,
+/// values of 64 to 512 bytes, in <c>MemoryCache</c> (SizeLimit in bytes), BitFaster's <c>ConcurrentLru</c> and
+/// <c>ConcurrentLfu</c>, FASTER's <c>FasterKV</c> over SpanByte kept in memory, <c>ConcurrentDictionary&lt;string,
+/// byte[]&gt;</c> and <c>NativeCache</c>, each in its own child process: the process's memory growth against a byte
+/// budget, the full blocking GC pause and managed bytes per entry with 1M entries (10M full), reads, writes and a 95/5
+/// Zipf 0.99 mix at 1 and 2 threads with every hit copied into a reused writer (the copy alone measured beside them as
+/// the floor), allocation per operation; and hit ratios on three generated traces against ConcurrentLfu.
+/// </summary>
+public sealed class NativeCache() : Experiment(
+    "native-cache", "Manaloc's own claim: an in-process cache off the GC heap under an exact byte budget",
+    "string keys (16-48 chars) to 64-512 B values, 1M entries (10M full) in a child per cache: memory growth against a byte budget, full GC pause with the cache full, managed bytes per entry, a 95/5 Zipf 0.99 mix at 1 and 2 threads copying hits into a reused writer (floor: the copy alone), allocation per get and set; hit ratios at a quarter of the working set on three traces against ConcurrentLfu.",
+    CacheSubjects.All, CacheSubjects.Memory, quickSeconds: 40, sweepParameter: "entries")
+{
+    // The variants by their short names (CacheSubjects names them once).
+    private const string Memory = CacheSubjects.Memory, Lru = CacheSubjects.Lru, Lfu = CacheSubjects.Lfu, Faster = CacheSubjects.Faster, Native = CacheSubjects.Native, Floor = CacheSubjects.Floor;
+
+    /// <summary>The measurements of <paramref name="op"/> at <paramref name="threads"/> where the cache held the most entries the run gave it (the targets' point).</summary>
+    private static Func<Measurement, bool> AtFull(Figures f, string op, int threads = 1)
+    {
+        bool Of(Measurement m) => m.Parameters.Is("op", op) && m.Threads == threads && m.Parameters.TryGetValue("entries", out _);
+        var largest = f.All.Where(Of).MaxBy(m => m.Parameters.Long("entries"));
+        return m => largest is not null && Of(m) && m.Parameters.Is("entries", largest.Parameters.Long("entries"));
+    }
+
+    private static double? Ratio(Figures f, string candidate, string baseline, string op)
+        => f.Median(candidate, AtFull(f, op)) / f.Median(baseline, AtFull(f, op));
+
+    private static Func<Measurement, bool> HitRatio(string trace) => m => m.Parameters.Is("op", "hit-ratio") && m.Parameters.Is("trace", trace);
+
+    private static Func<Measurement, bool> HitRatio(string trace, string capacity) => m => HitRatio(trace)(m) && m.Parameters.Is("capacity", capacity);
+
+    /// <summary>NativeCache's hit ratio on <paramref name="trace"/> against ConcurrentLfu's at <paramref name="capacity"/>.</summary>
+    private static double? HitRatioAgainstLfu(Figures f, string trace, string capacity)
+        => f.Median(Native, HitRatio(trace)) / f.Median(Lfu, HitRatio(trace, capacity));
+
+    private static Metric Mix(string candidate, string baseline, int threads)
+        => new($"95/5 Zipf 0.99 mix, {Format.Count(threads, "thread")}: {candidate} vs {baseline} (times as fast)", Unit.Ratio, f => f.TimesBetter(candidate, baseline, AtFull(f, "mix", threads)));
+
+    /// <inheritdoc/>
+    public override Claim Claim => new("A cache whose keys and values live in native memory costs the collector nothing: NativeCache's full blocking GC pause against MemoryCache's, same entries", null,
+        new Metric("full GC pause with the cache full, MemoryCache ÷ NativeCache (times shorter)", Unit.Ratio, f => Ratio(f, Memory, Native, "full-gc")));
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<Target> Targets =>
+    [
+        Target.AtMost("NativeCache: full GC pause with the cache full vs MemoryCache's", Unit.Ratio, f => Ratio(f, Native, Memory, "full-gc"), 0.02),
+        Target.AtMost("NativeCache: full GC pause with the cache full vs ConcurrentLru's", Unit.Ratio, f => Ratio(f, Native, Lru, "full-gc"), 0.02),
+        .. new[] { 1, 2 }.SelectMany(threads => new[]
+        {
+            Target.AtLeast(Mix(Native, Memory, threads), 3).AgainstFloor(Mix(Native, Floor, threads)),
+            Target.AtLeast(Mix(Native, Lru, threads), 1).AgainstFloor(Mix(Native, Floor, threads)),
+            Target.AtLeast(Mix(Native, Faster, threads), 1).AgainstFloor(Mix(Native, Floor, threads)),
+        }),
+        .. NativeCacheTraces.All.Select(trace => Target.AtLeast($"hit ratio, {trace} trace, a quarter of the working set: NativeCache vs ConcurrentLfu holding as many entries", Unit.Ratio,
+            f => HitRatioAgainstLfu(f, trace, NativeCacheTraces.Matched), 1.0)),
+        Target.AtMost("NativeCache: process memory growth vs MaxBytes, filled with twice the budget", Unit.Ratio, f => f.Median(Native, AtFull(f, "memory-growth")), 1.1),
+        Target.AtMost("NativeCache: managed bytes per entry, cache full", "B/entry", f => f.Median(Native, AtFull(f, "managed-bytes")), 0.01),
+        Target.AtMost("NativeCache: bytes allocated per TryGet into a reused writer, after warm-up", Unit.BytesPerOp, f => Allocation(f, Native, "get"), 0.01),
+        Target.AtMost("NativeCache: bytes allocated per Set replacing a value, after warm-up", Unit.BytesPerOp, f => Allocation(f, Native, "set"), 0.01),
+    ];
+
+    private static double? Allocation(Figures f, string variant, string op) => f.Value(variant, m => m.AllocatedBytesPerOp, AtFull(f, op));
+
+    /// <inheritdoc/>
+    /// <remarks>NativeCache against the cache a user has (MemoryCache): the pause share, the mix at 2 threads, and the hit ratio on the Zipf trace against ConcurrentLfu at the same entries beside it.</remarks>
+    public override Headline Headline => new(
+        new Metric("NativeCache: full GC pause with the cache full, share of MemoryCache's (lower is better)", Unit.Ratio, f => Ratio(f, Native, Memory, "full-gc")),
+        Mix(Native, Memory, 2),
+        new Metric("hit ratio, Zipf 0.9: NativeCache vs ConcurrentLfu holding as many entries", Unit.Ratio, f => HitRatioAgainstLfu(f, NativeCacheTraces.Zipf, NativeCacheTraces.Matched)));
+
+    /// <inheritdoc/>
+    public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings)
+    {
+        var plan = new NativeCachePlan(Native, NativeCacheProbe.Entries(settings), NativeCacheProbe.OverflowBudget(settings));
+        static string[] Texts(IEnumerable<int> values) => [.. values.Distinct().Select(v => v.ToString(CultureInfo.InvariantCulture))];
+        return
+        [
+            new("entries", "entries stored when measured: the pause phase stops at a quarter, half and all of its entries (targets at the largest), the memory phase after half, once and twice its budget's bytes; the throughput at all",
+                Texts(plan.Checkpoints.Concat(plan.OverflowCheckpoints))),
+            new("op", "memory-growth: the resident set's growth after a full collection ÷ the budget, the cache filled past it; full-gc: one blocking compacting gen-2 collection with the cache full (wall clock); "
+                + "managed-bytes: managed heap growth per entry; get, set, mix: reads copying each hit into a reused writer, writes replacing a value with one of a new random size, 95% reads / 5% writes, Zipf 0.99 keys; "
+                + "throughput-hits: the share of reads that hit after the throughput phases; hit-ratio: a trace's hit ratio per segment",
+                ["memory-growth", "full-gc", "managed-bytes", "get", "set", "mix", "throughput-hits", "hit-ratio"]),
+            new("threads", "threads running the reads (get), writes (set) and the mix", ["1", "2"]),
+            new("trace", "hit-ratio traces: Zipf 0.9; Zipf 0.9 with a one-pass scan of fresh keys after every working set's worth; a loop a tenth larger than the cache", [.. NativeCacheTraces.All]),
+            new("capacity", "ConcurrentLfu's capacity on the traces", [NativeCacheTraces.Matched, NativeCacheTraces.ByBytes]),
+        ];
+    }
+
+    /// <inheritdoc/>
+    public override void Run(ExperimentContext context)
+    {
+        var plan = new NativeCachePlan(Native, NativeCacheProbe.Entries(context.Settings), NativeCacheProbe.OverflowBudget(context.Settings));
+        var timeout = TimeSpan.FromMinutes(context.Settings.Pick(smoke: 2, quick: 5, full: 30));
+        foreach (string variant in CacheSubjects.Caches)
+        {
+            var child = context.RunChild("run", (plan with { Variant = variant }).ToArguments(), environment: null, timeout);
+            foreach (var m in child.Measurements) context.Record(m);
+            foreach (string note in child.Notes) context.Note($"{variant}: {note}");
+        }
+        NativeCacheTraces.Run(context);
+        AddTables(context, plan);
+        context.Note($"Entries: {plan.Entries:N0} keys of 16 to 48 ASCII characters (\"key:\", the index, letters) and values of 64 to 512 bytes, lengths uniform (mean {NativeCacheWorkload.MeanEntryBytes} B of key and value). "
+            + $"The pause and throughput phases use a budget that holds every entry ({Format.Value(plan.FullBudget, "bytes")}): MemoryCache's SizeLimit with each entry's Size its key and value bytes, "
+            + $"ConcurrentLru and ConcurrentLfu at {plan.Entries:N0} entries, FASTER's log at the power of two nearest the budget, NativeCache's MaxBytes. The fill formats each key and keeps none: only the cache's objects stay alive.");
+        context.Note($"Memory: a fresh cache at a budget of {Format.Value(plan.OverflowBudget, "bytes")} (the count-bounded ones at the budget ÷ {NativeCacheWorkload.MeanEntryBytes} B) filled with twice its bytes, first thing in the child; "
+            + "growth is the resident set after a full collection, above the start. ConcurrentDictionary has no bound.");
+        context.Note("Throughput: the string-keyed caches read keys from a prebuilt string array (their best case), NativeCache takes the same keys as spans and FASTER their UTF-8 bytes; "
+            + "every 20th operation of the mix replaces the key's value with one of a new random size; each thread copies hits into its own reused ArrayBufferWriter. "
+            + "The floor copies a value of the entry's current length from fixed bytes into the writer, in NativeCache's child, sampled in the same rounds.");
+    }
+
+    /// <summary>The pause, memory and throughput of each cache beside MemoryCache's, and the hit ratios against ConcurrentLfu.</summary>
+    private static void AddTables(ExperimentContext context, NativeCachePlan plan)
+    {
+        var f = new Figures(context.Measurements, random: null);
+        string Value(double? value, Unit unit) => value is { } v ? unit.Format(v) : "n/a";
+        var rows = CacheSubjects.Caches.Where(v => f.Find(v, AtFull(f, "full-gc")) is not null).Select(v => (string[])
+        [
+            v,
+            Value(f.Median(v, AtFull(f, "full-gc")), Unit.Milliseconds),
+            Value(f.Median(v, AtFull(f, "managed-bytes")), "B/entry"),
+            Value(f.Median(v, AtFull(f, "memory-growth")), Unit.Ratio),
+            Value(f.Median(v, AtFull(f, "mix", 1)), Unit.NsPerOp),
+            Value(f.Median(v, AtFull(f, "mix", 2)), Unit.NsPerOp),
+            Value(Allocation(f, v, "get"), Unit.BytesPerOp),
+            Value(Allocation(f, v, "set"), Unit.BytesPerOp),
+        ]).ToArray();
+        if (rows.Length > 0)
+        {
+            context.AddTable(new ResultTable($"Each cache at {plan.Entries:N0} entries (medians; memory growth at twice the memory budget's bytes)",
+                ["cache", "full GC pause", "managed/entry", "memory ÷ budget", "mix, 1 thread", "mix, 2 threads", "alloc/get", "alloc/set"], rows));
+        }
+        var hitRows = NativeCacheTraces.All.Where(t => f.Find(Native, HitRatio(t)) is not null).Select(t => (string[])
+        [
+            t,
+            Value(f.Median(Native, HitRatio(t)), Unit.Percent),
+            Value(f.Median(Lfu, HitRatio(t, NativeCacheTraces.Matched)), Unit.Percent),
+            Value(f.Median(Lfu, HitRatio(t, NativeCacheTraces.ByBytes)), Unit.Percent),
+            Value(HitRatioAgainstLfu(f, t, NativeCacheTraces.Matched), Unit.Ratio),
+            Value(HitRatioAgainstLfu(f, t, NativeCacheTraces.ByBytes), Unit.Ratio),
+        ]).ToArray();
+        if (hitRows.Length > 0)
+        {
+            context.AddTable(new ResultTable("Hit ratio at a quarter of the working set's bytes (medians of the segments)",
+                ["trace", "NativeCache", $"ConcurrentLfu, {NativeCacheTraces.Matched}", $"ConcurrentLfu, {NativeCacheTraces.ByBytes}", "vs the first", "vs the second"], hitRows));
+        }
+    }
+
+    /// <inheritdoc/>
+    public override void RunChild(string key, IReadOnlyList<string> arguments, ExperimentContext context)
+    {
+        if (key != "run") base.RunChild(key, arguments, context);
+        NativeCacheProbe.Run(context, NativeCachePlan.Parse(arguments));
+    }
+}

@@ -1,0 +1,196 @@
+using System.Numerics;
+using Manaloc.Lab.Platform;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>What the <c>native-cache</c> parent asks one child process to measure, and its form on the command line.</summary>
+/// <param name="Variant">One of <see cref="CacheSubjects.Caches"/>.</param>
+/// <param name="Entries">Entries the cache is filled with for the pause and the throughput.</param>
+/// <param name="OverflowBudget">The byte budget of the memory phase, filled with twice its bytes.</param>
+internal sealed record NativeCachePlan(string Variant, int Entries, long OverflowBudget)
+{
+    /// <summary>The plan as the child's arguments.</summary>
+    public IReadOnlyList<string> ToArguments() => [Variant, Entries.ToString(CultureInfo.InvariantCulture), OverflowBudget.ToString(CultureInfo.InvariantCulture)];
+
+    /// <summary>Reads a plan back from <see cref="ToArguments"/>'s form.</summary>
+    /// <exception cref="ArgumentException">Not three arguments, an unknown variant, fewer than 64 entries or a budget below 64 KiB.</exception>
+    public static NativeCachePlan Parse(IReadOnlyList<string> arguments)
+    {
+        ChildPlanArguments.Check(arguments, "native-cache", ["variant", "entries", "overflow budget"], CacheSubjects.Caches);
+        if (!int.TryParse(arguments[1], NumberStyles.None, CultureInfo.InvariantCulture, out int entries) || entries < 64)
+        {
+            throw new ArgumentException($"The native-cache child's entry count must be a whole number of at least 64, not '{arguments[1]}'.", nameof(arguments));
+        }
+        if (!long.TryParse(arguments[2], NumberStyles.None, CultureInfo.InvariantCulture, out long budget) || budget < 64 * 1024)
+        {
+            throw new ArgumentException($"The native-cache child's overflow budget must be a whole number of bytes, at least 64 KiB, not '{arguments[2]}'.", nameof(arguments));
+        }
+        return new NativeCachePlan(arguments[0], entries, budget);
+    }
+
+    /// <summary>
+    /// The budget that holds every entry of the pause and throughput phases: the power of two at or above 1.25 times
+    /// the keys' and values' bytes plus 128 bytes an entry (so FASTER's log, at the power of two nearest it, is the budget itself).
+    /// </summary>
+    public long FullBudget => (long)BitOperations.RoundUpToPowerOf2((ulong)(Entries * (NativeCacheWorkload.MeanEntryBytes + 128) * 1.25));
+
+    /// <summary>The counts at which the full phase stops to time a collection: a quarter, half, and all of <see cref="Entries"/>.</summary>
+    public IReadOnlyList<int> Checkpoints => [Entries / 4, Entries / 2, Entries];
+
+    /// <summary>The entries inserted into the overflow budget when its growth is read: half, once and twice its bytes' worth.</summary>
+    public IReadOnlyList<int> OverflowCheckpoints
+    {
+        get
+        {
+            int once = CacheSubjects.CapacityFor(OverflowBudget);
+            return [once / 2, once, once * 2];
+        }
+    }
+}
+
+/// <summary>
+/// The child's side of the native-cache experiment, for one cache in a fresh process: first its memory growth against a
+/// byte budget while it is filled with twice the budget's bytes (fresh, so the resident set holds nothing else yet), then
+/// the full blocking GC pause and managed bytes per entry while it is filled with every entry, then reads, writes and the
+/// 95/5 mix over Zipf keys at 1 and 2 threads (NativeCache's child measures the floor beside it).
+/// </summary>
+internal static class NativeCacheProbe
+{
+    /// <summary>Entries of the pause and throughput phases.</summary>
+    public static int Entries(RunSettings s) => s.Pick(smoke: 20_000, quick: 1_000_000, full: 10_000_000);
+
+    /// <summary>The memory phase's budget.</summary>
+    public static long OverflowBudget(RunSettings s) => s.Pick(smoke: 1L << 20, quick: 32L << 20, full: 256L << 20);
+
+    // Each launch needs a spread of its own (see LiveSetProbe): not divided between launches.
+    private static int FullCollections(RunSettings s) => s.Pick(smoke: 1, quick: 3, full: 5);
+
+    /// <summary>Keys in each stream, a power of two: read round and round by the loops.</summary>
+    private static int StreamLength(RunSettings s) => s.Pick(smoke: 1 << 12, quick: 1 << 20, full: 1 << 21);
+
+    /// <summary>Runs the plan and records its measurements (see <see cref="NativeCache.DescribeParameters"/>).</summary>
+    public static void Run(ExperimentContext context, NativeCachePlan plan)
+    {
+        context.Status($"{plan.Variant}: memory against the budget");
+        MeasureMemory(context, plan);
+        context.Status($"{plan.Variant}: full collections");
+        using var subject = CacheSubjects.Create(plan.Variant, plan.FullBudget, plan.Entries, plan.Entries);
+        MeasurePauses(context, plan, subject);
+        context.Status($"{plan.Variant}: keys and streams");
+        // Built after the pauses: the key array is the throughput's, not part of any cache's live set.
+        var keys = NativeCacheWorkload.KeyStrings(plan.Entries);
+        var zipf = NativeCacheWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2);
+        MeasureThroughput(context, plan, subject, keys, zipf);
+    }
+
+    private static void MeasureMemory(ExperimentContext context, NativeCachePlan plan)
+    {
+        var checkpoints = plan.OverflowCheckpoints;
+        var figures = new (long Resident, long Committed, long Held)[checkpoints.Count];
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+        long committedBefore = GC.GetGCMemoryInfo().TotalCommittedBytes;
+        long residentBefore = ResidentMemory.Current();
+        using (var subject = CacheSubjects.Create(plan.Variant, plan.OverflowBudget, CacheSubjects.CapacityFor(plan.OverflowBudget), checkpoints[^1]))
+        {
+            int filled = 0;
+            for (int c = 0; c < checkpoints.Count; c++)
+            {
+                context.Cancellation.ThrowIfCancellationRequested();
+                subject.Fill(filled, checkpoints[c]);
+                filled = checkpoints[c];
+                // What the process holds once the garbage of evictions and replaced values is gone: what a budget bounds.
+                GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+                figures[c] = (ResidentMemory.Current() - residentBefore, GC.GetGCMemoryInfo().TotalCommittedBytes - committedBefore, subject.Count);
+            }
+        }
+        for (int c = 0; c < checkpoints.Count; c++)
+        {
+            context.RecordSamples(plan.Variant, Unit.Ratio, [(double)figures[c].Resident / plan.OverflowBudget], Parameters.Of(("entries", (long)checkpoints[c]), ("op", "memory-growth")),
+                metrics: new Dictionary<string, double>
+                {
+                    ["budgetBytes"] = plan.OverflowBudget,
+                    ["residentBytes"] = figures[c].Resident,
+                    ["committedBytes"] = figures[c].Committed,
+                    ["entriesHeld"] = figures[c].Held,
+                });
+        }
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+    }
+
+    private static void MeasurePauses(ExperimentContext context, NativeCachePlan plan, CacheSubject subject)
+    {
+        var checkpoints = plan.Checkpoints;
+        var wall = new double[checkpoints.Count][];
+        var paused = new double[checkpoints.Count][];
+        for (int c = 0; c < checkpoints.Count; c++)
+        {
+            wall[c] = new double[c == checkpoints.Count - 1 ? FullCollections(context.Settings) : 1];
+            paused[c] = new double[wall[c].Length];
+        }
+        var managed = new long[checkpoints.Count];
+        var held = new long[checkpoints.Count];
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+        long managedBefore = GC.GetTotalMemory(forceFullCollection: false);
+        int filled = 0;
+        for (int c = 0; c < checkpoints.Count; c++)
+        {
+            context.Cancellation.ThrowIfCancellationRequested();
+            subject.Fill(filled, checkpoints[c]);
+            filled = checkpoints[c];
+            // Full blocking compacting collections, so the heap is weighed right after them without collecting again.
+            LiveSetProbe.MeasureFullCollections(wall[c], paused[c]);
+            managed[c] = GC.GetTotalMemory(forceFullCollection: false) - managedBefore;
+            held[c] = subject.Count;
+        }
+        for (int c = 0; c < checkpoints.Count; c++)
+        {
+            var p = Parameters.Of(("entries", (long)checkpoints[c]));
+            var metrics = new Dictionary<string, double> { ["totalPauseDurationMs"] = Statistics.From(paused[c]).Median, ["entriesHeld"] = held[c], ["managedBytes"] = managed[c] };
+            context.RecordSamples(plan.Variant, Unit.Milliseconds, wall[c], p.With("op", "full-gc"), metrics: metrics);
+            context.RecordSamples(plan.Variant, "B/entry", [Math.Max(0.0, (double)managed[c] / checkpoints[c])], p.With("op", "managed-bytes"), metrics: metrics);
+        }
+        if (held[^1] >= 0 && held[^1] < plan.Entries)
+        {
+            context.Note($"{plan.Variant} held {held[^1]:N0} of the {plan.Entries:N0} entries at a budget of {Format.Value(plan.FullBudget, "bytes")}: its lookups of the others miss.");
+        }
+    }
+
+    private static void MeasureThroughput(ExperimentContext context, NativeCachePlan plan, CacheSubject subject, string[] keys, int[] zipf)
+    {
+        var p = Parameters.Of(("entries", (long)plan.Entries));
+        var sinks = new long[CacheSubject.MaxThreads * 8];
+        CacheSubject? floor = null;
+        try
+        {
+            var cells = new List<(string, Parameters, Action<long>)>
+            {
+                (subject.Variant, p.With("op", "get").With("threads", 1), n => sinks[0] += subject.Gets(0, keys, zipf, n)),
+                (subject.Variant, p.With("op", "set").With("threads", 1), n => sinks[0] += subject.Sets(0, keys, zipf, n)),
+                (subject.Variant, p.With("op", "mix").With("threads", 1), n => sinks[0] += subject.Mix(0, keys, zipf, n)),
+            };
+            if (plan.Variant == CacheSubjects.Native)
+            {
+                // The floor beside NativeCache in the same rounds: a copy of each hit's bytes and nothing else.
+                floor = CacheSubjects.Create(CacheSubjects.Floor, plan.FullBudget, plan.Entries, plan.Entries);
+                floor.Fill(0, plan.Entries);
+                var f = floor;
+                cells.Add((CacheSubjects.Floor, p.With("op", "get").With("threads", 1), n => sinks[0] += f.Gets(0, keys, zipf, n)));
+                cells.Add((CacheSubjects.Floor, p.With("op", "mix").With("threads", 1), n => sinks[0] += f.Mix(0, keys, zipf, n)));
+            }
+            context.Compare(cells);
+            context.MeasureThreads(subject.Variant, 2, (t, n) => sinks[t * 8] += subject.Mix(t, keys, zipf, n), p.With("op", "mix"));
+            if (floor is not null) context.MeasureThreads(CacheSubjects.Floor, 2, (t, n) => sinks[t * 8] += floor.Mix(t, keys, zipf, n), p.With("op", "mix"));
+
+            // Every key was stored and the budget holds them all: a lookup that misses is the cache's loss, stated beside the figures.
+            long probes = Math.Min(zipf.Length, 1 << 16);
+            long hits = subject.Gets(0, keys, zipf, probes);
+            context.RecordSamples(subject.Variant, Unit.Percent, [100.0 * hits / probes], p.With("op", "throughput-hits"), lowerIsBetter: false);
+            if (hits < probes) context.Note($"{subject.Variant}: {probes - hits:N0} of {probes:N0} lookups after the throughput phases missed.");
+        }
+        finally
+        {
+            floor?.Dispose();
+        }
+        GC.KeepAlive(sinks);
+    }
+}

@@ -1,0 +1,388 @@
+using System.Buffers;
+using System.Collections.Concurrent;
+using System.Numerics;
+using System.Text;
+using BitFaster.Caching;
+using BitFaster.Caching.Lfu;
+using BitFaster.Caching.Lru;
+using FASTER.core;
+using Manaloc.Collections;
+using Cache = Manaloc.Collections.NativeCache;
+using Microsoft.Extensions.Caching.Memory;
+using CacheSession = FASTER.core.ClientSession<FASTER.core.SpanByte, FASTER.core.SpanByte, FASTER.core.SpanByte, System.Buffers.ArrayBufferWriter<byte>,
+    FASTER.core.Empty, Manaloc.Lab.Experiments.FasterCacheSubject.CopyHitToWriter>;
+
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>One cache's operations, as a struct so each variant's loops are compiled for it with direct calls.</summary>
+internal interface ICacheOperations
+{
+    /// <summary>Stores entry <paramref name="index"/> from a key the driver formatted and keeps no longer: the cache makes whatever it keeps.</summary>
+    void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value);
+
+    /// <summary>Looks <paramref name="key"/> up and, on a hit, copies its value into <paramref name="destination"/>.</summary>
+    bool TryGet(string key, int index, ArrayBufferWriter<byte> destination);
+
+    /// <summary>Replaces the value of <paramref name="key"/> (present) with <paramref name="value"/>.</summary>
+    void Replace(string key, int index, ReadOnlySpan<byte> value);
+}
+
+/// <summary>
+/// One variant of the native-cache experiment: filled one entry at a time from keys the driver formats and drops, then
+/// read and rewritten by up to <see cref="MaxThreads"/> threads from a prebuilt key array, each thread with its own
+/// operations (FASTER needs a session per thread) and its own reused writer that every hit is copied into.
+/// </summary>
+internal abstract class CacheSubject : IDisposable
+{
+    /// <summary>Threads a subject serves at once.</summary>
+    public const int MaxThreads = 2;
+
+    /// <summary>Its variant name.</summary>
+    public abstract string Variant { get; }
+
+    /// <summary>Entries the cache holds now (FASTER keeps no count: -1).</summary>
+    public abstract long Count { get; }
+
+    /// <summary>Stores the entries of indexes [<paramref name="from"/>, <paramref name="to"/>) in order, keeping none of their keys.</summary>
+    public abstract void Fill(long from, long to);
+
+    /// <summary>
+    /// Looks up <paramref name="count"/> keys of <paramref name="stream"/> (indexes into <paramref name="keys"/>) on
+    /// behalf of <paramref name="thread"/>, from where its previous call stopped, copying every hit into the thread's
+    /// writer; returns the hits.
+    /// </summary>
+    public abstract long Gets(int thread, string[] keys, int[] stream, long count);
+
+    /// <summary>As <see cref="Gets"/>, every twentieth operation a write instead that replaces the key's value with one of a new random size (95% reads, 5% writes); returns the hits.</summary>
+    public abstract long Mix(int thread, string[] keys, int[] stream, long count);
+
+    /// <summary>As <see cref="Gets"/>, every operation a write of a new random size; returns the writes.</summary>
+    public abstract long Sets(int thread, string[] keys, int[] stream, long count);
+
+    /// <summary>Frees the cache.</summary>
+    public abstract void Dispose();
+}
+
+/// <summary>A <see cref="CacheSubject"/> over one operations struct per thread.</summary>
+internal sealed class CacheSubject<TOperations>(string variant, TOperations[] perThread, Func<long> count, Action dispose) : CacheSubject
+    where TOperations : struct, ICacheOperations
+{
+    // One cursor per thread, a cache line apart: each call goes on where the last one stopped, so a short calibration
+    // call does not read the same few (then cached) keys again and again.
+    private readonly long[] _cursors = new long[MaxThreads * 8];
+    private readonly ArrayBufferWriter<byte>[] _writers = [.. Enumerable.Range(0, MaxThreads).Select(_ => new ArrayBufferWriter<byte>(NativeCacheWorkload.MaxValueBytes))];
+
+    public override string Variant => variant;
+    public override long Count => count();
+
+    public override void Fill(long from, long to)
+    {
+        ref var cache = ref perThread[0];
+        Span<char> key = stackalloc char[NativeCacheWorkload.MaxKeyChars];
+        for (long i = from; i < to; i++)
+        {
+            int length = NativeCacheWorkload.FormatKey(i, key);
+            cache.Add(key[..length], (int)i, NativeCacheWorkload.Value(i));
+        }
+    }
+
+    public override long Gets(int thread, string[] keys, int[] stream, long count)
+    {
+        ref var cache = ref perThread[thread];
+        var writer = _writers[thread];
+        long mask = stream.Length - 1, cursor = _cursors[thread * 8], hits = 0;
+        for (long i = 0; i < count; i++)
+        {
+            int index = stream[(cursor + i) & mask];
+            writer.ResetWrittenCount();
+            if (cache.TryGet(keys[index], index, writer)) hits++;
+        }
+        _cursors[thread * 8] = cursor + count;
+        return hits;
+    }
+
+    public override long Mix(int thread, string[] keys, int[] stream, long count)
+    {
+        ref var cache = ref perThread[thread];
+        var writer = _writers[thread];
+        long mask = stream.Length - 1, cursor = _cursors[thread * 8], hits = 0;
+        for (long i = 0; i < count; i++)
+        {
+            long at = cursor + i;
+            int index = stream[at & mask];
+            if (at % 20 == 0)
+            {
+                cache.Replace(keys[index], index, NativeCacheWorkload.Value(at, NativeCacheWorkload.RewriteLength(at)));
+                continue;
+            }
+            writer.ResetWrittenCount();
+            if (cache.TryGet(keys[index], index, writer)) hits++;
+        }
+        _cursors[thread * 8] = cursor + count;
+        return hits;
+    }
+
+    public override long Sets(int thread, string[] keys, int[] stream, long count)
+    {
+        ref var cache = ref perThread[thread];
+        long mask = stream.Length - 1, cursor = _cursors[thread * 8];
+        for (long i = 0; i < count; i++)
+        {
+            long at = cursor + i;
+            int index = stream[at & mask];
+            cache.Replace(keys[index], index, NativeCacheWorkload.Value(at, NativeCacheWorkload.RewriteLength(at)));
+        }
+        _cursors[thread * 8] = cursor + count;
+        return count;
+    }
+
+    public override void Dispose() => dispose();
+}
+
+/// <summary>The variants' names and how each is built for a byte budget.</summary>
+internal static class CacheSubjects
+{
+    public const string Memory = "MemoryCache";
+    public const string Lru = "ConcurrentLru";
+    public const string Lfu = "ConcurrentLfu";
+    public const string Faster = "FasterKV (SpanByte, in memory)";
+    public const string Dictionary = "ConcurrentDictionary<string, byte[]>";
+    public const string Native = "NativeCache";
+    public const string Floor = "copy only (floor)";
+
+    /// <summary>The caches, each measured in a child process of its own, in display order.</summary>
+    public static readonly IReadOnlyList<string> Caches = [Memory, Lru, Lfu, Faster, Dictionary, Native];
+
+    /// <summary>Every variant: the caches and the floor (measured in NativeCache's child).</summary>
+    public static readonly IReadOnlyList<string> All = [.. Caches, Floor];
+
+    /// <summary>Entries a count-bounded cache (ConcurrentLru, ConcurrentLfu) gets for <paramref name="budgetBytes"/>: the budget over the mean key and value bytes.</summary>
+    public static int CapacityFor(long budgetBytes) => (int)Math.Clamp(budgetBytes / NativeCacheWorkload.MeanEntryBytes, 8, Array.MaxLength);
+
+    /// <summary>
+    /// A new, empty cache of <paramref name="variant"/> for a byte budget: MemoryCache's <c>SizeLimit</c> in bytes (each
+    /// entry sized at its key and value bytes), ConcurrentLru and ConcurrentLfu at <paramref name="capacity"/> entries,
+    /// FASTER's in-memory log at the power of two nearest the budget, NativeCache's <c>MaxBytes</c>; ConcurrentDictionary
+    /// has no bound. The floor keeps each entry's value length only and copies from fixed bytes.
+    /// </summary>
+    /// <exception cref="ArgumentException">An unknown variant.</exception>
+    public static CacheSubject Create(string variant, long budgetBytes, int capacity, int entries) => variant switch
+    {
+        Memory => CreateMemory(budgetBytes),
+        Lru => CreateLru(capacity),
+        Lfu => CreateLfu(capacity),
+        Faster => FasterCacheSubject.Create(budgetBytes, entries),
+        Dictionary => CreateDictionary(),
+        Native => CreateNative(budgetBytes),
+        Floor => CreateFloor(entries),
+        _ => throw new ArgumentException($"Unknown native-cache variant '{variant}'; known: {string.Join(", ", All)}.", nameof(variant)),
+    };
+
+    /// <summary>NativeCache's options for a budget: the largest entry the workload makes is far below the limit set here.</summary>
+    public static NativeCacheOptions NativeOptions(long budgetBytes) => new()
+    {
+        MaxBytes = budgetBytes,
+        MaxEntryBytes = Math.Min(budgetBytes, 16 * 1024),
+        Name = "lab.native-cache",
+    };
+
+    private static CacheSubject CreateMemory(long budgetBytes)
+    {
+        var cache = new MemoryCache(new MemoryCacheOptions { SizeLimit = budgetBytes });
+        return new CacheSubject<MemoryOperations>(Memory, [new(cache), new(cache)], () => cache.Count, cache.Dispose);
+    }
+
+    private static CacheSubject CreateLru(int capacity)
+    {
+        var cache = new ConcurrentLru<string, byte[]>(capacity);
+        return new CacheSubject<BitFasterOperations>(Lru, [new(cache), new(cache)], () => cache.Count, cache.Clear);
+    }
+
+    private static CacheSubject CreateLfu(int capacity)
+    {
+        var cache = new ConcurrentLfu<string, byte[]>(capacity);
+        return new CacheSubject<BitFasterOperations>(Lfu, [new(cache), new(cache)], () => cache.Count, cache.Clear);
+    }
+
+    private static CacheSubject CreateDictionary()
+    {
+        var cache = new ConcurrentDictionary<string, byte[]>();
+        return new CacheSubject<DictionaryOperations>(Dictionary, [new(cache), new(cache)], () => cache.Count, cache.Clear);
+    }
+
+    private static CacheSubject CreateNative(long budgetBytes)
+    {
+        var cache = new Cache(NativeOptions(budgetBytes));
+        return new CacheSubject<NativeOperations>(Native, [new(cache), new(cache)], () => cache.Count, cache.Dispose);
+    }
+
+    private static CacheSubject CreateFloor(int entries)
+    {
+        var lengths = new int[entries];
+        return new CacheSubject<FloorOperations>(Floor, [new(lengths), new(lengths)], () => lengths.Length, () => { });
+    }
+
+    /// <summary>A string key's bytes in the byte budgets: its UTF-8 length (the keys are ASCII), as NativeCache stores it.</summary>
+    private static long KeyBytes(string key) => key.Length;
+
+    private readonly struct MemoryOperations(MemoryCache cache) : ICacheOperations
+    {
+        public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => Store(new string(key), value);
+
+        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination)
+        {
+            if (!cache.TryGetValue(key, out object? value)) return false;
+            destination.Write((byte[])value!);
+            return true;
+        }
+
+        public void Replace(string key, int index, ReadOnlySpan<byte> value) => Store(key, value);
+
+        // CreateEntry and Dispose: MemoryCache's own path under Set, without the options object Set takes.
+        private void Store(string key, ReadOnlySpan<byte> value)
+        {
+            using var entry = cache.CreateEntry(key);
+            entry.Size = KeyBytes(key) + value.Length;
+            entry.Value = value.ToArray();
+        }
+    }
+
+    /// <summary>ConcurrentLru and ConcurrentLfu through BitFaster's one cache interface.</summary>
+    private readonly struct BitFasterOperations(ICache<string, byte[]> cache) : ICacheOperations
+    {
+        public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => cache.AddOrUpdate(new string(key), value.ToArray());
+
+        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination)
+        {
+            if (!cache.TryGet(key, out var value)) return false;
+            destination.Write(value);
+            return true;
+        }
+
+        public void Replace(string key, int index, ReadOnlySpan<byte> value) => cache.AddOrUpdate(key, value.ToArray());
+    }
+
+    private readonly struct DictionaryOperations(ConcurrentDictionary<string, byte[]> cache) : ICacheOperations
+    {
+        public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => cache[new string(key)] = value.ToArray();
+
+        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination)
+        {
+            if (!cache.TryGetValue(key, out var value)) return false;
+            destination.Write(value);
+            return true;
+        }
+
+        public void Replace(string key, int index, ReadOnlySpan<byte> value) => cache[key] = value.ToArray();
+    }
+
+    private readonly struct NativeOperations(Cache cache) : ICacheOperations
+    {
+        public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => cache.Set(key, value);
+
+        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination) => cache.TryGet(key.AsSpan(), destination);
+
+        public void Replace(string key, int index, ReadOnlySpan<byte> value) => cache.Set(key.AsSpan(), value);
+    }
+
+    /// <summary>What no cache can beat: the copy of a value of the entry's current length from fixed bytes into the writer, and the length's update on a write.</summary>
+    private readonly struct FloorOperations(int[] lengths) : ICacheOperations
+    {
+        public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => lengths[index] = value.Length;
+
+        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination)
+        {
+            destination.Write(NativeCacheWorkload.Value(index, lengths[index]));
+            return true;
+        }
+
+        public void Replace(string key, int index, ReadOnlySpan<byte> value) => lengths[index] = value.Length;
+    }
+}
+
+/// <summary>
+/// FASTER's <see cref="FasterKV{Key, Value}"/> over <see cref="SpanByte"/> keys and values, kept in memory: a null log
+/// device, the in-memory log at the power of two nearest the budget in 4 MiB pages, and a hash index of one 64-byte
+/// bucket (seven entries) per four keys, fixed at construction as FASTER's index is. Keys are encoded to UTF-8 on the
+/// stack per call (what FASTER's byte keys need); a hit is copied straight from the log into the thread's writer. A record
+/// that the log has moved past its memory (to the null device) reads as a miss. One session per thread.
+/// </summary>
+internal static class FasterCacheSubject
+{
+    private const int PageSizeBits = 22;
+
+    /// <summary>The in-memory log's size for a budget: the power of two nearest it (the larger one midway), and at least two pages.</summary>
+    public static long LogBytes(long budgetBytes)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(budgetBytes);
+        long above = (long)BitOperations.RoundUpToPowerOf2((ulong)budgetBytes), below = above == budgetBytes ? above : above / 2;
+        long nearest = above - budgetBytes <= budgetBytes - below ? above : below;
+        return Math.Max(2L << PageSizeBits, nearest);
+    }
+
+    public static CacheSubject Create(long budgetBytes, int entries)
+    {
+        long buckets = Math.Max(64, (long)BitOperations.RoundUpToPowerOf2((ulong)Math.Max(1, entries / 4)));
+        var device = new NullDevice();
+        var store = new FasterKV<SpanByte, SpanByte>(buckets, new LogSettings
+        {
+            LogDevice = device,
+            PageSizeBits = PageSizeBits,
+            MemorySizeBits = BitOperations.Log2((ulong)LogBytes(budgetBytes)),
+        });
+        var sessions = new CacheSession[CacheSubject.MaxThreads];
+        for (int t = 0; t < sessions.Length; t++) sessions[t] = store.For(new CopyHitToWriter()).NewSession<CopyHitToWriter>();
+        var operations = sessions.Select(s => new FasterOperations(s)).ToArray();
+        return new CacheSubject<FasterOperations>(CacheSubjects.Faster, operations, () => -1, () =>
+        {
+            foreach (var s in sessions) s.Dispose();
+            store.Dispose();
+            device.Dispose();
+        });
+    }
+
+    /// <summary>FASTER's callbacks for SpanByte values whose reads copy the value into the caller's writer.</summary>
+    internal sealed class CopyHitToWriter : SpanByteFunctions<SpanByte, ArrayBufferWriter<byte>, Empty>
+    {
+        public override bool SingleReader(ref SpanByte key, ref SpanByte input, ref SpanByte value, ref ArrayBufferWriter<byte> dst, ref ReadInfo readInfo)
+        {
+            dst.Write(value.AsReadOnlySpan());
+            return true;
+        }
+
+        public override bool ConcurrentReader(ref SpanByte key, ref SpanByte input, ref SpanByte value, ref ArrayBufferWriter<byte> dst, ref ReadInfo readInfo)
+        {
+            dst.Write(value.AsReadOnlySpan());
+            return true;
+        }
+    }
+
+    private readonly struct FasterOperations(CacheSession session) : ICacheOperations
+    {
+        public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value)
+        {
+            Span<byte> bytes = stackalloc byte[NativeCacheWorkload.MaxKeyChars * 3];
+            session.Upsert(bytes[..Encoding.UTF8.GetBytes(key, bytes)], value);
+        }
+
+        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination)
+        {
+            Span<byte> bytes = stackalloc byte[NativeCacheWorkload.MaxKeyChars * 3];
+            SpanByte input = default;
+            var status = session.Read(bytes[..Encoding.UTF8.GetBytes(key, bytes)], ref input, ref destination);
+            if (status.IsPending)
+            {
+                // The record was moved past the log's memory, to the null device: no value to read, a miss.
+                session.CompletePending(wait: true);
+                return false;
+            }
+            return status.Found;
+        }
+
+        public void Replace(string key, int index, ReadOnlySpan<byte> value)
+        {
+            Span<byte> bytes = stackalloc byte[NativeCacheWorkload.MaxKeyChars * 3];
+            session.Upsert(bytes[..Encoding.UTF8.GetBytes(key, bytes)], value);
+        }
+    }
+}

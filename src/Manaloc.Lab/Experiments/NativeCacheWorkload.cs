@@ -1,0 +1,115 @@
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// The native-cache workload: entry <c>i</c>'s key (16 to 48 ASCII characters, so as many UTF-8 bytes) and value
+/// (64 to 512 bytes), both drawn from a bijective mix of <c>i</c> (SplitMix64, <see cref="NativeMapWorkload.Key"/>),
+/// and the Zipf index streams the throughput loops read round and round.
+/// </summary>
+internal static class NativeCacheWorkload
+{
+    /// <summary>The shortest and longest key, in characters (ASCII: as many UTF-8 bytes).</summary>
+    public const int MinKeyChars = 16, MaxKeyChars = 48;
+
+    /// <summary>The shortest and longest value, in bytes.</summary>
+    public const int MinValueBytes = 64, MaxValueBytes = 512;
+
+    /// <summary>The mean key and value bytes of an entry (lengths are uniform over their ranges): 32 + 288.</summary>
+    public const double MeanEntryBytes = (MinKeyChars + MaxKeyChars) / 2.0 + (MinValueBytes + MaxValueBytes) / 2.0;
+
+    /// <summary>The Zipf exponent of the throughput streams (YCSB's default).</summary>
+    public const double ZipfTheta = NativeMapWorkload.ZipfTheta;
+
+    private const string Prefix = "key:";
+    private const string Filler = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+    // What every value is a slice of: fixed bytes, so a value is reproducible from its index and costs nothing to make.
+    private static readonly byte[] Source = MakeSource();
+
+    private static ulong Mix(long index) => (ulong)NativeMapWorkload.Key(index);
+
+    /// <summary>The length of key <paramref name="index"/>, from <see cref="MinKeyChars"/> to <see cref="MaxKeyChars"/>.</summary>
+    public static int KeyLength(long index) => MinKeyChars + (int)(Mix(index) % (MaxKeyChars - MinKeyChars + 1));
+
+    /// <summary>
+    /// Writes key <paramref name="index"/> ("key:" + the decimal index + "-" + letters) into <paramref name="destination"/>
+    /// (at least <see cref="MaxKeyChars"/> long) and returns its length. The index delimited by a dash and followed by
+    /// letters only makes every key distinct.
+    /// </summary>
+    public static int FormatKey(long index, Span<char> destination)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(index);
+        int length = KeyLength(index);
+        Prefix.CopyTo(destination);
+        if (!index.TryFormat(destination[Prefix.Length..], out int digits, provider: CultureInfo.InvariantCulture))
+        {
+            throw new ArgumentException($"A key needs {MaxKeyChars} characters of room.", nameof(destination));
+        }
+        int at = Prefix.Length + digits;
+        destination[at++] = '-';
+        ulong letters = Mix(~index);
+        for (; at < length; at++, letters = (letters >> 6) | (letters << 58)) destination[at] = Filler[(int)(letters % (ulong)Filler.Length)];
+        return length;
+    }
+
+    /// <summary>Key <paramref name="index"/> as a string.</summary>
+    public static string KeyString(long index)
+    {
+        Span<char> key = stackalloc char[MaxKeyChars];
+        return new string(key[..FormatKey(index, key)]);
+    }
+
+    /// <summary>Every key of indexes 0..<paramref name="count"/>-1 as strings: the string-keyed variants' best case, a key the caller already holds.</summary>
+    public static string[] KeyStrings(int count)
+    {
+        var keys = new string[count];
+        for (int i = 0; i < keys.Length; i++) keys[i] = KeyString(i);
+        return keys;
+    }
+
+    /// <summary>The length of value <paramref name="index"/>, from <see cref="MinValueBytes"/> to <see cref="MaxValueBytes"/>.</summary>
+    public static int ValueLength(long index) => MinValueBytes + (int)((Mix(index) >> 32) % (MaxValueBytes - MinValueBytes + 1));
+
+    /// <summary>The value stored with key <paramref name="index"/> when first set.</summary>
+    public static ReadOnlySpan<byte> Value(long index) => Value(index, ValueLength(index));
+
+    /// <summary>A value of <paramref name="length"/> bytes (at most <see cref="MaxValueBytes"/>) whose bytes depend on <paramref name="index"/>.</summary>
+    public static ReadOnlySpan<byte> Value(long index, int length) => Source.AsSpan((int)((Mix(index) >> 16) & 511), length);
+
+    /// <summary>The new value length of the write at position <paramref name="at"/> of a stream: a random size in the value range, independent of the key.</summary>
+    public static int RewriteLength(long at) => ValueLength(~at);
+
+    /// <summary>
+    /// <paramref name="length"/> entry indexes (a power of two) of the first <paramref name="entries"/>, their ranks drawn
+    /// from a Zipf distribution with exponent <paramref name="theta"/> and shuffled onto the indexes by a fixed-seed
+    /// permutation, so the hot keys are spread over the insertion order.
+    /// </summary>
+    public static int[] Zipf(int entries, int length, int seed, double theta = ZipfTheta)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entries);
+        if (length <= 0 || (length & (length - 1)) != 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(length), length, "A stream's length must be a positive power of two (the loops wrap with a mask).");
+        }
+        return ZipfTrace(entries, length, seed, theta);
+    }
+
+    /// <summary>As <see cref="Zipf"/>, of any length: a trace read once, front to back.</summary>
+    public static int[] ZipfTrace(int entries, int length, int seed, double theta)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entries);
+        ArgumentOutOfRangeException.ThrowIfNegative(length);
+        var random = new Random(seed);
+        var sampler = new ZipfSampler(entries, theta);
+        var rankToIndex = NativeMapWorkload.Permutation(entries, random);
+        var stream = new int[length];
+        for (int i = 0; i < stream.Length; i++) stream[i] = rankToIndex[sampler.Next(random.NextDouble())];
+        return stream;
+    }
+
+    private static byte[] MakeSource()
+    {
+        var bytes = new byte[1024];
+        new Random(33).NextBytes(bytes);
+        return bytes;
+    }
+}

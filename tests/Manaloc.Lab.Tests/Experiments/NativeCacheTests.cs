@@ -1,0 +1,183 @@
+using Manaloc.Lab.Experiments;
+using Manaloc.Lab.Harness;
+
+namespace Manaloc.Lab.Tests.Experiments;
+
+/// <summary>The native-cache experiment's logic that is not timing: its workload, its variants' behaviour, its traces, its child protocol and its declared targets.</summary>
+public sealed class NativeCacheTests
+{
+    [Fact]
+    public void Keys_are_distinct_ascii_and_within_their_length_range()
+    {
+        var keys = Enumerable.Range(0, 100_000).Select(i => NativeCacheWorkload.KeyString(i)).ToArray();
+        Assert.Equal(keys.Length, keys.Distinct(StringComparer.Ordinal).Count());
+        Assert.All(keys, k => Assert.InRange(k.Length, NativeCacheWorkload.MinKeyChars, NativeCacheWorkload.MaxKeyChars));
+        Assert.All(keys, k => Assert.True(k.All(char.IsAscii)));
+        // Lengths spread over the whole range, with the mean the budgets assume.
+        Assert.Equal(NativeCacheWorkload.MinKeyChars, keys.Min(k => k.Length));
+        Assert.Equal(NativeCacheWorkload.MaxKeyChars, keys.Max(k => k.Length));
+        Assert.InRange(keys.Average(k => k.Length), 31, 33);
+        Assert.Equal(keys[12_345], NativeCacheWorkload.KeyString(12_345)); // reproducible from the index
+    }
+
+    [Fact]
+    public void A_key_of_the_largest_full_mode_index_fits_its_length()
+    {
+        Span<char> key = stackalloc char[NativeCacheWorkload.MaxKeyChars];
+        for (long i = 9_999_990; i < 10_000_000; i++) Assert.Equal(NativeCacheWorkload.KeyLength(i), NativeCacheWorkload.FormatKey(i, key));
+    }
+
+    [Fact]
+    public void Values_and_rewrites_are_within_their_length_range()
+    {
+        var lengths = Enumerable.Range(0, 100_000).Select(i => NativeCacheWorkload.ValueLength(i)).ToArray();
+        Assert.Equal(NativeCacheWorkload.MinValueBytes, lengths.Min());
+        Assert.Equal(NativeCacheWorkload.MaxValueBytes, lengths.Max());
+        Assert.InRange(lengths.Average(), 280, 296);
+        Assert.All(Enumerable.Range(0, 10_000), at => Assert.InRange(NativeCacheWorkload.RewriteLength(at), NativeCacheWorkload.MinValueBytes, NativeCacheWorkload.MaxValueBytes));
+        Assert.Equal(NativeCacheWorkload.ValueLength(7), NativeCacheWorkload.Value(7).Length);
+    }
+
+    [Fact]
+    public void The_zipf_stream_stays_in_range_and_is_skewed()
+    {
+        var stream = NativeCacheWorkload.Zipf(10_000, 1 << 16, seed: 2);
+        Assert.All(stream, i => Assert.InRange(i, 0, 9_999));
+        int hottest = stream.GroupBy(i => i).Max(g => g.Count());
+        double expected = new ZipfSampler(10_000, NativeCacheWorkload.ZipfTheta).HottestShare * stream.Length;
+        Assert.InRange(hottest, expected * 0.8, expected * 1.2);
+        Assert.Contains("power of two", Assert.Throws<ArgumentOutOfRangeException>(() => NativeCacheWorkload.Zipf(10, 1000, 1)).Message, StringComparison.Ordinal);
+    }
+
+    public static TheoryData<string> Caches() => new(CacheSubjects.Caches);
+
+    [Theory]
+    [MemberData(nameof(Caches))]
+    public void Every_cache_finds_every_entry_within_a_budget_that_holds_them_and_survives_the_mix(string variant)
+    {
+        var plan = new NativeCachePlan(variant, 20_000, 1 << 20);
+        using var subject = CacheSubjects.Create(variant, plan.FullBudget, plan.Entries, plan.Entries);
+        subject.Fill(0, plan.Entries);
+        if (subject.Count >= 0) Assert.Equal(plan.Entries, subject.Count);
+        var keys = NativeCacheWorkload.KeyStrings(plan.Entries);
+        var uniform = Enumerable.Range(0, 1 << 15).Select(i => i % plan.Entries).ToArray();
+        Assert.Equal(1 << 15, subject.Gets(0, keys, uniform, 1 << 15)); // every key stored was found
+        subject.Mix(0, keys, uniform, 1 << 14);
+        Parallel.For(0, 2, t => subject.Mix(t, keys, uniform, 1 << 14));
+        subject.Sets(0, keys, uniform, 1 << 12);
+        Assert.Equal(1 << 15, subject.Gets(0, keys, uniform, 1 << 15)); // still every key, after writes from two threads
+    }
+
+    [Fact]
+    public void A_key_never_stored_misses_in_every_cache()
+    {
+        foreach (string variant in CacheSubjects.Caches)
+        {
+            using var subject = CacheSubjects.Create(variant, 1 << 20, 1000, 1000);
+            subject.Fill(0, 1000);
+            var keys = NativeCacheWorkload.KeyStrings(2000);
+            var missing = Enumerable.Range(1000, 16).ToArray();
+            Assert.True(subject.Gets(0, keys, missing, 16) == 0, variant);
+        }
+    }
+
+    [Theory]
+    [InlineData(CacheSubjects.Memory)]
+    [InlineData(CacheSubjects.Lru)]
+    [InlineData(CacheSubjects.Faster)]
+    public void A_bounded_cache_filled_past_its_budget_keeps_fewer_entries_than_it_was_given(string variant)
+    {
+        const long budget = 8 << 20; // FASTER's log is at least two 4 MiB pages
+        int given = CacheSubjects.CapacityFor(budget) * 4;
+        using var subject = CacheSubjects.Create(variant, budget, CacheSubjects.CapacityFor(budget), given);
+        subject.Fill(0, given);
+        var keys = NativeCacheWorkload.KeyStrings(given);
+        long hits = subject.Gets(0, keys, [.. Enumerable.Range(0, given)], given);
+        Assert.InRange(hits, 1, given * 3 / 4);
+    }
+
+    [Theory]
+    [InlineData((48L << 20) - 1, 32L << 20)]
+    [InlineData(48L << 20, 64L << 20)] // midway: the larger
+    [InlineData(40L << 20, 32L << 20)]
+    [InlineData(50L << 20, 64L << 20)]
+    [InlineData(64L << 20, 64L << 20)]
+    [InlineData(1000L, 8L << 20)]
+    public void Faster_log_is_the_power_of_two_nearest_the_budget_and_at_least_two_pages(long budget, long expected)
+        => Assert.Equal(expected, FasterCacheSubject.LogBytes(budget));
+
+    [Fact]
+    public void The_full_budget_holds_every_entry_with_room_and_is_a_power_of_two()
+    {
+        var plan = new NativeCachePlan(CacheSubjects.Native, 1_000_000, 32 << 20);
+        Assert.True(plan.FullBudget >= 1_000_000 * (NativeCacheWorkload.MeanEntryBytes + 128));
+        Assert.Equal(0, plan.FullBudget & (plan.FullBudget - 1));
+        Assert.Equal([250_000, 500_000, 1_000_000], plan.Checkpoints);
+        int once = CacheSubjects.CapacityFor(32 << 20);
+        Assert.Equal([once / 2, once, once * 2], plan.OverflowCheckpoints);
+    }
+
+    [Fact]
+    public void A_plan_round_trips_through_the_child_arguments_and_a_bad_one_is_refused()
+    {
+        var plan = new NativeCachePlan(CacheSubjects.Lfu, 1_000_000, 32 << 20);
+        Assert.Equal(plan, NativeCachePlan.Parse(plan.ToArguments()));
+        Assert.Contains("'nope'", Assert.Throws<ArgumentException>(() => NativeCachePlan.Parse(["nope", "100", "1048576"])).Message, StringComparison.Ordinal);
+        Assert.Contains("'10'", Assert.Throws<ArgumentException>(() => NativeCachePlan.Parse([CacheSubjects.Lfu, "10", "1048576"])).Message, StringComparison.Ordinal);
+        Assert.Contains("'100'", Assert.Throws<ArgumentException>(() => NativeCachePlan.Parse([CacheSubjects.Lfu, "1000", "100"])).Message, StringComparison.Ordinal);
+        Assert.Contains("3 arguments", Assert.Throws<ArgumentException>(() => NativeCachePlan.Parse([CacheSubjects.Lfu, "1000"])).Message, StringComparison.Ordinal);
+        // The floor is not a cache: no child of its own.
+        Assert.Throws<ArgumentException>(() => NativeCachePlan.Parse([CacheSubjects.Floor, "1000", "1048576"]));
+    }
+
+    [Fact]
+    public void The_scan_trace_interleaves_zipf_with_one_pass_scans_of_fresh_keys()
+    {
+        const int workingSet = 4_000;
+        var trace = NativeCacheTraces.ScanTrace(workingSet, 40_000, seed: 1);
+        var fresh = trace.Where(i => i >= workingSet).ToArray();
+        Assert.Equal(fresh.Length, fresh.Distinct().Count()); // every scanned key once
+        Assert.All(trace[..workingSet], i => Assert.InRange(i, 0, workingSet - 1));
+        int scan = CacheSubjects.CapacityFor(NativeCacheTraces.Budget(workingSet));
+        Assert.All(trace.AsSpan(workingSet, scan).ToArray(), i => Assert.True(i >= workingSet));
+        Assert.Equal(Enumerable.Range(0, 10).Concat(Enumerable.Range(0, 10)).Concat(Enumerable.Range(0, 5)), NativeCacheTraces.LoopTrace(10, 25));
+    }
+
+    [Fact]
+    public void The_hit_ratios_are_recorded_for_every_trace_and_capacity()
+    {
+        var context = new ExperimentContext("native-cache", RunSettings.Smoke());
+        NativeCacheTraces.Run(context);
+        foreach (string trace in NativeCacheTraces.All)
+        {
+            var native = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Native && m.Parameters.Is("trace", trace));
+            Assert.Equal(NativeCacheTraces.Segments, native.Statistics.Count);
+            Assert.InRange(native.Statistics.Median, 0, 100);
+            var matched = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Lfu && m.Parameters.Is("trace", trace) && m.Parameters.Is("capacity", NativeCacheTraces.Matched));
+            Assert.Equal(native.Metrics["entriesHeld"], matched.Metrics["capacity"]);
+            Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Lfu && m.Parameters.Is("trace", trace) && m.Parameters.Is("capacity", NativeCacheTraces.ByBytes));
+        }
+        // A quarter of the working set under Zipf 0.9 still hits often; a loop larger than the cache defeats pure recency.
+        Assert.InRange(context.Measurements.Single(m => m.Variant == CacheSubjects.Native && m.Parameters.Is("trace", NativeCacheTraces.Zipf)).Statistics.Median, 20, 100);
+    }
+
+    [Fact]
+    public void Every_target_reads_its_figure_at_the_largest_entry_count()
+    {
+        Measurement M(string variant, string op, long entries, double value) => new()
+        {
+            Variant = variant,
+            Parameters = Parameters.Of(("entries", entries), ("op", op)),
+            Unit = Unit.Milliseconds,
+            Statistics = Statistics.From([value]),
+        };
+        var measurements = new[]
+        {
+            M(CacheSubjects.Memory, "full-gc", 10, 100), M(CacheSubjects.Memory, "full-gc", 40, 400),
+            M(CacheSubjects.Native, "full-gc", 10, 1), M(CacheSubjects.Native, "full-gc", 40, 4),
+        };
+        var target = new NativeCache().Targets.Single(t => t.Metric.Name == "NativeCache: full GC pause with the cache full vs MemoryCache's");
+        Assert.Equal(0.01, target.Metric.Compute(new Figures(measurements, random: null))!.Value, 9);
+        Assert.Equal(100, new NativeCache().Claim!.Today.Compute(new Figures(measurements, random: null))!.Value, 9);
+    }
+}
