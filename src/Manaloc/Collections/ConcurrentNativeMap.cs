@@ -58,24 +58,15 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// <exception cref="OutOfMemoryException">The system refused the first bucket.</exception>
     public ConcurrentNativeMap(NativeMapOptions<TKey>? options)
     {
-        try
-        {
-            _settings = MapSettings<TKey, TValue>.Read(options, "ConcurrentNativeMap", concurrent: true);
-            _table = _settings.NewTable();
-        }
-        catch
-        {
-            GC.SuppressFinalize(this); // no table: nothing to report
-            throw;
-        }
+        _settings = MapSettings<TKey, TValue>.Open(options, "ConcurrentNativeMap", concurrent: true, this, out var table);
+        _table = table;
         _hasher = _settings.Hasher;
-        MapMetrics.Register(this);
     }
 
     /// <summary>The leak report of a map never disposed (its memory is kept).</summary>
     ~ConcurrentNativeMap()
     {
-        if (_table is { } table) MapMetrics.ReportLeak(Description, table.Count, table.NativeBytes);
+        _settings.ReportLeak(_table);
     }
 
     /// <summary>The name from the options.</summary>
