@@ -58,24 +58,15 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// <exception cref="OutOfMemoryException">The system refused the first bucket.</exception>
     public ConcurrentNativeMap(NativeMapOptions<TKey>? options)
     {
-        try
-        {
-            _settings = MapSettings<TKey, TValue>.Read(options, "ConcurrentNativeMap", concurrent: true);
-            _table = _settings.NewTable();
-        }
-        catch
-        {
-            GC.SuppressFinalize(this); // no table: nothing to report
-            throw;
-        }
+        _settings = MapSettings<TKey, TValue>.Open(options, "ConcurrentNativeMap", concurrent: true, this, out var table);
+        _table = table;
         _hasher = _settings.Hasher;
-        MapMetrics.Register(this);
     }
 
     /// <summary>The leak report of a map never disposed (its memory is kept).</summary>
     ~ConcurrentNativeMap()
     {
-        if (_table is { } table) MapMetrics.ReportLeak(Description, table.Count, table.NativeBytes);
+        _settings.ReportLeak(_table);
     }
 
     /// <summary>The name from the options.</summary>
@@ -131,9 +122,38 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// <summary>Gets the value of <paramref name="key"/>, without a lock.</summary>
     /// <returns>True if the key is present; otherwise false and <paramref name="value"/> is default.</returns>
     /// <exception cref="ObjectDisposedException">The map was disposed (also when Dispose raced this read).</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryGetValue(TKey key, out TValue value)
     {
         ulong hash = Hash(key);
+        if (MapHashing.HasRuntimeEquality<TKey>())
+        {
+            // One attempt without try/finally, so the read inlines into its caller: nothing between Enter and Exit can
+            // throw (the key's equality is the runtime's own and the probe only loads native memory the gate keeps
+            // alive), so the gate is always left. A disposed map, or a writer in the chain, goes to the guarded path.
+            var gate = ReaderGate.Enter();
+            var current = Volatile.Read(ref _table);
+            int outcome;
+            if (current is null)
+            {
+                value = default;
+                outcome = -1;
+            }
+            else
+            {
+                outcome = current.TryGetConcurrentOnce(key, hash, out value);
+            }
+            ReaderGate.Exit(gate);
+            if (outcome >= 0) return outcome == 1;
+        }
+        return TryGetValueGuarded(key, hash, out value);
+    }
+
+    /// <summary>The read with the gate left in a <c>finally</c>: for keys whose equality is user code (it may throw), and for
+    /// retries (their spinning may yield the thread).</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryGetValueGuarded(TKey key, ulong hash, out TValue value)
+    {
         var slot = ReaderGate.Enter();
         try
         {

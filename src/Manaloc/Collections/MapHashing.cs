@@ -40,6 +40,14 @@ internal static class MapHashing
         return (uint)key.GetHashCode();
     }
 
+    /// <summary>Whether <typeparamref name="TKey"/>'s equality is the runtime's own (the integers, <see cref="char"/>,
+    /// <see cref="Guid"/>): it runs no user code and cannot throw. A constant for the JIT.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static bool HasRuntimeEquality<TKey>()
+        => typeof(TKey) == typeof(long) || typeof(TKey) == typeof(ulong) || typeof(TKey) == typeof(nint) || typeof(TKey) == typeof(nuint)
+        || typeof(TKey) == typeof(int) || typeof(TKey) == typeof(uint) || typeof(TKey) == typeof(short) || typeof(TKey) == typeof(ushort)
+        || typeof(TKey) == typeof(char) || typeof(TKey) == typeof(byte) || typeof(TKey) == typeof(sbyte) || typeof(TKey) == typeof(Guid);
+
     /// <summary>MurmurHash3's fmix64: a bijection on 64 bits with full avalanche.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static ulong Mix(ulong h)

@@ -26,6 +26,35 @@ internal sealed unsafe record MapSettings<TKey, TValue>(string Name, string Desc
         return new MapSettings<TKey, TValue>(name, description, initialCapacity, options?.Hasher, concurrent);
     }
 
+    /// <summary>What both maps' constructors do: validates <paramref name="options"/>, makes the first table and registers
+    /// <paramref name="map"/> with the meters. A map whose construction fails has no table and nothing to report: its
+    /// finalizer is suppressed.</summary>
+    /// <exception cref="NotSupportedException">The key and the value together exceed <see cref="NativeHashTable{TKey, TValue}.MaxEntryBytes"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The initial capacity is negative.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused the first table's memory.</exception>
+    public static MapSettings<TKey, TValue> Open(NativeMapOptions<TKey>? options, string kind, bool concurrent, IMeteredMap map, out NativeHashTable<TKey, TValue> table)
+    {
+        MapSettings<TKey, TValue> settings;
+        try
+        {
+            settings = Read(options, kind, concurrent);
+            table = settings.NewTable();
+        }
+        catch
+        {
+            GC.SuppressFinalize(map);
+            throw;
+        }
+        MapMetrics.Register(map);
+        return settings;
+    }
+
+    /// <summary>The leak report of a map the GC found undisposed with <paramref name="table"/> (nothing once it was disposed).</summary>
+    public void ReportLeak(NativeHashTable<TKey, TValue>? table)
+    {
+        if (table is not null) MapMetrics.ReportLeak(Description, table.Count, table.NativeBytes);
+    }
+
     /// <summary>An empty table at the initial capacity (the map's first, or the one Clear installs).</summary>
     /// <exception cref="OutOfMemoryException">The system refused its memory (nothing is left allocated).</exception>
     public NativeHashTable<TKey, TValue> NewTable(long allocationBudget = long.MaxValue)

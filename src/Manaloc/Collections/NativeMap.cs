@@ -46,23 +46,14 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     /// <exception cref="OutOfMemoryException">The system refused the first bucket.</exception>
     public NativeMap(NativeMapOptions<TKey>? options)
     {
-        try
-        {
-            _settings = MapSettings<TKey, TValue>.Read(options, "NativeMap", concurrent: false);
-            _table = _settings.NewTable();
-        }
-        catch
-        {
-            GC.SuppressFinalize(this); // no table: nothing to report
-            throw;
-        }
-        MapMetrics.Register(this);
+        _settings = MapSettings<TKey, TValue>.Open(options, "NativeMap", concurrent: false, this, out var table);
+        _table = table;
     }
 
     /// <summary>The leak report of a map never disposed (its memory is kept: see remarks).</summary>
     ~NativeMap()
     {
-        if (_table is { } table) MapMetrics.ReportLeak(Description, table.Count, table.NativeBytes);
+        _settings.ReportLeak(_table);
     }
 
     /// <summary>The name from the options.</summary>
