@@ -21,18 +21,22 @@ namespace Manaloc.Analyzers;
 /// </summary>
 internal static class ViewsAcrossAwait
 {
-    /// <summary>A local that only ever holds the array's own view: the array it views, the foreach over its Scan() for an item.</summary>
-    private sealed class ArrayView(ISymbol array, IForEachLoopOperation? loop)
+    /// <summary>A local assigned a RecordArray's own view: the array it views, the foreach over its Scan() for an item, and
+    /// its assignments. Followed only while every assignment is a view of that array (or null).</summary>
+    private sealed class ArrayView(ISymbol? array, IForEachLoopOperation? loop)
     {
-        public readonly ISymbol Array = array;
+        public readonly ISymbol? Array = array;
         public readonly IForEachLoopOperation? Loop = loop;
-        public bool OnlyViews = true;
+        public readonly List<IOperation> Writes = [];
+        public bool OnlyViews = array is not null;
     }
 
     public static void Analyze(IOperation root, KnownSymbols known, Action<Diagnostic> report)
     {
         Dictionary<ILocalSymbol, ArrayView> locals = Collect(root, known);
-        if (locals.Count == 0) return;
+        bool any = false;
+        foreach (ArrayView v in locals.Values) any |= v.OnlyViews;
+        if (!any) return;
         var reported = new HashSet<int>();
         void Report(IOperation at, ILocalSymbol local, LocalizableString why)
         {
@@ -52,19 +56,19 @@ internal static class ViewsAcrossAwait
                 if (AwaitOnEveryPath(ops[j]) is not { } awaited) continue;
                 foreach (KeyValuePair<ILocalSymbol, ArrayView> entry in locals)
                 {
-                    if (!entry.Value.OnlyViews || !PositionedBefore(entry.Key, entry.Value, block, ops[j], root)) continue;
+                    if (!entry.Value.OnlyViews || !PositionedBefore(entry.Value, block, ops[j], root)) continue;
                     if (MovingViews.Writes(ops[j], entry.Key)) continue;
                     IOperation? at = null;
                     for (int k = j + 1; k < ops.Length && at is null; k++)
                     {
-                        if (MovingViews.MovesUnconditionally(ops[k], entry.Value.Array, known, out _) || MovingViews.Writes(ops[k], entry.Key)) break;
+                        if (MovingViews.MovesUnconditionally(ops[k], entry.Value.Array!, known, out _) || MovingViews.Writes(ops[k], entry.Key)) break;
                         at = FirstRead(ops[k], entry.Key, known);
                     }
                     if (at is not null)
-                        Report(at, entry.Key, Descriptors.Text("Await37", entry.Value.Array.Name, awaited.Syntax.ToString()));
+                        Report(at, entry.Key, Descriptors.Text("Await37", entry.Value.Array!.Name, awaited.Syntax.ToString()));
                     // Unread after the await, the item still goes on: the loop's next move runs where the continuation runs.
                     else if (entry.Value.Loop?.Body == block && !LeavesAfter(ops, j))
-                        Report(awaited, entry.Key, Descriptors.Text("Await38", entry.Value.Array.Name, awaited.Syntax.ToString()));
+                        Report(awaited, entry.Key, Descriptors.Text("Await38", entry.Value.Array!.Name, awaited.Syntax.ToString()));
                 }
             }
         }
@@ -94,17 +98,20 @@ internal static class ViewsAcrossAwait
                     if (loop.Locals.Length == 1) locals[loop.Locals[0]] = new ArrayView(array, loop);
                     break;
                 case IVariableDeclaratorOperation { Initializer.Value: { } init } declarator:
-                    Assigned(declarator.Symbol, init, known, locals);
+                    Assigned(declarator.Symbol, init, declarator, known, locals);
                     break;
                 case ISimpleAssignmentOperation { Target: ILocalReferenceOperation target } assignment:
-                    Assigned(target.Local, assignment.Value, known, locals);
+                    Assigned(target.Local, assignment.Value, assignment, known, locals);
+                    break;
+                case ILocalReferenceOperation { Parent: IArgumentOperation { Parameter.RefKind: RefKind.Out or RefKind.Ref } } byRef:
+                    Assigned(byRef.Local, byRef, byRef, known, locals);
                     break;
             }
         }
         return locals;
     }
 
-    private static void Assigned(ILocalSymbol local, IOperation value, KnownSymbols known, Dictionary<ILocalSymbol, ArrayView> locals)
+    private static void Assigned(ILocalSymbol local, IOperation value, IOperation write, KnownSymbols known, Dictionary<ILocalSymbol, ArrayView> locals)
     {
         if (Flow.IsNullConstant(value)) return;
         ISymbol? array = Flow.StripConversions(value) switch
@@ -113,11 +120,9 @@ internal static class ViewsAcrossAwait
             IPropertyReferenceOperation { Property.Name: "View", Instance: { } i } when KnownSymbols.Is(i.Type, known.RecordArray) => ArrayOf(i),
             _ => null,
         };
-        if (locals.TryGetValue(local, out ArrayView? v))
-        {
-            if (array is null || !SymbolEqualityComparer.Default.Equals(array, v.Array)) v.OnlyViews = false;
-        }
-        else if (array is not null) locals[local] = new ArrayView(array, null);
+        if (!locals.TryGetValue(local, out ArrayView? v)) locals[local] = v = new ArrayView(array, null);
+        else if (array is null || !SymbolEqualityComparer.Default.Equals(array, v.Array)) v.OnlyViews = false;
+        v.Writes.Add(write);
     }
 
     private static ISymbol? ArrayOf(IOperation receiver) => Flow.StripConversions(receiver) switch
@@ -149,22 +154,13 @@ internal static class ViewsAcrossAwait
 
     /// <summary>The local holds a view when the statement starts: the block is inside the foreach that positions an item, or
     /// the local is assigned a view before the statement, in the block's own function.</summary>
-    private static bool PositionedBefore(ILocalSymbol local, ArrayView view, IOperation block, IOperation statement, IOperation root)
+    private static bool PositionedBefore(ArrayView view, IOperation block, IOperation statement, IOperation root)
     {
         if (view.Loop is { } loop)
             return loop.Body.Syntax.Span.Contains(block.Syntax.Span) && Function(loop, root) == Function(block, root);
-        if (local.DeclaringSyntaxReferences.Length == 0) return false;
-        foreach (IOperation op in root.Descendants())
-        {
-            IOperation? write = op switch
-            {
-                IVariableDeclaratorOperation d when SymbolEqualityComparer.Default.Equals(d.Symbol, local) && d.Initializer is not null => d,
-                ISimpleAssignmentOperation { Target: ILocalReferenceOperation t } a when SymbolEqualityComparer.Default.Equals(t.Local, local) => a,
-                _ => null,
-            };
-            if (write is not null && write.Syntax.Span.End <= statement.Syntax.SpanStart && Function(write, root) == Function(block, root))
+        foreach (IOperation write in view.Writes)
+            if (write.Syntax.Span.End <= statement.Syntax.SpanStart && Function(write, root) == Function(block, root))
                 return true;
-        }
         return false;
     }
 

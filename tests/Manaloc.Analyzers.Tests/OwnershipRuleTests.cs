@@ -269,6 +269,7 @@ public sealed class OwnershipRuleTests
             async Task<int> Indexer(int i) { IRow r = _rows[i]; await Task.Yield(); return r.Id; }
             async Task<int> OwnView(int i) { var view = _rows.CreateView(); IRow r = view.MoveTo(i); await Task.Yield(); return r.Id; }
             async Task<int> OnlyOnAnotherPath(int i, bool b) { IRow r = _rows.MoveTo(i); if (b) { await Task.Yield(); return 0; } return r.Id; }
+            async Task<int> ItemThenView(int i) { IRow r = _rows[i]; await Task.Yield(); int id = r.Id; r = _rows.MoveTo(i); return id + r.Id; }
             async Task<int> AwaitInALambda(int i) { IRow r = _rows.MoveTo(i); Func<Task> f = async () => await Task.Yield(); int id = r.Id; await f(); return id; }
         }
         """);
