@@ -1,9 +1,10 @@
 namespace Manaloc.Analyzers.CodeFixes;
 
 /// <summary>
-/// MNL112 reported at a shared array's <c>array.MoveTo(i)</c>: reads the record through the indexer instead,
-/// <c>array[i]</c>, whose item belongs to the caller and stays on its record. Offered for <c>MoveTo</c> only; a
-/// <c>Scan()</c> or <c>View</c> needs a loop over the indexer or a view of its own, which is the author's choice.
+/// MNL112 reported at a read, after an await, of a local declared <c>var r = array.MoveTo(i);</c>: declares it
+/// <c>var r = array[i];</c> instead, whose item belongs to the caller and stays on its record on any thread. Offered when
+/// that declaration is the local's only assignment; a <c>View</c> or the item of a <c>Scan()</c> loop needs the index
+/// kept or the values read before the await, which is the author's choice.
 /// </summary>
 [ExportCodeFixProvider(LanguageNames.CSharp, Name = nameof(ReadThroughIndexerCodeFix)), Shared]
 public sealed class ReadThroughIndexerCodeFix : CodeFixProvider
@@ -18,18 +19,37 @@ public sealed class ReadThroughIndexerCodeFix : CodeFixProvider
     public override async Task RegisterCodeFixesAsync(CodeFixContext context)
     {
         SyntaxNode? root = await context.Document.GetSyntaxRootAsync(context.CancellationToken).ConfigureAwait(false);
-        if (root is null) return;
+        SemanticModel? model = await context.Document.GetSemanticModelAsync(context.CancellationToken).ConfigureAwait(false);
+        if (root is null || model is null) return;
         foreach (Diagnostic diagnostic in context.Diagnostics)
         {
-            if (root.FindNode(diagnostic.Location.SourceSpan, getInnermostNodeForTie: true) is not InvocationExpressionSyntax
+            if (root.FindNode(diagnostic.Location.SourceSpan, getInnermostNodeForTie: true) is not IdentifierNameSyntax read
+                || model.GetSymbolInfo(read, context.CancellationToken).Symbol is not ILocalSymbol local
+                || local.DeclaringSyntaxReferences.Length != 1
+                || local.DeclaringSyntaxReferences[0].GetSyntax(context.CancellationToken) is not VariableDeclaratorSyntax
                 {
-                    Expression: MemberAccessExpressionSyntax { Name.Identifier.ValueText: "MoveTo" } access,
-                    ArgumentList.Arguments.Count: 1,
-                } invocation)
+                    Initializer.Value: InvocationExpressionSyntax
+                    {
+                        Expression: MemberAccessExpressionSyntax { Name.Identifier.ValueText: "MoveTo" } access,
+                        ArgumentList.Arguments.Count: 1,
+                    } invocation,
+                } declarator
+                || AssignedElsewhere(declarator, local, model, context.CancellationToken))
                 continue;
             context.RegisterCodeFix(CodeAction.Create("Read through the indexer",
                 ct => Replace(context.Document, root, invocation, access), nameof(ReadThroughIndexerCodeFix)), diagnostic);
         }
+    }
+
+    /// <summary>An assignment to the local besides its declaration (a later move the indexer would not follow).</summary>
+    private static bool AssignedElsewhere(VariableDeclaratorSyntax declarator, ILocalSymbol local, SemanticModel model, CancellationToken ct)
+    {
+        SyntaxNode scope = declarator.FirstAncestorOrSelf<BlockSyntax>() ?? declarator.Parent!;
+        foreach (AssignmentExpressionSyntax assignment in scope.DescendantNodes().OfType<AssignmentExpressionSyntax>())
+            if (assignment.Left is IdentifierNameSyntax target && target.Identifier.ValueText == local.Name
+                && SymbolEqualityComparer.Default.Equals(model.GetSymbolInfo(target, ct).Symbol, local))
+                return true;
+        return false;
     }
 
     private static Task<Document> Replace(Document document, SyntaxNode root, InvocationExpressionSyntax invocation, MemberAccessExpressionSyntax access)

@@ -36,7 +36,7 @@ internal static class Descriptors
     /// corrupted, and .NET's own code returns outside finally on purpose, so it is a suggestion, not a warning.</summary>
     public static readonly DiagnosticDescriptor ReleaseSkippedByException = Rule("MNL111", DiagnosticSeverity.Info);
 
-    public static readonly DiagnosticDescriptor MovingViewShared = Rule("MNL112");
+    public static readonly DiagnosticDescriptor MovingViewAcrossAwait = Rule("MNL112");
 
     private static DiagnosticDescriptor Rule(string id, DiagnosticSeverity severity = DiagnosticSeverity.Warning) => new(
         id,

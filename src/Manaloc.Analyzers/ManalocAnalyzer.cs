@@ -15,7 +15,7 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
         Descriptors.RentedNotReturned, Descriptors.ReturnedTwiceOrUsedAfterReturn, Descriptors.BufferOwnerMisuse,
         Descriptors.PooledObjectMisuse, Descriptors.TypedMemoryMisuse, Descriptors.ScopeOrDisposableDropped,
         Descriptors.ThreadAffineEscapes, Descriptors.DefaultHandleUsed, Descriptors.MovingViewKept, Descriptors.PooledMemoryEscapes,
-        Descriptors.ReleaseSkippedByException, Descriptors.MovingViewShared);
+        Descriptors.ReleaseSkippedByException, Descriptors.MovingViewAcrossAwait);
 
     /// <inheritdoc />
     public override void Initialize(AnalysisContext context)
@@ -71,7 +71,7 @@ public sealed class ManalocAnalyzer : DiagnosticAnalyzer
             if (views)
             {
                 MovingViews.Analyze(block, known, context.ReportDiagnostic);
-                SharedViews.Analyze(block, context.OwningSymbol, known, context.ReportDiagnostic);
+                ViewsAcrossAwait.Analyze(block, known, context.ReportDiagnostic);
             }
             if (memory) PooledMemory.Analyze(block, known, context.ReportDiagnostic);
             // A method's body (or a constructor's, an accessor's): the blocks a graph is built for.

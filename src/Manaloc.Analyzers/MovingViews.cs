@@ -132,7 +132,7 @@ internal static class MovingViews
 
     /// <summary>The statement moves the view of <paramref name="owner"/> on every path through it: a MoveTo outside any
     /// condition, loop or lambda of the statement, or a foreach over its Scan() (the loop moves it once it has a record).</summary>
-    private static bool MovesUnconditionally(IOperation statement, ISymbol owner, KnownSymbols known, out string? how)
+    internal static bool MovesUnconditionally(IOperation statement, ISymbol owner, KnownSymbols known, out string? how)
     {
         how = null;
         if (statement is IForEachLoopOperation loop && Flow.StripConversions(loop.Collection) is IInvocationOperation { TargetMethod.Name: "Scan", Instance: { } scanned }
@@ -157,7 +157,7 @@ internal static class MovingViews
         return false;
     }
 
-    private static bool Writes(IOperation statement, ILocalSymbol local)
+    internal static bool Writes(IOperation statement, ILocalSymbol local)
     {
         foreach (IOperation o in statement.DescendantsAndSelf())
             if (o is ILocalReferenceOperation l && SymbolEqualityComparer.Default.Equals(l.Local, local)

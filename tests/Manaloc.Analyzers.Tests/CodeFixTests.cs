@@ -86,19 +86,19 @@ public sealed class CodeFixTests
         """);
 
     [Fact]
-    public Task A_shared_arrays_move_in_concurrent_code_reads_through_the_indexer() => Verify.CodeFix<ReadThroughIndexerCodeFix>("""
+    public Task A_view_read_after_an_await_reads_through_the_indexer() => Verify.CodeFix<ReadThroughIndexerCodeFix>("""
         [NativeRecord] public interface IRow { int Id { get; set; } }
         class C
         {
             readonly RecordArray<IRow> _rows = null!;
-            void M(int n) => Parallel.For(0, n, i => Console.WriteLine({|MNL112:_rows.MoveTo(i)|}.Id));
+            async Task<int> M(int i) { var r = _rows.MoveTo(i); await Task.Yield(); return {|MNL112:r|}.Id; }
         }
         """, """
         [NativeRecord] public interface IRow { int Id { get; set; } }
         class C
         {
             readonly RecordArray<IRow> _rows = null!;
-            void M(int n) => Parallel.For(0, n, i => Console.WriteLine(_rows[i].Id));
+            async Task<int> M(int i) { var r = _rows[i]; await Task.Yield(); return r.Id; }
         }
         """);
 }

@@ -250,21 +250,45 @@ public sealed class OwnershipRuleTests
         """);
 
     [Fact]
-    public Task Mnl112_flags_a_shared_arrays_moving_view_in_concurrent_code() => Verify.Analyzer(AspNetCore + """
+    public Task Mnl112_is_silent_on_a_shared_arrays_view_moved_from_concurrent_code() => Verify.Analyzer(AspNetCore + """
         [NativeRecord] public interface IRow { int Id { get; set; } }
         class C
         {
             readonly RecordArray<IRow> _rows = null!;
             static RecordArray<IRow> s_rows = null!;
-            object Endpoint(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder app) => app.MapGet("/r/{id}", (int id) => {|MNL112:_rows.MoveTo(id)|}.Id);
-            void Parallel(int n) => System.Threading.Tasks.Parallel.For(0, n, i => Console.WriteLine({|MNL112:s_rows.MoveTo(i)|}.Id));
-            async Task<int> Async() { await Task.Yield(); int s = 0; foreach (var r in {|MNL112:_rows.Scan()|}) s += r.Id; return s; }
-            Task<int> Run() => Task.Run(() => {|MNL112:_rows.View|}.Id);
-            void Captured(RecordArray<IRow> rows, int n) => System.Threading.Tasks.Parallel.For(0, n, i => Console.WriteLine({|MNL112:rows.MoveTo(i)|}.Id));
-            object OwnView(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder app) => app.MapGet("/r/{id}", (int id) => _rows.CreateView().MoveTo(id).Id);
-            object Indexer(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder app) => app.MapGet("/r/{id}", (int id) => _rows[id].Id);
-            int Plain(int id) => _rows.MoveTo(id).Id;
-            Task<int> OneTask(RecordArray<IRow> rows) => Task.Run(() => rows.MoveTo(0).Id);
+            object Endpoint(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder app) => app.MapGet("/r/{id}", (int id) => _rows.MoveTo(id).Id);
+            void Parallel(int n) => System.Threading.Tasks.Parallel.For(0, n, i => Console.WriteLine(s_rows.MoveTo(i).Id));
+            async Task<int> Async() { await Task.Yield(); int s = 0; foreach (var r in _rows.Scan()) s += r.Id; return s; }
+            Task<int> Run() => Task.Run(() => _rows.View.Id);
+            void Captured(RecordArray<IRow> rows, int n) => System.Threading.Tasks.Parallel.For(0, n, i => Console.WriteLine(rows.MoveTo(i).Id));
+            void Thread() => new System.Threading.Thread(() => Console.WriteLine(_rows.MoveTo(0).Id)).Start();
+            void Pool() => System.Threading.ThreadPool.QueueUserWorkItem(_ => Console.WriteLine(s_rows.MoveTo(1).Id));
+            async Task<int> AfterTheAwait(int i) { await Task.Yield(); IRow r = _rows.MoveTo(i); return r.Id; }
+            async Task<int> ReadBefore(int i) { IRow r = _rows.MoveTo(i); int id = r.Id; await Task.Yield(); return id; }
+            async Task<int> MovedAgain(int i) { IRow r = _rows.MoveTo(i); await Task.Yield(); r = _rows.MoveTo(i); return r.Id; }
+            async Task<int> Indexer(int i) { IRow r = _rows[i]; await Task.Yield(); return r.Id; }
+            async Task<int> OwnView(int i) { var view = _rows.CreateView(); IRow r = view.MoveTo(i); await Task.Yield(); return r.Id; }
+            async Task<int> OnlyOnAnotherPath(int i, bool b) { IRow r = _rows.MoveTo(i); if (b) { await Task.Yield(); return 0; } return r.Id; }
+            async Task<int> ItemThenView(int i) { IRow r = _rows[i]; await Task.Yield(); int id = r.Id; r = _rows.MoveTo(i); return id + r.Id; }
+            async Task<int> AwaitInALambda(int i) { IRow r = _rows.MoveTo(i); Func<Task> f = async () => await Task.Yield(); int id = r.Id; await f(); return id; }
+        }
+        """);
+
+    [Fact]
+    public Task Mnl112_flags_a_shared_arrays_view_read_after_an_await() => Verify.Analyzer("""
+        [NativeRecord] public interface IRow { int Id { get; set; } }
+        class C
+        {
+            readonly RecordArray<IRow> _rows = null!;
+            async Task<int> Method(int i) { IRow r = _rows.MoveTo(i); await Task.Yield(); return {|MNL112:r|}.Id; }
+            async Task<int> View(int i) { _rows.MoveTo(i); var r = _rows.View; await Task.Delay(1); return {|MNL112:r|}.Id; }
+            async Task<int> Scan() { int s = 0; foreach (var r in _rows.Scan()) { await Task.Yield(); s += {|MNL112:r|}.Id; } return s; }
+            async Task<int> Parameter(RecordArray<IRow> rows) { var r = rows.MoveTo(0); await Task.Yield(); Console.WriteLine({|MNL112:r|}.Id); return r.Id; }
+            Func<int, Task<int>> Lambda() => async i => { var r = _rows.MoveTo(i); await Task.Yield(); return {|MNL112:r|}.Id; };
+            async Task<int> Branch(int i, bool b) { var r = _rows.MoveTo(i); if (b) { await Task.Yield(); return {|MNL112:r|}.Id; } return r.Id; }
+            async Task<int> ScanGoesOn() { int s = 0; foreach (var r in _rows.Scan()) { s += r.Id; {|MNL112:await Task.Yield()|}; } return s; }
+            async Task<int> ScanStops() { foreach (var r in _rows.Scan()) { int id = r.Id; await Task.Yield(); return id; } return 0; }
+            async Task<int> OwnScan(RecordView<IRow> view) { int s = 0; foreach (var r in view.Scan()) { s += r.Id; await Task.Yield(); } return s; }
         }
         """);
 }

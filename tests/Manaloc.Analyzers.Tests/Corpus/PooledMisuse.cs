@@ -1,5 +1,5 @@
-// Seeded misuses of the rules on pooled writers and memory (MNL110), on the exception path (MNL111) and on a shared
-// array's moving view (MNL112): each through if/else, a loop, try/catch/finally, an early return, a switch, a local
+// Seeded misuses of the rules on pooled writers and memory (MNL110), on the exception path (MNL111) and on an
+// array's moving view read after an await (MNL112): each through if/else, a loop, try/catch/finally, an early return, a switch, a local
 // function and a lambda. Each method names the rule it must draw and nothing else.
 using System.IO;
 using Microsoft.AspNetCore.Builder;
@@ -170,15 +170,15 @@ public sealed class PooledMisuse
     // ------------------------------------------------------------------ MNL112
 
     // expect: MNL112
-    public long Mnl112_IfElse(int n)
+    public async Task<int> Mnl112_IfElse(int i, bool fresh)
     {
-        long total = 0;
-        Parallel.For(0, n, i =>
+        IPoint p = _points.MoveTo(i);
+        if (fresh)
         {
-            if (i % 2 == 0) Interlocked.Add(ref total, _points.MoveTo(i).X);
-            else Interlocked.Add(ref total, _points[i].Y);
-        });
-        return total;
+            await Io.DelayAsync();
+            return p.X;
+        }
+        else return p.Y;
     }
 
     // expect: MNL112
@@ -187,51 +187,64 @@ public sealed class PooledMisuse
         int sum = 0;
         foreach (IPoint p in _points.Scan())
         {
+            await Io.DelayAsync();
             sum += p.X;
-            if (sum > 1000) await Io.DelayAsync();
         }
         return sum;
     }
 
     // expect: MNL112
-    public Task<int> Mnl112_TryCatchFinally(int i) => Task.Run(() =>
+    public async Task<int> Mnl112_TryCatchFinally(int i)
     {
-        try { return _points.MoveTo(i).X; }
+        try
+        {
+            IPoint p = _points.MoveTo(i);
+            await Io.DelayAsync();
+            return p.X;
+        }
         catch (IndexOutOfRangeException) { return -1; }
         finally { Io.Consume(i); }
-    });
+    }
 
     // expect: MNL112
-    public object Mnl112_EarlyReturn(IEndpointRouteBuilder app) => app.MapGet("/points/{id}", (int id) =>
+    public object Mnl112_EarlyReturn(IEndpointRouteBuilder app) => app.MapGet("/points/{id}", async (int id) =>
     {
         if (id < 0) return -1;
-        return _points.MoveTo(id).X;
+        IPoint p = _points.MoveTo(id);
+        await Io.DelayAsync();
+        return p.X;
     });
 
     // expect: MNL112
     public async Task<int> Mnl112_Switch(int mode)
     {
-        await Io.DelayAsync();
+        IPoint p = _points.View;
         switch (mode)
         {
-            case 0: return _points.MoveTo(0).X;
+            case 0:
+                await Io.DelayAsync();
+                return p.X;
             default: return 0;
         }
     }
 
     // expect: MNL112
-    public void Mnl112_LocalFunction(int n)
+    public async Task<int> Mnl112_LocalFunction(int i)
     {
-        Parallel.For(0, n, i =>
+        return await Read();
+        async Task<int> Read()
         {
-            Io.Consume(Read());
-            int Read() => _points.MoveTo(i).X;
-        });
+            IPoint p = _points.MoveTo(i);
+            await Io.DelayAsync();
+            return p.X;
+        }
     }
 
     // expect: MNL112
-    public void Mnl112_Lambda(RecordArray<IPoint> points)
+    public Task<int> Mnl112_Lambda(RecordArray<IPoint> points) => Task.Run(async () =>
     {
-        Parallel.For(0, points.Length, i => Io.Use(points.MoveTo(i)));
-    }
+        IPoint p = points.MoveTo(0);
+        await Io.DelayAsync();
+        return p.X + p.Y;
+    });
 }

@@ -2,6 +2,9 @@
 // the shapes real code takes: a handle defaulted then assigned on every path or tested, a find loop that keeps the
 // index, a scan that reads where it stands, a per-thread worker that takes its heap on its own thread; memory owners.
 using System.IO;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Routing;
 
 namespace Corpus;
 
@@ -386,5 +389,110 @@ public sealed class MemoryOwners
         if (n <= 0) { owner = null; return false; }
         owner = _pool.Rent(n);
         return true;
+    }
+}
+
+// A shared array's own view moved from code that runs on several threads at once, and views read where the thread that
+// moved them reads them: the view is per thread, so each run reads the records it moved to.
+public sealed class ConcurrentViews
+{
+    private readonly RecordArray<IPoint> _points;
+
+    public ConcurrentViews(RecordArray<IPoint> points) => _points = points;
+
+    // expect: none
+    public long ParallelMoves(int n)
+    {
+        long total = 0;
+        Parallel.For(0, n, i =>
+        {
+            if (i % 2 == 0) Interlocked.Add(ref total, _points.MoveTo(i).X);
+            else Interlocked.Add(ref total, _points[i].Y);
+        });
+        return total;
+    }
+
+    // expect: none
+    public async Task<int> ScanAfterAwait()
+    {
+        await Io.DelayAsync();
+        int sum = 0;
+        foreach (IPoint p in _points.Scan()) sum += p.X;
+        return sum;
+    }
+
+    // expect: none
+    public Task<int> MoveOnTheThreadPool(int i) => Task.Run(() =>
+    {
+        try { return _points.MoveTo(i).X; }
+        catch (IndexOutOfRangeException) { return -1; }
+        finally { Io.Consume(i); }
+    });
+
+    // expect: none
+    public object Endpoint(IEndpointRouteBuilder app) => app.MapGet("/points/{id}", (int id) =>
+    {
+        if (id < 0) return -1;
+        return _points.MoveTo(id).X;
+    });
+
+    // expect: none
+    public async Task<int> MoveAfterAwait(int mode)
+    {
+        await Io.DelayAsync();
+        switch (mode)
+        {
+            case 0: return _points.MoveTo(0).X;
+            default: return 0;
+        }
+    }
+
+    // expect: none
+    public void LocalFunctionInParallel(int n)
+    {
+        Parallel.For(0, n, i =>
+        {
+            Io.Consume(Read());
+            int Read() => _points.MoveTo(i).X;
+        });
+    }
+
+    // expect: none
+    public void CapturedArrayInParallel(RecordArray<IPoint> points)
+    {
+        Parallel.For(0, points.Length, i => Io.Use(points.MoveTo(i)));
+    }
+
+    // expect: none
+    public async Task<int> ValueReadBeforeAwait(int i)
+    {
+        IPoint p = _points.MoveTo(i);
+        int x = p.X;
+        await Io.DelayAsync();
+        return x;
+    }
+
+    // expect: none
+    public async Task<int> IndexKeptAcrossAwait(int i)
+    {
+        await Io.DelayAsync();
+        return _points.MoveTo(i).X;
+    }
+
+    // expect: none
+    public async Task<int> ItemKeptAcrossAwait(int i)
+    {
+        IPoint p = _points[i];
+        await Io.DelayAsync();
+        return p.X;
+    }
+
+    // expect: none
+    public async Task<int> OwnViewAcrossAwait(int i)
+    {
+        RecordView<IPoint> view = _points.CreateView();
+        IPoint p = view.MoveTo(i);
+        await Io.DelayAsync();
+        return p.X;
     }
 }
