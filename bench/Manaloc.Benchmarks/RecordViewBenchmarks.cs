@@ -1,4 +1,5 @@
 using BenchmarkDotNet.Attributes;
+using System.Runtime.CompilerServices;
 using BenchmarkDotNet.Configs;
 using Manaloc.Lab.Subjects;
 using Manaloc.Memory;
@@ -81,6 +82,33 @@ public unsafe class RecordViewBenchmarks
     [Benchmark, BenchmarkCategory("call")]
     public int Held() => _held.MoveTo(NextIndex()).Bar;
 
+    /// <summary>The held view behind the cheapest check of which thread calls (a thread-static key compared with the owner's):
+    /// the floor of any rule that gives each thread its own view or refuses a second thread, as a moving view must.</summary>
+    [Benchmark, BenchmarkCategory("call")]
+    public int HeldThreadChecked()
+    {
+        CheckThread();
+        return _held.MoveTo(NextIndex()).Bar;
+    }
+
+    [ThreadStatic]
+    private static int t_threadKey;
+    private int _ownerKey = 1;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void CheckThread()
+    {
+        int key = t_threadKey;
+        if (key != _ownerKey) Claim(key);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void Claim(int key)
+    {
+        if (key != 0) throw new InvalidOperationException("another thread owns the held view");
+        t_threadKey = _ownerKey;
+    }
+
     /// <summary>The held view found through a <see cref="ThreadLocal{T}"/>: the lookup per-thread views first had.</summary>
     [Benchmark, BenchmarkCategory("call")]
     public int ThreadLocalView() => _threadLocal.Value!.MoveTo(NextIndex()).Bar;
@@ -116,6 +144,22 @@ public unsafe class RecordViewBenchmarks
         for (int i = 0; i < Ops; i++)
         {
             index = (index + Step) & (Records - 1);
+            sum += held.MoveTo(index).Bar;
+        }
+        _next = index;
+        return sum;
+    }
+
+    /// <summary>A loop of moves of the held view, each behind the thread check (the floor of a per-thread rule).</summary>
+    [Benchmark(OperationsPerInvoke = Ops), BenchmarkCategory("loop")]
+    public int HeldThreadCheckedLoop()
+    {
+        int sum = 0, index = _next;
+        var held = _held;
+        for (int i = 0; i < Ops; i++)
+        {
+            index = (index + Step) & (Records - 1);
+            CheckThread();
             sum += held.MoveTo(index).Bar;
         }
         _next = index;
