@@ -86,22 +86,20 @@ internal sealed class CacheSubject<TOperations>(string variant, TOperations[] pe
         }
     }
 
-    public override long Gets(int thread, string[] keys, int[] stream, long count)
+    public override long Gets(int thread, string[] keys, int[] stream, long count) => Run<ReadsOnly>(thread, keys, stream, count);
+
+    public override long Mix(int thread, string[] keys, int[] stream, long count) => Run<OneWriteInTwenty>(thread, keys, stream, count);
+
+    public override long Sets(int thread, string[] keys, int[] stream, long count)
     {
-        ref var cache = ref perThread[thread];
-        var writer = _writers[thread];
-        long mask = stream.Length - 1, cursor = _cursors[thread * 8], hits = 0;
-        for (long i = 0; i < count; i++)
-        {
-            int index = stream[(cursor + i) & mask];
-            writer.ResetWrittenCount();
-            if (cache.TryGet(keys[index], index, writer)) hits++;
-        }
-        _cursors[thread * 8] = cursor + count;
-        return hits;
+        Run<WritesOnly>(thread, keys, stream, count);
+        return count;
     }
 
-    public override long Mix(int thread, string[] keys, int[] stream, long count)
+    /// <summary>The loop of <see cref="Gets"/>, <see cref="Mix"/> and <see cref="Sets"/>: operation <c>at</c> of the
+    /// thread's stream is a write (a new value of a new random size) where <typeparamref name="TWrites"/> says so, else a
+    /// read into the thread's writer; returns the hits. A struct type argument, so each loop is compiled with its test folded.</summary>
+    private long Run<TWrites>(int thread, string[] keys, int[] stream, long count) where TWrites : struct, IWriteSchedule
     {
         ref var cache = ref perThread[thread];
         var writer = _writers[thread];
@@ -110,7 +108,7 @@ internal sealed class CacheSubject<TOperations>(string variant, TOperations[] pe
         {
             long at = cursor + i;
             int index = stream[at & mask];
-            if (at % 20 == 0)
+            if (TWrites.IsWrite(at))
             {
                 cache.Replace(keys[index], index, NativeCacheWorkload.Value(at, NativeCacheWorkload.RewriteLength(at)));
                 continue;
@@ -122,21 +120,29 @@ internal sealed class CacheSubject<TOperations>(string variant, TOperations[] pe
         return hits;
     }
 
-    public override long Sets(int thread, string[] keys, int[] stream, long count)
-    {
-        ref var cache = ref perThread[thread];
-        long mask = stream.Length - 1, cursor = _cursors[thread * 8];
-        for (long i = 0; i < count; i++)
-        {
-            long at = cursor + i;
-            int index = stream[at & mask];
-            cache.Replace(keys[index], index, NativeCacheWorkload.Value(at, NativeCacheWorkload.RewriteLength(at)));
-        }
-        _cursors[thread * 8] = cursor + count;
-        return count;
-    }
-
     public override void Dispose() => dispose();
+}
+
+/// <summary>Which operations of a <see cref="CacheSubject"/>'s stream are writes.</summary>
+internal interface IWriteSchedule
+{
+    static abstract bool IsWrite(long at);
+}
+
+internal readonly struct ReadsOnly : IWriteSchedule
+{
+    public static bool IsWrite(long at) => false;
+}
+
+/// <summary>Every twentieth operation: 95% reads, 5% writes.</summary>
+internal readonly struct OneWriteInTwenty : IWriteSchedule
+{
+    public static bool IsWrite(long at) => at % 20 == 0;
+}
+
+internal readonly struct WritesOnly : IWriteSchedule
+{
+    public static bool IsWrite(long at) => true;
 }
 
 /// <summary>The variants' names and how each is built for a byte budget.</summary>

@@ -132,11 +132,7 @@ internal sealed unsafe partial class CacheStore
         // candidate the next eviction weighs against probation's least recent entry.
         while (_queueWeight[Window] > _windowMax && _queueTail[Window] != reference)
         {
-            uint graduate = _queueTail[Window];
-            byte* g = At(graduate);
-            long w = Weight(g);
-            Unqueue(graduate, g);
-            PushFront(Probation, graduate, g, w);
+            uint graduate = MoveLeastRecentToProbation(Window);
             // While the budget is not reached nothing is evicted: graduates simply join main.
             if (_candidate == 0 && _blockCount == _maxBlocks) _candidate = graduate;
         }
@@ -157,12 +153,19 @@ internal sealed unsafe partial class CacheStore
         PushFront(Protected, reference, entry, weight);
         while (_queueWeight[Protected] > _protectedMax && _queueTail[Protected] != reference)
         {
-            uint demoted = _queueTail[Protected];
-            byte* d = At(demoted);
-            long w = Weight(d);
-            Unqueue(demoted, d);
-            PushFront(Probation, demoted, d, w);
+            MoveLeastRecentToProbation(Protected);
         }
+    }
+
+    /// <summary>Moves the least recent entry of <paramref name="queue"/> to probation's most recent end; returns its reference.</summary>
+    private uint MoveLeastRecentToProbation(byte queue)
+    {
+        uint reference = _queueTail[queue];
+        byte* entry = At(reference);
+        long weight = Weight(entry);
+        Unqueue(reference, entry);
+        PushFront(Probation, reference, entry, weight);
+        return reference;
     }
 
     /// <summary>Removes one entry: an expired one met at a queue's least recent end first; otherwise the loser of the

@@ -397,15 +397,12 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// <exception cref="OutOfMemoryException">The system refused the new first bucket; the map is unchanged.</exception>
     public void Clear()
     {
-        NativeHashTable<TKey, TValue> old;
-        lock (_writeLock)
+        // A new table for the old: if the system refuses its first bucket, the old one stays.
+        if (ReaderGate.Replace(ref _table, _writeLock, table => _settings.NewTable(table.AllocationBudget)) is not { } old)
         {
-            old = WriterTable;
-            var fresh = _settings.NewTable(old.AllocationBudget);
-            // Release: the new table's initialised memory before a reader can load the reference.
-            Volatile.Write(ref _table, fresh);
+            ThrowDisposed();
+            return;
         }
-        ReaderGate.WaitForReaders();
         old.Free();
     }
 
@@ -413,16 +410,9 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// <see cref="ObjectDisposedException"/>. Thread-safe and idempotent.</summary>
     public void Dispose()
     {
-        NativeHashTable<TKey, TValue>? old;
-        lock (_writeLock)
-        {
-            old = _table;
-            if (old is null) return;
-            Volatile.Write(ref _table, null);
-        }
-        ReaderGate.WaitForReaders();
+        if (ReaderGate.Replace(ref _table, _writeLock, static _ => null) is not { } old) return;
         old.Free();
-        MapMetrics.Unregister(this);
+        MapMetrics.Maps.Unregister(this);
         GC.SuppressFinalize(this);
     }
 

@@ -45,7 +45,7 @@ internal sealed unsafe record MapSettings<TKey, TValue>(string Name, string Desc
             GC.SuppressFinalize(map);
             throw;
         }
-        MapMetrics.Register(map);
+        MapMetrics.Maps.Register(map);
         return settings;
     }
 

@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
-using System.Text.Unicode;
 using Manaloc.Threading;
 
 namespace Manaloc.Collections;
@@ -84,7 +83,7 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
             GC.SuppressFinalize(this); // no store: nothing to report
             throw;
         }
-        CacheMetrics.Register(this);
+        CacheMetrics.Caches.Register(this);
     }
 
     /// <summary>The leak report of a cache never disposed (its memory is kept).</summary>
@@ -134,8 +133,7 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     public NativeCacheStatistics GetStatistics()
     {
         var store = CurrentStore;
-        return new NativeCacheStatistics(store.Count, store.NativeBytes, _maxBytes, store.EntryBytes, _hits.Sum(), _misses.Sum(),
-            Volatile.Read(ref _counters.Evictions), Volatile.Read(ref _counters.Expirations), Volatile.Read(ref _counters.Refusals));
+        return new NativeCacheStatistics(store, _maxBytes, _hits.Sum(), _misses.Sum(), ref _counters);
     }
 
     // ---- Set ----
@@ -184,16 +182,8 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
     public bool Set(ReadOnlySpan<char> key, ReadOnlySpan<byte> value, NativeCacheEntryOptions entryOptions)
     {
-        byte[]? rented = null;
-        try
-        {
-            var utf8 = Encode(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default, ref rented);
-            return SetCore(utf8, value, default, value.Length, entryOptions);
-        }
-        finally
-        {
-            if (rented is not null) ArrayPool<byte>.Shared.Return(rented);
-        }
+        using var utf8 = new Utf8Key(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default);
+        return SetCore(utf8.Bytes, value, default, value.Length, entryOptions);
     }
 
     /// <summary>Stores the bytes of <paramref name="value"/> (one or more segments) under the UTF-8 bytes of <paramref name="key"/>.</summary>
@@ -204,18 +194,10 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
     public bool Set(ReadOnlySpan<char> key, in ReadOnlySequence<byte> value, NativeCacheEntryOptions entryOptions)
     {
-        byte[]? rented = null;
-        try
-        {
-            var utf8 = Encode(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default, ref rented);
-            if (value.IsSingleSegment) return SetCore(utf8, value.FirstSpan, default, value.FirstSpan.Length, entryOptions);
-            // A value's length is an int in the entry header: a longer sequence is refused as too large.
-            return SetCore(utf8, default, value, value.Length > int.MaxValue ? -1 : (int)value.Length, entryOptions);
-        }
-        finally
-        {
-            if (rented is not null) ArrayPool<byte>.Shared.Return(rented);
-        }
+        using var utf8 = new Utf8Key(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default);
+        if (value.IsSingleSegment) return SetCore(utf8.Bytes, value.FirstSpan, default, value.FirstSpan.Length, entryOptions);
+        // A value's length is an int in the entry header: a longer sequence is refused as too large.
+        return SetCore(utf8.Bytes, default, value, value.Length > int.MaxValue ? -1 : (int)value.Length, entryOptions);
     }
 
     private bool SetCore(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, in ReadOnlySequence<byte> sequence, int valueLength, NativeCacheEntryOptions entryOptions)
@@ -289,15 +271,8 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     public bool TryGet(ReadOnlySpan<char> key, IBufferWriter<byte> destination)
     {
-        byte[]? rented = null;
-        try
-        {
-            return TryGet(Encode(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default, ref rented), destination);
-        }
-        finally
-        {
-            if (rented is not null) ArrayPool<byte>.Shared.Return(rented);
-        }
+        using var utf8 = new Utf8Key(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default);
+        return TryGet(utf8.Bytes, destination);
     }
 
     /// <summary>Resets the sliding expiration of <paramref name="key"/> without reading it. No lock.</summary>
@@ -311,15 +286,8 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     public bool Refresh(ReadOnlySpan<char> key)
     {
-        byte[]? rented = null;
-        try
-        {
-            return Refresh(Encode(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default, ref rented));
-        }
-        finally
-        {
-            if (rented is not null) ArrayPool<byte>.Shared.Return(rented);
-        }
+        using var utf8 = new Utf8Key(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default);
+        return Refresh(utf8.Bytes);
     }
 
     /// <summary>The value's length, -1 for a miss; with <paramref name="copy"/>, the value is copied into
@@ -392,15 +360,8 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     public bool Remove(ReadOnlySpan<char> key)
     {
-        byte[]? rented = null;
-        try
-        {
-            return Remove(Encode(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default, ref rented));
-        }
-        finally
-        {
-            if (rented is not null) ArrayPool<byte>.Shared.Return(rented);
-        }
+        using var utf8 = new Utf8Key(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default);
+        return Remove(utf8.Bytes);
     }
 
     /// <summary>Removes every entry and gives the blocks back to the system, once the reads in progress have ended.</summary>
@@ -408,14 +369,12 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <exception cref="OutOfMemoryException">The system refused the new index; the cache is unchanged.</exception>
     public void Clear()
     {
-        CacheStore old;
-        lock (_writeLock)
+        // A new store for the old: if the system refuses its index, the old one stays.
+        if (ReaderGate.Replace(ref _store, _writeLock, _ => new CacheStore(_layout)) is not { } old)
         {
-            old = WriterStore;
-            // Release: the new store's initialised index before a reader can load the reference.
-            Volatile.Write(ref _store, new CacheStore(_layout));
+            ThrowDisposed();
+            return;
         }
-        ReaderGate.WaitForReaders();
         old.Free();
     }
 
@@ -423,16 +382,9 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <see cref="ObjectDisposedException"/>. Thread-safe and idempotent.</summary>
     public void Dispose()
     {
-        CacheStore? old;
-        lock (_writeLock)
-        {
-            old = _store;
-            if (old is null) return;
-            Volatile.Write(ref _store, null);
-        }
-        ReaderGate.WaitForReaders();
+        if (ReaderGate.Replace(ref _store, _writeLock, static _ => null) is not { } old) return;
         old.Free();
-        CacheMetrics.Unregister(this);
+        CacheMetrics.Caches.Unregister(this);
         GC.SuppressFinalize(this);
     }
 
@@ -456,19 +408,6 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowDisposed() => ThrowHelper.ThrowDisposed(_description);
 
-    /// <summary>The UTF-8 bytes of <paramref name="key"/> in <paramref name="stack"/> when they fit, else in a rented array.</summary>
-    private static ReadOnlySpan<byte> Encode(ReadOnlySpan<char> key, Span<byte> stack, ref byte[]? rented)
-    {
-        Span<byte> buffer = stack;
-        if (key.Length * 3 > buffer.Length)
-        {
-            rented = ArrayPool<byte>.Shared.Rent(checked(key.Length * 3));
-            buffer = rented;
-        }
-        var status = Utf8.FromUtf16(key, buffer, out int read, out int written, replaceInvalidSequences: false);
-        if (status != OperationStatus.Done) ThrowHelper.ThrowInvalidKey(read);
-        return buffer[..written];
-    }
 }
 
 /// <summary>The counters the writers keep (under the cache's lock; read with Volatile.Read).</summary>

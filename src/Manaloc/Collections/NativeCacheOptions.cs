@@ -38,17 +38,19 @@ public readonly struct NativeCacheEntryOptions
 /// <summary>A snapshot of a <see cref="NativeCache"/>'s counters (each read on its own: not one atomic snapshot).</summary>
 public readonly struct NativeCacheStatistics
 {
-    internal NativeCacheStatistics(long entries, long bytes, long maxBytes, long entryBytes, long hits, long misses, long evictions, long expirations, long refusals)
+    /// <summary>Reads the counters of a cache whose current store is <paramref name="store"/>; <paramref name="counters"/> are
+    /// the ones its writers keep under its lock, each read here with Volatile.Read.</summary>
+    internal NativeCacheStatistics(CacheStore store, long maxBytes, long hits, long misses, ref CacheCounters counters)
     {
-        Entries = entries;
-        Bytes = bytes;
+        Entries = store.Count;
+        Bytes = store.NativeBytes;
         MaxBytes = maxBytes;
-        EntryBytes = entryBytes;
+        EntryBytes = store.EntryBytes;
         Hits = hits;
         Misses = misses;
-        Evictions = evictions;
-        Expirations = expirations;
-        Refusals = refusals;
+        Evictions = Volatile.Read(ref counters.Evictions);
+        Expirations = Volatile.Read(ref counters.Expirations);
+        Refusals = Volatile.Read(ref counters.Refusals);
     }
 
     /// <summary>Entries held (an expired entry counts until the cache removes it).</summary>

@@ -236,7 +236,7 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
         _table = null;
         _version++;
         table.Free();
-        MapMetrics.Unregister(this);
+        MapMetrics.Maps.Unregister(this);
         GC.SuppressFinalize(this);
     }
 

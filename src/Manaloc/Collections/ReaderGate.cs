@@ -94,6 +94,26 @@ internal static class ReaderGate
         }
     }
 
+    /// <summary>Under <paramref name="writeLock"/>, publishes what <paramref name="next"/> makes of the current structure
+    /// in its place (null: unpublishes it for good), then waits until no reader may still hold the old one; returns the
+    /// old one for the caller to free, or null if none was published (nothing done).</summary>
+    /// <remarks>Clear and Dispose of a structure read through <see cref="Enter"/>; never from inside a read. If
+    /// <paramref name="next"/> throws, the current structure stays published.</remarks>
+    public static T? Replace<T>(ref T? published, object writeLock, Func<T, T?> next) where T : class
+    {
+        T? old;
+        lock (writeLock)
+        {
+            old = published;
+            if (old is null) return null;
+            // Release, step (a) of the argument in the remarks: the replacement's initialised memory before a reader can
+            // load the reference, and the store before WaitForReaders' barrier.
+            Volatile.Write(ref published, next(old));
+        }
+        WaitForReaders();
+        return old;
+    }
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static Slot Register()
     {
