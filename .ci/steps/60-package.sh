@@ -14,8 +14,8 @@
 #     the Microsoft.Extensions caching abstractions, DI, options and options-configuration packages, no shared framework);
 #     the web consumer of step 4 also references it, registers AddManalocDistributedCache and compiles and runs every
 #     ```csharp snippet of src/Manaloc.Caching/PACKAGE.md.
-#  6. README.md's Install steps as written: the pack lines in a clone, the add-package lines in a new console project
-#     (every package at the version just packed), which must then build.
+#  6. README.md's Install steps as written: the pack lines in a clone, the source and add-package lines in a new console
+#     project (every package at the version just packed), which must then build.
 # Also checks that each package's PublicAPI.Unshipped.txt is what eng/update-public-api.sh would write.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -181,29 +181,40 @@ timeout 120 dotnet "$web_consumer/bin/Release/net10.0/AspNetCoreConsumer.dll"
 
 echo "== the README's Install steps, as a user runs them"
 # The sh block of README.md's Install section that packs from a clone: its pack lines run in clone a (built by the packs
-# above, so they are incremental), its add-package lines in a new console project, with CLONE replaced by the clone's path.
+# above, so they are incremental), its other lines in a new console project, with CLONE replaced by the clone's path.
+# `dotnet nuget add source` writes to the user's NuGet.Config, so the project's lines run as a user whose home is a
+# scratch copy of this machine's (its NuGet.Config, with the machine's own sources): the run leaves the real one as it was.
 mapfile -t install < <(awk '/^## Install/ { s = 1; next } s && /^## / { exit } s && /^```sh/ { b = 1; block = ""; next }
   s && b && /^```/ { b = 0; if (block ~ /dotnet pack/) { printf "%s", block; exit } next } s && b && !/^#/ && NF { block = block $0 "\n" }' README.md)
-packs=0; adds=0
-for line in "${install[@]}"; do case "$line" in "dotnet pack "*) packs=$((packs + 1));; "dotnet add package "*) adds=$((adds + 1));; *) fail "README's Install block has a line CI does not know how to run: $line";; esac; done
-[ "$packs" -eq 2 ] && [ "$adds" -eq 2 ] || fail "README's Install block must pack and add the two packages (found ${#install[@]} lines: ${install[*]:-none})"
+packages=(Manaloc Manaloc.AspNetCore Manaloc.Caching)
+packs=0; adds=0; sources=0
+for line in "${install[@]}"; do case "$line" in
+  "dotnet pack "*) packs=$((packs + 1));;
+  "dotnet add package "*) adds=$((adds + 1));;
+  "dotnet nuget add source "*) sources=$((sources + 1));;
+  *) fail "README's Install block has a line CI does not know how to run: $line";; esac; done
+[ "$packs" -eq "${#packages[@]}" ] && [ "$adds" -eq "${#packages[@]}" ] && [ "$sources" -eq 1 ] \
+  || fail "README's Install block must pack the ${#packages[@]} packages, add the folder as a source once and add each package (found ${#install[@]} lines: ${install[*]:-none})"
 readme_app="$work/readme-app"
+readme_home="$work/readme-home"
+mkdir -p "$readme_home/.nuget/NuGet"
+[ ! -f "$HOME/.nuget/NuGet/NuGet.Config" ] || cp "$HOME/.nuget/NuGet/NuGet.Config" "$readme_home/.nuget/NuGet/"
 dotnet new console -o "$readme_app" --no-restore > /dev/null
 for line in "${install[@]}"; do
   echo "  \$ $line"
   case "$line" in
     "dotnet pack "*) (cd "$work/a" && eval "${line} --verbosity quiet") ;;
     # A private package folder, as above: a package of this version cached by an earlier run must not be used.
-    *) (cd "$readme_app" && export NUGET_PACKAGES="$work/packages-readme" && eval "${line//CLONE/$work/a}") > "$work/readme-add.log" 2>&1 \
+    *) (cd "$readme_app" && export HOME="$readme_home" NUGET_PACKAGES="$work/packages-readme" && eval "${line//CLONE/$work/a}") > "$work/readme-add.log" 2>&1 \
          || { cat "$work/readme-add.log"; fail "README's Install step failed: $line"; } ;;
   esac
 done
-for id in Manaloc Manaloc.AspNetCore; do
+for id in "${packages[@]}"; do
   grep -q "\"$id/$version\"" "$readme_app/obj/project.assets.json" || fail "after README's Install steps the project does not use $id $version"
 done
-NUGET_PACKAGES="$work/packages-readme" dotnet build "$readme_app" -c Release --verbosity quiet > "$work/readme-build.log" 2>&1 \
+HOME="$readme_home" NUGET_PACKAGES="$work/packages-readme" dotnet build "$readme_app" -c Release --verbosity quiet > "$work/readme-build.log" 2>&1 \
   || { cat "$work/readme-build.log"; fail "the project made by README's Install steps does not build"; }
-echo "README's Install steps: the two packages packed, added to a new project at $version, and it builds"
+echo "README's Install steps: the ${#packages[@]} packages packed, the folder added as a source, each package added to a new project at $version, and it builds"
 
 if [ -d src/Manaloc.Analyzers ]; then
   echo "== the package's analyzers warn in a consumer's build (SeededMisuse.cs: one misuse per rule)"
