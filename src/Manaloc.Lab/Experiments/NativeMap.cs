@@ -7,12 +7,12 @@ namespace Manaloc.Lab.Experiments;
 /// count (10M; 1M quick) in its own child process: the full blocking GC pause with the map alive, managed and native
 /// bytes per entry, the peak resident set while growing, the longest single insert and allocation per insert. Then, in
 /// the launch's process, every map and the floor (the entries in a plain native array) side by side: lookups of hits
-/// (uniform and Zipf 0.99 keys) at 1 and 2 threads and a 95% read / 5% update mix at 2 threads, in interleaved rounds.
+/// (uniform and Zipf 0.99 keys) and a 95% read / 5% update mix at 1 and 2 threads, in interleaved rounds.
 /// </summary>
 public sealed class NativeMap() : Experiment(
     "native-map", "Manaloc's own claim: a keyed live set off the GC heap, Dictionary-shaped",
     "long keys to a 24-byte struct, grown to 10M entries (1M quick) in a child per variant: full GC pause with the map alive, bytes per entry, peak memory and longest insert while growing, lookups (uniform and Zipf 0.99) at 1 and 2 threads, a 95/5 read/update mix, allocation per operation.",
-    MapSubjects.Reported, MapSubjects.Concurrent, quickSeconds: 20, sweepParameter: "entries")
+    MapSubjects.Reported, MapSubjects.Concurrent, quickSeconds: 25, sweepParameter: "entries")
 {
     private const string Dictionary = MapSubjects.Dictionary;
     private const string Concurrent = MapSubjects.Concurrent;
@@ -55,7 +55,7 @@ public sealed class NativeMap() : Experiment(
                 f => Lookups(f, ConcurrentNative, Faster, op, threads), 1.0).AgainstFloor(AgainstFloor(ConcurrentNative, op, threads)),
         })),
         Target.AtMost("NativeMap: bytes allocated per operation after warm-up (worst of inserts, 1-thread lookups)", Unit.BytesPerOp, f => WorstAllocation(f, Native), 0.01),
-        Target.AtMost("ConcurrentNativeMap: bytes allocated per operation after warm-up (worst of inserts, 1-thread lookups, the 2-thread mix)", Unit.BytesPerOp, f => WorstAllocation(f, ConcurrentNative), 0.01),
+        Target.AtMost("ConcurrentNativeMap: bytes allocated per operation after warm-up (worst of inserts, 1-thread lookups, the 1-thread mix)", Unit.BytesPerOp, f => WorstAllocation(f, ConcurrentNative), 0.01),
     ];
 
     private static IEnumerable<Target> MemoryTargets(string map) =>
@@ -80,13 +80,14 @@ public sealed class NativeMap() : Experiment(
 
     /// <summary>
     /// The most a variant allocated per operation: over its whole growth (inserts), in its 1-thread lookups and in its
-    /// 2-thread mix. The 2-thread lookups run the same read path as the 1-thread ones but are counted process-wide
-    /// (<see cref="GC.GetTotalAllocatedBytes(bool)"/>), so the lab's own work on other threads would count there.
+    /// 1-thread mix, each the thread's own precise count (<see cref="GC.GetAllocatedBytesForCurrentThread"/>). The
+    /// 2-thread figures run the same paths but are counted process-wide (<see cref="GC.GetTotalAllocatedBytes(bool)"/>),
+    /// so the lab's own work on other threads (a sweep thread's start-up) would count there: they are shown, not judged.
     /// </summary>
     private static double? WorstAllocation(Figures f, string variant)
     {
         var inserts = f.Median(variant, AtFull(f, "insert-allocation"));
-        var others = f.All.Where(m => m.Variant == variant && m.AllocatedBytesPerOp is not null && (m.Threads == 1 || m.Parameters.Is("op", "mix")))
+        var others = f.All.Where(m => m.Variant == variant && m.AllocatedBytesPerOp is not null && m.Threads == 1)
             .Select(m => m.AllocatedBytesPerOp).ToArray();
         if (inserts is null || others.Length == 0) return null;
         return others.Append(inserts).Max();
@@ -111,9 +112,9 @@ public sealed class NativeMap() : Experiment(
             new("op", "full-gc: one blocking compacting gen-2 collection with the map alive (wall clock); managed-bytes, native-bytes: per entry after a full collection "
                 + "(native: the resident set's growth beyond the GC's committed bytes); peak-memory: the peak resident set since the growth began, above the start; "
                 + "longest-insert: the slowest single insert so far (its metrics: which insert, whether a collection ran during it, and the collections, their pause and the thread's involuntary context switches while growing); insert-allocation: managed bytes allocated per insert so far; "
-                + "lookup-uniform, lookup-zipf: lookups of inserted keys, every map and the floor (a native array of the entries read by insertion index) in interleaved rounds in one process (2 threads where the map allows concurrent readers); mix: 95% lookups, 5% updates, Zipf keys, 2 threads",
+                + "lookup-uniform, lookup-zipf: lookups of inserted keys, every map and the floor (a native array of the entries read by insertion index) in interleaved rounds in one process (2 threads where the map allows concurrent readers); mix: 95% lookups, 5% updates, Zipf keys, 1 and 2 threads (the maps that take concurrent writes)",
                 ["full-gc", "managed-bytes", "native-bytes", "peak-memory", "longest-insert", "insert-allocation", "lookup-uniform", "lookup-zipf", "mix"]),
-            new("threads", "threads looking up (1, 2) or running the mix (2)", ["1", "2"]),
+            new("threads", "threads looking up or running the mix (1, 2)", ["1", "2"]),
         ];
     }
 

@@ -139,6 +139,7 @@ public sealed class NativeMapTests
         Assert.Equal(MapSubjects.Reported, byOp[("lookup-uniform", 1)].Select(m => m.Variant));
         Assert.Equal(MapSubjects.Reported, byOp[("lookup-zipf", 2)].Select(m => m.Variant));
         Assert.Equal([MapSubjects.Concurrent, MapSubjects.Faster, MapSubjects.ConcurrentNative], byOp[("mix", 2)].Select(m => m.Variant));
+        Assert.Equal([MapSubjects.Concurrent, MapSubjects.Faster, MapSubjects.ConcurrentNative], byOp[("mix", 1)].Select(m => m.Variant));
         Assert.All(context.Measurements, m => Assert.Equal(settings.PerLaunch(2), m.Statistics.Count)); // one sample a round
         Assert.All(byOp[("lookup-uniform", 1)], m => Assert.Equal(0, m.AllocatedBytesPerOp));
     }
