@@ -54,7 +54,7 @@ internal static class NativeMapProbe
         for (int c = 0; c < checkpoints.Length; c++) paused[c] = new double[wall[c].Length];
         WarmUpRuntimePaths();
 
-        long managedBefore = GC.GetTotalMemory(forceFullCollection: false);
+        long managedBefore = LiveAfterLastFullCollection();
         long committedBefore = GC.GetGCMemoryInfo().TotalCommittedBytes;
         long residentBefore = ResidentMemory.Current();
         bool peakReset = ResidentMemory.ResetPeak();
@@ -73,10 +73,10 @@ internal static class NativeMapProbe
             grown = checkpoints[c];
 
             // Several timed collections at the run's size (its targets), one on the way (a chart's point). Each is a full
-            // blocking compacting collection, so the heap is weighed right after them without collecting again.
+            // blocking compacting collection, so the heap is weighed as the last of them left it, without collecting again.
             LiveSetProbe.MeasureFullCollections(wall[c], paused[c]);
 
-            long managed = GC.GetTotalMemory(forceFullCollection: false) - managedBefore;
+            long managed = LiveAfterLastFullCollection() - managedBefore;
             long committed = GC.GetGCMemoryInfo().TotalCommittedBytes - committedBefore;
             // The /proc reads after the weighing (the peak is a high-water mark: reading it later changes nothing), and
             // what they leave collected now, so none of it is on the heap the next checkpoint weighs.
@@ -104,13 +104,27 @@ internal static class NativeMapProbe
         _ = ResidentMemory.Peak();
         _ = ResidentMemory.ResetPeak();
         _ = GC.GetGCMemoryInfo().TotalCommittedBytes;
-        _ = GC.GetTotalMemory(forceFullCollection: false);
+        _ = LiveAfterLastFullCollection();
         _ = GC.GetAllocatedBytesForCurrentThread();
         _ = RuntimeActivity.Take() - RuntimeActivity.Take();
         LiveSetProbe.MeasureFullCollections(scratch[..1], scratch[1..]);
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
         GC.WaitForPendingFinalizers();
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+    }
+
+    /// <summary>
+    /// The managed bytes live after the last full blocking collection, as that collection left them (its generations'
+    /// sizes after it, less their free space). Unlike <see cref="GC.GetTotalMemory(bool)"/>, read after the fact, this is
+    /// not moved by an allocation quantum another thread (the finalizer, a tier-1 compile) took since: two launches once
+    /// differed by about 8.5 KB that way, both ways, a map's whole managed weight.
+    /// </summary>
+    private static long LiveAfterLastFullCollection()
+    {
+        var info = GC.GetGCMemoryInfo(GCKind.FullBlocking);
+        long live = 0;
+        foreach (var generation in info.GenerationInfo) live += generation.SizeAfterBytes - generation.FragmentationAfterBytes;
+        return live;
     }
 
     /// <summary>What the growth phase read at one checkpoint (bytes are above the start of the growth).</summary>
