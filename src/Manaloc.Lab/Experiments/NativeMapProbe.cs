@@ -29,7 +29,7 @@ internal sealed record NativeMapPlan(string Variant, long Entries)
 /// <summary>
 /// The child's side of the native-map experiment, for one variant in a fresh process: grow the map one insert at a time
 /// to each checkpoint (timing every insert, counting allocation, tracking the peak resident set), weigh it and time full
-/// blocking collections with it alive, and measure lookups and the read/update mix at the full count.
+/// blocking collections with it alive. The lookups are measured elsewhere, every variant side by side (<see cref="NativeMapLookups"/>).
 /// </summary>
 internal static class NativeMapProbe
 {
@@ -39,17 +39,10 @@ internal static class NativeMapProbe
     // Each launch needs a spread of its own (see LiveSetProbe): not divided between launches.
     private static int FullCollections(RunSettings s) => s.Pick(smoke: 1, quick: 3, full: 5);
 
-    /// <summary>Keys in each lookup stream, a power of two: read round and round by the lookup loops.</summary>
-    private static int StreamLength(RunSettings s) => s.Pick(smoke: 1 << 12, quick: 1 << 20, full: 1 << 21);
-
     /// <summary>Runs the plan and records its measurements (see <see cref="NativeMap.DescribeParameters"/>).</summary>
     public static void Run(ExperimentContext context, NativeMapPlan plan)
     {
         string variant = plan.Variant;
-        context.Status($"{variant}: lookup streams");
-        // Built first, so they are part of every variant's baseline alike (and their shuffles' garbage is gone before it).
-        var uniform = NativeMapWorkload.Uniform(plan.Entries, StreamLength(context.Settings), seed: 1);
-        var zipf = NativeMapWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2);
         BringToTierOne(context, variant, plan.Entries);
 
         // Everything the growth phase keeps is allocated before the baseline: what the lab records stays off the heap it weighs.
@@ -59,47 +52,98 @@ internal static class NativeMapProbe
         for (int c = 0; c < checkpoints.Length; c++) wall[c] = new double[c == checkpoints.Length - 1 ? FullCollections(context.Settings) : 1];
         var paused = new double[checkpoints.Length][];
         for (int c = 0; c < checkpoints.Length; c++) paused[c] = new double[wall[c].Length];
+        WarmUpRuntimePaths();
 
-        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
-        long managedBefore = GC.GetTotalMemory(forceFullCollection: false);
+        long managedBefore = LiveAfterLastFullCollection();
         long committedBefore = GC.GetGCMemoryInfo().TotalCommittedBytes;
         long residentBefore = ResidentMemory.Current();
         bool peakReset = ResidentMemory.ResetPeak();
 
         using var subject = MapSubjects.Create(variant, plan.Entries);
-        long grown = 0, allocated = 0, worstTicks = 0;
+        long grown = 0, allocated = 0;
+        var worst = new GrowthTrace(0, 0, false);
         for (int c = 0; c < checkpoints.Length; c++)
         {
             context.Cancellation.ThrowIfCancellationRequested();
+            var runtimeBefore = RuntimeActivity.Take();
             long before = GC.GetAllocatedBytesForCurrentThread();
-            worstTicks = Math.Max(worstTicks, subject.Grow(grown, checkpoints[c]));
+            worst = GrowthTrace.Worst(worst, subject.Grow(grown, checkpoints[c]));
             allocated += GC.GetAllocatedBytesForCurrentThread() - before;
+            var during = RuntimeActivity.Take() - runtimeBefore;
             grown = checkpoints[c];
-            long peak = ResidentMemory.Peak() - residentBefore;
 
             // Several timed collections at the run's size (its targets), one on the way (a chart's point). Each is a full
-            // blocking compacting collection, so the heap is weighed right after them without collecting again.
+            // blocking compacting collection, so the heap is weighed as the last of them left it, without collecting again.
             LiveSetProbe.MeasureFullCollections(wall[c], paused[c]);
 
-            long managed = GC.GetTotalMemory(forceFullCollection: false) - managedBefore;
+            long managed = LiveAfterLastFullCollection() - managedBefore;
             long committed = GC.GetGCMemoryInfo().TotalCommittedBytes - committedBefore;
+            // The /proc reads after the weighing (the peak is a high-water mark: reading it later changes nothing), and
+            // what they leave collected now, so none of it is on the heap the next checkpoint weighs.
             long resident = ResidentMemory.Current() - residentBefore;
-            figures[c] = new CheckpointFigures(peak, worstTicks, allocated, managed, committed, resident);
+            long peak = ResidentMemory.Peak() - residentBefore;
+            GC.Collect(0);
+            GC.WaitForPendingFinalizers();
+            figures[c] = new CheckpointFigures(peak, worst, during, allocated, managed, committed, resident);
         }
 
         if (!peakReset) context.Note("The peak resident set could not be reset here: peak memory counts everything since the child started.");
         for (int c = 0; c < checkpoints.Length; c++) Record(context, variant, checkpoints[c], figures[c], wall[c], paused[c]);
-        MeasureLookups(context, subject, plan.Entries, uniform, zipf);
+    }
+
+    /// <summary>
+    /// Runs once every runtime path the growth phase takes besides the map's own (the /proc reads, the GC's figures, a
+    /// timed full collection, the thread's switch count), then collects until nothing is left to finalize: what those paths
+    /// keep on first use (a cached delegate, an encoding, a file API's statics) is then in the baseline, not counted
+    /// against the map's entries, and nothing they left behind is freed during the weighing.
+    /// </summary>
+    private static void WarmUpRuntimePaths()
+    {
+        Span<double> scratch = stackalloc double[2];
+        _ = ResidentMemory.Current();
+        _ = ResidentMemory.Peak();
+        _ = ResidentMemory.ResetPeak();
+        _ = GC.GetGCMemoryInfo().TotalCommittedBytes;
+        _ = LiveAfterLastFullCollection();
+        _ = GC.GetAllocatedBytesForCurrentThread();
+        _ = RuntimeActivity.Take() - RuntimeActivity.Take();
+        LiveSetProbe.MeasureFullCollections(scratch[..1], scratch[1..]);
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+        GC.WaitForPendingFinalizers();
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+    }
+
+    /// <summary>
+    /// The managed bytes live after the last full blocking collection, as that collection left them (its generations'
+    /// sizes after it, less their free space). Unlike <see cref="GC.GetTotalMemory(bool)"/>, read after the fact, this is
+    /// not moved by an allocation quantum another thread (the finalizer, a tier-1 compile) took since: two launches once
+    /// differed by about 8.5 KB that way, both ways, a map's whole managed weight.
+    /// </summary>
+    private static long LiveAfterLastFullCollection()
+    {
+        var info = GC.GetGCMemoryInfo(GCKind.FullBlocking);
+        long live = 0;
+        foreach (var generation in info.GenerationInfo) live += generation.SizeAfterBytes - generation.FragmentationAfterBytes;
+        return live;
     }
 
     /// <summary>What the growth phase read at one checkpoint (bytes are above the start of the growth).</summary>
-    private readonly record struct CheckpointFigures(long PeakResident, long WorstInsertTicks, long Allocated, long Managed, long Committed, long Resident);
+    private readonly record struct CheckpointFigures(long PeakResident, GrowthTrace Worst, RuntimeActivity During, long Allocated, long Managed, long Committed, long Resident);
 
     private static void Record(ExperimentContext context, string variant, long entries, CheckpointFigures f, double[] wallMs, double[] pausedMs)
     {
         var p = Parameters.Of(("entries", entries));
         context.RecordSamples(variant, Unit.Bytes, [f.PeakResident], p.With("op", "peak-memory"));
-        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(f.WorstInsertTicks)], p.With("op", "longest-insert"));
+        // What else ran while the map grew to this checkpoint, beside its slowest insert so far: a collection during that
+        // insert, or the thread taken off its core, is the runtime's or the machine's stall, not the map's step.
+        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(f.Worst.WorstTicks)], p.With("op", "longest-insert"), metrics: new Dictionary<string, double>
+        {
+            ["worstInsertIndex"] = f.Worst.WorstIndex,
+            ["worstInsertSawCollection"] = f.Worst.WorstSawCollection ? 1 : 0,
+            ["collectionsWhileGrowing"] = f.During.Collections,
+            ["gcPauseWhileGrowingMs"] = f.During.PauseMilliseconds,
+            ["involuntarySwitchesWhileGrowing"] = f.During.InvoluntarySwitches,
+        });
         context.RecordSamples(variant, Unit.BytesPerOp, [(double)f.Allocated / entries], p.With("op", "insert-allocation"));
         context.RecordSamples(variant, Unit.Milliseconds, wallMs, p.With("op", "full-gc"), metrics: new Dictionary<string, double>
         {
@@ -119,46 +163,36 @@ internal static class NativeMapProbe
         context.RecordSamples(variant, "B/entry", [(double)native / entries], p.With("op", "native-bytes"), metrics: weights);
     }
 
-    /// <summary>Lookups of hits (uniform and Zipf keys) at 1 thread side by side, at 2 threads where the map allows, and the 95/5 mix at 2 threads.</summary>
-    private static void MeasureLookups(ExperimentContext context, MapSubject subject, long entries, long[] uniform, long[] zipf)
-    {
-        string variant = subject.Variant;
-        var p = Parameters.Of(("entries", entries));
-        long sink = 0;
-        context.Compare(
-        [
-            (variant, p.With("op", "lookup-uniform").With("threads", 1), n => sink += subject.Lookups(0, uniform, n)),
-            (variant, p.With("op", "lookup-zipf").With("threads", 1), n => sink += subject.Lookups(0, zipf, n)),
-        ]);
-        var sinks = new long[MapSubject.MaxThreads * 8];
-        if (subject.ConcurrentReads)
-        {
-            context.MeasureThreads(variant, 2, (t, n) => sinks[t * 8] += subject.Lookups(t, uniform, n), p.With("op", "lookup-uniform"));
-            context.MeasureThreads(variant, 2, (t, n) => sinks[t * 8] += subject.Lookups(t, zipf, n), p.With("op", "lookup-zipf"));
-        }
-        if (subject.ConcurrentWrites)
-        {
-            context.MeasureThreads(variant, 2, (t, n) => sinks[t * 8] += subject.Mix(t, zipf, n), p.With("op", "mix"));
-        }
-        GC.KeepAlive(sink);
-        GC.KeepAlive(sinks);
-    }
-
     /// <summary>
-    /// Grows, reads and updates a small map of the variant in many short calls and frees it, so the measured growth runs
-    /// tier-1 code with its statics initialised (a first resize must not be timed with its JIT) and the first use of the
-    /// variant allocates nothing that is counted.
+    /// Brings the variant's insert path to tier 1 with its statics initialised, on a small map of its own grown in many short
+    /// calls over two rounds (tier 0, instrumented, tier 1) and then freed: the measured growth must not time a first resize
+    /// with its JIT, and the first use of the variant allocates nothing that is counted.
     /// </summary>
-    /// <summary>Brings the variant's insert, lookup and mix paths to tier 1 on a small map of its own, before anything is weighed or timed.</summary>
     private static void BringToTierOne(ExperimentContext context, string variant, long entries)
     {
-        long size = Math.Min(entries, 32_768);
-        var stream = NativeMapWorkload.Uniform(size, 1024, seed: 3);
+        const int Calls = 40, Rounds = 2;
+        long size = Math.Min(entries, 65_536);
+        long step = Math.Max(1, size / (Calls * Rounds));
         using var small = MapSubjects.Create(variant, size);
-        long step = Math.Max(1, size / 64);
-        for (long at = 0; at < size; at += step) small.Grow(at, Math.Min(size, at + step));
-        Action lookups = () => small.Lookups(0, stream, 256);
-        Action mix = () => small.Mix(0, stream, 256);
-        TierUp.Run(context, small.ConcurrentWrites ? [lookups, mix] : [lookups], rounds: 1);
+        long at = 0;
+        TierUp.Run(context, [() =>
+        {
+            if (at >= size) return;
+            small.Grow(at, Math.Min(size, at + step));
+            at += step;
+        }], rounds: Rounds, calls: Calls);
     }
+}
+
+/// <summary>What the runtime and the scheduler did on the calling thread's behalf: collections, their pauses, and the times the thread was taken off its core.</summary>
+internal readonly record struct RuntimeActivity(int Collections, double PauseMilliseconds, long InvoluntarySwitches)
+{
+    /// <summary>The counts now (the switches are -1 where the system does not tell them).</summary>
+    public static RuntimeActivity Take()
+        => new(GC.CollectionCount(0), GC.GetTotalPauseDuration().TotalMilliseconds, ContextSwitches.InvoluntaryOfCurrentThread() ?? -1);
+
+    /// <summary>What happened between <paramref name="before"/> and <paramref name="after"/>.</summary>
+    public static RuntimeActivity operator -(RuntimeActivity after, RuntimeActivity before)
+        => new(after.Collections - before.Collections, after.PauseMilliseconds - before.PauseMilliseconds,
+            after.InvoluntarySwitches < 0 || before.InvoluntarySwitches < 0 ? -1 : after.InvoluntarySwitches - before.InvoluntarySwitches);
 }

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Numerics;
+using System.Runtime.InteropServices;
 using FASTER.core;
 using Manaloc.Collections;
 using Session = FASTER.core.ClientSession<long, Manaloc.Lab.Experiments.MapValue, Manaloc.Lab.Experiments.MapValue, Manaloc.Lab.Experiments.MapValue,
@@ -41,22 +42,43 @@ internal abstract class MapSubject : IDisposable
 
     /// <summary>
     /// Inserts the keys of indexes [<paramref name="from"/>, <paramref name="to"/>) in order and returns the longest
-    /// single insert in <see cref="LabClock"/> ticks.
+    /// single insert (in <see cref="LabClock"/> ticks), which insert it was, and whether a collection ran during it.
     /// </summary>
-    public abstract long Grow(long from, long to);
+    public abstract GrowthTrace Grow(long from, long to);
 
     /// <summary>
     /// Looks up <paramref name="count"/> keys of <paramref name="stream"/> on behalf of <paramref name="thread"/>,
     /// from where that thread's previous call left off; returns a sum of the values read.
     /// </summary>
     /// <exception cref="InvalidOperationException">A key of the stream was not found: the map lost an entry.</exception>
-    public abstract long Lookups(int thread, long[] stream, long count);
+    public abstract long Lookups(int thread, LookupStream stream, long count);
 
     /// <summary>As <see cref="Lookups"/>, every twentieth operation an update of the key instead of a read (95% reads, 5% updates).</summary>
-    public abstract long Mix(int thread, long[] stream, long count);
+    public abstract long Mix(int thread, LookupStream stream, long count);
 
     /// <summary>Frees the map.</summary>
     public abstract void Dispose();
+
+    // One cursor per thread, a cache line apart: each call goes on through the stream where the last one stopped, so a
+    // short calibration call does not read the same few (then cached) keys again and again.
+    private readonly long[] _cursors = new long[MaxThreads * 8];
+
+    /// <summary>Where <paramref name="thread"/>'s next call starts in a stream.</summary>
+    protected ref long CursorOf(int thread) => ref _cursors[thread * 8];
+
+    /// <summary>The failure of a lookup loop that found fewer keys than it looked up.</summary>
+    protected InvalidOperationException Missed(long missed, long of)
+        => new($"{Variant}: {missed} of {of} lookups of inserted keys found nothing; the map lost entries.");
+}
+
+/// <summary>What a growth saw of its slowest insert.</summary>
+/// <param name="WorstTicks">The longest single insert, in <see cref="LabClock"/> ticks.</param>
+/// <param name="WorstIndex">The key index whose insert it was.</param>
+/// <param name="WorstSawCollection">Whether a garbage collection ran while it did (the runtime's stall, not the map's).</param>
+internal readonly record struct GrowthTrace(long WorstTicks, long WorstIndex, bool WorstSawCollection)
+{
+    /// <summary>The slower of two traces.</summary>
+    public static GrowthTrace Worst(GrowthTrace a, GrowthTrace b) => b.WorstTicks > a.WorstTicks ? b : a;
 }
 
 /// <summary>A <see cref="MapSubject"/> over one operations struct per thread.</summary>
@@ -64,55 +86,56 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
     : MapSubject
     where TOperations : struct, IMapOperations
 {
-    // One cursor per thread, a cache line apart: each call goes on through the stream where the last one stopped, so a
-    // short calibration call does not read the same few (then cached) keys again and again.
-    private readonly long[] _cursors = new long[MapSubject.MaxThreads * 8];
-
     public override string Variant => variant;
     public override bool ConcurrentReads => concurrentReads;
     public override bool ConcurrentWrites => concurrentWrites;
 
-    public override long Grow(long from, long to)
+    public override GrowthTrace Grow(long from, long to)
     {
         ref var map = ref perThread[0];
-        long worst = 0;
+        var worst = new GrowthTrace(0, from, false);
         for (long i = from; i < to; i++)
         {
             var value = NativeMapWorkload.ValueOf(i);
+            int collections = GC.CollectionCount(0); // outside the timed span: any collection counts generation 0
             long start = LabClock.Now;
             bool added = map.TryAdd(NativeMapWorkload.Key(i), value);
             long took = LabClock.Now - start;
             if (!added) throw new InvalidOperationException($"{variant}: key index {i} was refused as already present; the workload's keys are distinct.");
-            if (took > worst) worst = took;
+            if (took > worst.WorstTicks) worst = new GrowthTrace(took, i, GC.CollectionCount(0) != collections);
         }
         return worst;
     }
 
-    public override long Lookups(int thread, long[] stream, long count)
+    public override long Lookups(int thread, LookupStream stream, long count)
     {
         ref var map = ref perThread[thread];
-        long mask = stream.Length - 1, cursor = _cursors[thread * 8], sum = 0, found = 0;
+        long[] keys = stream.Keys;
+        long cursor = CursorOf(thread);
+        long mask = keys.Length - 1, sum = 0, found = 0;
         for (long i = 0; i < count; i++)
         {
-            if (map.TryGetValue(stream[(cursor + i) & mask], out var value))
+            if (map.TryGetValue(keys[(cursor + i) & mask], out var value))
             {
                 sum += value.A;
                 found++;
             }
         }
-        _cursors[thread * 8] = cursor + count;
+        CursorOf(thread) = cursor + count;
         if (found != count) throw Missed(count - found, count);
         return sum;
     }
 
-    public override long Mix(int thread, long[] stream, long count)
+    public override long Mix(int thread, LookupStream stream, long count)
     {
         ref var map = ref perThread[thread];
-        long mask = stream.Length - 1, cursor = _cursors[thread * 8], sum = 0, found = 0, reads = 0;
+        long[] keys = stream.Keys;
+        long cursor = CursorOf(thread);
+        long mask = keys.Length - 1, sum = 0, found = 0, reads = 0;
         for (long i = 0; i < count; i++)
         {
             long at = cursor + i;
-            long key = stream[at & mask];
+            long key = keys[at & mask];
             if (at % 20 == 0)
             {
                 map.Update(key, new MapValue(at, thread, 0));
@@ -125,15 +148,85 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
                 found++;
             }
         }
-        _cursors[thread * 8] = cursor + count;
+        CursorOf(thread) = cursor + count;
         if (found != reads) throw Missed(reads - found, reads);
         return sum;
     }
 
     public override void Dispose() => dispose();
+}
 
-    private InvalidOperationException Missed(long missed, long of)
-        => new($"{variant}: {missed} of {of} lookups of inserted keys found nothing; the map lost entries.");
+/// <summary>
+/// The lookups' floor: the entries (key and value, 32 bytes) in a plain native array in insertion order, read by the
+/// insertion index the stream drew, the key compared as a map would: one cache miss a lookup and no hashing or probing,
+/// what no map can beat by much on the same keys. Read-only once grown (its growth is not one of the measured figures).
+/// </summary>
+internal sealed unsafe class FloorSubject : MapSubject
+{
+    [StructLayout(LayoutKind.Sequential)]
+    private struct Entry
+    {
+        public long Key;
+        public MapValue Value;
+    }
+
+    private readonly long _capacity;
+    private Entry* _entries;
+    private long _count;
+
+    public FloorSubject(long capacity)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(capacity);
+        _capacity = capacity;
+        _entries = (Entry*)NativeMemory.AlignedAlloc((nuint)(capacity * sizeof(Entry)), 64);
+    }
+
+    public override string Variant => MapSubjects.Floor;
+    public override bool ConcurrentReads => true;
+    public override bool ConcurrentWrites => false;
+
+    public override GrowthTrace Grow(long from, long to)
+    {
+        ObjectDisposedException.ThrowIf(_entries == null, this);
+        if (from != _count || to > _capacity || to < from)
+        {
+            throw new InvalidOperationException($"{Variant}: holds key indexes [0, {_count}) of {_capacity}; it grows in order only, not [{from}, {to}).");
+        }
+        for (long i = from; i < to; i++) _entries[i] = new Entry { Key = NativeMapWorkload.Key(i), Value = NativeMapWorkload.ValueOf(i) };
+        _count = to;
+        return new GrowthTrace(0, from, false);
+    }
+
+    public override long Lookups(int thread, LookupStream stream, long count)
+    {
+        ObjectDisposedException.ThrowIf(_entries == null, this);
+        long[] keys = stream.Keys;
+        int[] indexes = stream.Indexes;
+        long cursor = CursorOf(thread);
+        long mask = keys.Length - 1, sum = 0, found = 0;
+        for (long i = 0; i < count; i++)
+        {
+            long at = (cursor + i) & mask;
+            ulong index = (uint)indexes[at];
+            if (index < (ulong)_count && _entries[index].Key == keys[at])
+            {
+                sum += _entries[index].Value.A;
+                found++;
+            }
+        }
+        CursorOf(thread) = cursor + count;
+        if (found != count) throw Missed(count - found, count);
+        return sum;
+    }
+
+    public override long Mix(int thread, LookupStream stream, long count)
+        => throw new NotSupportedException($"{Variant} is read-only: it takes no part in the mix.");
+
+    public override void Dispose()
+    {
+        NativeMemory.AlignedFree(_entries);
+        _entries = null;
+    }
 }
 
 /// <summary>The variants' names and how each is built.</summary>
@@ -144,11 +237,15 @@ internal static class MapSubjects
     public const string Faster = "FasterKV (in memory)";
     public const string Native = "NativeMap";
     public const string ConcurrentNative = "ConcurrentNativeMap";
+    public const string Floor = "native array (floor)";
 
-    /// <summary>Every variant in display order.</summary>
+    /// <summary>Every map, in display order: each is grown and weighed in a child of its own.</summary>
     public static readonly IReadOnlyList<string> All = [Dictionary, Concurrent, Faster, Native, ConcurrentNative];
 
-    /// <summary>A new, empty map of <paramref name="variant"/>, sized by nothing but its defaults (FASTER: for <paramref name="entries"/>, below).</summary>
+    /// <summary>The maps and the lookups' floor, in display order.</summary>
+    public static readonly IReadOnlyList<string> Reported = [.. All, Floor];
+
+    /// <summary>A new, empty map of <paramref name="variant"/>, sized by nothing but its defaults (FASTER and the floor: for <paramref name="entries"/>).</summary>
     /// <exception cref="ArgumentException">An unknown variant.</exception>
     public static MapSubject Create(string variant, long entries) => variant switch
     {
@@ -157,7 +254,8 @@ internal static class MapSubjects
         Faster => FasterSubject.Create(entries),
         Native => CreateNative(),
         ConcurrentNative => CreateConcurrentNative(),
-        _ => throw new ArgumentException($"Unknown native-map variant '{variant}'; known: {string.Join(", ", All)}.", nameof(variant)),
+        Floor => new FloorSubject(entries),
+        _ => throw new ArgumentException($"Unknown native-map variant '{variant}'; known: {string.Join(", ", Reported)}.", nameof(variant)),
     };
 
     private static MapSubject CreateDictionary()

@@ -34,13 +34,13 @@ internal static class NativeMapWorkload
     /// <paramref name="length"/> keys (a power of two) drawn uniformly from the first <paramref name="entries"/> inserted:
     /// every lookup is a hit.
     /// </summary>
-    public static long[] Uniform(long entries, int length, int seed)
+    public static LookupStream Uniform(long entries, int length, int seed)
     {
         CheckArguments(entries, length);
         var random = new Random(seed);
-        var stream = new long[length];
-        for (int i = 0; i < stream.Length; i++) stream[i] = Key(random.NextInt64(entries));
-        return stream;
+        var indexes = new int[length];
+        for (int i = 0; i < indexes.Length; i++) indexes[i] = (int)random.NextInt64(entries);
+        return new LookupStream(indexes);
     }
 
     /// <summary>
@@ -49,15 +49,15 @@ internal static class NativeMapWorkload
     /// permutation: the hot keys are not the first inserted, so they are not neighbours in any table that stores entries
     /// in insertion order (<c>Dictionary</c>'s entries array, FASTER's log).
     /// </summary>
-    public static long[] Zipf(long entries, int length, int seed)
+    public static LookupStream Zipf(long entries, int length, int seed)
     {
         CheckArguments(entries, length);
         var random = new Random(seed);
         var sampler = new ZipfSampler(entries, ZipfTheta);
         var rankToIndex = Permutation(entries, random);
-        var stream = new long[length];
-        for (int i = 0; i < stream.Length; i++) stream[i] = Key(rankToIndex[sampler.Next(random.NextDouble())]);
-        return stream;
+        var indexes = new int[length];
+        for (int i = 0; i < indexes.Length; i++) indexes[i] = rankToIndex[sampler.Next(random.NextDouble())];
+        return new LookupStream(indexes);
     }
 
     /// <summary>A uniformly random permutation of 0..<paramref name="count"/>-1 (Fisher–Yates).</summary>
@@ -73,11 +73,36 @@ internal static class NativeMapWorkload
     private static void CheckArguments(long entries, int length)
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entries);
+        if (entries > Array.MaxLength) throw new ArgumentOutOfRangeException(nameof(entries), entries, "The native-map workload draws from at most Array.MaxLength keys.");
         if (length <= 0 || (length & (length - 1)) != 0)
         {
             throw new ArgumentOutOfRangeException(nameof(length), length, "A lookup stream's length must be a positive power of two (the loops wrap with a mask).");
         }
     }
+}
+
+/// <summary>
+/// A lookup stream: the insertion indexes drawn and, beside each, the key inserted at it. The maps look the keys up; the
+/// floor (a plain array of the entries in insertion order) reads by the index and checks the key, one cache miss a lookup.
+/// </summary>
+internal sealed class LookupStream
+{
+    /// <summary>A stream of the keys inserted at <paramref name="indexes"/>, whose length is a power of two.</summary>
+    public LookupStream(int[] indexes)
+    {
+        Indexes = indexes;
+        Keys = new long[indexes.Length];
+        for (int i = 0; i < indexes.Length; i++) Keys[i] = NativeMapWorkload.Key(indexes[i]);
+    }
+
+    /// <summary>The keys to look up, in order.</summary>
+    public long[] Keys { get; }
+
+    /// <summary>The insertion index of each key.</summary>
+    public int[] Indexes { get; }
+
+    /// <summary>Lookups before the stream wraps (a power of two: the loops wrap with a mask).</summary>
+    public int Length => Keys.Length;
 }
 
 /// <summary>

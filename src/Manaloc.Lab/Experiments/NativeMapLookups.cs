@@ -1,0 +1,115 @@
+namespace Manaloc.Lab.Experiments;
+
+/// <summary>
+/// The native-map experiment's lookups, in the launch's own process: every variant and the floor (the entries in a plain
+/// native array, one cache miss a lookup) filled to the run's count side by side, the lookup streams built once, and each
+/// thread count's cells sampled in interleaved rounds (<see cref="Rounds.Interleave"/>), one short sample of every cell a
+/// round, so outside load and the machine's state hit every variant alike and the ratios between variants are paired
+/// within a process instead of across processes.
+/// </summary>
+/// <remarks>
+/// Each sample follows an untimed quarter-sample of its own cell, so it starts from its own working set (its bucket
+/// headers, its hot keys) rather than from the cache the previous variant left. Nothing here allocates per operation: a
+/// cell's bytes per operation are the lookups' own.
+/// </remarks>
+internal static class NativeMapLookups
+{
+    /// <summary>Keys in each lookup stream, a power of two: read round and round by the lookup loops.</summary>
+    private static int StreamLength(RunSettings s) => s.Pick(smoke: 1 << 12, quick: 1 << 20, full: 1 << 21);
+
+    /// <summary>Interleaved rounds over all the launches (they pool); each launch takes its share.</summary>
+    private static int TotalRounds(RunSettings s) => s.Pick(smoke: 2, quick: 36, full: 60);
+
+    /// <summary>One sample's target: short, so a burst of outside load spoils one round of one cell, not a cell's figure.</summary>
+    private static TimeSpan SampleTarget(RunSettings s) => TimeSpan.FromMilliseconds(s.Pick(smoke: 1, quick: 2, full: 20));
+
+    private static readonly string[] Streams = ["lookup-uniform", "lookup-zipf"];
+
+    /// <summary>Fills every variant and the floor, then measures their lookups and the mix (where a map takes concurrent writes) at 1 and 2 threads.</summary>
+    public static void Run(ExperimentContext context, long entries)
+    {
+        context.Status("lookups: streams");
+        var uniform = NativeMapWorkload.Uniform(entries, StreamLength(context.Settings), seed: 1);
+        var zipf = NativeMapWorkload.Zipf(entries, StreamLength(context.Settings), seed: 2);
+        var subjects = new List<MapSubject>();
+        try
+        {
+            foreach (string variant in MapSubjects.Reported)
+            {
+                context.Cancellation.ThrowIfCancellationRequested();
+                context.Status($"lookups: filling {variant}");
+                var subject = MapSubjects.Create(variant, entries);
+                subjects.Add(subject);
+                subject.Grow(0, entries);
+            }
+            Measure(context, subjects, entries, uniform, zipf);
+        }
+        finally
+        {
+            foreach (var subject in subjects) subject.Dispose();
+        }
+    }
+
+    private sealed record Cell(string Variant, Parameters Parameters, int Threads, Action<int, long> Body);
+
+    private static void Measure(ExperimentContext context, List<MapSubject> subjects, long entries, LookupStream uniform, LookupStream zipf)
+    {
+        var p = Parameters.Of(("entries", entries));
+        var sinks = new long[MapSubject.MaxThreads * 8];
+        var single = new List<Cell>();
+        var dual = new List<Cell>();
+        foreach (var subject in subjects)
+        {
+            foreach (string op in Streams)
+            {
+                var stream = op == "lookup-zipf" ? zipf : uniform;
+                Action<int, long> body = (t, n) => sinks[t * 8] += subject.Lookups(t, stream, n);
+                single.Add(new(subject.Variant, p.With("op", op).With("threads", 1), 1, body));
+                if (subject.ConcurrentReads) dual.Add(new(subject.Variant, p.With("op", op), 2, body));
+            }
+            if (subject.ConcurrentWrites)
+            {
+                // The mix at 1 thread too: its bytes per operation are the thread's own, precise count (a 2-thread
+                // figure is process-wide, and a sweep thread's own start-up can land in its window).
+                Action<int, long> mix = (t, n) => sinks[t * 8] += subject.Mix(t, zipf, n);
+                single.Add(new(subject.Variant, p.With("op", "mix").With("threads", 1), 1, mix));
+                dual.Add(new(subject.Variant, p.With("op", "mix"), 2, mix));
+            }
+        }
+
+        TierUp.Run(context, [.. single.Concat(dual).Select(c => (Action)(() => c.Body(0, 256)))]);
+        var perRound = context.Settings with { WarmUp = TimeSpan.FromMilliseconds(context.IsSmoke ? 0 : 10), SampleTarget = SampleTarget(context.Settings), Samples = 1 };
+        int rounds = context.Settings.PerLaunch(TotalRounds(context.Settings));
+        Interleave(context, single, perRound, rounds);
+        Interleave(context, dual, perRound with { WarmUp = TimeSpan.Zero }, rounds);
+        GC.KeepAlive(sinks);
+    }
+
+    /// <summary>
+    /// Calibrates every cell on one thread (a 2-thread cell then runs that count on each thread), then samples them in
+    /// interleaved rounds and records one merged measurement per cell.
+    /// </summary>
+    private static void Interleave(ExperimentContext context, List<Cell> cells, RunSettings perRound, int rounds)
+    {
+        var ops = new long[cells.Count];
+        for (int c = 0; c < cells.Count; c++)
+        {
+            context.Status($"lookups: calibrating {cells[c].Variant} {Measurement.FormatParameters(cells[c].Parameters)}");
+            var body = cells[c].Body;
+            ops[c] = Bench.Calibrate(n => body(0, n), perRound with { WarmUp = TimeSpan.FromMilliseconds(context.IsSmoke ? 0 : 10) });
+        }
+        var merged = Rounds.Interleave(cells.Count, rounds, context.Cancellation, (c, round) =>
+        {
+            if (c == 0) context.Status($"lookups at {Format.Count(cells[0].Threads, "thread")}: round {round + 1} of {rounds}");
+            var cell = cells[c];
+            if (cell.Threads == 1)
+            {
+                cell.Body(0, Math.Max(1, ops[c] / 4)); // untimed: the cell's own working set back in cache
+                return Bench.Sample(cell.Variant, n => cell.Body(0, n), ops[c], cell.Parameters);
+            }
+            // The sweep runs one untimed pass of the same count before its one sample (its warm-up), as above.
+            return ThreadSweep.Measure(cell.Variant, cell.Threads, cell.Body, perRound, cell.Parameters, totalOperations: ops[c] * cell.Threads);
+        });
+        foreach (var m in merged) context.Record(m);
+    }
+}
