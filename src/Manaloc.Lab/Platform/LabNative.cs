@@ -104,4 +104,33 @@ internal static unsafe partial class LabNative
 
     [LibraryImport("libc", EntryPoint = "sched_getcpu")]
     private static partial int SchedGetCpu();
+
+    /// <summary>RUSAGE_THREAD (Linux): the calling thread's own resource usage.</summary>
+    private const int RusageThread = 1;
+
+    // struct rusage on 64-bit Linux: two timevals (16 bytes each), then fourteen longs; ru_nivcsw is the last.
+    private const int RusageBytes = 144;
+    private const int RusageInvoluntarySwitchesOffset = 136;
+
+    [LibraryImport("libc", EntryPoint = "getrusage")]
+    private static partial int GetRusage(int who, byte* usage);
+
+    /// <summary>
+    /// The calling thread's involuntary context switches so far (Linux <c>getrusage(RUSAGE_THREAD)</c>'s
+    /// <c>ru_nivcsw</c>: the times the scheduler took the thread off its core while it could still run); -1 elsewhere or
+    /// when the call fails. One system call and no allocation, so a measuring loop may call it between its timed spans.
+    /// </summary>
+    public static long InvoluntarySwitchesOfCurrentThread()
+    {
+        if (!OperatingSystem.IsLinux() || IntPtr.Size != 8) return -1;
+        byte* usage = stackalloc byte[RusageBytes];
+        try
+        {
+            return GetRusage(RusageThread, usage) == 0 ? *(long*)(usage + RusageInvoluntarySwitchesOffset) : -1;
+        }
+        catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
+        {
+            return -1;
+        }
+    }
 }

@@ -1,5 +1,6 @@
 using Manaloc.Lab.Experiments;
 using Manaloc.Lab.Harness;
+using Manaloc.Lab.Platform;
 
 namespace Manaloc.Lab.Tests.Experiments;
 
@@ -87,6 +88,45 @@ public sealed class NativeMapTests
         }
         // A key already present is refused, not counted twice (FASTER's upsert cannot tell an insert from an overwrite).
         if (variant != MapSubjects.Faster) Assert.Throws<InvalidOperationException>(() => subject.Grow(0, 1));
+    }
+
+    [Fact]
+    public void A_growth_trace_judges_unpreempted_inserts_unless_too_many_blocks_were_preempted()
+    {
+        // Block 1 was preempted (its 9 ms insert is the scheduler's, not the map's); block 2's 2 ms insert was not.
+        var clean = new GrowthTrace(2, 700, false, 2, 1, 0);
+        var preempted = new GrowthTrace(0, 300, false, 9, 1, 1);
+        var both = GrowthTrace.Worst(GrowthTrace.Worst(GrowthTrace.None(0), preempted), clean);
+        Assert.Equal((2L, 700L, 9L, 2L, 1L), (both.WorstTicks, both.WorstIndex, both.AnyWorstTicks, both.Blocks, both.PreemptedBlocks));
+        Assert.True(both.CountsPreemptions); // half the blocks preempted: the longest of all inserts is judged
+        Assert.Equal(9, both.JudgedTicks);
+
+        var mostlyClean = both;
+        for (int i = 0; i < 18; i++) mostlyClean = GrowthTrace.Worst(mostlyClean, new GrowthTrace(1, i, false, 1, 1, 0));
+        Assert.Equal(20, mostlyClean.Blocks);
+        Assert.False(mostlyClean.CountsPreemptions); // 1 of 20 blocks: the preempted insert is left out
+        Assert.Equal(2, mostlyClean.JudgedTicks);
+
+        // Where the system does not count switches, nothing is left out.
+        var uncounted = GrowthTrace.Worst(mostlyClean, new GrowthTrace(1, 0, false, 1, 1, -1));
+        Assert.True(uncounted.CountsPreemptions);
+        Assert.Equal(9, uncounted.JudgedTicks);
+    }
+
+    [Fact]
+    public void A_growth_counts_its_blocks_and_judges_an_insert_it_timed()
+    {
+        using var subject = MapSubjects.Create(MapSubjects.Native, 10_000);
+        var trace = subject.Grow(0, 10_000);
+        Assert.Equal((10_000 + GrowthTrace.BlockInserts - 1) / GrowthTrace.BlockInserts, trace.Blocks);
+        Assert.True(trace.AnyWorstTicks > 0 && trace.JudgedTicks > 0 && trace.JudgedTicks <= trace.AnyWorstTicks);
+        if (!OperatingSystem.IsLinux()) return;
+        Assert.InRange(trace.PreemptedBlocks, 0, trace.Blocks);
+        // The system call the blocks read agrees with the kernel's own report of the thread's involuntary switches.
+        long viaSystemCall = LabNative.InvoluntarySwitchesOfCurrentThread();
+        long? viaProc = ContextSwitches.InvoluntaryOfCurrentThread();
+        Assert.True(viaSystemCall >= 0 && viaProc is not null);
+        Assert.InRange(viaProc!.Value - viaSystemCall, 0, 3);
     }
 
     [Theory]
