@@ -35,7 +35,7 @@ public static class RunBudget
         string total = TerminalProgress.Clock(taken);
         string budget = TerminalProgress.Clock(Quick);
         string sentence = !all
-            ? $"Time: these {Format.Count(report.Experiments.Count, "experiment")} of the lab's {declaredSeconds.Count} took {total} (the quick run's budget, {budget}, is for all of them)."
+            ? $"Time: {Format.Count(report.Experiments.Count, "experiment")} of the lab's {declaredSeconds.Count} took {total} (the quick run's budget, {budget}, is for all of them)."
             : taken <= Quick
                 ? $"Time: the quick run's experiments took {total} in all, within its budget of {budget} ({TerminalProgress.Clock(Quick - taken)} to spare)."
                 : $"Time: the quick run's experiments took {total} in all, over its budget of {budget} by {TerminalProgress.Clock(taken - Quick)}.";

@@ -35,8 +35,12 @@ public sealed class RunBudgetTests
 
     [Fact]
     public void A_quick_run_of_some_experiments_gives_their_time_and_says_the_budget_is_for_all()
-        => Assert.Equal("Time: these 2 experiments of the lab's 3 took 2:00 (the quick run's budget, 5:00, is for all of them).",
+    {
+        Assert.Equal("Time: 2 experiments of the lab's 3 took 2:00 (the quick run's budget, 5:00, is for all of them).",
             RunBudget.Describe(Report(RunMode.Quick, Result("a", 100), Result("c", 20)), Declared));
+        Assert.Equal("Time: 1 experiment of the lab's 3 took 0:20 (the quick run's budget, 5:00, is for all of them).",
+            RunBudget.Describe(Report(RunMode.Quick, Result("c", 20)), Declared));
+    }
 
     [Theory]
     [InlineData(RunMode.Full)]
