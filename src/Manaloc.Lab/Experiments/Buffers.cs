@@ -13,7 +13,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Buffers() : Experiment(
     "buffers", "Tradeoffs in High Performance Software (seed 002)",
     "Rent, touch, return buffers of 256 B to 64 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.",
-    [New, Shared, Manager], Shared, quickSeconds: 12, sweepParameter: "size")
+    [New, Shared, Manager], Shared, quickSeconds: 10, sweepParameter: "size")
 {
     private const string New = "new byte[]";
     private const string Shared = "ArrayPool.Shared";
@@ -91,22 +91,36 @@ public sealed class Buffers() : Experiment(
 #pragma warning restore MNL101
 
         // Tiered JIT: ArrayPool.Shared runs precompiled, optimised code from the first call; bring every
-        // body (and the manager's code inlined into it) to optimised code before measuring.
+        // body (and the manager's code inlined into it) to optimised code before measuring. Each variant's bodies are one
+        // method over every size (a closure per size), so new byte[] of 1 MiB and more is called with no operation: its
+        // 4 KiB calls run the method's loop, and 80 allocations of 64 MiB (5 GB zeroed, a gen-2 collection each) would
+        // only take a second of every launch.
         TierUp.Run(context,
         [
-            .. sized.Select(c => (Action)(() => c.Body(c.Size >= 1 << 20 ? 1 : 50))),
+            .. sized.Select(c => (Action)(() => c.Body(c.Size < 1 << 20 ? 50 : c.Variant == New ? 0 : 1))),
             .. threaded.Select(c => (Action)(() => c.Body(0, 50))),
         ]);
 
-        foreach (var (size, variant, body) in sized) context.Measure(variant, body, Parameters.Of(("size", size)));
+        // new byte[] of 1 MiB and more: a fixed amount allocated per sample rather than the harness's count. Such an array
+        // costs little until its allocations start collections (fresh pages, a budget not yet spent), so the fastest rounds
+        // of a calibration are collection-free and its count made samples 10-25 times the target (a 4 MiB sample took
+        // 210 ms, a quarter of the experiment); a fixed amount keeps each sample near the target with its share of them.
+        long largeBytesPerSample = context.Settings.Pick(smoke: 64L << 20, quick: 64L << 20, full: 1L << 30);
+        foreach (var (size, variant, body) in sized)
+        {
+            long? operations = variant == New && size >= 1 << 20 ? Math.Max(1, largeBytesPerSample / size) : null;
+            context.Measure(variant, body, Parameters.Of(("size", size)), operations);
+        }
 
         var tp = Parameters.Of(("size", Size), ("pattern", "threads"));
         // Fixed totals, not calibration: on a busy machine a slow first round (thread start, barrier
         // wake-ups) can make calibration settle on rounds of a few operations timed mostly as overhead.
+        // new byte[] takes a hundredth of the pools' total (about 600 ns an allocation against 15 ns a rent): its samples
+        // stay near the sample target instead of 60 ms each, and no target reads it.
         long pooledTotal = context.IsSmoke ? 4_000 : context.IsQuick ? 1_000_000 : 8_000_000;
         foreach (int threads in new[] { 1, 2 })
         {
-            foreach (var (variant, body) in threaded) context.MeasureThreads(variant, threads, body, tp, variant == New ? pooledTotal / 10 : pooledTotal);
+            foreach (var (variant, body) in threaded) context.MeasureThreads(variant, threads, body, tp, variant == New ? Math.Max(100, pooledTotal / 100) : pooledTotal);
         }
         GC.KeepAlive(sink);
         GC.KeepAlive(sinks);

@@ -14,7 +14,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Http() : Experiment(
     "http", "Tradeoffs in High Performance Software (seed 002), inside ASP.NET Core: Kestrel, ObjectPoolProvider, DI, a hosted dispatcher",
     "The HttpApi service with ASP.NET Core's defaults vs with Manaloc wired in (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.",
-    Builds, "defaults", quickSeconds: 35, sweepParameter: "one-in")
+    Builds, "defaults", quickSeconds: 37, sweepParameter: "one-in")
 {
     private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (100, 99), (1000, 99.9)];
     private static readonly string[] Builds = ["defaults", "manaloc"];
@@ -55,8 +55,8 @@ public sealed class Http() : Experiment(
     /// <summary>The phases' load and the idle wait after the flood.</summary>
     private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle, TimeSpan QuietAfter);
 
-    // Quick: 1 s phases and a 3 s idle wait keep the load of a launch (both builds) near 11 s, so the three
-    // launches of a quick run, with the services' starts, fit about 43 s; the polite rate is higher than in a full run so that a phase
+    // Quick: 1 s phases, one warm-up for both builds and a 3 s idle wait keep the load of a launch (both builds) near 10 s,
+    // so the three launches of a quick run, with the services' starts, fit about 37 s; the polite rate is higher than in a full run so that a phase
     // still has 600 polite latencies. The full run keeps the 30 s idle wait.
     // QuietAfter: the Manaloc build's idle release (AddManalocIdleRelease) runs once no request has come for this long.
     // It is longer than the gap a build sees between its own phases (the other build's phase, about one phase long)
@@ -142,13 +142,12 @@ public sealed class Http() : Experiment(
     private static async Task RunAllAsync(ExperimentContext context, HttpService[] services, Plan plan, Dictionary<string, List<IReadOnlyList<string>>> rows)
     {
         var ct = context.Cancellation;
-        for (int i = 0; i < services.Length; i++)
-        {
-            context.Status($"{Builds[i]}: warm-up");
-            // Every kind of client at once, the flooder too: the code a flood runs (in the Manaloc build the client's
-            // line and the 429 answers) is compiled before the quiet phase, so "RSS held" does not count the JIT's memory.
-            await HttpLoad.RunAsync(services[i].Endpoint, new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, plan.FloodConnections, plan.SaturatingClients, plan.Warmup), ct).ConfigureAwait(false);
-        }
+        context.Status("both builds: warm-up");
+        // Every kind of client at once, the flooder too: the code a flood runs (in the Manaloc build the client's line and
+        // the 429 answers) is compiled before the quiet phase, so "RSS held" does not count the JIT's memory. Both builds
+        // warm up at once: nothing is measured yet, and each still runs every path many times over in the phase.
+        await Task.WhenAll(services.Select(service => HttpLoad.RunAsync(service.Endpoint,
+            new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, plan.FloodConnections, plan.SaturatingClients, plan.Warmup), ct))).ConfigureAwait(false);
         var quietEnd = new HttpServiceStats?[services.Length];
         var floods = new (HttpLoadResult Load, HttpServiceStats Before, HttpServiceStats After, long EndedAt)[services.Length];
         foreach (string phase in Phases)

@@ -21,8 +21,9 @@ internal static class LiveSetProbe
     public static int ChurnRounds(RunSettings s, string variant)
         => HasJudgedChurn(variant) || s.Mode != RunMode.Quick ? ChurnRounds(s) : UnjudgedQuickRounds;
 
-    /// <summary>Churn rounds of a quick run's paths whose churn no target reads.</summary>
-    public const int UnjudgedQuickRounds = 4;
+    /// <summary>Churn rounds of a quick run's paths whose churn no target reads: two, the fewest that still give the report's
+    /// table a slowest and a fastest round.</summary>
+    public const int UnjudgedQuickRounds = 2;
     // Not divided between launches: each launch needs a spread of its own, or its interval is one point and launches
     // that disagree cannot be told from launches that vary.
     private static int FullCollections(RunSettings s) => s.Pick(smoke: 1, quick: 3, full: 5);

@@ -34,6 +34,7 @@ public static class HtmlReport
           .Append("<title>Manaloc lab report</title><style>").Append(Style).Append("</style></head><body>\n");
         sb.Append("<h1>Manaloc lab report</h1>\n<p class=\"small\">").Append(E(Machine(report.Machine)))
           .Append($". Report started {report.StartedAt:yyyy-MM-dd HH:mm} UTC.</p>\n");
+        if (RunBudget.Describe(report) is { } time) sb.Append("<p class=\"small\">").Append(E(time)).Append("</p>\n");
         sb.Append("<p>Verdicts: <b>holds</b> — the article's effect is there, at least half as large; <b>shrinks</b> — smaller or gone; ")
           .Append("<b>reversed</b> — the other way today; <b>inconclusive</b> — today's 95% interval straddles the line; <b>unstable</b> — the launches (processes) disagree beyond their own intervals; <b>measured</b> — measured once, no interval to judge; <b>not comparable</b> — nothing to compare.</p>\n");
         sb.Append("<div class=\"scroll\"><table><thead><tr><th>experiment</th><th>for users (95% CI)</th><th>article's claim</th><th>today (95% CI)</th><th>article</th><th>targets</th></tr></thead><tbody>\n");

@@ -14,6 +14,7 @@ public static class MarkdownReport
         var m = report.Machine;
         sb.AppendLine($"Run {report.StartedAt:yyyy-MM-dd HH:mm} UTC, {report.Mode} mode, on {m.Os} ({m.Architecture}), {m.Runtime}, " +
                       $"{Format.Count(m.ProcessorCount, "processor")} (affinity: {m.AffinityProcessors?.ToString() ?? "n/a"}; SMT siblings: {m.SmtSiblings ?? "unknown"}), GC: {m.GcMode}.").AppendLine();
+        if (RunBudget.Describe(report) is { } time) sb.AppendLine(time).AppendLine();
         sb.AppendLine("## Summary").AppendLine();
         sb.Append(SummaryTable(report));
         foreach (var result in report.Experiments)

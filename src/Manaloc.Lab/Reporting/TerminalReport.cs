@@ -43,6 +43,7 @@ public static class TerminalReport
             console.WriteLine();
         }
         console.Write(SummaryTable(report));
+        if (RunBudget.Describe(report) is { } time) console.WriteLine(time);
     }
 
     /// <summary>

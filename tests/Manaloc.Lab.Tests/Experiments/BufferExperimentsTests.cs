@@ -25,6 +25,25 @@ public sealed class BufferExperimentsTests
     }
 
     [Fact]
+    public void Buffers_allocates_a_fixed_64_MiB_a_sample_with_new_byte_arrays_of_a_megabyte_and_more()
+    {
+        var result = ExperimentRunner.Run(new Manaloc.Lab.Experiments.Buffers(), RunSettings.Smoke());
+        Assert.Null(result.Error);
+        // new byte[] of 4 MiB and 64 MiB: a fixed count, so that a sample allocates 64 MiB whatever the calibration's
+        // first, collection-free rounds would have suggested; the pools are calibrated as before.
+        foreach (int size in new[] { 4 << 20, 64 << 20 })
+        {
+            var allocated = Assert.Single(result.Measurements, m => m.Variant == "new byte[]" && m.Parameters.Key == $"size={size}");
+            Assert.Equal((64L << 20) / size, allocated.OperationsPerSample);
+        }
+        // The threaded new byte[] takes a hundredth of the pools' total (at least 100).
+        var threaded = result.Measurements.Where(m => m.Parameters.Contains("pattern")).ToArray();
+        Assert.All(threaded.Where(m => m.Variant == "new byte[]"), m => Assert.Equal(100, m.OperationsPerSample));
+        Assert.All(threaded.Where(m => m.Variant != "new byte[]"), m => Assert.Equal(4_000, m.OperationsPerSample));
+        Assert.All(result.Verdict.Targets, t => Assert.NotNull(t.Today));
+    }
+
+    [Fact]
     public void Buffer_writer_measures_every_writer_raw_and_as_json_and_judges_the_targets()
     {
         var result = ExperimentRunner.Run(new BufferWriter(), RunSettings.Smoke());
