@@ -232,6 +232,12 @@ public static class Program
     {
         var experiment = ExperimentRegistry.Find(experimentName);
         if (experiment is null) return Usage(stderr, $"unknown experiment '{experimentName}'.");
+        // A launch's one argument is its index (see ExperimentContext.RunLaunch).
+        if (key == Experiment.LaunchKey && arguments.Length > 0
+            && int.TryParse(arguments[0], System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out int launch))
+        {
+            settings = settings with { Launch = launch };
+        }
         var context = new ExperimentContext(experiment.Name, settings);
         try
         {

@@ -16,6 +16,9 @@ public sealed class NativeCache() : Experiment(
     CacheSubjects.All, CacheSubjects.Memory, quickSeconds: 40, sweepParameter: "entries")
 {
     // The variants by their short names (CacheSubjects names them once).
+    /// <summary>The child key that measures a cache's memory growth and pause but not its throughput.</summary>
+    private const string FiguresOnly = "figures";
+
     private const string Memory = CacheSubjects.Memory, Lru = CacheSubjects.Lru, Lfu = CacheSubjects.Lfu, Faster = CacheSubjects.Faster, Native = CacheSubjects.Native, Floor = CacheSubjects.Floor;
 
     /// <summary>The measurements of <paramref name="op"/> at <paramref name="threads"/> where the cache held the most entries the run gave it (the targets' point).</summary>
@@ -79,7 +82,7 @@ public sealed class NativeCache() : Experiment(
         static string[] Texts(IEnumerable<int> values) => [.. values.Distinct().Select(v => v.ToString(CultureInfo.InvariantCulture))];
         return
         [
-            new("entries", "entries stored when measured: the pause phase stops at a quarter, half and all of its entries (targets at the largest), the memory phase after half, once and twice its budget's bytes; the throughput at all",
+            new("entries", "entries stored when measured: the pause phase stops at a quarter, half and all of its entries (targets at the largest; quick mode at all only), the memory phase after half, once and twice its budget's bytes; the throughput at all",
                 Texts(plan.Checkpoints.Concat(plan.OverflowCheckpoints))),
             new("op", "memory-growth: the resident set's growth after a full collection ÷ the budget, the cache filled past it; full-gc: one blocking compacting gen-2 collection with the cache full (wall clock); "
                 + "managed-bytes: managed heap growth per entry; get, set, mix: reads copying each hit into a reused writer, writes replacing a value with one of a new random size, 95% reads / 5% writes, Zipf 0.99 keys; "
@@ -94,9 +97,20 @@ public sealed class NativeCache() : Experiment(
     /// <inheritdoc/>
     public override void Run(ExperimentContext context)
     {
+        // Quick mode measures in its first launch: a million entries filled into six caches three times over was most of
+        // the lab's five minutes. The throughput takes as many interleaved samples there as the three launches would
+        // (NativeCacheProbe), so its interval is that one process's; the traces' replays are deterministic. The later
+        // launches repeat only NativeCache's own one-per-process figures (memory growth, managed bytes per entry, its
+        // pause), so each has the three observations a verdict needs. Full mode runs everything in every launch.
         var plan = new NativeCachePlan(Native, NativeCacheProbe.Entries(context.Settings), NativeCacheProbe.OverflowBudget(context.Settings));
         var timeout = TimeSpan.FromMinutes(context.Settings.Pick(smoke: 2, quick: 5, full: 30));
-        foreach (string variant in CacheSubjects.Caches)
+        if (context.Settings.Mode == RunMode.Quick && context.Settings.Launch > 0)
+        {
+            foreach (var m in context.RunChild(FiguresOnly, plan.ToArguments(), environment: null, timeout).Measurements) context.Record(m);
+            return;
+        }
+        // Quick mode's children are the caches a target reads (the others' figures are full mode's).
+        foreach (string variant in context.Settings.Mode == RunMode.Quick ? CacheSubjects.Judged : CacheSubjects.Caches)
         {
             var child = context.RunChild("run", (plan with { Variant = variant }).ToArguments(), environment: null, timeout);
             foreach (var m in child.Measurements) context.Record(m);
@@ -109,6 +123,11 @@ public sealed class NativeCache() : Experiment(
             + $"ConcurrentLru and ConcurrentLfu at {plan.Entries:N0} entries, FASTER's log at the power of two nearest the budget, NativeCache's MaxBytes. The fill formats each key and keeps none: only the cache's objects stay alive.");
         context.Note($"Memory: a fresh cache at a budget of {Format.Value(plan.OverflowBudget, "bytes")} (the count-bounded ones at the budget ÷ {NativeCacheWorkload.MeanEntryBytes} B) filled with twice its bytes, first thing in the child; "
             + "growth is the resident set after a full collection, above the start. ConcurrentDictionary has no bound.");
+        if (context.Settings.Mode == RunMode.Quick)
+        {
+            context.Note($"Quick mode: the caches a target reads ({string.Join(", ", CacheSubjects.Judged)}), measured in the first launch, each throughput cell with {context.Settings.Launches} launches' worth of interleaved samples; "
+                + "the pause at the full entry count only; memory growth and the reads' and writes' own cells of NativeCache only; the later launches repeat NativeCache's memory growth, managed bytes and pause. Full mode measures every cache in every launch.");
+        }
         context.Note("Throughput: the string-keyed caches read keys from a prebuilt string array (their best case), NativeCache takes the same keys as spans and FASTER their UTF-8 bytes; "
             + "every 20th operation of the mix replaces the key's value with one of a new random size; each thread copies hits into its own reused ArrayBufferWriter. "
             + "The floor copies a value of the entry's current length from fixed bytes into the writer, in NativeCache's child, sampled in the same rounds.");
@@ -154,7 +173,7 @@ public sealed class NativeCache() : Experiment(
     /// <inheritdoc/>
     public override void RunChild(string key, IReadOnlyList<string> arguments, ExperimentContext context)
     {
-        if (key != "run") base.RunChild(key, arguments, context);
-        NativeCacheProbe.Run(context, NativeCachePlan.Parse(arguments));
+        if (key is not ("run" or FiguresOnly)) base.RunChild(key, arguments, context);
+        NativeCacheProbe.Run(context, NativeCachePlan.Parse(arguments), throughput: key == "run");
     }
 }

@@ -1,5 +1,6 @@
 using System.Numerics;
 using Manaloc.Lab.Platform;
+using Cache = Manaloc.Collections.NativeCache;
 
 namespace Manaloc.Lab.Experiments;
 
@@ -62,20 +63,32 @@ internal static class NativeCacheProbe
     /// <summary>The memory phase's budget.</summary>
     public static long OverflowBudget(RunSettings s) => s.Pick(smoke: 1L << 20, quick: 32L << 20, full: 256L << 20);
 
-    // Each launch needs a spread of its own (see LiveSetProbe): not divided between launches.
-    private static int FullCollections(RunSettings s) => s.Pick(smoke: 1, quick: 3, full: 5);
+    // Each launch needs a spread of its own (see LiveSetProbe): not divided between launches. Quick mode measures in
+    // one launch (NativeCache.Run): two, for an interval; the pause is hundreds of times within its target.
+    private static int FullCollections(RunSettings s) => s.Pick(smoke: 1, quick: 2, full: 5);
+
+    /// <summary>
+    /// Whether quick mode trims this child to the figures a target reads, so the experiment fits the lab's five minutes:
+    /// the memory growth, the reads' and writes' own cells are NativeCache's alone, and the pause is taken with the cache
+    /// full only. Smoke and full mode measure every figure of every cache.
+    /// </summary>
+    private static bool Trimmed(ExperimentContext context) => context.Settings.Mode == RunMode.Quick;
 
     /// <summary>Keys in each stream, a power of two: read round and round by the loops.</summary>
     private static int StreamLength(RunSettings s) => s.Pick(smoke: 1 << 12, quick: 1 << 20, full: 1 << 21);
 
     /// <summary>Runs the plan and records its measurements (see <see cref="NativeCache.DescribeParameters"/>).</summary>
-    public static void Run(ExperimentContext context, NativeCachePlan plan)
+    /// <param name="context">The child's context.</param>
+    /// <param name="plan">What to measure.</param>
+    /// <param name="throughput">False to stop after the pauses (quick mode's later launches).</param>
+    public static void Run(ExperimentContext context, NativeCachePlan plan, bool throughput = true)
     {
         context.Status($"{plan.Variant}: memory against the budget");
-        MeasureMemory(context, plan);
+        if (!Trimmed(context) || plan.Variant == CacheSubjects.Native) MeasureMemory(context, plan);
         context.Status($"{plan.Variant}: full collections");
         using var subject = CacheSubjects.Create(plan.Variant, plan.FullBudget, plan.Entries, plan.Entries);
         MeasurePauses(context, plan, subject);
+        if (!throughput) return;
         context.Status($"{plan.Variant}: keys and streams");
         // Built after the pauses: the key array is the throughput's, not part of any cache's live set.
         var keys = NativeCacheWorkload.KeyStrings(plan.Entries);
@@ -87,6 +100,14 @@ internal static class NativeCacheProbe
     {
         var checkpoints = plan.OverflowCheckpoints;
         var figures = new (long Resident, long Committed, long Held)[checkpoints.Count];
+        // The process's first use of the variant's code (jitted, the runtime's structures for it made) on a small cache,
+        // disposed before the start is read: the growth is then the cache's own, not the first use's constant. Small (a
+        // thirty-second of the budget), so whatever of its memory the allocator keeps for reuse flatters the figure by no more.
+        long warmUpBudget = Math.Max(Cache.MinimumMaxBytes, plan.OverflowBudget / 32);
+        using (var warmUp = CacheSubjects.Create(plan.Variant, warmUpBudget, CacheSubjects.CapacityFor(warmUpBudget), CacheSubjects.CapacityFor(warmUpBudget) * 2))
+        {
+            warmUp.Fill(0, CacheSubjects.CapacityFor(warmUpBudget) * 2);
+        }
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
         long committedBefore = GC.GetGCMemoryInfo().TotalCommittedBytes;
         long residentBefore = ResidentMemory.Current();
@@ -119,7 +140,7 @@ internal static class NativeCacheProbe
 
     private static void MeasurePauses(ExperimentContext context, NativeCachePlan plan, CacheSubject subject)
     {
-        var checkpoints = plan.Checkpoints;
+        IReadOnlyList<int> checkpoints = Trimmed(context) ? [plan.Entries] : plan.Checkpoints;
         var wall = new double[checkpoints.Count][];
         var paused = new double[checkpoints.Count][];
         for (int c = 0; c < checkpoints.Count; c++)
@@ -159,15 +180,20 @@ internal static class NativeCacheProbe
     {
         var p = Parameters.Of(("entries", (long)plan.Entries));
         var sinks = new long[CacheSubject.MaxThreads * 8];
+        // Quick mode measures in its first launch alone (NativeCache.Run): as many samples there as all its launches would take.
+        var sampling = context.Settings.Mode == RunMode.Quick
+            ? new ExperimentContext(context.ExperimentName, context.Settings with { Samples = context.Settings.Samples * context.Settings.Launches }, cancellation: context.Cancellation)
+            : context;
         CacheSubject? floor = null;
         try
         {
-            var cells = new List<(string, Parameters, Action<long>)>
+            var cells = new List<(string, Parameters, Action<long>)>();
+            if (!Trimmed(context) || plan.Variant == CacheSubjects.Native)
             {
-                (subject.Variant, p.With("op", "get").With("threads", 1), n => sinks[0] += subject.Gets(0, keys, zipf, n)),
-                (subject.Variant, p.With("op", "set").With("threads", 1), n => sinks[0] += subject.Sets(0, keys, zipf, n)),
-                (subject.Variant, p.With("op", "mix").With("threads", 1), n => sinks[0] += subject.Mix(0, keys, zipf, n)),
-            };
+                cells.Add((subject.Variant, p.With("op", "get").With("threads", 1), n => sinks[0] += subject.Gets(0, keys, zipf, n)));
+                cells.Add((subject.Variant, p.With("op", "set").With("threads", 1), n => sinks[0] += subject.Sets(0, keys, zipf, n)));
+            }
+            cells.Add((subject.Variant, p.With("op", "mix").With("threads", 1), n => sinks[0] += subject.Mix(0, keys, zipf, n)));
             if (plan.Variant == CacheSubjects.Native)
             {
                 // The floor beside NativeCache in the same rounds: a copy of each hit's bytes and nothing else.
@@ -177,9 +203,10 @@ internal static class NativeCacheProbe
                 cells.Add((CacheSubjects.Floor, p.With("op", "get").With("threads", 1), n => sinks[0] += f.Gets(0, keys, zipf, n)));
                 cells.Add((CacheSubjects.Floor, p.With("op", "mix").With("threads", 1), n => sinks[0] += f.Mix(0, keys, zipf, n)));
             }
-            context.Compare(cells);
-            context.MeasureThreads(subject.Variant, 2, (t, n) => sinks[t * 8] += subject.Mix(t, keys, zipf, n), p.With("op", "mix"));
-            if (floor is not null) context.MeasureThreads(CacheSubjects.Floor, 2, (t, n) => sinks[t * 8] += floor.Mix(t, keys, zipf, n), p.With("op", "mix"));
+            sampling.Compare(cells);
+            sampling.MeasureThreads(subject.Variant, 2, (t, n) => sinks[t * 8] += subject.Mix(t, keys, zipf, n), p.With("op", "mix"));
+            if (floor is not null) sampling.MeasureThreads(CacheSubjects.Floor, 2, (t, n) => sinks[t * 8] += floor.Mix(t, keys, zipf, n), p.With("op", "mix"));
+            if (!ReferenceEquals(sampling, context)) foreach (var m in sampling.Measurements) context.Record(m);
 
             // Every key was stored and the budget holds them all: a lookup that misses is the cache's loss, stated beside the figures.
             long probes = Math.Min(zipf.Length, 1 << 16);

@@ -159,6 +159,9 @@ internal static class CacheSubjects
     /// <summary>The caches, each measured in a child process of its own, in display order.</summary>
     public static readonly IReadOnlyList<string> Caches = [Memory, Lru, Lfu, Faster, Dictionary, Native];
 
+    /// <summary>The caches a target reads (NativeCache and the anchors of its pause and mix targets): quick mode's children.</summary>
+    public static readonly IReadOnlyList<string> Judged = [Memory, Lru, Faster, Native];
+
     /// <summary>Every variant: the caches and the floor (measured in NativeCache's child).</summary>
     public static readonly IReadOnlyList<string> All = [.. Caches, Floor];
 

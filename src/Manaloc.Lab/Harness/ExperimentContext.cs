@@ -170,7 +170,7 @@ public sealed class ExperimentContext
     internal ChildOutput RunLaunch(int launch, TimeSpan timeout, IReadOnlyDictionary<string, string?>? environment = null)
     {
         Status($"launch {launch + 1} of {Settings.Launches}");
-        return RunLabChild(Experiment.LaunchKey, [], environment, timeout);
+        return RunLabChild(Experiment.LaunchKey, [launch.ToString(System.Globalization.CultureInfo.InvariantCulture)], environment, timeout);
     }
 
     private ChildOutput RunLabChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment, TimeSpan timeout)

@@ -27,6 +27,11 @@ public sealed record RunSettings
     /// experiment in this process (smoke mode, tests); more run it whole in that many fresh child processes.
     /// </summary>
     public int Launches { get; init; } = 1;
+    /// <summary>
+    /// This process's launch, from 0 (0 also when the experiment runs in one process): for work that the launches need
+    /// not repeat, such as a figure that does not vary between processes or a fill too costly to make three times.
+    /// </summary>
+    public int Launch { get; init; }
     /// <summary>Thread counts a sweep visits.</summary>
     public IReadOnlyList<int> ThreadCounts { get; init; } = DefaultThreadCounts(Environment.ProcessorCount);
     /// <summary>True in quick and smoke mode: experiments pick their smaller sizes.</summary>
