@@ -41,8 +41,9 @@ namespace Manaloc.Memory;
 /// thread remembers the array whose view it used last (its key and a weak handle to the view, in thread-statics), so a
 /// move checks one thread-static compare and loads the view through the handle, inlined (no lock, no allocation after its
 /// first call); moving another array in between costs one lookup in the array's table (not inlined); a <see cref="Scan"/>
-/// loop finds it once, not per record. A view still must not be kept across a move on its thread, nor across an <c>await</c> (the continuation may run on another thread, and the first thread's view is moved by
-/// whatever runs there next). A <see cref="CreateView"/> view is the caller's alone: one per thread. Dispose may race
+/// loop finds it once, not per record. A view still must not be kept across a move on its thread, nor across an
+/// <c>await</c> (the continuation may run on another thread, and the first thread's view is moved by whatever runs there
+/// next). A <see cref="CreateView"/> view is the caller's alone: one per thread. Dispose may race
 /// readers and writers on other threads: they see the dead array or an exception, never memory handed to someone else
 /// (see <see cref="Dispose"/>).</para>
 /// </remarks>
@@ -137,9 +138,13 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public T MoveTo(int index)
     {
+        // The thread's cache first, before the checks that may throw: in a loop of moves the JIT then hoists the helper
+        // call that finds the thread-static block out of the loop (it hoists only from the loop's first block).
+        long cachedArray = ThreadKeys.ViewArray;
+        nint cachedView = ThreadKeys.ViewHandle;
         if ((uint)index >= (uint)Length) ThrowHelper.ThrowIndexOutOfRange(index, Length);
         if (_chunk.DedicatedStamp != _generation) throw DisposedException(_chunk); // do not point the view at a disposed array
-        var view = ThreadView();
+        var view = ThreadView(cachedArray, cachedView);
         view.Address = _base + index * _stride;
         return Unsafe.As<T>(view);
     }
@@ -162,18 +167,24 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     /// <see cref="GC.KeepAlive"/> keeps this array reachable until the handle is read, so its table (and the handle) cannot
     /// be finalized under the read, and the target, referenced by the table's entry, is alive: the read gives the view
     /// (the miss branch only guards).</para>
-    /// <para>Memory ordering: the cache's two fields are written and read by one thread, in program order. The handle's
-    /// target was set by <see cref="GCHandle"/> allocation before the handle was published, under
-    /// <see cref="_viewsLock"/>, to an entry this thread reads under that lock or wrote itself.</para>
+    /// <para>Memory ordering: the cache's two fields are written and read by one thread, in program order. The handle it
+    /// holds was read from the thread's entry under <see cref="_viewsLock"/>, or without it as <see cref="ThreadViewSlow"/>
+    /// argues; the handle's slot is written by the runtime at the handle's allocation (under that lock, before the entry
+    /// held the handle) and by the GC when it moves the view (threads suspended), so the load through it sees the
+    /// view.</para>
     /// <para>Cost: one thread-static block (one helper call, shared with any other thread-static of
     /// <see cref="ThreadKeys"/> in the method), two loads from it, a compare with <see cref="_key"/>, the handle's
     /// dependent load and a null test, inlined with the move; the same on every thread, creator or not.</para>
     /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private NativeRecordView ThreadView()
+    private NativeRecordView ThreadView() => ThreadView(ThreadKeys.ViewArray, ThreadKeys.ViewHandle);
+
+    /// <summary><see cref="ThreadView()"/> with the cache read by the caller (<see cref="ThreadKeys.ViewArray"/>,
+    /// <see cref="ThreadKeys.ViewHandle"/>, on this thread).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private NativeRecordView ThreadView(long cachedArray, nint cachedView)
     {
-        if (ThreadKeys.ViewArray == _key
-            && WeakGCHandle<NativeRecordView>.FromIntPtr(ThreadKeys.ViewHandle).TryGetTarget(out var view))
+        if (cachedArray == _key && WeakGCHandle<NativeRecordView>.FromIntPtr(cachedView).TryGetTarget(out var view))
         {
             GC.KeepAlive(this); // the array, so its table's handles, reachable until the handle was read
             return view;
@@ -430,7 +441,7 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     private const long RetiredKey = -1;
 
     /// <summary>The threads' views of one array. Referenced only by the array: finalized once the array is unreachable (no
-    /// thread can then be reading a handle through it, see <see cref="ThreadView"/>), when it frees the handles.</summary>
+    /// thread can then be reading a handle through it, see <see cref="ThreadView()"/>), when it frees the handles.</summary>
     /// <remarks>It runs in the same finalization pass as the array block's release (a critical finalizer, which runs after
     /// it), so the block is not kept a collection longer. It retires the array's key first (a release), so an array
     /// resurrected by another finalizer never matches a cache and never reads a freed handle.</remarks>
