@@ -164,43 +164,13 @@ public sealed class RecordArrayViewCacheTests
             Assert.Equal(57, a.MoveTo(57).Bar);
             Assert.Equal(100_031, b.MoveTo(31).Bar);
         });
-        // The threads of the attempts stay alive until the end: indexes are handed out lowest first, so each takes the next
-        // free one, and one takes the exited thread's once its lease has been finalized.
-        bool reused = false;
-        using var release = new ManualResetEventSlim();
-        var waiting = new List<Thread>();
-        try
+        bool reused = ThreadIndexTests.UntilAThreadIsGiven(exitedIndex, () =>
         {
-            for (int attempt = 0; attempt < 64 && !reused; attempt++)
-            {
-                ThreadIndexTests.CollectExitedThreads();
-                int index = 0, bSeen = -1, aSeen = -1, aMoved = -1, bAfter = -1;
-                using var read = new ManualResetEventSlim();
-                var next = new Thread(() =>
-                {
-                    index = ThreadIndex.Acquire();
-                    bSeen = b.View.Bar; // b first: this thread now remembers b
-                    aSeen = a.View.Bar; // then a: its own view, not b's, and not where the exited thread left a's
-                    aMoved = a.MoveTo(12).Bar;
-                    bAfter = b.View.Bar;
-                    read.Set();
-                    release.Wait();
-                });
-                next.Start();
-                waiting.Add(next);
-                read.Wait();
-                Assert.Equal(100_000, bSeen);
-                Assert.Equal(0, aSeen);
-                Assert.Equal(12, aMoved);
-                Assert.Equal(100_000, bAfter);
-                reused = index == exitedIndex;
-            }
-        }
-        finally
-        {
-            release.Set();
-            foreach (var thread in waiting) thread.Join();
-        }
+            Assert.Equal(100_000, b.View.Bar); // b first: this thread now remembers b
+            Assert.Equal(0, a.View.Bar); // then a: its own view, not b's, and not where the exited thread left a's
+            Assert.Equal(12, a.MoveTo(12).Bar);
+            Assert.Equal(100_000, b.View.Bar);
+        });
         Assert.True(reused, "no later thread was given the exited thread's index: the test proved nothing");
     }
 
