@@ -1,5 +1,6 @@
 using System.Collections;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using Manaloc.Memory.CompilerServices;
 
 namespace Manaloc.Memory;
@@ -34,15 +35,15 @@ namespace Manaloc.Memory;
 /// both modes.</para>
 /// <para>Thread safety: the records may be read and written from several threads (natural alignment, no atomicity beyond
 /// one property); an item, like a handle from New, may be shared between threads. The array's own moving view is per
-/// thread: <see cref="MoveTo"/>, <see cref="View"/> and <see cref="Scan"/> on the thread that created the array use one
-/// view object, and any other thread gets a view of its own on its first call (held by the array, not by the thread), so
-/// concurrent requests that each call <see cref="MoveTo"/> read their own records. The cost of finding the calling thread's
-/// view: on the creating thread one thread-static load and compare per move; on another thread that plus a load of the
-/// thread's index and of the array's table, a bounds check and a compare, inlined (no lock, no allocation after its first
-/// call); a <see cref="Scan"/>
-/// loop finds it once, not per record. A view still must not be kept across a move on its
-/// thread, nor across an <c>await</c> (the continuation may run on another thread, and the first thread's view is moved by
-/// whatever runs there next). A <see cref="CreateView"/> view is the caller's alone: one per thread. Dispose may race
+/// thread: each thread that calls <see cref="MoveTo"/>, <see cref="View"/> or <see cref="Scan"/> gets a view of its own on
+/// its first call (held by the array, not by the thread), so concurrent requests that each call <see cref="MoveTo"/> read
+/// their own records. The cost of finding the calling thread's view is the same on every thread, the creator or not: each
+/// thread remembers the array whose view it used last (its key and a weak handle to the view, in thread-statics), so a
+/// move checks one thread-static compare and loads the view through the handle, inlined (no lock, no allocation after its
+/// first call); moving another array in between costs one lookup in the array's table (not inlined); a <see cref="Scan"/>
+/// loop finds it once, not per record. A view still must not be kept across a move on its thread, nor across an
+/// <c>await</c> (the continuation may run on another thread, and the first thread's view is moved by whatever runs there
+/// next). A <see cref="CreateView"/> view is the caller's alone: one per thread. Dispose may race
 /// readers and writers on other threads: they see the dead array or an exception, never memory handed to someone else
 /// (see <see cref="Dispose"/>).</para>
 /// </remarks>
@@ -54,14 +55,13 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     private readonly SlabChunk _chunk;
     private readonly uint _generation;
     private readonly RecordType _record;
-    // The creating thread's view, and that thread's key (HeapThreadCheck): MoveTo, View and Scan on that thread use _view,
-    // after one compare of a primitive thread-static; any other thread takes its own from _threadViews. Both fields are
-    // readonly, written by the constructor: the user's publication of the array orders them before another thread's read.
-    private readonly NativeRecordView _view;
-    private readonly long _viewThread;
-    // Other threads' views, at each thread's ThreadIndex, each entry with the key of the thread that owns it (see
-    // ThreadView for the ownership and memory-ordering argument). Written under _viewsLock only; read without it.
-    private ThreadViewEntry[] _threadViews = [];
+    // This array's key in the threads' one-entry caches (ThreadKeys.ViewArray): unique, never reused, at least 1; set to
+    // RetiredKey by the views table's finalizer, before it frees the handles, so a resurrected array never reads them.
+    private long _key;
+    // The threads' views: an entry per ThreadIndex that used the array's view, each with the key of the thread that owns it
+    // and a weak handle to the view (see ThreadView for the ownership and memory-ordering argument). Made on the first
+    // use of the view; written under _viewsLock only; read without it.
+    private ThreadViewTable? _views;
     private readonly TypeAllocator _owner;
     // The items' class, resolved on the first item (a scan-only program never generates it): the checked item class, or in
     // an unchecked allocator the view's own class (bare accessors either way). Benign race: every thread resolves the same.
@@ -84,8 +84,7 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
         _stride = Math.Max(record.Layout.Size, 1);
         _chunk = chunk;
         _generation = generation;
-        _view = NewView();
-        _viewThread = HeapThreadCheck.CurrentKey;
+        _key = ThreadKeys.NextArrayKey();
     }
 
     /// <summary>Records in the array.</summary>
@@ -119,7 +118,7 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     /// loop on this thread.</summary>
     /// <remarks>One object for every record: it shows whichever record it was last moved to, so a reference kept across a
     /// move sees the new record. Do not save it; use the indexer for an object that stays on its record. Each thread has its
-    /// own (the creating thread's is made with the array, another thread's on its first call), so another thread's moves
+    /// own (made on the thread's first call), so another thread's moves
     /// never show here. Before the thread's first <see cref="MoveTo"/> it is at record 0. For an empty array (Length 0) that
     /// is a zeroed scratch record the array owns (its block always holds one record), so a stray access cannot reach another
     /// block.</remarks>
@@ -128,10 +127,10 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
 
     /// <summary>Moves <see cref="View"/>, the calling thread's moving view of the array, to record <paramref name="index"/>
     /// and returns it.</summary>
-    /// <remarks>Allocates nothing (but another thread's first call, which makes that thread's view): the fast path for
-    /// visiting records by index. Beyond a <see cref="CreateView"/> view's move, it finds the calling thread's view: one
-    /// thread-static compare on the creating thread, a few loads and compares more on another (see the class
-    /// remarks). The object returned is the same for every index on one thread (the view moves): do not
+    /// <remarks>Allocates nothing (but a thread's first call, which makes that thread's view): the fast path for visiting
+    /// records by index. Beyond a <see cref="CreateView"/> view's move, it finds the calling thread's view: one thread-static
+    /// compare and a load through a handle, on any thread, when the thread's last use of an array's view was this array's
+    /// (see the class remarks). The object returned is the same for every index on one thread (the view moves): do not
     /// save it, nor keep it across an <c>await</c>; use the indexer for an object that stays on its record. Threads do not
     /// share it: concurrent callers each read the record they moved to.</remarks>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is outside [0, Length).</exception>
@@ -139,54 +138,99 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public T MoveTo(int index)
     {
+        // The thread's cache first, before the checks that may throw: in a loop of moves the JIT then hoists the helper
+        // call that finds the thread-static block out of the loop (it hoists only from the loop's first block).
+        long cachedArray = ThreadKeys.ViewArray;
+        nint cachedView = ThreadKeys.ViewHandle;
         if ((uint)index >= (uint)Length) ThrowHelper.ThrowIndexOutOfRange(index, Length);
         if (_chunk.DedicatedStamp != _generation) throw DisposedException(_chunk); // do not point the view at a disposed array
-        var view = ThreadView();
+        var view = ThreadView(cachedArray, cachedView);
         view.Address = _base + index * _stride;
         return Unsafe.As<T>(view);
     }
 
-    /// <summary>The calling thread's view: the array's own on the creating thread (one thread-static load and a compare),
-    /// else the thread's entry of <see cref="_threadViews"/> at its <see cref="ThreadIndex"/>, when the entry is this
-    /// thread's; else <see cref="TakeThreadView"/>.</summary>
+    /// <summary>The calling thread's view: from the thread's one-entry cache (<see cref="ThreadKeys.ViewArray"/> and
+    /// <see cref="ThreadKeys.ViewHandle"/>) when it names this array, else <see cref="ThreadViewSlow"/>.</summary>
     /// <remarks>
-    /// <para>Ownership: an entry belongs to the thread whose key it holds, and only that thread returns its view. Keys are
-    /// never reused and 0 is no thread's, so a thread that has no key yet, or whose index was an exited thread's (its entry
-    /// still holding the exited thread's key), or that has no index or an index past the table, misses and takes the entry
-    /// in <see cref="TakeThreadView"/>. So two live threads never share a view of this array: each reads the record it moved
-    /// to.</para>
-    /// <para>Memory ordering: entries are written only under <see cref="_viewsLock"/>, and a thread returns only an entry with
-    /// its own key, which it wrote itself (program order), or which a thread growing the table copied from it into the new
-    /// table before publishing that table with a release (<see cref="Volatile.Write{T}(ref T, T)"/>); this read of the
-    /// table reference and the dependent read of its entry then see the copy whole (the runtime's memory model orders reads
-    /// through a reference after the read of the reference). A thread that reads an older table still finds its own entry
-    /// there: old tables are never cleared.</para>
-    /// <para>What is held: a view per index that used the array (at most the number of threads alive at once that used it,
-    /// plus the creator's), in the array, released with it; nothing outside the array references a thread's view, so no
-    /// thread keeps a disposed array alive, and a thread's exit leaves its entry to the next thread given its index.</para>
-    /// <para>Cost: the key and the index are thread-statics of one class (<see cref="ThreadKeys"/>), so the JIT gets the
-    /// thread's static block once for both; the other-thread path adds the table's load, a bounds check and two compares,
-    /// inlined with the move.</para>
+    /// <para>Ownership: the cache is the thread's own (thread-statics: no other thread reads or writes them), and only
+    /// <see cref="Remember"/>, on this thread, fills it: with this array's key and the handle of the entry of
+    /// <see cref="_views"/> this thread owns (it holds this thread's key: the thread took it, or found it there). Array keys
+    /// are never reused (a 64-bit counter), and 0 (an empty cache) and <see cref="RetiredKey"/> are no live array's, so a
+    /// match means this thread filled the cache from this array, and no other array since (it would have replaced both
+    /// fields). An entry changes owner only when a thread is given an exited thread's index (<see cref="ThreadIndex"/>), so
+    /// the entry is still this live thread's: two live threads never share a view of this array. A thread given an exited
+    /// thread's index starts with an empty cache (its thread-statics are new) and takes the entry in
+    /// <see cref="TakeThreadView"/>, back at record 0. A disposed array and a new one at its address have different keys:
+    /// the new one never finds the old one's view.</para>
+    /// <para>Lifetime: the handle is weak and the cache holds numbers only, so no thread keeps an array, its views or its
+    /// memory alive. The handle is freed only by <see cref="ThreadViewTable"/>'s finalizer, once the array is unreachable;
+    /// <see cref="GC.KeepAlive"/> keeps this array reachable until the handle is read, so its table (and the handle) cannot
+    /// be finalized under the read, and the target, referenced by the table's entry, is alive: the read gives the view
+    /// (the miss branch only guards).</para>
+    /// <para>Memory ordering: the cache's two fields are written and read by one thread, in program order. The handle it
+    /// holds was read from the thread's entry under <see cref="_viewsLock"/>, or without it as <see cref="ThreadViewSlow"/>
+    /// argues; the handle's slot is written by the runtime at the handle's allocation (under that lock, before the entry
+    /// held the handle) and by the GC when it moves the view (threads suspended), so the load through it sees the
+    /// view.</para>
+    /// <para>Cost: one thread-static block (one helper call, shared with any other thread-static of
+    /// <see cref="ThreadKeys"/> in the method), two loads from it, a compare with <see cref="_key"/>, the handle's
+    /// dependent load and a null test, inlined with the move; the same on every thread, creator or not.</para>
     /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private NativeRecordView ThreadView()
+    private NativeRecordView ThreadView() => ThreadView(ThreadKeys.ViewArray, ThreadKeys.ViewHandle);
+
+    /// <summary><see cref="ThreadView()"/> with the cache read by the caller (<see cref="ThreadKeys.ViewArray"/>,
+    /// <see cref="ThreadKeys.ViewHandle"/>, on this thread).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private NativeRecordView ThreadView(long cachedArray, nint cachedView)
+    {
+        if (cachedArray == _key && WeakGCHandle<NativeRecordView>.FromIntPtr(cachedView).TryGetTarget(out var view))
+        {
+            GC.KeepAlive(this); // the array, so its table's handles, reachable until the handle was read
+            return view;
+        }
+        return ThreadViewSlow();
+    }
+
+    /// <summary>The cache named another array (or none): the thread's entry of <see cref="_views"/> at its
+    /// <see cref="ThreadIndex"/>, when the entry holds this thread's key; else <see cref="TakeThreadView"/>. Either way the
+    /// cache then names this array.</summary>
+    /// <remarks>Memory ordering: the table and its entries are written under <see cref="_viewsLock"/>; a thread returns only
+    /// an entry with its own key, which it wrote itself (program order), or which a thread growing the table copied into
+    /// the new one before publishing it with a release (<see cref="Volatile.Write{T}(ref T, T)"/>, as the table itself
+    /// is published); the read of the reference and the dependent read of the entry see it whole (reads through a reference
+    /// are ordered after the read of the reference). A thread that reads an older table still finds its own entry there:
+    /// old tables are never cleared.</remarks>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private NativeRecordView ThreadViewSlow()
     {
         long key = ThreadKeys.Key;
-        if (key == _viewThread) return _view;
-        var table = _threadViews;
         int index = ThreadKeys.Index;
-        if ((uint)index < (uint)table.Length)
+        var entries = _views?.Entries;
+        if (entries is not null && (uint)index < (uint)entries.Length)
         {
-            ref var entry = ref table[index];
-            if (entry.Owner == key && key != 0) return entry.View!;
+            ref var entry = ref entries[index];
+            if (entry.Owner == key && key != 0) return Remember(entry);
         }
         return TakeThreadView();
+    }
+
+    /// <summary>Fills the calling thread's cache with its entry of this array (not for a resurrected array: its handles
+    /// are freed).</summary>
+    private NativeRecordView Remember(in ThreadViewEntry entry)
+    {
+        long key = _key;
+        if (key != RetiredKey)
+        {
+            ThreadKeys.ViewHandle = entry.Handle;
+            ThreadKeys.ViewArray = key;
+        }
+        return entry.View!;
     }
 
     /// <summary>The calling thread's first use of the array's view (or its first since it was given an exited thread's
     /// index): makes its entry, or takes over the exited thread's view, back at record 0 as a new view starts.</summary>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    [MethodImpl(MethodImplOptions.NoInlining)]
     private NativeRecordView TakeThreadView()
     {
         long key = HeapThreadCheck.CurrentKey;
@@ -195,26 +239,35 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
         {
             // Under the lock InvalidateViews takes: a view made or taken while the array is disposed is never left pointing at it.
             if (_viewsInvalidated || !IsAllocated) ThrowHelper.ThrowDisposed($"RecordArray<{RecordTypes.TypeName(typeof(T))}>");
-            var table = _threadViews;
-            if (index >= table.Length)
+            var views = _views;
+            if (views is null) Volatile.Write(ref _views, views = new ThreadViewTable(this)); // release, as the entries below
+            var entries = views.Entries;
+            if (index >= entries.Length)
             {
                 var grown = new ThreadViewEntry[Math.Max(4, (int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)index + 1))];
-                table.CopyTo(grown, 0);
-                Volatile.Write(ref _threadViews, grown); // release: the copied entries before the table (see ThreadView)
-                table = grown;
+                entries.CopyTo(grown, 0);
+                Volatile.Write(ref views.Entries, grown); // release: the copied entries before the table (see ThreadViewSlow)
+                entries = grown;
             }
-            ref var entry = ref table[index];
-            var view = entry.View;
-            if (view is null) entry.View = view = NewView();
-            else view.Address = _base; // an exited thread's: this thread's view starts at record 0 like any other
+            ref var entry = ref entries[index];
+            if (entry.View is null)
+            {
+                var view = NewView();
+                entry.Handle = WeakGCHandle<NativeRecordView>.ToIntPtr(new WeakGCHandle<NativeRecordView>(view));
+                entry.View = view;
+            }
+            else
+            {
+                entry.View.Address = _base; // an exited thread's: this thread's view starts at record 0 like any other
+            }
             entry.Owner = key;
-            return view;
+            return Remember(entry);
         }
     }
 
     /// <summary>Entries of the other threads' views table (tests: it grows with the threads alive at once, not with every
     /// thread that ever used the array).</summary>
-    internal int ThreadViewSlots => _threadViews.Length;
+    internal int ThreadViewSlots => _views?.Entries.Length ?? 0;
 
     /// <summary>A new, independent moving view positioned at record 0 (one per thread when several threads scan).</summary>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
@@ -349,11 +402,10 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
     private void InvalidateViews()
     {
         if (_record.Mode != RecordMode.CheckedView) return;
-        _view.Address = null;
         lock (_viewsLock)
         {
             _viewsInvalidated = true;
-            foreach (var entry in _threadViews)
+            foreach (var entry in _views?.Entries ?? [])
             {
                 if (entry.View is { } threadView) threadView.Address = null;
             }
@@ -376,11 +428,35 @@ public sealed unsafe class RecordArray<T> : IReadOnlyList<T>, IDisposable, IReco
         return view;
     }
 
-    /// <summary>A thread's view of the array and the key of the thread that owns it (0: none yet).</summary>
+    /// <summary>A thread's view of the array, a weak handle to it (what the thread's cache holds) and the key of the thread
+    /// that owns it (0: none yet).</summary>
     private struct ThreadViewEntry
     {
         internal NativeRecordView? View;
+        internal nint Handle;
         internal long Owner;
+    }
+
+    /// <summary>Never an array's key in a thread's cache: what the views table's finalizer sets.</summary>
+    private const long RetiredKey = -1;
+
+    /// <summary>The threads' views of one array. Referenced only by the array: finalized once the array is unreachable (no
+    /// thread can then be reading a handle through it, see <see cref="ThreadView()"/>), when it frees the handles.</summary>
+    /// <remarks>It runs in the same finalization pass as the array block's release (a critical finalizer, which runs after
+    /// it), so the block is not kept a collection longer. It retires the array's key first (a release), so an array
+    /// resurrected by another finalizer never matches a cache and never reads a freed handle.</remarks>
+    private sealed class ThreadViewTable(RecordArray<T> array)
+    {
+        internal ThreadViewEntry[] Entries = [];
+
+        ~ThreadViewTable()
+        {
+            Volatile.Write(ref array._key, RetiredKey);
+            foreach (var entry in Entries)
+            {
+                if (entry.Handle != 0) WeakGCHandle<NativeRecordView>.FromIntPtr(entry.Handle).Dispose();
+            }
+        }
     }
 
     /// <summary>Hands out an item per record, in order: what <c>foreach</c> over the array and LINQ use.</summary>

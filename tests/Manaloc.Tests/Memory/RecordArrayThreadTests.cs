@@ -159,38 +159,8 @@ public sealed class RecordArrayThreadTests
         });
         exited.Start();
         exited.Join();
-        // The next thread given that index finds the exited thread's entry: it must not read record 57 through it. Indexes
-        // are handed out lowest first, so the threads of the attempts stay alive until the end: each takes the next free
-        // index, and one takes the exited thread's once its lease has been finalized.
-        bool reused = false;
-        using var release = new ManualResetEventSlim();
-        var waiting = new List<Thread>();
-        try
-        {
-            for (int attempt = 0; attempt < 64 && !reused; attempt++)
-            {
-                ThreadIndexTests.CollectExitedThreads();
-                int seen = -1, index = 0;
-                using var read = new ManualResetEventSlim();
-                var next = new Thread(() =>
-                {
-                    index = ThreadIndex.Acquire();
-                    seen = array.View.Bar;
-                    read.Set();
-                    release.Wait();
-                });
-                next.Start();
-                waiting.Add(next);
-                read.Wait();
-                Assert.Equal(0, seen);
-                reused = index == exitedIndex;
-            }
-        }
-        finally
-        {
-            release.Set();
-            foreach (var thread in waiting) thread.Join();
-        }
+        // The next thread given that index finds the exited thread's entry: it must not read record 57 through it.
+        bool reused = ThreadIndexTests.UntilAThreadIsGiven(exitedIndex, () => Assert.Equal(0, array.View.Bar));
         Assert.True(reused, "no later thread was given the exited thread's index: the test proved nothing");
     }
 

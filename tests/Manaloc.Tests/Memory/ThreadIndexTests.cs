@@ -33,6 +33,46 @@ public sealed class ThreadIndexTests
         GC.Collect();
     }
 
+    /// <summary>Starts new threads, one at a time, each running <paramref name="onThread"/> right after taking its index,
+    /// until one is given <paramref name="index"/> (an exited thread's); returns whether one was. The threads stay alive
+    /// until the end: indexes are handed out lowest first, so each takes the next free one, and one takes the exited
+    /// thread's once its lease has been finalized. <paramref name="onThread"/> runs on every attempt's thread and may
+    /// assert (its failure is rethrown here).</summary>
+    internal static bool UntilAThreadIsGiven(int index, Action onThread, int attempts = 64)
+    {
+        using var release = new ManualResetEventSlim();
+        var waiting = new List<Thread>();
+        try
+        {
+            for (int attempt = 0; attempt < attempts; attempt++)
+            {
+                CollectExitedThreads();
+                int given = 0;
+                Exception? failure = null;
+                using var ran = new ManualResetEventSlim();
+                var next = new Thread(() =>
+                {
+                    given = ThreadIndex.Acquire();
+                    try { onThread(); }
+                    catch (Exception e) { failure = e; }
+                    ran.Set();
+                    release.Wait();
+                });
+                next.Start();
+                waiting.Add(next);
+                ran.Wait();
+                if (failure is not null) throw new Xunit.Sdk.XunitException($"the thread given index {given} failed: {failure}");
+                if (given == index) return true;
+            }
+            return false;
+        }
+        finally
+        {
+            release.Set();
+            foreach (var thread in waiting) thread.Join();
+        }
+    }
+
     [Fact]
     public void A_threads_index_is_stable_and_live_threads_have_different_ones()
     {
