@@ -160,7 +160,8 @@ public sealed class TypedMemory() : Experiment(
         context.Measure(RawNative, rawNativePair, pair);
         // The checks' cost is the ratio of these two short paths: measured side by side, in interleaved rounds (four times a
         // measurement's samples), so outside load and clock changes fall on both alike and the ratio's interval can decide.
-        context.Compare([(StructChecked, pair, structPair), (StructUnchecked, pair, structUncheckedPair)], rounds: 4 * context.Settings.Samples);
+        long pairOps = PairOperations(context.Settings, structPair, structUncheckedPair);
+        context.Compare([(StructChecked, pair, structPair, pairOps), (StructUnchecked, pair, structUncheckedPair, pairOps)], rounds: 4 * context.Settings.Samples);
         var getSet = Parameters.Of(("op", "get+set"));
         foreach (var (variant, body) in getSetBodies) context.Measure(variant, body, getSet);
         article.Delete();
@@ -179,6 +180,22 @@ public sealed class TypedMemory() : Experiment(
         }
         GC.KeepAlive(sink);
         context.Note("TypeAllocator and the bulk path allocate zeroed, naturally aligned records from a NativeSlabAllocator; the article's class calls AllocHGlobal(21) per object and leaves memory uninitialised.");
+    }
+
+    /// <summary>
+    /// One operation count per sample for both struct-handle pairs: the sample target over the faster pair's best time per
+    /// operation in five pilot runs of each. Calibrated one by one, a body's count came from a single run, and a run slowed
+    /// by the scheduler or a compile once gave the checked pair 7,000 operations a sample against the unchecked pair's
+    /// 700,000: the short samples slipped between preemptions, the long ones did not, and the launch read 0.1x. With one
+    /// count from the best runs, both cells' samples are alike in length (the checked ones longer by the checks' cost).
+    /// </summary>
+    internal static long PairOperations(RunSettings settings, Action<long> checkedPair, Action<long> uncheckedPair)
+    {
+        var minimum = settings.SampleTarget / 8;
+        double fastest = Math.Min(
+            Pilot.NsPerOp(checkedPair, startOperations: 1024, minimum, runs: 5),
+            Pilot.NsPerOp(uncheckedPair, startOperations: 1024, minimum, runs: 5));
+        return (long)Math.Clamp(settings.SampleTarget.TotalNanoseconds / Math.Max(fastest, 0.01), 1, 1L << 40);
     }
 
     /// <summary>What a record's New+Delete replaces at its lowest: one system allocation of the record's 24 bytes, one write, one read, one free.</summary>
