@@ -21,7 +21,7 @@ public sealed class TypedMemory() : Experiment(
     [
         Class, PerObject, Typed, TypedUnchecked, TypedRecycled, Bulk, BulkUnchecked,
         RawHGlobal, RawNative, StructChecked, StructUnchecked, ClassDirect
-    ], Class, quickSeconds: 14)
+    ], Class, quickSeconds: 20)
 {
     private const string Class = "class instances";
     private const string PerObject = "AllocHGlobal per object";
