@@ -1,3 +1,5 @@
+using System.Runtime;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Manaloc.Lab.Subjects;
 using Manaloc.Memory;
@@ -19,7 +21,7 @@ public sealed class TypedMemory() : Experiment(
     [
         Class, PerObject, Typed, TypedUnchecked, TypedRecycled, Bulk, BulkUnchecked,
         RawHGlobal, RawNative, StructChecked, StructUnchecked, ClassDirect
-    ], Class, quickSeconds: 14)
+    ], Class, quickSeconds: 20)
 {
     private const string Class = "class instances";
     private const string PerObject = "AllocHGlobal per object";
@@ -158,7 +160,8 @@ public sealed class TypedMemory() : Experiment(
         context.Measure(RawNative, rawNativePair, pair);
         // The checks' cost is the ratio of these two short paths: measured side by side, in interleaved rounds (four times a
         // measurement's samples), so outside load and clock changes fall on both alike and the ratio's interval can decide.
-        context.Compare([(StructChecked, pair, structPair), (StructUnchecked, pair, structUncheckedPair)], rounds: 4 * context.Settings.Samples);
+        long pairOps = PairOperations(context.Settings, structPair, structUncheckedPair);
+        context.Compare([(StructChecked, pair, structPair, pairOps), (StructUnchecked, pair, structUncheckedPair, pairOps)], rounds: 4 * context.Settings.Samples);
         var getSet = Parameters.Of(("op", "get+set"));
         foreach (var (variant, body) in getSetBodies) context.Measure(variant, body, getSet);
         article.Delete();
@@ -177,6 +180,22 @@ public sealed class TypedMemory() : Experiment(
         }
         GC.KeepAlive(sink);
         context.Note("TypeAllocator and the bulk path allocate zeroed, naturally aligned records from a NativeSlabAllocator; the article's class calls AllocHGlobal(21) per object and leaves memory uninitialised.");
+    }
+
+    /// <summary>
+    /// One operation count per sample for both struct-handle pairs: the sample target over the faster pair's best time per
+    /// operation in five pilot runs of each. Calibrated one by one, a body's count came from a single run, and a run slowed
+    /// by the scheduler or a compile once gave the checked pair 7,000 operations a sample against the unchecked pair's
+    /// 700,000: the short samples slipped between preemptions, the long ones did not, and the launch read 0.1x. With one
+    /// count from the best runs, both cells' samples are alike in length (the checked ones longer by the checks' cost).
+    /// </summary>
+    internal static long PairOperations(RunSettings settings, Action<long> checkedPair, Action<long> uncheckedPair)
+    {
+        var minimum = settings.SampleTarget / 8;
+        double fastest = Math.Min(
+            Pilot.NsPerOp(checkedPair, startOperations: 1024, minimum, runs: 5),
+            Pilot.NsPerOp(uncheckedPair, startOperations: 1024, minimum, runs: 5));
+        return (long)Math.Clamp(settings.SampleTarget.TotalNanoseconds / Math.Max(fastest, 0.01), 1, 1L << 40);
     }
 
     /// <summary>What a record's New+Delete replaces at its lowest: one system allocation of the record's 24 bytes, one write, one read, one free.</summary>
@@ -240,6 +259,14 @@ public sealed class TypedMemory() : Experiment(
     };
 
     /// <summary>Checked struct handles through the thread's held heap: New, one write, one read, Delete.</summary>
+    /// <remarks>
+    /// The two pair loops whose ratio is the checks' cost are compiled fully optimised at their first call
+    /// (AggressiveOptimization): no tier 0, no on-stack replacement and no profile, so every launch times the same code
+    /// for both, with the library's fast paths inlined and its layout constants folded. Under tiering, when each loop's
+    /// tier-1 code arrived and whether it was compiled with the run's profile or a synthesized one differed from one
+    /// process to the next (an on-stack-replaced loop in one launch of ten).
+    /// </remarks>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private static long StructPairs(TypeAllocator typed, long n)
     {
         var heap = typed.GetThreadHeap();
@@ -254,7 +281,8 @@ public sealed class TypedMemory() : Experiment(
         return sum;
     }
 
-    /// <summary>As <see cref="StructPairs"/> with unchecked handles.</summary>
+    /// <summary>As <see cref="StructPairs"/> with unchecked handles, compiled the same way.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private static long StructUncheckedPairs(TypeAllocator typed, long n)
     {
         var heap = typed.GetThreadHeap();
@@ -315,11 +343,47 @@ public sealed class TypedMemory() : Experiment(
     }
 
     /// <summary>The class array's scan alone (no heap or GC figures), at the same call site as the full measurement.</summary>
+    /// <remarks>
+    /// The fill runs in a no-GC region when the runtime grants one: the set is built in allocation order either way (a
+    /// compacting GC keeps that order), but without the region its 10M objects are copied from generation to generation
+    /// by the collections the fill triggers, which was most of this step's time. Nothing of the fill is measured.
+    /// </remarks>
     private static void MeasureClassScan(ExperimentContext context, int count)
     {
         Settle();
-        var items = Fill(count, _ => new ManagedFoo());
+        var items = FillWithoutCollections(count);
         context.Measure(Class, n => Scan<Site1>(items, n), With(Parameters.Of(("records", count)), "scan"), fixedOperations: count);
+    }
+
+    /// <summary>A managed object's bytes beside its reference in the array (ManagedFoo is 40 bytes on 64-bit) and some slack.</summary>
+    private const long ClassRecordBytes = 48 + 8;
+
+    /// <summary>The class set of <paramref name="count"/> records (Bar = index), filled in a no-GC region when the runtime grants one; the region is always ended.</summary>
+    internal static IFooData[] FillWithoutCollections(int count)
+    {
+        bool region;
+        try
+        {
+            region = GC.TryStartNoGCRegion(count * ClassRecordBytes + (16 << 20));
+        }
+        catch (Exception e) when (e is ArgumentOutOfRangeException or InvalidOperationException)
+        {
+            region = false; // more than this runtime lets a region hold, or one already open: fill with collections
+        }
+        try
+        {
+            return Fill(count, _ => new ManagedFoo());
+        }
+        finally
+        {
+            // A region ends by itself when its budget runs out or a collection is induced (the mode is no longer
+            // NoGCRegion then, or EndNoGCRegion says so): either way nothing is left open.
+            if (region && GCSettings.LatencyMode == GCLatencyMode.NoGCRegion)
+            {
+                try { GC.EndNoGCRegion(); }
+                catch (InvalidOperationException) { }
+            }
+        }
     }
 
     private static void MeasureBulk(ExperimentContext context, TypeAllocator typed, int count, string variant, bool everything)

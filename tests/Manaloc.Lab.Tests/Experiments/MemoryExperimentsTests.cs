@@ -22,6 +22,10 @@ public sealed class MemoryExperimentsTests
         }
         Assert.Contains(result.Verdict.Targets, t => t.Name.StartsWith("New+Delete", StringComparison.Ordinal));
         Assert.Contains("GC weight", result.Verdict.Text, StringComparison.Ordinal);
+        // The checks' cost is a ratio of two pairs sampled at one shared count, never at counts calibrated apart.
+        var pairs = result.Measurements.Where(m => m.Variant.StartsWith("struct handle", StringComparison.Ordinal) && m.Parameters["op"] == "new+delete").ToList();
+        Assert.Equal(2, pairs.Count);
+        Assert.Equal(pairs[0].OperationsPerSample, pairs[1].OperationsPerSample);
     }
 
     [Fact]
