@@ -103,10 +103,10 @@ internal static class NativeCacheProbe
         // The process's first use of the variant's code (jitted, the runtime's structures for it made) on a small cache,
         // disposed before the start is read: the growth is then the cache's own, not the first use's constant. Small (a
         // thirty-second of the budget), so whatever of its memory the allocator keeps for reuse flatters the figure by no more.
-        long warmUpBudget = Math.Max(Cache.MinimumMaxBytes, plan.OverflowBudget / 32);
-        using (var warmUp = CacheSubjects.Create(plan.Variant, warmUpBudget, CacheSubjects.CapacityFor(warmUpBudget), CacheSubjects.CapacityFor(warmUpBudget) * 2))
+        long firstUseBudget = Math.Max(Cache.MinimumMaxBytes, plan.OverflowBudget / 32);
+        using (var firstUse = CacheSubjects.Create(plan.Variant, firstUseBudget, CacheSubjects.CapacityFor(firstUseBudget), CacheSubjects.CapacityFor(firstUseBudget) * 2))
         {
-            warmUp.Fill(0, CacheSubjects.CapacityFor(warmUpBudget) * 2);
+            firstUse.Fill(0, CacheSubjects.CapacityFor(firstUseBudget) * 2);
         }
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
         long committedBefore = GC.GetGCMemoryInfo().TotalCommittedBytes;

@@ -3,7 +3,7 @@ namespace Manaloc.Lab.Experiments;
 /// <summary>
 /// The native-map experiment's lookups, in the launch's own process: every variant and the floor (the entries in a plain
 /// native array, one cache miss a lookup) filled to the run's count side by side, the lookup streams built once, and each
-/// thread count's cells sampled in interleaved rounds (<see cref="Rounds.Interleave"/>), one short sample of every cell a
+/// thread count's cells sampled in rounds (<see cref="Rounds.SampleCells"/>), one short sample of every cell a
 /// round, so outside load and the machine's state hit every variant alike and the ratios between variants are paired
 /// within a process instead of across processes.
 /// </summary>
@@ -50,14 +50,12 @@ internal static class NativeMapLookups
         }
     }
 
-    private sealed record Cell(string Variant, Parameters Parameters, int Threads, Action<int, long> Body);
-
     private static void Measure(ExperimentContext context, List<MapSubject> subjects, long entries, LookupStream uniform, LookupStream zipf)
     {
         var p = Parameters.Of(("entries", entries));
         var sinks = new long[MapSubject.MaxThreads * 8];
-        var single = new List<Cell>();
-        var dual = new List<Cell>();
+        var single = new List<Rounds.Cell>();
+        var dual = new List<Rounds.Cell>();
         foreach (var subject in subjects)
         {
             foreach (string op in Streams)
@@ -80,36 +78,9 @@ internal static class NativeMapLookups
         TierUp.Run(context, [.. single.Concat(dual).Select(c => (Action)(() => c.Body(0, 256)))]);
         var perRound = context.Settings with { WarmUp = TimeSpan.FromMilliseconds(context.IsSmoke ? 0 : 10), SampleTarget = SampleTarget(context.Settings), Samples = 1 };
         int rounds = context.Settings.PerLaunch(TotalRounds(context.Settings));
-        Interleave(context, single, perRound, rounds);
-        Interleave(context, dual, perRound with { WarmUp = TimeSpan.Zero }, rounds);
+        var pilot = TimeSpan.FromMilliseconds(context.IsSmoke ? 0 : 10); // how long the harness sizes each cell's count
+        foreach (var m in Rounds.SampleCells(context, single, perRound, rounds, pilot)) context.Record(m);
+        foreach (var m in Rounds.SampleCells(context, dual, perRound with { WarmUp = TimeSpan.Zero }, rounds, pilot)) context.Record(m);
         GC.KeepAlive(sinks);
-    }
-
-    /// <summary>
-    /// Calibrates every cell on one thread (a 2-thread cell then runs that count on each thread), then samples them in
-    /// interleaved rounds and records one merged measurement per cell.
-    /// </summary>
-    private static void Interleave(ExperimentContext context, List<Cell> cells, RunSettings perRound, int rounds)
-    {
-        var ops = new long[cells.Count];
-        for (int c = 0; c < cells.Count; c++)
-        {
-            context.Status($"lookups: calibrating {cells[c].Variant} {Measurement.FormatParameters(cells[c].Parameters)}");
-            var body = cells[c].Body;
-            ops[c] = Bench.Calibrate(n => body(0, n), perRound with { WarmUp = TimeSpan.FromMilliseconds(context.IsSmoke ? 0 : 10) });
-        }
-        var merged = Rounds.Interleave(cells.Count, rounds, context.Cancellation, (c, round) =>
-        {
-            if (c == 0) context.Status($"lookups at {Format.Count(cells[0].Threads, "thread")}: round {round + 1} of {rounds}");
-            var cell = cells[c];
-            if (cell.Threads == 1)
-            {
-                cell.Body(0, Math.Max(1, ops[c] / 4)); // untimed: the cell's own working set back in cache
-                return Bench.Sample(cell.Variant, n => cell.Body(0, n), ops[c], cell.Parameters);
-            }
-            // The sweep runs one untimed pass of the same count before its one sample (its warm-up), as above.
-            return ThreadSweep.Measure(cell.Variant, cell.Threads, cell.Body, perRound, cell.Parameters, totalOperations: ops[c] * cell.Threads);
-        });
-        foreach (var m in merged) context.Record(m);
     }
 }

@@ -52,7 +52,7 @@ internal static class NativeMapProbe
         for (int c = 0; c < checkpoints.Length; c++) wall[c] = new double[c == checkpoints.Length - 1 ? FullCollections(context.Settings) : 1];
         var paused = new double[checkpoints.Length][];
         for (int c = 0; c < checkpoints.Length; c++) paused[c] = new double[wall[c].Length];
-        WarmUpRuntimePaths();
+        TouchRuntimePathsOnce();
 
         long managedBefore = LiveAfterLastFullCollection();
         long committedBefore = GC.GetGCMemoryInfo().TotalCommittedBytes;
@@ -97,7 +97,7 @@ internal static class NativeMapProbe
     /// keep on first use (a cached delegate, an encoding, a file API's statics) is then in the baseline, not counted
     /// against the map's entries, and nothing they left behind is freed during the weighing.
     /// </summary>
-    private static void WarmUpRuntimePaths()
+    private static void TouchRuntimePathsOnce()
     {
         Span<double> scratch = stackalloc double[2];
         _ = ResidentMemory.Current();

@@ -52,6 +52,51 @@ public static class Rounds
         return parts.Select(Merge).ToArray();
     }
 
+    /// <summary>One cell of <see cref="SampleCells"/>: a variant's body at a thread count, called as body(threadIndex, operations).</summary>
+    /// <param name="Variant">The variant measured.</param>
+    /// <param name="Parameters">Its parameters (a sweep adds <c>threads</c>).</param>
+    /// <param name="Threads">1: sampled on the calling thread; more: through <see cref="ThreadSweep"/>.</param>
+    /// <param name="Body">The work: body(threadIndex, operations).</param>
+    public sealed record Cell(string Variant, Parameters Parameters, int Threads, Action<int, long> Body);
+
+    /// <summary>
+    /// Samples <paramref name="cells"/> in <paramref name="rounds"/> interleaved rounds of one short sample each
+    /// (<see cref="Interleave"/>): every cell's operation count is calibrated once on one thread (a multi-thread cell
+    /// then runs that count on each of its threads), and each sample follows an untimed quarter of it (a sweep: its own
+    /// untimed pass), so a cell starts from its own working set rather than the cache the previous cell left.
+    /// </summary>
+    /// <param name="context">Status lines and cancellation.</param>
+    /// <param name="cells">The cells, in the order their measurements are returned.</param>
+    /// <param name="perRound">One round's settings: its sample target and warm-up.</param>
+    /// <param name="rounds">Rounds; whole multiples of the cell count keep the order balanced.</param>
+    /// <param name="pilot">How long calibration runs each cell (its warm-up) before fixing the cell's count.</param>
+    /// <returns>One merged measurement per cell, in cell order.</returns>
+    public static Measurement[] SampleCells(ExperimentContext context, IReadOnlyList<Cell> cells, RunSettings perRound, int rounds, TimeSpan pilot)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        ArgumentNullException.ThrowIfNull(cells);
+        ArgumentNullException.ThrowIfNull(perRound);
+        var ops = new long[cells.Count];
+        for (int c = 0; c < cells.Count; c++)
+        {
+            context.Status($"calibrating {cells[c].Variant} {Measurement.FormatParameters(cells[c].Parameters)}");
+            var body = cells[c].Body;
+            ops[c] = Bench.Calibrate(n => body(0, n), perRound with { WarmUp = pilot });
+        }
+        return Interleave(cells.Count, rounds, context.Cancellation, (c, round) =>
+        {
+            if (c == 0) context.Status($"{cells[0].Threads} thread(s): round {round + 1} of {rounds}");
+            var cell = cells[c];
+            if (cell.Threads == 1)
+            {
+                cell.Body(0, Math.Max(1, ops[c] / 4)); // untimed: the cell's own working set back in cache
+                return Bench.Sample(cell.Variant, n => cell.Body(0, n), ops[c], cell.Parameters);
+            }
+            // The sweep runs one untimed pass of the same count before its one sample (its warm-up), as above.
+            return ThreadSweep.Measure(cell.Variant, cell.Threads, cell.Body, perRound, cell.Parameters, totalOperations: ops[c] * cell.Threads);
+        });
+    }
+
     /// <summary>
     /// One launch's share of <paramref name="total"/> rounds over <paramref name="variants"/> variants, in whole Williams
     /// cycles (at least one): the launches' rounds pool, so more launches need fewer rounds each.

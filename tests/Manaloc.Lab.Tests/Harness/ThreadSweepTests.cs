@@ -52,9 +52,12 @@ public sealed class ThreadSweepTests
     public void Allocation_on_worker_threads_is_counted()
     {
         object? keep = null;
-        var m = ThreadSweep.Measure("alloc", 2, (i, n) => { for (long k = 0; k < n; k++) Volatile.Write(ref keep, new object()); }, Tiny, totalOperations: 20_000);
-        // new object() is 24 bytes; the barrier itself allocates nothing per round.
-        Assert.InRange(m.AllocatedBytesPerOp!.Value, 23.9, 24.5);
+        // new object() is 24 bytes; the barrier itself allocates nothing per round. The count is process-wide, so the test
+        // runner's own threads (its result messages) can add to it, never take away: the least of three measurements.
+        double least = Enumerable.Range(0, 3)
+            .Select(_ => ThreadSweep.Measure("alloc", 2, (i, n) => { for (long k = 0; k < n; k++) Volatile.Write(ref keep, new object()); }, Tiny, totalOperations: 200_000).AllocatedBytesPerOp!.Value)
+            .Min();
+        Assert.InRange(least, 23.9, 24.5);
     }
 
     [Fact]
