@@ -12,11 +12,7 @@ public sealed class RecordArrayThreadTests
     private const int Records = 4096;
 
     private static RecordArray<IFooData> Numbered(TypeAllocator allocator, int records = Records)
-    {
-        var array = allocator.NewArray<IFooData>(records);
-        for (int i = 0; i < records; i++) array.MoveTo(i).Bar = i;
-        return array;
-    }
+        => NumberedRecordArrays.Create(allocator, records);
 
     /// <summary>Runs <paramref name="body"/> on <paramref name="threads"/> plain threads released together; returns what they
     /// report as wrong, summed.</summary>

@@ -15,11 +15,7 @@ public sealed class RecordArrayViewCacheTests
 
     /// <summary>An array whose record i holds <paramref name="offset"/> + i, so arrays are told apart by what they read.</summary>
     private static RecordArray<IFooData> Numbered(TypeAllocator allocator, int offset, int records = Records)
-    {
-        var array = allocator.NewArray<IFooData>(records);
-        for (int i = 0; i < records; i++) array.MoveTo(i).Bar = offset + i;
-        return array;
-    }
+        => NumberedRecordArrays.Create(allocator, records, offset);
 
     private static void OnNewThread(Action action)
     {
