@@ -195,7 +195,7 @@ internal readonly record struct RuntimeActivity(int Collections, double PauseMil
 {
     /// <summary>The counts now (the switches are -1 where the system does not tell them).</summary>
     public static RuntimeActivity Take()
-        => new(GC.CollectionCount(0), GC.GetTotalPauseDuration().TotalMilliseconds, ContextSwitches.InvoluntaryOfCurrentThread() ?? -1);
+        => new(GC.CollectionCount(0), GC.GetTotalPauseDuration().TotalMilliseconds, LabNative.InvoluntarySwitchesOfCurrentThread());
 
     /// <summary>What happened between <paramref name="before"/> and <paramref name="after"/>.</summary>
     public static RuntimeActivity operator -(RuntimeActivity after, RuntimeActivity before)
