@@ -55,12 +55,20 @@ public enum Comparator
 /// candidate is judged when the target's own goal lies beyond what the floor allows: the candidate is "at the floor"
 /// when it is within <paramref name="Tolerance"/> of it.
 /// </summary>
-/// <param name="Metric">The candidate against the floor, as "times as fast" (1x = as fast as the floor; a floor is never beaten by much).</param>
-/// <param name="Tolerance">How far below the floor still counts as at it, e.g. 0.05 for "within 5% of the floor".</param>
-public sealed record Floor(Metric Metric, double Tolerance)
+/// <param name="Metric">
+/// The candidate against the floor in the target's direction: for a higher-is-better target "times as fast" (1x = as
+/// fast as the floor, which is never beaten by much); for a lower-is-better one "times as long" or "times as large"
+/// (1x = the floor's figure, which the candidate never stays much below).
+/// </param>
+/// <param name="Tolerance">How far beyond the floor still counts as at it, e.g. 0.05 for "within 5% of the floor".</param>
+/// <param name="Comparator">The target's direction, which the floor's figure shares.</param>
+public sealed record Floor(Metric Metric, double Tolerance, Comparator Comparator = Comparator.AtLeast)
 {
-    /// <summary>The floor-relative goal: the candidate's figure against the floor must be at least this (1 − <see cref="Tolerance"/>).</summary>
-    public double Goal => 1 - Tolerance;
+    /// <summary>
+    /// The floor-relative goal: the candidate's figure against the floor must be at least 1 − <see cref="Tolerance"/>
+    /// (higher is better) or at most 1 + <see cref="Tolerance"/> (lower is better).
+    /// </summary>
+    public double Goal => Comparator == Comparator.AtLeast ? 1 - Tolerance : 1 + Tolerance;
 }
 
 /// <summary>One of the project's own speed or memory targets for an experiment: a metric, a comparator and a goal.</summary>
@@ -76,13 +84,16 @@ public sealed record Target(Metric Metric, Comparator Comparator, double Goal)
     /// </summary>
     public Floor? Floor { get; init; }
 
-    /// <summary>This target, also judged against <paramref name="floor"/> (the candidate against a floor measured in the same run) within <paramref name="tolerance"/>.</summary>
+    /// <summary>
+    /// This target, also judged against <paramref name="floor"/> (the candidate against a floor measured in the same run,
+    /// in the target's direction: times as fast for a higher-is-better target, times as long or as large for a
+    /// lower-is-better one) within <paramref name="tolerance"/>.
+    /// </summary>
     public Target AgainstFloor(Metric floor, double tolerance = 0.05)
     {
         ArgumentNullException.ThrowIfNull(floor);
         if (tolerance is < 0 or >= 1) throw new ArgumentOutOfRangeException(nameof(tolerance), tolerance, "A floor's tolerance is a fraction from 0 to below 1.");
-        if (Comparator != Comparator.AtLeast) throw new InvalidOperationException($"Target '{Metric.Name}': a floor bounds a higher-is-better figure (times as fast); this target is lower-is-better.");
-        return this with { Floor = new Floor(floor, tolerance) };
+        return this with { Floor = new Floor(floor, tolerance, Comparator) };
     }
 
     /// <summary>The metric must reach at least <paramref name="goal"/>.</summary>

@@ -238,7 +238,7 @@ public static class Judgement
             Unstable = unstable,
             Launches = launches,
             Floor = target.Floor is { } f && floor is { } e
-                ? new FloorResult(f.Metric.Name, e.Point, e.Point is null ? 0 : e.Low, e.Point is null ? 0 : e.High, f.Goal)
+                ? new FloorResult(f.Metric.Name, e.Point, e.Point is null ? 0 : e.Low, e.Point is null ? 0 : e.High, f.Goal, comparison)
                 : null,
         };
     }

@@ -77,8 +77,8 @@ public sealed record TargetResult(string Name, double? Today, string Comparison,
     /// <summary>"; against the floor 0.98x (95% CI 0.96x–1x)", or "" without a floor.</summary>
     public string FloorFigureText() => Floor is { } f ? $"; against the floor {f.FigureText()}" : "";
 
-    /// <summary>", or at the floor (≥ 0.95x of it)", or "" without a floor.</summary>
-    public string FloorGoalText() => Floor is { } f ? $", or at the floor (≥ {Unit.Ratio.Format(f.Goal)} of it)" : "";
+    /// <summary>", or at the floor (≥ 0.95x of it)" (lower is better: "≤ 1.05x"), or "" without a floor.</summary>
+    public string FloorGoalText() => Floor is { } f ? $", or at the floor ({f.Comparison} {Unit.Ratio.Format(f.Goal)} of it)" : "";
 
     /// <summary>Today's figure with its unit and interval, or "n/a".</summary>
     public string TodayText() => Today is not { } t ? "n/a"
@@ -105,18 +105,21 @@ public sealed record TargetResult(string Name, double? Today, string Comparison,
 }
 
 /// <summary>
-/// A target's candidate against a floor the lab measured in the same run (e.g. a presized array), as "times as fast":
-/// 1x is as fast as the floor. The candidate is at the floor when the whole interval is at or above <see cref="Goal"/>.
+/// A target's candidate against a floor the lab measured in the same run (e.g. a presized array), in the target's
+/// direction: "times as fast" for a higher-is-better target (1x is as fast as the floor; at the floor when the whole
+/// interval is at or above <see cref="Goal"/>), "times as long" or "as large" for a lower-is-better one (1x is the
+/// floor's figure; at the floor when the whole interval is at or below <see cref="Goal"/>).
 /// </summary>
 /// <param name="Name">What is compared, e.g. "PooledBufferStream vs the floor (a reused presized array), 1 MiB".</param>
 /// <param name="Today">Today's figure; null when not measured.</param>
 /// <param name="Low">Low end of its 95% interval.</param>
 /// <param name="High">High end of its 95% interval.</param>
-/// <param name="Goal">1 minus the tolerance: "within 5% of the floor" is 0.95.</param>
-public sealed record FloorResult(string Name, double? Today, double Low, double High, double Goal)
+/// <param name="Goal">1 minus the tolerance (higher is better: "within 5% of the floor" is 0.95), or 1 plus it (lower is better: 1.05).</param>
+/// <param name="Comparison"><c>≥</c> when higher is better, <c>≤</c> when lower is better: the target's own.</param>
+public sealed record FloorResult(string Name, double? Today, double Low, double High, double Goal, string Comparison = "≥")
 {
-    /// <summary>True when the whole interval is at or above <see cref="Goal"/>; false when measured and not; null when not measured.</summary>
-    public bool? Reached => Today is null ? null : Low >= Goal;
+    /// <summary>True when the whole interval is on <see cref="Goal"/>'s good side (at or above it, or at or below it when lower is better); false when measured and not; null when not measured.</summary>
+    public bool? Reached => Today is null ? null : Comparison == "≤" ? High <= Goal : Low >= Goal;
 
     /// <summary>"0.98x (95% CI 0.96x–1x)", or "n/a".</summary>
     public string FigureText() => Today is not { } today ? "n/a"

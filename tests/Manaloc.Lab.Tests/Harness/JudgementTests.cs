@@ -120,11 +120,46 @@ public sealed class JudgementTests
     }
 
     [Fact]
-    public void A_floor_bounds_only_a_higher_is_better_target()
+    public void A_lower_is_better_target_reads_at_the_floor_when_the_candidate_is_within_its_tolerance_above_it()
     {
-        var target = Target.AtMost(Metric.TimesBetter("x", "a", "b"), 1);
-        Assert.Throws<InvalidOperationException>(() => target.AgainstFloor(Metric.TimesBetter("a vs floor", "a", "floor")));
+        // Times (lower is better): the anchor at 100 ms, the floor at 2 ms. No candidate can be at most 0.01x the anchor
+        // (1 ms); the candidate at 2.05 ms is at the floor (1.025x it, within 5%), the one at 3 ms is not (1.5x).
+        var ms = new[] { Spread("anchor", 100, 0.05), Spread("floor", 2, 0.05), Spread("near", 2.05, 0.05), Spread("far", 3, 0.05) };
+        static Metric Share(string candidate, string of) => new($"{candidate} ÷ {of}", Unit.Ratio, f => f.Median(candidate) / f.Median(of));
+        var verdict = Judgement.Judge(null, [
+            Target.AtMost(Share("near", "anchor"), 0.01).AgainstFloor(Share("near", "floor")),
+            Target.AtMost(Share("far", "anchor"), 0.01).AgainstFloor(Share("far", "floor")),
+            Target.AtMost(Share("near", "anchor"), 0.05).AgainstFloor(Share("near", "floor")),
+        ], ms, seed: 5);
+
+        var near = verdict.Targets[0];
+        Assert.True(near.AtFloor);
+        Assert.Null(near.Met);
+        Assert.Equal("at the floor", near.MetWord());
+        Assert.InRange(near.Today!.Value, 0.019, 0.022); // the share of the anchor stays the target's figure
+        Assert.Equal("≤", near.Floor!.Comparison);
+        Assert.Equal(1.05, near.Floor.Goal, precision: 12);
+        Assert.InRange(near.Floor.High, 1.0, 1.05);
+        Assert.Contains("or at the floor (≤ 1.05x of it)", near.ToString(), StringComparison.Ordinal);
+
+        var far = verdict.Targets[1];
+        Assert.False(far.AtFloor); // 1.5x the floor: beyond 5% above it
+        Assert.False(far.Met);
+        Assert.Equal("NOT met", far.MetWord());
+
+        Assert.True(verdict.Targets[2].Met); // a goal met is met, floor or not
+        Assert.False(verdict.Targets[2].AtFloor);
+    }
+
+    [Fact]
+    public void A_floor_takes_its_target_s_direction_and_refuses_a_tolerance_of_one_or_more()
+    {
+        Assert.Equal(0.95, Target.AtLeast(Metric.TimesBetter("x", "a", "b"), 1).AgainstFloor(Metric.TimesBetter("a vs floor", "a", "floor")).Floor!.Goal, precision: 12);
+        var lower = Target.AtMost(Metric.TimesBetter("x", "a", "b"), 1).AgainstFloor(Metric.TimesBetter("a vs floor", "a", "floor"), tolerance: 0.1).Floor!;
+        Assert.Equal(Comparator.AtMost, lower.Comparator);
+        Assert.Equal(1.1, lower.Goal, precision: 12);
         Assert.Throws<ArgumentOutOfRangeException>(() => Target.AtLeast(Metric.TimesBetter("x", "a", "b"), 1).AgainstFloor(Metric.TimesBetter("a vs floor", "a", "floor"), tolerance: 1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => Target.AtMost(Metric.TimesBetter("x", "a", "b"), 1).AgainstFloor(Metric.TimesBetter("a vs floor", "a", "floor"), tolerance: -0.1));
     }
 
     [Fact]

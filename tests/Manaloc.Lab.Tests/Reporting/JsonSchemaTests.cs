@@ -46,7 +46,7 @@ public sealed class JsonSchemaTests
                     [new HeadlineFigure("weakest path, the same", null, Unit.Ratio)]),
                 Verdict = new VerdictResult(Verdict.Holds, "new 11x faster", 11, "x")
                 {
-                    Targets = [TargetResult.AtLeast("new vs pool", 11, 2) with { Best = 12, Launches = [new LaunchEstimate(0, 11, 10, 12)], Floor = new FloorResult("new vs the floor", 0.97, 0.95, 0.99, 0.95) }, TargetResult.AtMost("peak memory", double.NaN, 5, "%")],
+                    Targets = [TargetResult.AtLeast("new vs pool", 11, 2) with { Best = 12, Launches = [new LaunchEstimate(0, 11, 10, 12)], Floor = new FloorResult("new vs the floor", 0.97, 0.95, 0.99, 0.95) }, TargetResult.AtMost("peak memory", double.NaN, 5, "%"), TargetResult.AtMost("longest step", 0.02, 0.01) with { Floor = new FloorResult("longest step vs the floor", 1.02, 1.01, 1.04, 1.05, "≤") }],
                     Launches = [new LaunchEstimate(0, 11, 10, 12) { Placement = "old: CPUs 0|1" }, new LaunchEstimate(1, null, double.NaN, double.NaN)],
                 },
                 Launches = 2,
@@ -83,12 +83,18 @@ public sealed class JsonSchemaTests
     {
         using var doc = JsonDocument.Parse(ReportWriter.ToJson(Sample()));
         var targets = doc.RootElement.GetProperty("experiments")[0].GetProperty("verdict").GetProperty("targets");
-        Assert.Equal(2, targets.GetArrayLength());
+        Assert.Equal(3, targets.GetArrayLength());
         foreach (string field in new[] { "name", "today", "comparison", "goal", "unit", "best", "met" })
             Assert.True(targets[0].TryGetProperty(field, out _), field);
         Assert.True(targets[0].GetProperty("met").GetBoolean());
         Assert.Equal(JsonValueKind.Null, targets[1].GetProperty("today").ValueKind); // NaN is "not measured", not a number
         Assert.Equal(JsonValueKind.Null, targets[1].GetProperty("met").ValueKind);
+        // A lower-is-better target's floor keeps its direction: at the floor at or below 1.05x of it.
+        var floor = targets[2].GetProperty("floor");
+        Assert.Equal("≤", floor.GetProperty("comparison").GetString());
+        Assert.True(floor.GetProperty("reached").GetBoolean());
+        Assert.True(targets[2].GetProperty("atFloor").GetBoolean());
+        Assert.Equal("≥", targets[0].GetProperty("floor").GetProperty("comparison").GetString());
     }
 
     [Fact]
