@@ -60,6 +60,8 @@ internal static class NativeMapProbe
         bool peakReset = ResidentMemory.ResetPeak();
 
         using var subject = MapSubjects.Create(variant, plan.Entries);
+        var floor = MapSubjects.TimedAgainstFloor.Contains(variant) ? new GrowthFloor() : null;
+        var floors = new GrowthTrace[checkpoints.Length];
         long grown = 0, allocated = 0;
         var worst = GrowthTrace.None(0);
         for (int c = 0; c < checkpoints.Length; c++)
@@ -67,7 +69,8 @@ internal static class NativeMapProbe
             context.Cancellation.ThrowIfCancellationRequested();
             var runtimeBefore = RuntimeActivity.Take();
             long before = GC.GetAllocatedBytesForCurrentThread();
-            worst = GrowthTrace.Worst(worst, subject.Grow(grown, checkpoints[c]));
+            worst = GrowthTrace.Worst(worst, subject.Grow(grown, checkpoints[c], floor));
+            floors[c] = floor?.Trace ?? default;
             allocated += GC.GetAllocatedBytesForCurrentThread() - before;
             var during = RuntimeActivity.Take() - runtimeBefore;
             grown = checkpoints[c];
@@ -88,7 +91,24 @@ internal static class NativeMapProbe
         }
 
         if (!peakReset) context.Note("The peak resident set could not be reset here: peak memory counts everything since the child started.");
-        for (int c = 0; c < checkpoints.Length; c++) Record(context, variant, checkpoints[c], figures[c], wall[c], paused[c]);
+        for (int c = 0; c < checkpoints.Length; c++)
+        {
+            Record(context, variant, checkpoints[c], figures[c], wall[c], paused[c]);
+            if (floor is not null) RecordFloor(context, variant, checkpoints[c], floors[c]);
+        }
+    }
+
+    /// <summary>The growth's floor so far (<see cref="GrowthFloor"/>): its longest trivial operation by the inserts' rule, recorded under the map it ran beside.</summary>
+    private static void RecordFloor(ExperimentContext context, string variant, long entries, GrowthTrace floor)
+    {
+        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(floor.JudgedTicks)], Parameters.Of(("entries", entries), ("op", "longest-insert-floor")), metrics: new Dictionary<string, double>
+        {
+            ["longestPreemptionsIncludedMs"] = LabClock.Milliseconds(floor.AnyWorstTicks),
+            ["preemptedBlocks"] = floor.PreemptedBlocks,
+            ["timedBlocks"] = floor.Blocks,
+            ["preemptionsCounted"] = floor.CountsPreemptions ? 1 : 0,
+            ["worstOperationIndex"] = floor.WorstIndex,
+        });
     }
 
     /// <summary>

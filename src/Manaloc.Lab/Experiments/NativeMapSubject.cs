@@ -45,8 +45,10 @@ internal abstract class MapSubject : IDisposable
     /// Inserts the keys of indexes [<paramref name="from"/>, <paramref name="to"/>) in order and returns the longest
     /// single insert (in <see cref="LabClock"/> ticks) among those the scheduler did not preempt, which insert it was,
     /// whether a collection ran during it, and the longest of all inserts, preempted or not (see <see cref="GrowthTrace"/>).
+    /// With <paramref name="floor"/>, each block of inserts is followed by a block of the floor's trivial operations for as
+    /// long as the inserts took (see <see cref="GrowthFloor"/>).
     /// </summary>
-    public abstract GrowthTrace Grow(long from, long to);
+    public abstract GrowthTrace Grow(long from, long to, GrowthFloor? floor = null);
 
     /// <summary>
     /// Looks up <paramref name="count"/> keys of <paramref name="stream"/> on behalf of <paramref name="thread"/>,
@@ -106,12 +108,68 @@ internal readonly record struct GrowthTrace(long WorstTicks, long WorstIndex, bo
     /// <summary>The longest insert by the rule in the remarks.</summary>
     public long JudgedTicks => CountsPreemptions ? AnyWorstTicks : WorstTicks;
 
+    /// <summary>
+    /// One timed block's trace: its slowest operation left out (but kept as the slowest of all) when the thread's involuntary
+    /// context switches changed across the block, and the preemption unknown when the system does not count them (-1).
+    /// </summary>
+    public static GrowthTrace Block(long worstTicks, long worstIndex, bool worstSawCollection, long switchesBefore, long switchesAfter)
+    {
+        bool counted = switchesBefore >= 0 && switchesAfter >= 0;
+        bool preempted = counted && switchesAfter != switchesBefore;
+        return new(preempted ? 0 : worstTicks, worstIndex, !preempted && worstSawCollection, worstTicks, 1, counted ? (preempted ? 1 : 0) : -1);
+    }
+
     /// <summary>Two growths' traces together: each maximum of both, the block counts summed.</summary>
     public static GrowthTrace Worst(GrowthTrace a, GrowthTrace b)
     {
         var slower = b.WorstTicks > a.WorstTicks ? b : a;
         return new(slower.WorstTicks, slower.WorstIndex, slower.WorstSawCollection, Math.Max(a.AnyWorstTicks, b.AnyWorstTicks),
             a.Blocks + b.Blocks, a.PreemptedBlocks < 0 || b.PreemptedBlocks < 0 ? -1 : a.PreemptedBlocks + b.PreemptedBlocks);
+    }
+}
+
+/// <summary>
+/// The longest insert's floor: the growth's own timed loop with the map taken out, to tell a map's slow step from what
+/// the machine alone puts into one timed operation (the host taking the virtual CPU away, an interrupt, the timestamps'
+/// own cost). After each block of inserts, <see cref="RunBlock"/> times trivial operations (the next key's mix, which an
+/// insert's timed span computes too) one by one for as long as that block took, under the same rule
+/// (<see cref="GrowthTrace"/>: a block the scheduler preempted is left out, unless more than a tenth were). Alternating
+/// block by block, the floor and the inserts share the same seconds of the machine's weather and the same exposure: the
+/// floor's longest operation is what the longest insert would be if every insert were as cheap as a key's mix.
+/// </summary>
+internal sealed class GrowthFloor
+{
+    private long _operations;
+    private long _sink;
+
+    /// <summary>The longest trivial operation so far, by <see cref="GrowthTrace"/>'s rule; its index counts the floor's operations.</summary>
+    public GrowthTrace Trace { get; private set; } = GrowthTrace.None(0);
+
+    /// <summary>Trivial operations timed so far.</summary>
+    public long Operations => _operations;
+
+    /// <summary>Times trivial operations one by one until <paramref name="ticks"/> (<see cref="LabClock"/> ticks, at least one operation) have passed: one block.</summary>
+    public void RunBlock(long ticks)
+    {
+        long switchesBefore = LabNative.InvoluntarySwitchesOfCurrentThread();
+        long i = _operations, sink = _sink;
+        long blockWorst = 0, blockWorstIndex = i;
+        bool blockWorstSawCollection = false;
+        long end = LabClock.Now + ticks, now;
+        do
+        {
+            int collections = GC.CollectionCount(0); // outside the timed span, as the inserts' loop reads it
+            long start = LabClock.Now;
+            sink += NativeMapWorkload.Key(i);
+            now = LabClock.Now;
+            long took = now - start;
+            if (took > blockWorst) (blockWorst, blockWorstIndex, blockWorstSawCollection) = (took, i, GC.CollectionCount(0) != collections);
+            i++;
+        }
+        while (now < end);
+        long switchesAfter = LabNative.InvoluntarySwitchesOfCurrentThread();
+        (_operations, _sink) = (i, sink); // the sink keeps the mix from being optimised away
+        Trace = GrowthTrace.Worst(Trace, GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, switchesBefore, switchesAfter));
     }
 }
 
@@ -124,7 +182,7 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
     public override bool ConcurrentReads => concurrentReads;
     public override bool ConcurrentWrites => concurrentWrites;
 
-    public override GrowthTrace Grow(long from, long to)
+    public override GrowthTrace Grow(long from, long to, GrowthFloor? floor = null)
     {
         ref var map = ref perThread[0];
         var worst = GrowthTrace.None(from);
@@ -132,6 +190,7 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
         {
             long blockEnd = Math.Min(to, blockStart + GrowthTrace.BlockInserts);
             long switchesBefore = LabNative.InvoluntarySwitchesOfCurrentThread();
+            long blockBegan = LabClock.Now;
             long blockWorst = 0, blockWorstIndex = blockStart;
             bool blockWorstSawCollection = false;
             for (long i = blockStart; i < blockEnd; i++)
@@ -144,11 +203,10 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
                 if (!added) throw new InvalidOperationException($"{variant}: key index {i} was refused as already present; the workload's keys are distinct.");
                 if (took > blockWorst) (blockWorst, blockWorstIndex, blockWorstSawCollection) = (took, i, GC.CollectionCount(0) != collections);
             }
+            long blockTook = LabClock.Now - blockBegan;
             long switchesAfter = LabNative.InvoluntarySwitchesOfCurrentThread();
-            bool counted = switchesBefore >= 0 && switchesAfter >= 0;
-            bool preempted = counted && switchesAfter != switchesBefore;
-            var block = new GrowthTrace(preempted ? 0 : blockWorst, blockWorstIndex, !preempted && blockWorstSawCollection, blockWorst, 1, counted ? (preempted ? 1 : 0) : -1);
-            worst = GrowthTrace.Worst(worst, block);
+            worst = GrowthTrace.Worst(worst, GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, switchesBefore, switchesAfter));
+            floor?.RunBlock(blockTook);
         }
         return worst;
     }
@@ -231,9 +289,10 @@ internal sealed unsafe class FloorSubject : MapSubject
     public override bool ConcurrentReads => true;
     public override bool ConcurrentWrites => false;
 
-    public override GrowthTrace Grow(long from, long to)
+    public override GrowthTrace Grow(long from, long to, GrowthFloor? floor = null)
     {
         ObjectDisposedException.ThrowIf(_entries == null, this);
+        if (floor is not null) throw new NotSupportedException($"{Variant} is not timed while it grows: it has no insert to set beside a floor.");
         if (from != _count || to > _capacity || to < from)
         {
             throw new InvalidOperationException($"{Variant}: holds key indexes [0, {_count}) of {_capacity}; it grows in order only, not [{from}, {to}).");
@@ -287,6 +346,9 @@ internal static class MapSubjects
 
     /// <summary>Every map, in display order: each is grown and weighed in a child of its own.</summary>
     public static readonly IReadOnlyList<string> All = [Dictionary, Concurrent, Faster, Native, ConcurrentNative];
+
+    /// <summary>The maps whose longest insert is judged against the growth's floor (<see cref="GrowthFloor"/>), timed beside their growth.</summary>
+    public static readonly IReadOnlyList<string> TimedAgainstFloor = [Native, ConcurrentNative];
 
     /// <summary>The maps and the lookups' floor, in display order.</summary>
     public static readonly IReadOnlyList<string> Reported = [.. All, Floor];
