@@ -12,7 +12,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class NativeMap() : Experiment(
     "native-map", "Manaloc's own claim: a keyed live set off the GC heap, Dictionary-shaped",
     "long keys to a 24-byte struct, grown to 10M entries (1M quick) in a child per variant: full GC pause with the map alive, bytes per entry, peak memory and longest insert while growing, lookups (uniform and Zipf 0.99) at 1 and 2 threads, a 95/5 read/update mix, allocation per operation.",
-    MapSubjects.Reported, MapSubjects.Concurrent, quickSeconds: 25, sweepParameter: "entries")
+    MapSubjects.Reported, MapSubjects.Concurrent, quickSeconds: 37, sweepParameter: "entries")
 {
     private const string Dictionary = MapSubjects.Dictionary;
     private const string Concurrent = MapSubjects.Concurrent;
@@ -130,7 +130,7 @@ public sealed class NativeMap() : Experiment(
             new("op", "full-gc: one blocking compacting gen-2 collection with the map alive (wall clock); managed-bytes, native-bytes: per entry after a full collection "
                 + "(native: the resident set's growth beyond the GC's committed bytes); peak-memory: the peak resident set since the growth began, above the start; "
                 + "longest-insert: the slowest single insert so far among those the scheduler did not preempt, unless more than a tenth of the 256-insert blocks were preempted (its metrics: the slowest of all inserts, preempted blocks, which insert, whether a collection ran during it, and the collections, their pause and the thread's involuntary context switches while growing); "
-                + "longest-insert-floor (NativeMap, ConcurrentNativeMap): the same timed loop with the map taken out, after each block of inserts a block of trivial timed operations (a key's mix) for as long as the inserts took, its slowest operation by the same rule: what the machine alone puts into one timed operation over the growth's time; insert-allocation: managed bytes allocated per insert so far; "
+                + "longest-insert-floor (NativeMap, ConcurrentNativeMap): the same timed loop with the map taken out, after each block of inserts a block of trivial timed operations (a key's mix) for as long as the inserts took (after a preempted block, as long as the unpreempted ones on average), its slowest operation taken as the map's longest insert was (preempted blocks left out unless the map's growth counted them): what the machine alone puts into one timed operation over the growth's time; insert-allocation: managed bytes allocated per insert so far; "
                 + "lookup-uniform, lookup-zipf: lookups of inserted keys, every map and the floor (a native array of the entries read by insertion index) in interleaved rounds in one process (2 threads where the map allows concurrent readers); mix: 95% lookups, 5% updates, Zipf keys, 1 and 2 threads (the maps that take concurrent writes)",
                 ["full-gc", "managed-bytes", "native-bytes", "peak-memory", "longest-insert", "longest-insert-floor", "insert-allocation", "lookup-uniform", "lookup-zipf", "mix"]),
             new("threads", "threads looking up or running the mix (1, 2)", ["1", "2"]),

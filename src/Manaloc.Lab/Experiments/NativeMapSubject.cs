@@ -131,22 +131,46 @@ internal readonly record struct GrowthTrace(long WorstTicks, long WorstIndex, bo
 /// <summary>
 /// The longest insert's floor: the growth's own timed loop with the map taken out, to tell a map's slow step from what
 /// the machine alone puts into one timed operation (the host taking the virtual CPU away, an interrupt, the timestamps'
-/// own cost). After each block of inserts, <see cref="RunBlock"/> times trivial operations (the next key's mix, which an
-/// insert's timed span computes too) one by one for as long as that block took, under the same rule
+/// own cost). After each block of inserts, <see cref="RunBlockBeside"/> times trivial operations (the next key's mix, which
+/// an insert's timed span computes too) one by one for as long as that block took, under the same rule
 /// (<see cref="GrowthTrace"/>: a block the scheduler preempted is left out, unless more than a tenth were). Alternating
 /// block by block, the floor and the inserts share the same seconds of the machine's weather and the same exposure: the
 /// floor's longest operation is what the longest insert would be if every insert were as cheap as a key's mix.
 /// </summary>
+/// <remarks>
+/// A block of inserts the scheduler preempted took the time the thread was off its core as well; a floor block that long
+/// would be preempted more often in turn and give the floor more exposure than the growth had. So after a preempted block
+/// the floor runs for the mean of the unpreempted blocks so far (the block's own time before there is one).
+/// </remarks>
 internal sealed class GrowthFloor
 {
     private long _operations;
     private long _sink;
+    private long _unpreemptedTicks, _unpreemptedBlocks;
 
     /// <summary>The longest trivial operation so far, by <see cref="GrowthTrace"/>'s rule; its index counts the floor's operations.</summary>
     public GrowthTrace Trace { get; private set; } = GrowthTrace.None(0);
 
     /// <summary>Trivial operations timed so far.</summary>
     public long Operations => _operations;
+
+    /// <summary>
+    /// One floor block beside a block of inserts that took <paramref name="insertTicks"/> (<see cref="LabClock"/> ticks):
+    /// for as long, or, when the scheduler <paramref name="preempted"/> the inserts, for as long as their unpreempted blocks
+    /// took on average (see the remarks).
+    /// </summary>
+    public void RunBlockBeside(long insertTicks, bool preempted) => RunBlock(TicksBeside(insertTicks, preempted));
+
+    /// <summary>How long the floor block beside a block of inserts runs (see <see cref="RunBlockBeside"/>), counting that block into the unpreempted mean when it was not preempted.</summary>
+    internal long TicksBeside(long insertTicks, bool preempted)
+    {
+        if (!preempted)
+        {
+            _unpreemptedTicks += insertTicks;
+            _unpreemptedBlocks++;
+        }
+        return preempted && _unpreemptedBlocks > 0 ? _unpreemptedTicks / _unpreemptedBlocks : insertTicks;
+    }
 
     /// <summary>Times trivial operations one by one until <paramref name="ticks"/> (<see cref="LabClock"/> ticks, at least one operation) have passed: one block.</summary>
     public void RunBlock(long ticks)
@@ -205,8 +229,9 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
             }
             long blockTook = LabClock.Now - blockBegan;
             long switchesAfter = LabNative.InvoluntarySwitchesOfCurrentThread();
-            worst = GrowthTrace.Worst(worst, GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, switchesBefore, switchesAfter));
-            floor?.RunBlock(blockTook);
+            var block = GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, switchesBefore, switchesAfter);
+            worst = GrowthTrace.Worst(worst, block);
+            floor?.RunBlockBeside(blockTook, preempted: block.PreemptedBlocks > 0);
         }
         return worst;
     }

@@ -160,6 +160,17 @@ public sealed class NativeMapTests
     }
 
     [Fact]
+    public void After_a_preempted_block_of_inserts_the_floor_runs_as_long_as_the_unpreempted_blocks_on_average()
+    {
+        var floor = new GrowthFloor();
+        Assert.Equal(900, floor.TicksBeside(900, preempted: true)); // no unpreempted block yet: the block's own time
+        Assert.Equal(100, floor.TicksBeside(100, preempted: false));
+        Assert.Equal(300, floor.TicksBeside(300, preempted: false));
+        Assert.Equal(200, floor.TicksBeside(50_000, preempted: true)); // not the time the thread spent off its core
+        Assert.Equal(200, floor.TicksBeside(200, preempted: false));
+    }
+
+    [Fact]
     public void A_preempted_block_keeps_its_slowest_operation_only_as_the_slowest_of_all()
     {
         var clean = GrowthTrace.Block(5, 10, true, switchesBefore: 3, switchesAfter: 3);
