@@ -141,6 +141,9 @@ internal readonly record struct GrowthTrace(long WorstTicks, long WorstIndex, bo
 /// A block of inserts the scheduler preempted took the time the thread was off its core as well; a floor block that long
 /// would be preempted more often in turn and give the floor more exposure than the growth had. So after a preempted block
 /// the floor runs for the mean of the unpreempted blocks so far (the block's own time before there is one).
+/// A trivial operation's timed span is a smaller share of its loop than an insert's, so a stall of the machine lands in
+/// one a little less often: the floor can only come out lower than the inserts' own exposure would give, which makes
+/// "at the floor" harder to reach, never easier.
 /// </remarks>
 internal sealed class GrowthFloor
 {
