@@ -20,6 +20,7 @@ public static class Program
     public static int Run(string[] args, TextWriter stdout, TextWriter stderr)
     {
         if (args is ["soak", ..]) return Soak.SoakCommand.Run(args[1..], stdout, stderr); // lab soak --minutes N | --seconds N
+        if (args is [ChildCommand.Verb, ..]) return RunChild(args[1..], stdout, stderr); // internal: the lab's own children (ChildCommand)
         var parse = BuildCommandLine(stdout, stderr).Parse(args);
         if (parse.Errors.Count > 0)
         {
@@ -63,24 +64,11 @@ public static class Program
         compare.Arguments.Add(before);
         compare.Arguments.Add(after);
 
-        var childExperiment = new Argument<string>("experiment");
-        var childKey = new Argument<string>("key");
-        var childArgs = new Argument<string[]>("arguments") { Arity = ArgumentArity.ZeroOrMore };
-        var childMode = new Option<RunMode>("--mode") { DefaultValueFactory = _ => RunMode.Quick };
-        var child = new Command("child", "Internal: run part of an experiment in this process and print its result line.") { Hidden = true };
-        child.Arguments.Add(childExperiment);
-        child.Arguments.Add(childKey);
-        child.Arguments.Add(childArgs);
-        child.Options.Add(childMode);
-        child.Options.Add(threads);
-        child.Options.Add(launches);
-
         var root = new RootCommand("Manaloc lab: reruns the articles' experiments on this machine and sets their figures beside today's. Also: 'soak --minutes N' (or --seconds N) runs every component together under random load, checking invariants.");
         foreach (var option in new Option[] { quick, full, smoke, threads, output, json, readme, launches }) root.Options.Add(option);
         root.Subcommands.Add(run);
         root.Subcommands.Add(list);
         root.Subcommands.Add(compare);
-        root.Subcommands.Add(child);
 
         // Every command has an action, so the parser never demands a subcommand: no arguments runs every
         // experiment in quick mode (the README's command). Help and version are options with actions of their
@@ -94,15 +82,6 @@ public static class Program
             return 0;
         });
         compare.SetAction(p => CompareReports(p.GetValue(before)!, p.GetValue(after)!, stdout, stderr));
-        child.SetAction(p =>
-        {
-            if (!TryReadThreads(p, threads, stderr, out var threadCounts, out int usage)) return usage;
-            // A child is one process: it runs the experiment (or its part) here, never further launches of it. It knows
-            // the run's launch count so that work the run divides between launches is divided the same way.
-            var settings = RunSettings.For(p.GetValue(childMode), threadCounts);
-            if (p.GetValue(launches) is { } launchCount) settings = settings with { Launches = Math.Clamp(launchCount, 1, 100) };
-            return RunChild(p.GetValue(childExperiment)!, p.GetValue(childKey)!, p.GetValue(childArgs) ?? [], settings, stdout, stderr);
-        });
 
         return root;
     }
@@ -228,21 +207,19 @@ public static class Program
         return 0;
     }
 
-    private static int RunChild(string experimentName, string key, string[] arguments, RunSettings settings, TextWriter stdout, TextWriter stderr)
+    private static int RunChild(string[] args, TextWriter stdout, TextWriter stderr)
     {
+        if (!ChildCommand.TryParse(args, out var command, out string? problem)) return Usage(stderr, problem!);
+        string experimentName = command!.Experiment, key = command.Key;
         var experiment = ExperimentRegistry.Find(experimentName);
         if (experiment is null) return Usage(stderr, $"unknown experiment '{experimentName}'.");
-        // A launch's one argument is its index (see ExperimentContext.RunLaunch).
-        if (key == Experiment.LaunchKey && arguments.Length > 0
-            && int.TryParse(arguments[0], System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out int launch))
-        {
-            settings = settings with { Launch = launch };
-        }
-        var context = new ExperimentContext(experiment.Name, settings);
+        // A child is one process: it runs the experiment (or its part) here, never further launches of it. It knows
+        // the run's launch count so that work the run divides between launches is divided the same way.
+        var context = new ExperimentContext(experiment.Name, command.Settings());
         try
         {
             if (key == Experiment.LaunchKey) experiment.Run(context);
-            else experiment.RunChild(key, arguments, context);
+            else experiment.RunChild(key, command.Arguments, context);
         }
         catch (Exception e)
         {

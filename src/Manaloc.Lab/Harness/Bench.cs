@@ -112,9 +112,9 @@ public static class Bench
         // Warm-up: keep running full samples until the time is spent, recalibrating as the JIT tiers
         // up. The count follows the fastest round seen, never the last one: a round in which the
         // thread was descheduled would otherwise shrink the count until a sample times the
-        // scheduler instead of the body.
+        // scheduler instead of the body. At least MinimumSizingRounds run even when the warm-up is shorter.
         double fastest = nsPerOp;
-        while (Stopwatch.GetElapsedTime(warmUpStart) < settings.WarmUp)
+        for (int round = 0; round < MinimumSizingRounds || Stopwatch.GetElapsedTime(warmUpStart) < settings.WarmUp; round++)
         {
             long start = Stopwatch.GetTimestamp();
             body(ops);
@@ -123,6 +123,15 @@ public static class Bench
         }
         return ops;
     }
+
+    /// <summary>
+    /// Rounds at the computed count that every calibration runs, however short its warm-up. The count comes from one run,
+    /// and a run the host slowed (the thread descheduled for a time slice) makes it as much too small as the run was slow,
+    /// 100x for a 1 ms run that lost 100 ms: the first round at that count takes a fraction of the sample target and
+    /// resizes it from its own time, the second runs at the corrected count. A warm-up of two sample targets or more (every
+    /// mode's default) runs these rounds anyway, so they cost only measurements that chose a shorter warm-up.
+    /// </summary>
+    internal const int MinimumSizingRounds = 2;
 
     /// <summary>Runs <paramref name="ops"/> operations of <paramref name="body"/> until <paramref name="warmUp"/> is spent (at least once).</summary>
     internal static void WarmUp(Action<long> body, long ops, TimeSpan warmUp)

@@ -175,15 +175,8 @@ public sealed class ExperimentContext
 
     private ChildOutput RunLabChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment, TimeSpan timeout)
     {
-        var args = new List<string> { "child", ExperimentName, key, "--mode", RunSettings.NameOf(Settings.Mode), "--launches", Settings.Launches.ToString(System.Globalization.CultureInfo.InvariantCulture) };
-        if (Settings.ThreadCounts.Count > 0)
-        {
-            args.Add("--threads");
-            args.Add(string.Join(',', Settings.ThreadCounts));
-        }
-        args.Add("--");
-        args.AddRange(arguments);
-        return ChildProcess.Run(args, environment, timeout, Cancellation);
+        var command = new ChildCommand(ExperimentName, key, Settings.Mode, Settings.Launches, Settings.ThreadCounts, arguments);
+        return ChildProcess.Run(command.ToArguments(), environment, timeout, Cancellation);
     }
 
     /// <summary>Adds a line to the experiment's notes.</summary>

@@ -85,9 +85,10 @@ public static class ThreadSweep
         }
         perThread = (long)Math.Clamp(target / Math.Max(nsPerRound, 0.01), 1, 1L << 36);
         // As in Bench.Calibrate: follow the fastest round, so one descheduled round cannot shrink
-        // the count until a sample times the barrier instead of the body.
+        // the count until a sample times the barrier instead of the body, and run at least
+        // Bench.MinimumSizingRounds, so a count sized from one slowed run is corrected.
         double fastest = nsPerRound;
-        while (Stopwatch.GetElapsedTime(warmStart) < settings.WarmUp)
+        for (int round = 0; round < Bench.MinimumSizingRounds || Stopwatch.GetElapsedTime(warmStart) < settings.WarmUp; round++)
         {
             fastest = Math.Min(fastest, crew.Run(perThread).TotalNanoseconds / perThread);
             perThread = (long)Math.Clamp(target / Math.Max(fastest, 0.01), 1, 1L << 36);

@@ -23,6 +23,28 @@ public sealed class BenchTests
     }
 
     [Fact]
+    public void A_calibration_run_the_host_slowed_does_not_shrink_the_count_even_without_a_warm_up()
+    {
+        // The run that ends the doubling (64 operations of about a microsecond) loses 200 ms, as a run descheduled for a
+        // few time slices would: sized from it alone, a sample of 8 ms would be 64 × 8 / 200 ≈ 3 operations. The sizing
+        // rounds must bring it back to the body's own cost: at least the 64 of that run, by a wide margin.
+        bool slowed = false;
+        void Body(long n)
+        {
+            if (!slowed && n >= 64)
+            {
+                slowed = true;
+                Thread.Sleep(200);
+            }
+            for (long i = 0; i < n; i++) Thread.SpinWait(20);
+        }
+        var settings = RunSettings.Quick() with { WarmUp = TimeSpan.Zero, SampleTarget = TimeSpan.FromMilliseconds(8) };
+        long ops = Bench.Calibrate(Body, settings);
+        Assert.True(slowed);
+        Assert.True(ops >= 64, $"calibrated to {ops} operations per sample");
+    }
+
+    [Fact]
     public void Fixed_operation_counts_are_used_as_given()
     {
         var seen = new List<long>();
