@@ -630,7 +630,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
         }
         byte* carved = _hugeCursor;
         _hugeCursor += SegmentBytes;
-        // Zero-filled by the system (a block is never reused: Clear makes a new table).
+        // Zero-filled by the system (a block is never reused: Clear makes a new table), so every tag and sequence starts
+        // at 0. The entry offsets are plain stores, as a system-allocated segment's: readers reach the segment only through
+        // its directory slot and the split state that makes its first bucket exist, published by a release store after them.
         SetEntryOffsets(carved, 1L << SegmentShift);
         return carved;
     }
