@@ -10,9 +10,9 @@ namespace Manaloc.Platform;
 /// <para>Why: a structure of tens of megabytes read at random addresses on 4 KiB pages misses the TLB on almost every
 /// access and pays a page walk beside the cache miss; on 2 MiB pages a few hundred megabytes stay within the TLB's
 /// reach. The cost: memory comes in 2 MiB granules (a block's untouched remainder is resident once any of its huge
-/// pages is touched), and the first touch of a huge page zeroes all 2 MiB of it at once (one page fault of some
-/// hundred microseconds instead of 512 small ones spread out). So callers take these blocks only for structures
-/// already megabytes large, and carve them.</para>
+/// pages is touched), and the first touch of a huge page zeroes all 2 MiB of it at once: one page fault that takes
+/// what 512 small ones would, instead of spreading it over 512 first touches. So callers take these blocks only for
+/// structures already megabytes large, and carve them.</para>
 /// <para>Linux: an anonymous private mapping (zero-filled by the kernel, pages faulted in on first touch) with
 /// <c>madvise(MADV_HUGEPAGE)</c>; freeing unmaps it, so the resident memory falls at once. Elsewhere:
 /// <see cref="NativeMemory.AlignedAlloc"/> and a clear, on the system's base pages. Thread-safe: no state.</para>
