@@ -3,6 +3,7 @@ using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
+using Manaloc.Platform;
 
 namespace Manaloc.Collections;
 
@@ -33,7 +34,8 @@ namespace Manaloc.Collections;
 /// <para>Memory: primary buckets in segments of about 64 KiB, headers first (the first segment of a small table starts at the
 /// size it needs and doubles, copied, up to the full segment); the directory of segment pointers doubles when it
 /// is full (it is 8 bytes per 64 KiB); overflow buckets are carved from 64 KiB arena chunks and recycled through
-/// a free list. Nothing is returned to the system before <see cref="Free"/> (Clear and Dispose): a concurrent
+/// a free list. Full segments from <see cref="FirstHugeSegment"/> on are carved from 2 MiB blocks on transparent huge
+/// pages (<see cref="HugePageBlocks"/>; see <see cref="AllocateFullSegment"/>). Nothing is returned to the system before <see cref="Free"/> (Clear and Dispose): a concurrent
 /// reader may hold any pointer the table ever published, so replaced directories and first segments wait in
 /// <see cref="_retired"/> (at most about 2 x log2 of the table's size of them, a few KiB in all).</para>
 /// <para>Concurrency (concurrent mode; one writer at a time): a writer makes the chain's primary sequence odd
@@ -83,6 +85,15 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
     internal static readonly int OverflowBytes = RoundTo32(HeaderBytes + OverflowSlots * EntryBytes);
     internal static readonly int SegmentShift = BitOperations.Log2((uint)Math.Max(1, SegmentTargetBytes / PrimaryBytes));
     private static readonly long SegmentMask = (1L << SegmentShift) - 1;
+    /// <summary>A full segment's bytes (a multiple of 64: at least 4 buckets of a multiple of 32 bytes).</summary>
+    private static readonly long SegmentBytes = (1L << SegmentShift) * PrimaryBytes;
+    /// <summary>A huge-page block's header: the next block of the table's chain, a line of its own.</summary>
+    private const int HugeBlockHeaderBytes = 64;
+    /// <summary>Full segments carved from one huge-page block, after its header.</summary>
+    private static readonly int SegmentsPerHugeBlock = (int)((HugePageBlocks.GranuleBytes - HugeBlockHeaderBytes) / SegmentBytes);
+    /// <summary>The first segment index carved from huge-page blocks: once the segments before it hold a granule's worth,
+    /// so a block's unused remainder is at most what the table already holds (small maps never take a 2 MiB granule).</summary>
+    internal static readonly int FirstHugeSegment = Math.Max(1, SegmentsPerHugeBlock);
 
     /// <summary>Tests under Coyote: split value copies in two halves with a scheduling point between (Coyote sees no native load or store).</summary>
     private static readonly bool s_interleave = AppContext.TryGetSwitch(InterleaveSwitch, out bool on) && on;
@@ -107,6 +118,10 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
     private byte* _arenaChunks;
     private byte* _arenaCursor;
     private byte* _arenaEnd;
+    // Huge-page blocks that segments FirstHugeSegment and on are carved from, chained through their headers.
+    private byte* _hugeBlocks;
+    private byte* _hugeCursor;
+    private byte* _hugeEnd;
     private long _nativeBytes;
     private long _splits;
     private readonly List<(nint Block, long Bytes)> _retired = [];
@@ -134,7 +149,8 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
             _segmentCount = 1;
             for (long b = _firstSegmentBuckets; b < total; b += 1L << SegmentShift)
             {
-                ((byte**)_directory)[_segmentCount++] = AllocateSegment(1L << SegmentShift);
+                ((byte**)_directory)[_segmentCount] = AllocateFullSegment(_segmentCount);
+                _segmentCount++;
             }
         }
         catch (OutOfMemoryException)
@@ -482,7 +498,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
         if (segment < _segmentCount) return;
         Debug.Assert(segment == _segmentCount, "buckets are created in order");
         if (segment >= _directoryCapacity) GrowDirectory();
-        byte* block = AllocateSegment(1L << SegmentShift);
+        byte* block = AllocateFullSegment((int)segment);
         // Plain store: readers address this segment only after the split state that makes its first bucket exist,
         // published by a release store after this one.
         ((byte**)_directory)[segment] = block;
@@ -583,6 +599,44 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
         return block;
     }
 
+    /// <summary>Full segment <paramref name="segment"/> (1 and on): from the system below <see cref="FirstHugeSegment"/>,
+    /// carved from a huge-page block from there on.</summary>
+    /// <remarks>Why huge pages: a lookup's two accesses (header, entry) land anywhere in a table of tens of megabytes; on
+    /// 4 KiB pages each also misses the TLB and walks the page tables, on 2 MiB pages the whole table stays within the
+    /// TLB's reach. The cost: the table's memory grows by 2 MiB granules (at most one granule, less its header and
+    /// tail, unused), and the insert whose segment starts a block also takes its huge page's first-touch fault (the
+    /// kernel zeroes 2 MiB) when it writes the segment's entry offsets.</remarks>
+    private byte* AllocateFullSegment(int segment)
+    {
+        if (segment < FirstHugeSegment) return AllocateSegment(1L << SegmentShift);
+        if (_hugeCursor == null || _hugeCursor + SegmentBytes > _hugeEnd)
+        {
+            if (_nativeBytes + HugePageBlocks.GranuleBytes > AllocationBudget) ThrowHelper.ThrowMapOutOfMemory(_owner, HugePageBlocks.GranuleBytes);
+            byte* block;
+            try
+            {
+                block = HugePageBlocks.Allocate(HugePageBlocks.GranuleBytes);
+            }
+            catch (OutOfMemoryException)
+            {
+                ThrowHelper.ThrowMapOutOfMemory(_owner, HugePageBlocks.GranuleBytes);
+                return null;
+            }
+            Volatile.Write(ref _nativeBytes, _nativeBytes + HugePageBlocks.GranuleBytes); // statistics only
+            *(byte**)block = _hugeBlocks;
+            _hugeBlocks = block;
+            _hugeCursor = block + HugeBlockHeaderBytes;
+            _hugeEnd = block + HugeBlockHeaderBytes + (long)SegmentsPerHugeBlock * SegmentBytes;
+        }
+        byte* carved = _hugeCursor;
+        _hugeCursor += SegmentBytes;
+        // Zero-filled by the system (a block is never reused: Clear makes a new table), so every tag and sequence starts
+        // at 0. The entry offsets are plain stores, as a system-allocated segment's: readers reach the segment only through
+        // its directory slot and the split state that makes its first bucket exist, published by a release store after them.
+        SetEntryOffsets(carved, 1L << SegmentShift);
+        return carved;
+    }
+
     /// <summary>Writes where each header's entries are. Plain stores: readers reach a segment only after a release store
     /// that follows them (the split state for a new segment, the directory for a grown first one).</summary>
     private static void SetEntryOffsets(byte* block, long buckets)
@@ -626,7 +680,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
         if (directory != null)
         {
             if (_segmentCount > 0) Release(directory[0], _firstSegmentBuckets * PrimaryBytes);
-            for (int s = 1; s < _segmentCount; s++) Release(directory[s], (1L << SegmentShift) * PrimaryBytes);
+            for (int s = 1; s < Math.Min(_segmentCount, FirstHugeSegment); s++) Release(directory[s], SegmentBytes);
             Release((byte*)directory, (long)_directoryCapacity * sizeof(nint));
         }
         _directory = 0;
@@ -638,6 +692,14 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
             chunk = next;
         }
         _arenaChunks = _arenaCursor = _arenaEnd = _freeOverflow = null;
+        for (byte* block = _hugeBlocks; block != null;)
+        {
+            byte* next = *(byte**)block;
+            HugePageBlocks.Free(block, HugePageBlocks.GranuleBytes);
+            Volatile.Write(ref _nativeBytes, _nativeBytes - HugePageBlocks.GranuleBytes);
+            block = next;
+        }
+        _hugeBlocks = _hugeCursor = _hugeEnd = null;
         foreach (var (block, bytes) in _retired) Release((byte*)block, bytes);
         _retired.Clear();
     }

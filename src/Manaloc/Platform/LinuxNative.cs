@@ -37,6 +37,42 @@ internal static unsafe partial class LinuxNative
     /// <summary>MADV_DONTNEED: the pages go back to the kernel; the next touch maps zero-filled pages.</summary>
     private const int MadvDontNeed = 4;
 
+    /// <summary>MADV_HUGEPAGE: back the range with transparent huge pages where the kernel can (its <c>madvise</c> mode).</summary>
+    private const int MadvHugePage = 14;
+
+    [LibraryImport("libc", EntryPoint = "mmap", SetLastError = true)]
+    private static partial void* Mmap(void* address, nuint length, int protection, int flags, int fd, nint offset);
+
+    [LibraryImport("libc", EntryPoint = "munmap")]
+    private static partial int Munmap(void* address, nuint length);
+
+    // The same values on x86-64 and Arm64 (the generic Linux ABI).
+    private const int ProtReadWrite = 0x1 | 0x2;
+    private const int MapPrivateAnonymous = 0x02 | 0x20;
+
+    /// <summary>
+    /// Maps <paramref name="length"/> bytes (a multiple of <paramref name="alignment"/>, a power of two that is a multiple
+    /// of the page size) of zero-filled private memory at an address aligned to <paramref name="alignment"/>, and asks for
+    /// transparent huge pages on it (advice only: where the kernel has none, the range stays on base pages). Null when the
+    /// system refuses the mapping. Free with <see cref="Unmap"/>. Linux only.
+    /// </summary>
+    public static byte* MapAlignedHugePages(nuint length, nuint alignment)
+    {
+        // Over-map by the alignment, then unmap the unaligned head and the tail: the kernel aligns mappings to pages only.
+        byte* raw = (byte*)Mmap(null, length + alignment, ProtReadWrite, MapPrivateAnonymous, -1, 0);
+        if (raw == (byte*)-1) return null;
+        byte* aligned = (byte*)(((nuint)raw + alignment - 1) & ~(alignment - 1));
+        if (aligned > raw) Munmap(raw, (nuint)(aligned - raw));
+        byte* end = aligned + length;
+        nuint tail = (nuint)(raw + length + alignment - end);
+        if (tail > 0) Munmap(end, tail);
+        Madvise(aligned, length, MadvHugePage); // advice: a refusal leaves base pages, which work the same
+        return aligned;
+    }
+
+    /// <summary>Unmaps a range <see cref="MapAlignedHugePages"/> returned (its pages go back to the kernel).</summary>
+    public static void Unmap(byte* address, nuint length) => Munmap(address, length);
+
     /// <summary>
     /// Gives the whole pages inside [<paramref name="start"/>, <paramref name="start"/> + <paramref name="length"/>) back to
     /// the kernel, keeping the range mapped (a later read sees zeros); true when that was done. Linux only (false elsewhere,

@@ -7,6 +7,6 @@ public sealed class LinuxFactAttribute : FactAttribute
     /// <summary>Skips the test unless it runs on Linux.</summary>
     public LinuxFactAttribute()
     {
-        if (!OperatingSystem.IsLinux()) Skip = "Linux only: it checks Linux system calls (sched_getaffinity, sched_setaffinity).";
+        if (!OperatingSystem.IsLinux()) Skip = "Linux only: it checks Linux system calls (affinity, mappings).";
     }
 }
