@@ -4,7 +4,7 @@ namespace Manaloc.Platform;
 
 /// <summary>
 /// The few Linux system calls the library needs (the processor reading, a dispatcher worker pinning itself,
-/// giving pages back), through libc (the runtime maps the name
+/// giving pages back, huge-page blocks), through libc (the runtime maps the name
 /// <c>libc</c> to the platform's C library). Every entry point is unprivileged.
 /// </summary>
 /// <remarks>
@@ -36,6 +36,41 @@ internal static unsafe partial class LinuxNative
 
     /// <summary>MADV_DONTNEED: the pages go back to the kernel; the next touch maps zero-filled pages.</summary>
     private const int MadvDontNeed = 4;
+
+    /// <summary>MADV_HUGEPAGE: the range may be backed by transparent huge pages (needed when THP is in <c>madvise</c> mode).</summary>
+    private const int MadvHugePage = 14;
+
+    // PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS: the same values on x64 and arm64.
+    private const int ProtReadWrite = 0x1 | 0x2;
+    private const int MapPrivateAnonymous = 0x02 | 0x20;
+
+    [LibraryImport("libc", EntryPoint = "mmap", SetLastError = true)]
+    private static partial void* Mmap(void* address, nuint length, int protection, int flags, int fd, nint offset);
+
+    [LibraryImport("libc", EntryPoint = "munmap", SetLastError = true)]
+    private static partial int Munmap(void* address, nuint length);
+
+    /// <summary>
+    /// Maps <paramref name="length"/> zeroed bytes (a multiple of <paramref name="alignment"/>, a power of two and a
+    /// multiple of the page size) at an address aligned to <paramref name="alignment"/>, advised for transparent huge
+    /// pages; null if the kernel refused the mapping. Maps length + alignment and unmaps the unaligned head and the
+    /// tail, so nothing outside the returned range stays mapped. Free with <see cref="UnmapAligned"/>.
+    /// </summary>
+    public static byte* MapAlignedHugePages(nuint length, nuint alignment)
+    {
+        byte* mapped = (byte*)Mmap(null, length + alignment, ProtReadWrite, MapPrivateAnonymous, -1, 0);
+        if (mapped == (byte*)-1) return null;
+        byte* aligned = (byte*)(((nuint)mapped + alignment - 1) & ~(alignment - 1));
+        if (aligned > mapped) Munmap(mapped, (nuint)(aligned - mapped));
+        nuint tail = (nuint)(mapped + length + alignment - (aligned + length));
+        if (tail > 0) Munmap(aligned + length, tail);
+        // Advice only: if the kernel has no huge pages (or THP is off) the range stays backed by small pages.
+        Madvise(aligned, length, MadvHugePage);
+        return aligned;
+    }
+
+    /// <summary>Unmaps a range <see cref="MapAlignedHugePages"/> returned.</summary>
+    public static void UnmapAligned(byte* address, nuint length) => Munmap(address, length);
 
     /// <summary>
     /// Gives the whole pages inside [<paramref name="start"/>, <paramref name="start"/> + <paramref name="length"/>) back to
