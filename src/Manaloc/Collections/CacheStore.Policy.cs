@@ -287,7 +287,7 @@ internal sealed unsafe partial class CacheStore
 
     private void FreePolicy()
     {
-        if (_heads != null) NativeMemory.AlignedFree(_heads);
-        if (_sketch != null) NativeMemory.AlignedFree(_sketch);
+        FreeTable(_heads, _headBitmapBytes);
+        FreeTable(_sketch, _sketchBytes);
     }
 }

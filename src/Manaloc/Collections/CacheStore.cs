@@ -1,6 +1,7 @@
 using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using Manaloc.Platform;
 
 namespace Manaloc.Collections;
 
@@ -10,9 +11,12 @@ namespace Manaloc.Collections;
 /// without a lock; every other member runs under the cache's writer lock.
 /// </summary>
 /// <remarks>
-/// <para>Memory: the directory of block pointers and the index are allocated at construction, blocks (4 KiB or
-/// 64 KiB, every byte counted) as entries need them, up to the budget; nothing is freed before <see cref="Free"/>.
-/// An entry is a chain of chunks linked by the first 4 bytes of each (a chunk reference is its index + 1; 0 ends
+/// <para>Memory: the directory of block pointers and the index are allocated at construction, blocks (4 KiB, 64 KiB or
+/// 2 MiB, every byte counted) as entries need them, up to the budget; nothing is freed before <see cref="Free"/>. The
+/// 2 MiB blocks, and the index, sketch and bitmap when they are whole 2 MiB units, are <see cref="HugePageBlocks"/>:
+/// lookups land at random over the whole budget, and with 4 KiB pages nearly every cache miss of theirs is also a TLB
+/// miss. A huge page holds only bytes the budget counts (the blocks and tables are whole units).</para>
+/// <para>An entry is a chain of chunks linked by the first 4 bytes of each (a chunk reference is its index + 1; 0 ends
 /// the chain): the first chunk holds the header and the start of the key; key then value follow, 60 bytes per
 /// chunk. One chunk size means no size class can starve another: any eviction frees chunks every entry can use.</para>
 /// <para>Readers (lock-free, read-copy-update): an entry's chunks are written before a release store links it
@@ -56,6 +60,7 @@ internal sealed unsafe partial class CacheStore
     private readonly uint _bucketMask;
     private readonly long _fixedBytes;
     private readonly long _reclaimBatch;
+    private readonly long _bucketBytes, _headBitmapBytes, _sketchBytes;
 
     // Writer state (under the cache's lock); counters read by other threads are written with Volatile.Write.
     private int _blockCount;
@@ -75,31 +80,34 @@ internal sealed unsafe partial class CacheStore
         _bucketMask = (uint)(layout.Buckets - 1);
         _fixedBytes = layout.FixedBytes;
         _reclaimBatch = Math.Clamp(layout.CapacityChunks / 512, 1, 256);
+        _bucketBytes = layout.Buckets * sizeof(uint);
+        _headBitmapBytes = layout.HeadBitmapBytes;
+        _sketchBytes = layout.SketchLongs * sizeof(ulong);
         try
         {
             _directory = (nint)NativeMemory.AlignedAlloc((nuint)((long)_maxBlocks * sizeof(nint)), 64);
-            _buckets = (nint)NativeMemory.AlignedAlloc((nuint)(layout.Buckets * sizeof(uint)), 64);
+            _buckets = (nint)AllocateTable(_bucketBytes);
         }
         catch (OutOfMemoryException)
         {
             if (_directory != 0) NativeMemory.AlignedFree((void*)_directory);
             throw;
         }
-        NativeMemory.Clear((void*)_buckets, (nuint)(layout.Buckets * sizeof(uint)));
+        NativeMemory.Clear((void*)_buckets, (nuint)_bucketBytes);
         try
         {
-            _heads = (ulong*)NativeMemory.AlignedAlloc((nuint)layout.HeadBitmapBytes, 64);
-            _sketch = (ulong*)NativeMemory.AlignedAlloc((nuint)(layout.SketchLongs * sizeof(ulong)), 64);
+            _heads = (ulong*)AllocateTable(_headBitmapBytes);
+            _sketch = (ulong*)AllocateTable(_sketchBytes);
         }
         catch (OutOfMemoryException)
         {
             FreePolicy();
             NativeMemory.AlignedFree((void*)_directory);
-            NativeMemory.AlignedFree((void*)_buckets);
+            FreeTable((void*)_buckets, _bucketBytes);
             throw;
         }
-        NativeMemory.Clear(_heads, (nuint)layout.HeadBitmapBytes);
-        NativeMemory.Clear(_sketch, (nuint)(layout.SketchLongs * sizeof(ulong)));
+        NativeMemory.Clear(_heads, (nuint)_headBitmapBytes);
+        NativeMemory.Clear(_sketch, (nuint)_sketchBytes);
         _sketchMask = (uint)(layout.SketchLongs - 1);
         _sampleSize = 10 * layout.SketchLongs;
         long capacity = layout.CapacityChunks - _reclaimBatch;
@@ -268,9 +276,21 @@ internal sealed unsafe partial class CacheStore
 
     private long FreeChunks => _freeChunks + (_freshEnd - _freshNext);
 
+    /// <summary>A table of the index or the policy: on huge pages when it is whole 2 MiB units (a large budget's), 64-byte aligned otherwise.</summary>
+    private static void* AllocateTable(long bytes)
+        => HugePageBlocks.IsWholeGranules(bytes) ? HugePageBlocks.Allocate(bytes) : NativeMemory.AlignedAlloc((nuint)bytes, ChunkBytes);
+
+    /// <summary>Frees a table <see cref="AllocateTable"/> returned for <paramref name="bytes"/> (null: nothing).</summary>
+    private static void FreeTable(void* table, long bytes)
+    {
+        if (table == null) return;
+        if (HugePageBlocks.IsWholeGranules(bytes)) HugePageBlocks.Free((byte*)table, bytes);
+        else NativeMemory.AlignedFree(table);
+    }
+
     private void AddBlock()
     {
-        byte* block = (byte*)NativeMemory.AlignedAlloc((nuint)(1L << _blockShift), ChunkBytes);
+        byte* block = (byte*)AllocateTable(1L << _blockShift);
         // The previous block's chunks not yet handed out go to the free list.
         while (_freshNext < _freshEnd)
         {
@@ -424,9 +444,9 @@ internal sealed unsafe partial class CacheStore
     {
         if (_freed) return;
         _freed = true;
-        for (int b = 0; b < _blockCount; b++) NativeMemory.AlignedFree(((byte**)_directory)[b]);
+        for (int b = 0; b < _blockCount; b++) FreeTable(((byte**)_directory)[b], 1L << _blockShift);
         NativeMemory.AlignedFree((void*)_directory);
-        NativeMemory.AlignedFree((void*)_buckets);
+        FreeTable((void*)_buckets, _bucketBytes);
         FreePolicy();
     }
 
@@ -462,6 +482,10 @@ internal readonly struct CacheLayout
     /// <summary>The largest budget: chunk references are 32-bit.</summary>
     public const long MaximumMaxBytes = 128L << 30;
 
+    /// <summary>The smallest budget whose blocks are 2 MiB huge-page blocks.</summary>
+    public const long HugeBlockBudget = 256L << 20;
+    private const int HugeBlockShift = 21;
+
     public int BlockShift { get; }
     public int MaxBlocks { get; }
     public long Buckets { get; }
@@ -471,8 +495,10 @@ internal readonly struct CacheLayout
 
     public CacheLayout(long maxBytes)
     {
-        // 4 KiB blocks below 1 MiB (a small cache wastes little), 64 KiB above (fewer allocations).
-        BlockShift = maxBytes >= 1 << 20 ? 16 : 12;
+        // 4 KiB blocks below 1 MiB (a small cache wastes little), 64 KiB from 1 MiB (fewer allocations), 2 MiB huge-page
+        // blocks from 256 MiB (random reads over the budget miss the TLB far less; the last block's unused part is at most
+        // 1/128 of the budget).
+        BlockShift = maxBytes >= HugeBlockBudget ? HugeBlockShift : maxBytes >= 1 << 20 ? 16 : 12;
         // One 4-byte bucket per 256 bytes of budget (about 1.6% of it), a power of two: an entry takes at least one
         // 64-byte chunk, so chains stay short even when every entry is one chunk.
         Buckets = (long)BitOperations.RoundUpToPowerOf2((ulong)Math.Max(16, maxBytes / 256) + 1) / 2;

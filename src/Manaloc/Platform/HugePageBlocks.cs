@@ -25,6 +25,9 @@ internal static unsafe class HugePageBlocks
     /// <summary><paramref name="bytes"/> rounded up to whole granules: what <see cref="Allocate"/> takes for them.</summary>
     public static long RoundUp(long bytes) => (bytes + GranuleBytes - 1) & ~(long)(GranuleBytes - 1);
 
+    /// <summary>Whether <paramref name="bytes"/> is a positive whole number of granules: a size that leaves no part of a huge page uncounted.</summary>
+    public static bool IsWholeGranules(long bytes) => bytes > 0 && bytes % GranuleBytes == 0;
+
     /// <summary>A zero-filled block of <see cref="RoundUp"/>(<paramref name="bytes"/>) bytes, aligned to a granule.</summary>
     /// <exception cref="OutOfMemoryException">The system refused the memory.</exception>
     public static byte* Allocate(long bytes)

@@ -339,6 +339,26 @@ public sealed class NativeCacheTests
     }
 
     [Fact]
+    public void A_large_budget_grows_in_2_MiB_huge_page_blocks_that_hold_entries_across_them()
+    {
+        // From 256 MiB the blocks are 2 MiB (huge pages) and the index and sketch whole 2 MiB units.
+        using var cache = NewCache(256L << 20);
+        long empty = cache.GetStatistics().Bytes;
+        Assert.True(cache.Set("first"u8, [1]));
+        Assert.Equal(empty + (2 << 20), cache.GetStatistics().Bytes);
+        // 17 chunks an entry: 3,000 entries need a second block, and some chain across the two.
+        for (int i = 0; i < 3000; i++) Assert.True(cache.Set(BitConverter.GetBytes(i), Value(1000, i)));
+        Assert.Equal(empty + (4 << 20), cache.GetStatistics().Bytes);
+        for (int i = 0; i < 3000; i++) Assert.Equal(Value(1000, i), Get(cache, BitConverter.GetBytes(i)));
+        Assert.Equal(new byte[] { 1 }, Get(cache, "first"u8));
+        for (int i = 0; i < 3000; i += 2) Assert.True(cache.Remove(BitConverter.GetBytes(i)));
+        for (int i = 1; i < 3000; i += 2) Assert.Equal(Value(1000, i), Get(cache, BitConverter.GetBytes(i)));
+        cache.Clear();
+        Assert.Equal(empty, cache.GetStatistics().Bytes);
+        Assert.Null(Get(cache, BitConverter.GetBytes(1)));
+    }
+
+    [Fact]
     public void Clear_removes_every_entry_and_gives_the_blocks_back()
     {
         using var cache = NewCache(1 << 20);

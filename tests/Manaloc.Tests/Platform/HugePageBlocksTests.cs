@@ -41,4 +41,14 @@ public sealed unsafe class HugePageBlocksTests
         }
         HugePageBlocks.Free(block, HugePageBlocks.GranuleBytes);
     }
+
+    [Theory]
+    [InlineData(0, false)]
+    [InlineData(-HugePageBlocks.GranuleBytes, false)]
+    [InlineData(HugePageBlocks.GranuleBytes - 1, false)]
+    [InlineData(HugePageBlocks.GranuleBytes, true)]
+    [InlineData(HugePageBlocks.GranuleBytes + 4096, false)]
+    [InlineData(3L * HugePageBlocks.GranuleBytes, true)]
+    public void Only_positive_whole_granules_count_as_whole(long bytes, bool whole)
+        => Assert.Equal(whole, HugePageBlocks.IsWholeGranules(bytes));
 }
