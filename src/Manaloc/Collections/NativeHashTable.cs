@@ -54,7 +54,7 @@ namespace Manaloc.Collections;
 /// written before its segment (or overflow bucket) can be reached and never changes after, so a reader that
 /// reached the header reads the offset it was published with.</para>
 /// </remarks>
-internal sealed unsafe class NativeHashTable<TKey, TValue>
+internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     where TKey : unmanaged, IEquatable<TKey>
     where TValue : unmanaged
 {
@@ -122,6 +122,12 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
     private byte* _hugeBlocks;
     private byte* _hugeCursor;
     private byte* _hugeEnd;
+    // The next huge-page block, made ready off the writer's thread (see PrepareSpareBlock): published by the preparer
+    // (compare-exchange from 0), taken by the writer or by Free (exchange to 0). Its bytes, while it waits, in _spareBytes.
+    private nint _spareBlock;
+    private long _spareBytes;
+    private int _preparingSpare;
+    private bool _growing;
     private long _nativeBytes;
     private long _splits;
     private readonly List<(nint Block, long Bytes)> _retired = [];
@@ -152,6 +158,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
                 ((byte**)_directory)[_segmentCount] = AllocateFullSegment(_segmentCount);
                 _segmentCount++;
             }
+            _growing = true; // from here segments come from splits: the next huge-page block is worth making ready
         }
         catch (OutOfMemoryException)
         {
@@ -167,7 +174,13 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
         => ((1L << (int)(state >> SplitShift)) + (state & SplitMask)) * PrimarySlots * LoadNumerator / LoadDenominator;
 
     public long Count => _concurrent ? Volatile.Read(ref _count) : _count;
-    public long NativeBytes => Volatile.Read(ref _nativeBytes);
+    public long NativeBytes => Volatile.Read(ref _nativeBytes) + Volatile.Read(ref _spareBytes);
+
+    /// <summary>Tests: the bytes of a huge-page block made ready and not yet taken (part of <see cref="NativeBytes"/>).</summary>
+    internal long SpareBlockBytes => Volatile.Read(ref _spareBytes);
+
+    /// <summary>Tests: whether a work item is making the next huge-page block ready.</summary>
+    internal bool IsPreparingSpareBlock => Volatile.Read(ref _preparingSpare) != 0;
     public long Splits => Volatile.Read(ref _splits);
     public long BucketCount
     {
@@ -604,25 +617,37 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
     /// <remarks>Why huge pages: a lookup's two accesses (header, entry) land anywhere in a table of tens of megabytes; on
     /// 4 KiB pages each also misses the TLB and walks the page tables, on 2 MiB pages the whole table stays within the
     /// TLB's reach. The cost: the table's memory grows by 2 MiB granules (at most one granule, less its header and
-    /// tail, unused), and the insert whose segment starts a block also takes its huge page's first-touch fault (the
-    /// kernel zeroes 2 MiB) when it writes the segment's entry offsets.</remarks>
+    /// tail, unused, plus the next block made ready), and a huge page's first touch is one fault that zeroes 2 MiB at
+    /// once, milliseconds in a virtual machine: so the next block is mapped and touched by a thread-pool work item as
+    /// soon as the table starts a block (<see cref="RequestSpareBlock"/>), and the insert that starts the following block
+    /// takes it ready. Only when the work item has not run yet does that insert map and touch one itself. A table that
+    /// stops growing keeps that one block ready (counted in <see cref="NativeBytes"/>) until Clear or Dispose.</remarks>
     private byte* AllocateFullSegment(int segment)
     {
+        if (segment + 1 == FirstHugeSegment) RequestSpareBlock();
         if (segment < FirstHugeSegment) return AllocateSegment(1L << SegmentShift);
         if (_hugeCursor == null || _hugeCursor + SegmentBytes > _hugeEnd)
         {
             if (_nativeBytes + HugePageBlocks.GranuleBytes > AllocationBudget) ThrowHelper.ThrowMapOutOfMemory(_owner, HugePageBlocks.GranuleBytes);
-            byte* block;
-            try
+            byte* block = (byte*)Interlocked.Exchange(ref _spareBlock, 0);
+            if (block != null)
             {
-                block = HugePageBlocks.Allocate(HugePageBlocks.GranuleBytes);
+                Volatile.Write(ref _spareBytes, 0);
             }
-            catch (OutOfMemoryException)
+            else
             {
-                ThrowHelper.ThrowMapOutOfMemory(_owner, HugePageBlocks.GranuleBytes);
-                return null;
+                try
+                {
+                    block = HugePageBlocks.Allocate(HugePageBlocks.GranuleBytes);
+                }
+                catch (OutOfMemoryException)
+                {
+                    ThrowHelper.ThrowMapOutOfMemory(_owner, HugePageBlocks.GranuleBytes);
+                    return null;
+                }
             }
             Volatile.Write(ref _nativeBytes, _nativeBytes + HugePageBlocks.GranuleBytes); // statistics only
+            RequestSpareBlock();
             *(byte**)block = _hugeBlocks;
             _hugeBlocks = block;
             _hugeCursor = block + HugeBlockHeaderBytes;
@@ -635,6 +660,68 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
         // its directory slot and the split state that makes its first bucket exist, published by a release store after them.
         SetEntryOffsets(carved, 1L << SegmentShift);
         return carved;
+    }
+
+    /// <summary>Starts a work item that makes the next huge-page block ready, unless one is ready or on its way, or the
+    /// table is still being built to its initial capacity (a table sized up front may never grow).</summary>
+    private void RequestSpareBlock()
+    {
+        if (!_growing || Volatile.Read(ref _spareBlock) != 0 || Interlocked.Exchange(ref _preparingSpare, 1) != 0) return;
+        ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false); // the table is the work item: nothing allocated
+    }
+
+    void IThreadPoolWorkItem.Execute() => PrepareSpareBlock();
+
+    /// <summary>
+    /// On a thread-pool thread: maps a huge-page block, touches it (the kernel faults in and zeroes its huge page here,
+    /// not in an insert) and offers it to the writer.
+    /// </summary>
+    /// <remarks>
+    /// Ownership: a block is owned by whoever takes it out of <see cref="_spareBlock"/> by an exchange to 0: the writer
+    /// starting a block, or <see cref="FreeSpareBlock"/>; an exchange is atomic, so exactly one of them gets it and it is
+    /// freed once. A block offered after <see cref="Free"/> must not leak: Free stores <c>_freed</c> and then exchanges
+    /// (a full fence); the preparer compare-exchanges (a full fence) and then reads <c>_freed</c>. Either Free's exchange
+    /// comes after the offer and takes the block, or the preparer's read comes after Free's store and sees it, and takes
+    /// the block back itself (both may try; one gets it). At most one work item runs at a time (<c>_preparingSpare</c>),
+    /// so an offer never finds another block waiting. If the system refuses the memory, no block is offered and the
+    /// writer maps one itself, where a refusal is the caller's out-of-memory error.
+    /// </remarks>
+    private void PrepareSpareBlock()
+    {
+        try
+        {
+            if (Volatile.Read(ref _freed)) return;
+            byte* block;
+            try
+            {
+                block = HugePageBlocks.Allocate(HugePageBlocks.GranuleBytes);
+            }
+            catch (OutOfMemoryException)
+            {
+                return;
+            }
+            Volatile.Write(ref *block, (byte)0); // the first touch: the huge page's fault and zeroing happen here
+            Volatile.Write(ref _spareBytes, HugePageBlocks.GranuleBytes);
+            if (Interlocked.CompareExchange(ref _spareBlock, (nint)block, 0) != 0)
+            {
+                HugePageBlocks.Free(block, HugePageBlocks.GranuleBytes); // cannot happen (one work item at a time); never leak
+                return;
+            }
+            if (Volatile.Read(ref _freed)) FreeSpareBlock();
+        }
+        finally
+        {
+            Volatile.Write(ref _preparingSpare, 0);
+        }
+    }
+
+    /// <summary>Frees the waiting block, if this call is the one that takes it.</summary>
+    private void FreeSpareBlock()
+    {
+        byte* block = (byte*)Interlocked.Exchange(ref _spareBlock, 0);
+        if (block == null) return;
+        Volatile.Write(ref _spareBytes, 0);
+        HugePageBlocks.Free(block, HugePageBlocks.GranuleBytes);
     }
 
     /// <summary>Writes where each header's entries are. Plain stores: readers reach a segment only after a release store
@@ -675,7 +762,8 @@ internal sealed unsafe class NativeHashTable<TKey, TValue>
     public void Free()
     {
         if (_freed) return;
-        _freed = true;
+        Volatile.Write(ref _freed, true);
+        FreeSpareBlock(); // after the store of _freed: see PrepareSpareBlock
         byte** directory = (byte**)_directory;
         if (directory != null)
         {
