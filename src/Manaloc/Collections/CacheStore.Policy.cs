@@ -19,7 +19,7 @@ namespace Manaloc.Collections;
 /// A record may be stale (its entry removed, its chunks reused): the drain applies it only if the chunk is the first
 /// chunk of a live entry (a bitmap the writer keeps) with the same hash, so a stale record never reorders a queue
 /// it is not in.</para>
-/// <para>The sketch and the bitmap are native and counted in the budget (at most one byte and one bit per chunk).
+/// <para>The sketch and the bitmap are native and counted in the budget (two bytes and one bit per chunk).
 /// Counters are halved after ten samples per entry held, or per sketch word if more (aging), so the estimates follow a
 /// changing workload.</para>
 /// </remarks>
@@ -35,7 +35,7 @@ internal sealed unsafe partial class CacheStore
 
     private readonly ulong* _heads;
     private readonly ulong* _sketch;
-    private readonly uint _sketchMask;
+    private readonly uint _sketchBlocks; // 64-byte blocks of 8 words
     private readonly long _sampleSize;
     private long _samples;
     private readonly long _windowMax;
@@ -257,11 +257,12 @@ internal sealed unsafe partial class CacheStore
 
     // ---- count-min sketch: 16 4-bit counters per word; a key's 4 counters in one 64-byte block of 8 words ----
     // (Caffeine's layout since 3.0: one cache line per estimate or increment instead of four.) The block is picked by
-    // the hash's high word (the bucket took its low bits); each counter by a byte of a rehash of the low word: the byte's
+    // the hash's high word scaled to the block count (a multiply-high, so the sketch need not be a power of two; the
+    // bucket took the hash's low bits); each counter by a byte of a rehash of the low word: the byte's
     // low bit picks one of the counter's two words (counter i in words 2i and 2i+1), its next four bits the nibble.
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private ulong* SketchBlock(ulong hash) => _sketch + (((uint)(hash >> 32) & (_sketchMask >> 3)) << 3);
+    private ulong* SketchBlock(ulong hash) => _sketch + (((hash >> 32) * _sketchBlocks) >> 32 << 3);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static uint CounterBits(ulong hash) => (uint)hash * 0x9E3779B9u;
@@ -301,7 +302,7 @@ internal sealed unsafe partial class CacheStore
     /// <summary>Halves every counter: old frequencies fade.</summary>
     private void Age()
     {
-        for (long i = 0; i <= _sketchMask; i++) _sketch[i] = (_sketch[i] >> 1) & 0x7777777777777777UL;
+        for (long i = 0; i < (long)_sketchBlocks << 3; i++) _sketch[i] = (_sketch[i] >> 1) & 0x7777777777777777UL;
         _samples /= 2;
     }
 
