@@ -13,6 +13,14 @@ namespace Manaloc.Lab.Experiments;
 /// mean key and value size (the policy and the overhead per entry together). A miss stores the entry, as a cache-aside
 /// caller does. Nothing here is timed; it runs in the launch's own process.
 /// </summary>
+/// <remarks>
+/// A hit ratio depends on where each key's hash puts it in a cache's frequency sketch, and both caches seed their hashes
+/// per process (NativeCache's seed, .NET's string hashing under ConcurrentLfu), so one replay is one draw of that
+/// placement, and a ratio near 1 may land on either side of it by chance. So each trace is replayed in <see cref="Replicas"/> independent
+/// replicas, each with its own trace seed and its own key salt (other letters in every key, so every hash in both caches
+/// is drawn anew), and each replica's NativeCache ÷ ConcurrentLfu ratio, paired on the same trace and keys, is a sample:
+/// the target's interval is the bootstrap over replicas, the spread the seeds really cause.
+/// </remarks>
 internal static class NativeCacheTraces
 {
     public const string Zipf = "zipf-0.9";
@@ -25,14 +33,20 @@ internal static class NativeCacheTraces
     /// <summary>ConcurrentLfu's capacity: NativeCache's held entries, or the budget ÷ the mean entry.</summary>
     public const string Matched = "entries NativeCache holds", ByBytes = "budget ÷ mean entry";
 
+    /// <summary>The op of the paired ratios: per replica, NativeCache's hit ratio ÷ ConcurrentLfu's on the same trace and keys.</summary>
+    public const string PairedOp = "hit-ratio-vs-lfu";
+
     /// <summary>The Zipf traces' exponent.</summary>
     public const double Theta = 0.9;
 
-    /// <summary>Each trace's measured segments (after one segment that fills the cache): the samples of its hit ratio.</summary>
-    public const int Segments = 8;
+    /// <summary>A trace's length in working sets: the first fills the cache, the rest are measured.</summary>
+    public const int Rounds = 9;
 
     /// <summary>Distinct keys of the Zipf traces.</summary>
     public static int WorkingSet(RunSettings s) => s.Pick(smoke: 4_000, quick: 16_000, full: 200_000);
+
+    /// <summary>Independent replicas of each trace (trace seed and key salt drawn anew): the samples of its hit ratios.</summary>
+    public static int Replicas(RunSettings s) => s.Pick(smoke: 2, quick: 8, full: 3);
 
     /// <summary>The budget: a quarter of the working set's key and value bytes.</summary>
     public static long Budget(int workingSet)
@@ -68,46 +82,73 @@ internal static class NativeCacheTraces
         return trace;
     }
 
-    /// <summary>Replays the three traces and records each cache's hit ratio per segment.</summary>
+    /// <summary>Replays the three traces in every replica and records each cache's hit ratio and the paired ratios.</summary>
     public static void Run(ExperimentContext context)
     {
-        int workingSet = WorkingSet(context.Settings);
-        int length = workingSet * (Segments + 1);
+        int workingSet = WorkingSet(context.Settings), replicas = Replicas(context.Settings);
+        int length = workingSet * Rounds;
         long budget = Budget(workingSet);
-        // The largest index a trace uses: the scan trace's fresh keys.
-        var scan = ScanTrace(workingSet, length, seed: 8);
-        var keys = NativeCacheWorkload.KeyStrings(Math.Max(scan.Max(), workingSet * 2) + 1);
-        var traces = new Dictionary<string, int[]>
+        var results = new Dictionary<(string Trace, string Cache), List<Replay>>();
+        for (int replica = 0; replica < replicas; replica++)
         {
-            [Zipf] = NativeCacheWorkload.ZipfTrace(workingSet, length, seed: 7, Theta),
-            [Scan] = scan,
-        };
-        long held = 0;
+            // Replica r: its own trace seeds and its own key salt (odd multiples of the golden ratio: no two alike, none zero).
+            ulong salt = (ulong)(2 * replica + 1) * 0x9E3779B97F4A7C15UL;
+            var scan = ScanTrace(workingSet, length, seed: 8 + 100 * replica);
+            // The largest index a trace uses: the scan trace's fresh keys.
+            var keys = NativeCacheWorkload.KeyStrings(Math.Max(scan.Max(), workingSet * 2) + 1, salt);
+            var traces = new Dictionary<string, int[]>
+            {
+                [Zipf] = NativeCacheWorkload.ZipfTrace(workingSet, length, seed: 7 + 100 * replica, Theta),
+                [Scan] = scan,
+            };
+            long held = 0;
+            foreach (string trace in All)
+            {
+                context.Cancellation.ThrowIfCancellationRequested();
+                context.Status($"hit ratio, {trace}, replica {replica + 1} of {replicas}");
+                // The loop is slightly larger than the cache: a tenth more keys than NativeCache held on the Zipf trace.
+                var replay = trace == Loop ? LoopTrace((int)Math.Min(keys.Length, held * 11 / 10), length) : traces[trace];
+                var native = ReplayNative(keys, replay, budget);
+                if (trace == Zipf) held = native.Held;
+                Add(results, trace, CacheSubjects.Native, native);
+                Add(results, trace, Matched, ReplayLfu(keys, replay, (int)Math.Max(1, native.Held)));
+                Add(results, trace, ByBytes, ReplayLfu(keys, replay, CacheSubjects.CapacityFor(budget)));
+            }
+        }
         foreach (string trace in All)
         {
-            context.Cancellation.ThrowIfCancellationRequested();
-            context.Status($"hit ratio, {trace}");
-            // The loop is slightly larger than the cache: a tenth more keys than NativeCache held on the Zipf trace.
-            var replay = trace == Loop ? LoopTrace((int)Math.Min(keys.Length, held * 11 / 10), length) : traces[trace];
             var p = Parameters.Of(("op", "hit-ratio"), ("trace", trace));
-            var native = ReplayNative(keys, replay, budget);
-            held = native.Held;
+            var native = results[(trace, CacheSubjects.Native)];
             Record(context, CacheSubjects.Native, p, native, budget);
-            Record(context, CacheSubjects.Lfu, p.With("capacity", Matched), ReplayLfu(keys, replay, (int)Math.Max(1, native.Held)), budget);
-            Record(context, CacheSubjects.Lfu, p.With("capacity", ByBytes), ReplayLfu(keys, replay, CacheSubjects.CapacityFor(budget)), budget);
+            foreach (string capacity in new[] { Matched, ByBytes })
+            {
+                var lfu = results[(trace, capacity)];
+                Record(context, CacheSubjects.Lfu, p.With("capacity", capacity), lfu, budget);
+                // Paired: replica r's NativeCache against replica r's ConcurrentLfu (same trace, same keys).
+                context.RecordSamples(CacheSubjects.Native, Unit.Ratio, [.. native.Select((n, r) => n.HitPercent / lfu[r].HitPercent)],
+                    Parameters.Of(("op", PairedOp), ("trace", trace), ("capacity", capacity)), lowerIsBetter: false);
+            }
         }
         context.Note($"Hit ratios: a working set of {workingSet:N0} keys, a budget of a quarter of its key and value bytes ({Format.Value(budget, "bytes")}); traces of {length:N0} requests, "
-            + $"the first ninth filling the cache, the rest in {Segments} segments (the samples). Zipf θ = {Theta}; the scans are one pass over a cache's worth of fresh keys after every working set's worth of Zipf requests; "
-            + "the loop is a tenth longer than NativeCache's held entries. ConcurrentLfu runs its maintenance in the caller (ForegroundScheduler), so no read is dropped and each replay is deterministic.");
+            + $"{Rounds} working sets' worth, the first filling the cache, the rest measured. Zipf θ = {Theta}; the scans are one pass over a cache's worth of fresh keys after every working set's worth of Zipf requests; "
+            + "the loop is a tenth longer than NativeCache's held entries. ConcurrentLfu runs its maintenance in the caller (ForegroundScheduler), so no read is dropped and each replay is deterministic. "
+            + $"Each trace in {replicas} replicas, each with its own trace seed and key salt (every hash in both caches drawn anew): the samples are the replicas, "
+            + "and the targets read the paired ratio (replica by replica, NativeCache ÷ ConcurrentLfu on the same trace and keys).");
     }
 
-    private readonly record struct Replay(double[] HitPercents, long Held, int Capacity);
+    private readonly record struct Replay(double HitPercent, long Held, int Capacity);
 
-    private static void Record(ExperimentContext context, string variant, Parameters p, Replay replay, long budget)
-        => context.RecordSamples(variant, Unit.Percent, replay.HitPercents, p, lowerIsBetter: false, metrics: new Dictionary<string, double>
+    private static void Add(Dictionary<(string, string), List<Replay>> results, string trace, string cache, Replay replay)
+    {
+        if (!results.TryGetValue((trace, cache), out var list)) results[(trace, cache)] = list = [];
+        list.Add(replay);
+    }
+
+    private static void Record(ExperimentContext context, string variant, Parameters p, List<Replay> replays, long budget)
+        => context.RecordSamples(variant, Unit.Percent, [.. replays.Select(r => r.HitPercent)], p, lowerIsBetter: false, metrics: new Dictionary<string, double>
         {
-            ["entriesHeld"] = replay.Held,
-            ["capacity"] = replay.Capacity,
+            ["entriesHeld"] = replays.Average(r => r.Held),
+            ["capacity"] = replays.Average(r => r.Capacity),
             ["budgetBytes"] = budget,
         });
 
@@ -115,7 +156,7 @@ internal static class NativeCacheTraces
     {
         using var cache = new Cache(CacheSubjects.NativeOptions(budget));
         var writer = new ArrayBufferWriter<byte>(NativeCacheWorkload.MaxValueBytes);
-        var hits = Segmented(trace, index =>
+        double hits = Measured(trace, index =>
         {
             writer.ResetWrittenCount();
             if (cache.TryGet(keys[index].AsSpan(), writer)) return true;
@@ -128,7 +169,7 @@ internal static class NativeCacheTraces
     private static Replay ReplayLfu(string[] keys, int[] trace, int capacity)
     {
         var cache = new ConcurrentLfu<string, byte[]>(1, Math.Max(capacity, 3), new ForegroundScheduler(), StringComparer.Ordinal);
-        var hits = Segmented(trace, index =>
+        double hits = Measured(trace, index =>
         {
             if (cache.TryGet(keys[index], out _)) return true;
             cache.AddOrUpdate(keys[index], NativeCacheWorkload.Value(index).ToArray());
@@ -137,18 +178,13 @@ internal static class NativeCacheTraces
         return new Replay(hits, cache.Count, capacity);
     }
 
-    /// <summary>The hit percentage of each of the <see cref="Segments"/> segments after the first ninth of <paramref name="trace"/>.</summary>
-    private static double[] Segmented(int[] trace, Func<int, bool> request)
+    /// <summary>The hit percentage of <paramref name="trace"/> after its first <see cref="Rounds"/>th (which fills the cache).</summary>
+    private static double Measured(int[] trace, Func<int, bool> request)
     {
-        int segment = trace.Length / (Segments + 1);
-        for (int at = 0; at < segment; at++) request(trace[at]);
-        var percents = new double[Segments];
-        for (int s = 0; s < Segments; s++)
-        {
-            int hits = 0, from = segment * (s + 1);
-            for (int at = from; at < from + segment; at++) if (request(trace[at])) hits++;
-            percents[s] = 100.0 * hits / segment;
-        }
-        return percents;
+        int fill = trace.Length / Rounds;
+        for (int at = 0; at < fill; at++) request(trace[at]);
+        long hits = 0;
+        for (int at = fill; at < trace.Length; at++) if (request(trace[at])) hits++;
+        return 100.0 * hits / (trace.Length - fill);
     }
 }

@@ -33,9 +33,10 @@ internal static class NativeCacheWorkload
     /// <summary>
     /// Writes key <paramref name="index"/> ("key:" + the decimal index + "-" + letters) into <paramref name="destination"/>
     /// (at least <see cref="MaxKeyChars"/> long) and returns its length. The index delimited by a dash and followed by
-    /// letters only makes every key distinct.
+    /// letters only makes every key distinct. A nonzero <paramref name="salt"/> draws other letters (same lengths): a
+    /// key set whose hashes, in any cache, are independent of the unsalted one's.
     /// </summary>
-    public static int FormatKey(long index, Span<char> destination)
+    public static int FormatKey(long index, Span<char> destination, ulong salt = 0)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(index);
         int length = KeyLength(index);
@@ -46,23 +47,23 @@ internal static class NativeCacheWorkload
         }
         int at = Prefix.Length + digits;
         destination[at++] = '-';
-        ulong letters = Mix(~index);
+        ulong letters = Mix(~index) ^ salt;
         for (; at < length; at++, letters = (letters >> 6) | (letters << 58)) destination[at] = Filler[(int)(letters % (ulong)Filler.Length)];
         return length;
     }
 
-    /// <summary>Key <paramref name="index"/> as a string.</summary>
-    public static string KeyString(long index)
+    /// <summary>Key <paramref name="index"/> as a string (<paramref name="salt"/>: see <see cref="FormatKey"/>).</summary>
+    public static string KeyString(long index, ulong salt = 0)
     {
         Span<char> key = stackalloc char[MaxKeyChars];
-        return new string(key[..FormatKey(index, key)]);
+        return new string(key[..FormatKey(index, key, salt)]);
     }
 
-    /// <summary>Every key of indexes 0..<paramref name="count"/>-1 as strings: the string-keyed variants' best case, a key the caller already holds.</summary>
-    public static string[] KeyStrings(int count)
+    /// <summary>Every key of indexes 0..<paramref name="count"/>-1 as strings (<paramref name="salt"/>: see <see cref="FormatKey"/>): the string-keyed variants' best case, a key the caller already holds.</summary>
+    public static string[] KeyStrings(int count, ulong salt = 0)
     {
         var keys = new string[count];
-        for (int i = 0; i < keys.Length; i++) keys[i] = KeyString(i);
+        for (int i = 0; i < keys.Length; i++) keys[i] = KeyString(i, salt);
         return keys;
     }
 

@@ -19,7 +19,7 @@ namespace Manaloc.Collections;
 /// A record may be stale (its entry removed, its chunks reused): the drain applies it only if the chunk is the first
 /// chunk of a live entry (a bitmap the writer keeps) with the same hash, so a stale record never reorders a queue
 /// it is not in.</para>
-/// <para>The sketch and the bitmap are native and counted in the budget (at most one byte and one bit per chunk).
+/// <para>The sketch and the bitmap are native and counted in the budget (two bytes and one bit per chunk).
 /// Counters are halved after ten samples per entry held, or per sketch word if more (aging), so the estimates follow a
 /// changing workload.</para>
 /// </remarks>
@@ -28,10 +28,14 @@ internal sealed unsafe partial class CacheStore
     private const int ReadStripeSlots = 32;
     private const int CursorStride = 16; // 128 bytes between two stripes' cursors
     private const byte Window = 0, Probation = 1, Protected = 2;
+    // The queue byte's low bits name the queue; Unjudged marks a graduate of the window not yet weighed against a victim.
+    // Entries demoted from protected also join probation's most recent end, among the graduates: unmarked, they are
+    // skipped, never judged as candidates (they earned their place by reads; judging them evicted warm entries).
+    private const byte QueueMask = 3, Unjudged = 0x80;
 
     private readonly ulong* _heads;
     private readonly ulong* _sketch;
-    private readonly uint _sketchMask;
+    private readonly uint _sketchBlocks; // 64-byte blocks of 8 words
     private readonly long _sampleSize;
     private long _samples;
     private readonly long _windowMax;
@@ -44,7 +48,7 @@ internal sealed unsafe partial class CacheStore
     private readonly long[] _drained;
     private readonly int _stripeMask;
     private uint _random = 0x9E3779B9;
-    private uint _candidate; // the oldest graduate of the window not yet judged, in probation (0: none)
+    private uint _candidate; // the oldest graduate of the window not yet judged (marked Unjudged), in probation (0: none)
 
     private bool IsEmpty => _queueTail[Window] == 0 && _queueTail[Probation] == 0 && _queueTail[Protected] == 0;
 
@@ -113,14 +117,22 @@ internal sealed unsafe partial class CacheStore
 
     private void Unqueue(uint reference, byte* entry)
     {
-        byte queue = *(entry + QueueOffset);
+        byte queue = (byte)(*(entry + QueueOffset) & QueueMask);
         uint prev = *(uint*)(entry + PolicyPrevOffset), next = *(uint*)(entry + PolicyNextOffset);
-        if (reference == _candidate) _candidate = prev; // the next graduate, toward probation's most recent end
+        if (reference == _candidate) _candidate = NextUnjudged(prev); // the next graduate, toward probation's most recent end
         if (prev != 0) *(uint*)(At(prev) + PolicyNextOffset) = next;
         else _queueHead[queue] = next;
         if (next != 0) *(uint*)(At(next) + PolicyPrevOffset) = prev;
         else _queueTail[queue] = prev;
         _queueWeight[queue] -= Weight(entry);
+    }
+
+    /// <summary><paramref name="reference"/> or the first entry toward probation's most recent end marked <see cref="Unjudged"/>; 0 if none.
+    /// Amortised O(1): the walk passes each demoted entry once, and <see cref="_candidate"/> only moves toward the most recent end.</summary>
+    private uint NextUnjudged(uint reference)
+    {
+        while (reference != 0 && (*(At(reference) + QueueOffset) & Unjudged) == 0) reference = *(uint*)(At(reference) + PolicyPrevOffset);
+        return reference;
     }
 
     private static long Weight(byte* entry) => ChunksFor(*(int*)(entry + KeyLengthOffset), *(int*)(entry + ValueLengthOffset));
@@ -135,14 +147,18 @@ internal sealed unsafe partial class CacheStore
         {
             uint graduate = MoveLeastRecentToProbation(Window);
             // While the budget is not reached nothing is evicted: graduates simply join main.
-            if (_candidate == 0 && _blockCount == _maxBlocks) _candidate = graduate;
+            if (_blockCount == _maxBlocks)
+            {
+                *(At(graduate) + QueueOffset) |= Unjudged;
+                if (_candidate == 0) _candidate = graduate;
+            }
         }
     }
 
     private void OnAccess(uint reference, byte* entry)
     {
         Increment(*(ulong*)(entry + HashOffset));
-        byte queue = *(entry + QueueOffset);
+        byte queue = (byte)(*(entry + QueueOffset) & QueueMask);
         // Already the most recent of the window or of protected (a hot key read again and again): nothing moves.
         if (queue != Probation && _queueHead[queue] == reference) return;
         long weight = Weight(entry);
@@ -207,7 +223,11 @@ internal sealed unsafe partial class CacheStore
                 byte* c = At(candidate);
                 bool admit = Admit(*(ulong*)(c + HashOffset), *(ulong*)(At(victim) + HashOffset));
                 // Judged: the next graduate toward probation's most recent end is judged next.
-                if (graduate) _candidate = *(uint*)(c + PolicyPrevOffset);
+                if (graduate)
+                {
+                    *(c + QueueOffset) &= QueueMask;
+                    _candidate = NextUnjudged(*(uint*)(c + PolicyPrevOffset));
+                }
                 evicted = admit ? victim : candidate;
                 if (admit && !graduate)
                 {
@@ -237,11 +257,12 @@ internal sealed unsafe partial class CacheStore
 
     // ---- count-min sketch: 16 4-bit counters per word; a key's 4 counters in one 64-byte block of 8 words ----
     // (Caffeine's layout since 3.0: one cache line per estimate or increment instead of four.) The block is picked by
-    // the hash's high word (the bucket took its low bits); each counter by a byte of a rehash of the low word: the byte's
+    // the hash's high word scaled to the block count (a multiply-high, so the sketch need not be a power of two; the
+    // bucket took the hash's low bits); each counter by a byte of a rehash of the low word: the byte's
     // low bit picks one of the counter's two words (counter i in words 2i and 2i+1), its next four bits the nibble.
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private ulong* SketchBlock(ulong hash) => _sketch + (((uint)(hash >> 32) & (_sketchMask >> 3)) << 3);
+    private ulong* SketchBlock(ulong hash) => _sketch + (((hash >> 32) * _sketchBlocks) >> 32 << 3);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static uint CounterBits(ulong hash) => (uint)hash * 0x9E3779B9u;
@@ -281,7 +302,7 @@ internal sealed unsafe partial class CacheStore
     /// <summary>Halves every counter: old frequencies fade.</summary>
     private void Age()
     {
-        for (long i = 0; i <= _sketchMask; i++) _sketch[i] = (_sketch[i] >> 1) & 0x7777777777777777UL;
+        for (long i = 0; i < (long)_sketchBlocks << 3; i++) _sketch[i] = (_sketch[i] >> 1) & 0x7777777777777777UL;
         _samples /= 2;
     }
 

@@ -144,21 +144,61 @@ public sealed class NativeCacheTests
     }
 
     [Fact]
-    public void The_hit_ratios_are_recorded_for_every_trace_and_capacity()
+    public void The_hit_ratios_are_recorded_per_replica_for_every_trace_and_capacity_with_their_paired_ratios()
     {
         var context = new ExperimentContext("native-cache", RunSettings.Smoke());
         NativeCacheTraces.Run(context);
+        int replicas = NativeCacheTraces.Replicas(RunSettings.Smoke());
+        Assert.True(replicas >= 2);
         foreach (string trace in NativeCacheTraces.All)
         {
-            var native = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Native && m.Parameters.Is("trace", trace));
-            Assert.Equal(NativeCacheTraces.Segments, native.Statistics.Count);
+            var native = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Native && m.Parameters.Is("op", "hit-ratio") && m.Parameters.Is("trace", trace));
+            Assert.Equal(replicas, native.Statistics.Count);
             Assert.InRange(native.Statistics.Median, 0, 100);
-            var matched = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Lfu && m.Parameters.Is("trace", trace) && m.Parameters.Is("capacity", NativeCacheTraces.Matched));
+            foreach (string capacity in new[] { NativeCacheTraces.Matched, NativeCacheTraces.ByBytes })
+            {
+                var lfu = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Lfu && m.Parameters.Is("trace", trace) && m.Parameters.Is("capacity", capacity));
+                Assert.Equal(replicas, lfu.Statistics.Count);
+                var paired = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Native && m.Parameters.Is("op", NativeCacheTraces.PairedOp) && m.Parameters.Is("trace", trace) && m.Parameters.Is("capacity", capacity));
+                Assert.Equal(replicas, paired.Statistics.Count);
+                Assert.All(paired.Statistics.Samples, r => Assert.InRange(r, 0.5, 2.0));
+            }
+            var matched = context.Measurements.Single(m => m.Variant == CacheSubjects.Lfu && m.Parameters.Is("trace", trace) && m.Parameters.Is("capacity", NativeCacheTraces.Matched));
             Assert.Equal(native.Metrics["entriesHeld"], matched.Metrics["capacity"]);
-            Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Lfu && m.Parameters.Is("trace", trace) && m.Parameters.Is("capacity", NativeCacheTraces.ByBytes));
         }
         // A quarter of the working set under Zipf 0.9 still hits often; a loop larger than the cache defeats pure recency.
-        Assert.InRange(context.Measurements.Single(m => m.Variant == CacheSubjects.Native && m.Parameters.Is("trace", NativeCacheTraces.Zipf)).Statistics.Median, 20, 100);
+        Assert.InRange(context.Measurements.Single(m => m.Variant == CacheSubjects.Native && m.Parameters.Is("op", "hit-ratio") && m.Parameters.Is("trace", NativeCacheTraces.Zipf)).Statistics.Median, 20, 100);
+    }
+
+    [Fact]
+    public void The_hit_ratio_target_reads_the_median_of_the_paired_ratios_and_its_interval_spans_the_replicas()
+    {
+        Measurement Paired(string trace, string capacity, double[] ratios) => new()
+        {
+            Variant = CacheSubjects.Native,
+            Parameters = Parameters.Of(("op", NativeCacheTraces.PairedOp), ("trace", trace), ("capacity", capacity)),
+            Unit = Unit.Ratio,
+            LowerIsBetter = false,
+            Statistics = Statistics.From(ratios),
+        };
+        var measurements = new[]
+        {
+            Paired(NativeCacheTraces.Zipf, NativeCacheTraces.Matched, [0.98, 1.02, 1.01, 0.99, 1.03]),
+            Paired(NativeCacheTraces.Zipf, NativeCacheTraces.ByBytes, [0.5, 0.5, 0.5]),
+        };
+        var target = new NativeCache().Targets.Single(t => t.Metric.Name.StartsWith($"hit ratio, {NativeCacheTraces.Zipf} trace", StringComparison.Ordinal));
+        Assert.Equal(1.01, target.Metric.Compute(new Figures(measurements, random: null))!.Value, 9);
+    }
+
+    [Fact]
+    public void A_salt_draws_other_letters_in_keys_of_the_same_lengths()
+    {
+        var plain = NativeCacheWorkload.KeyStrings(1000);
+        var salted = NativeCacheWorkload.KeyStrings(1000, salt: 0x9E3779B97F4A7C15UL);
+        Assert.Equal(plain, NativeCacheWorkload.KeyStrings(1000, salt: 0)); // no salt: the experiment's keys as before
+        Assert.Equal(plain.Select(k => k.Length), salted.Select(k => k.Length));
+        Assert.Equal(salted.Length, salted.Distinct(StringComparer.Ordinal).Count());
+        Assert.True(plain.Zip(salted).Count(p => p.First != p.Second) > 990);
     }
 
     [Fact]
