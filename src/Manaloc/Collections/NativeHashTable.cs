@@ -662,6 +662,10 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         return carved;
     }
 
+    /// <summary>Tests: runs on the work item's thread between making a block ready and offering it, so a test can order
+    /// the offer after <see cref="Free"/>. Per instantiation: a test uses a value type of its own.</summary>
+    internal static Action? TestHookBeforeSpareOffer;
+
     /// <summary>Starts a work item that makes the next huge-page block ready, unless one is ready or on its way, or the
     /// table is still being built to its initial capacity (a table sized up front may never grow).</summary>
     private void RequestSpareBlock()
@@ -701,6 +705,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                 return;
             }
             Volatile.Write(ref *block, (byte)0); // the first touch: the huge page's fault and zeroing happen here
+            TestHookBeforeSpareOffer?.Invoke();
             Volatile.Write(ref _spareBytes, HugePageBlocks.GranuleBytes);
             if (Interlocked.CompareExchange(ref _spareBlock, (nint)block, 0) != 0)
             {

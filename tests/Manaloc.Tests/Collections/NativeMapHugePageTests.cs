@@ -55,28 +55,55 @@ public sealed class NativeMapHugePageTests
     }
 
     [Fact]
-    public void A_block_made_ready_off_the_writer_is_freed_however_Dispose_races_it()
+    public void A_block_made_ready_after_Dispose_is_freed_by_its_work_item()
     {
-        // Each map grows just past its first huge-page block, so a work item is making the next one ready, and is disposed
-        // at once: Dispose and the work item race. Whoever loses must free the block: a table's bytes end at 0.
-        int entriesPastFirstBlock = 0;
-        for (int round = 0; round < 40; round++)
+        // The work item is held between making its block ready and offering it until the map is disposed: the offer then
+        // comes after Free, and the work item must take the block back and free it, so the table's bytes end at 0.
+        using var holding = new ManualResetEventSlim();
+        using var disposed = new ManualResetEventSlim();
+        var map = new NativeMap<long, SpareProbe>();
+        var table = map.Table;
+        NativeHashTable<long, SpareProbe>.TestHookBeforeSpareOffer = () =>
+        {
+            holding.Set();
+            disposed.Wait(TimeSpan.FromSeconds(10));
+        };
+        try
+        {
+            for (long k = 0; !table.IsPreparingSpareBlock; k++) map[k] = new SpareProbe(k);
+            Assert.True(holding.Wait(TimeSpan.FromSeconds(10)), "the work item never made its block ready");
+            map.Dispose();
+            disposed.Set();
+            Assert.True(SpinWait.SpinUntil(() => !table.IsPreparingSpareBlock, TimeSpan.FromSeconds(10)), "the work item never finished");
+            Assert.Equal(0, table.SpareBlockBytes);
+            Assert.Equal(0, table.NativeBytes);
+        }
+        finally
+        {
+            NativeHashTable<long, SpareProbe>.TestHookBeforeSpareOffer = null;
+            disposed.Set();
+            map.Dispose();
+        }
+    }
+
+    [Fact]
+    public void A_block_made_ready_is_freed_however_Dispose_races_it()
+    {
+        // Each map grows until its work item is making the next block ready and is disposed at once: Dispose and the
+        // work item race (free-running, no hook). Whoever loses must free the block: a table's bytes end at 0.
+        for (int round = 0; round < 20; round++)
         {
             var map = new NativeMap<long, Payload>();
             var table = map.Table;
-            if (entriesPastFirstBlock == 0)
-            {
-                while (table.NativeBytes < 3L * Manaloc.Platform.HugePageBlocks.GranuleBytes) map[entriesPastFirstBlock++] = Payload.Of(entriesPastFirstBlock);
-            }
-            else
-            {
-                for (long k = 0; k < entriesPastFirstBlock; k++) map[k] = Payload.Of(k);
-            }
+            for (long k = 0; !table.IsPreparingSpareBlock; k++) map[k] = Payload.Of(k);
             map.Dispose();
             Assert.True(SpinWait.SpinUntil(() => !table.IsPreparingSpareBlock, TimeSpan.FromSeconds(10)), "the work item never finished");
             Assert.Equal(0, table.NativeBytes);
         }
     }
+
+    /// <summary>A value type of this test's own, so the test hook of its table's instantiation touches no other test's maps.</summary>
+    private readonly record struct SpareProbe(long Value);
 
     /// <summary>Either map behind the three members the test needs.</summary>
     private sealed class MapUnderTest(bool concurrent) : IDisposable
