@@ -19,9 +19,12 @@ namespace Manaloc.Lab.Harness;
 internal static class ThreadDisturbance
 {
     /// <summary>
-    /// Lost time a span may show and still count as undisturbed: 20 µs. The two clocks agree within a microsecond over a
-    /// span nothing interrupted (the CPU clock is read in nanoseconds, and the marks' own system calls are CPU time on both
-    /// sides), so the margin is far above their disagreement and far below a stall that matters to a judged figure.
+    /// Lost time a span may show and still count as undisturbed: 20 µs. Over a short span nothing interrupted the two
+    /// clocks mostly agree within a microsecond (the CPU clock is read in nanoseconds, and the marks' own system calls are
+    /// CPU time on both sides); on a virtual machine the CPU clock may run a little ahead of the wall clock, which reads as
+    /// no loss (never as a disturbance) and only makes <see cref="BlockDisturbance.OwnTimeAtLeast"/> larger. The margin is
+    /// well above the clocks' disagreement in the direction that counts and far below a stall a judged ratio turns on: a
+    /// false alarm costs a block at most the margin from its slowest step, a miss would keep a stall whole.
     /// </summary>
     public const long MarginNanoseconds = 20_000;
 
