@@ -38,6 +38,16 @@ public sealed class ThreadDisturbanceTests
         Assert.InRange(disturbance.OwnTimeAtLeast(wall), 0, Ticks(50_000_000)); // the sleep was not the thread's own work
     }
 
+    [LinuxFact]
+    public void Marking_a_block_allocates_nothing()
+    {
+        var first = ThreadDisturbance.End(ThreadDisturbance.Begin(), 1); // first use: statics and marshalling stubs
+        Assert.True(first.Known);
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < 1_000; i++) _ = ThreadDisturbance.End(ThreadDisturbance.Begin(), 1);
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+    }
+
     [Fact]
     public void A_long_block_of_the_thread_s_own_work_is_kept()
     {
