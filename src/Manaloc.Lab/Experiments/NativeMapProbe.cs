@@ -95,25 +95,23 @@ internal static class NativeMapProbe
         for (int c = 0; c < checkpoints.Length; c++)
         {
             Record(context, variant, checkpoints[c], figures[c], wall[c], paused[c]);
-            if (floor is not null) RecordFloor(context, variant, checkpoints[c], floors[c], figures[c].Worst);
+            if (floor is not null) RecordFloor(context, variant, checkpoints[c], floors[c]);
         }
     }
 
     /// <summary>
     /// The growth's floor so far (<see cref="GrowthFloor"/>), recorded under the map it ran beside: its longest trivial
-    /// operation taken the way the map's longest insert was (preempted blocks left out, or the longest of all when the
-    /// map's growth counted its preemptions), so the two are the same kind of figure whichever side of the rule's
-    /// tenth either growth's preempted blocks fell.
+    /// operation by the same disturbance rule as the map's longest insert (<see cref="GrowthTrace"/>), with the blocks it
+    /// judged and found disturbed beside it.
     /// </summary>
-    private static void RecordFloor(ExperimentContext context, string variant, long entries, GrowthTrace floor, GrowthTrace inserts)
+    private static void RecordFloor(ExperimentContext context, string variant, long entries, GrowthTrace floor)
     {
-        long ticks = inserts.CountsPreemptions ? floor.AnyWorstTicks : floor.WorstTicks;
-        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(ticks)], Parameters.Of(("entries", entries), ("op", "longest-insert-floor")), metrics: new Dictionary<string, double>
+        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(floor.WorstTicks)], Parameters.Of(("entries", entries), ("op", "longest-insert-floor")), metrics: new Dictionary<string, double>
         {
-            ["longestPreemptionsIncludedMs"] = LabClock.Milliseconds(floor.AnyWorstTicks),
-            ["preemptedBlocks"] = floor.PreemptedBlocks,
+            ["longestDisturbancesIncludedMs"] = LabClock.Milliseconds(floor.AnyWorstTicks),
             ["timedBlocks"] = floor.Blocks,
-            ["preemptionsCounted"] = inserts.CountsPreemptions ? 1 : 0,
+            ["disturbedBlocks"] = floor.DisturbedBlocks,
+            ["worstFromDisturbedBlock"] = floor.WorstFromDisturbed ? 1 : 0,
             ["worstOperationIndex"] = floor.WorstIndex,
         });
     }
@@ -163,14 +161,15 @@ internal static class NativeMapProbe
         context.RecordSamples(variant, Unit.Bytes, [f.PeakResident], p.With("op", "peak-memory"));
         // What else ran while the map grew to this checkpoint, beside its slowest insert so far: a collection during that
         // insert, or the thread taken off its core, is the runtime's or the machine's stall, not the map's step.
-        // The judged figure leaves out inserts the scheduler preempted unless too many were (GrowthTrace's rule); the longest
-        // of all inserts stays beside it.
-        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(f.Worst.JudgedTicks)], p.With("op", "longest-insert"), metrics: new Dictionary<string, double>
+        // The judged figure counts a block that lost time to something other than its own work (preemption, the host's
+        // stolen time) only by its slowest insert's own-time lower bound (GrowthTrace's rule); the longest of all inserts'
+        // wall time stays beside it, with the blocks judged and found disturbed.
+        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(f.Worst.WorstTicks)], p.With("op", "longest-insert"), metrics: new Dictionary<string, double>
         {
-            ["longestInsertPreemptionsIncludedMs"] = LabClock.Milliseconds(f.Worst.AnyWorstTicks),
-            ["preemptedBlocks"] = f.Worst.PreemptedBlocks,
+            ["longestInsertDisturbancesIncludedMs"] = LabClock.Milliseconds(f.Worst.AnyWorstTicks),
             ["timedBlocks"] = f.Worst.Blocks,
-            ["preemptionsCounted"] = f.Worst.CountsPreemptions ? 1 : 0,
+            ["disturbedBlocks"] = f.Worst.DisturbedBlocks,
+            ["worstFromDisturbedBlock"] = f.Worst.WorstFromDisturbed ? 1 : 0,
             ["worstInsertIndex"] = f.Worst.WorstIndex,
             ["worstInsertSawCollection"] = f.Worst.WorstSawCollection ? 1 : 0,
             ["collectionsWhileGrowing"] = f.During.Collections,

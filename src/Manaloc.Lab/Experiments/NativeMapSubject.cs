@@ -44,8 +44,8 @@ internal abstract class MapSubject : IDisposable
 
     /// <summary>
     /// Inserts the keys of indexes [<paramref name="from"/>, <paramref name="to"/>) in order and returns the longest
-    /// single insert (in <see cref="LabClock"/> ticks) among those the scheduler did not preempt, which insert it was,
-    /// whether a collection ran during it, and the longest of all inserts, preempted or not (see <see cref="GrowthTrace"/>).
+    /// single insert (in <see cref="LabClock"/> ticks) by the disturbance rule of <see cref="GrowthTrace"/>, which insert it
+    /// was, whether a collection ran during it, and the longest of all inserts' wall time.
     /// With <paramref name="floor"/>, each block of inserts is followed by a block of the floor's trivial operations for as
     /// long as the inserts took (see <see cref="GrowthFloor"/>).
     /// </summary>
@@ -78,46 +78,40 @@ internal abstract class MapSubject : IDisposable
 
 /// <summary>What a growth saw of its slowest insert.</summary>
 /// <remarks>
-/// An insert's wall time includes any time the scheduler gave the core to another thread, which on a busy 2-core machine
-/// is a 4 ms tick or more and has nothing to do with the map. So the growth is timed in blocks of
-/// <see cref="BlockInserts"/> inserts, the thread's involuntary context switches read between blocks (one system call, no
-/// allocation), and the longest insert is taken over the blocks with none. Every variant is judged by the same rule. A
-/// block that was preempted is left out whole, even its own slowest insert; when more than a tenth of the blocks were
-/// (a loaded machine) or the system does not count switches, the longest of all inserts is used instead, so a heavily
-/// preempted growth can only make the figure larger, never hide a slow step.
+/// An insert's wall time includes any time the thread lost to something other than its own work: the scheduler giving the
+/// core to another thread (a 4 ms tick or more on a busy 2-core machine), the host stealing the virtual CPU, a page fault
+/// blocked on I/O. None of that is the map's. So the growth is timed in blocks of <see cref="BlockInserts"/> inserts, each
+/// judged by <see cref="ThreadDisturbance"/> (the thread's involuntary switches and its CPU time against the wall clock,
+/// read between blocks: no allocation). In an undisturbed block, the slowest insert's wall time is taken. A disturbed
+/// block is not dropped: its slowest insert counts for its wall time less all the time the block lost, a lower bound on
+/// that insert's own CPU time, so a step that is the thread's own work (a resize's copying) stays in the figure even when
+/// the machine stalled the same block, and a stall alone counts for nothing. Every variant and the growth's floor are
+/// judged by the same rule. Where the system tells neither counter, every insert counts for its wall time.
 /// </remarks>
-/// <param name="WorstTicks">The longest single insert by that rule, in <see cref="LabClock"/> ticks.</param>
+/// <param name="WorstTicks">The longest single insert by that rule, in <see cref="LabClock"/> ticks: the judged figure.</param>
 /// <param name="WorstIndex">The key index whose insert it was.</param>
 /// <param name="WorstSawCollection">Whether a garbage collection ran while it did (the runtime's stall, not the map's).</param>
-/// <param name="AnyWorstTicks">The longest single insert, preempted or not.</param>
+/// <param name="AnyWorstTicks">The longest single insert's wall time, disturbed or not.</param>
 /// <param name="Blocks">Blocks timed.</param>
-/// <param name="PreemptedBlocks">Blocks during which the scheduler preempted the thread (-1: the system does not tell).</param>
-internal readonly record struct GrowthTrace(long WorstTicks, long WorstIndex, bool WorstSawCollection, long AnyWorstTicks, long Blocks, long PreemptedBlocks)
+/// <param name="DisturbedBlocks">Blocks that lost time to something other than their own work (-1: the system does not tell).</param>
+/// <param name="WorstFromDisturbed">Whether the judged figure is a disturbed block's lower bound.</param>
+internal readonly record struct GrowthTrace(long WorstTicks, long WorstIndex, bool WorstSawCollection, long AnyWorstTicks, long Blocks, long DisturbedBlocks, bool WorstFromDisturbed)
 {
-    /// <summary>Inserts per block between two reads of the thread's involuntary context switches.</summary>
+    /// <summary>Inserts per block between two reads of the thread's counters.</summary>
     public const int BlockInserts = 256;
 
-    /// <summary>The share of preempted blocks above which the longest of all inserts is used.</summary>
-    public const double MostPreemptedShare = 0.1;
-
     /// <summary>Nothing grown yet.</summary>
-    public static GrowthTrace None(long from) => new(0, from, false, 0, 0, 0);
-
-    /// <summary>Whether the figure is the longest of all inserts, preemptions included (see the remarks).</summary>
-    public bool CountsPreemptions => PreemptedBlocks < 0 || PreemptedBlocks > MostPreemptedShare * Blocks;
-
-    /// <summary>The longest insert by the rule in the remarks.</summary>
-    public long JudgedTicks => CountsPreemptions ? AnyWorstTicks : WorstTicks;
+    public static GrowthTrace None(long from) => new(0, from, false, 0, 0, 0, false);
 
     /// <summary>
-    /// One timed block's trace: its slowest operation left out (but kept as the slowest of all) when the thread's involuntary
-    /// context switches changed across the block, and the preemption unknown when the system does not count them (-1).
+    /// One timed block's trace: its slowest operation counted for its wall time when the block was undisturbed, else for
+    /// the lower bound <see cref="BlockDisturbance.OwnTimeAtLeast"/> (kept whole as the slowest of all either way).
     /// </summary>
-    public static GrowthTrace Block(long worstTicks, long worstIndex, bool worstSawCollection, long switchesBefore, long switchesAfter)
+    public static GrowthTrace Block(long worstTicks, long worstIndex, bool worstSawCollection, BlockDisturbance disturbance)
     {
-        bool counted = switchesBefore >= 0 && switchesAfter >= 0;
-        bool preempted = counted && switchesAfter != switchesBefore;
-        return new(preempted ? 0 : worstTicks, worstIndex, !preempted && worstSawCollection, worstTicks, 1, counted ? (preempted ? 1 : 0) : -1);
+        long judged = disturbance.Disturbed ? disturbance.OwnTimeAtLeast(worstTicks) : worstTicks;
+        long disturbed = !disturbance.Known ? -1 : disturbance.Disturbed ? 1 : 0;
+        return new(judged, worstIndex, worstSawCollection, worstTicks, 1, disturbed, disturbance.Disturbed);
     }
 
     /// <summary>Two growths' traces together: each maximum of both, the block counts summed.</summary>
@@ -125,23 +119,23 @@ internal readonly record struct GrowthTrace(long WorstTicks, long WorstIndex, bo
     {
         var slower = b.WorstTicks > a.WorstTicks ? b : a;
         return new(slower.WorstTicks, slower.WorstIndex, slower.WorstSawCollection, Math.Max(a.AnyWorstTicks, b.AnyWorstTicks),
-            a.Blocks + b.Blocks, a.PreemptedBlocks < 0 || b.PreemptedBlocks < 0 ? -1 : a.PreemptedBlocks + b.PreemptedBlocks);
+            a.Blocks + b.Blocks, a.DisturbedBlocks < 0 || b.DisturbedBlocks < 0 ? -1 : a.DisturbedBlocks + b.DisturbedBlocks, slower.WorstFromDisturbed);
     }
 }
 
 /// <summary>
 /// The longest insert's floor: the growth's own timed loop with the map taken out, to tell a map's slow step from what
-/// the machine alone puts into one timed operation (the host taking the virtual CPU away, an interrupt, the timestamps'
-/// own cost). After each block of inserts, <see cref="RunBlockBeside"/> times trivial operations (the next key's mix, which
-/// an insert's timed span computes too) one by one for as long as that block took, under the same rule
-/// (<see cref="GrowthTrace"/>: a block the scheduler preempted is left out, unless more than a tenth were). Alternating
-/// block by block, the floor and the inserts share the same seconds of the machine's weather and the same exposure: the
-/// floor's longest operation is what the longest insert would be if every insert were as cheap as a key's mix.
+/// the machine alone puts into one timed operation (an interrupt, a stall the disturbance rule does not see, the
+/// timestamps' own cost). After each block of inserts, <see cref="RunBlockBeside"/> times trivial operations (the next
+/// key's mix, which an insert's timed span computes too) one by one for as long as that block took, under the same rule
+/// (<see cref="GrowthTrace"/>). Alternating block by block, the floor and the inserts share the same seconds of the
+/// machine's weather and the same exposure: the floor's longest operation is what the longest insert would be if every
+/// insert were as cheap as a key's mix.
 /// </summary>
 /// <remarks>
-/// A block of inserts the scheduler preempted took the time the thread was off its core as well; a floor block that long
-/// would be preempted more often in turn and give the floor more exposure than the growth had. So after a preempted block
-/// the floor runs for the mean of the unpreempted blocks so far (the block's own time before there is one).
+/// A disturbed block of inserts took the time the thread lost as well; a floor block that long would be disturbed more
+/// often in turn and give the floor more exposure than the growth had. So after a disturbed block the floor runs for the
+/// mean of the undisturbed blocks so far (the block's own time before there is one).
 /// A trivial operation's timed span is a smaller share of its loop than an insert's, so a stall of the machine lands in
 /// one a little less often: the floor can only come out lower than the inserts' own exposure would give, which makes
 /// "at the floor" harder to reach, never easier.
@@ -150,7 +144,7 @@ internal sealed class GrowthFloor
 {
     private long _operations;
     private long _sink;
-    private long _unpreemptedTicks, _unpreemptedBlocks;
+    private long _undisturbedTicks, _undisturbedBlocks;
 
     /// <summary>The longest trivial operation so far, by <see cref="GrowthTrace"/>'s rule; its index counts the floor's operations.</summary>
     public GrowthTrace Trace { get; private set; } = GrowthTrace.None(0);
@@ -160,30 +154,30 @@ internal sealed class GrowthFloor
 
     /// <summary>
     /// One floor block beside a block of inserts that took <paramref name="insertTicks"/> (<see cref="LabClock"/> ticks):
-    /// for as long, or, when the scheduler <paramref name="preempted"/> the inserts, for as long as their unpreempted blocks
-    /// took on average (see the remarks).
+    /// for as long, or, when the inserts were <paramref name="disturbed"/>, for as long as their undisturbed blocks took
+    /// on average (see the remarks).
     /// </summary>
-    public void RunBlockBeside(long insertTicks, bool preempted) => RunBlock(TicksBeside(insertTicks, preempted));
+    public void RunBlockBeside(long insertTicks, bool disturbed) => RunBlock(TicksBeside(insertTicks, disturbed));
 
-    /// <summary>How long the floor block beside a block of inserts runs (see <see cref="RunBlockBeside"/>), counting that block into the unpreempted mean when it was not preempted.</summary>
-    internal long TicksBeside(long insertTicks, bool preempted)
+    /// <summary>How long the floor block beside a block of inserts runs (see <see cref="RunBlockBeside"/>), counting that block into the undisturbed mean when it was not disturbed.</summary>
+    internal long TicksBeside(long insertTicks, bool disturbed)
     {
-        if (!preempted)
+        if (!disturbed)
         {
-            _unpreemptedTicks += insertTicks;
-            _unpreemptedBlocks++;
+            _undisturbedTicks += insertTicks;
+            _undisturbedBlocks++;
         }
-        return preempted && _unpreemptedBlocks > 0 ? _unpreemptedTicks / _unpreemptedBlocks : insertTicks;
+        return disturbed && _undisturbedBlocks > 0 ? _undisturbedTicks / _undisturbedBlocks : insertTicks;
     }
 
     /// <summary>Times trivial operations one by one until <paramref name="ticks"/> (<see cref="LabClock"/> ticks, at least one operation) have passed: one block.</summary>
     public void RunBlock(long ticks)
     {
-        long switchesBefore = LabNative.InvoluntarySwitchesOfCurrentThread();
+        var mark = ThreadDisturbance.Begin();
         long i = _operations, sink = _sink;
         long blockWorst = 0, blockWorstIndex = i;
         bool blockWorstSawCollection = false;
-        long end = LabClock.Now + ticks, now;
+        long began = LabClock.Now, end = began + ticks, now;
         do
         {
             int collections = GC.CollectionCount(0); // outside the timed span, as the inserts' loop reads it
@@ -195,9 +189,9 @@ internal sealed class GrowthFloor
             i++;
         }
         while (now < end);
-        long switchesAfter = LabNative.InvoluntarySwitchesOfCurrentThread();
+        var disturbance = ThreadDisturbance.End(mark, now - began);
         (_operations, _sink) = (i, sink); // the sink keeps the mix from being optimised away
-        Trace = GrowthTrace.Worst(Trace, GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, switchesBefore, switchesAfter));
+        Trace = GrowthTrace.Worst(Trace, GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, disturbance));
     }
 }
 
@@ -217,7 +211,7 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
         for (long blockStart = from; blockStart < to; blockStart += GrowthTrace.BlockInserts)
         {
             long blockEnd = Math.Min(to, blockStart + GrowthTrace.BlockInserts);
-            long switchesBefore = LabNative.InvoluntarySwitchesOfCurrentThread();
+            var mark = ThreadDisturbance.Begin();
             long blockBegan = LabClock.Now;
             long blockWorst = 0, blockWorstIndex = blockStart;
             bool blockWorstSawCollection = false;
@@ -232,10 +226,9 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
                 if (took > blockWorst) (blockWorst, blockWorstIndex, blockWorstSawCollection) = (took, i, GC.CollectionCount(0) != collections);
             }
             long blockTook = LabClock.Now - blockBegan;
-            long switchesAfter = LabNative.InvoluntarySwitchesOfCurrentThread();
-            var block = GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, switchesBefore, switchesAfter);
+            var block = GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, ThreadDisturbance.End(mark, blockTook));
             worst = GrowthTrace.Worst(worst, block);
-            floor?.RunBlockBeside(blockTook, preempted: block.PreemptedBlocks > 0);
+            floor?.RunBlockBeside(blockTook, disturbed: block.DisturbedBlocks > 0);
         }
         return worst;
     }

@@ -92,26 +92,23 @@ public sealed class NativeMapTests
     }
 
     [Fact]
-    public void A_growth_trace_judges_unpreempted_inserts_unless_too_many_blocks_were_preempted()
+    public void A_growth_trace_judges_undisturbed_inserts_by_their_wall_time_and_disturbed_ones_by_their_own_time_at_least()
     {
-        // Block 1 was preempted (its 9 ms insert is the scheduler's, not the map's); block 2's 2 ms insert was not.
-        var clean = new GrowthTrace(2, 700, false, 2, 1, 0);
-        var preempted = new GrowthTrace(0, 300, false, 9, 1, 1);
-        var both = GrowthTrace.Worst(GrowthTrace.Worst(GrowthTrace.None(0), preempted), clean);
-        Assert.Equal((2L, 700L, 9L, 2L, 1L), (both.WorstTicks, both.WorstIndex, both.AnyWorstTicks, both.Blocks, both.PreemptedBlocks));
-        Assert.True(both.CountsPreemptions); // half the blocks preempted: the longest of all inserts is judged
-        Assert.Equal(9, both.JudgedTicks);
+        // Block 1 lost 8 of its ticks (its 9-tick insert's own time is at least 1); block 2's 2-tick insert lost nothing.
+        var disturbed = GrowthTrace.Block(9, 300, false, new BlockDisturbance(true, true, 8));
+        var clean = GrowthTrace.Block(2, 700, false, new BlockDisturbance(true, false, 0));
+        var both = GrowthTrace.Worst(GrowthTrace.Worst(GrowthTrace.None(0), disturbed), clean);
+        Assert.Equal((2L, 700L, 9L, 2L, 1L, false), (both.WorstTicks, both.WorstIndex, both.AnyWorstTicks, both.Blocks, both.DisturbedBlocks, both.WorstFromDisturbed));
 
-        var mostlyClean = both;
-        for (int i = 0; i < 18; i++) mostlyClean = GrowthTrace.Worst(mostlyClean, new GrowthTrace(1, i, false, 1, 1, 0));
-        Assert.Equal(20, mostlyClean.Blocks);
-        Assert.False(mostlyClean.CountsPreemptions); // 1 of 20 blocks: the preempted insert is left out
-        Assert.Equal(2, mostlyClean.JudgedTicks);
+        // A disturbed block whose slowest step is longer than all it lost (a resize stalled by the host) is not dropped:
+        // the step counts for what it must have cost the thread itself.
+        var stalledResize = GrowthTrace.Block(20_000, 42, false, new BlockDisturbance(true, true, 4_000));
+        var withResize = GrowthTrace.Worst(both, stalledResize);
+        Assert.Equal((16_000L, 42L, 20_000L, 3L, 2L, true), (withResize.WorstTicks, withResize.WorstIndex, withResize.AnyWorstTicks, withResize.Blocks, withResize.DisturbedBlocks, withResize.WorstFromDisturbed));
 
-        // Where the system does not count switches, nothing is left out.
-        var uncounted = GrowthTrace.Worst(mostlyClean, new GrowthTrace(1, 0, false, 1, 1, -1));
-        Assert.True(uncounted.CountsPreemptions);
-        Assert.Equal(9, uncounted.JudgedTicks);
+        // Where the system tells nothing, nothing is left out and the count says so.
+        var unknown = GrowthTrace.Worst(both, GrowthTrace.Block(30, 5, false, BlockDisturbance.Unknown));
+        Assert.Equal((30L, -1L), (unknown.WorstTicks, unknown.DisturbedBlocks));
     }
 
     [Fact]
@@ -120,9 +117,9 @@ public sealed class NativeMapTests
         using var subject = MapSubjects.Create(MapSubjects.Native, 10_000);
         var trace = subject.Grow(0, 10_000);
         Assert.Equal((10_000 + GrowthTrace.BlockInserts - 1) / GrowthTrace.BlockInserts, trace.Blocks);
-        Assert.True(trace.AnyWorstTicks > 0 && trace.JudgedTicks > 0 && trace.JudgedTicks <= trace.AnyWorstTicks);
+        Assert.True(trace.AnyWorstTicks > 0 && trace.WorstTicks >= 0 && trace.WorstTicks <= trace.AnyWorstTicks);
         if (!OperatingSystem.IsLinux()) return;
-        Assert.InRange(trace.PreemptedBlocks, 0, trace.Blocks);
+        Assert.InRange(trace.DisturbedBlocks, 0, trace.Blocks);
         // The system call the blocks read agrees with the kernel's own report of the thread's involuntary switches.
         long viaSystemCall = LabNative.InvoluntarySwitchesOfCurrentThread();
         const string Field = "nonvoluntary_ctxt_switches:";
@@ -141,9 +138,9 @@ public sealed class NativeMapTests
         // Each floor block runs at least one operation and keeps going until its block of inserts' time has passed: with
         // operations far cheaper than an insert, many more of them.
         Assert.True(floor.Operations > trace.Blocks, $"{floor.Operations} floor operations over {trace.Blocks} blocks");
-        Assert.True(floor.Trace.AnyWorstTicks > 0 && floor.Trace.JudgedTicks <= floor.Trace.AnyWorstTicks);
+        Assert.True(floor.Trace.AnyWorstTicks > 0 && floor.Trace.WorstTicks <= floor.Trace.AnyWorstTicks);
         Assert.InRange(floor.Trace.WorstIndex, 0, floor.Operations - 1);
-        if (OperatingSystem.IsLinux()) Assert.InRange(floor.Trace.PreemptedBlocks, 0, floor.Trace.Blocks);
+        if (OperatingSystem.IsLinux()) Assert.InRange(floor.Trace.DisturbedBlocks, 0, floor.Trace.Blocks);
         // The lookups' floor is not timed while it grows, so it has no insert to set a floor beside.
         using var array = MapSubjects.Create(MapSubjects.Floor, 10);
         Assert.Throws<NotSupportedException>(() => array.Grow(0, 10, new GrowthFloor()));
@@ -160,25 +157,26 @@ public sealed class NativeMapTests
     }
 
     [Fact]
-    public void After_a_preempted_block_of_inserts_the_floor_runs_as_long_as_the_unpreempted_blocks_on_average()
+    public void After_a_disturbed_block_of_inserts_the_floor_runs_as_long_as_the_undisturbed_blocks_on_average()
     {
         var floor = new GrowthFloor();
-        Assert.Equal(900, floor.TicksBeside(900, preempted: true)); // no unpreempted block yet: the block's own time
-        Assert.Equal(100, floor.TicksBeside(100, preempted: false));
-        Assert.Equal(300, floor.TicksBeside(300, preempted: false));
-        Assert.Equal(200, floor.TicksBeside(50_000, preempted: true)); // not the time the thread spent off its core
-        Assert.Equal(200, floor.TicksBeside(200, preempted: false));
+        Assert.Equal(900, floor.TicksBeside(900, disturbed: true)); // no undisturbed block yet: the block's own time
+        Assert.Equal(100, floor.TicksBeside(100, disturbed: false));
+        Assert.Equal(300, floor.TicksBeside(300, disturbed: false));
+        Assert.Equal(200, floor.TicksBeside(50_000, disturbed: true)); // not the time the thread lost
+        Assert.Equal(200, floor.TicksBeside(200, disturbed: false));
     }
 
     [Fact]
-    public void A_preempted_block_keeps_its_slowest_operation_only_as_the_slowest_of_all()
+    public void A_disturbed_block_keeps_its_slowest_operation_whole_only_as_the_slowest_of_all()
     {
-        var clean = GrowthTrace.Block(5, 10, true, switchesBefore: 3, switchesAfter: 3);
-        Assert.Equal((5L, 10L, true, 5L, 1L, 0L), (clean.WorstTicks, clean.WorstIndex, clean.WorstSawCollection, clean.AnyWorstTicks, clean.Blocks, clean.PreemptedBlocks));
-        var preempted = GrowthTrace.Block(50, 11, true, switchesBefore: 3, switchesAfter: 4);
-        Assert.Equal((0L, false, 50L, 1L), (preempted.WorstTicks, preempted.WorstSawCollection, preempted.AnyWorstTicks, preempted.PreemptedBlocks));
-        var uncounted = GrowthTrace.Block(7, 12, false, switchesBefore: -1, switchesAfter: 4);
-        Assert.Equal((7L, -1L), (uncounted.WorstTicks, uncounted.PreemptedBlocks));
+        var clean = GrowthTrace.Block(5, 10, true, new BlockDisturbance(true, false, 3));
+        Assert.Equal((5L, 10L, true, 5L, 1L, 0L, false), (clean.WorstTicks, clean.WorstIndex, clean.WorstSawCollection, clean.AnyWorstTicks, clean.Blocks, clean.DisturbedBlocks, clean.WorstFromDisturbed));
+        // Lost more than its slowest operation took: that operation was the stall, and counts for nothing.
+        var stalled = GrowthTrace.Block(50, 11, false, new BlockDisturbance(true, true, 60));
+        Assert.Equal((0L, 50L, 1L, true), (stalled.WorstTicks, stalled.AnyWorstTicks, stalled.DisturbedBlocks, stalled.WorstFromDisturbed));
+        var unknown = GrowthTrace.Block(7, 12, false, BlockDisturbance.Unknown);
+        Assert.Equal((7L, -1L), (unknown.WorstTicks, unknown.DisturbedBlocks));
     }
 
     [Fact]
@@ -190,9 +188,12 @@ public sealed class NativeMapTests
         Assert.Equal([2_000L, 4_000L, 8_000L], floors.Select(m => m.Parameters.Long("entries")).Order());
         Assert.All(floors, m => Assert.Equal(MapSubjects.Native, m.Variant));
         var full = floors.Single(m => m.Parameters.Is("entries", 8_000));
-        Assert.True(full.Statistics.Median > 0 && full.Statistics.Median <= full.Metrics["longestPreemptionsIncludedMs"]);
+        Assert.True(full.Statistics.Median > 0 && full.Statistics.Median <= full.Metrics["longestDisturbancesIncludedMs"]);
         var inserts = output.Measurements.Single(m => m.Parameters.Is("op", "longest-insert") && m.Parameters.Is("entries", 8_000));
         Assert.Equal(inserts.Metrics["timedBlocks"], full.Metrics["timedBlocks"]);
+        // The report says how many blocks each side judged by their own-time bound.
+        Assert.InRange(inserts.Metrics["disturbedBlocks"], 0, inserts.Metrics["timedBlocks"]);
+        Assert.InRange(full.Metrics["disturbedBlocks"], 0, full.Metrics["timedBlocks"]);
     }
 
     [Theory]

@@ -16,7 +16,7 @@ public sealed partial class TimingOwnershipTests
     private static readonly Rule[] Rules =
     [
         new("clock", new Regex(@"\bStopwatch\b"), "read time through LabClock, and time through Measure, Compare, MeasureThreads or Scenarios.Run"),
-        new("cpu", new Regex(@"TotalProcessorTime|\bCpuUsage\b|\bThreadCpuTime\b|ClockThreadCpuTimeId|getrusage"), "account CPU through ProcessCpu, Scenarios.Run or ThreadSweep.Measure(threadCpu: true)"),
+        new("cpu", new Regex(@"TotalProcessorTime|\bCpuUsage\b|\bThreadCpuTime\b|ClockThreadCpuTimeId|getrusage"), "account CPU through ProcessCpu, Scenarios.Run or ThreadSweep.Measure(threadCpu: true), and a timed block's lost time through ThreadDisturbance"),
         new("tier-up", new Regex(@"\bTierUpPause\b"), "bring code to tier 1 through TierUp.Run"),
         new("calibration", new Regex(@"(?i)calibrat"), "size work through Pilot (NsPerOp, Spins) or the harness's calibration"),
         new("interleaving", new Regex(@"(?<!Rounds\s*\.\s*)(?i:interleav)\w*|\bBalancedOrder\b"), "interleave through Compare, Rounds.Interleave or Scenarios.Run"),
