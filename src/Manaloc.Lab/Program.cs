@@ -182,7 +182,7 @@ public static class Program
         {
             if (ReportWriter.TryRead(outDir, out string? problem) is { } existing)
             {
-                report = ReportWriter.Merge(existing, report, ExperimentRegistry.All().Select(e => e.Name).ToArray());
+                report = ReportWriter.Merge(existing, report, ExperimentRegistry.Names);
             }
             else if (problem is not null)
             {
