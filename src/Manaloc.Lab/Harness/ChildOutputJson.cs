@@ -37,9 +37,9 @@ internal static class ChildOutputJson
         writer.WritePropertyName("measurements");
         WriteList(writer, output.Measurements, WriteMeasurement);
         writer.WritePropertyName("values");
-        WriteNumbers(writer, output.Values);
+        WriteMap(writer, output.Values, WriteNumberValue);
         writer.WritePropertyName("texts");
-        WriteTexts(writer, output.Texts);
+        WriteMap(writer, output.Texts, static (w, text) => w.WriteStringValue(text));
         writer.WritePropertyName("notes");
         WriteList(writer, output.Notes, static (w, note) => w.WriteStringValue(note));
         writer.WritePropertyName("tables");
@@ -81,7 +81,7 @@ internal static class ChildOutputJson
         writer.WritePropertyName("launches");
         WriteList(writer, m.Launches, WriteLaunch);
         writer.WritePropertyName("metrics");
-        WriteNumbers(writer, m.Metrics);
+        WriteMap(writer, m.Metrics, WriteNumberValue);
         writer.WriteEndObject();
     }
 
@@ -119,7 +119,7 @@ internal static class ChildOutputJson
         WritePlacement(writer, launch.Placement);
         WriteNumber(writer, "allocatedBytesPerOp", launch.AllocatedBytesPerOp);
         writer.WritePropertyName("metrics");
-        WriteNumbers(writer, launch.Metrics);
+        WriteMap(writer, launch.Metrics, WriteNumberValue);
         writer.WriteEndObject();
     }
 
@@ -185,31 +185,20 @@ internal static class ChildOutputJson
         writer.WriteEndArray();
     }
 
-    private static void WriteNumbers(Utf8JsonWriter writer, IReadOnlyDictionary<string, double> values)
+    /// <summary>A dictionary as a JSON object, its keys as given, in its own order (as the serializer enumerates it).</summary>
+    private static void WriteMap<T>(Utf8JsonWriter writer, IReadOnlyDictionary<string, T> map, Action<Utf8JsonWriter, T> writeValue)
     {
-        if (values is null)
+        if (map is null)
         {
             writer.WriteNullValue();
             return;
         }
         writer.WriteStartObject();
-        foreach (var (name, value) in values)
+        foreach (var (name, value) in map)
         {
             writer.WritePropertyName(name);
-            WriteNumberValue(writer, value);
+            writeValue(writer, value);
         }
-        writer.WriteEndObject();
-    }
-
-    private static void WriteTexts(Utf8JsonWriter writer, IReadOnlyDictionary<string, string> texts)
-    {
-        if (texts is null)
-        {
-            writer.WriteNullValue();
-            return;
-        }
-        writer.WriteStartObject();
-        foreach (var (name, text) in texts) writer.WriteString(name, text);
         writer.WriteEndObject();
     }
 
