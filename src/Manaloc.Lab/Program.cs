@@ -21,6 +21,13 @@ public static class Program
     {
         if (args is ["soak", ..]) return Soak.SoakCommand.Run(args[1..], stdout, stderr); // lab soak --minutes N | --seconds N
         if (args is [ChildCommand.Verb, ..]) return RunChild(args[1..], stdout, stderr); // internal: the lab's own children (ChildCommand)
+        return RunCommandLine(args, stdout, stderr);
+    }
+
+    /// <summary>The user's commands, through the command-line parser: a method of its own, so that a child, which never
+    /// reaches it, does not load the parser's types when <see cref="Run"/> is compiled.</summary>
+    private static int RunCommandLine(string[] args, TextWriter stdout, TextWriter stderr)
+    {
         var parse = BuildCommandLine(stdout, stderr).Parse(args);
         if (parse.Errors.Count > 0)
         {
@@ -175,7 +182,7 @@ public static class Program
         {
             if (ReportWriter.TryRead(outDir, out string? problem) is { } existing)
             {
-                report = ReportWriter.Merge(existing, report, ExperimentRegistry.All().Select(e => e.Name).ToArray());
+                report = ReportWriter.Merge(existing, report, ExperimentRegistry.Names);
             }
             else if (problem is not null)
             {

@@ -27,7 +27,8 @@ public sealed record ChildOutput
 /// <remarks>
 /// The child is this same lab assembly started through the dotnet host as
 /// <c>dotnet exec Manaloc.Lab.dll child &lt;experiment&gt; &lt;key&gt; …</c>. It writes one line
-/// that starts with <see cref="Marker"/> followed by a JSON <see cref="ChildOutput"/>; everything
+/// that starts with <see cref="Marker"/> followed by a JSON <see cref="ChildOutput"/> (written by <see cref="ChildOutputJson"/>,
+/// read with the serializer and <see cref="LabJson.Options"/>); everything
 /// else it prints is ignored. Every child starts with <see cref="CallCountingDelayVariable"/> = 0 (see
 /// <see cref="RunSettings.Quick"/>) unless the experiment's environment says otherwise. A child that exits non-zero, prints no result line or outlives its
 /// timeout raises <see cref="ChildProcessException"/>, and a timed-out child is killed with its tree.
@@ -113,9 +114,9 @@ public static class ChildProcess
             ?? throw new ChildProcessException("The child process's result line was empty.");
     }
 
-    /// <summary>Formats a child's output as its result line.</summary>
+    /// <summary>Formats a child's output as its result line (<see cref="ChildOutputJson"/>: no serializer code to jit in the child).</summary>
     public static string FormatResultLine(ChildOutput output)
-        => Marker + JsonSerializer.Serialize(output, LabJson.CompactOptions);
+        => Marker + ChildOutputJson.Write(output);
 
     /// <summary>What a failed child said last, and, when it died of an unhandled exception, that exception's line too (its
     /// stack ends at a thread's start, which alone names no cause).</summary>
