@@ -12,14 +12,15 @@ namespace Manaloc.Collections;
 /// so a one-pass scan or a loop larger than the cache cannot flush entries read more often.
 /// </summary>
 /// <remarks>
-/// <para>Reads never block: a hit writes the entry's reference and hash into a per-processor stripe of a lossy ring
-/// (a plain counter increment and a plain 8-byte store; two threads sharing a stripe may overwrite each other's
-/// record, which only loses a frequency sample). Writers drain the stripes under the writer lock before they evict,
-/// and a reader whose stripe wrapped drains it if it can take the lock without waiting (<c>Monitor.TryEnter</c>).
-/// A record may be stale (its entry removed, its chunks reused): the drain applies it only if the chunk is the first
-/// chunk of a live entry (a bitmap the writer keeps) with the same hash, so a stale record never reorders a queue
-/// it is not in.</para>
-/// <para>The sketch and the bitmap are native and counted in the budget (two bytes and one bit per chunk).
+/// <para>Reads never block and move nothing: a hit sets a referenced byte in the entry's header (the line the read
+/// already touched) and writes the entry's hash into a per-processor stripe of a lossy ring (a plain counter increment
+/// and a plain 8-byte store; two threads sharing a stripe may overwrite each other's record, which only loses a
+/// frequency sample). Writers drain the stripes into the sketch under the writer lock before they evict, and a reader
+/// whose stripe wrapped drains it if it can take the lock without waiting (<c>Monitor.TryEnter</c>). The queues are
+/// CLOCK-like, as S3-FIFO's and <c>ConcurrentLru</c>'s: where Caffeine moves a read entry at once, the writer looks at
+/// the mark when the entry reaches a queue's least recent end: a read window or protected entry goes round again, a
+/// read probation entry (victim or candidate) is promoted to protected; each look clears the mark.</para>
+/// <para>The sketch is native and counted in the budget (two bytes per chunk).
 /// Counters are halved after ten samples per entry held, or per sketch word if more (aging), so the estimates follow a
 /// changing workload.</para>
 /// </remarks>
@@ -33,7 +34,6 @@ internal sealed unsafe partial class CacheStore
     // skipped, never judged as candidates (they earned their place by reads; judging them evicted warm entries).
     private const byte QueueMask = 3, Unjudged = 0x80;
 
-    private readonly ulong* _heads;
     private readonly ulong* _sketch;
     private readonly uint _sketchBlocks; // 64-byte blocks of 8 words
     private readonly long _sampleSize;
@@ -52,20 +52,28 @@ internal sealed unsafe partial class CacheStore
 
     private bool IsEmpty => _queueTail[Window] == 0 && _queueTail[Probation] == 0 && _queueTail[Protected] == 0;
 
-    /// <summary>Records a read of the entry <paramref name="reference"/> (its hash's low word to validate it) in the
-    /// calling processor's stripe; true when the stripe wrapped.</summary>
+    /// <summary>Records a read of <paramref name="entry"/>: its referenced byte set (if not set yet: a hot entry's line is
+    /// not written again and again by every core) and its hash in the calling processor's stripe, for the sketch; true
+    /// when the stripe wrapped.</summary>
+    /// <remarks>Ordering: the reader reached the entry through an acquire load inside the <see cref="ReaderGate"/>; its
+    /// chunks are not reused before every reader that was inside has left (<see cref="Reclaim"/>), so the plain byte
+    /// store lands in this entry (live or retired), never in a chunk reused for another's bytes; <see cref="Set"/> clears
+    /// the byte before the release store that links a new entry. The writer reads and clears it under its lock; a
+    /// store racing the clear only keeps or loses one second chance.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool RecordAccess(uint reference, byte* entry)
+    private bool RecordAccess(byte* entry)
     {
+        if (*(entry + ReferencedOffset) == 0) *(entry + ReferencedOffset) = 1;
         int stripe = Thread.GetCurrentProcessorId() & _stripeMask;
         ref long cursor = ref _readCursors[stripe * CursorStride];
         long at = cursor;
         cursor = at + 1; // plain: a lost increment only loses a sample
-        _readSlots[stripe * ReadStripeSlots + (int)(at & (ReadStripeSlots - 1))] = ((ulong)*(uint*)(entry + HashOffset) << 32) | reference;
+        _readSlots[stripe * ReadStripeSlots + (int)(at & (ReadStripeSlots - 1))] = *(ulong*)(entry + HashOffset);
         return (at & (ReadStripeSlots - 1)) == ReadStripeSlots - 1;
     }
 
-    /// <summary>Applies the recorded reads (under the writer lock): frequency, and the entry's move in its queue.</summary>
+    /// <summary>Applies the recorded reads to the sketch (under the writer lock). A record is only a hash: it touches the
+    /// sketch line and nothing else (a record of an entry since removed still counts a read that happened).</summary>
     public void Drain()
     {
         for (int stripe = 0; stripe <= _stripeMask; stripe++)
@@ -75,30 +83,20 @@ internal sealed unsafe partial class CacheStore
             for (long at = start; at < end; at++)
             {
                 ref ulong slot = ref _readSlots[stripe * ReadStripeSlots + (int)(at & (ReadStripeSlots - 1))];
-                ulong record = slot;
+                ulong hash = slot;
                 slot = 0;
-                uint reference = (uint)record;
-                // A stale record (entry removed, chunk free or inside another entry) is dropped: the chunk must be the
-                // first of a live entry with the recorded hash.
-                if (reference == 0 || reference > (long)_blockCount << (_blockShift - ChunkShift) || !IsHead(reference)) continue;
-                byte* entry = At(reference);
-                if (*(uint*)(entry + HashOffset) == (uint)(record >> 32)) OnAccess(reference, entry);
+                if (hash != 0) Increment(hash);
             }
             _drained[stripe] = end;
         }
     }
 
-    private bool IsHead(uint reference)
+    /// <summary>Whether the entry was read since the writer last looked; clears the mark (a second chance is given once per read).</summary>
+    private static bool TakeReferenced(byte* entry)
     {
-        uint index = reference - 1;
-        return (_heads[index >> 6] & (1UL << (int)(index & 63))) != 0;
-    }
-
-    private void MarkHead(uint reference, bool head)
-    {
-        uint index = reference - 1;
-        if (head) _heads[index >> 6] |= 1UL << (int)(index & 63);
-        else _heads[index >> 6] &= ~(1UL << (int)(index & 63));
+        if (*(entry + ReferencedOffset) == 0) return false;
+        *(entry + ReferencedOffset) = 0;
+        return true;
     }
 
     // ---- queues: doubly linked through the header, head most recent ----
@@ -145,6 +143,8 @@ internal sealed unsafe partial class CacheStore
         // candidate the next eviction weighs against probation's least recent entry.
         while (_queueWeight[Window] > _windowMax && _queueTail[Window] != reference)
         {
+            // The window is a CLOCK: its oldest entry, read since it was last looked at, goes round again.
+            if (SecondChance(Window)) continue;
             uint graduate = MoveLeastRecentToProbation(Window);
             // While the budget is not reached nothing is evicted: graduates simply join main.
             if (_blockCount == _maxBlocks)
@@ -155,23 +155,30 @@ internal sealed unsafe partial class CacheStore
         }
     }
 
-    private void OnAccess(uint reference, byte* entry)
+    /// <summary>If <paramref name="queue"/>'s least recent entry was read since it was last looked at, moves it to the
+    /// queue's most recent end (its mark cleared) and returns true.</summary>
+    private bool SecondChance(byte queue)
     {
-        Increment(*(ulong*)(entry + HashOffset));
-        byte queue = (byte)(*(entry + QueueOffset) & QueueMask);
-        // Already the most recent of the window or of protected (a hot key read again and again): nothing moves.
-        if (queue != Probation && _queueHead[queue] == reference) return;
+        uint reference = _queueTail[queue];
+        byte* entry = At(reference);
+        if (!TakeReferenced(entry)) return false;
         long weight = Weight(entry);
         Unqueue(reference, entry);
-        if (queue == Window)
-        {
-            PushFront(Window, reference, entry, weight);
-            return;
-        }
-        // A read promotes from probation; protected over its share demotes its least recent to probation.
+        PushFront(queue, reference, entry, weight);
+        return true;
+    }
+
+    /// <summary>A read probation entry is promoted to protected (its mark cleared); protected over its share gives its
+    /// read entries a second chance and demotes its least recent unread one to probation.</summary>
+    private void Promote(uint reference, byte* entry)
+    {
+        *(entry + ReferencedOffset) = 0;
+        long weight = Weight(entry);
+        Unqueue(reference, entry);
         PushFront(Protected, reference, entry, weight);
         while (_queueWeight[Protected] > _protectedMax && _queueTail[Protected] != reference)
         {
+            if (SecondChance(Protected)) continue;
             MoveLeastRecentToProbation(Protected);
         }
     }
@@ -202,7 +209,11 @@ internal sealed unsafe partial class CacheStore
                 return;
             }
         }
-        uint victim = _queueTail[Probation];
+        // Reads mark entries instead of moving them: probation's oldest and the candidate, if read since they were last
+        // looked at, are promoted to protected (a read in probation promotes), and the next ones judged.
+        uint victim;
+        while ((victim = _queueTail[Probation]) != 0 && *(At(victim) + ReferencedOffset) != 0) Promote(victim, At(victim));
+        while (_candidate != 0 && _candidate != victim && *(At(_candidate) + ReferencedOffset) != 0) Promote(_candidate, At(_candidate));
         uint evicted;
         if (victim == 0)
         {
@@ -308,7 +319,6 @@ internal sealed unsafe partial class CacheStore
 
     private void FreePolicy()
     {
-        FreeTable(_heads, _headBitmapBytes);
         FreeTable(_sketch, _sketchBytes);
     }
 }

@@ -13,7 +13,7 @@ namespace Manaloc.Collections;
 /// <remarks>
 /// <para>Memory: the directory of block pointers and the index are allocated at construction, blocks (4 KiB, 64 KiB or
 /// 2 MiB, every byte counted) as entries need them, up to the budget; nothing is freed before <see cref="Free"/>. The
-/// 2 MiB blocks, and the index, sketch and bitmap when they are whole 2 MiB units, are <see cref="HugePageBlocks"/>:
+/// 2 MiB blocks, and the index and sketch when they are whole 2 MiB units, are <see cref="HugePageBlocks"/>:
 /// lookups land at random over the whole budget, and with 4 KiB pages nearly every cache miss of theirs is also a TLB
 /// miss. A huge page holds only bytes the budget counts (the blocks and tables are whole units).</para>
 /// <para>An entry is a chain of chunks linked by the first 4 bytes of each (a chunk reference is its index + 1; 0 ends
@@ -45,6 +45,7 @@ internal sealed unsafe partial class CacheStore
     private const int AbsoluteOffset = 40;     // the cap of a sliding expiry
     private const int SlidingOffset = 48;      // ticks; 0 when not sliding
     private const int QueueOffset = 56;        // the policy's queue of the entry (writer-only)
+    private const int ReferencedOffset = 57;   // 1 once read since the policy last looked (readers set it, the writer clears it)
     internal const int HeaderBytes = 60;
     private const int FirstPayload = ChunkBytes - HeaderBytes; // 4 bytes of the key in the first chunk
     internal const long Never = long.MaxValue;
@@ -60,7 +61,7 @@ internal sealed unsafe partial class CacheStore
     private readonly uint _bucketMask;
     private readonly long _fixedBytes;
     private readonly long _reclaimBatch;
-    private readonly long _bucketBytes, _headBitmapBytes, _sketchBytes;
+    private readonly long _bucketBytes, _sketchBytes;
 
     // Writer state (under the cache's lock); counters read by other threads are written with Volatile.Write.
     private int _blockCount;
@@ -81,7 +82,6 @@ internal sealed unsafe partial class CacheStore
         _fixedBytes = layout.FixedBytes;
         _reclaimBatch = Math.Clamp(layout.CapacityChunks / 512, 1, 256);
         _bucketBytes = layout.Buckets * sizeof(uint);
-        _headBitmapBytes = layout.HeadBitmapBytes;
         _sketchBytes = layout.SketchLongs * sizeof(ulong);
         try
         {
@@ -96,7 +96,6 @@ internal sealed unsafe partial class CacheStore
         NativeMemory.Clear((void*)_buckets, (nuint)_bucketBytes);
         try
         {
-            _heads = (ulong*)AllocateTable(_headBitmapBytes);
             _sketch = (ulong*)AllocateTable(_sketchBytes);
         }
         catch (OutOfMemoryException)
@@ -106,7 +105,6 @@ internal sealed unsafe partial class CacheStore
             FreeTable((void*)_buckets, _bucketBytes);
             throw;
         }
-        NativeMemory.Clear(_heads, (nuint)_headBitmapBytes);
         NativeMemory.Clear(_sketch, (nuint)_sketchBytes);
         _sketchBlocks = (uint)(layout.SketchLongs / 8);
         _sampleSize = 10 * layout.SketchLongs;
@@ -191,9 +189,9 @@ internal sealed unsafe partial class CacheStore
     /// just retired (its memory is not reused while the reader is inside the gate); two readers racing store nearly the
     /// same instant. Returns true when the read buffer wants draining.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public bool Touch(uint reference, byte* entry, TimeProvider? clock)
+    public bool Touch(byte* entry, TimeProvider? clock)
     {
-        bool drain = RecordAccess(reference, entry);
+        bool drain = RecordAccess(entry);
         long sliding = *(long*)(entry + SlidingOffset);
         if (sliding != 0 && clock is not null) Slide(entry, sliding, clock);
         return drain;
@@ -363,6 +361,7 @@ internal sealed unsafe partial class CacheStore
         *(long*)(entry + ExpiresOffset) = expires;
         *(long*)(entry + AbsoluteOffset) = absolute;
         *(long*)(entry + SlidingOffset) = sliding;
+        *(entry + ReferencedOffset) = 0; // before the release store that links the entry (see RecordAccess)
         var writer = new ChunkWriter(this, entry);
         writer.Write(key);
         if (!value.IsEmpty || sequence.IsEmpty) writer.Write(value);
@@ -374,13 +373,11 @@ internal sealed unsafe partial class CacheStore
         // Release: the entry's chunks are written before a reader can load the link to it; a reader sees the old
         // entry (whole: retired, not reused while it reads) or the new one.
         Volatile.Write(ref *link, first);
-        MarkHead(first, true);
         OnAdded(first, entry, chunks);
         Volatile.Write(ref _entryChunks, _entryChunks + chunks);
         if (old != null)
         {
             Unqueue(oldReference, old);
-            MarkHead(oldReference, false);
             Retire(old, oldReference);
         }
         else
@@ -399,7 +396,6 @@ internal sealed unsafe partial class CacheStore
         bool expired = IsExpired(entry, now);
         Unlink(link, entry);
         Unqueue(reference, entry);
-        MarkHead(reference, false);
         Retire(entry, reference);
         Volatile.Write(ref _count, _count - 1);
         return expired ? 2 : 1;
@@ -427,7 +423,6 @@ internal sealed unsafe partial class CacheStore
         uint* link = BucketLinkOf(reference, entry);
         Unlink(link, entry);
         Unqueue(reference, entry);
-        MarkHead(reference, false);
         Retire(entry, reference);
         Volatile.Write(ref _count, _count - 1);
     }
@@ -507,21 +502,18 @@ internal readonly struct CacheLayout
         // 64-byte chunk, so chains stay short even when every entry is one chunk.
         Buckets = (long)BitOperations.RoundUpToPowerOf2((ulong)Math.Max(16, maxBytes / 256) + 1) / 2;
         long bucketBytes = Buckets * sizeof(uint);
-        // Per block: the block, its directory pointer, its chunks' bits in the head bitmap, and its chunks' share of the
-        // frequency sketch (SketchBytesPerChunk each, in whole 64-byte blocks of counters).
+        // Per block: the block, its directory pointer, and its chunks' share of the frequency sketch (SketchBytesPerChunk each, in whole 64-byte blocks of counters).
         long chunksPerBlock = 1L << (BlockShift - CacheStore.ChunkShift);
-        MaxBlocks = (int)Math.Max(0, (maxBytes - bucketBytes) / ((1L << BlockShift) + sizeof(long) + chunksPerBlock / 8 + chunksPerBlock * SketchBytesPerChunk));
+        MaxBlocks = (int)Math.Max(0, (maxBytes - bucketBytes) / ((1L << BlockShift) + sizeof(long) + chunksPerBlock * SketchBytesPerChunk));
         while (true)
         {
-            HeadBitmapBytes = Math.Max(64, (CapacityChunks + 511) / 512 * 64);
             SketchLongs = Math.Max(1, CapacityChunks * SketchBytesPerChunk / 64) * 8;
-            FixedBytes = bucketBytes + (long)MaxBlocks * sizeof(long) + HeadBitmapBytes + SketchLongs * sizeof(ulong);
-            // The bitmap's rounding to 64 bytes and the sketch's floor of 8 longs can pass the per-block share: one block less.
+            FixedBytes = bucketBytes + (long)MaxBlocks * sizeof(long) + SketchLongs * sizeof(ulong);
+            // The sketch's floor of 8 longs can pass the per-block share: one block less.
             if (MaxBlocks == 0 || FixedBytes + CapacityBytes <= maxBytes) break;
             MaxBlocks--;
         }
     }
 
-    public long HeadBitmapBytes { get; }
     public long SketchLongs { get; }
 }

@@ -303,14 +303,14 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
         {
             store = Volatile.Read(ref _store);
             if (store is null) ThrowDisposed();
-            byte* entry = store.Find(key, hash, out uint reference);
+            byte* entry = store.Find(key, hash, out _);
             if (entry == null) return -1;
             if (CacheStore.MayExpire(entry) && CacheStore.IsExpired(entry, _clock.GetUtcNow().UtcTicks)) return -1;
             length = CacheStore.ValueLength(entry);
             if (!copy || length <= destination.Length)
             {
                 if (copy) store.CopyValue(entry, destination);
-                drain = store.Touch(reference, entry, _clock);
+                drain = store.Touch(entry, _clock);
             }
         }
         finally

@@ -108,4 +108,29 @@ public sealed class NativeCachePolicyTests(ITestOutputHelper output)
         output.WriteLine($"loop of {loop}: native {native:F3}, LRU {lru:F3}");
         Assert.True(native >= 0.6, $"loop: {native:F3} of the requests hit");
     }
+
+    [Fact]
+    public void A_read_gives_an_entry_a_second_chance_against_newcomers_estimated_more_frequent()
+    {
+        // The cache is filled without reads, so every entry waits in probation, the oldest first. Ten of the oldest
+        // are then read once (estimated at 2); each newcomer is set three times (estimated at 3), so by frequency alone
+        // it wins against every old entry it meets. Reads move nothing: only the mark a read leaves keeps the ten,
+        // promoted when eviction reaches them, while the unread old entries go.
+        int capacity = Capacity();
+        using var cache = new NativeCache(new NativeCacheOptions { MaxBytes = Budget });
+        for (long k = 0; k < capacity; k++) cache.Set(BitConverter.GetBytes(k), s_value);
+        Assert.Equal(capacity, cache.Count);
+        var writer = new ArrayBufferWriter<byte>(256);
+        for (long k = 0; k < 10; k++) Assert.True(cache.TryGet(BitConverter.GetBytes(k), writer));
+        for (long k = 1_000_000; k < 1_000_000 + capacity / 2; k++)
+        {
+            for (int i = 0; i < 3; i++) cache.Set(BitConverter.GetBytes(k), s_value);
+        }
+        int read = 0, unread = 0;
+        for (long k = 0; k < 10; k++) read += cache.TryGet(BitConverter.GetBytes(k), writer) ? 1 : 0;
+        for (long k = 10; k < capacity; k++) unread += cache.TryGet(BitConverter.GetBytes(k), writer) ? 1 : 0;
+        output.WriteLine($"read entries kept {read} of 10, unread kept {unread} of {capacity - 10}");
+        Assert.Equal(10, read);
+        Assert.True(unread < (capacity - 10) * 3 / 4, $"{unread} of {capacity - 10} unread entries kept: the newcomers did not press");
+    }
 }
