@@ -46,13 +46,12 @@ internal static class NativeCacheTraces
     public static int WorkingSet(RunSettings s) => s.Pick(smoke: 4_000, quick: 16_000, full: 200_000);
 
     /// <summary>
-    /// Independent replicas of <paramref name="trace"/> (trace seed and key salt drawn anew): the samples of its hit ratios.
-    /// As many as its target needs to decide, by how near 1 its paired ratio lies: quick mode's Zipf and scan ratios sit
-    /// within a few thousandths of 1, a replica now and then below it, and need eight; the loop's, several hundredths above
-    /// 1 in every replica, decides in three. ConcurrentLfu at the budget ÷ mean entry (read by no target, shown beside) runs
-    /// in the first <see cref="ByBytesReplicas"/> only.
+    /// Independent replicas of each trace (trace seed and key salt drawn anew): the samples of its hit ratios. Quick mode's
+    /// paired ratios sit within thousandths (Zipf, scan) or a few hundredths (loop) of 1, a replica now and then below it:
+    /// eight, so the median's interval decides. ConcurrentLfu at the budget ÷ mean entry (read by no target, shown beside)
+    /// runs in the first <see cref="ByBytesReplicas"/> only.
     /// </summary>
-    public static int Replicas(RunSettings s, string trace) => trace == Loop ? s.Pick(smoke: 2, quick: 3, full: 3) : s.Pick(smoke: 2, quick: 8, full: 3);
+    public static int Replicas(RunSettings s) => s.Pick(smoke: 2, quick: 8, full: 3);
 
     /// <summary>Replicas of ConcurrentLfu at the budget ÷ mean entry on every trace: a figure shown, read by no target.</summary>
     public static int ByBytesReplicas(RunSettings s) => s.Pick(smoke: 2, quick: 3, full: 3);
@@ -94,7 +93,7 @@ internal static class NativeCacheTraces
     /// <summary>Replays the three traces in every replica and records each cache's hit ratio and the paired ratios.</summary>
     public static void Run(ExperimentContext context)
     {
-        int workingSet = WorkingSet(context.Settings), replicas = All.Max(t => Replicas(context.Settings, t)), byBytes = ByBytesReplicas(context.Settings);
+        int workingSet = WorkingSet(context.Settings), replicas = Replicas(context.Settings), byBytes = ByBytesReplicas(context.Settings);
         int length = workingSet * Rounds;
         long budget = Budget(workingSet);
         // The replicas are independent and untimed (a hit ratio does not depend on the machine's speed or load), so they
@@ -129,7 +128,7 @@ internal static class NativeCacheTraces
         context.Note($"Hit ratios: a working set of {workingSet:N0} keys, a budget of a quarter of its key and value bytes ({Format.Value(budget, "bytes")}); traces of {length:N0} requests, "
             + $"{Rounds} working sets' worth, the first filling the cache, the rest measured. Zipf θ = {Theta}; the scans are one pass over a cache's worth of fresh keys after every working set's worth of Zipf requests; "
             + "the loop is a tenth longer than NativeCache's held entries. ConcurrentLfu runs its maintenance in the caller (ForegroundScheduler), so no read is dropped and each replay is deterministic. "
-            + $"Each trace in its own number of replicas ({string.Join(", ", All.Select(t => $"{t}: {Replicas(context.Settings, t)}"))}; ConcurrentLfu at {ByBytes} in the first {byBytes}), "
+            + $"Each trace in {replicas} replicas (ConcurrentLfu at {ByBytes} in the first {byBytes}), "
             + "each with its own trace seed and key salt (every hash in both caches drawn anew): the samples are the replicas, "
             + "and the targets read the paired ratio (replica by replica, NativeCache ÷ ConcurrentLfu on the same trace and keys).");
     }
@@ -151,8 +150,7 @@ internal static class NativeCacheTraces
         };
         var results = new Dictionary<(string Trace, string Cache), Replay>();
         long held = 0;
-        // The loop has the fewest replicas, so a replica that replays it has NativeCache's count on the Zipf trace.
-        foreach (string trace in All.Where(t => replica < Replicas(settings, t)))
+        foreach (string trace in All)
         {
             cancellation.ThrowIfCancellationRequested();
             // The loop is slightly larger than the cache: a tenth more keys than NativeCache held on the Zipf trace.
