@@ -85,7 +85,7 @@ public sealed class NativeCache() : Experiment(
         [
             new("entries", "entries stored when measured: the pause phase stops at a quarter, half and all of its entries (targets at the largest; quick mode at all only), the memory phase after half, once and twice its budget's bytes; the throughput at all",
                 Texts(plan.Checkpoints.Concat(plan.OverflowCheckpoints))),
-            new("op", "memory-growth: the resident set's growth after a full collection ÷ the budget, the cache filled past it; full-gc: one blocking compacting gen-2 collection with the cache full (wall clock); "
+            new("op", "memory-growth: the resident set's growth after a full collection ÷ the budget, the cache filled past it; full-gc: one blocking compacting gen-2 collection with the cache full (wall clock), after an untimed one that settles the fill (a managed cache is filled with collections suspended); "
                 + "managed-bytes: managed heap growth per entry; get, set, mix: reads copying each hit into a reused writer, writes replacing a value with one of a new random size, 95% reads / 5% writes, Zipf 0.99 keys; "
                 + "throughput-hits: the share of reads that hit after the throughput phases; hit-ratio: a trace's hit ratio per replica; "
                 + $"{NativeCacheTraces.PairedOp}: per replica, NativeCache's hit ratio ÷ ConcurrentLfu's on the same trace and keys",
@@ -128,7 +128,7 @@ public sealed class NativeCache() : Experiment(
         if (context.Settings.Mode == RunMode.Quick)
         {
             context.Note($"Quick mode: the caches a target reads ({string.Join(", ", CacheSubjects.Judged)}), measured in the first launch, each throughput cell with {context.Settings.Launches} launches' worth of interleaved samples; "
-                + "the pause at the full entry count only; memory growth and the reads' and writes' own cells of NativeCache only; the later launches repeat NativeCache's memory growth, managed bytes and pause. Full mode measures every cache in every launch.");
+                + "the pause at the full entry count only, one settled collection per process; memory growth and the reads' and writes' own cells of NativeCache only; the later launches repeat NativeCache's memory growth, managed bytes and pause. Full mode measures every cache in every launch.");
         }
         context.Note("Throughput: the string-keyed caches read keys from a prebuilt string array (their best case), NativeCache takes the same keys as spans and FASTER their UTF-8 bytes; "
             + "every 20th operation of the mix replaces the key's value with one of a new random size; each thread copies hits into its own reused ArrayBufferWriter. "

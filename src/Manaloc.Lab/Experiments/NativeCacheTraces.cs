@@ -45,8 +45,16 @@ internal static class NativeCacheTraces
     /// <summary>Distinct keys of the Zipf traces.</summary>
     public static int WorkingSet(RunSettings s) => s.Pick(smoke: 4_000, quick: 16_000, full: 200_000);
 
-    /// <summary>Independent replicas of each trace (trace seed and key salt drawn anew): the samples of its hit ratios.</summary>
+    /// <summary>
+    /// Independent replicas of each trace (trace seed and key salt drawn anew): the samples of its hit ratios. Quick mode's
+    /// paired ratios sit within thousandths (Zipf, scan) or a few hundredths (loop) of 1, a replica now and then below it:
+    /// eight, so the median's interval decides. ConcurrentLfu at the budget ÷ mean entry (read by no target, shown beside)
+    /// runs in the first <see cref="ByBytesReplicas"/> only.
+    /// </summary>
     public static int Replicas(RunSettings s) => s.Pick(smoke: 2, quick: 8, full: 3);
+
+    /// <summary>Replicas of ConcurrentLfu at the budget ÷ mean entry on every trace: a figure shown, read by no target.</summary>
+    public static int ByBytesReplicas(RunSettings s) => s.Pick(smoke: 2, quick: 3, full: 3);
 
     /// <summary>The budget: a quarter of the working set's key and value bytes.</summary>
     public static long Budget(int workingSet)
@@ -85,34 +93,22 @@ internal static class NativeCacheTraces
     /// <summary>Replays the three traces in every replica and records each cache's hit ratio and the paired ratios.</summary>
     public static void Run(ExperimentContext context)
     {
-        int workingSet = WorkingSet(context.Settings), replicas = Replicas(context.Settings);
+        int workingSet = WorkingSet(context.Settings), replicas = Replicas(context.Settings), byBytes = ByBytesReplicas(context.Settings);
         int length = workingSet * Rounds;
         long budget = Budget(workingSet);
+        // The replicas are independent and untimed (a hit ratio does not depend on the machine's speed or load), so they
+        // run side by side on the cores; each writes its own slot, and the samples are gathered in replica order.
+        var perReplica = new Dictionary<(string Trace, string Cache), Replay>[replicas];
+        context.Status($"hit ratios, {replicas} replicas");
+        Parallel.For(0, replicas, new ParallelOptions { CancellationToken = context.Cancellation, MaxDegreeOfParallelism = Environment.ProcessorCount },
+            replica => perReplica[replica] = ReplayReplica(context.Settings, replica, workingSet, length, budget, context.Cancellation));
         var results = new Dictionary<(string Trace, string Cache), List<Replay>>();
-        for (int replica = 0; replica < replicas; replica++)
+        foreach (var replica in perReplica)
         {
-            // Replica r: its own trace seeds and its own key salt (odd multiples of the golden ratio: no two alike, none zero).
-            ulong salt = (ulong)(2 * replica + 1) * 0x9E3779B97F4A7C15UL;
-            var scan = ScanTrace(workingSet, length, seed: 8 + 100 * replica);
-            // The largest index a trace uses: the scan trace's fresh keys.
-            var keys = NativeCacheWorkload.KeyStrings(Math.Max(scan.Max(), workingSet * 2) + 1, salt);
-            var traces = new Dictionary<string, int[]>
+            foreach (var (key, replay) in replica)
             {
-                [Zipf] = NativeCacheWorkload.ZipfTrace(workingSet, length, seed: 7 + 100 * replica, Theta),
-                [Scan] = scan,
-            };
-            long held = 0;
-            foreach (string trace in All)
-            {
-                context.Cancellation.ThrowIfCancellationRequested();
-                context.Status($"hit ratio, {trace}, replica {replica + 1} of {replicas}");
-                // The loop is slightly larger than the cache: a tenth more keys than NativeCache held on the Zipf trace.
-                var replay = trace == Loop ? LoopTrace((int)Math.Min(keys.Length, held * 11 / 10), length) : traces[trace];
-                var native = ReplayNative(keys, replay, budget);
-                if (trace == Zipf) held = native.Held;
-                Add(results, trace, CacheSubjects.Native, native);
-                Add(results, trace, Matched, ReplayLfu(keys, replay, (int)Math.Max(1, native.Held)));
-                Add(results, trace, ByBytes, ReplayLfu(keys, replay, CacheSubjects.CapacityFor(budget)));
+                if (!results.TryGetValue(key, out var list)) results[key] = list = [];
+                list.Add(replay);
             }
         }
         foreach (string trace in All)
@@ -124,24 +120,48 @@ internal static class NativeCacheTraces
             {
                 var lfu = results[(trace, capacity)];
                 Record(context, CacheSubjects.Lfu, p.With("capacity", capacity), lfu, budget);
-                // Paired: replica r's NativeCache against replica r's ConcurrentLfu (same trace, same keys).
-                context.RecordSamples(CacheSubjects.Native, Unit.Ratio, [.. native.Select((n, r) => n.HitPercent / lfu[r].HitPercent)],
+                // Paired: replica r's NativeCache against replica r's ConcurrentLfu (same trace, same keys), in the replicas both ran.
+                context.RecordSamples(CacheSubjects.Native, Unit.Ratio, [.. lfu.Select((l, r) => native[r].HitPercent / l.HitPercent)],
                     Parameters.Of(("op", PairedOp), ("trace", trace), ("capacity", capacity)), lowerIsBetter: false);
             }
         }
         context.Note($"Hit ratios: a working set of {workingSet:N0} keys, a budget of a quarter of its key and value bytes ({Format.Value(budget, "bytes")}); traces of {length:N0} requests, "
             + $"{Rounds} working sets' worth, the first filling the cache, the rest measured. Zipf θ = {Theta}; the scans are one pass over a cache's worth of fresh keys after every working set's worth of Zipf requests; "
             + "the loop is a tenth longer than NativeCache's held entries. ConcurrentLfu runs its maintenance in the caller (ForegroundScheduler), so no read is dropped and each replay is deterministic. "
-            + $"Each trace in {replicas} replicas, each with its own trace seed and key salt (every hash in both caches drawn anew): the samples are the replicas, "
+            + $"Each trace in {replicas} replicas (ConcurrentLfu at {ByBytes} in the first {byBytes}), "
+            + "each with its own trace seed and key salt (every hash in both caches drawn anew): the samples are the replicas, "
             + "and the targets read the paired ratio (replica by replica, NativeCache ÷ ConcurrentLfu on the same trace and keys).");
     }
 
     private readonly record struct Replay(double HitPercent, long Held, int Capacity);
 
-    private static void Add(Dictionary<(string, string), List<Replay>> results, string trace, string cache, Replay replay)
+    /// <summary>Replica <paramref name="replica"/>'s replays of every trace it runs (see <see cref="Replicas"/>), by trace and cache.</summary>
+    private static Dictionary<(string Trace, string Cache), Replay> ReplayReplica(RunSettings settings, int replica, int workingSet, int length, long budget, CancellationToken cancellation)
     {
-        if (!results.TryGetValue((trace, cache), out var list)) results[(trace, cache)] = list = [];
-        list.Add(replay);
+        // Replica r: its own trace seeds and its own key salt (odd multiples of the golden ratio: no two alike, none zero).
+        ulong salt = (ulong)(2 * replica + 1) * 0x9E3779B97F4A7C15UL;
+        var scan = ScanTrace(workingSet, length, seed: 8 + 100 * replica);
+        // The largest index a trace uses: the scan trace's fresh keys.
+        var keys = NativeCacheWorkload.KeyStrings(Math.Max(scan.Max(), workingSet * 2) + 1, salt);
+        var traces = new Dictionary<string, int[]>
+        {
+            [Zipf] = NativeCacheWorkload.ZipfTrace(workingSet, length, seed: 7 + 100 * replica, Theta),
+            [Scan] = scan,
+        };
+        var results = new Dictionary<(string Trace, string Cache), Replay>();
+        long held = 0;
+        foreach (string trace in All)
+        {
+            cancellation.ThrowIfCancellationRequested();
+            // The loop is slightly larger than the cache: a tenth more keys than NativeCache held on the Zipf trace.
+            var replay = trace == Loop ? LoopTrace((int)Math.Min(keys.Length, held * 11 / 10), length) : traces[trace];
+            var native = ReplayNative(keys, replay, budget);
+            if (trace == Zipf) held = native.Held;
+            results[(trace, CacheSubjects.Native)] = native;
+            results[(trace, Matched)] = ReplayLfu(keys, replay, (int)Math.Max(1, native.Held));
+            if (replica < ByBytesReplicas(settings)) results[(trace, ByBytes)] = ReplayLfu(keys, replay, CacheSubjects.CapacityFor(budget));
+        }
+        return results;
     }
 
     private static void Record(ExperimentContext context, string variant, Parameters p, List<Replay> replays, long budget)

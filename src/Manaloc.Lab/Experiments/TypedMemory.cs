@@ -1,4 +1,3 @@
-using System.Runtime;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Manaloc.Lab.Subjects;
@@ -360,31 +359,7 @@ public sealed class TypedMemory() : Experiment(
 
     /// <summary>The class set of <paramref name="count"/> records (Bar = index), filled in a no-GC region when the runtime grants one; the region is always ended.</summary>
     internal static IFooData[] FillWithoutCollections(int count)
-    {
-        bool region;
-        try
-        {
-            region = GC.TryStartNoGCRegion(count * ClassRecordBytes + (16 << 20));
-        }
-        catch (Exception e) when (e is ArgumentOutOfRangeException or InvalidOperationException)
-        {
-            region = false; // more than this runtime lets a region hold, or one already open: fill with collections
-        }
-        try
-        {
-            return Fill(count, _ => new ManagedFoo());
-        }
-        finally
-        {
-            // A region ends by itself when its budget runs out or a collection is induced (the mode is no longer
-            // NoGCRegion then, or EndNoGCRegion says so): either way nothing is left open.
-            if (region && GCSettings.LatencyMode == GCLatencyMode.NoGCRegion)
-            {
-                try { GC.EndNoGCRegion(); }
-                catch (InvalidOperationException) { }
-            }
-        }
-    }
+        => NoGcRegion.Run(count * ClassRecordBytes + (16 << 20), () => Fill(count, _ => new ManagedFoo()));
 
     private static void MeasureBulk(ExperimentContext context, TypeAllocator typed, int count, string variant, bool everything)
     {

@@ -148,19 +148,20 @@ public sealed class NativeCacheTests
     {
         var context = new ExperimentContext("native-cache", RunSettings.Smoke());
         NativeCacheTraces.Run(context);
-        int replicas = NativeCacheTraces.Replicas(RunSettings.Smoke());
-        Assert.True(replicas >= 2);
         foreach (string trace in NativeCacheTraces.All)
         {
+            int replicas = NativeCacheTraces.Replicas(RunSettings.Smoke());
+            Assert.True(replicas >= 2);
             var native = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Native && m.Parameters.Is("op", "hit-ratio") && m.Parameters.Is("trace", trace));
             Assert.Equal(replicas, native.Statistics.Count);
             Assert.InRange(native.Statistics.Median, 0, 100);
             foreach (string capacity in new[] { NativeCacheTraces.Matched, NativeCacheTraces.ByBytes })
             {
                 var lfu = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Lfu && m.Parameters.Is("trace", trace) && m.Parameters.Is("capacity", capacity));
-                Assert.Equal(replicas, lfu.Statistics.Count);
+                int expected = capacity == NativeCacheTraces.ByBytes ? Math.Min(replicas, NativeCacheTraces.ByBytesReplicas(RunSettings.Smoke())) : replicas;
+                Assert.Equal(expected, lfu.Statistics.Count);
                 var paired = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Native && m.Parameters.Is("op", NativeCacheTraces.PairedOp) && m.Parameters.Is("trace", trace) && m.Parameters.Is("capacity", capacity));
-                Assert.Equal(replicas, paired.Statistics.Count);
+                Assert.Equal(expected, paired.Statistics.Count);
                 Assert.All(paired.Statistics.Samples, r => Assert.InRange(r, 0.5, 2.0));
             }
             var matched = context.Measurements.Single(m => m.Variant == CacheSubjects.Lfu && m.Parameters.Is("trace", trace) && m.Parameters.Is("capacity", NativeCacheTraces.Matched));
@@ -168,6 +169,16 @@ public sealed class NativeCacheTests
         }
         // A quarter of the working set under Zipf 0.9 still hits often; a loop larger than the cache defeats pure recency.
         Assert.InRange(context.Measurements.Single(m => m.Variant == CacheSubjects.Native && m.Parameters.Is("op", "hit-ratio") && m.Parameters.Is("trace", NativeCacheTraces.Zipf)).Statistics.Median, 20, 100);
+    }
+
+    [Fact]
+    public void Lfu_by_bytes_runs_in_at_least_two_replicas_and_never_in_more_than_the_traces()
+    {
+        // Each paired ratio at the budget ÷ mean entry divides the same replica's NativeCache ratio.
+        foreach (var settings in new[] { RunSettings.Smoke(), RunSettings.Quick(), RunSettings.Full() })
+        {
+            Assert.InRange(NativeCacheTraces.ByBytesReplicas(settings), 2, NativeCacheTraces.Replicas(settings));
+        }
     }
 
     [Fact]
