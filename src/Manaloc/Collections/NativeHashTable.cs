@@ -624,7 +624,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// stops growing keeps that one block ready (counted in <see cref="NativeBytes"/>) until Clear or Dispose.</remarks>
     private byte* AllocateFullSegment(int segment)
     {
-        if (segment + 1 == FirstHugeSegment) RequestSpareBlock();
+        // Every segment from the one before the first huge one asks (a no-op while a block is ready or on its way), so a
+        // request the writer made while the last work item was still finishing is made again at the next segment.
+        if (segment + 1 >= FirstHugeSegment) RequestSpareBlock();
         if (segment < FirstHugeSegment) return AllocateSegment(1L << SegmentShift);
         if (_hugeCursor == null || _hugeCursor + SegmentBytes > _hugeEnd)
         {
