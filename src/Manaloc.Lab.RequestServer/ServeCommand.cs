@@ -77,7 +77,7 @@ public static class ServeCommand
         }
         await Task.Factory.StartNew(stop.Wait, TaskCreationOptions.LongRunning).ConfigureAwait(false);
         var report = await server.ShutdownAsync(drain).ConfigureAwait(false);
-        output.WriteLine(ReportPrefix + JsonSerializer.Serialize(report));
+        output.WriteLine(ReportPrefix + JsonSerializer.Serialize(report, ServerJson.Default.ShutdownReport));
         Console.Error.WriteLine($"{ServerFactory.NameOf(build)}: {report}");
         output.Flush();
         return report.Lost == 0 ? 0 : 1;

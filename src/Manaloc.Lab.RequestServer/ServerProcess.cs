@@ -61,7 +61,7 @@ public sealed class ServerProcess : IDisposable
             throw new InvalidOperationException($"The server process did not stop within {timeout.TotalSeconds:0} s and was killed.", e);
         }
         string? reportLine = stopped.Output.LastOrDefault(line => line.StartsWith(ServeCommand.ReportPrefix, StringComparison.Ordinal));
-        ShutdownReport? report = reportLine is null ? null : JsonSerializer.Deserialize<ShutdownReport>(reportLine.AsSpan(ServeCommand.ReportPrefix.Length));
+        ShutdownReport? report = reportLine is null ? null : JsonSerializer.Deserialize(reportLine.AsSpan(ServeCommand.ReportPrefix.Length), ServerJson.Default.ShutdownReport);
         return report ?? throw new InvalidOperationException($"The server process exited with code {stopped.ExitCode} and no shutdown report. {stopped.Errors}");
     }
 

@@ -79,10 +79,12 @@ public static class BuildComparison
 
     /// <summary>
     /// Starts every build in <paramref name="builds"/> as a child process at once, then runs the warm-up and every
-    /// phase against one build after another (each stopped when its phases are done); the figures in the same order.
+    /// phase against one build after another (each asked to stop when its phases are done); the figures in the same order.
     /// </summary>
     /// <remarks>The starts overlap (a start is mostly JIT and waiting, about half a second each); a server with no load
-    /// costs the one under load nothing, so the builds are still measured one at a time.</remarks>
+    /// costs the one under load nothing, so the builds are still measured one at a time. A build's stop (its drain, its
+    /// report, its exit: about half a second, mostly waiting) overlaps the next build's warm-up, which waits for it before
+    /// its first measured phase, so no stop runs beside a measured phase.</remarks>
     /// <param name="builds">The builds, in the order they are measured.</param>
     /// <param name="plan">The load.</param>
     /// <param name="launch">How to start a process that serves.</param>
@@ -101,26 +103,32 @@ public static class BuildComparison
             foreach (var started in starts.Where(t => t.IsCompletedSuccessfully)) started.Result.Dispose();
             throw;
         }
-        var figures = new List<BuildFigures>();
+        var measured = new List<IReadOnlyList<PhaseFigures>>();
+        var stops = new List<Task<ShutdownReport>>();
         try
         {
             for (int i = 0; i < builds.Count; i++)
             {
-                figures.Add(await MeasureAsync(builds[i], starts[i].Result, plan, status, cancellation).ConfigureAwait(false));
+                measured.Add(await MeasureAsync(builds[i], starts[i].Result, plan, stops.LastOrDefault(), status, cancellation).ConfigureAwait(false));
+                stops.Add(starts[i].Result.StopAsync(TimeSpan.FromSeconds(30)));
             }
+            await Task.WhenAll(stops).ConfigureAwait(false);
         }
         finally
         {
             foreach (var started in starts) started.Result.Dispose(); // kills what a failure left running
         }
-        return figures;
+        return [.. builds.Select((build, i) => new BuildFigures(build, measured[i], stops[i].Result))];
     }
 
-    private static async Task<BuildFigures> MeasureAsync(ServerBuild build, ServerProcess server, LoadPlan plan, Action<string>? status, CancellationToken cancellation)
+    /// <summary>The warm-up and every phase against one build; <paramref name="previousStop"/>, the previous build's stop, is over before the first phase.</summary>
+    private static async Task<IReadOnlyList<PhaseFigures>> MeasureAsync(ServerBuild build, ServerProcess server, LoadPlan plan, Task? previousStop, Action<string>? status, CancellationToken cancellation)
     {
         string name = ServerFactory.NameOf(build);
         status?.Invoke($"{name}: warm-up");
         LoadGenerator.Run(plan.For("warm-up", server.EndPoint), cancellation);
+        // Its failure is reported once every build is measured, by the caller's wait for every stop.
+        if (previousStop is not null) await previousStop.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         var phases = new List<PhaseFigures>();
         using (var stats = await StatsClient.ConnectAsync(server.EndPoint, cancellation).ConfigureAwait(false))
         {
@@ -140,8 +148,7 @@ public static class BuildComparison
                 phases.Add(new PhaseFigures(phase, load, before ?? start, after));
             }
         }
-        var shutdown = await server.StopAsync(TimeSpan.FromSeconds(30)).ConfigureAwait(false);
-        return new BuildFigures(build, phases, shutdown);
+        return phases;
     }
 
     /// <summary>Stats once the server has accepted <paramref name="connections"/> connections in all (or after 2 s).</summary>

@@ -90,10 +90,10 @@ public sealed record ServerStats
     }
 
     /// <summary>UTF-8 JSON of this snapshot.</summary>
-    public byte[] ToJsonUtf8() => JsonSerializer.SerializeToUtf8Bytes(this);
+    public byte[] ToJsonUtf8() => JsonSerializer.SerializeToUtf8Bytes(this, ServerJson.Default.ServerStats);
 
     /// <summary>Reads a snapshot from UTF-8 JSON.</summary>
     /// <exception cref="InvalidDataException">Not a snapshot.</exception>
     public static ServerStats FromJsonUtf8(ReadOnlySpan<byte> json)
-        => JsonSerializer.Deserialize<ServerStats>(json) ?? throw new InvalidDataException("The stats answer was empty.");
+        => JsonSerializer.Deserialize(json, ServerJson.Default.ServerStats) ?? throw new InvalidDataException("The stats answer was empty.");
 }
