@@ -65,9 +65,11 @@ public sealed class Rwlock() : Experiment(
     public override void Run(ExperimentContext context)
     {
         // The grid has 4 variants × writers × holds × threads cells (72 in quick mode, 168 in full
-        // mode on 2 cores), so each cell gets a short warm-up and few samples: 4-7 s in quick
-        // mode and about 2 minutes in full mode on 2 cores (each round also starts its threads and
-        // runs one warm-up pass, untimed).
+        // mode on 2 cores), so each cell gets a short warm-up and few samples: about 4 s a launch in quick
+        // mode and about 2 minutes in full mode on 2 cores. Each round also starts its threads and runs one
+        // untimed pass: in quick mode a quarter of a sample (the code is tiered up before the first cell, so
+        // the pass only has to start the threads and bring the fresh lock into their caches; a full pass was
+        // a third of the experiment's time), in full mode a whole one.
         // Fairness on a shared, noisy machine: a cell's samples are taken in rounds, one sample of
         // every variant per round (in a balanced Williams order), so a burst of outside load hits all four
         // variants alike instead of all the samples of one; every round uses fresh lock objects,
@@ -77,6 +79,7 @@ public sealed class Rwlock() : Experiment(
             : context.Settings with { WarmUp = TimeSpan.FromMilliseconds(20), SampleTarget = TimeSpan.FromMilliseconds(50), Samples = 1 };
         int rounds = context.IsSmoke ? context.Settings.Samples : context.IsQuick ? 4 : 7;
         var region = new Region();
+        bool quarterPass = context.Settings.Mode == RunMode.Quick;
         if (!context.IsSmoke) TierUpCells(context, perRound, region);
         foreach (int writers in WriterPercents(context.Settings))
         {
@@ -88,7 +91,7 @@ public sealed class Rwlock() : Experiment(
                     context.Status($"threads={threads} {Measurement.FormatParameters(p)}");
                     var totals = new long[AllVariants.Length];
                     var merged = Rounds.Interleave(AllVariants.Length, rounds, context.Cancellation,
-                        (v, _) => MeasureCell(AllVariants[v], perRound, threads, p, region, writers, hold, ref totals[v]));
+                        (v, _) => MeasureCell(AllVariants[v], perRound, threads, p, region, writers, hold, quarterPass, ref totals[v]));
                     foreach (var m in merged) context.Record(m);
                 }
             }
@@ -115,7 +118,7 @@ public sealed class Rwlock() : Experiment(
                     cells.Add(() =>
                     {
                         long total = 0;
-                        _ = MeasureCell(variant, brief, threads, Parameters.Of(("writers", writers), ("hold", 1)), region, writers, 1, ref total);
+                        _ = MeasureCell(variant, brief, threads, Parameters.Of(("writers", writers), ("hold", 1)), region, writers, 1, quarterPass: false, ref total);
                     });
                 }
             }
@@ -124,29 +127,30 @@ public sealed class Rwlock() : Experiment(
     }
 
     /// <summary>One round of one cell for one variant, on a lock object of its own.</summary>
+    /// <param name="quarterPass">The round's untimed pass is a quarter of a sample rather than a whole one.</param>
     /// <param name="total">The operation count per sample; 0 on the first round, which sizes it from a pilot run.</param>
     private static Measurement MeasureCell(
-        string variant, RunSettings settings, int threads, Parameters parameters, Region region, int writers, int hold, ref long total)
+        string variant, RunSettings settings, int threads, Parameters parameters, Region region, int writers, int hold, bool quarterPass, ref long total)
     {
         switch (variant)
         {
             case Monitor:
-                return Measure(settings, variant, threads, parameters, new MonitorAdapter(new object()), region, writers, hold, ref total);
+                return Measure(settings, variant, threads, parameters, new MonitorAdapter(new object()), region, writers, hold, quarterPass, ref total);
             case LockType:
-                return Measure(settings, variant, threads, parameters, new LockAdapter(new Lock()), region, writers, hold, ref total);
+                return Measure(settings, variant, threads, parameters, new LockAdapter(new Lock()), region, writers, hold, quarterPass, ref total);
             case Rwls:
                 using (var rwls = new ReaderWriterLockSlim(LockRecursionPolicy.NoRecursion))
                 {
-                    return Measure(settings, variant, threads, parameters, new RwlsAdapter(rwls), region, writers, hold, ref total);
+                    return Measure(settings, variant, threads, parameters, new RwlsAdapter(rwls), region, writers, hold, quarterPass, ref total);
                 }
             default:
-                return Measure(settings, variant, threads, parameters, new SlimAdapter(new SlimReaderWriterLock()), region, writers, hold, ref total);
+                return Measure(settings, variant, threads, parameters, new SlimAdapter(new SlimReaderWriterLock()), region, writers, hold, quarterPass, ref total);
         }
     }
 
     private static Measurement Measure<TLock>(
         RunSettings settings, string variant, int threads, Parameters parameters,
-        TLock gate, Region region, int writerPercent, int hold, ref long total)
+        TLock gate, Region region, int writerPercent, int hold, bool quarterPass, ref long total)
         where TLock : struct, ILockAdapter
     {
         uint threshold = (uint)((ulong)writerPercent * uint.MaxValue / 100);
@@ -156,7 +160,8 @@ public sealed class Rwlock() : Experiment(
         // harness's calibration: on a loaded machine one descheduled calibration round can shrink the
         // count to a few operations per sample, and the samples then time the start barrier, not the lock.
         if (total == 0) total = Math.Max(threads * 64L, (long)(settings.SampleTarget.TotalNanoseconds / PilotNsPerOp(gate, region, threshold, hold)));
-        return ThreadSweep.Measure(variant, threads, (t, n) => Work(gate, region, ref rngs[t].Value, threshold, hold, n), settings, parameters, total);
+        return ThreadSweep.Measure(variant, threads, (t, n) => Work(gate, region, ref rngs[t].Value, threshold, hold, n), settings, parameters, total,
+            warmUpOperations: quarterPass ? total / 4 : null);
     }
 
     // The work loop inside and outside the lock, and one adapter per lock type.
