@@ -12,7 +12,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class FirstUse() : Experiment(
     "first-use", "Writing a Manual Memory Manager in C# (seed 000)",
     "Milliseconds of the first New on a never-seen interface, with and without PreGenerate.",
-    [Unseen, PreGenerate, AfterPreGenerate, Warm], Unseen, quickSeconds: 1)
+    [Unseen, PreGenerate, AfterPreGenerate, Warm], Unseen, quickSeconds: 1.5)
 {
     private const string Unseen = "New, unseen type", PreGenerate = "PreGenerate", AfterPreGenerate = "New after PreGenerate", Warm = "New, warm type";
 

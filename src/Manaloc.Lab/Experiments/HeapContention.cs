@@ -16,7 +16,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed unsafe partial class HeapContention() : Experiment(
     "heap-contention", "Heap Performance Counters (seed 004)",
     "Threads allocating and freeing random sizes (16-1024 B) in random order: system malloc vs AllocHGlobal vs the slab allocator.",
-    [Malloc, HGlobal, Slab, LoopOnly], Malloc, quickSeconds: 5, sweepParameter: "threads")
+    [Malloc, HGlobal, Slab, LoopOnly], Malloc, quickSeconds: 7, sweepParameter: "threads")
 {
     private const string Malloc = "NativeMemory.Alloc", HGlobal = "Marshal.AllocHGlobal", Slab = "NativeSlabAllocator", LoopOnly = "loop only (no allocator)";
     private const int Slots = 1024;

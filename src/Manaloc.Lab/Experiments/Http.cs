@@ -14,7 +14,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Http() : Experiment(
     "http", "Tradeoffs in High Performance Software (seed 002), inside ASP.NET Core: Kestrel, ObjectPoolProvider, DI, a hosted dispatcher",
     "The HttpApi service with ASP.NET Core's defaults vs with Manaloc wired in (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.",
-    Builds, "defaults", quickSeconds: 37, sweepParameter: "one-in")
+    Builds, "defaults", quickSeconds: 35, sweepParameter: "one-in")
 {
     private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (100, 99), (1000, 99.9)];
     private static readonly string[] Builds = ["defaults", "manaloc"];
@@ -56,7 +56,7 @@ public sealed class Http() : Experiment(
     private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle, TimeSpan QuietAfter);
 
     // Quick: 1 s phases, one warm-up for both builds and a 3 s idle wait keep the load of a launch (both builds) near 10 s,
-    // so the three launches of a quick run, with the services' starts, fit about 37 s; the polite rate is higher than in a full run so that a phase
+    // so the three launches of a quick run, with the services' starts, fit about 35 s; the polite rate is higher than in a full run so that a phase
     // still has 600 polite latencies. The full run keeps the 30 s idle wait.
     // QuietAfter: the Manaloc build's idle release (AddManalocIdleRelease) runs once no request has come for this long.
     // It is longer than the gap a build sees between its own phases (the other build's phase, about one phase long)

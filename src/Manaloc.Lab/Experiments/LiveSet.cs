@@ -12,7 +12,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class LiveSet() : Experiment(
     "live-set", "Writing a Manual Memory Manager in C# (seed 000)",
     "A large live set as class objects, TypeAllocator handles, struct handles and a RecordArray (child processes, workstation and server GC): managed bytes per record, full gen-2 pause, churn pauses.",
-    LiveSetSubject.All, LiveSetSubject.Class, quickSeconds: 36)
+    LiveSetSubject.All, LiveSetSubject.Class, quickSeconds: 29)
 {
     internal const string Workstation = "workstation";
     internal const string Server = "server";

@@ -17,7 +17,7 @@ public sealed class PoolScaling() : Experiment(
     [
         New, Locked, SemiLocal, Categorized, Default, Bag, Locked + UncheckedSuffix,
         SemiLocal + UncheckedSuffix, Locked + CrossSuffix, SemiLocal + CrossSuffix, Default + CrossSuffix
-    ], Locked, quickSeconds: 14, sweepParameter: "threads")
+    ], Locked, quickSeconds: 10, sweepParameter: "threads")
 {
     private const string New = "new";
     private const string Locked = "LockedPool";
