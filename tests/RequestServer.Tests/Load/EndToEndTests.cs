@@ -19,4 +19,22 @@ public sealed class EndToEndTests
         Assert.Equal(build, figures.Shutdown.Final.Build);
         Assert.True(figures["flood"].Load.Pipelined.Sent > 0);
     }
+
+    [Fact]
+    public async Task Builds_measured_in_turn_each_stop_with_their_own_report()
+    {
+        // Each build's stop runs beside the next build's warm-up: every report must still be its own build's, complete.
+        ServerBuild[] builds = [ServerBuild.Bcl, ServerBuild.Manaloc];
+        var all = await BuildComparison.RunAllAsync(builds, LoadPlan.Smoke, TestServers.SampleLaunch()).WaitAsync(TimeSpan.FromSeconds(180));
+
+        Assert.Equal(builds, all.Select(f => f.Build));
+        foreach (var figures in all)
+        {
+            Assert.Equal(ServerFactory.NameOf(figures.Build), figures.Shutdown.Final.Build);
+            Assert.Equal(0, figures.Shutdown.Lost);
+            Assert.All(figures.Phases, p => Assert.Equal(0, p.Lost));
+            // The final counters include every phase's requests (each phase's "after" snapshot precedes the stop).
+            Assert.True(figures.Shutdown.Final.Received >= figures["saturated"].After.Received, $"{figures.Build}: {figures.Shutdown}");
+        }
+    }
 }

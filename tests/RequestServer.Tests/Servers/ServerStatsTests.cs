@@ -30,3 +30,4 @@ public sealed class ServerStatsTests
         Assert.InRange(between[between.Length / 2], 0, 1024);
     }
 }
+
