@@ -29,6 +29,24 @@ public sealed class ThreadSweepTests
         Assert.Equal(0, calls.Count % threads);
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    public void A_fixed_warm_up_is_one_untimed_pass_of_its_count_before_the_samples(int threads)
+    {
+        // A warm-up time far longer than the samples: the fixed pass replaces it, so the body sees one short pass, then the samples.
+        var settings = Tiny with { WarmUp = TimeSpan.FromSeconds(30) };
+        var calls = new ConcurrentQueue<long>();
+        var m = ThreadSweep.Measure("fixed warm-up", threads, (_, n) => calls.Enqueue(n), settings, totalOperations: 800, warmUpOperations: 200);
+
+        var ops = calls.ToArray();
+        Assert.Equal((1 + 3) * threads, ops.Length);
+        Assert.Equal(threads, ops.Count(n => n == 200 / threads));
+        Assert.Equal(3 * threads, ops.Count(n => n == 800 / threads));
+        Assert.Equal(3, m.Statistics.Count);
+        Assert.Equal(800 / threads * threads, m.OperationsPerSample);
+    }
+
     [Fact]
     public void Threads_are_released_together()
     {
