@@ -94,6 +94,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// <summary>The first segment index carved from huge-page blocks: once the segments before it hold a granule's worth,
     /// so a block's unused remainder is at most what the table already holds (small maps never take a 2 MiB granule).</summary>
     internal static readonly int FirstHugeSegment = Math.Max(1, SegmentsPerHugeBlock);
+    /// <summary>How many segments before <see cref="FirstHugeSegment"/> a growing table asks for its first ready block:
+    /// the work item then has that many segments' splits (thousands of inserts) to map and fault it.</summary>
+    private const int SpareLeadSegments = 4;
 
     /// <summary>Tests under Coyote: split value copies in two halves with a scheduling point between (Coyote sees no native load or store).</summary>
     private static readonly bool s_interleave = AppContext.TryGetSwitch(InterleaveSwitch, out bool on) && on;
@@ -178,6 +181,12 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
 
     /// <summary>Tests: the bytes of a huge-page block made ready and not yet taken (part of <see cref="NativeBytes"/>).</summary>
     internal long SpareBlockBytes => Volatile.Read(ref _spareBytes);
+
+    /// <summary>Tests: segments in the directory.</summary>
+    internal int SegmentCount => _segmentCount;
+
+    /// <summary>Tests: where segment <paramref name="segment"/> (below <see cref="SegmentCount"/>) starts.</summary>
+    internal nint SegmentAt(int segment) => ((nint*)_directory)[segment];
 
     /// <summary>Tests: whether a work item is making the next huge-page block ready.</summary>
     internal bool IsPreparingSpareBlock => Volatile.Read(ref _preparingSpare) != 0;
@@ -569,7 +578,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         {
             if (_arenaCursor == null || _arenaCursor + OverflowBytes > _arenaEnd)
             {
-                byte* chunk = Allocate(ArenaChunkBytes);
+                byte* chunk = AllocatePages(ArenaChunkBytes);
                 *(byte**)chunk = _arenaChunks;
                 _arenaChunks = chunk;
                 _arenaCursor = chunk + ArenaHeaderBytes;
@@ -624,10 +633,16 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// stops growing keeps that one block ready (counted in <see cref="NativeBytes"/>) until Clear or Dispose.</remarks>
     private byte* AllocateFullSegment(int segment)
     {
-        // Every segment from the one before the first huge one asks (a no-op while a block is ready or on its way), so a
-        // request the writer made while the last work item was still finishing is made again at the next segment.
-        if (segment + 1 >= FirstHugeSegment) RequestSpareBlock();
-        if (segment < FirstHugeSegment) return AllocateSegment(1L << SegmentShift);
+        // Every segment from SpareLeadSegments before the first huge one asks (a no-op while a block is ready or on its
+        // way): the first block's request gets that many segments' splits to be served, and a request the writer made
+        // while the last work item was still finishing is made again at the next segment.
+        if (segment + SpareLeadSegments >= FirstHugeSegment) RequestSpareBlock();
+        if (segment < FirstHugeSegment)
+        {
+            byte* own = AllocatePages(SegmentBytes);
+            SetEntryOffsets(own, 1L << SegmentShift);
+            return own;
+        }
         if (_hugeCursor == null || _hugeCursor + SegmentBytes > _hugeEnd)
         {
             if (_nativeBytes + HugePageBlocks.GranuleBytes > AllocationBudget) ThrowHelper.ThrowMapOutOfMemory(_owner, HugePageBlocks.GranuleBytes);
@@ -638,9 +653,12 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
             }
             else
             {
+                // No block ready. In an insert (growing): this one on base pages, faulted in page by page as its segments
+                // fill, not one huge page's fault (a 2 MiB zeroing, milliseconds in a virtual machine) in this insert; its
+                // lookups miss the TLB more. In the constructor (a table sized up front): on huge pages, faulted here.
                 try
                 {
-                    block = HugePageBlocks.Allocate(HugePageBlocks.GranuleBytes);
+                    block = _growing ? HugePageBlocks.AllocateOnBasePages(HugePageBlocks.GranuleBytes) : HugePageBlocks.Allocate(HugePageBlocks.GranuleBytes);
                 }
                 catch (OutOfMemoryException)
                 {
@@ -765,6 +783,23 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         Volatile.Write(ref _nativeBytes, _nativeBytes - bytes);
     }
 
+    /// <summary>A zeroed block whose pages are faulted in on their first touch (<see cref="PageBlocks"/>): for the full
+    /// segments and arena chunks an insert starts, so no insert pays for all their pages at once.</summary>
+    private byte* AllocatePages(long bytes)
+    {
+        if (_nativeBytes + bytes > AllocationBudget) ThrowHelper.ThrowMapOutOfMemory(_owner, bytes);
+        byte* block = PageBlocks.TryAllocate(bytes);
+        if (block == null) ThrowHelper.ThrowMapOutOfMemory(_owner, bytes);
+        Volatile.Write(ref _nativeBytes, _nativeBytes + bytes); // statistics only
+        return block;
+    }
+
+    private void ReleasePages(byte* block, long bytes)
+    {
+        PageBlocks.Free(block, bytes);
+        Volatile.Write(ref _nativeBytes, _nativeBytes - bytes);
+    }
+
     /// <summary>Gives every native byte back. In concurrent mode only once no reader can be inside (ReaderGate).</summary>
     public void Free()
     {
@@ -775,7 +810,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         if (directory != null)
         {
             if (_segmentCount > 0) Release(directory[0], _firstSegmentBuckets * PrimaryBytes);
-            for (int s = 1; s < Math.Min(_segmentCount, FirstHugeSegment); s++) Release(directory[s], SegmentBytes);
+            for (int s = 1; s < Math.Min(_segmentCount, FirstHugeSegment); s++) ReleasePages(directory[s], SegmentBytes);
             Release((byte*)directory, (long)_directoryCapacity * sizeof(nint));
         }
         _directory = 0;
@@ -783,7 +818,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         for (byte* chunk = _arenaChunks; chunk != null;)
         {
             byte* next = *(byte**)chunk;
-            Release(chunk, ArenaChunkBytes);
+            ReleasePages(chunk, ArenaChunkBytes);
             chunk = next;
         }
         _arenaChunks = _arenaCursor = _arenaEnd = _freeOverflow = null;
