@@ -34,8 +34,10 @@ namespace Manaloc.Collections;
 /// <para>Memory: primary buckets in segments of about 64 KiB, headers first (the first segment of a small table starts at the
 /// size it needs and doubles, copied, up to the full segment); the directory of segment pointers doubles when it
 /// is full (it is 8 bytes per 64 KiB); overflow buckets are carved from 64 KiB arena chunks and recycled through
-/// a free list. Full segments from <see cref="FirstHugeSegment"/> on are carved from 2 MiB blocks on transparent huge
-/// pages (<see cref="HugePageBlocks"/>; see <see cref="AllocateFullSegment"/>). Nothing is returned to the system before <see cref="Free"/> (Clear and Dispose): a concurrent
+/// a free list. Full segments below <see cref="FirstHugeSegment"/> and arena chunks are lazily faulted mappings
+/// (<see cref="PageBlocks"/>: an insert that starts one takes a page fault or two, not all its pages'); full segments
+/// from <see cref="FirstHugeSegment"/> on are carved from 2 MiB blocks on transparent huge pages
+/// (<see cref="HugePageBlocks"/>; see <see cref="AllocateFullSegment"/>). Nothing is returned to the system before <see cref="Free"/> (Clear and Dispose): a concurrent
 /// reader may hold any pointer the table ever published, so replaced directories and first segments wait in
 /// <see cref="_retired"/> (at most about 2 x log2 of the table's size of them, a few KiB in all).</para>
 /// <para>Concurrency (concurrent mode; one writer at a time): a writer makes the chain's primary sequence odd
@@ -627,10 +629,13 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// 4 KiB pages each also misses the TLB and walks the page tables, on 2 MiB pages the whole table stays within the
     /// TLB's reach. The cost: the table's memory grows by 2 MiB granules (at most one granule, less its header and
     /// tail, unused, plus the next block made ready), and a huge page's first touch is one fault that zeroes 2 MiB at
-    /// once, milliseconds in a virtual machine: so the next block is mapped and touched by a thread-pool work item as
-    /// soon as the table starts a block (<see cref="RequestSpareBlock"/>), and the insert that starts the following block
-    /// takes it ready. Only when the work item has not run yet does that insert map and touch one itself. A table that
-    /// stops growing keeps that one block ready (counted in <see cref="NativeBytes"/>) until Clear or Dispose.</remarks>
+    /// once, milliseconds in a virtual machine: so the next block is mapped and touched by a thread-pool work item
+    /// (<see cref="RequestSpareBlock"/>; asked <see cref="SpareLeadSegments"/> segments before the first huge one, and as
+    /// soon as the table starts a block), and the insert that starts the following block takes it ready. When the work
+    /// item has not made it ready yet, that insert maps a block on base pages (<see cref="HugePageBlocks.AllocateOnBasePages"/>),
+    /// faulted in page by page as its segments fill, never a huge page's fault; the constructor (a table sized up front,
+    /// not yet growing) maps its blocks on huge pages itself. A table that stops growing keeps one block ready (counted
+    /// in <see cref="NativeBytes"/>) until Clear or Dispose.</remarks>
     private byte* AllocateFullSegment(int segment)
     {
         // Every segment from SpareLeadSegments before the first huge one asks (a no-op while a block is ready or on its
