@@ -790,6 +790,10 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
 
     /// <summary>A zeroed block whose pages are faulted in on their first touch (<see cref="PageBlocks"/>): for the full
     /// segments and arena chunks an insert starts, so no insert pays for all their pages at once.</summary>
+    /// <remarks>Readers: a page not yet faulted in reads as zeros (the kernel's zero page), as a cleared one does, and a
+    /// reader reaches the block only through a pointer the writer publishes after its stores (a segment's directory slot
+    /// and the split state's release store; an overflow bucket through its chain's odd sequence), as before: the
+    /// ordering argument of the class remarks is unchanged.</remarks>
     private byte* AllocatePages(long bytes)
     {
         if (_nativeBytes + bytes > AllocationBudget) ThrowHelper.ThrowMapOutOfMemory(_owner, bytes);
