@@ -34,8 +34,10 @@ namespace Manaloc.Collections;
 /// <para>Memory: primary buckets in segments of about 64 KiB, headers first (the first segment of a small table starts at the
 /// size it needs and doubles, copied, up to the full segment); the directory of segment pointers doubles when it
 /// is full (it is 8 bytes per 64 KiB); overflow buckets are carved from 64 KiB arena chunks and recycled through
-/// a free list. Full segments from <see cref="FirstHugeSegment"/> on are carved from 2 MiB blocks on transparent huge
-/// pages (<see cref="HugePageBlocks"/>; see <see cref="AllocateFullSegment"/>). Nothing is returned to the system before <see cref="Free"/> (Clear and Dispose): a concurrent
+/// a free list. Full segments below <see cref="FirstHugeSegment"/> and arena chunks are lazily faulted mappings
+/// (<see cref="PageBlocks"/>: an insert that starts one takes a page fault or two, not all its pages'); full segments
+/// from <see cref="FirstHugeSegment"/> on are carved from 2 MiB blocks on transparent huge pages
+/// (<see cref="HugePageBlocks"/>; see <see cref="AllocateFullSegment"/>). Nothing is returned to the system before <see cref="Free"/> (Clear and Dispose): a concurrent
 /// reader may hold any pointer the table ever published, so replaced directories and first segments wait in
 /// <see cref="_retired"/> (at most about 2 x log2 of the table's size of them, a few KiB in all).</para>
 /// <para>Concurrency (concurrent mode; one writer at a time): a writer makes the chain's primary sequence odd
@@ -94,6 +96,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// <summary>The first segment index carved from huge-page blocks: once the segments before it hold a granule's worth,
     /// so a block's unused remainder is at most what the table already holds (small maps never take a 2 MiB granule).</summary>
     internal static readonly int FirstHugeSegment = Math.Max(1, SegmentsPerHugeBlock);
+    /// <summary>How many segments before <see cref="FirstHugeSegment"/> a growing table asks for its first ready block:
+    /// the work item then has that many segments' splits (thousands of inserts) to map and fault it.</summary>
+    private const int SpareLeadSegments = 4;
 
     /// <summary>Tests under Coyote: split value copies in two halves with a scheduling point between (Coyote sees no native load or store).</summary>
     private static readonly bool s_interleave = AppContext.TryGetSwitch(InterleaveSwitch, out bool on) && on;
@@ -178,6 +183,12 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
 
     /// <summary>Tests: the bytes of a huge-page block made ready and not yet taken (part of <see cref="NativeBytes"/>).</summary>
     internal long SpareBlockBytes => Volatile.Read(ref _spareBytes);
+
+    /// <summary>Tests: segments in the directory.</summary>
+    internal int SegmentCount => _segmentCount;
+
+    /// <summary>Tests: where segment <paramref name="segment"/> (below <see cref="SegmentCount"/>) starts.</summary>
+    internal nint SegmentAt(int segment) => ((nint*)_directory)[segment];
 
     /// <summary>Tests: whether a work item is making the next huge-page block ready.</summary>
     internal bool IsPreparingSpareBlock => Volatile.Read(ref _preparingSpare) != 0;
@@ -569,7 +580,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         {
             if (_arenaCursor == null || _arenaCursor + OverflowBytes > _arenaEnd)
             {
-                byte* chunk = Allocate(ArenaChunkBytes);
+                byte* chunk = AllocatePages(ArenaChunkBytes);
                 *(byte**)chunk = _arenaChunks;
                 _arenaChunks = chunk;
                 _arenaCursor = chunk + ArenaHeaderBytes;
@@ -618,16 +629,25 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// 4 KiB pages each also misses the TLB and walks the page tables, on 2 MiB pages the whole table stays within the
     /// TLB's reach. The cost: the table's memory grows by 2 MiB granules (at most one granule, less its header and
     /// tail, unused, plus the next block made ready), and a huge page's first touch is one fault that zeroes 2 MiB at
-    /// once, milliseconds in a virtual machine: so the next block is mapped and touched by a thread-pool work item as
-    /// soon as the table starts a block (<see cref="RequestSpareBlock"/>), and the insert that starts the following block
-    /// takes it ready. Only when the work item has not run yet does that insert map and touch one itself. A table that
-    /// stops growing keeps that one block ready (counted in <see cref="NativeBytes"/>) until Clear or Dispose.</remarks>
+    /// once, milliseconds in a virtual machine: so the next block is mapped and touched by a thread-pool work item
+    /// (<see cref="RequestSpareBlock"/>; asked <see cref="SpareLeadSegments"/> segments before the first huge one, and as
+    /// soon as the table starts a block), and the insert that starts the following block takes it ready. When the work
+    /// item has not made it ready yet, that insert maps a block on base pages (<see cref="HugePageBlocks.AllocateOnBasePages"/>),
+    /// faulted in page by page as its segments fill, never a huge page's fault; the constructor (a table sized up front,
+    /// not yet growing) maps its blocks on huge pages itself. A table that stops growing keeps one block ready (counted
+    /// in <see cref="NativeBytes"/>) until Clear or Dispose.</remarks>
     private byte* AllocateFullSegment(int segment)
     {
-        // Every segment from the one before the first huge one asks (a no-op while a block is ready or on its way), so a
-        // request the writer made while the last work item was still finishing is made again at the next segment.
-        if (segment + 1 >= FirstHugeSegment) RequestSpareBlock();
-        if (segment < FirstHugeSegment) return AllocateSegment(1L << SegmentShift);
+        // Every segment from SpareLeadSegments before the first huge one asks (a no-op while a block is ready or on its
+        // way): the first block's request gets that many segments' splits to be served, and a request the writer made
+        // while the last work item was still finishing is made again at the next segment.
+        if (segment + SpareLeadSegments >= FirstHugeSegment) RequestSpareBlock();
+        if (segment < FirstHugeSegment)
+        {
+            byte* own = AllocatePages(SegmentBytes);
+            SetEntryOffsets(own, 1L << SegmentShift);
+            return own;
+        }
         if (_hugeCursor == null || _hugeCursor + SegmentBytes > _hugeEnd)
         {
             if (_nativeBytes + HugePageBlocks.GranuleBytes > AllocationBudget) ThrowHelper.ThrowMapOutOfMemory(_owner, HugePageBlocks.GranuleBytes);
@@ -638,9 +658,12 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
             }
             else
             {
+                // No block ready. In an insert (growing): this one on base pages, faulted in page by page as its segments
+                // fill, not one huge page's fault (a 2 MiB zeroing, milliseconds in a virtual machine) in this insert; its
+                // lookups miss the TLB more. In the constructor (a table sized up front): on huge pages, faulted here.
                 try
                 {
-                    block = HugePageBlocks.Allocate(HugePageBlocks.GranuleBytes);
+                    block = _growing ? HugePageBlocks.AllocateOnBasePages(HugePageBlocks.GranuleBytes) : HugePageBlocks.Allocate(HugePageBlocks.GranuleBytes);
                 }
                 catch (OutOfMemoryException)
                 {
@@ -765,6 +788,27 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         Volatile.Write(ref _nativeBytes, _nativeBytes - bytes);
     }
 
+    /// <summary>A zeroed block whose pages are faulted in on their first touch (<see cref="PageBlocks"/>): for the full
+    /// segments and arena chunks an insert starts, so no insert pays for all their pages at once.</summary>
+    /// <remarks>Readers: a page not yet faulted in reads as zeros (the kernel's zero page), as a cleared one does, and a
+    /// reader reaches the block only through a pointer the writer publishes after its stores (a segment's directory slot
+    /// and the split state's release store; an overflow bucket through its chain's odd sequence), as before: the
+    /// ordering argument of the class remarks is unchanged.</remarks>
+    private byte* AllocatePages(long bytes)
+    {
+        if (_nativeBytes + bytes > AllocationBudget) ThrowHelper.ThrowMapOutOfMemory(_owner, bytes);
+        byte* block = PageBlocks.TryAllocate(bytes);
+        if (block == null) ThrowHelper.ThrowMapOutOfMemory(_owner, bytes);
+        Volatile.Write(ref _nativeBytes, _nativeBytes + bytes); // statistics only
+        return block;
+    }
+
+    private void ReleasePages(byte* block, long bytes)
+    {
+        PageBlocks.Free(block, bytes);
+        Volatile.Write(ref _nativeBytes, _nativeBytes - bytes);
+    }
+
     /// <summary>Gives every native byte back. In concurrent mode only once no reader can be inside (ReaderGate).</summary>
     public void Free()
     {
@@ -775,7 +819,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         if (directory != null)
         {
             if (_segmentCount > 0) Release(directory[0], _firstSegmentBuckets * PrimaryBytes);
-            for (int s = 1; s < Math.Min(_segmentCount, FirstHugeSegment); s++) Release(directory[s], SegmentBytes);
+            for (int s = 1; s < Math.Min(_segmentCount, FirstHugeSegment); s++) ReleasePages(directory[s], SegmentBytes);
             Release((byte*)directory, (long)_directoryCapacity * sizeof(nint));
         }
         _directory = 0;
@@ -783,7 +827,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         for (byte* chunk = _arenaChunks; chunk != null;)
         {
             byte* next = *(byte**)chunk;
-            Release(chunk, ArenaChunkBytes);
+            ReleasePages(chunk, ArenaChunkBytes);
             chunk = next;
         }
         _arenaChunks = _arenaCursor = _arenaEnd = _freeOverflow = null;

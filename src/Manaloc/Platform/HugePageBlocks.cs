@@ -30,13 +30,24 @@ internal static unsafe class HugePageBlocks
 
     /// <summary>A zero-filled block of <see cref="RoundUp"/>(<paramref name="bytes"/>) bytes, aligned to a granule.</summary>
     /// <exception cref="OutOfMemoryException">The system refused the memory.</exception>
-    public static byte* Allocate(long bytes)
+    public static byte* Allocate(long bytes) => Map(bytes, adviseHugePages: true);
+
+    /// <summary>
+    /// A block as <see cref="Allocate"/>'s (the same size, alignment and <see cref="Free"/>) but not advised for huge
+    /// pages: on Linux each 4 KiB page is faulted in on its first touch, so the block's faults are spread over its first
+    /// touches instead of one 2 MiB fault. For a caller that cannot take a huge page's fault now (an insert whose ready
+    /// block did not come in time).
+    /// </summary>
+    /// <exception cref="OutOfMemoryException">The system refused the memory.</exception>
+    public static byte* AllocateOnBasePages(long bytes) => Map(bytes, adviseHugePages: false);
+
+    private static byte* Map(long bytes, bool adviseHugePages)
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(bytes);
         nuint length = (nuint)RoundUp(bytes);
         if (OperatingSystem.IsLinux())
         {
-            byte* mapped = LinuxNative.MapAlignedHugePages(length, GranuleBytes);
+            byte* mapped = LinuxNative.MapAligned(length, GranuleBytes, adviseHugePages);
             if (mapped == null) throw new OutOfMemoryException();
             return mapped;
         }
@@ -45,7 +56,7 @@ internal static unsafe class HugePageBlocks
         return block;
     }
 
-    /// <summary>Gives back a block <see cref="Allocate"/> returned for <paramref name="bytes"/> (the same figure).</summary>
+    /// <summary>Gives back a block <see cref="Allocate"/> or <see cref="AllocateOnBasePages"/> returned for <paramref name="bytes"/> (the same figure).</summary>
     public static void Free(byte* block, long bytes)
     {
         if (block == null) return;

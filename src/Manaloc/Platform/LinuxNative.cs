@@ -52,11 +52,11 @@ internal static unsafe partial class LinuxNative
 
     /// <summary>
     /// Maps <paramref name="length"/> bytes (a multiple of <paramref name="alignment"/>, a power of two that is a multiple
-    /// of the page size) of zero-filled private memory at an address aligned to <paramref name="alignment"/>, and asks for
-    /// transparent huge pages on it (advice only: where the kernel has none, the range stays on base pages). Null when the
-    /// system refuses the mapping. Free with <see cref="Unmap"/>. Linux only.
+    /// of the page size) of zero-filled private memory at an address aligned to <paramref name="alignment"/>; with
+    /// <paramref name="adviseHugePages"/>, asks for transparent huge pages on it (advice only: where the kernel has none,
+    /// the range stays on base pages). Null when the system refuses the mapping. Free with <see cref="Unmap"/>. Linux only.
     /// </summary>
-    public static byte* MapAlignedHugePages(nuint length, nuint alignment)
+    public static byte* MapAligned(nuint length, nuint alignment, bool adviseHugePages)
     {
         // Over-map by the alignment, then unmap the unaligned head and the tail: the kernel aligns mappings to pages only.
         byte* raw = (byte*)Mmap(null, length + alignment, ProtReadWrite, MapPrivateAnonymous, -1, 0);
@@ -66,11 +66,21 @@ internal static unsafe partial class LinuxNative
         byte* end = aligned + length;
         nuint tail = (nuint)(raw + length + alignment - end);
         if (tail > 0) Munmap(end, tail);
-        Madvise(aligned, length, MadvHugePage); // advice: a refusal leaves base pages, which work the same
+        if (adviseHugePages) Madvise(aligned, length, MadvHugePage); // advice: a refusal leaves base pages, which work the same
         return aligned;
     }
 
-    /// <summary>Unmaps a range <see cref="MapAlignedHugePages"/> returned (its pages go back to the kernel).</summary>
+    /// <summary>
+    /// Maps <paramref name="length"/> bytes of zero-filled private memory on base pages, page-aligned; each page is
+    /// faulted in on its first touch. Null when the system refuses the mapping. Free with <see cref="Unmap"/>. Linux only.
+    /// </summary>
+    public static byte* MapPages(nuint length)
+    {
+        byte* mapped = (byte*)Mmap(null, length, ProtReadWrite, MapPrivateAnonymous, -1, 0);
+        return mapped == (byte*)-1 ? null : mapped;
+    }
+
+    /// <summary>Unmaps a range <see cref="MapAligned"/> or <see cref="MapPages"/> returned (its pages go back to the kernel).</summary>
     public static void Unmap(byte* address, nuint length) => Munmap(address, length);
 
     /// <summary>

@@ -102,6 +102,41 @@ public sealed class NativeMapHugePageTests
         }
     }
 
+    [LinuxFact]
+    public void With_no_block_ready_inserts_go_on_on_a_base_page_block_and_Dispose_gives_it_back()
+    {
+        // The work item is held before it offers its block, so none is ready when the table starts its first huge segment:
+        // the insert that starts it must not fault a 2 MiB huge page itself (milliseconds), but map a block on base pages,
+        // faulted in page by page as its segments fill. Every entry stays found; Dispose frees both blocks.
+        using var release = new ManualResetEventSlim();
+        NativeHashTable<long, HeldProbe>.TestHookBeforeSpareOffer = () => release.Wait(TimeSpan.FromSeconds(30));
+        var map = new NativeMap<long, HeldProbe>();
+        var table = map.Table;
+        try
+        {
+            int beyond = NativeHashTable<long, HeldProbe>.FirstHugeSegment + 2;
+            long added = 0;
+            for (; table.SegmentCount <= beyond; added++) map[added] = new HeldProbe(added);
+            Assert.True(table.IsPreparingSpareBlock, "the held work item finished");
+            Assert.Equal(0, table.SpareBlockBytes);
+            string[]? mapping = Smaps.Holding((nuint)table.SegmentAt(beyond));
+            Assert.NotNull(mapping);
+            Assert.DoesNotContain(" hg", " " + Smaps.Field(mapping, "VmFlags:"), StringComparison.Ordinal);
+            for (long k = 0; k < added; k++) Assert.Equal(k, map[k].Value);
+        }
+        finally
+        {
+            release.Set();
+            NativeHashTable<long, HeldProbe>.TestHookBeforeSpareOffer = null;
+            map.Dispose();
+        }
+        Assert.True(SpinWait.SpinUntil(() => !table.IsPreparingSpareBlock, TimeSpan.FromSeconds(10)), "the work item never finished");
+        Assert.Equal(0, table.NativeBytes);
+    }
+
+    /// <summary>The value of <see cref="With_no_block_ready_inserts_go_on_on_a_base_page_block_and_Dispose_gives_it_back"/>'s map: a test hook of its own.</summary>
+    private readonly record struct HeldProbe(long Value);
+
     /// <summary>A value type of this test's own, so the test hook of its table's instantiation touches no other test's maps.</summary>
     private readonly record struct SpareProbe(long Value);
 

@@ -1,0 +1,44 @@
+using System.Runtime.InteropServices;
+
+namespace Manaloc.Platform;
+
+/// <summary>
+/// Zero-filled native blocks whose pages are faulted in one by one, on their first touch: memory a caller takes in one
+/// step and fills over many (a hash table's next segment, an arena chunk), so no single step pays for all its pages.
+/// </summary>
+/// <remarks>
+/// <para>Why: <c>NativeMemory.AlignedAlloc</c> and a clear touch every page at once; on fresh memory that is one page
+/// fault per 4 KiB (several microseconds each in a virtual machine), all in the call that allocates. A private anonymous
+/// mapping is zero-filled by the kernel and its pages are faulted in when first written, so the faults land on the
+/// operations that first write each page, one or two at a time.</para>
+/// <para>Linux: an anonymous private mapping (page-aligned, so 64-byte aligned); freeing unmaps it, so the resident memory
+/// falls at once. Elsewhere: <see cref="NativeMemory.AlignedAlloc"/> (64-byte aligned) and a clear. Thread-safe: no state.</para>
+/// </remarks>
+internal static unsafe class PageBlocks
+{
+    /// <summary>A zero-filled block of at least <paramref name="bytes"/> bytes, aligned to 64 bytes, or null when the system refused the memory.</summary>
+    public static byte* TryAllocate(long bytes)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(bytes);
+        if (OperatingSystem.IsLinux()) return LinuxNative.MapPages((nuint)bytes);
+        byte* block;
+        try
+        {
+            block = (byte*)NativeMemory.AlignedAlloc((nuint)bytes, 64);
+        }
+        catch (OutOfMemoryException)
+        {
+            return null;
+        }
+        NativeMemory.Clear(block, (nuint)bytes);
+        return block;
+    }
+
+    /// <summary>Gives back a block <see cref="TryAllocate"/> returned for <paramref name="bytes"/> (the same figure).</summary>
+    public static void Free(byte* block, long bytes)
+    {
+        if (block == null) return;
+        if (OperatingSystem.IsLinux()) LinuxNative.Unmap(block, (nuint)bytes);
+        else NativeMemory.AlignedFree(block);
+    }
+}
