@@ -80,35 +80,47 @@ internal static class NativeMapLookups
         var single = new List<Rounds.Cell>();
         var dual = new List<Rounds.Cell>();
         var charted = new List<Rounds.Cell>();
+        var displayOrder = new List<Rounds.Cell>(); // every cell, in the order the tables and charts list the variants
         foreach (var subject in subjects)
         {
             foreach (string op in Streams)
             {
                 var stream = op == "lookup-zipf" ? zipf : uniform;
                 Action<int, long> body = (t, n) => sinks[t * 8] += subject.Lookups(t, stream, n);
-                single.Add(new(subject.Variant, p.With("op", op).With("threads", 1), 1, body));
-                if (subject.ConcurrentReads) (Judged(subject.Variant, 2) ? dual : charted).Add(new(subject.Variant, p.With("op", op), 2, body));
+                displayOrder.Add(new(subject.Variant, p.With("op", op).With("threads", 1), 1, body));
+                single.Add(displayOrder[^1]);
+                if (!subject.ConcurrentReads) continue;
+                displayOrder.Add(new(subject.Variant, p.With("op", op), 2, body));
+                (Judged(subject.Variant, 2) ? dual : charted).Add(displayOrder[^1]);
             }
             if (subject.ConcurrentWrites)
             {
                 // The mix at 1 thread too: its bytes per operation are the thread's own, precise count (a 2-thread
                 // figure is process-wide, and a sweep thread's own start-up can land in its window).
                 Action<int, long> mix = (t, n) => sinks[t * 8] += subject.Mix(t, zipf, n);
-                charted.Add(new(subject.Variant, p.With("op", "mix").With("threads", 1), 1, mix));
-                charted.Add(new(subject.Variant, p.With("op", "mix"), 2, mix));
+                displayOrder.Add(new(subject.Variant, p.With("op", "mix").With("threads", 1), 1, mix));
+                displayOrder.Add(new(subject.Variant, p.With("op", "mix"), 2, mix));
+                charted.AddRange(displayOrder.GetRange(displayOrder.Count - 2, 2));
             }
         }
 
-        TierUp.Run(context, [.. single.Concat(dual).Concat(charted).Select(c => (Action)(() => c.Body(0, 256)))]);
+        TierUp.Run(context, [.. displayOrder.Select(c => (Action)(() => c.Body(0, 256)))]);
         var perRound = context.Settings with { WarmUp = TimeSpan.FromMilliseconds(context.IsSmoke ? 0 : 10), SampleTarget = SampleTarget(context.Settings), Samples = 1 };
         var pilot = TimeSpan.FromMilliseconds(context.IsSmoke ? 0 : 10); // how long the harness sizes each cell's count
         // The cells a target reads take most rounds, in two sets of their own (each balanced over its cells); the charted
         // cells fewer, so their time goes to the judged ratios' intervals.
         int judged = PerLaunch(context.Settings, JudgedRounds(context.Settings));
-        foreach (var m in Rounds.SampleCells(context, single, perRound, judged, pilot)) context.Record(m);
-        foreach (var m in Rounds.SampleCells(context, dual, perRound with { WarmUp = TimeSpan.Zero }, judged, pilot)) context.Record(m);
         int chartedRounds = PerLaunch(context.Settings, ChartedRounds(context.Settings));
-        foreach (var m in Rounds.SampleCells(context, charted, perRound with { WarmUp = TimeSpan.Zero }, chartedRounds, pilot)) context.Record(m);
+        var measured = new Dictionary<Rounds.Cell, Measurement>(ReferenceEqualityComparer.Instance);
+        void Sample(List<Rounds.Cell> cells, RunSettings settings, int rounds)
+        {
+            var results = Rounds.SampleCells(context, cells, settings, rounds, pilot);
+            for (int i = 0; i < cells.Count; i++) measured[cells[i]] = results[i];
+        }
+        Sample(single, perRound, judged);
+        Sample(dual, perRound with { WarmUp = TimeSpan.Zero }, judged);
+        Sample(charted, perRound with { WarmUp = TimeSpan.Zero }, chartedRounds);
+        foreach (var cell in displayOrder) context.Record(measured[cell]);
         GC.KeepAlive(sinks);
     }
 
