@@ -52,6 +52,12 @@ internal abstract class MapSubject : IDisposable
     public abstract GrowthTrace Grow(long from, long to, GrowthFloor? floor = null);
 
     /// <summary>
+    /// Inserts the keys of indexes [0, <paramref name="entries"/>) into the empty map in order, untimed: the lookups'
+    /// set-up, the same entries in the same order as <see cref="Grow"/> without its clock reads around every insert.
+    /// </summary>
+    public abstract void Fill(long entries);
+
+    /// <summary>
     /// Looks up <paramref name="count"/> keys of <paramref name="stream"/> on behalf of <paramref name="thread"/>,
     /// from where that thread's previous call left off; returns a sum of the values read.
     /// </summary>
@@ -222,7 +228,7 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
                 long start = LabClock.Now;
                 bool added = map.TryAdd(NativeMapWorkload.Key(i), value);
                 long took = LabClock.Now - start;
-                if (!added) throw new InvalidOperationException($"{variant}: key index {i} was refused as already present; the workload's keys are distinct.");
+                if (!added) throw Refused(i);
                 if (took > blockWorst) (blockWorst, blockWorstIndex, blockWorstSawCollection) = (took, i, GC.CollectionCount(0) != collections);
             }
             long blockTook = LabClock.Now - blockBegan;
@@ -232,6 +238,18 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
         }
         return worst;
     }
+
+    public override void Fill(long entries)
+    {
+        ref var map = ref perThread[0];
+        for (long i = 0; i < entries; i++)
+        {
+            if (!map.TryAdd(NativeMapWorkload.Key(i), NativeMapWorkload.ValueOf(i))) throw Refused(i);
+        }
+    }
+
+    private InvalidOperationException Refused(long index)
+        => new($"{variant}: key index {index} was refused as already present; the workload's keys are distinct.");
 
     public override long Lookups(int thread, LookupStream stream, long count)
     {
@@ -325,6 +343,8 @@ internal sealed unsafe class FloorSubject : MapSubject
         _count = to;
         return GrowthTrace.None(from); // the floor is not timed while it grows
     }
+
+    public override void Fill(long entries) => Grow(0, entries);
 
     public override long Lookups(int thread, LookupStream stream, long count)
     {

@@ -230,13 +230,20 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static byte Tag(ulong hash) => (byte)(0x80 | (hash >> 57));
 
+    /// <summary>The bucket of <paramref name="hash"/>: its low d bits, or its low d+1 bits when those d bits are below the
+    /// split pointer p.</summary>
+    /// <remarks>Without a branch: whether the low bits fall below p is as random as the hash, so a branch would mispredict
+    /// as often as p is from the ends of the round (half the time midway), and each misprediction flushes the lookups the
+    /// processor had started behind this one (a lookup is two cache misses; overlapping them is its throughput). The cost:
+    /// a subtraction, a shift and two ands where a compare and a branch were.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static long BucketIndex(ulong hash, long state)
     {
         int depth = (int)(state >> SplitShift);
-        long b = (long)(hash & ((1UL << depth) - 1));
-        if (b < (state & SplitMask)) b = (long)(hash & ((2UL << depth) - 1));
-        return b;
+        long low = (long)(hash & ((1UL << depth) - 1));
+        // All ones when low < p (both below 2^40: the difference cannot overflow), else zero.
+        long belowSplit = (low - (state & SplitMask)) >> 63;
+        return low | ((long)hash & (1L << depth) & belowSplit);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
