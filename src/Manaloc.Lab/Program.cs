@@ -125,7 +125,7 @@ public static class Program
         if (parse.GetValue(options.Launches) is { } launchCount)
         {
             if (launchCount is < 1 or > 100) return Usage(stderr, $"--launches expects a whole number from 1 to 100; {launchCount} is not one.");
-            settings = settings with { Launches = launchCount };
+            settings = settings with { Launches = launchCount, LaunchesGiven = true };
         }
 
         var experiments = new List<Experiment>();

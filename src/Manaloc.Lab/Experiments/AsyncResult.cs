@@ -13,7 +13,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class AsyncResult() : Experiment(
     "async-result", "Lock free code is hard (FastAsyncResult) (seed 001)",
     "Async Fibonacci per IAsyncResult kind: eager wait handle, lazy lock-free, lazy locked, reusable ValueTask source.",
-    [Eager, Lazy, Locked, ValueTaskSource], Eager, quickSeconds: 3, sweepParameter: "size")
+    [Eager, Lazy, Locked, ValueTaskSource], Eager, quickSeconds: 2.5, quickLaunches: 2, sweepParameter: "size")
 {
     private const string Eager = "eager handle", Lazy = "LazyAsyncResult", Locked = "lazy, locked", ValueTaskSource = "ReusableValueTaskSource";
     private const int Window = 32;

@@ -13,7 +13,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Buffers() : Experiment(
     "buffers", "Tradeoffs in High Performance Software (seed 002)",
     "Rent, touch, return buffers of 256 B to 64 MiB: new byte[] vs ArrayPool.Shared vs BufferManager; 4 KiB on 1 and 2 threads.",
-    [New, Shared, Manager], Shared, quickSeconds: 10, sweepParameter: "size")
+    [New, Shared, Manager], Shared, quickSeconds: 6.5, quickLaunches: 2, sweepParameter: "size")
 {
     private const string New = "new byte[]";
     private const string Shared = "ArrayPool.Shared";

@@ -15,7 +15,7 @@ public sealed class ClockAllocations() : Experiment(
     [
         "DateTime.Now", "DateTime.UtcNow", "DateTimeOffset.Now", "Stopwatch.GetTimestamp",
         "Environment.TickCount64", "TimeProvider.System", "Clock.GetTimestamp", "Clock.UtcNowUnixNanoseconds"
-    ], "DateTime.UtcNow", quickSeconds: 7)
+    ], "DateTime.UtcNow", quickSeconds: 5.5, quickLaunches: 2)
 {
     private const string DstZone = "America/New_York";
 

@@ -14,7 +14,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Deadline() : Experiment(
     "deadline", "Tradeoffs in High Performance Software (seed 002)",
     "Poll and creation cost (ns, bytes) of a DateTime.UtcNow deadline, Deadline, ScheduledValue and a CancelAfter token.",
-    [UtcNow, Ours, Scheduled, Token], UtcNow, quickSeconds: 3)
+    [UtcNow, Ours, Scheduled, Token], UtcNow, quickSeconds: 2.5, quickLaunches: 2)
 {
     private const string UtcNow = "DateTime.UtcNow deadline", Ours = "Deadline", Scheduled = "ScheduledValue", Token = "CancellationToken (CancelAfter)";
 

@@ -15,7 +15,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Dispatcher() : Experiment(
     "dispatcher", "Tradeoffs in High Performance Software (seed 002)",
     "Tiny-item throughput of dedicated workers (BlockingCollection, Channel, DedicatedThreadDispatcher) and heartbeat latency with a flood on the ThreadPool vs on the dispatcher.",
-    [Blocking, ChannelWorkers, Ours, NoFlood, FloodOnPool, FloodOnDispatcher], Blocking, quickSeconds: 8)
+    [Blocking, ChannelWorkers, Ours, NoFlood, FloodOnPool, FloodOnDispatcher], Blocking, quickSeconds: 6, quickLaunches: 2)
 {
     private const int Capacity = 10_000;
     private const string Blocking = "BlockingCollection workers";

@@ -14,7 +14,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class IdleRelease() : Experiment(
     "idle-release", "No article: a pool that trims only after gen-2 GCs keeps everything in a quiet service",
     "A burst of buffer rents (up to 256 MiB), then idle: retained bytes over time, ArrayPool.Shared vs BufferManager, with and without a GC.",
-    [Shared, SharedGc, Manager, ManagerGc], Shared, quickSeconds: 7, sweepParameter: "idle")
+    [Shared, SharedGc, Manager, ManagerGc], Shared, quickSeconds: 5, quickLaunches: 2, sweepParameter: "idle")
 {
     private const string Shared = "ArrayPool.Shared", SharedGc = "ArrayPool.Shared, GC while idle", Manager = "BufferManager", ManagerGc = "BufferManager, GC while idle";
 

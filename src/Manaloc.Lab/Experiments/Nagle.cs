@@ -19,7 +19,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Nagle() : Experiment(
     "nagle", "The Case of Delayed ACKs and Nagle's Algorithm (seed 000)",
     "Two 8-byte sends then a 1-byte reply over 127.0.0.1: round-trip latency with NoDelay off and on.",
-    [Off, On, OneWrite], On, quickSeconds: 5)
+    [Off, On, OneWrite], On, quickSeconds: 3.5, quickLaunches: 2)
 {
     private const string Off = "NoDelay off";
     private const string On = "NoDelay on";

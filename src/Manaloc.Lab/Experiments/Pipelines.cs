@@ -21,7 +21,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Pipelines() : Experiment(
     "pipelines", "Manaloc's own claim: a MemoryPool<byte> for System.IO.Pipelines and Kestrel",
     "A Pipe moves data writer thread → reader thread in 4 KiB and 64 KiB segments: MemoryPool<byte>.Shared vs BufferMemoryPool (throughput, bytes per segment, GCs).",
-    [Shared, Pool], Shared, quickSeconds: 2.5, sweepParameter: "segment")
+    [Shared, Pool], Shared, quickSeconds: 2, quickLaunches: 2, sweepParameter: "segment")
 {
     private const string Shared = "MemoryPool.Shared";
     private const string Pool = "BufferMemoryPool";

@@ -22,7 +22,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed partial class Processors() : Experiment(
     "processors", "Don't Rely on Environment.ProcessorCount (seed 000)",
     "Environment.ProcessorCount beside the affinity mask and cgroup quota, here and in child processes restricted three ways.",
-    [EnvironmentCount, Affinity, Quota, Available, Installed], EnvironmentCount, quickSeconds: 3)
+    [EnvironmentCount, Affinity, Quota, Available, Installed], EnvironmentCount, quickSeconds: 2, quickLaunches: 2)
 {
     internal const string StartedRestricted = "started-on-1-cpu";
     internal const string RestrictedAfterStart = "pinned-after-start";

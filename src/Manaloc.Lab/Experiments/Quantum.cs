@@ -21,7 +21,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Quantum() : Experiment(
     "quantum", "Length of a Thread Quantum (seed 004)",
     "Slice lengths of two CPU-bound threads pinned to one processor, beside the kernel's scheduler settings.",
-    [Slice, CutShort, OffCpu], Slice, quickSeconds: 4)
+    [Slice, CutShort, OffCpu], Slice, quickSeconds: 3, quickLaunches: 2)
 {
     /// <summary>A clock jump longer than this means the thread did not run in between.</summary>
     internal const double GapMicroseconds = 50;

@@ -14,7 +14,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Rwlock() : Experiment(
     "rwlock", "Performance Comparison on Reader-Writer Locks (seed 004)",
     "Writer % × hold time × threads: lock, System.Threading.Lock, ReaderWriterLockSlim, SlimReaderWriterLock.",
-    AllVariants, Monitor, quickSeconds: 14, sweepParameter: "threads")
+    AllVariants, Monitor, quickSeconds: 9.5, quickLaunches: 2, sweepParameter: "threads")
 {
     private const string Monitor = "lock";
     private const string LockType = "System.Threading.Lock";

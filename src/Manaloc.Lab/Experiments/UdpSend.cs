@@ -19,7 +19,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class UdpSend() : Experiment(
     "udp-send", "Tradeoffs in High Performance Software (seed 002)",
     "Small UDP datagrams to 127.0.0.1: SendTo vs SendToAsync vs BeginSendTo, datagrams/s and how many arrived.",
-    [Sync, SyncAddress, Connected, Awaited, Windowed, Apm], Apm, quickSeconds: 5)
+    [Sync, SyncAddress, Connected, Awaited, Windowed, Apm], Apm, quickSeconds: 3.5, quickLaunches: 2)
 {
     private const string Sync = "SendTo";
     private const string Connected = "Send (connected)";

@@ -18,6 +18,7 @@ public abstract class Experiment
     private readonly string? _name, _article, _description, _baseline, _sweepParameter;
     private readonly IReadOnlyList<string>? _variants;
     private readonly double? _quickSeconds;
+    private readonly int? _quickLaunches;
 
     /// <summary>
     /// Declares the experiment in one place: what it is, its variants and what a quick run costs. The members
@@ -31,10 +32,12 @@ public abstract class Experiment
     /// <param name="baseline">See <see cref="Baseline"/>; one of <paramref name="variants"/>.</param>
     /// <param name="quickSeconds">See <see cref="QuickSeconds"/>.</param>
     /// <param name="sweepParameter">See <see cref="SweepParameter"/>.</param>
+    /// <param name="quickLaunches">See <see cref="QuickLaunches"/>; null runs quick mode's launch count.</param>
     /// <exception cref="ArgumentException">A text is empty, there are no variants, or <paramref name="baseline"/> is not among them.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="quickLaunches"/> is below 2: one launch cannot show launches that disagree.</exception>
     protected Experiment(
         string name, string article, string description, IReadOnlyList<string> variants, string baseline,
-        double quickSeconds, string? sweepParameter = null)
+        double quickSeconds, string? sweepParameter = null, int? quickLaunches = null)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(name);
         ArgumentException.ThrowIfNullOrWhiteSpace(article);
@@ -43,6 +46,8 @@ public abstract class Experiment
         if (variants.Count == 0) throw new ArgumentException($"Experiment '{name}' declares no variants.", nameof(variants));
         if (!variants.Contains(baseline)) throw new ArgumentException($"Experiment '{name}': the baseline '{baseline}' is not one of its variants.", nameof(baseline));
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(quickSeconds);
+        if (quickLaunches is { } launches) ArgumentOutOfRangeException.ThrowIfLessThan(launches, 2, nameof(quickLaunches));
+        _quickLaunches = quickLaunches;
         (_name, _article, _description, _variants, _baseline, _quickSeconds, _sweepParameter) = (name, article, description, variants, baseline, quickSeconds, sweepParameter);
     }
 
@@ -82,6 +87,27 @@ public abstract class Experiment
     /// rounded figure from one quick run is enough.
     /// </summary>
     public virtual double QuickSeconds => _quickSeconds ?? 10;
+
+    /// <summary>
+    /// How many launches a quick run of this experiment takes, when fewer than quick mode's (null: quick mode's). An
+    /// experiment whose verdict and targets sit far from their lines, and whose launches have never disagreed, may take
+    /// 2: two launches still find launches that disagree (the verdict is then unstable), and the hierarchical interval
+    /// still spans the launches' own figures; a third launch mostly narrows what one process's luck can do, which only
+    /// matters for a figure near its line. Full mode and an explicit <c>--launches</c> run every experiment alike.
+    /// </summary>
+    public virtual int? QuickLaunches => _quickLaunches;
+
+    /// <summary>
+    /// <paramref name="settings"/> as this experiment runs them: in quick mode, unless the command line chose the launch
+    /// count (<see cref="RunSettings.LaunchesGiven"/>), at most <see cref="QuickLaunches"/> launches.
+    /// </summary>
+    public RunSettings SettingsFor(RunSettings settings)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        return settings.Mode == RunMode.Quick && !settings.LaunchesGiven && QuickLaunches is { } launches && launches < settings.Launches
+            ? settings with { Launches = launches }
+            : settings;
+    }
 
     /// <summary>True when the experiment states its <see cref="QuickSeconds"/> (through the constructor or an override) instead of leaving the default.</summary>
     internal bool DeclaresQuickSeconds => _quickSeconds is not null || GetType().GetProperty(nameof(QuickSeconds))!.DeclaringType != typeof(Experiment);

@@ -26,6 +26,9 @@ public static class ExperimentRunner
     /// <summary>Runs one experiment. A failure is caught and recorded in <see cref="ExperimentResult.Error"/>, never thrown.</summary>
     public static ExperimentResult Run(Experiment experiment, RunSettings settings, ILabProgress? progress = null, CancellationToken cancellation = default)
     {
+        ArgumentNullException.ThrowIfNull(experiment);
+        // An experiment may take fewer launches in quick mode; its launches and children are told the count it runs.
+        settings = experiment.SettingsFor(settings);
         var context = new ExperimentContext(experiment.Name, settings, progress, cancellation);
         var runAt = DateTimeOffset.UtcNow;
         var stopwatch = Stopwatch.StartNew();

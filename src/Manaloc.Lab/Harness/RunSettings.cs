@@ -5,7 +5,7 @@ public enum RunMode
 {
     /// <summary>For tests: proves an experiment runs end to end; its figures mean little.</summary>
     Smoke,
-    /// <summary>Every experiment in seconds per launch, the whole suite (3 launches each) within five minutes on 2 cores (the default).</summary>
+    /// <summary>Every experiment in seconds per launch, the whole suite (3 launches each, 2 where an experiment declares <see cref="Experiment.QuickLaunches"/>) within five minutes on 2 cores (the default).</summary>
     Quick,
     /// <summary>Longer warm-up, more and longer samples, larger sizes.</summary>
     Full,
@@ -27,6 +27,11 @@ public sealed record RunSettings
     /// experiment in this process (smoke mode, tests); more run it whole in that many fresh child processes.
     /// </summary>
     public int Launches { get; init; } = 1;
+    /// <summary>
+    /// True when the command line chose <see cref="Launches"/> (<c>--launches</c>): every experiment then runs that many,
+    /// including one that takes fewer in quick mode (<see cref="Experiment.QuickLaunches"/>).
+    /// </summary>
+    public bool LaunchesGiven { get; init; }
     /// <summary>
     /// This process's launch, from 0 (0 also when the experiment runs in one process): for work that the launches need
     /// not repeat, such as a figure that does not vary between processes or a fill too costly to make three times.
@@ -64,7 +69,7 @@ public sealed record RunSettings
     /// <summary>The mode's name on the command line and in results.json: <c>smoke</c>, <c>quick</c>, <c>full</c>.</summary>
     public static string NameOf(RunMode mode) => mode.ToString().ToLowerInvariant();
 
-    /// <summary>Quick mode: 3 launches of every experiment, the whole suite within five minutes on 2 cores.
+    /// <summary>Quick mode: 3 launches of every experiment (2 where it declares <see cref="Experiment.QuickLaunches"/>), the whole suite within five minutes on 2 cores.
     /// A 50 ms warm-up per measurement in a lab child (200 ms elsewhere), then eight short samples per launch rather than a few long ones, 24 in all: enough for p10/p90 and a bootstrap
     /// interval, and for each launch's own interval, against which launches that disagree are found.</summary>
     /// <remarks>

@@ -5,7 +5,7 @@ using Manaloc.Lab.Harness;
 namespace Manaloc.Lab.Reporting;
 
 /// <summary>
-/// The quick run's time budget: every experiment, 3 launches each, within five minutes on 2 cores. Every report of a
+/// The quick run's time budget: every experiment, 3 launches each (2 where it declares so), within five minutes on 2 cores. Every report of a
 /// quick run states its time against it, and names the experiments that took far longer than they declare
 /// (<see cref="Experiment.QuickSeconds"/>), so a run that outgrows its budget says so, and says where, in the report
 /// its figures are read from.

@@ -1,3 +1,4 @@
+using Manaloc.Lab.Experiments;
 using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Tests.Harness;
@@ -41,8 +42,54 @@ public sealed class ExperimentDeclarationTests
         Assert.False(e.DeclaresQuickSeconds);
     }
 
-    private sealed class Declared(string name, string[] variants, string baseline, string? sweep = null)
-        : Experiment(name, "an article", "a description", variants, baseline, quickSeconds: 3, sweepParameter: sweep)
+    [Fact]
+    public void An_experiment_that_takes_fewer_quick_launches_runs_them_in_quick_mode_only()
+    {
+        var e = new Declared("demo", ["a", "b"], "b", quickLaunches: 2);
+
+        Assert.Equal(2, e.QuickLaunches);
+        Assert.Equal(2, e.SettingsFor(RunSettings.Quick()).Launches);
+        Assert.Equal(RunSettings.Full().Launches, e.SettingsFor(RunSettings.Full()).Launches);
+        Assert.Equal(1, e.SettingsFor(RunSettings.Smoke()).Launches);
+    }
+
+    [Fact]
+    public void A_launch_count_from_the_command_line_overrides_an_experiments_quick_launches()
+    {
+        var e = new Declared("demo", ["a", "b"], "b", quickLaunches: 2);
+
+        Assert.Equal(3, e.SettingsFor(RunSettings.Quick() with { LaunchesGiven = true }).Launches);
+        Assert.Equal(1, e.SettingsFor(RunSettings.Quick() with { Launches = 1, LaunchesGiven = true }).Launches);
+        // Fewer launches than the experiment's, however they were chosen, are never raised.
+        Assert.Equal(1, e.SettingsFor(RunSettings.Quick() with { Launches = 1 }).Launches);
+    }
+
+    [Fact]
+    public void An_experiment_that_declares_no_quick_launches_runs_quick_modes()
+    {
+        var e = new Declared("demo", ["a", "b"], "b");
+
+        Assert.Null(e.QuickLaunches);
+        Assert.Equal(RunSettings.Quick().Launches, e.SettingsFor(RunSettings.Quick()).Launches);
+    }
+
+    [Fact]
+    public void Fewer_than_two_quick_launches_are_refused_because_one_cannot_show_launches_that_disagree()
+    {
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new Declared("demo", ["a", "b"], "b", quickLaunches: 1));
+        Assert.Equal("quickLaunches", error.ParamName);
+    }
+
+    [Fact]
+    public void Every_registered_experiment_takes_two_quick_launches_or_quick_modes()
+    {
+        // Every registered experiment's quick launch count is 2 or quick mode's: never one, which could not judge launches.
+        Assert.All(ExperimentRegistry.All(), e => Assert.True(e.QuickLaunches is null or >= 2, e.Name));
+        Assert.Contains(ExperimentRegistry.All(), e => e.QuickLaunches == 2);
+    }
+
+    private sealed class Declared(string name, string[] variants, string baseline, string? sweep = null, int? quickLaunches = null)
+        : Experiment(name, "an article", "a description", variants, baseline, quickSeconds: 3, sweepParameter: sweep, quickLaunches: quickLaunches)
     {
         public override void Run(ExperimentContext context)
         {

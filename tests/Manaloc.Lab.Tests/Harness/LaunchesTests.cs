@@ -31,6 +31,31 @@ public sealed class LaunchesTests
     }
 
     [Fact]
+    public void Two_launches_that_land_in_two_modes_still_make_the_verdict_unstable()
+    {
+        // An experiment that takes two launches in quick mode keeps the unstable answer: one launch at 0.6x, one at 2.7x.
+        var ms = Merged(newLevels: [1 / 0.6, 1 / 2.7], oldLevel: 1.0, jitter: 0.01);
+        var verdict = Judgement.Judge(Claim, [Target.AtLeast(Claim.Today, 1.5)], ms, seed: 5);
+
+        Assert.Equal(Verdict.Unstable, verdict.Verdict);
+        Assert.Equal(2, verdict.Launches.Count);
+        Assert.True(verdict.Low < 0.7 && verdict.High > 2.5, $"[{verdict.Low}, {verdict.High}]");
+        Assert.True(verdict.Targets[0].Unstable);
+        Assert.Null(verdict.Targets[0].Met);
+    }
+
+    [Fact]
+    public void Two_launches_apart_on_one_side_of_the_line_give_an_interval_that_spans_both()
+    {
+        // Launches at 1.6x and 2.5x, each tight: the interval spans both launches' figures, as three launches' does.
+        var ms = Merged(newLevels: [1 / 1.6, 1 / 2.5], oldLevel: 1.0, jitter: 0.01);
+        var verdict = Judgement.Judge(Claim, [], ms, seed: 9);
+
+        Assert.Equal(Verdict.Holds, verdict.Verdict);
+        Assert.True(verdict.Low < 1.65 && verdict.High > 2.45, $"[{verdict.Low}, {verdict.High}]");
+    }
+
+    [Fact]
     public void Launches_that_agree_give_a_tight_interval_and_a_verdict()
     {
         var ms = Merged(newLevels: [0.5, 0.5, 0.5], oldLevel: 1.0, jitter: 0.01);
@@ -151,7 +176,7 @@ public sealed class LaunchesTests
         }
     }
 
-    /// <summary>Three launches of "old" (level 1 ns) and "new" (the given level per launch), 12 samples each.</summary>
+    /// <summary>Launches (one per level) of "old" (level 1 ns) and "new" (the given level per launch), 12 samples each.</summary>
     private static IReadOnlyList<Measurement> Merged(double[] newLevels, double oldLevel, double jitter)
     {
         var runs = newLevels.Select((level, launch) => new LaunchRun(
