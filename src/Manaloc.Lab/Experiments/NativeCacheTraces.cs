@@ -16,7 +16,7 @@ namespace Manaloc.Lab.Experiments;
 /// <remarks>
 /// A hit ratio depends on where each key's hash puts it in a cache's frequency sketch, and both caches seed their hashes
 /// per process (NativeCache's seed, .NET's string hashing under ConcurrentLfu), so one replay is one draw of that
-/// placement, and a ratio near 1 may land on either side of it by chance. So each trace is replayed in <see cref="Replicas"/> independent
+/// placement, and a ratio near 1 may land on either side of it by chance. So each trace is replayed in <see cref="Replicas(RunSettings, string)"/> independent
 /// replicas, each with its own trace seed and its own key salt (other letters in every key, so every hash in both caches
 /// is drawn anew), and each replica's NativeCache ÷ ConcurrentLfu ratio, paired on the same trace and keys, is a sample:
 /// the target's interval is the bootstrap over replicas, the spread the seeds really cause.
@@ -39,19 +39,29 @@ internal static class NativeCacheTraces
     /// <summary>The Zipf traces' exponent.</summary>
     public const double Theta = 0.9;
 
-    /// <summary>A trace's length in working sets: the first fills the cache, the rest are measured.</summary>
-    public const int Rounds = 9;
+    /// <summary>A Zipf trace's length in working sets: the first fills the cache, the rest are measured. A replica's paired
+    /// ratio spreads as much over five working sets as over nine (its spread is the hash placement's, not the trace's
+    /// length), so the requests go to more replicas instead.</summary>
+    public const int Rounds = 5;
+
+    /// <summary>The loop trace's length in working sets (about fifteen passes of the loop): its ratio stands far above the
+    /// target replica by replica, and the loop's pattern repeats every pass, so fewer passes measure it as well.</summary>
+    public const int LoopRounds = 3;
 
     /// <summary>Distinct keys of the Zipf traces.</summary>
     public static int WorkingSet(RunSettings s) => s.Pick(smoke: 4_000, quick: 16_000, full: 200_000);
 
     /// <summary>
-    /// Independent replicas of each trace (trace seed and key salt drawn anew): the samples of its hit ratios. Quick mode's
-    /// paired ratios sit within thousandths (Zipf, scan) or a few hundredths (loop) of 1, a replica now and then below it:
-    /// eight, so the median's interval decides. ConcurrentLfu at the budget ÷ mean entry (read by no target, shown beside)
-    /// runs in the first <see cref="ByBytesReplicas"/> only.
+    /// Independent replicas of a trace (trace seed and key salt drawn anew): the samples of its hit ratios; replica r runs
+    /// every trace whose count is above r. Quick mode's paired ratios sit within thousandths of 1 on the Zipf trace, a
+    /// replica now and then below it: sixteen, so the median's interval decides; the scan trace's stand further above 1
+    /// and the loop's hundredths: eight. ConcurrentLfu at the budget ÷ mean entry (read by no target, shown beside) runs
+    /// in the first <see cref="ByBytesReplicas"/> only.
     /// </summary>
-    public static int Replicas(RunSettings s) => s.Pick(smoke: 2, quick: 8, full: 3);
+    public static int Replicas(RunSettings s, string trace) => trace == Zipf ? Replicas(s) : s.Pick(smoke: 2, quick: 8, full: 3);
+
+    /// <summary>The most replicas of any trace (the Zipf trace's).</summary>
+    public static int Replicas(RunSettings s) => s.Pick(smoke: 2, quick: 16, full: 3);
 
     /// <summary>Replicas of ConcurrentLfu at the budget ÷ mean entry on every trace: a figure shown, read by no target.</summary>
     public static int ByBytesReplicas(RunSettings s) => s.Pick(smoke: 2, quick: 3, full: 3);
@@ -94,14 +104,13 @@ internal static class NativeCacheTraces
     public static void Run(ExperimentContext context)
     {
         int workingSet = WorkingSet(context.Settings), replicas = Replicas(context.Settings), byBytes = ByBytesReplicas(context.Settings);
-        int length = workingSet * Rounds;
         long budget = Budget(workingSet);
         // The replicas are independent and untimed (a hit ratio does not depend on the machine's speed or load), so they
         // run side by side on the cores; each writes its own slot, and the samples are gathered in replica order.
         var perReplica = new Dictionary<(string Trace, string Cache), Replay>[replicas];
         context.Status($"hit ratios, {replicas} replicas");
         Parallel.For(0, replicas, new ParallelOptions { CancellationToken = context.Cancellation, MaxDegreeOfParallelism = Environment.ProcessorCount },
-            replica => perReplica[replica] = ReplayReplica(context.Settings, replica, workingSet, length, budget, context.Cancellation));
+            replica => perReplica[replica] = ReplayReplica(context.Settings, replica, workingSet, budget, context.Cancellation));
         var results = new Dictionary<(string Trace, string Cache), List<Replay>>();
         foreach (var replica in perReplica)
         {
@@ -125,24 +134,25 @@ internal static class NativeCacheTraces
                     Parameters.Of(("op", PairedOp), ("trace", trace), ("capacity", capacity)), lowerIsBetter: false);
             }
         }
-        context.Note($"Hit ratios: a working set of {workingSet:N0} keys, a budget of a quarter of its key and value bytes ({Format.Value(budget, "bytes")}); traces of {length:N0} requests, "
-            + $"{Rounds} working sets' worth, the first filling the cache, the rest measured. Zipf θ = {Theta}; the scans are one pass over a cache's worth of fresh keys after every working set's worth of Zipf requests; "
+        context.Note($"Hit ratios: a working set of {workingSet:N0} keys, a budget of a quarter of its key and value bytes ({Format.Value(budget, "bytes")}); Zipf traces of {workingSet * Rounds:N0} requests, "
+            + $"{Rounds} working sets' worth, the loop of {workingSet * LoopRounds:N0} ({LoopRounds}), the first working set's worth filling the cache, the rest measured. Zipf θ = {Theta}; the scans are one pass over a cache's worth of fresh keys after every working set's worth of Zipf requests; "
             + "the loop is a tenth longer than NativeCache's held entries. ConcurrentLfu runs its maintenance in the caller (ForegroundScheduler), so no read is dropped and each replay is deterministic. "
-            + $"Each trace in {replicas} replicas (ConcurrentLfu at {ByBytes} in the first {byBytes}), "
+            + $"The Zipf trace in {replicas} replicas, the others in {Replicas(context.Settings, Scan)} (ConcurrentLfu at {ByBytes} in the first {byBytes}), "
             + "each with its own trace seed and key salt (every hash in both caches drawn anew): the samples are the replicas, "
             + "and the targets read the paired ratio (replica by replica, NativeCache ÷ ConcurrentLfu on the same trace and keys).");
     }
 
     private readonly record struct Replay(double HitPercent, long Held, int Capacity);
 
-    /// <summary>Replica <paramref name="replica"/>'s replays of every trace it runs (see <see cref="Replicas"/>), by trace and cache.</summary>
-    private static Dictionary<(string Trace, string Cache), Replay> ReplayReplica(RunSettings settings, int replica, int workingSet, int length, long budget, CancellationToken cancellation)
+    /// <summary>Replica <paramref name="replica"/>'s replays of every trace it runs (see <see cref="Replicas(RunSettings, string)"/>), by trace and cache.</summary>
+    private static Dictionary<(string Trace, string Cache), Replay> ReplayReplica(RunSettings settings, int replica, int workingSet, long budget, CancellationToken cancellation)
     {
+        int length = workingSet * Rounds;
         // Replica r: its own trace seeds and its own key salt (odd multiples of the golden ratio: no two alike, none zero).
         ulong salt = (ulong)(2 * replica + 1) * 0x9E3779B97F4A7C15UL;
-        var scan = ScanTrace(workingSet, length, seed: 8 + 100 * replica);
+        var scan = replica < Replicas(settings, Scan) ? ScanTrace(workingSet, length, seed: 8 + 100 * replica) : [];
         // The largest index a trace uses: the scan trace's fresh keys.
-        var keys = NativeCacheWorkload.KeyStrings(Math.Max(scan.Max(), workingSet * 2) + 1, salt);
+        var keys = NativeCacheWorkload.KeyStrings(Math.Max(scan.Length > 0 ? scan.Max() : 0, workingSet * 2) + 1, salt);
         var traces = new Dictionary<string, int[]>
         {
             [Zipf] = NativeCacheWorkload.ZipfTrace(workingSet, length, seed: 7 + 100 * replica, Theta),
@@ -150,16 +160,18 @@ internal static class NativeCacheTraces
         };
         var results = new Dictionary<(string Trace, string Cache), Replay>();
         long held = 0;
+        // The Zipf trace first: every replica runs it (it has the most), and the loop's length follows from what it held.
         foreach (string trace in All)
         {
             cancellation.ThrowIfCancellationRequested();
+            if (replica >= Replicas(settings, trace)) continue;
             // The loop is slightly larger than the cache: a tenth more keys than NativeCache held on the Zipf trace.
-            var replay = trace == Loop ? LoopTrace((int)Math.Min(keys.Length, held * 11 / 10), length) : traces[trace];
-            var native = ReplayNative(keys, replay, budget);
+            var replay = trace == Loop ? LoopTrace((int)Math.Min(keys.Length, held * 11 / 10), workingSet * LoopRounds) : traces[trace];
+            var native = ReplayNative(keys, replay, budget, workingSet);
             if (trace == Zipf) held = native.Held;
             results[(trace, CacheSubjects.Native)] = native;
-            results[(trace, Matched)] = ReplayLfu(keys, replay, (int)Math.Max(1, native.Held));
-            if (replica < ByBytesReplicas(settings)) results[(trace, ByBytes)] = ReplayLfu(keys, replay, CacheSubjects.CapacityFor(budget));
+            results[(trace, Matched)] = ReplayLfu(keys, replay, (int)Math.Max(1, native.Held), workingSet);
+            if (replica < ByBytesReplicas(settings)) results[(trace, ByBytes)] = ReplayLfu(keys, replay, CacheSubjects.CapacityFor(budget), workingSet);
         }
         return results;
     }
@@ -172,11 +184,11 @@ internal static class NativeCacheTraces
             ["budgetBytes"] = budget,
         });
 
-    private static Replay ReplayNative(string[] keys, int[] trace, long budget)
+    private static Replay ReplayNative(string[] keys, int[] trace, long budget, int fill)
     {
         using var cache = new Cache(CacheSubjects.NativeOptions(budget));
         var writer = new ArrayBufferWriter<byte>(NativeCacheWorkload.MaxValueBytes);
-        double hits = Measured(trace, index =>
+        double hits = Measured(trace, fill, index =>
         {
             writer.ResetWrittenCount();
             if (cache.TryGet(keys[index].AsSpan(), writer)) return true;
@@ -186,10 +198,10 @@ internal static class NativeCacheTraces
         return new Replay(hits, cache.Count, 0);
     }
 
-    private static Replay ReplayLfu(string[] keys, int[] trace, int capacity)
+    private static Replay ReplayLfu(string[] keys, int[] trace, int capacity, int fill)
     {
         var cache = new ConcurrentLfu<string, byte[]>(1, Math.Max(capacity, 3), new ForegroundScheduler(), StringComparer.Ordinal);
-        double hits = Measured(trace, index =>
+        double hits = Measured(trace, fill, index =>
         {
             if (cache.TryGet(keys[index], out _)) return true;
             cache.AddOrUpdate(keys[index], NativeCacheWorkload.Value(index).ToArray());
@@ -198,10 +210,9 @@ internal static class NativeCacheTraces
         return new Replay(hits, cache.Count, capacity);
     }
 
-    /// <summary>The hit percentage of <paramref name="trace"/> after its first <see cref="Rounds"/>th (which fills the cache).</summary>
-    private static double Measured(int[] trace, Func<int, bool> request)
+    /// <summary>The hit percentage of <paramref name="trace"/> after its first <paramref name="fill"/> requests (a working set's worth, which fills the cache).</summary>
+    private static double Measured(int[] trace, int fill, Func<int, bool> request)
     {
-        int fill = trace.Length / Rounds;
         for (int at = 0; at < fill; at++) request(trace[at]);
         long hits = 0;
         for (int at = fill; at < trace.Length; at++) if (request(trace[at])) hits++;

@@ -20,7 +20,8 @@ namespace Manaloc.Collections;
 /// CLOCK-like, as S3-FIFO's and <c>ConcurrentLru</c>'s: where Caffeine moves a read entry at once, the writer looks at
 /// the mark when the entry reaches a queue's least recent end: a read window or protected entry goes round again, a
 /// read probation entry (victim or candidate) is promoted to protected; each look clears the mark.</para>
-/// <para>The sketch is native and counted in the budget (two bytes per chunk).
+/// <para>The sketch is native and counted in the budget (two bytes per chunk). It counts by conservative update (only a
+/// key's least counters rise), which keeps cold keys that collide with hot ones estimated near their own frequency.
 /// Counters are halved after ten samples per entry held, or per sketch word if more (aging), so the estimates follow a
 /// changing workload.</para>
 /// </remarks>
@@ -278,36 +279,41 @@ internal sealed unsafe partial class CacheStore
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static uint CounterBits(ulong hash) => (uint)hash * 0x9E3779B9u;
 
-    private int Frequency(ulong hash)
+    /// <summary>The estimate of <paramref name="hash"/>'s frequency: the least of its four counters.</summary>
+    internal int Frequency(ulong hash)
     {
         ulong* block = SketchBlock(hash);
         uint bits = CounterBits(hash);
         int frequency = int.MaxValue;
-        for (int i = 0; i < 4; i++, bits >>= 8)
-        {
-            ulong word = block[(i << 1) + (int)(bits & 1)];
-            frequency = Math.Min(frequency, (int)((word >> (int)((bits >> 1) & 15) * 4) & 0xF));
-        }
+        for (int i = 0; i < 4; i++, bits >>= 8) frequency = Math.Min(frequency, Counter(block, bits, i));
         return frequency;
     }
 
-    private void Increment(ulong hash)
+    /// <summary>The value of <paramref name="hash"/>'s counter in row <paramref name="row"/> (0 to 3).</summary>
+    internal int Counter(ulong hash, int row) => Counter(SketchBlock(hash), CounterBits(hash) >> (row * 8), row);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int Counter(ulong* block, uint bits, int row) => (int)((block[(row << 1) + (int)(bits & 1)] >> (int)((bits >> 1) & 15) * 4) & 0xF);
+
+    /// <summary>
+    /// Counts one occurrence of <paramref name="hash"/> by conservative update: only its counters at its estimate (the
+    /// least of the four) are raised. A counter above the estimate already counts other keys that share it, and raising it
+    /// too would only inflate their estimates, so colliding cold keys are estimated closer to their own frequency and
+    /// admission weighs a candidate against a victim more exactly. The estimate itself rises by one as with a plain
+    /// increment of all four.
+    /// </summary>
+    internal void Increment(ulong hash)
     {
+        int estimate = Frequency(hash);
+        if (estimate == 15) return; // saturated: no counter moves, so it is no sample of the aging period
         ulong* block = SketchBlock(hash);
         uint bits = CounterBits(hash);
-        bool added = false;
         for (int i = 0; i < 4; i++, bits >>= 8)
         {
-            ref ulong word = ref block[(i << 1) + (int)(bits & 1)];
-            int shift = (int)((bits >> 1) & 15) * 4;
-            if (((word >> shift) & 0xF) != 0xF)
-            {
-                word += 1UL << shift;
-                added = true;
-            }
+            if (Counter(block, bits, i) == estimate) block[(i << 1) + (int)(bits & 1)] += 1UL << (int)((bits >> 1) & 15) * 4;
         }
         // Caffeine's and ConcurrentLfu's period: ten samples per entry the cache holds (never under ten per sketch word).
-        if (added && ++_samples >= Math.Max(_sampleSize, 10 * _count)) Age();
+        if (++_samples >= Math.Max(_sampleSize, 10 * _count)) Age();
     }
 
     /// <summary>Halves every counter: old frequencies fade.</summary>

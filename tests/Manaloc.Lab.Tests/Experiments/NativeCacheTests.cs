@@ -150,7 +150,7 @@ public sealed class NativeCacheTests
         NativeCacheTraces.Run(context);
         foreach (string trace in NativeCacheTraces.All)
         {
-            int replicas = NativeCacheTraces.Replicas(RunSettings.Smoke());
+            int replicas = NativeCacheTraces.Replicas(RunSettings.Smoke(), trace);
             Assert.True(replicas >= 2);
             var native = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Native && m.Parameters.Is("op", "hit-ratio") && m.Parameters.Is("trace", trace));
             Assert.Equal(replicas, native.Statistics.Count);
@@ -177,7 +177,10 @@ public sealed class NativeCacheTests
         // Each paired ratio at the budget ÷ mean entry divides the same replica's NativeCache ratio.
         foreach (var settings in new[] { RunSettings.Smoke(), RunSettings.Quick(), RunSettings.Full() })
         {
-            Assert.InRange(NativeCacheTraces.ByBytesReplicas(settings), 2, NativeCacheTraces.Replicas(settings));
+            foreach (string trace in NativeCacheTraces.All) Assert.InRange(NativeCacheTraces.ByBytesReplicas(settings), 2, NativeCacheTraces.Replicas(settings, trace));
+            // The Zipf trace has the most replicas: every replica runs it, and the loop's length follows from it.
+            Assert.All(NativeCacheTraces.All, trace => Assert.InRange(NativeCacheTraces.Replicas(settings, trace), 2, NativeCacheTraces.Replicas(settings, NativeCacheTraces.Zipf)));
+            Assert.Equal(NativeCacheTraces.Replicas(settings), NativeCacheTraces.Replicas(settings, NativeCacheTraces.Zipf));
         }
     }
 

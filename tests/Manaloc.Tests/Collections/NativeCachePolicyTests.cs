@@ -133,4 +133,39 @@ public sealed class NativeCachePolicyTests(ITestOutputHelper output)
         Assert.Equal(10, read);
         Assert.True(unread < (capacity - 10) * 3 / 4, $"{unread} of {capacity - 10} unread entries kept: the newcomers did not press");
     }
+
+    [Fact]
+    public void The_sketch_counts_by_conservative_update_raising_only_a_keys_least_counters()
+    {
+        // The smallest budget's sketch (two blocks of counters). Key A is counted five times (all its counters at 5); key B,
+        // found among random hashes, is estimated at 0 yet shares one of A's counters. Counting B raises only
+        // its counters at its estimate (0): the counter it shares with A stays at 5, so A's neighbours are not inflated.
+        var layout = new CacheLayout(NativeCache.MinimumMaxBytes);
+        var store = new CacheStore(layout);
+        try
+        {
+            const ulong a = 0x0123456789ABCDEFUL;
+            for (int i = 0; i < 5; i++) store.Increment(a);
+            Assert.Equal(5, store.Frequency(a));
+            var random = new Random(17);
+            ulong b = 0;
+            int shared = -1;
+            for (int attempt = 0; attempt < 1_000_000 && shared < 0; attempt++)
+            {
+                b = (ulong)random.NextInt64() | 1;
+                if (store.Frequency(b) != 0) continue;
+                for (int row = 0; row < 4; row++) if (store.Counter(b, row) == 5) shared = row;
+            }
+            Assert.True(shared >= 0, "no hash found that shares a counter with A and not all of them");
+            store.Increment(b);
+            Assert.Equal(1, store.Frequency(b));
+            Assert.Equal(5, store.Counter(b, shared));
+            Assert.Equal(5, store.Frequency(a));
+            for (int row = 0; row < 4; row++) Assert.Equal(5, store.Counter(a, row));
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
 }
