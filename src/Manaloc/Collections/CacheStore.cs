@@ -19,13 +19,10 @@ namespace Manaloc.Collections;
 /// miss. A huge page holds only bytes the budget counts (the blocks and tables are whole units).</para>
 /// <para>An entry is a chain of chunks linked by the first 4 bytes of each (a chunk reference is its index + 1; 0 ends
 /// the chain): the first chunk holds the header and the start of the key; key then value follow, 60 bytes per
-/// chunk. One chunk size means no size class can starve another: any eviction frees chunks every entry can use. Free
-/// chunks are kept as runs of consecutive chunks binned by length, and an entry is cut from one run where one is long
-/// enough (else from several): an entry whose chunks are consecutive is marked so, and a read prefetches its lines
-/// at once instead of following the links one miss after another.</para>
+/// chunk. One chunk size means no size class can starve another: any eviction frees chunks every entry can use.</para>
 /// <para>Readers (lock-free, read-copy-update): an entry's chunks are written before a release store links it
 /// into its bucket, and never change while it is reachable (but for the sliding expiry, which readers store). Removing an entry unlinks it (release store) and puts it on the retired list, whose chunks go
-/// back to the free runs only after <see cref="ReaderGate.WaitForReaders"/>: every read that may have loaded a link
+/// back to the free list only after <see cref="ReaderGate.WaitForReaders"/>: every read that may have loaded a link
 /// to it has ended (see <see cref="ReaderGate"/>'s ordering argument: unlink, process-wide barrier, wait for each
 /// reader that was inside). So a reader never sees an entry's chunks reused: it copies the old value whole or the
 /// new one whole. The wait is amortised: retired chunks are reclaimed in batches of about 1/512 of the space (at most 256 chunks).</para>
@@ -54,7 +51,6 @@ internal sealed unsafe partial class CacheStore
     internal const int HeaderBytes = 60;
     private const int FirstPayload = ChunkBytes - HeaderBytes; // 4 bytes of the key in the first chunk
     internal const long Never = long.MaxValue;
-    private const int MaxBinnedRun = 16;
 
     /// <summary>Tests under Coyote: a scheduling point between the chunks of a copy (Coyote sees no native load or store).</summary>
     private static readonly bool s_interleave = AppContext.TryGetSwitch("Manaloc.Collections.InterleaveNativeAccess", out bool on) && on;
@@ -72,9 +68,7 @@ internal sealed unsafe partial class CacheStore
     // Writer state (under the cache's lock); counters read by other threads are written with Volatile.Write.
     private int _blockCount;
     private uint _freshNext, _freshEnd;
-    // Free chunks as runs of consecutive chunks in one block, binned by length (bin i: i + 1 chunks; the last bin: MaxBinnedRun
-    // or more). A run's first chunk holds the next run of its bin (the chunk link) and its length (at BucketNextOffset).
-    private readonly uint[] _freeRuns = new uint[MaxBinnedRun];
+    private uint _freeHead;
     private long _freeChunks;
     private uint _retiredHead;
     private long _retiredChunks;
@@ -311,9 +305,6 @@ internal sealed unsafe partial class CacheStore
 
     private long FreeChunks => _freeChunks + (_freshEnd - _freshNext);
 
-    /// <summary>Whether the chunk is its block's first (the chunk before it, by reference, is in another block).</summary>
-    private bool StartsBlock(uint reference) => ((reference - 1) & ((1u << (_blockShift - ChunkShift)) - 1)) == 0;
-
     /// <summary>A table of the index or the policy: on huge pages when it is whole 2 MiB units (a large budget's), 64-byte aligned otherwise.</summary>
     private static void* AllocateTable(long bytes)
         => HugePageBlocks.IsWholeGranules(bytes) ? HugePageBlocks.Allocate(bytes) : NativeMemory.AlignedAlloc((nuint)bytes, ChunkBytes);
@@ -329,12 +320,12 @@ internal sealed unsafe partial class CacheStore
     private void AddBlock()
     {
         byte* block = (byte*)AllocateTable(1L << _blockShift);
-        // The previous block's chunks not yet handed out go to the free runs.
-        if (_freshNext < _freshEnd)
+        // The previous block's chunks not yet handed out go to the free list.
+        while (_freshNext < _freshEnd)
         {
-            PushRun(_freshNext, _freshEnd - _freshNext);
-            _freeChunks += _freshEnd - _freshNext;
-            _freshNext = _freshEnd;
+            Link(At(_freshNext)) = _freeHead;
+            _freeHead = _freshNext++;
+            _freeChunks++;
         }
         // Written before any chunk of the block is linked into the index (release), so a reader that reaches a chunk sees it.
         ((byte**)_directory)[_blockCount] = block;
@@ -344,98 +335,31 @@ internal sealed unsafe partial class CacheStore
         Volatile.Write(ref _blockCount, _blockCount + 1);
     }
 
-    /// <summary>Puts a run of <paramref name="length"/> consecutive chunks of one block in its bin (the caller counts them).</summary>
-    private void PushRun(uint first, long length)
+    private uint TakeChunk()
     {
-        int bin = (int)Math.Min(length, MaxBinnedRun) - 1;
-        byte* chunk = At(first);
-        Link(chunk) = _freeRuns[bin];
-        *(uint*)(chunk + BucketNextOffset) = (uint)length;
-        _freeRuns[bin] = first;
+        if (_freeHead != 0)
+        {
+            uint reference = _freeHead;
+            _freeHead = Link(At(reference));
+            _freeChunks--;
+            return reference;
+        }
+        return _freshNext++;
     }
 
-    /// <summary>Takes up to <paramref name="wanted"/> consecutive chunks of one block (at least one; the caller made room):
-    /// the shortest free run that holds them all (its rest goes back to its bin), else the fresh block's if it holds
-    /// them, else the longest shorter run, else what the fresh block has. So entries are cut from runs of their own
-    /// length where one is free (a retired entry's chunks are such a run) and a read can prefetch them as one.</summary>
-    private uint TakeRun(long wanted, out long taken)
-    {
-        int fit = (int)Math.Min(wanted, MaxBinnedRun) - 1;
-        for (int bin = fit; bin < MaxBinnedRun; bin++)
-        {
-            if (_freeRuns[bin] == 0) continue;
-            uint first = PopRun(bin, out long length);
-            if (length < wanted && _freshEnd - _freshNext >= wanted)
-            {
-                PushRun(first, length); // a long run that is still too short: the fresh block holds the entry whole
-                break;
-            }
-            taken = Math.Min(length, wanted);
-            if (length > taken) PushRun(first + (uint)taken, length - taken);
-            _freeChunks -= taken;
-            return first;
-        }
-        if (_freshEnd - _freshNext >= wanted || !HasFreeRun(fit))
-        {
-            taken = Math.Min(wanted, _freshEnd - _freshNext);
-            uint first = _freshNext;
-            _freshNext += (uint)taken;
-            return first;
-        }
-        for (int bin = fit - 1; ; bin--)
-        {
-            if (_freeRuns[bin] == 0) continue;
-            uint first = PopRun(bin, out taken);
-            _freeChunks -= taken;
-            return first;
-        }
-    }
-
-    private bool HasFreeRun(int below)
-    {
-        for (int bin = 0; bin < below; bin++)
-        {
-            if (_freeRuns[bin] != 0) return true;
-        }
-        return false;
-    }
-
-    private uint PopRun(int bin, out long length)
-    {
-        uint first = _freeRuns[bin];
-        byte* chunk = At(first);
-        _freeRuns[bin] = Link(chunk);
-        length = *(uint*)(chunk + BucketNextOffset);
-        return first;
-    }
-
-    /// <summary>Waits until no reader can hold a retired entry, then gives its chunks to the free runs.</summary>
+    /// <summary>Waits until no reader can hold a retired entry, then gives its chunks to the free list.</summary>
     private void Reclaim()
     {
         if (_retiredHead == 0) return;
         ReaderGate.WaitForReaders();
         for (uint entry = _retiredHead; entry != 0;)
         {
-            uint next = *(uint*)(At(entry) + PolicyPrevOffset);
-            // The chain's maximal runs of consecutive chunks in one block become free runs.
-            uint runFirst = entry, reference = entry;
-            long runLength = 1;
-            while (true)
-            {
-                uint following = Link(At(reference));
-                if (following != 0 && following == reference + 1 && !StartsBlock(following))
-                {
-                    runLength++;
-                }
-                else
-                {
-                    PushRun(runFirst, runLength);
-                    if (following == 0) break;
-                    runFirst = following;
-                    runLength = 1;
-                }
-                reference = following;
-            }
+            byte* head = At(entry);
+            uint next = *(uint*)(head + PolicyPrevOffset);
+            byte* last = head;
+            while (Link(last) != 0) last = At(Link(last));
+            Link(last) = _freeHead;
+            _freeHead = entry;
             entry = next;
         }
         _freeChunks += _retiredChunks;
@@ -452,30 +376,17 @@ internal sealed unsafe partial class CacheStore
         // Before anything changes: room (it may evict the old entry of this key; then this is an add).
         MakeRoom(chunks, now, ref counters);
         // Take the chunks and link them; write the header and the bytes.
-        uint first = TakeRun(chunks, out long run);
-        bool contiguous = true;
+        uint first = TakeChunk();
         byte* entry = At(first);
         byte* chunk = entry;
-        uint current = first;
-        long left = run - 1; // chunks of the current run after current
+        bool contiguous = true;
         for (long i = 1; i < chunks; i++)
         {
-            uint next;
-            if (left > 0)
-            {
-                next = current + 1;
-                left--;
-            }
-            else
-            {
-                next = TakeRun(chunks - i, out long more);
-                left = more - 1;
-            }
+            uint next = TakeChunk();
             Link(chunk) = next;
             byte* nextChunk = At(next);
             contiguous &= nextChunk == chunk + ChunkBytes;
             chunk = nextChunk;
-            current = next;
         }
         Link(chunk) = 0;
         // Before the release store that links the entry, like the rest of the header; never changed while it is reachable.
