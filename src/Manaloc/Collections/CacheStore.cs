@@ -51,6 +51,7 @@ internal sealed unsafe partial class CacheStore
     internal const int HeaderBytes = 60;
     private const int FirstPayload = ChunkBytes - HeaderBytes; // 4 bytes of the key in the first chunk
     internal const long Never = long.MaxValue;
+    private const int PrefetchChunkLimit = 16;
 
     /// <summary>Tests under Coyote: a scheduling point between the chunks of a copy (Coyote sees no native load or store).</summary>
     private static readonly bool s_interleave = AppContext.TryGetSwitch("Manaloc.Collections.InterleaveNativeAccess", out bool on) && on;
@@ -173,7 +174,8 @@ internal sealed unsafe partial class CacheStore
     private static void PrefetchChunks(byte* entry, int keyLength)
     {
         if (!Sse.IsSupported) return;
-        long end = ChunksFor(keyLength, *(int*)(entry + ValueLengthOffset)) << ChunkShift;
+        // At most the first PrefetchChunkLimit chunks: past them a long copy streams, which the hardware prefetcher follows.
+        long end = Math.Min(ChunksFor(keyLength, *(int*)(entry + ValueLengthOffset)), PrefetchChunkLimit) << ChunkShift;
         for (long offset = ChunkBytes; offset < end; offset += ChunkBytes) Sse.Prefetch0(entry + offset);
     }
 
