@@ -1,0 +1,52 @@
+using System.Text;
+using Manaloc.Collections;
+
+namespace Manaloc.Tests.Collections;
+
+/// <summary>The cache store's layout below <see cref="NativeCache"/>'s contracts.</summary>
+public sealed unsafe class CacheStoreTests
+{
+    /// <summary>Every live entry's contiguity mark (readers prefetch a marked entry's chunks as one run) matches its
+    /// chain, while fresh blocks are cut and then while evictions recycle chunks; and its value reads back whole.</summary>
+    [Fact]
+    public void An_entry_is_marked_contiguous_exactly_when_its_chunks_are_consecutive_and_reads_back_whole()
+    {
+        var store = new CacheStore(new CacheLayout(64 * 1024));
+        try
+        {
+            var random = new Random(58);
+            var live = new Dictionary<int, byte[]>();
+            var counters = new CacheCounters();
+            int marked = 0, unmarked = 0;
+            for (int round = 0; round < 4_000; round++)
+            {
+                int key = random.Next(0, 600);
+                var value = new byte[random.Next(0, 700)];
+                random.NextBytes(value);
+                byte[] keyBytes = Encoding.UTF8.GetBytes($"key-{key}");
+                store.Set(keyBytes, CacheHashing.Hash(keyBytes), value, default, value.Length, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+                live[key] = value;
+                if (round % 500 != 499) continue;
+                foreach (var (k, expected) in live)
+                {
+                    byte[] bytes = Encoding.UTF8.GetBytes($"key-{k}");
+                    byte* entry = store.Find(bytes, CacheHashing.Hash(bytes), out _);
+                    if (entry == null) continue; // evicted
+                    bool consecutive = store.ChunksAreConsecutive(entry);
+                    Assert.Equal(consecutive, CacheStore.IsMarkedContiguous(entry));
+                    if (consecutive) marked++;
+                    else unmarked++;
+                    var copy = new byte[CacheStore.ValueLength(entry)];
+                    store.CopyValue(entry, copy);
+                    Assert.Equal(expected, copy);
+                }
+            }
+            Assert.True(counters.Evictions > 1_000, $"{counters.Evictions} evictions: the chunks were not recycled");
+            Assert.True(marked > 20 && unmarked > 20, $"{marked} marked, {unmarked} unmarked: both kinds should occur");
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
+}
