@@ -24,6 +24,21 @@ internal static class LiveSetProbe
     /// <summary>Churn rounds of a quick run's paths whose churn no target reads: two, the fewest that still give the report's
     /// table a slowest and a fastest round.</summary>
     public const int UnjudgedQuickRounds = 2;
+
+    /// <summary>
+    /// The share of the set one churn round replaces, as a divisor: a tenth (<see cref="JudgedRoundDivisor"/>) where a
+    /// target reads the churn or the run is not quick; in a quick run the paths whose churn only the report's table shows
+    /// replace a twentieth per round (<see cref="UnjudgedQuickRoundDivisor"/>): the per-object handles' two rounds of a
+    /// tenth took about a second per child, and a table's throughput needs no more than half of that.
+    /// </summary>
+    public static int RoundDivisor(RunSettings s, string variant)
+        => HasJudgedChurn(variant) || s.Mode != RunMode.Quick ? JudgedRoundDivisor : UnjudgedQuickRoundDivisor;
+
+    /// <summary>A tenth of the set per churn round.</summary>
+    public const int JudgedRoundDivisor = 10;
+
+    /// <summary>A twentieth of the set per churn round (a quick run's paths whose churn no target reads).</summary>
+    public const int UnjudgedQuickRoundDivisor = 20;
     // Not divided between launches: each launch needs a spread of its own, or its interval is one point and launches
     // that disagree cannot be told from launches that vary.
     private static int FullCollections(RunSettings s) => s.Pick(smoke: 1, quick: 3, full: 5);
@@ -52,7 +67,7 @@ internal static class LiveSetProbe
         // Only the class objects' and the struct handles' churn p99 is judged (a target reads it): the other paths take
         // their rounds and no more, as their throughput is over the rounds either way.
         var extension = HasJudgedChurn(plan.Variant) ? ChurnExtension(context.Settings) : TimeSpan.Zero;
-        var churn = Churn(subject, plan.ChurnRounds, context.Cancellation, extension, PausesWanted(context.Settings));
+        var churn = Churn(subject, plan.ChurnRounds, context.Cancellation, extension, PausesWanted(context.Settings), RoundDivisor(context.Settings, plan.Variant));
         var churnMetrics = new Dictionary<string, double>
         {
             ["gcs"] = churn.PausesMs.Count,
@@ -133,7 +148,7 @@ internal static class LiveSetProbe
     }
 
     /// <summary>
-    /// Replaces a tenth of the set per round at positions from a fixed-seed xorshift (with repeats), each replacement
+    /// Replaces a <paramref name="roundDivisor"/>th of the set per round (a tenth unless told) at positions from a fixed-seed xorshift (with repeats), each replacement
     /// also allocating <see cref="GarbageBytes"/> of short-lived garbage so every variant sees collections. After its
     /// <paramref name="rounds"/>, a variant that has seen fewer than <paramref name="pausesWanted"/> collections goes on with
     /// more rounds of the same work, until it has, <paramref name="extensionLimit"/> has passed, or its pace cannot get there
@@ -141,9 +156,11 @@ internal static class LiveSetProbe
     /// few and long collections, and its p99 would otherwise go unmeasured. Throughput is over every round, so the extra
     /// rounds do not change what it means.
     /// </summary>
-    public static ChurnResult Churn(LiveSetSubject subject, int rounds, CancellationToken cancellation, TimeSpan extensionLimit, int pausesWanted = Statistics.MinForP99)
+    public static ChurnResult Churn(LiveSetSubject subject, int rounds, CancellationToken cancellation, TimeSpan extensionLimit, int pausesWanted = Statistics.MinForP99,
+        int roundDivisor = JudgedRoundDivisor)
     {
-        int perRound = Math.Max(1, subject.Count / 10);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(roundDivisor);
+        int perRound = Math.Max(1, subject.Count / roundDivisor);
         var rates = new List<double>(rounds);
         uint state = 2463534242;
         int value = subject.Count;

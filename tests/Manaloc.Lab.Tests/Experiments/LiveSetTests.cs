@@ -43,6 +43,8 @@ public sealed class LiveSetTests
         {
             Assert.Equal(LiveSetProbe.HasJudgedChurn(variant) ? 10 : LiveSetProbe.UnjudgedQuickRounds, LiveSetProbe.ChurnRounds(quick, variant));
             Assert.Equal(10, LiveSetProbe.ChurnRounds(RunSettings.Full(), variant));
+            Assert.Equal(LiveSetProbe.HasJudgedChurn(variant) ? 10 : 20, LiveSetProbe.RoundDivisor(quick, variant));
+            Assert.Equal(10, LiveSetProbe.RoundDivisor(RunSettings.Full(), variant));
         }
     }
 
@@ -55,6 +57,10 @@ public sealed class LiveSetTests
         var exact = LiveSetProbe.Churn(subject, rounds: 3, CancellationToken.None, TimeSpan.Zero);
         Assert.Equal(3, exact.RatesPerSecond.Length);
         Assert.Equal(300, exact.Replacements);
+        var smaller = LiveSetProbe.Churn(subject, rounds: 2, CancellationToken.None, TimeSpan.Zero, roundDivisor: 20);
+        Assert.Equal(2, smaller.RatesPerSecond.Length);
+        Assert.Equal(100, smaller.Replacements); // a twentieth of 1000 per round
+        Assert.Throws<ArgumentOutOfRangeException>(() => LiveSetProbe.Churn(subject, rounds: 1, CancellationToken.None, TimeSpan.Zero, roundDivisor: 0));
 
         var limit = TimeSpan.FromMilliseconds(300);
         var extended = LiveSetProbe.Churn(subject, rounds: 3, CancellationToken.None, limit);
