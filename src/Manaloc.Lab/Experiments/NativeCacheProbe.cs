@@ -103,13 +103,27 @@ internal static class NativeCacheProbe
     {
         var checkpoints = plan.OverflowCheckpoints;
         var figures = new (long Resident, long Committed, long Held)[checkpoints.Count];
-        // The process's first use of the variant's code (jitted, the runtime's structures for it made) on a small cache,
-        // disposed before the start is read: the growth is then the cache's own, not the first use's constant. Small (a
-        // thirty-second of the budget), so whatever of its memory the allocator keeps for reuse flatters the figure by no more.
+        // The process's first use of the variant's code, on a small cache disposed before the start is read, so the growth is
+        // the cache's own and not the first use's constant. Brought to tier 1 (TierUp), not merely jitted: a fill that only
+        // reached tier 0 left the tier-1 compiles of the fill path (Set, the eviction and reclamation) to the measured fill,
+        // whose JIT arena (the tiering thread's malloc arena, ~2.7 MiB resident), code heap and newly touched CoreLib code
+        // pages were ~4 MiB of the growth, about an eighth of the quick budget, none of it the cache's. Small (a
+        // thirty-second of the budget), so whatever of its memory the allocator keeps for reuse flatters the figure by no
+        // more. Its calls go round keys worth twice its budget (the entries it was made for), so it overflows again and
+        // again and eviction and reclamation tier up too.
         long firstUseBudget = Math.Max(Cache.MinimumMaxBytes, plan.OverflowBudget / 32);
-        using (var firstUse = CacheSubjects.Create(plan.Variant, firstUseBudget, CacheSubjects.CapacityFor(firstUseBudget), CacheSubjects.CapacityFor(firstUseBudget) * 2))
+        int firstUseCapacity = CacheSubjects.CapacityFor(firstUseBudget);
+        int firstUseKeys = firstUseCapacity * 2;
+        using (var firstUse = CacheSubjects.Create(plan.Variant, firstUseBudget, firstUseCapacity, firstUseKeys))
         {
-            firstUse.Fill(0, CacheSubjects.CapacityFor(firstUseBudget) * 2);
+            const int EntriesPerCall = 256;
+            int next = 0;
+            TierUp.Run(context, [() =>
+            {
+                int end = Math.Min(next + EntriesPerCall, firstUseKeys);
+                firstUse.Fill(next, end);
+                next = end == firstUseKeys ? 0 : end;
+            }]);
         }
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
         long committedBefore = GC.GetGCMemoryInfo().TotalCommittedBytes;

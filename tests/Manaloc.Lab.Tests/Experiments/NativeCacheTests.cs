@@ -82,6 +82,24 @@ public sealed class NativeCacheTests
     }
 
     [Theory]
+    [MemberData(nameof(Caches))]
+    public void The_memory_phase_tiers_up_its_first_use_and_records_the_growth_at_every_overflow_checkpoint(string variant)
+    {
+        // The first use goes round its keys (TierUp's calls outnumber them); a key past the ones it was made for would
+        // break the count-sized variants. The resident figures are the test process's, so only their presence is checked.
+        var plan = new NativeCachePlan(variant, 2_000, NativeCacheProbe.OverflowBudget(RunSettings.Smoke()));
+        var context = new ExperimentContext("native-cache", RunSettings.Smoke());
+        NativeCacheProbe.Run(context, plan, throughput: false);
+        var growth = context.Measurements.Where(m => m.Variant == variant && m.Parameters.Is("op", "memory-growth")).ToList();
+        Assert.Equal(plan.OverflowCheckpoints.Select(c => (long)c), growth.Select(m => m.Parameters.Long("entries")));
+        Assert.All(growth, m => Assert.Equal(plan.OverflowBudget, m.Metrics["budgetBytes"]));
+        double held = growth[^1].Metrics["entriesHeld"];
+        if (held < 0) return; // a variant that cannot count its entries
+        if (variant == CacheSubjects.Dictionary) Assert.Equal(plan.OverflowCheckpoints[^1], held);
+        else Assert.InRange(held, 1, plan.OverflowCheckpoints[^1] - 1); // twice the budget's bytes: a bounded cache evicted
+    }
+
+    [Theory]
     [InlineData(CacheSubjects.Memory)]
     [InlineData(CacheSubjects.Lru)]
     [InlineData(CacheSubjects.Faster)]
