@@ -12,7 +12,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class NativeMap() : Experiment(
     "native-map", "Manaloc's own claim: a keyed live set off the GC heap, Dictionary-shaped",
     "long keys to a 24-byte struct, grown to 10M entries (1M quick) in a child per variant: full GC pause with the map alive, bytes per entry, peak memory and longest insert while growing, lookups (uniform and Zipf 0.99) at 1 and 2 threads, a 95/5 read/update mix, allocation per operation.",
-    MapSubjects.Reported, MapSubjects.Concurrent, quickSeconds: 20, sweepParameter: "entries")
+    MapSubjects.Reported, MapSubjects.Concurrent, quickSeconds: 20, sweepParameter: "entries", quickLaunches: 2)
 {
     private const string Dictionary = MapSubjects.Dictionary;
     private const string Concurrent = MapSubjects.Concurrent;
@@ -79,11 +79,12 @@ public sealed class NativeMap() : Experiment(
     private const double InsertFloorTolerance = 0.05;
 
     /// <summary>
-    /// Launches in which a variant is grown in a child of its own. Full mode: every launch. Quick mode: both Manaloc maps,
-    /// whose figures the targets judge, in two launches, enough for an interval and for the launches to be compared (each
-    /// growth is one observation of each figure, the full collections three); the BCL's two (the targets' anchors: a
-    /// resize's length, a collection's pause, both far from the maps') and FasterKV (charted, read by no target) in one.
-    /// The lookups run in <see cref="NativeMapLookups.Launches"/>.
+    /// Launches in which a variant is grown in a child of its own. Full mode: every launch. Quick mode (two launches): both
+    /// Manaloc maps, whose figures the targets judge, in both, enough for an interval and for the launches to be compared
+    /// (each growth is one observation of each figure, the full collections three); the BCL's two (the targets' anchors: a
+    /// resize's length, a collection's pause, both far from the maps') and FasterKV (charted, read by no target) in the
+    /// first. The lookups run in <see cref="NativeMapLookups.Launches"/>, the second, after its two growths: a third
+    /// process would only start the runtime again.
     /// </summary>
     private static int GrowthLaunches(RunSettings s, string variant)
         => Math.Min(s.Launches, s.Pick(smoke: s.Launches, quick: variant is Native or ConcurrentNative ? 2 : 1, full: s.Launches));
@@ -156,9 +157,9 @@ public sealed class NativeMap() : Experiment(
             + "values: a 24-byte struct of three longs. Every lookup is a hit, and a miss fails the run.");
         context.Note($"Zipf keys: θ = {NativeMapWorkload.ZipfTheta} over the keys present, ranks shuffled onto the keys by a fixed-seed permutation, so the hot keys are spread over the table and the insertion order.");
         context.Note("Each variant grows in its own child process (workstation GC), one after another: its growth, weights and collections see no other map. "
-            + "Quick mode grows NativeMap and ConcurrentNativeMap in two of its launches and the others (the targets' anchors, and FasterKV, charted) in one, and measures the lookups in its last launch, in as many rounds as three launches would take (their interval is that process's; full mode measures them in every launch). "
+            + "Quick mode runs two launches: it grows NativeMap and ConcurrentNativeMap in both and the others (the targets' anchors, and FasterKV, charted) in the first, and measures the lookups in the second, in one process (their interval is that process's; full mode measures them in every launch). "
             + "NativeMap's and ConcurrentNativeMap's longest insert is set beside the growth's floor, timed in the same child block by block with the inserts: where the map's longest insert is within 5% of the floor's longest operation, the machine (the host taking the CPU away, interrupts) sets the figure, not the map, and the target reads at the floor. "
-            + "The lookups and the mix run in the launch's process with every map and the floor filled side by side, in interleaved rounds of short samples (one of every cell a round, each after an untimed quarter-sample of its own; the cells a target reads in more rounds than the mix and the 2-thread lookups of Dictionary and NativeMap), "
+            + "The lookups and the mix run in the launch's process with every map and the floor filled side by side, in interleaved rounds of short samples (one of every cell a round, each after an untimed quarter-sample of its own; the cells a target reads in more and longer samples than the mix and the 2-thread lookups of Dictionary and NativeMap), "
             + "so the ratios between variants are paired in one process; the floor reads the same keys from a plain native array of the entries by insertion index (one cache miss a lookup).");
         context.Note("Dictionary<long, T> and NativeMap are read by 2 threads (both allow concurrent readers while nothing writes) but take no part in the mix.");
     }
