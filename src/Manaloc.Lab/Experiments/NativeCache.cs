@@ -13,7 +13,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class NativeCache() : Experiment(
     "native-cache", "Manaloc's own claim: an in-process cache off the GC heap under an exact byte budget",
     "string keys (16-48 chars) to 64-512 B values, 1M entries (10M full) in a child per cache: memory growth against a byte budget, full GC pause with the cache full, managed bytes per entry, a 95/5 Zipf 0.99 mix at 1 and 2 threads copying hits into a reused writer (floor: the copy alone), allocation per get and set; hit ratios at a quarter of the working set on three traces against ConcurrentLfu.",
-    CacheSubjects.All, CacheSubjects.Memory, quickSeconds: 40, sweepParameter: "entries")
+    CacheSubjects.All, CacheSubjects.Memory, quickSeconds: 29, sweepParameter: "entries")
 {
     // The variants by their short names (CacheSubjects names them once).
     /// <summary>The child key that measures a cache's memory growth and pause but not its throughput.</summary>

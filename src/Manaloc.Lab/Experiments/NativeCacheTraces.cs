@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Collections.Concurrent;
 using BitFaster.Caching.Lfu;
 using BitFaster.Caching.Scheduler;
 using Manaloc.Collections;
@@ -106,10 +107,14 @@ internal static class NativeCacheTraces
         int workingSet = WorkingSet(context.Settings), replicas = Replicas(context.Settings), byBytes = ByBytesReplicas(context.Settings);
         long budget = Budget(workingSet);
         // The replicas are independent and untimed (a hit ratio does not depend on the machine's speed or load), so they
-        // run side by side on the cores; each writes its own slot, and the samples are gathered in replica order.
+        // run side by side on the cores; each writes its own slot, and the samples are gathered in replica order. They
+        // are handed out one at a time in replica order, which is heaviest first (the first replicas also run the scan,
+        // the loop and ConcurrentLfu at the budget ÷ mean entry). Parallel.For starts each core on a contiguous range of
+        // the indexes in growing chunks: one core took most of the heavy replicas, the other the light ones, then idled.
         var perReplica = new Dictionary<(string Trace, string Cache), Replay>[replicas];
         context.Status($"hit ratios, {replicas} replicas");
-        Parallel.For(0, replicas, new ParallelOptions { CancellationToken = context.Cancellation, MaxDegreeOfParallelism = Environment.ProcessorCount },
+        Parallel.ForEach(Partitioner.Create(Enumerable.Range(0, replicas), EnumerablePartitionerOptions.NoBuffering),
+            new ParallelOptions { CancellationToken = context.Cancellation, MaxDegreeOfParallelism = Environment.ProcessorCount },
             replica => perReplica[replica] = ReplayReplica(context.Settings, replica, workingSet, budget, context.Cancellation));
         var results = new Dictionary<(string Trace, string Cache), List<Replay>>();
         foreach (var replica in perReplica)
