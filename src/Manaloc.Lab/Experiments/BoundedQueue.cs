@@ -12,7 +12,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class BoundedQueue() : Experiment(
     "bounded-queue", "Tradeoffs in High Performance Software (seed 002)",
     "A fast producer and a slow consumer: peak queue memory and throughput, unbounded vs capped at 10,000 with a blocking producer.",
-    [Unbounded, CappedBlocking, CappedDispatcher], Unbounded, quickSeconds: 13, quickLaunches: 2)
+    [Unbounded, CappedBlocking, CappedDispatcher], Unbounded, quickSeconds: 15, quickLaunches: 2)
 {
     private const int Cap = 10_000;
     private const int PayloadBytes = 256;

@@ -12,7 +12,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class LiveSet() : Experiment(
     "live-set", "Writing a Manual Memory Manager in C# (seed 000)",
     "A large live set as class objects, TypeAllocator handles, struct handles and a RecordArray (child processes, workstation and server GC): managed bytes per record, full gen-2 pause, churn pauses.",
-    LiveSetSubject.All, LiveSetSubject.Class, quickSeconds: 30)
+    LiveSetSubject.All, LiveSetSubject.Class, quickSeconds: 34)
 {
     internal const string Workstation = "workstation";
     internal const string Server = "server";
@@ -89,7 +89,7 @@ public sealed class LiveSet() : Experiment(
         new("records", "live records", [LiveSetProbe.Records(settings).ToString(CultureInfo.InvariantCulture)]),
         new("op", "heap: managed bytes per record after a full collection, minus the heap before; full-gc: one blocking compacting gen-2 collection (wall clock); "
             + $"churn: replacements per second over the whole phase, a tenth of the set per round for {Format.Count(LiveSetProbe.ChurnRounds(settings), "round")}"
-            + (settings.Mode == RunMode.Quick ? $" ({LiveSetProbe.UnjudgedQuickRounds} rounds of a {LiveSetProbe.UnjudgedQuickRoundDivisor}th of the set for the paths whose churn no target reads: {string.Join(", ", LiveSetSubject.All.Where(v => !LiveSetProbe.HasJudgedChurn(v)))})" : "")
+            + (settings.Mode == RunMode.Quick ? $" ({LiveSetProbe.UnjudgedQuickRounds} rounds of a {LiveSetProbe.UnjudgedQuickRoundDivisor}th of the set, in the last launch only, for the paths whose churn no target reads: {string.Join(", ", LiveSetSubject.All.Where(v => !LiveSetProbe.HasJudgedChurn(v)))})" : "")
             + "; churn-gc-pause: each GC's pause during the churn",
             ["heap", "full-gc", "churn", "churn-gc-pause"]),
     ];

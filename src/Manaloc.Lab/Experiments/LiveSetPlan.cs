@@ -7,7 +7,8 @@ namespace Manaloc.Lab.Experiments;
 /// <summary>What the <c>live-set</c> parent asks one child process to measure, and its form on the command line.</summary>
 /// <param name="Variant">One of <see cref="LiveSetSubject.All"/>.</param>
 /// <param name="Records">Live records.</param>
-/// <param name="ChurnRounds">Rounds of the churn phase, each replacing a tenth of the set.</param>
+/// <param name="ChurnRounds">Rounds of the churn phase, each replacing a tenth of the set; 0: no churn phase (a quick run's
+/// path whose churn no target reads, in the launches that leave it out).</param>
 internal sealed record LiveSetPlan(string Variant, int Records, int ChurnRounds)
 {
     /// <summary>The plan as the child's arguments.</summary>
@@ -15,17 +16,18 @@ internal sealed record LiveSetPlan(string Variant, int Records, int ChurnRounds)
         => [Variant, Records.ToString(CultureInfo.InvariantCulture), ChurnRounds.ToString(CultureInfo.InvariantCulture)];
 
     /// <summary>Reads a plan back from <see cref="ToArguments"/>'s form.</summary>
-    /// <exception cref="ArgumentException">Not three arguments, an unknown variant, or a count that is not a positive whole number.</exception>
+    /// <exception cref="ArgumentException">Not three arguments, an unknown variant, records that are not a positive whole
+    /// number, or churn rounds that are not a whole number (0 or more).</exception>
     public static LiveSetPlan Parse(IReadOnlyList<string> arguments)
     {
         ChildPlanArguments.Check(arguments, "live-set", ["variant", "records", "churn rounds"], LiveSetSubject.All);
-        return new LiveSetPlan(arguments[0], Positive(arguments[1], "records"), Positive(arguments[2], "churn rounds"));
+        return new LiveSetPlan(arguments[0], Whole(arguments[1], "records", least: 1), Whole(arguments[2], "churn rounds", least: 0));
     }
 
-    private static int Positive(string text, string what)
-        => int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n > 0
+    private static int Whole(string text, string what, int least)
+        => int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n >= least
             ? n
-            : throw new ArgumentException($"The live-set child's {what} must be a positive whole number, not '{text}'.", nameof(text));
+            : throw new ArgumentException($"The live-set child's {what} must be a whole number of at least {least}, not '{text}'.", nameof(text));
 }
 
 /// <summary>

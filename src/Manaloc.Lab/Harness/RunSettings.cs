@@ -37,6 +37,12 @@ public sealed record RunSettings
     /// not repeat, such as a figure that does not vary between processes or a fill too costly to make three times.
     /// </summary>
     public int Launch { get; init; }
+    /// <summary>
+    /// Whether this launch measures the figures that no target, claim or headline reads: every launch outside quick mode;
+    /// in quick mode the last launch only, so those figures stay in the report's tables (from that one process) without
+    /// costing every launch.
+    /// </summary>
+    public bool MeasuresUnjudged => Mode != RunMode.Quick || Launch == Launches - 1;
     /// <summary>Thread counts a sweep visits.</summary>
     public IReadOnlyList<int> ThreadCounts { get; init; } = DefaultThreadCounts(Environment.ProcessorCount);
     /// <summary>True in quick and smoke mode: experiments pick their smaller sizes.</summary>

@@ -39,9 +39,14 @@ public sealed class LiveSetTests
         Assert.NotEmpty(churnTargets);
         // Every churn target is computed from the judged paths' churn alone.
         Assert.All(churnTargets, t => Assert.NotNull(t.Metric.Evaluate(figures)));
+        var lastQuickLaunch = quick with { Launch = quick.Launches - 1 };
         foreach (string variant in LiveSetSubject.All)
         {
-            Assert.Equal(LiveSetProbe.HasJudgedChurn(variant) ? 10 : LiveSetProbe.UnjudgedQuickRounds, LiveSetProbe.ChurnRounds(quick, variant));
+            // The churn no target reads runs in the last quick launch only; the judged churn in every launch.
+            Assert.Equal(LiveSetProbe.HasJudgedChurn(variant) ? 10 : LiveSetProbe.UnjudgedQuickRounds, LiveSetProbe.ChurnRounds(lastQuickLaunch, variant));
+            Assert.Equal(LiveSetProbe.HasJudgedChurn(variant) ? 10 : 0, LiveSetProbe.ChurnRounds(quick, variant));
+            Assert.Equal(LiveSetProbe.HasJudgedChurn(variant) ? 10 : 0, LiveSetProbe.ChurnRounds(quick with { Launch = 1 }, variant));
+            Assert.Equal(10, LiveSetProbe.ChurnRounds(RunSettings.Full() with { Launches = 5, Launch = 0 }, variant));
             Assert.Equal(10, LiveSetProbe.ChurnRounds(RunSettings.Full(), variant));
             Assert.Equal(LiveSetProbe.HasJudgedChurn(variant) ? 10 : 20, LiveSetProbe.RoundDivisor(quick, variant));
             Assert.Equal(10, LiveSetProbe.RoundDivisor(RunSettings.Full(), variant));
@@ -90,12 +95,24 @@ public sealed class LiveSetTests
     [InlineData(new[] { "class objects", "10" }, "3 arguments")]
     [InlineData(new[] { "no such thing", "10", "2" }, "no such thing")]
     [InlineData(new[] { "class objects", "-5", "2" }, "records")]
-    [InlineData(new[] { "class objects", "10", "0" }, "churn rounds")]
+    [InlineData(new[] { "class objects", "10", "-1" }, "churn rounds")]
+    [InlineData(new[] { "class objects", "0", "2" }, "records")]
     [InlineData(new[] { "class objects", "ten", "2" }, "'ten'")]
     public void A_bad_plan_is_refused_naming_the_problem(string[] arguments, string named)
     {
         var e = Assert.Throws<ArgumentException>(() => LiveSetPlan.Parse(arguments));
         Assert.Contains(named, e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_plan_without_churn_rounds_weighs_and_collects_but_does_not_churn()
+    {
+        var plan = new LiveSetPlan(LiveSetSubject.UncheckedHandles, 2_000, 0);
+        Assert.Equal(plan, LiveSetPlan.Parse(plan.ToArguments()));
+        var context = new ExperimentContext("live-set", RunSettings.Smoke());
+        LiveSetProbe.Run(context, plan);
+        Assert.Equal(["full-gc", "heap"], context.Measurements.Select(m => m.Parameters.Text("op")).Order(StringComparer.Ordinal));
+        Assert.All(context.Measurements, m => Assert.Equal(plan.Variant, m.Variant));
     }
 
     [Fact]

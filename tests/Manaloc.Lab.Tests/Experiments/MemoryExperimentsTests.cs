@@ -29,6 +29,32 @@ public sealed class MemoryExperimentsTests
     }
 
     [Fact]
+    public void TypedMemory_figures_left_to_one_quick_launch_are_read_by_no_target_claim_or_headline()
+    {
+        // The cells a quick run measures in its last launch only (RunSettings.MeasuresUnjudged).
+        (string Variant, string Op)[] unjudged =
+        [
+            ("class instances", "new+delete"), ("raw NativeMemory.Alloc+Free", "new+delete"),
+            ("AllocHGlobal per object", "get+set"), ("TypeAllocator unchecked", "get+set"), ("RecordArray (bulk)", "get+set"),
+            ("AllocHGlobal per object", "scan"), ("AllocHGlobal per object", "heap"), ("AllocHGlobal per object", "full-gc"),
+            ("RecordArray unchecked", "scan"),
+        ];
+        var experiment = new TypedMemory();
+        var result = ExperimentRunner.Run(experiment, RunSettings.Smoke());
+        Assert.Null(result.Error);
+        Assert.All(unjudged, c => Assert.Contains(result.Measurements, m => m.Variant == c.Variant && m.Parameters.Is("op", c.Op)));
+        var everything = new Figures(result.Measurements, random: null);
+        var judgedOnly = new Figures([.. result.Measurements.Where(m => !unjudged.Any(c => m.Variant == c.Variant && m.Parameters.Is("op", c.Op)))], random: null);
+        Metric[] read =
+        [
+            experiment.Claim.Today, experiment.Headline.Figure, .. experiment.Headline.Beside,
+            .. experiment.Targets.Select(t => t.Metric), .. experiment.Targets.Where(t => t.Floor is not null).Select(t => t.Floor!.Metric),
+        ];
+        Assert.All(read, metric => Assert.Equal(metric.Evaluate(everything), metric.Evaluate(judgedOnly)));
+        Assert.True(read.Count(m => m.Evaluate(everything) is not null) > read.Length / 2, "most of what is read is measured in a smoke run");
+    }
+
+    [Fact]
     public void TypedMemory_judges_the_scan_target_at_the_largest_size_and_still_reports_the_smaller_one()
     {
         static Measurement Scan(string variant, int records, double ns, long allocated = 0) => new()
