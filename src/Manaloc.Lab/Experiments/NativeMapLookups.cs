@@ -8,9 +8,13 @@ namespace Manaloc.Lab.Experiments;
 /// within a process instead of across processes.
 /// </summary>
 /// <remarks>
-/// Each sample follows an untimed quarter-sample of its own cell, so it starts from its own working set (its bucket
-/// headers, its hot keys) rather than from the cache the previous variant left. Nothing here allocates per operation: a
-/// cell's bytes per operation are the lookups' own.
+/// Each cell is measured in its steady state. Every lookup loop is at its final tier before the first sample (the JIT
+/// warm-up goes on until a round of calls of every loop compiles nothing), and each sample follows an untimed run of
+/// its own cell as long as itself: a million-entry map's working set (tens of megabytes read at random) is larger than
+/// the caches, and after another variant's sample a map reads several milliseconds of lookups before its bucket
+/// headers (or bucket array) and its hot keys are back, longer for Zipf keys than uniform ones. With a shorter untimed
+/// run each sample timed part of that warm-up, by an amount set by the variant that ran before it, and the intervals
+/// were as wide as that. Nothing here allocates per operation: a cell's bytes per operation are the lookups' own.
 /// </remarks>
 internal static class NativeMapLookups
 {
@@ -29,24 +33,29 @@ internal static class NativeMapLookups
     public static bool RunsIn(RunSettings s) => s.Launch >= s.Launches - Launches(s);
 
     /// <summary>
-    /// Interleaved rounds of the cells a target reads, over all the lookup launches (they pool): quick mode's one launch
-    /// takes a whole number of Williams cycles of the 1-thread cells (12) and of the 2-thread ones (8).
+    /// Interleaved rounds of the 1-thread cells (every variant's; each target reads two of them), over all the lookup
+    /// launches (they pool): quick mode's one launch takes one Williams cycle of the twelve cells, full mode's five one each.
     /// </summary>
-    private static int JudgedRounds(RunSettings s) => s.Pick(smoke: 2, quick: 24, full: 60);
+    private static int SingleThreadRounds(RunSettings s) => s.Pick(smoke: 2, quick: 12, full: 60);
+
+    /// <summary>Interleaved rounds of the 2-thread cells a target reads: quick mode's one launch takes two Williams cycles of the eight cells, full mode's five one each.</summary>
+    private static int TwoThreadRounds(RunSettings s) => s.Pick(smoke: 2, quick: 16, full: 40);
 
     /// <summary>Rounds of the cells only charted (the mix; the 2-thread lookups of the maps no target reads at 2 threads).</summary>
     private static int ChartedRounds(RunSettings s) => s.Pick(smoke: 2, quick: 8, full: 20);
 
     /// <summary>
-    /// One judged sample's target. Quick mode's is 4 ms, twice the charted cells', in half the rounds (the same time): a
-    /// lookup into a million-entry map is a cache and TLB miss of a hundred nanoseconds or more, so 2 ms held ten
-    /// thousand or fewer, and one preemption or interrupt weighed on a sample twice as much as on one twice as long;
-    /// each 2-thread sample also starts its pair of threads half as often.
+    /// One judged sample's target, after an untimed run as long (<see cref="UntimedShare"/>). Quick mode's 6 ms hold
+    /// some fifty thousand lookups of a hundred nanoseconds or more (each a cache and TLB miss), so one preemption or
+    /// interrupt weighs little, and a 2-thread sample starts its pair of threads rarely.
     /// </summary>
-    private static TimeSpan JudgedSampleTarget(RunSettings s) => TimeSpan.FromMilliseconds(s.Pick(smoke: 1, quick: 4, full: 20));
+    private static TimeSpan JudgedSampleTarget(RunSettings s) => TimeSpan.FromMilliseconds(s.Pick(smoke: 1, quick: 6, full: 20));
 
     /// <summary>One charted sample's target: short, so a burst of outside load spoils one round of one cell, not a cell's figure.</summary>
     private static TimeSpan ChartedSampleTarget(RunSettings s) => TimeSpan.FromMilliseconds(s.Pick(smoke: 1, quick: 2, full: 20));
+
+    /// <summary>The untimed run before each sample, as a share of the sample: as long as the sample (see the remarks).</summary>
+    private const double UntimedShare = 1.0;
 
     private static readonly string[] Streams = ["lookup-uniform", "lookup-zipf"];
 
@@ -59,14 +68,8 @@ internal static class NativeMapLookups
         var subjects = new List<MapSubject>();
         try
         {
-            foreach (string variant in MapSubjects.Reported)
-            {
-                context.Cancellation.ThrowIfCancellationRequested();
-                context.Status($"lookups: filling {variant}");
-                var subject = MapSubjects.Create(variant, entries);
-                subjects.Add(subject);
-                subject.Fill(entries);
-            }
+            foreach (string variant in MapSubjects.Reported) subjects.Add(MapSubjects.Create(variant, entries));
+            FillAll(context, subjects, entries);
             Measure(context, subjects, entries, uniform, zipf);
         }
         finally
@@ -74,6 +77,62 @@ internal static class NativeMapLookups
             foreach (var subject in subjects) subject.Dispose();
         }
     }
+
+    /// <summary>
+    /// Fills every subject, untimed. The maps on the GC heap one after another on this thread, each with collections
+    /// suspended (a fill keeps nearly everything it allocates, so the collections it would trigger only copy the growing
+    /// map from generation to generation); the native maps and the floor meanwhile on a second thread (they allocate
+    /// nothing managed, and nothing is timed). Then one untimed full collection settles the heap, so no collection a fill
+    /// deferred lands in a sample, and the managed maps are read in the state a long-lived map is in: compacted, in
+    /// generation 2.
+    /// </summary>
+    private static void FillAll(ExperimentContext context, List<MapSubject> subjects, long entries)
+    {
+        var managed = subjects.Where(s => ManagedBytesPerEntry(s.Variant) > 0).ToArray();
+        var native = subjects.Where(s => ManagedBytesPerEntry(s.Variant) == 0).ToArray();
+        context.Status("lookups: filling the maps");
+        var nativeFills = Task.Run(() =>
+        {
+            foreach (var subject in native)
+            {
+                context.Cancellation.ThrowIfCancellationRequested();
+                subject.Fill(entries);
+            }
+        });
+        try
+        {
+            foreach (var subject in managed)
+            {
+                context.Cancellation.ThrowIfCancellationRequested();
+                NoGcRegion.Run(entries * ManagedBytesPerEntry(subject.Variant) + (16 << 20), () =>
+                {
+                    subject.Fill(entries);
+                    return true;
+                });
+            }
+        }
+        finally
+        {
+            // The maps are disposed after this method, on any outcome: never while the other thread still fills one.
+            ((IAsyncResult)nativeFills).AsyncWaitHandle.WaitOne();
+        }
+        nativeFills.GetAwaiter().GetResult();
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+        GC.WaitForPendingFinalizers();
+    }
+
+    /// <summary>
+    /// What a managed map's fill allocates per entry, with room to spare, for its no-GC region (0: a native one):
+    /// Dictionary's arrays over its doublings (about 44 bytes an entry at the end, twice that in all), ConcurrentDictionary's
+    /// 48-byte node and its bucket arrays, FasterKV's pinned log pages and index.
+    /// </summary>
+    private static long ManagedBytesPerEntry(string variant) => variant switch
+    {
+        MapSubjects.Dictionary => 128,
+        MapSubjects.Concurrent => 112,
+        MapSubjects.Faster => 96,
+        _ => 0,
+    };
 
     /// <summary>Whether a target reads the lookups of <paramref name="variant"/> at <paramref name="threads"/> threads
     /// (at 1 thread every variant; at 2 the concurrent maps against ConcurrentDictionary, FasterKV and the floor).</summary>
@@ -111,22 +170,21 @@ internal static class NativeMapLookups
             }
         }
 
-        TierUp.Run(context, [.. displayOrder.Select(c => (Action)(() => c.Body(0, 256)))]);
+        int tierUpRounds = TierUp.Run(context, [.. displayOrder.Select(c => (Action)(() => c.Body(0, 256)))], untilNothingCompiles: true);
+        if (!context.IsSmoke) context.Note($"Lookups' JIT warm-up: {tierUpRounds} rounds of calls of every loop, until a round compiled nothing (at most {TierUp.MaxRounds}).");
         var perRound = context.Settings with { WarmUp = TimeSpan.FromMilliseconds(context.IsSmoke ? 0 : 10), SampleTarget = JudgedSampleTarget(context.Settings), Samples = 1 };
         var pilot = TimeSpan.FromMilliseconds(context.IsSmoke ? 0 : 10); // how long the harness sizes each cell's count
         // The cells a target reads take most rounds, in two sets of their own (each balanced over its cells); the charted
         // cells fewer, so their time goes to the judged ratios' intervals.
-        int judged = PerLaunch(context.Settings, JudgedRounds(context.Settings));
-        int chartedRounds = PerLaunch(context.Settings, ChartedRounds(context.Settings));
         var measured = new Dictionary<Rounds.Cell, Measurement>(ReferenceEqualityComparer.Instance);
         void Sample(List<Rounds.Cell> cells, RunSettings settings, int rounds)
         {
-            var results = Rounds.SampleCells(context, cells, settings, rounds, pilot);
+            var results = Rounds.SampleCells(context, cells, settings, PerLaunch(context.Settings, rounds), pilot, UntimedShare);
             for (int i = 0; i < cells.Count; i++) measured[cells[i]] = results[i];
         }
-        Sample(single, perRound, judged);
-        Sample(dual, perRound with { WarmUp = TimeSpan.Zero }, judged);
-        Sample(charted, perRound with { WarmUp = TimeSpan.Zero, SampleTarget = ChartedSampleTarget(context.Settings) }, chartedRounds);
+        Sample(single, perRound, SingleThreadRounds(context.Settings));
+        Sample(dual, perRound with { WarmUp = TimeSpan.Zero }, TwoThreadRounds(context.Settings));
+        Sample(charted, perRound with { WarmUp = TimeSpan.Zero, SampleTarget = ChartedSampleTarget(context.Settings) }, ChartedRounds(context.Settings));
         foreach (var cell in displayOrder) context.Record(measured[cell]);
         GC.KeepAlive(sinks);
     }

@@ -62,20 +62,28 @@ public static class Rounds
     /// <summary>
     /// Samples <paramref name="cells"/> in <paramref name="rounds"/> interleaved rounds of one short sample each
     /// (<see cref="Interleave"/>): every cell's operation count is calibrated once on one thread (a multi-thread cell
-    /// then runs that count on each of its threads), and each sample follows an untimed quarter of it (a sweep: its own
-    /// untimed pass), so a cell starts from its own working set rather than the cache the previous cell left.
+    /// then runs that count on each of its threads), and each sample follows an untimed run of
+    /// <paramref name="untimedShare"/> of its count (on each of a sweep's threads), so a cell starts from its own working
+    /// set rather than the cache the previous cell left.
     /// </summary>
     /// <param name="context">Status lines and cancellation.</param>
     /// <param name="cells">The cells, in the order their measurements are returned.</param>
     /// <param name="perRound">One round's settings: its sample target and warm-up.</param>
     /// <param name="rounds">Rounds; whole multiples of the cell count keep the order balanced.</param>
     /// <param name="pilot">How long calibration runs each cell (its warm-up) before fixing the cell's count.</param>
+    /// <param name="untimedShare">
+    /// The untimed run before each sample, as a share of the sample's count (at least one operation). A quarter suits a
+    /// working set the cell brings back quickly; a cell whose working set is larger than the caches the cells share (a
+    /// map of millions of entries read at random) needs as long as the sample or longer, or each sample times part of
+    /// its own warm-up, by an amount that depends on which cell ran before it.
+    /// </param>
     /// <returns>One merged measurement per cell, in cell order.</returns>
-    public static Measurement[] SampleCells(ExperimentContext context, IReadOnlyList<Cell> cells, RunSettings perRound, int rounds, TimeSpan pilot)
+    public static Measurement[] SampleCells(ExperimentContext context, IReadOnlyList<Cell> cells, RunSettings perRound, int rounds, TimeSpan pilot, double untimedShare = 0.25)
     {
         ArgumentNullException.ThrowIfNull(context);
         ArgumentNullException.ThrowIfNull(cells);
         ArgumentNullException.ThrowIfNull(perRound);
+        if (!(untimedShare >= 0 && untimedShare <= 16)) throw new ArgumentOutOfRangeException(nameof(untimedShare), untimedShare, "The untimed share of a sample must lie between 0 and 16.");
         var ops = new long[cells.Count];
         for (int c = 0; c < cells.Count; c++)
         {
@@ -87,13 +95,14 @@ public static class Rounds
         {
             if (c == 0) context.Status($"{cells[0].Threads} thread(s): round {round + 1} of {rounds}");
             var cell = cells[c];
+            long untimed = Math.Max(1, (long)(ops[c] * untimedShare));
             if (cell.Threads == 1)
             {
-                cell.Body(0, Math.Max(1, ops[c] / 4)); // untimed: the cell's own working set back in cache
+                cell.Body(0, untimed); // untimed: the cell's own working set back in cache
                 return Bench.Sample(cell.Variant, n => cell.Body(0, n), ops[c], cell.Parameters);
             }
-            // The sweep runs one untimed pass of the same count before its one sample (its warm-up), as above.
-            return ThreadSweep.Measure(cell.Variant, cell.Threads, cell.Body, perRound, cell.Parameters, totalOperations: ops[c] * cell.Threads);
+            // The sweep runs its untimed pass (the same share, on each thread) before its one sample, as above.
+            return ThreadSweep.Measure(cell.Variant, cell.Threads, cell.Body, perRound, cell.Parameters, totalOperations: ops[c] * cell.Threads, warmUpOperations: untimed * cell.Threads);
         });
     }
 

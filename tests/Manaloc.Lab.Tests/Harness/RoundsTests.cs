@@ -104,4 +104,41 @@ public sealed class RoundsTests
         Assert.Throws<ArgumentOutOfRangeException>(() => Rounds.Interleave(0, 4, CancellationToken.None, (_, _) => null!));
         Assert.Throws<ArgumentOutOfRangeException>(() => Rounds.Interleave(4, 0, CancellationToken.None, (_, _) => null!));
     }
+
+    [Theory]
+    [InlineData(0.25)]
+    [InlineData(1.0)]
+    [InlineData(2.0)]
+    public void Sample_cells_run_the_untimed_share_of_the_count_before_every_sample(double share)
+    {
+        var oneCalls = new List<long>();
+        var twoCalls = new List<(int Thread, long Count)>();
+        var cells = new[]
+        {
+            new Rounds.Cell("one", Parameters.None, 1, (_, n) => oneCalls.Add(n)),
+            new Rounds.Cell("two", Parameters.None, 2, (t, n) => { lock (twoCalls) twoCalls.Add((t, n)); }),
+        };
+        var settings = RunSettings.Smoke() with { SampleTarget = TimeSpan.FromMilliseconds(1), WarmUp = TimeSpan.Zero, Samples = 1 };
+        var context = new ExperimentContext("test", settings);
+        var measured = Rounds.SampleCells(context, cells, settings, rounds: 2, pilot: TimeSpan.Zero, untimedShare: share);
+
+        Assert.Equal(2, measured.Length);
+        Assert.All(measured, m => Assert.Equal(2, m.Statistics.Count));
+        // The 1-thread cell: each sample of its count directly after an untimed run of the share of it.
+        long one = measured[0].OperationsPerSample, untimedOne = Math.Max(1, (long)(one * share));
+        Assert.True(EndsWith(oneCalls, [untimedOne, one, untimedOne, one]), $"1-thread calls {string.Join(", ", oneCalls)}: expected {untimedOne} untimed before each {one}");
+        // The 2-thread cell: each of its threads runs the share of the count untimed, then the count.
+        long two = measured[1].OperationsPerSample / 2, untimedTwo = Math.Max(1, (long)(two * share));
+        foreach (int thread in new[] { 0, 1 })
+        {
+            var calls = twoCalls.Where(c => c.Thread == thread).Select(c => c.Count).ToList();
+            Assert.True(EndsWith(calls, [untimedTwo, two, untimedTwo, two]), $"thread {thread}'s calls {string.Join(", ", calls)}: expected {untimedTwo} untimed before each {two}");
+        }
+        Assert.Throws<ArgumentOutOfRangeException>(() => Rounds.SampleCells(context, cells, settings, 2, TimeSpan.Zero, untimedShare: -0.5));
+        Assert.Throws<ArgumentOutOfRangeException>(() => Rounds.SampleCells(context, cells, settings, 2, TimeSpan.Zero, untimedShare: double.NaN));
+    }
+
+    /// <summary>Whether <paramref name="expected"/> is the tail of <paramref name="calls"/> (the rounds follow the calibration's calls).</summary>
+    private static bool EndsWith(List<long> calls, long[] expected)
+        => calls.Count >= expected.Length && calls.Skip(calls.Count - expected.Length).SequenceEqual(expected);
 }

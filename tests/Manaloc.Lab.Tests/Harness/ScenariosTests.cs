@@ -54,6 +54,38 @@ public sealed class ScenariosTests
     }
 
     [Fact]
+    public void Tier_up_until_nothing_compiles_goes_on_while_a_round_compiles_and_stops_at_its_bound()
+    {
+        // Smoke mode takes the rounds asked for: its figures mean nothing, and it never waits.
+        int calls = 0;
+        Assert.Equal(2, TierUp.Run(Context(), [() => calls++], rounds: 2, calls: 3, untilNothingCompiles: true));
+        Assert.Equal(6, calls);
+
+        // A round that compiles a new method every time never settles: the warm-up stops at its bound.
+        int rounds = 0;
+        int taken = TierUp.Run(Context(RunMode.Quick), [() => { }], rounds: 1, calls: 1, afterRound: () =>
+        {
+            rounds++;
+            CompileANewMethod();
+        }, untilNothingCompiles: true);
+        Assert.Equal(TierUp.MaxRounds, taken);
+        Assert.Equal(TierUp.MaxRounds, rounds);
+
+        // Without the option the rounds asked for are all there is.
+        Assert.Equal(1, TierUp.Run(Context(RunMode.Quick), [() => { }], rounds: 1, calls: 1, afterRound: CompileANewMethod));
+    }
+
+    /// <summary>Compiles and runs a method no one compiled before (a dynamic method is jitted on its first call).</summary>
+    private static void CompileANewMethod()
+    {
+        var method = new System.Reflection.Emit.DynamicMethod("fresh", typeof(int), Type.EmptyTypes);
+        var il = method.GetILGenerator();
+        il.Emit(System.Reflection.Emit.OpCodes.Ldc_I4, 42);
+        il.Emit(System.Reflection.Emit.OpCodes.Ret);
+        Assert.Equal(42, ((Func<int>)method.CreateDelegate(typeof(Func<int>)))());
+    }
+
+    [Fact]
     public void Spins_are_sized_within_the_bounds_and_report_their_measured_cost()
     {
         var (spins, micros) = Pilot.Spins(s => Thread.SpinWait(s), TimeSpan.FromMicroseconds(1), startSpins: 30, probeCalls: 2_000);
