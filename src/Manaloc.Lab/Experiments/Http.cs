@@ -14,7 +14,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Http() : Experiment(
     "http", "Tradeoffs in High Performance Software (seed 002), inside ASP.NET Core: Kestrel, ObjectPoolProvider, DI, a hosted dispatcher",
     "The HttpApi service with ASP.NET Core's defaults vs with Manaloc wired in (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.",
-    Builds, "defaults", quickSeconds: 36, sweepParameter: "one-in")
+    Builds, "defaults", quickSeconds: 37, sweepParameter: "one-in")
 {
     private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (100, 99), (1000, 99.9)];
     private static readonly string[] Builds = ["defaults", "manaloc"];
@@ -110,10 +110,14 @@ public sealed class Http() : Experiment(
         {
             // Both at once: nothing is measured any more, and each stop is mostly its service's drain and exit.
             var stops = services.Select(service => Task.Run(service.Stop)).ToArray();
-            for (int i = 0; i < services.Length; i++)
+            try
             {
-                context.Note($"{Builds[i]}: {stops[i].GetAwaiter().GetResult()}.");
-                services[i].Dispose();
+                for (int i = 0; i < services.Length; i++) context.Note($"{Builds[i]}: {stops[i].GetAwaiter().GetResult()}.");
+            }
+            finally
+            {
+                // Every service is disposed (its process killed if it still runs), the others too when one's stop threw.
+                foreach (var service in services) service.Dispose();
             }
         }
         context.AddTable(new ResultTable("Per build and load (latency in µs from the intended send time; the service's figures are deltas over the phase)",

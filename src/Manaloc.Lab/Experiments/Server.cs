@@ -18,7 +18,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Server() : Experiment(
     "server", "Tradeoffs in High Performance Software (seed 002), with the parts of seeds 000–003: a whole request server",
     "Request server built from Manaloc vs BCL defaults vs Kestrel vs Kestrel with Manaloc.AspNetCore (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.",
-    ServerFactory.BuildNames, "bcl", quickSeconds: 23, sweepParameter: "one-in")
+    ServerFactory.BuildNames, "bcl", quickSeconds: 27, sweepParameter: "one-in")
 {
     private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (10, 90), (100, 99), (1000, 99.9)];
 
