@@ -25,6 +25,8 @@ namespace Manaloc.Collections;
 /// <para>Dispose it: a cache the GC finds undisposed raises the <c>Leak</c> event and keeps its memory. Every member
 /// throws <see cref="ObjectDisposedException"/> after <see cref="Dispose"/>.</para>
 /// </remarks>
+// The stack buffers are char keys' UTF-8 bytes, written before they are read (Utf8Key): zeroing 256 bytes per call is waste.
+[SkipLocalsInit]
 public sealed unsafe class NativeCache : IDisposable, IMeteredCache
 {
     /// <summary>The smallest <see cref="NativeCacheOptions.MaxBytes"/>: the index, the directory and one 4 KiB block.</summary>
