@@ -13,12 +13,9 @@ namespace Manaloc.Lab.Experiments;
 public sealed class NativeCache() : Experiment(
     "native-cache", "Manaloc's own claim: an in-process cache off the GC heap under an exact byte budget",
     "string keys (16-48 chars) to 64-512 B values, 1M entries (10M full) in a child per cache: memory growth against a byte budget, full GC pause with the cache full, managed bytes per entry, a 95/5 Zipf 0.99 mix at 1 and 2 threads copying hits into a reused writer (floor: the copy alone), allocation per get and set; hit ratios at a quarter of the working set on three traces against ConcurrentLfu.",
-    CacheSubjects.All, CacheSubjects.Memory, quickSeconds: 29, sweepParameter: "entries")
+    CacheSubjects.All, CacheSubjects.Memory, quickSeconds: 31, sweepParameter: "entries")
 {
     // The variants by their short names (CacheSubjects names them once).
-    /// <summary>The child key that measures a cache's memory growth and pause but not its throughput.</summary>
-    private const string FiguresOnly = "figures";
-
     private const string Memory = CacheSubjects.Memory, Lru = CacheSubjects.Lru, Lfu = CacheSubjects.Lfu, Faster = CacheSubjects.Faster, Native = CacheSubjects.Native, Floor = CacheSubjects.Floor;
 
     /// <summary>The measurements of <paramref name="op"/> at <paramref name="threads"/> where the cache held the most entries the run gave it (the targets' point).</summary>
@@ -103,12 +100,16 @@ public sealed class NativeCache() : Experiment(
         // the lab's five minutes. The throughput takes as many interleaved samples there as the three launches would
         // (NativeCacheProbe), so its interval is that one process's; the traces' replays are deterministic. The later
         // launches repeat only NativeCache's own one-per-process figures (memory growth, managed bytes per entry, its
-        // pause), so each has the three observations a verdict needs. Full mode runs everything in every launch.
+        // pause), so each has the three observations a verdict needs; a later launch is itself a fresh process that has
+        // done nothing else yet, so it measures them in its own process rather than starting a child for them (a
+        // process start and the lab's start-up fewer; the managed bytes are read at a collection, so the harness's
+        // allocations between the reads do not count: NativeCacheProbe.LiveBytesAfterFullCollection). Full mode runs
+        // everything in every launch.
         var plan = new NativeCachePlan(Native, NativeCacheProbe.Entries(context.Settings), NativeCacheProbe.OverflowBudget(context.Settings));
         var timeout = TimeSpan.FromMinutes(context.Settings.Pick(smoke: 2, quick: 5, full: 30));
         if (context.Settings.Mode == RunMode.Quick && context.Settings.Launch > 0)
         {
-            foreach (var m in context.RunChild(FiguresOnly, plan.ToArguments(), environment: null, timeout).Measurements) context.Record(m);
+            NativeCacheProbe.Run(context, plan, throughput: false);
             return;
         }
         // Quick mode's children are the caches a target reads (the others' figures are full mode's).
@@ -124,7 +125,7 @@ public sealed class NativeCache() : Experiment(
             + $"The pause and throughput phases use a budget that holds every entry ({Format.Value(plan.FullBudget, "bytes")}): MemoryCache's SizeLimit with each entry's Size its key and value bytes, "
             + $"ConcurrentLru and ConcurrentLfu at {plan.Entries:N0} entries, FASTER's log at the power of two nearest the budget, NativeCache's MaxBytes. The fill formats each key and keeps none: only the cache's objects stay alive.");
         context.Note($"Memory: a fresh cache at a budget of {Format.Value(plan.OverflowBudget, "bytes")} (the count-bounded ones at the budget ÷ {NativeCacheWorkload.MeanEntryBytes} B) filled with twice its bytes, first thing in the child; "
-            + "growth is the resident set after a full collection, above the start. ConcurrentDictionary has no bound.");
+            + "growth is the resident set after a full collection, above the start (quick mode's later launches: first thing in the launch's own process). ConcurrentDictionary has no bound.");
         if (context.Settings.Mode == RunMode.Quick)
         {
             context.Note($"Quick mode: the caches a target reads ({string.Join(", ", CacheSubjects.Judged)}), measured in the first launch, each throughput cell with {context.Settings.Launches} launches' worth of interleaved samples; "
@@ -175,7 +176,7 @@ public sealed class NativeCache() : Experiment(
     /// <inheritdoc/>
     public override void RunChild(string key, IReadOnlyList<string> arguments, ExperimentContext context)
     {
-        if (key is not ("run" or FiguresOnly)) base.RunChild(key, arguments, context);
-        NativeCacheProbe.Run(context, NativeCachePlan.Parse(arguments), throughput: key == "run");
+        if (key is not "run") base.RunChild(key, arguments, context);
+        NativeCacheProbe.Run(context, NativeCachePlan.Parse(arguments));
     }
 }

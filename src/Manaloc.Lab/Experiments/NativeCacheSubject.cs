@@ -43,8 +43,9 @@ internal abstract class CacheSubject : IDisposable
     /// <summary>Entries the cache holds now (FASTER keeps no count: -1).</summary>
     public abstract long Count { get; }
 
-    /// <summary>Stores the entries of indexes [<paramref name="from"/>, <paramref name="to"/>) in order, keeping none of their keys.</summary>
-    public abstract void Fill(long from, long to);
+    /// <summary>Stores the entries of indexes [<paramref name="from"/>, <paramref name="to"/>) in order, keeping none of their keys,
+    /// through <paramref name="thread"/>'s operations (below <see cref="MaxThreads"/>; two threads fill side by side through their own).</summary>
+    public abstract void Fill(long from, long to, int thread = 0);
 
     /// <summary>
     /// Looks up <paramref name="count"/> keys of <paramref name="stream"/> (indexes into <paramref name="keys"/>) on
@@ -75,9 +76,9 @@ internal sealed class CacheSubject<TOperations>(string variant, TOperations[] pe
     public override string Variant => variant;
     public override long Count => count();
 
-    public override void Fill(long from, long to)
+    public override void Fill(long from, long to, int thread = 0)
     {
-        ref var cache = ref perThread[0];
+        ref var cache = ref perThread[thread];
         Span<char> key = stackalloc char[NativeCacheWorkload.MaxKeyChars];
         for (long i = from; i < to; i++)
         {
