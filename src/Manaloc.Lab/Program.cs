@@ -216,6 +216,8 @@ public static class Program
 
     private static int RunChild(string[] args, TextWriter stdout, TextWriter stderr)
     {
+        bool timed = TimingLog.Enabled;
+        if (timed) TimingLog.WriteChildMark(stderr, "entry");
         if (!ChildCommand.TryParse(args, out var command, out string? problem)) return Usage(stderr, problem!);
         string experimentName = command!.Experiment, key = command.Key;
         var experiment = ExperimentRegistry.Find(experimentName);
@@ -234,7 +236,9 @@ public static class Program
             stderr.WriteLine($"error: {experimentName}/{key} failed: {e.GetType().Name}: {e.Message}");
             return 1;
         }
+        if (timed) TimingLog.WriteChildMark(stderr, "result");
         stdout.WriteLine(ChildProcess.FormatResultLine(context.ToChildOutput()));
+        if (timed) TimingLog.WriteChildMark(stderr, "written");
         return 0;
     }
 

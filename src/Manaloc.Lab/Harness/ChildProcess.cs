@@ -79,9 +79,10 @@ public static class ChildProcess
             }
         }
 
+        var clock = Stopwatch.StartNew();
         using var process = Process.Start(start) ?? throw new ChildProcessException("The child process did not start.");
         process.StandardInput.Close();
-        var stdout = process.StandardOutput.ReadToEndAsync(cancellation);
+        var stdout = ReadOutputAsync(process.StandardOutput, clock, cancellation);
         var stderr = process.StandardError.ReadToEndAsync(cancellation);
         bool exited;
         try
@@ -99,8 +100,10 @@ public static class ChildProcess
             cancellation.ThrowIfCancellationRequested();
             throw new ChildProcessException($"The child process ({string.Join(' ', labArguments)}) did not finish within {timeout.TotalSeconds:0.#} s and was killed.");
         }
-        string output = stdout.GetAwaiter().GetResult();
+        double exitedAt = clock.Elapsed.TotalSeconds;
+        var (output, resultAt) = stdout.GetAwaiter().GetResult();
         string errors = stderr.GetAwaiter().GetResult();
+        TimingLog.Write(labArguments, errors, resultAt, exitedAt);
         if (process.ExitCode != 0)
         {
             throw new ChildProcessException($"The child process ({string.Join(' ', labArguments)}) exited with code {process.ExitCode}: {LastLine(errors)}");
@@ -112,6 +115,19 @@ public static class ChildProcess
         }
         return JsonSerializer.Deserialize<ChildOutput>(line.AsSpan(Marker.Length), LabJson.Options)
             ?? throw new ChildProcessException("The child process's result line was empty.");
+    }
+
+    /// <summary>Reads the child's whole output, noting when the result line arrived (seconds on <paramref name="clock"/>).</summary>
+    private static async Task<(string Output, double ResultAt)> ReadOutputAsync(StreamReader reader, Stopwatch clock, CancellationToken cancellation)
+    {
+        var text = new System.Text.StringBuilder();
+        double resultAt = double.NaN;
+        while (await reader.ReadLineAsync(cancellation).ConfigureAwait(false) is { } line)
+        {
+            if (line.StartsWith(Marker, StringComparison.Ordinal)) resultAt = clock.Elapsed.TotalSeconds;
+            text.Append(line).Append('\n');
+        }
+        return (text.ToString(), resultAt);
     }
 
     /// <summary>Formats a child's output as its result line (<see cref="ChildOutputJson"/>: no serializer code to jit in the child).</summary>
