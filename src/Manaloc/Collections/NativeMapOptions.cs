@@ -17,7 +17,8 @@ public sealed class NativeMapOptions<TKey> where TKey : unmanaged, IEquatable<TK
     /// <summary>A hash of a key; null (the default) hashes the key's bits for the integer types, <see cref="char"/> and
     /// <see cref="Guid"/>, and <see cref="object.GetHashCode"/> for any other key type.</summary>
     /// <remarks>Keys equal by <see cref="IEquatable{T}.Equals(T)"/> must hash the same. The map mixes the result (a
-    /// 64-bit finalizer with full avalanche), so even the identity spreads sequential keys; it must not throw, and it
+    /// fold, one odd multiply and a fold: a bijection whose bucket and tag bits depend on every bit), so even the
+    /// identity spreads sequential keys; it must not throw, and it
     /// is called on the calling thread, also inside the concurrent map's enumeration.</remarks>
     public Func<TKey, ulong>? Hasher { get; set; }
 }
