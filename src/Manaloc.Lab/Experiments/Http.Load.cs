@@ -41,6 +41,22 @@ internal sealed record HttpLoadResult(HttpTally Polite, HttpTally Flooder, HttpT
     public long Lost => Polite.Lost + Flooder.Lost + Saturating.Lost;
     public long Ok => Polite.Ok + Flooder.Ok + Saturating.Ok;
     public double OkPerSecond => Ok / Math.Max(Elapsed.TotalSeconds, 1e-9);
+
+    /// <summary>Parts of one phase (its slices) as one: the tallies added, the times summed, the worst send lag.</summary>
+    /// <exception cref="ArgumentException"><paramref name="parts"/> is empty.</exception>
+    public static HttpLoadResult Combine(IReadOnlyList<HttpLoadResult> parts)
+    {
+        ArgumentNullException.ThrowIfNull(parts);
+        if (parts.Count == 0) throw new ArgumentException("No parts to combine.", nameof(parts));
+        HttpTally polite = new(), flooder = new(), saturating = new();
+        foreach (var part in parts)
+        {
+            polite.Add(part.Polite);
+            flooder.Add(part.Flooder);
+            saturating.Add(part.Saturating);
+        }
+        return new HttpLoadResult(polite, flooder, saturating, TimeSpan.FromTicks(parts.Sum(p => p.Elapsed.Ticks)), parts.Max(p => p.SendLagP99Micros));
+    }
 }
 
 /// <summary>

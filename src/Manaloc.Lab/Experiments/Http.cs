@@ -53,7 +53,12 @@ public sealed class Http() : Experiment(
 
 
     /// <summary>The phases' load and the idle wait after the flood.</summary>
-    private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle, TimeSpan QuietAfter);
+    /// <param name="SaturatedSlices">
+    /// The saturated phase's slices per build (even): the phase is measured in that many rounds of one short slice per
+    /// build, in the harness's balanced order (AB, BA, …), so drift within the launch (tier-up finishing, the GC's state,
+    /// the load generator beside the service) falls on both builds alike; each build's slices add up to one phase.
+    /// </param>
+    private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle, TimeSpan QuietAfter, int SaturatedSlices);
 
     // Quick: 1 s phases, one warm-up for both builds and a 3 s idle wait keep the load of a launch (both builds) near 10 s,
     // so the three launches of a quick run, with the services' starts, fit about 35 s; the polite rate is higher than in a full run so that a phase
@@ -63,9 +68,9 @@ public sealed class Http() : Experiment(
     // and shorter than the idle wait, so it runs in the idle wait and not between phases, as in a service whose
     // bursts come closer together than its quiet time; it then runs within 1.25 times it.
     private static Plan PlanFor(RunSettings settings) => settings.Pick(
-        new Plan(2, 20, 4, 4, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5)),
-        new Plan(8, 75, 16, 16, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.75), TimeSpan.FromSeconds(3), TimeSpan.FromSeconds(1.75)),
-        new Plan(16, 50, 32, 32, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(30), TimeSpan.FromSeconds(20)));
+        new Plan(2, 20, 4, 4, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), 2),
+        new Plan(8, 75, 16, 16, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.75), TimeSpan.FromSeconds(3), TimeSpan.FromSeconds(1.75), 4),
+        new Plan(16, 50, 32, 32, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(30), TimeSpan.FromSeconds(20), 6));
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings)
@@ -80,11 +85,13 @@ public sealed class Http() : Experiment(
 
     /// <inheritdoc/>
     /// <remarks>
-    /// Both services start at once and stay up for the whole launch; the phases alternate between them (each build's
-    /// warm-up, then saturated, quiet and flood for one build and then the other). A service with no load costs the
-    /// other nothing, so one build's idle wait after its flood overlaps the other's flood: the idle wait is paid
-    /// about once per launch, not once per build. The quiet phase follows the saturated one, so the working set at the
-    /// end of the quiet phase already holds what a busy service needs, and "RSS held" is what the flood added.
+    /// Both services start at once and stay up for the whole launch. After their warm-up together, the saturated phase
+    /// runs in slices alternated between the builds in the harness's balanced order, so drift within the launch falls
+    /// on both alike; then the quiet phase for one build and the other, then the flood likewise, the launch index
+    /// choosing which build goes first. A service with no load costs the other nothing, so one build's idle wait after
+    /// its flood overlaps the other's flood: the idle wait is paid about once per launch, not once per build. The quiet
+    /// phase follows the saturated one, so the working set at the end of the quiet phase already holds what a busy
+    /// service needs, and "RSS held" is what the flood added.
     /// </remarks>
     public override void Run(ExperimentContext context)
     {
@@ -104,7 +111,7 @@ public sealed class Http() : Experiment(
         var rows = new Dictionary<string, List<IReadOnlyList<string>>>();
         try
         {
-            RunAllAsync(context, services, plan, rows).GetAwaiter().GetResult();
+            RunAll(context, services, plan, rows);
         }
         finally
         {
@@ -128,7 +135,7 @@ public sealed class Http() : Experiment(
         context.Note("GC committed held MB: the same difference for the memory the GC has committed (GCMemoryInfo.TotalCommittedBytes: the heap with its free space and budgets), the part of \"RSS held\" that is the GC's.");
         context.Note("Idle releases so far: how many times the Manaloc build's idle release (AddManalocIdleRelease) had run when the row's figures were taken (after the idle wait for the flood); one that ran before the flood's row lowered the quiet phase's working set too, which RSS held is measured from.");
         context.Note("Pool idle MB: what Kestrel's memory pool keeps idle at the end of the phase (after the idle wait for the flood): Manaloc's BufferMemoryPool's retained bytes in the manaloc build, Kestrel's own pool's aspnetcore.memory_pool.pooled in the defaults build. Both release idle blocks on a timer (about 10 s), and what they release leaves the working set only when a GC runs.");
-        context.Note("Both builds are one binary (the HttpApi service in a child lab process, --build defaults|manaloc) with the same GC settings, both running for the whole launch (loaded in turn); the load generator runs in the lab's process on the same machine, so its CPU competes with the service's (the same for both builds).");
+        context.Note("Both builds are one binary (the HttpApi service in a child lab process, --build defaults|manaloc) with the same GC settings, both running for the whole launch (loaded in turn: the saturated phase in slices alternated between them, the quiet and flood phases whole, the launch choosing which build goes first); the load generator runs in the lab's process on the same machine, so its CPU competes with the service's (the same for both builds).");
     }
 
     private const string ServeKey = "serve";
@@ -145,29 +152,68 @@ public sealed class Http() : Experiment(
         if (exit != 0) throw new InvalidOperationException($"The HttpApi service exited with code {exit} ({string.Join(' ', arguments)}).");
     }
 
-    private static async Task RunAllAsync(ExperimentContext context, HttpService[] services, Plan plan, Dictionary<string, List<IReadOnlyList<string>>> rows)
+    private static void RunAll(ExperimentContext context, HttpService[] services, Plan plan, Dictionary<string, List<IReadOnlyList<string>>> rows)
     {
         var ct = context.Cancellation;
         context.Status("both builds: warm-up");
         // Every kind of client at once, the flooder too: the code a flood runs (in the Manaloc build the client's line and
         // the 429 answers) is compiled before the quiet phase, so "RSS held" does not count the JIT's memory. Both builds
         // warm up at once: nothing is measured yet, and each still runs every path many times over in the phase.
-        await Task.WhenAll(services.Select(service => HttpLoad.RunAsync(service.Endpoint,
-            new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, plan.FloodConnections, plan.SaturatingClients, plan.Warmup), ct))).ConfigureAwait(false);
+        Task.WhenAll(services.Select(service => HttpLoad.RunAsync(service.Endpoint,
+            new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, plan.FloodConnections, plan.SaturatingClients, plan.Warmup), ct))).GetAwaiter().GetResult();
+        // The launch picks which build goes first (alternating across launches), so neither always follows the warm-up.
+        int first = context.Settings.Launch % services.Length;
+        int[] order = [.. Enumerable.Range(0, services.Length).Select(k => (first + k) % services.Length)];
+        Saturated(context, services, plan, rows, first);
+        QuietAndFloodAsync(context, services, plan, rows, order).GetAwaiter().GetResult();
+    }
+
+    /// <summary>
+    /// The saturated phase in slices, one per build per round in the harness's balanced order (<see cref="Rounds.Interleave"/>),
+    /// on the calling thread (each slice's load runs on the pool while this thread waits for it).
+    /// </summary>
+    private static void Saturated(ExperimentContext context, HttpService[] services, Plan plan, Dictionary<string, List<IReadOnlyList<string>>> rows, int first)
+    {
+        var ct = context.Cancellation;
+        var slice = plan.Phase / plan.SaturatedSlices;
+        var load = new HttpPhaseLoad(0, 1, 0, plan.SaturatingClients, slice);
+        var results = services.Select(_ => new List<HttpLoadResult>()).ToArray();
+        var spans = services.Select(_ => new List<(HttpServiceStats Before, HttpServiceStats After)>()).ToArray();
+        var merged = Rounds.Interleave(services.Length, plan.SaturatedSlices, ct, (v, round) =>
+        {
+            int i = (first + v) % services.Length;
+            context.Status($"{Builds[i]}: saturated, slice {round + 1} of {plan.SaturatedSlices}");
+            var before = services[i].StatsAsync(ct).GetAwaiter().GetResult();
+            var result = HttpLoad.RunAsync(services[i].Endpoint, load, ct).GetAwaiter().GetResult();
+            var after = services[i].StatsAsync(ct).GetAwaiter().GetResult();
+            results[i].Add(result);
+            spans[i].Add((before, after));
+            return new Measurement { Variant = Builds[i], Unit = "ok/s", LowerIsBetter = false, Statistics = Statistics.From([result.OkPerSecond]) };
+        });
+        for (int v = 0; v < services.Length; v++)
+        {
+            int i = (first + v) % services.Length;
+            // Rounds.Merge fills the per-operation figures of a timed body; an ok/s figure has none.
+            var slices = merged[v] with { NsPerOp = null, OpsPerSecond = null, AllocatedBytesPerOp = null };
+            Record(context, Builds[i], "saturated", HttpLoadResult.Combine(results[i]), spans[i], null, Row(rows, Builds[i]), saturated: slices);
+        }
+    }
+
+    /// <summary>The quiet phase for each build in <paramref name="order"/>, then the flood in the same order, then each flood's idle wait.</summary>
+    private static async Task QuietAndFloodAsync(ExperimentContext context, HttpService[] services, Plan plan, Dictionary<string, List<IReadOnlyList<string>>> rows, int[] order)
+    {
+        var ct = context.Cancellation;
         var quietEnd = new HttpServiceStats?[services.Length];
         var floods = new (HttpLoadResult Load, HttpServiceStats Before, HttpServiceStats After, long EndedAt)[services.Length];
-        foreach (string phase in Phases)
+        foreach (string phase in (string[])["quiet", "flood"])
         {
-            for (int i = 0; i < services.Length; i++)
+            foreach (int i in order)
             {
                 string build = Builds[i];
                 context.Status($"{build}: {phase}");
-                var load = phase switch
-                {
-                    "quiet" => new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, 0, 0, plan.Phase),
-                    "flood" => new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, plan.FloodConnections, 0, plan.Phase),
-                    _ => new HttpPhaseLoad(0, 1, 0, plan.SaturatingClients, plan.Phase),
-                };
+                var load = phase == "quiet"
+                    ? new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, 0, 0, plan.Phase)
+                    : new HttpPhaseLoad(plan.PoliteClients, plan.PoliteRate, plan.FloodConnections, 0, plan.Phase);
                 var before = await services[i].StatsAsync(ct).ConfigureAwait(false);
                 var result = await HttpLoad.RunAsync(services[i].Endpoint, load, ct).ConfigureAwait(false);
                 var after = await services[i].StatsAsync(ct).ConfigureAwait(false);
@@ -176,11 +222,12 @@ public sealed class Http() : Experiment(
                     floods[i] = (result, before, after, LabClock.Now);
                     continue; // recorded once its idle wait is over
                 }
-                if (phase == "quiet") quietEnd[i] = after;
-                Record(context, build, phase, result, before, after, null, Row(rows, build));
+                quietEnd[i] = after;
+                Record(context, build, phase, result, [(before, after)], null, Row(rows, build));
             }
         }
-        for (int i = 0; i < services.Length; i++)
+        // In flood order, so each build's wait runs from its own flood's end and none waits longer than the plan says.
+        foreach (int i in order)
         {
             var left = plan.Idle - LabClock.Since(floods[i].EndedAt);
             context.Status($"{Builds[i]}: idle {plan.Idle.TotalSeconds:0.#} s after the flood");
@@ -189,7 +236,7 @@ public sealed class Http() : Experiment(
             var baseline = quietEnd[i] ?? floods[i].Before;
             double heldMB = (idle.WorkingSet - baseline.WorkingSet) / 1e6;
             double gcHeldMB = (idle.GcCommittedBytes - baseline.GcCommittedBytes) / 1e6;
-            Record(context, Builds[i], "flood", floods[i].Load, floods[i].Before, floods[i].After, heldMB, Row(rows, Builds[i]), idle.PoolIdleBytes / 1e6, gcHeldMB, idle);
+            Record(context, Builds[i], "flood", floods[i].Load, [(floods[i].Before, floods[i].After)], heldMB, Row(rows, Builds[i]), idle.PoolIdleBytes / 1e6, gcHeldMB, idle);
         }
     }
 
@@ -199,12 +246,16 @@ public sealed class Http() : Experiment(
         return list;
     }
 
-    private static void Record(ExperimentContext context, string build, string phase, HttpLoadResult load, HttpServiceStats before, HttpServiceStats after,
-        double? heldMB, List<IReadOnlyList<string>> rows, double? poolIdleAfterWaitMB = null, double? gcHeldMB = null, HttpServiceStats? idleAfterWait = null)
+    /// <summary>Records one build's phase; <paramref name="spans"/> are the service's figures around each part of it (the saturated phase's slices), its deltas summed over them.</summary>
+    private static void Record(ExperimentContext context, string build, string phase, HttpLoadResult load, IReadOnlyList<(HttpServiceStats Before, HttpServiceStats After)> spans,
+        double? heldMB, List<IReadOnlyList<string>> rows, double? poolIdleAfterWaitMB = null, double? gcHeldMB = null, HttpServiceStats? idleAfterWait = null, Measurement? saturated = null)
     {
-        // The stats requests themselves are served too (two per phase): not counted as load.
-        long served = Math.Max(1, after.Served - before.Served - 1);
-        double bytesPerRequest = (after.AllocatedBytes - before.AllocatedBytes) / (double)served;
+        var after = spans[^1].After;
+        // The stats requests themselves are served too (two per span, one counted inside it): not counted as load.
+        long served = Math.Max(1, spans.Sum(s => s.After.Served - s.Before.Served - 1));
+        double bytesPerRequest = spans.Sum(s => (double)(s.After.AllocatedBytes - s.Before.AllocatedBytes)) / served;
+        int gcCount = spans.Sum(s => s.After.GcCount - s.Before.GcCount);
+        double gcPauseMs = spans.Sum(s => s.After.GcPauseMs - s.Before.GcPauseMs);
         long tooMany = load.Polite.TooMany + load.Flooder.TooMany + load.Saturating.TooMany;
         long unavailable = load.Polite.Unavailable + load.Flooder.Unavailable + load.Saturating.Unavailable;
         long other = load.Polite.OtherStatus + load.Flooder.OtherStatus + load.Saturating.OtherStatus;
@@ -219,11 +270,11 @@ public sealed class Http() : Experiment(
             ["flooderOk"] = load.Flooder.Ok,
             ["flooderTooMany"] = load.Flooder.TooMany,
             ["allocatedBytesPerRequest"] = bytesPerRequest,
-            ["gcCount"] = after.GcCount - before.GcCount,
-            ["gcPauseMs"] = after.GcPauseMs - before.GcPauseMs,
+            ["gcCount"] = gcCount,
+            ["gcPauseMs"] = gcPauseMs,
             ["rssMB"] = after.WorkingSet / 1e6,
             ["peakRssMB"] = after.PeakWorkingSet / 1e6,
-            ["poolRents"] = after.PoolRents - before.PoolRents,
+            ["poolRents"] = spans.Sum(s => s.After.PoolRents - s.Before.PoolRents),
             ["poolOutstanding"] = after.PoolOutstanding,
             ["sendLagP99Micros"] = load.SendLagP99Micros,
         };
@@ -237,7 +288,9 @@ public sealed class Http() : Experiment(
         double Percentile(double p) => latencies.Length == 0 ? double.NaN : latencies[Math.Min(latencies.Length - 1, (int)Math.Ceiling(latencies.Length * p / 100) - 1)];
         if (phase == "saturated")
         {
-            context.RecordSamples(build, "ok/s", [load.OkPerSecond], Parameters.Of(("load", phase)), lowerIsBetter: false, metrics: metrics);
+            // The slices' ok/s as its samples (their median the figure), from the harness's merge of the rounds.
+            context.Record((saturated ?? throw new ArgumentException("The saturated phase is recorded from its slices.", nameof(saturated)))
+                with { Parameters = Parameters.Of(("load", phase)), Metrics = metrics });
         }
         else
         {
@@ -251,7 +304,7 @@ public sealed class Http() : Experiment(
         string Us(double v) => double.IsFinite(v) && phase != "saturated" ? v.ToString("0", CultureInfo.InvariantCulture) : "–";
         rows.Add([build, phase, Us(Percentile(50)), Us(Percentile(99)), Us(Percentile(99.9)), Format.Significant(load.OkPerSecond),
             phase == "flood" ? $"{load.Flooder.Ok}/{load.Flooder.TooMany}" : "–", tooMany.ToString(CultureInfo.InvariantCulture), unavailable.ToString(CultureInfo.InvariantCulture), other.ToString(CultureInfo.InvariantCulture), Format.Significant(bytesPerRequest),
-            (after.GcCount - before.GcCount).ToString(CultureInfo.InvariantCulture), (after.GcPauseMs - before.GcPauseMs).ToString("0.#", CultureInfo.InvariantCulture),
+            gcCount.ToString(CultureInfo.InvariantCulture), gcPauseMs.ToString("0.#", CultureInfo.InvariantCulture),
             (after.WorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture), (after.PeakWorkingSet / 1e6).ToString("0", CultureInfo.InvariantCulture),
             heldMB is { } h ? h.ToString("0.#", CultureInfo.InvariantCulture) : "–", gcHeldMB is { } g ? g.ToString("0.#", CultureInfo.InvariantCulture) : "–", (poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6).ToString("0.##", CultureInfo.InvariantCulture),
             (idleAfterWait ?? after).IdleReleases.ToString(CultureInfo.InvariantCulture), load.Lost.ToString(CultureInfo.InvariantCulture)]);

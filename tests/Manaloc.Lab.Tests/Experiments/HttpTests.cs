@@ -72,4 +72,28 @@ public sealed class HttpTests
         }
         Assert.True(Target(verdict, "throughput").Met);
     }
+
+    [Fact]
+    public void A_sliced_phase_combines_into_one_with_every_request_and_the_whole_time()
+    {
+        static HttpTally Tally(long ok, long lost, params double[] latencies)
+        {
+            var tally = new HttpTally { Sent = ok + lost, Ok = ok, Lost = lost };
+            tally.LatencyMicros.AddRange(latencies);
+            return tally;
+        }
+        var first = new HttpLoadResult(Tally(0, 0), Tally(0, 0), Tally(300, 1), TimeSpan.FromSeconds(0.25), 0);
+        var second = new HttpLoadResult(Tally(2, 0, 10, 20), Tally(0, 0), Tally(100, 0), TimeSpan.FromSeconds(0.75), 7);
+
+        var combined = HttpLoadResult.Combine([first, second]);
+
+        Assert.Equal(400, combined.Saturating.Ok);
+        Assert.Equal(1, combined.Lost);
+        Assert.Equal(403, combined.Sent);
+        Assert.Equal(TimeSpan.FromSeconds(1), combined.Elapsed);
+        Assert.Equal(402, combined.OkPerSecond, 6); // every slice's answers over the slices' time, not an average of their rates
+        Assert.Equal([10.0, 20.0], combined.Polite.LatencyMicros);
+        Assert.Equal(7, combined.SendLagP99Micros);
+        Assert.Throws<ArgumentException>(() => HttpLoadResult.Combine([]));
+    }
 }
