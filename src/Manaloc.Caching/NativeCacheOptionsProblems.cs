@@ -21,30 +21,13 @@ internal static class NativeCacheOptionsProblems
         }
         if (options.MaxEntryBytes < 0)
             problems.Add($"{maxEntryBytes} must not be negative (was {options.MaxEntryBytes}; 0 for the default, a sixteenth of the space for entries).");
-        else if (options.MaxEntryBytes > 0 && budgetValid && EntryLimitProblem(options.MaxBytes, options.MaxEntryBytes) is { } refusal)
-            problems.Add($"{maxEntryBytes} is too large for {maxBytes} (was {options.MaxEntryBytes}): {refusal}");
+        else if (budgetValid && options.MaxEntryBytes > NativeCache.SpaceForEntries(options.MaxBytes))
+        {
+            problems.Add($"{maxEntryBytes} is too large for {maxBytes} (was {options.MaxEntryBytes}): at most "
+                + $"{NativeCache.SpaceForEntries(options.MaxBytes)}, the space for entries in a budget of {options.MaxBytes} bytes (0 for the default, a sixteenth of it).");
+        }
         if (options.TimeProvider is null)
             problems.Add($"{nameof(NativeCacheOptions)}.{nameof(NativeCacheOptions.TimeProvider)} must not be null (it is set in code only).");
         return problems;
-    }
-
-    /// <summary>
-    /// Why the cache refuses <paramref name="maxEntryBytes"/> with this budget, in its own words; null when it accepts
-    /// it. The limit is the space for entries, the budget less the index, which only the cache's layout knows: so a cache
-    /// of that budget is made and disposed (once, when the host starts, and only when an entry limit is set).
-    /// </summary>
-    private static string? EntryLimitProblem(long maxBytes, long maxEntryBytes)
-    {
-        try
-        {
-            using var probe = new NativeCache(new NativeCacheOptions { MaxBytes = maxBytes, MaxEntryBytes = maxEntryBytes });
-            return null;
-        }
-        catch (ArgumentOutOfRangeException e)
-        {
-            // The message without the " (Parameter ...)" and "Actual value" lines the exception appends.
-            int end = e.Message.IndexOf(" (Parameter", StringComparison.Ordinal);
-            return end > 0 ? e.Message[..end] : e.Message;
-        }
     }
 }

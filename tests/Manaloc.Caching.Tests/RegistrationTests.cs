@@ -92,6 +92,32 @@ public sealed class RegistrationTests
     }
 
     [Fact]
+    public async Task Checking_an_entry_limit_makes_no_cache_of_the_budget()
+    {
+        // The check computes the space for entries from the layout: a 128 GiB budget's index and frequency sketch (some
+        // 6 GiB, committed by a cache's constructor) are not made to check a setting. Linux only: the peak resident set
+        // (VmHWM) is reset by writing 5 to /proc/self/clear_refs.
+        if (!OperatingSystem.IsLinux()) return;
+        File.WriteAllText("/proc/self/clear_refs", "5");
+        long before = PeakResidentBytes();
+        var configuration = new Dictionary<string, string?>
+        {
+            ["Manaloc:Cache:MaxBytes"] = NativeCache.MaximumMaxBytes.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            ["Manaloc:Cache:MaxEntryBytes"] = "1153434",
+        };
+        using (var host = await TestHost.StartAsync(s => s.AddManalocDistributedCache(), configuration)) { }
+        Assert.InRange(PeakResidentBytes() - before, long.MinValue, 1L << 30);
+        var e = await TestHost.StartFails(s => s.AddManalocDistributedCache(), new(configuration) { ["Manaloc:Cache:MaxEntryBytes"] = "137438953472" });
+        Assert.Contains($"Manaloc:Cache:MaxEntryBytes is too large for Manaloc:Cache:MaxBytes (was 137438953472): at most {NativeCache.SpaceForEntries(NativeCache.MaximumMaxBytes)}", e.Message);
+    }
+
+    private static long PeakResidentBytes()
+    {
+        string line = File.ReadLines("/proc/self/status").First(l => l.StartsWith("VmHWM:", StringComparison.Ordinal));
+        return long.Parse(line.AsSpan(6).Trim().TrimEnd("kB").Trim(), System.Globalization.CultureInfo.InvariantCulture) * 1024;
+    }
+
+    [Fact]
     public async Task A_value_that_does_not_convert_fails_the_start_naming_the_key()
     {
         var e = await TestHost.StartFails(s => s.AddManalocDistributedCache(), new() { ["Manaloc:Cache:MaxBytes"] = "lots" });

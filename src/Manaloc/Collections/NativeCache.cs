@@ -110,6 +110,17 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     public static long EntrySize(int keyLength, int valueLength)
         => CacheStore.ChunksFor(keyLength, valueLength) << CacheStore.ChunkShift;
 
+    /// <summary>The space for entries in a budget of <paramref name="maxBytes"/> (the budget less the index, the directory of
+    /// blocks and the frequency sketch): the largest <see cref="NativeCacheOptions.MaxEntryBytes"/> that budget accepts.
+    /// Computed from the layout; nothing is allocated, so options can be checked without making a cache.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxBytes"/> is below <see cref="MinimumMaxBytes"/> or above <see cref="MaximumMaxBytes"/>.</exception>
+    public static long SpaceForEntries(long maxBytes)
+    {
+        if (maxBytes < MinimumMaxBytes || maxBytes > MaximumMaxBytes)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(maxBytes), maxBytes, $"MaxBytes must be between {MinimumMaxBytes} and {MaximumMaxBytes}.");
+        return new CacheLayout(maxBytes).CapacityBytes;
+    }
+
     string IMeteredCache.Name => Name ?? "";
     long IMeteredCache.Entries => Volatile.Read(ref _store)?.Count ?? 0;
     long IMeteredCache.NativeBytes => Volatile.Read(ref _store)?.NativeBytes ?? 0;

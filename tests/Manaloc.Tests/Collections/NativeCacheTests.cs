@@ -284,6 +284,25 @@ public sealed class NativeCacheTests
         Assert.True(stats.Expirations >= 150, $"{stats.Expirations} expirations, {stats.Evictions} evictions");
     }
 
+    [Theory]
+    [InlineData(8192)]
+    [InlineData(1 << 20)]
+    [InlineData(300L << 20)]
+    public void SpaceForEntries_is_the_largest_entry_limit_the_constructor_accepts(long maxBytes)
+    {
+        long space = NativeCache.SpaceForEntries(maxBytes);
+        Assert.InRange(space, 1, maxBytes - 1);
+        using (var cache = NewCache(maxBytes, maxEntryBytes: space)) Assert.Equal(space, cache.MaxEntryBytes);
+        Assert.Equal("options.MaxEntryBytes", Assert.Throws<ArgumentOutOfRangeException>(() => NewCache(maxBytes, maxEntryBytes: space + 1)).ParamName);
+    }
+
+    [Fact]
+    public void SpaceForEntries_refuses_a_budget_out_of_range()
+    {
+        Assert.Equal("maxBytes", Assert.Throws<ArgumentOutOfRangeException>(() => NativeCache.SpaceForEntries(NativeCache.MinimumMaxBytes - 1)).ParamName);
+        Assert.Equal("maxBytes", Assert.Throws<ArgumentOutOfRangeException>(() => NativeCache.SpaceForEntries(NativeCache.MaximumMaxBytes + 1)).ParamName);
+    }
+
     [Fact]
     public void Bad_options_are_refused_naming_the_option()
     {
