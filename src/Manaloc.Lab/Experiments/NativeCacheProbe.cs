@@ -100,7 +100,7 @@ internal static class NativeCacheProbe
         // Built after the pauses: the requests' keys are the throughput's, not part of any cache's live set. Untimed:
         // the stream, then its keys in access order (the strings on one core, their UTF-8 bytes on the other), then a
         // full collection so the strings sit together in the old generation in the order they were made.
-        var requests = RequestKeys.Materialize(NativeCacheWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2), sideBySide: true);
+        var requests = RequestKeys.Materialize(NativeCacheWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2), OnBothCores);
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
         MeasureThroughput(context, plan, subject, requests);
     }

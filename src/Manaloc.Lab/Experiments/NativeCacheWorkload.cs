@@ -159,9 +159,10 @@ internal sealed class RequestKeys
 
     /// <summary>
     /// Materializes the keys of <paramref name="stream"/> (entry indexes, at least one), the strings one after another
-    /// in stream order; with <paramref name="sideBySide"/> the UTF-8 bytes are encoded on the other core meanwhile.
+    /// in stream order. The strings are half 0 of the work, the UTF-8 bytes half 1: <paramref name="runHalves"/> runs
+    /// both halves (side by side, say; by default one after the other).
     /// </summary>
-    public static RequestKeys Materialize(int[] stream, bool sideBySide = false)
+    public static RequestKeys Materialize(int[] stream, Action<Action<int>>? runHalves = null)
     {
         ArgumentOutOfRangeException.ThrowIfZero(stream.Length);
         var keys = new string[stream.Length];
@@ -185,9 +186,9 @@ internal sealed class RequestKeys
                 }
             }
         }
-        if (sideBySide && Environment.ProcessorCount >= 2)
+        if (runHalves is not null)
         {
-            LabThreads.RunTogether(2, Build, name: "native-cache-keys");
+            runHalves(Build);
         }
         else
         {
