@@ -7,16 +7,17 @@ namespace Manaloc.Lab.Experiments;
 /// <c>ConcurrentLfu</c>, FASTER's <c>FasterKV</c> over SpanByte kept in memory, <c>ConcurrentDictionary&lt;string,
 /// byte[]&gt;</c> and <c>NativeCache</c>, each in its own child process: the process's memory growth against a byte
 /// budget, the full blocking GC pause and managed bytes per entry with 1M entries (10M full), reads, writes and a 95/5
-/// Zipf 0.99 mix at 1 and 2 threads with every hit copied into a reused writer (the copy alone measured beside them as
-/// the floor), allocation per operation; and hit ratios on three generated traces against ConcurrentLfu.
+/// Zipf 0.99 mix at 1 and 2 threads over keys as requests bring them, every hit copied into a reused writer (the copy
+/// alone and the key's encoding and hash alone measured beside them as floors), allocation per operation; and hit
+/// ratios on three generated traces against ConcurrentLfu.
 /// </summary>
 public sealed class NativeCache() : Experiment(
     "native-cache", "Manaloc's own claim: an in-process cache off the GC heap under an exact byte budget",
-    "string keys (16-48 chars) to 64-512 B values, 1M entries (10M full) in a child per cache: memory growth against a byte budget, full GC pause with the cache full, managed bytes per entry, a 95/5 Zipf 0.99 mix at 1 and 2 threads copying hits into a reused writer (floor: the copy alone), allocation per get and set; hit ratios at a quarter of the working set on three traces against ConcurrentLfu.",
+    "string keys (16-48 chars) to 64-512 B values, 1M entries (10M full) in a child per cache: memory growth against a byte budget, full GC pause with the cache full, managed bytes per entry, a 95/5 Zipf 0.99 mix at 1 and 2 threads over keys as requests bring them, copying hits into a reused writer (floors: the copy alone, the key alone), allocation per get and set; hit ratios at a quarter of the working set on three traces against ConcurrentLfu.",
     CacheSubjects.All, CacheSubjects.Memory, quickSeconds: 31, sweepParameter: "entries")
 {
     // The variants by their short names (CacheSubjects names them once).
-    private const string Memory = CacheSubjects.Memory, Lru = CacheSubjects.Lru, Lfu = CacheSubjects.Lfu, Faster = CacheSubjects.Faster, Native = CacheSubjects.Native, Floor = CacheSubjects.Floor;
+    private const string Memory = CacheSubjects.Memory, Lru = CacheSubjects.Lru, Lfu = CacheSubjects.Lfu, Faster = CacheSubjects.Faster, Native = CacheSubjects.Native, Floor = CacheSubjects.Floor, KeyFloor = CacheSubjects.KeyFloor;
 
     /// <summary>The measurements of <paramref name="op"/> at <paramref name="threads"/> where the cache held the most entries the run gave it (the targets' point).</summary>
     private static Func<Measurement, bool> AtFull(Figures f, string op, int threads = 1)
@@ -131,9 +132,11 @@ public sealed class NativeCache() : Experiment(
             context.Note($"Quick mode: the caches a target reads ({string.Join(", ", CacheSubjects.Judged)}), measured in the first launch, each throughput cell with {context.Settings.Launches} launches' worth of interleaved samples; "
                 + "the pause at the full entry count only, one settled collection per process; memory growth and the reads' and writes' own cells of NativeCache only; the later launches repeat NativeCache's memory growth, managed bytes and pause. Full mode measures every cache in every launch.");
         }
-        context.Note("Throughput: the string-keyed caches read keys from a prebuilt string array (their best case), NativeCache takes the same keys as spans and FASTER their UTF-8 bytes; "
-            + "every 20th operation of the mix replaces the key's value with one of a new random size; each thread copies hits into its own reused ArrayBufferWriter. "
-            + "The floor copies a value of the entry's current length from fixed bytes into the writer, in NativeCache's child, sampled in the same rounds.");
+        context.Note("Throughput: keys as a request brings them. Before timing, each position of the Zipf stream gets a fresh string of its key, made in stream order, and its UTF-8 bytes; "
+            + "the string-keyed caches look up that string, NativeCache takes it as a span and FASTER the bytes. The request's key is read sequentially, so it is in cache; the key the cache stored is not: "
+            + "a managed cache compares the request's string with its stored one character by character (never the same instance), NativeCache and FASTER compare bytes inline in their entries. "
+            + "The two threads start half the stream apart. Every 20th operation of the mix replaces the key's value with one of a new random size; each thread copies hits into its own reused ArrayBufferWriter. "
+            + "Floors, in NativeCache's child, sampled in the same rounds: the copy (a value of the entry's current length from fixed bytes into the writer) and the key (the request's key encoded to UTF-8 and hashed as NativeCache does, nothing stored).");
     }
 
     /// <summary>The pause, memory and throughput of each cache beside MemoryCache's, and the hit ratios against ConcurrentLfu.</summary>
@@ -156,6 +159,17 @@ public sealed class NativeCache() : Experiment(
         {
             context.AddTable(new ResultTable($"Each cache at {plan.Entries:N0} entries (medians; memory growth at twice the memory budget's bytes)",
                 ["cache", "full GC pause", "managed/entry", "memory ÷ budget", "mix, 1 thread", "mix, 2 threads", "alloc/get", "alloc/set"], rows));
+        }
+        var floorRows = new[] { Native, Floor, KeyFloor }.Where(v => f.Find(v, AtFull(f, "mix", 1)) is not null).Select(v => (string[])
+        [
+            v,
+            Value(f.Median(v, AtFull(f, "mix", 1)), Unit.NsPerOp),
+            Value(f.Median(v, AtFull(f, "mix", 2)), Unit.NsPerOp),
+        ]).ToArray();
+        if (floorRows.Length > 1)
+        {
+            context.AddTable(new ResultTable("The mix in NativeCache's child beside its floors: the copy alone, and the request's key encoded and hashed alone (medians)",
+                ["variant", "mix, 1 thread", "mix, 2 threads"], floorRows));
         }
         var hitRows = NativeCacheTraces.All.Where(t => f.Find(Native, HitRatio(t)) is not null).Select(t => (string[])
         [

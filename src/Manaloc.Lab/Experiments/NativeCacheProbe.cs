@@ -77,7 +77,11 @@ internal static class NativeCacheProbe
     /// </summary>
     private static bool Trimmed(ExperimentContext context) => context.Settings.Mode == RunMode.Quick;
 
-    /// <summary>Keys in each stream, a power of two: read round and round by the loops.</summary>
+    /// <summary>
+    /// Positions in the stream, read round and round by the loops: the quick stream draws as many keys as the cache
+    /// holds, so its cold tail is as wide as one pass of the distribution's; each position's key materialized
+    /// (<see cref="RequestKeys"/>) takes about 136 bytes, 136 MiB quick and 272 MiB full, beside caches of 0.5 and 5 GiB.
+    /// </summary>
     private static int StreamLength(RunSettings s) => s.Pick(smoke: 1 << 12, quick: 1 << 20, full: 1 << 21);
 
     /// <summary>Runs the plan and records its measurements (see <see cref="NativeCache.DescribeParameters"/>).</summary>
@@ -93,16 +97,12 @@ internal static class NativeCacheProbe
         MeasurePauses(context, plan, subject);
         if (!throughput) return;
         context.Status($"{plan.Variant}: keys and streams");
-        // Built after the pauses: the key array is the throughput's, not part of any cache's live set. Untimed and
-        // independent of each other: the keys on one core, the stream on the other.
-        string[] keys = [];
-        int[] zipf = [];
-        OnBothCores(half =>
-        {
-            if (half == 0) keys = NativeCacheWorkload.KeyStrings(plan.Entries);
-            else zipf = NativeCacheWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2);
-        });
-        MeasureThroughput(context, plan, subject, keys, zipf);
+        // Built after the pauses: the requests' keys are the throughput's, not part of any cache's live set. Untimed:
+        // the stream, then its keys in access order (the strings on one core, their UTF-8 bytes on the other), then a
+        // full collection so the strings sit together in the old generation in the order they were made.
+        var requests = RequestKeys.Materialize(NativeCacheWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2), OnBothCores);
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+        MeasureThroughput(context, plan, subject, requests);
     }
 
     private static void MeasureMemory(ExperimentContext context, NativeCachePlan plan)
@@ -253,7 +253,7 @@ internal static class NativeCacheProbe
         LabThreads.RunTogether(2, half, name: "native-cache-setup");
     }
 
-    private static void MeasureThroughput(ExperimentContext context, NativeCachePlan plan, CacheSubject subject, string[] keys, int[] zipf)
+    private static void MeasureThroughput(ExperimentContext context, NativeCachePlan plan, CacheSubject subject, RequestKeys requests)
     {
         var p = Parameters.Of(("entries", (long)plan.Entries));
         var sinks = new long[CacheSubject.MaxThreads * 8];
@@ -261,40 +261,46 @@ internal static class NativeCacheProbe
         var sampling = context.Settings.Mode == RunMode.Quick
             ? new ExperimentContext(context.ExperimentName, context.Settings with { Samples = context.Settings.Samples * context.Settings.Launches }, cancellation: context.Cancellation)
             : context;
-        CacheSubject? floor = null;
+        CacheSubject? floor = null, keyFloor = null;
         try
         {
             var cells = new List<(string, Parameters, Action<long>)>();
             if (!Trimmed(context) || plan.Variant == CacheSubjects.Native)
             {
-                cells.Add((subject.Variant, p.With("op", "get").With("threads", 1), n => sinks[0] += subject.Gets(0, keys, zipf, n)));
-                cells.Add((subject.Variant, p.With("op", "set").With("threads", 1), n => sinks[0] += subject.Sets(0, keys, zipf, n)));
+                cells.Add((subject.Variant, p.With("op", "get").With("threads", 1), n => sinks[0] += subject.Gets(0, requests, n)));
+                cells.Add((subject.Variant, p.With("op", "set").With("threads", 1), n => sinks[0] += subject.Sets(0, requests, n)));
             }
-            cells.Add((subject.Variant, p.With("op", "mix").With("threads", 1), n => sinks[0] += subject.Mix(0, keys, zipf, n)));
+            cells.Add((subject.Variant, p.With("op", "mix").With("threads", 1), n => sinks[0] += subject.Mix(0, requests, n)));
             if (plan.Variant == CacheSubjects.Native)
             {
-                // The floor beside NativeCache in the same rounds: a copy of each hit's bytes and nothing else.
+                // The floors beside NativeCache in the same rounds: a copy of each hit's bytes and nothing else; the
+                // request's key encoded and hashed and nothing else (what the harness's key costs any cache taking it).
                 floor = CacheSubjects.Create(CacheSubjects.Floor, plan.FullBudget, plan.Entries, plan.Entries);
                 floor.Fill(0, plan.Entries);
+                keyFloor = CacheSubjects.Create(CacheSubjects.KeyFloor, plan.FullBudget, plan.Entries, plan.Entries);
                 var f = floor;
+                var k = keyFloor;
                 // The floor's reads alone are read by no target: full mode's figure.
-                if (!Trimmed(context)) cells.Add((CacheSubjects.Floor, p.With("op", "get").With("threads", 1), n => sinks[0] += f.Gets(0, keys, zipf, n)));
-                cells.Add((CacheSubjects.Floor, p.With("op", "mix").With("threads", 1), n => sinks[0] += f.Mix(0, keys, zipf, n)));
+                if (!Trimmed(context)) cells.Add((CacheSubjects.Floor, p.With("op", "get").With("threads", 1), n => sinks[0] += f.Gets(0, requests, n)));
+                cells.Add((CacheSubjects.Floor, p.With("op", "mix").With("threads", 1), n => sinks[0] += f.Mix(0, requests, n)));
+                cells.Add((CacheSubjects.KeyFloor, p.With("op", "mix").With("threads", 1), n => sinks[0] += k.Mix(0, requests, n)));
             }
             sampling.Compare(cells);
-            sampling.MeasureThreads(subject.Variant, 2, (t, n) => sinks[t * 8] += subject.Mix(t, keys, zipf, n), p.With("op", "mix"));
-            if (floor is not null) sampling.MeasureThreads(CacheSubjects.Floor, 2, (t, n) => sinks[t * 8] += floor.Mix(t, keys, zipf, n), p.With("op", "mix"));
+            sampling.MeasureThreads(subject.Variant, 2, (t, n) => sinks[t * 8] += subject.Mix(t, requests, n), p.With("op", "mix"));
+            if (floor is not null) sampling.MeasureThreads(CacheSubjects.Floor, 2, (t, n) => sinks[t * 8] += floor.Mix(t, requests, n), p.With("op", "mix"));
+            if (keyFloor is not null) sampling.MeasureThreads(CacheSubjects.KeyFloor, 2, (t, n) => sinks[t * 8] += keyFloor.Mix(t, requests, n), p.With("op", "mix"));
             if (!ReferenceEquals(sampling, context)) foreach (var m in sampling.Measurements) context.Record(m);
 
             // Every key was stored and the budget holds them all: a lookup that misses is the cache's loss, stated beside the figures.
-            long probes = Math.Min(zipf.Length, 1 << 16);
-            long hits = subject.Gets(0, keys, zipf, probes);
+            long probes = Math.Min(requests.Length, 1 << 16);
+            long hits = subject.Gets(0, requests, probes);
             context.RecordSamples(subject.Variant, Unit.Percent, [100.0 * hits / probes], p.With("op", "throughput-hits"), lowerIsBetter: false);
             if (hits < probes) context.Note($"{subject.Variant}: {probes - hits:N0} of {probes:N0} lookups after the throughput phases missed.");
         }
         finally
         {
             floor?.Dispose();
+            keyFloor?.Dispose();
         }
         GC.KeepAlive(sinks);
     }

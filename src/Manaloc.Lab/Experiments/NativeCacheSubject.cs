@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Collections.Concurrent;
 using System.Numerics;
+using System.Runtime.CompilerServices;
 using System.Text;
 using BitFaster.Caching;
 using BitFaster.Caching.Lfu;
@@ -20,17 +21,18 @@ internal interface ICacheOperations
     /// <summary>Stores entry <paramref name="index"/> from a key the driver formatted and keeps no longer: the cache makes whatever it keeps.</summary>
     void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value);
 
-    /// <summary>Looks <paramref name="key"/> up and, on a hit, copies its value into <paramref name="destination"/>.</summary>
-    bool TryGet(string key, int index, ArrayBufferWriter<byte> destination);
+    /// <summary>Looks the key at <paramref name="position"/> of <paramref name="requests"/> up (in the form the cache takes) and, on a hit, copies its value into <paramref name="destination"/>.</summary>
+    bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination);
 
-    /// <summary>Replaces the value of <paramref name="key"/> (present) with <paramref name="value"/>.</summary>
-    void Replace(string key, int index, ReadOnlySpan<byte> value);
+    /// <summary>Replaces the value of the key at <paramref name="position"/> of <paramref name="requests"/> (present) with <paramref name="value"/>.</summary>
+    void Replace(RequestKeys requests, int position, ReadOnlySpan<byte> value);
 }
 
 /// <summary>
 /// One variant of the native-cache experiment: filled one entry at a time from keys the driver formats and drops, then
-/// read and rewritten by up to <see cref="MaxThreads"/> threads from a prebuilt key array, each thread with its own
-/// operations (FASTER needs a session per thread) and its own reused writer that every hit is copied into.
+/// read and rewritten by up to <see cref="MaxThreads"/> threads from keys materialized in access order
+/// (<see cref="RequestKeys"/>), each thread with its own operations (FASTER needs a session per thread) and its own
+/// reused writer that every hit is copied into.
 /// </summary>
 internal abstract class CacheSubject : IDisposable
 {
@@ -48,17 +50,17 @@ internal abstract class CacheSubject : IDisposable
     public abstract void Fill(long from, long to, int thread = 0);
 
     /// <summary>
-    /// Looks up <paramref name="count"/> keys of <paramref name="stream"/> (indexes into <paramref name="keys"/>) on
-    /// behalf of <paramref name="thread"/>, from where its previous call stopped, copying every hit into the thread's
-    /// writer; returns the hits.
+    /// Looks up <paramref name="count"/> keys of <paramref name="requests"/> on behalf of <paramref name="thread"/>, from
+    /// where its previous call stopped (thread <c>t</c> starts <c>t</c> ÷ <see cref="MaxThreads"/> of the way round, so
+    /// the threads do not read the same keys at once), copying every hit into the thread's writer; returns the hits.
     /// </summary>
-    public abstract long Gets(int thread, string[] keys, int[] stream, long count);
+    public abstract long Gets(int thread, RequestKeys requests, long count);
 
     /// <summary>As <see cref="Gets"/>, every twentieth operation a write instead that replaces the key's value with one of a new random size (95% reads, 5% writes); returns the hits.</summary>
-    public abstract long Mix(int thread, string[] keys, int[] stream, long count);
+    public abstract long Mix(int thread, RequestKeys requests, long count);
 
     /// <summary>As <see cref="Gets"/>, every operation a write of a new random size; returns the writes.</summary>
-    public abstract long Sets(int thread, string[] keys, int[] stream, long count);
+    public abstract long Sets(int thread, RequestKeys requests, long count);
 
     /// <summary>Frees the cache.</summary>
     public abstract void Dispose();
@@ -87,35 +89,37 @@ internal sealed class CacheSubject<TOperations>(string variant, TOperations[] pe
         }
     }
 
-    public override long Gets(int thread, string[] keys, int[] stream, long count) => Run<ReadsOnly>(thread, keys, stream, count);
+    public override long Gets(int thread, RequestKeys requests, long count) => Run<ReadsOnly>(thread, requests, count);
 
-    public override long Mix(int thread, string[] keys, int[] stream, long count) => Run<OneWriteInTwenty>(thread, keys, stream, count);
+    public override long Mix(int thread, RequestKeys requests, long count) => Run<OneWriteInTwenty>(thread, requests, count);
 
-    public override long Sets(int thread, string[] keys, int[] stream, long count)
+    public override long Sets(int thread, RequestKeys requests, long count)
     {
-        Run<WritesOnly>(thread, keys, stream, count);
+        Run<WritesOnly>(thread, requests, count);
         return count;
     }
 
     /// <summary>The loop of <see cref="Gets"/>, <see cref="Mix"/> and <see cref="Sets"/>: operation <c>at</c> of the
     /// thread's stream is a write (a new value of a new random size) where <typeparamref name="TWrites"/> says so, else a
     /// read into the thread's writer; returns the hits. A struct type argument, so each loop is compiled with its test folded.</summary>
-    private long Run<TWrites>(int thread, string[] keys, int[] stream, long count) where TWrites : struct, IWriteSchedule
+    private long Run<TWrites>(int thread, RequestKeys requests, long count) where TWrites : struct, IWriteSchedule
     {
         ref var cache = ref perThread[thread];
         var writer = _writers[thread];
-        long mask = stream.Length - 1, cursor = _cursors[thread * 8], hits = 0;
-        for (long i = 0; i < count; i++)
+        long cursor = _cursors[thread * 8], hits = 0;
+        int length = requests.Length;
+        // The position goes round the stream by a compare, not a division: the loop's own cost stays a few cycles.
+        int position = (int)((cursor + (long)thread * length / MaxThreads) % length);
+        for (long i = 0; i < count; i++, position = position + 1 == length ? 0 : position + 1)
         {
             long at = cursor + i;
-            int index = stream[at & mask];
             if (TWrites.IsWrite(at))
             {
-                cache.Replace(keys[index], index, NativeCacheWorkload.Value(at, NativeCacheWorkload.RewriteLength(at)));
+                cache.Replace(requests, position, NativeCacheWorkload.Value(at, NativeCacheWorkload.RewriteLength(at)));
                 continue;
             }
             writer.ResetWrittenCount();
-            if (cache.TryGet(keys[index], index, writer)) hits++;
+            if (cache.TryGet(requests, position, writer)) hits++;
         }
         _cursors[thread * 8] = cursor + count;
         return hits;
@@ -156,6 +160,7 @@ internal static class CacheSubjects
     public const string Dictionary = "ConcurrentDictionary<string, byte[]>";
     public const string Native = "NativeCache";
     public const string Floor = "copy only (floor)";
+    public const string KeyFloor = "key only (floor)";
 
     /// <summary>The caches, each measured in a child process of its own, in display order.</summary>
     public static readonly IReadOnlyList<string> Caches = [Memory, Lru, Lfu, Faster, Dictionary, Native];
@@ -163,8 +168,8 @@ internal static class CacheSubjects
     /// <summary>The caches a target reads (NativeCache and the anchors of its pause and mix targets): quick mode's children.</summary>
     public static readonly IReadOnlyList<string> Judged = [Memory, Lru, Faster, Native];
 
-    /// <summary>Every variant: the caches and the floor (measured in NativeCache's child).</summary>
-    public static readonly IReadOnlyList<string> All = [.. Caches, Floor];
+    /// <summary>Every variant: the caches and the floors (measured in NativeCache's child).</summary>
+    public static readonly IReadOnlyList<string> All = [.. Caches, Floor, KeyFloor];
 
     /// <summary>Entries a count-bounded cache (ConcurrentLru, ConcurrentLfu) gets for <paramref name="budgetBytes"/>: the budget over the mean key and value bytes.</summary>
     public static int CapacityFor(long budgetBytes) => (int)Math.Clamp(budgetBytes / NativeCacheWorkload.MeanEntryBytes, 8, Array.MaxLength);
@@ -173,7 +178,8 @@ internal static class CacheSubjects
     /// A new, empty cache of <paramref name="variant"/> for a byte budget: MemoryCache's <c>SizeLimit</c> in bytes (each
     /// entry sized at its key and value bytes), ConcurrentLru and ConcurrentLfu at <paramref name="capacity"/> entries,
     /// FASTER's in-memory log at the power of two nearest the budget, NativeCache's <c>MaxBytes</c>; ConcurrentDictionary
-    /// has no bound. The floor keeps each entry's value length only and copies from fixed bytes.
+    /// has no bound. The copy floor keeps each entry's value length only and copies from fixed bytes; the key floor
+    /// keeps nothing and only encodes and hashes each key.
     /// </summary>
     /// <exception cref="ArgumentException">An unknown variant.</exception>
     public static CacheSubject Create(string variant, long budgetBytes, int capacity, int entries) => variant switch
@@ -185,6 +191,7 @@ internal static class CacheSubjects
         Dictionary => CreateDictionary(),
         Native => CreateNative(budgetBytes),
         Floor => CreateFloor(entries),
+        KeyFloor => CreateKeyFloor(),
         _ => throw new ArgumentException($"Unknown native-cache variant '{variant}'; known: {string.Join(", ", All)}.", nameof(variant)),
     };
 
@@ -238,6 +245,12 @@ internal static class CacheSubjects
         return new CacheSubject<FloorOperations>(Floor, [new(lengths), new(lengths)], () => lengths.Length, () => { });
     }
 
+    private static CacheSubject CreateKeyFloor()
+    {
+        var sinks = new ulong[CacheSubject.MaxThreads * 8]; // a cache line apart: each thread folds its hashes into its own
+        return new CacheSubject<KeyFloorOperations>(KeyFloor, [new(sinks, 0), new(sinks, 8)], () => 0, () => GC.KeepAlive(sinks));
+    }
+
     /// <summary>A string key's bytes in the byte budgets: its UTF-8 length (the keys are ASCII), as NativeCache stores it.</summary>
     private static long KeyBytes(string key) => key.Length;
 
@@ -245,14 +258,14 @@ internal static class CacheSubjects
     {
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => Store(new string(key), value);
 
-        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination)
+        public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination)
         {
-            if (!cache.TryGetValue(key, out object? value)) return false;
+            if (!cache.TryGetValue(requests.Key(position), out object? value)) return false;
             destination.Write((byte[])value!);
             return true;
         }
 
-        public void Replace(string key, int index, ReadOnlySpan<byte> value) => Store(key, value);
+        public void Replace(RequestKeys requests, int position, ReadOnlySpan<byte> value) => Store(requests.Key(position), value);
 
         // CreateEntry and Dispose: MemoryCache's own path under Set, without the options object Set takes.
         private void Store(string key, ReadOnlySpan<byte> value)
@@ -268,37 +281,37 @@ internal static class CacheSubjects
     {
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => cache.AddOrUpdate(new string(key), value.ToArray());
 
-        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination)
+        public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination)
         {
-            if (!cache.TryGet(key, out var value)) return false;
+            if (!cache.TryGet(requests.Key(position), out var value)) return false;
             destination.Write(value);
             return true;
         }
 
-        public void Replace(string key, int index, ReadOnlySpan<byte> value) => cache.AddOrUpdate(key, value.ToArray());
+        public void Replace(RequestKeys requests, int position, ReadOnlySpan<byte> value) => cache.AddOrUpdate(requests.Key(position), value.ToArray());
     }
 
     private readonly struct DictionaryOperations(ConcurrentDictionary<string, byte[]> cache) : ICacheOperations
     {
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => cache[new string(key)] = value.ToArray();
 
-        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination)
+        public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination)
         {
-            if (!cache.TryGetValue(key, out var value)) return false;
+            if (!cache.TryGetValue(requests.Key(position), out var value)) return false;
             destination.Write(value);
             return true;
         }
 
-        public void Replace(string key, int index, ReadOnlySpan<byte> value) => cache[key] = value.ToArray();
+        public void Replace(RequestKeys requests, int position, ReadOnlySpan<byte> value) => cache[requests.Key(position)] = value.ToArray();
     }
 
     private readonly struct NativeOperations(Cache cache) : ICacheOperations
     {
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => cache.Set(key, value);
 
-        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination) => cache.TryGet(key.AsSpan(), destination);
+        public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination) => cache.TryGet(requests.Key(position).AsSpan(), destination);
 
-        public void Replace(string key, int index, ReadOnlySpan<byte> value) => cache.Set(key.AsSpan(), value);
+        public void Replace(RequestKeys requests, int position, ReadOnlySpan<byte> value) => cache.Set(requests.Key(position).AsSpan(), value);
     }
 
     /// <summary>What no cache can beat: the copy of a value of the entry's current length from fixed bytes into the writer, and the length's update on a write.</summary>
@@ -306,21 +319,49 @@ internal static class CacheSubjects
     {
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => lengths[index] = value.Length;
 
-        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination)
+        public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination)
         {
+            int index = requests.Index(position);
             destination.Write(NativeCacheWorkload.Value(index, lengths[index]));
             return true;
         }
 
-        public void Replace(string key, int index, ReadOnlySpan<byte> value) => lengths[index] = value.Length;
+        public void Replace(RequestKeys requests, int position, ReadOnlySpan<byte> value) => lengths[requests.Index(position)] = value.Length;
+    }
+
+    /// <summary>
+    /// What the key alone costs NativeCache: the request's key encoded to UTF-8 on the stack and hashed, as its
+    /// char-key members do, and nothing stored or copied; the hash is folded into the thread's sink so it is not
+    /// dropped. The part of the mix that is the key's, which every string-keyed call pays.
+    /// </summary>
+    private readonly struct KeyFloorOperations(ulong[] sinks, int slot) : ICacheOperations
+    {
+        public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value)
+        {
+        }
+
+        public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination)
+        {
+            Hash(requests.Key(position));
+            return true;
+        }
+
+        public void Replace(RequestKeys requests, int position, ReadOnlySpan<byte> value) => Hash(requests.Key(position));
+
+        [SkipLocalsInit]
+        private void Hash(ReadOnlySpan<char> key)
+        {
+            using var utf8 = new Utf8Key(key, stackalloc byte[256]);
+            sinks[slot] += CacheHashing.Hash(utf8.Bytes);
+        }
     }
 }
 
 /// <summary>
 /// FASTER's <see cref="FasterKV{Key, Value}"/> over <see cref="SpanByte"/> keys and values, kept in memory: a null log
 /// device, the in-memory log at the power of two nearest the budget in 4 MiB pages, and a hash index of one 64-byte
-/// bucket (seven entries) per four keys, fixed at construction as FASTER's index is. Keys are encoded to UTF-8 on the
-/// stack per call (what FASTER's byte keys need); a hit is copied straight from the log into the thread's writer. A record
+/// bucket (seven entries) per four keys, fixed at construction as FASTER's index is. The fill encodes each key to UTF-8
+/// on the stack; the throughput loops hand it the request's UTF-8 bytes (<see cref="RequestKeys.Utf8"/>); a hit is copied straight from the log into the thread's writer. A record
 /// that the log has moved past its memory (to the null device) reads as a miss. One session per thread.
 /// </summary>
 internal static class FasterCacheSubject
@@ -381,11 +422,10 @@ internal static class FasterCacheSubject
             session.Upsert(bytes[..Encoding.UTF8.GetBytes(key, bytes)], value);
         }
 
-        public bool TryGet(string key, int index, ArrayBufferWriter<byte> destination)
+        public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination)
         {
-            Span<byte> bytes = stackalloc byte[NativeCacheWorkload.MaxKeyChars * 3];
             SpanByte input = default;
-            var status = session.Read(bytes[..Encoding.UTF8.GetBytes(key, bytes)], ref input, ref destination);
+            var status = session.Read(requests.Utf8(position), ref input, ref destination);
             if (status.IsPending)
             {
                 // The record was moved past the log's memory, to the null device: no value to read, a miss.
@@ -395,10 +435,6 @@ internal static class FasterCacheSubject
             return status.Found;
         }
 
-        public void Replace(string key, int index, ReadOnlySpan<byte> value)
-        {
-            Span<byte> bytes = stackalloc byte[NativeCacheWorkload.MaxKeyChars * 3];
-            session.Upsert(bytes[..Encoding.UTF8.GetBytes(key, bytes)], value);
-        }
+        public void Replace(RequestKeys requests, int position, ReadOnlySpan<byte> value) => session.Upsert(requests.Utf8(position), value);
     }
 }

@@ -1,3 +1,4 @@
+using System.Text;
 using Manaloc.Lab.Experiments;
 using Manaloc.Lab.Harness;
 using Manaloc.Lab.Tests.Harness;
@@ -50,6 +51,72 @@ public sealed class NativeCacheTests
         Assert.Contains("power of two", Assert.Throws<ArgumentOutOfRangeException>(() => NativeCacheWorkload.Zipf(10, 1000, 1)).Message, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void Request_keys_are_the_streams_keys_in_order_each_a_string_of_its_own_with_its_utf8_bytes()
+    {
+        var stream = NativeCacheWorkload.Zipf(5_000, 1 << 14, seed: 2);
+        foreach (var runHalves in new Action<Action<int>>?[] { null, halves => LabThreads.RunTogether(2, halves) })
+        {
+            var requests = RequestKeys.Materialize(stream, runHalves);
+            Assert.Equal(stream.Length, requests.Length);
+            var seen = new HashSet<string>(ReferenceEqualityComparer.Instance);
+            for (int at = 0; at < stream.Length; at++)
+            {
+                string key = requests.Key(at);
+                Assert.Equal(stream[at], requests.Index(at));
+                Assert.Equal(NativeCacheWorkload.KeyString(stream[at]), key);
+                Assert.Equal(Encoding.UTF8.GetBytes(key), requests.Utf8(at).ToArray());
+                Assert.True(seen.Add(key)); // a fresh instance per position, even where the stream repeats a key
+            }
+            Assert.True(stream.Distinct().Count() < stream.Length / 2); // the stream does repeat its hot keys
+        }
+        Assert.Throws<ArgumentOutOfRangeException>(() => RequestKeys.Materialize([]));
+    }
+
+    [Fact]
+    public void The_second_thread_starts_half_the_stream_away_and_every_thread_goes_round_it()
+    {
+        // The key floor finds every key (it stores nothing); the copy floor reads each position's entry: a stream of
+        // one stored and one unknown half tells which positions a thread read through a cache that holds the first half.
+        using var subject = CacheSubjects.Create(CacheSubjects.Native, 1 << 20, 100, 100);
+        subject.Fill(0, 100);
+        var requests = RequestKeys.Materialize([.. Enumerable.Range(0, 64).Select(i => i < 32 ? i : 1000 + i)]);
+        Assert.Equal(32, subject.Gets(0, requests, 32)); // thread 0 from position 0: the stored half
+        Assert.Equal(0, subject.Gets(1, requests, 32)); // thread 1 from position 32: the unknown half
+        Assert.Equal(0, subject.Gets(0, requests, 32)); // thread 0 goes on where it stopped
+        Assert.Equal(32 * 3, subject.Gets(1, requests, 64 * 3)); // and round and round
+    }
+
+    [Theory]
+    [InlineData(CacheSubjects.Native)]
+    [InlineData(CacheSubjects.Floor)]
+    [InlineData(CacheSubjects.KeyFloor)]
+    public void The_throughput_loops_allocate_nothing_per_operation(string variant)
+    {
+        const int Entries = 4_096;
+        using var subject = CacheSubjects.Create(variant, 1 << 24, Entries, Entries);
+        subject.Fill(0, Entries);
+        var requests = RequestKeys.Materialize(NativeCacheWorkload.Zipf(Entries, 1 << 14, seed: 2));
+        for (int warm = 0; warm < 3; warm++)
+        {
+            subject.Gets(0, requests, 1 << 14);
+            subject.Mix(0, requests, 1 << 14);
+            subject.Sets(0, requests, 1 << 12);
+        }
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        long hits = subject.Gets(0, requests, 1 << 16) + subject.Mix(0, requests, 1 << 16) + subject.Sets(0, requests, 1 << 14);
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+        Assert.True(hits > 1 << 16);
+    }
+
+    [Fact]
+    public void The_key_floor_is_a_variant_the_experiment_knows_but_no_child_of_its_own()
+    {
+        Assert.Contains(CacheSubjects.KeyFloor, CacheSubjects.All);
+        Assert.DoesNotContain(CacheSubjects.KeyFloor, CacheSubjects.Caches);
+        Assert.Throws<ArgumentException>(() => NativeCachePlan.Parse([CacheSubjects.KeyFloor, "1000", "1048576"]));
+    }
+
     public static TheoryData<string> Caches() => new(CacheSubjects.Caches);
 
     [Theory]
@@ -60,13 +127,13 @@ public sealed class NativeCacheTests
         using var subject = CacheSubjects.Create(variant, plan.FullBudget, plan.Entries, plan.Entries);
         subject.Fill(0, plan.Entries);
         if (subject.Count >= 0) Assert.Equal(plan.Entries, subject.Count);
-        var keys = NativeCacheWorkload.KeyStrings(plan.Entries);
-        var uniform = Enumerable.Range(0, 1 << 15).Select(i => i % plan.Entries).ToArray();
-        Assert.Equal(1 << 15, subject.Gets(0, keys, uniform, 1 << 15)); // every key stored was found
-        subject.Mix(0, keys, uniform, 1 << 14);
-        Parallel.For(0, 2, t => subject.Mix(t, keys, uniform, 1 << 14));
-        subject.Sets(0, keys, uniform, 1 << 12);
-        Assert.Equal(1 << 15, subject.Gets(0, keys, uniform, 1 << 15)); // still every key, after writes from two threads
+        var uniform = RequestKeys.Materialize([.. Enumerable.Range(0, 1 << 15).Select(i => i % plan.Entries)]);
+        Assert.Equal(1 << 15, subject.Gets(0, uniform, 1 << 15)); // every key stored was found
+        subject.Mix(0, uniform, 1 << 14);
+        Parallel.For(0, 2, t => subject.Mix(t, uniform, 1 << 14));
+        subject.Sets(0, uniform, 1 << 12);
+        Assert.Equal(1 << 15, subject.Gets(0, uniform, 1 << 15)); // still every key, after writes from two threads
+        Assert.Equal(1 << 15, subject.Gets(1, uniform, 1 << 15)); // and from the second thread's start, half the stream on
     }
 
     [Theory]
@@ -79,8 +146,7 @@ public sealed class NativeCacheTests
         using var subject = CacheSubjects.Create(variant, plan.FullBudget, Entries, Entries);
         LabThreads.RunTogether(2, half => subject.Fill(half * (Entries / 2), (half + 1) * (Entries / 2), thread: half));
         if (subject.Count >= 0) Assert.Equal(Entries, subject.Count);
-        var keys = NativeCacheWorkload.KeyStrings(Entries);
-        Assert.Equal(Entries, subject.Gets(0, keys, [.. Enumerable.Range(0, Entries)], Entries));
+        Assert.Equal(Entries, subject.Gets(0, RequestKeys.Materialize([.. Enumerable.Range(0, Entries)]), Entries));
     }
 
     [Fact]
@@ -90,9 +156,8 @@ public sealed class NativeCacheTests
         {
             using var subject = CacheSubjects.Create(variant, 1 << 20, 1000, 1000);
             subject.Fill(0, 1000);
-            var keys = NativeCacheWorkload.KeyStrings(2000);
-            var missing = Enumerable.Range(1000, 16).ToArray();
-            Assert.True(subject.Gets(0, keys, missing, 16) == 0, variant);
+            var missing = RequestKeys.Materialize([.. Enumerable.Range(1000, 16)]);
+            Assert.True(subject.Gets(0, missing, 16) == 0, variant);
         }
     }
 
@@ -124,8 +189,7 @@ public sealed class NativeCacheTests
         int given = CacheSubjects.CapacityFor(budget) * 4;
         using var subject = CacheSubjects.Create(variant, budget, CacheSubjects.CapacityFor(budget), given);
         subject.Fill(0, given);
-        var keys = NativeCacheWorkload.KeyStrings(given);
-        long hits = subject.Gets(0, keys, [.. Enumerable.Range(0, given)], given);
+        long hits = subject.Gets(0, RequestKeys.Materialize([.. Enumerable.Range(0, given)]), given);
         Assert.InRange(hits, 1, given * 3 / 4);
     }
 
