@@ -292,10 +292,10 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
         ulong hash = Hash(key);
         while (true)
         {
-            if (TryGetValue(key, out TValue current))
+            if (TryGetForUpdate(key, hash, out TValue current, out var read))
             {
                 TValue updated = updateValueFactory(key, current, factoryArgument);
-                if (TryReplaceIfUnchanged(key, hash, updated, current)) return updated;
+                if (TryReplaceIfUnchanged(key, hash, updated, read)) return updated;
             }
             else
             {
@@ -316,15 +316,49 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
         }
     }
 
-    /// <summary>Replaces the value if its bytes are still <paramref name="expected"/>'s (AddOrUpdate's compare: no equality call, no boxing).</summary>
-    private bool TryReplaceIfUnchanged(TKey key, ulong hash, TValue value, TValue expected)
+    /// <summary>Where AddOrUpdate's value was read: the table, the key's chain and the even sequence that validated the read.</summary>
+    private readonly struct ReadVersion(NativeHashTable<TKey, TValue> table, byte* primary, uint sequence)
+    {
+        public readonly NativeHashTable<TKey, TValue> Table = table;
+        public readonly byte* Primary = primary;
+        public readonly uint Sequence = sequence;
+    }
+
+    /// <summary>AddOrUpdate's lock-free read: the value and where it was read, for <see cref="TryReplaceIfUnchanged"/>.</summary>
+    private bool TryGetForUpdate(TKey key, ulong hash, out TValue value, out ReadVersion read)
+    {
+        var slot = ReaderGate.Enter();
+        try
+        {
+            var table = Volatile.Read(ref _table);
+            if (table is null) ThrowDisposed();
+            bool found = table.TryGetConcurrent(key, hash, out value, out byte* primary, out uint sequence);
+            read = new ReadVersion(table, primary, sequence);
+            return found;
+        }
+        finally
+        {
+            ReaderGate.Exit(slot);
+        }
+    }
+
+    /// <summary>Replaces the value if no writer changed the key's chain since <paramref name="read"/> (AddOrUpdate's check).</summary>
+    /// <remarks>Why the chain's sequence and not the value's bytes: a struct's padding bytes are not part of its value, and
+    /// a copy the JIT makes field by field need not keep them, so comparing bytes could fail on equal values on every
+    /// attempt (a retry that never ends); an equality call would box or run user code under the lock. The ordering
+    /// argument is <see cref="NativeHashTable{TKey, TValue}.IsUnchangedSince"/>'s: the read saw the chain whole at an even
+    /// sequence, and the same sequence under the lock means no writer has touched the chain since, so the entry still
+    /// holds exactly the value the factory was given. The same table object rules out a table that Clear swapped in
+    /// (the old one may be freed and its addresses reused: the reference, held here, is not). A write to another key
+    /// of the same chain also fails the check: the factory then runs again, as ConcurrentDictionary allows.</remarks>
+    private bool TryReplaceIfUnchanged(TKey key, ulong hash, TValue value, in ReadVersion read)
     {
         lock (_writeLock)
         {
             var table = WriterTable;
+            if (!ReferenceEquals(table, read.Table) || !table.IsUnchangedSince(hash, read.Primary, read.Sequence)) return false;
             byte* entry = table.Find(key, hash, out byte* primary);
             if (entry == null) return false;
-            if (!new ReadOnlySpan<byte>(entry + sizeof(TKey), sizeof(TValue)).SequenceEqual(new ReadOnlySpan<byte>(&expected, sizeof(TValue)))) return false;
             table.Replace(primary, entry, value);
             return true;
         }

@@ -876,14 +876,40 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
 
     /// <summary>One validated attempt: 1 found, 0 absent, -1 a writer was in the chain (retry).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public int TryGetConcurrentOnce(TKey key, ulong hash, out TValue value)
+    public int TryGetConcurrentOnce(TKey key, ulong hash, out TValue value) => TryGetConcurrentOnce(key, hash, out value, out _, out _);
+
+    /// <summary>A validated lookup that also hands back the chain it read and the even sequence that validated it:
+    /// under the writer lock, <see cref="IsUnchangedSince"/> then tells whether any writer changed that chain since.</summary>
+    public bool TryGetConcurrent(TKey key, ulong hash, out TValue value, out byte* primary, out uint sequence)
+    {
+        var spin = new SpinWait();
+        while (true)
+        {
+            int outcome = TryGetConcurrentOnce(key, hash, out value, out primary, out sequence);
+            if (outcome >= 0) return outcome == 1;
+            spin.SpinOnce(sleep1Threshold: -1);
+        }
+    }
+
+    /// <summary>Under the writer lock: whether <paramref name="primary"/> is still the chain of <paramref name="hash"/> and no
+    /// writer changed that chain since a read validated it against <paramref name="sequence"/>.</summary>
+    /// <remarks>Ordering: every writer changes the sequence (odd, then even again) under the lock around any change of the
+    /// chain, a split of its bucket included; taking the lock orders this plain load after every earlier writer's stores,
+    /// so it sees the current sequence. Within one table a sequence only grows (2 per write) and a primary bucket's
+    /// address never serves another chain (replaced first segments stay allocated until the table is freed), so equal
+    /// means unchanged, as it does for the lock-free read itself (which assumes no 2^31 writes to one chain while it reads).</remarks>
+    public bool IsUnchangedSince(ulong hash, byte* primary, uint sequence)
+        => BucketAt((byte**)_directory, BucketIndex(hash, _state)) == primary && *(uint*)(primary + VersionOffset) == sequence;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int TryGetConcurrentOnce(TKey key, ulong hash, out TValue value, out byte* primary, out uint seen)
     {
         long state = Volatile.Read(ref _state);
         byte** directory = (byte**)Volatile.Read(ref _directory);
         long b = BucketIndex(hash, state);
-        byte* primary = BucketAt(directory, b);
+        primary = BucketAt(directory, b);
         ref uint sequence = ref *(uint*)(primary + VersionOffset);
-        uint seen = Volatile.Read(ref sequence);
+        seen = Volatile.Read(ref sequence);
         // Probing while the sequence is odd is harmless: everything read is discarded unless the checks below pass.
         int outcome = Probe(primary, ref sequence, seen, Tag(hash), key, out value);
         // The probe's loads before the re-reads.
