@@ -322,15 +322,21 @@ internal sealed unsafe partial class CacheStore
         if (++_samples >= Math.Max(_sampleSize, 10 * _count)) Age();
     }
 
-    /// <summary>Halves every counter: old frequencies fade.</summary>
+    /// <summary>Halves every counter: old frequencies fade. A zero word is read, not written: a page of the sketch no
+    /// key has touched stays unwritten (on Linux reading it maps the kernel's shared zero page), so aging does not make
+    /// the whole sketch resident in a cache that holds far less than its budget.</summary>
     private void Age()
     {
-        for (long i = 0; i < (long)_sketchBlocks << 3; i++) _sketch[i] = (_sketch[i] >> 1) & 0x7777777777777777UL;
+        for (long i = 0; i < (long)_sketchBlocks << 3; i++)
+        {
+            ulong word = _sketch[i];
+            if (word != 0) _sketch[i] = (word >> 1) & 0x7777777777777777UL;
+        }
         _samples /= 2;
     }
 
     private void FreePolicy()
     {
-        FreeTable(_sketch, _sketchBytes);
+        FreeZeroedTable(_sketch, _sketchBytes);
     }
 }

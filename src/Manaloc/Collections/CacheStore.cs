@@ -12,8 +12,11 @@ namespace Manaloc.Collections;
 /// without a lock; every other member runs under the cache's writer lock.
 /// </summary>
 /// <remarks>
-/// <para>Memory: the directory of block pointers and the index are allocated at construction, blocks (4 KiB, 64 KiB or
-/// 2 MiB, every byte counted) as entries need them, up to the budget; nothing is freed before <see cref="Free"/>. The
+/// <para>Memory: the directory of block pointers, the index and the sketch are reserved at construction, blocks (4 KiB,
+/// 64 KiB or 2 MiB, every byte counted) as entries need them, up to the budget; nothing is freed before <see cref="Free"/>.
+/// The index and the sketch are zero-filled mappings committed on first touch (<see cref="AllocateZeroedTable"/>), and
+/// the directory is never cleared (a slot is read only once its block is in it), so construction costs mappings, not
+/// page faults, and the resident memory follows the entries; the budget counts them whole, reserved. The
 /// 2 MiB blocks, and the index and sketch when they are whole 2 MiB units, are <see cref="HugePageBlocks"/>:
 /// lookups land at random over the whole budget, and with 4 KiB pages nearly every cache miss of theirs is also a TLB
 /// miss. A huge page holds only bytes the budget counts (the blocks and tables are whole units).</para>
@@ -89,26 +92,23 @@ internal sealed unsafe partial class CacheStore
         try
         {
             _directory = (nint)NativeMemory.AlignedAlloc((nuint)((long)_maxBlocks * sizeof(nint)), 64);
-            _buckets = (nint)AllocateTable(_bucketBytes);
+            _buckets = (nint)AllocateZeroedTable(_bucketBytes);
         }
         catch (OutOfMemoryException)
         {
             if (_directory != 0) NativeMemory.AlignedFree((void*)_directory);
             throw;
         }
-        NativeMemory.Clear((void*)_buckets, (nuint)_bucketBytes);
         try
         {
-            _sketch = (ulong*)AllocateTable(_sketchBytes);
+            _sketch = (ulong*)AllocateZeroedTable(_sketchBytes);
         }
         catch (OutOfMemoryException)
         {
-            FreePolicy();
             NativeMemory.AlignedFree((void*)_directory);
-            FreeTable((void*)_buckets, _bucketBytes);
+            FreeZeroedTable((void*)_buckets, _bucketBytes);
             throw;
         }
-        NativeMemory.Clear(_sketch, (nuint)_sketchBytes);
         _sketchBlocks = (uint)(layout.SketchLongs / 8);
         _sampleSize = 10 * layout.SketchLongs;
         long capacity = layout.CapacityChunks - _reclaimBatch;
@@ -307,21 +307,50 @@ internal sealed unsafe partial class CacheStore
 
     private long FreeChunks => _freeChunks + (_freshEnd - _freshNext);
 
-    /// <summary>A table of the index or the policy: on huge pages when it is whole 2 MiB units (a large budget's), 64-byte aligned otherwise.</summary>
-    private static void* AllocateTable(long bytes)
-        => HugePageBlocks.IsWholeGranules(bytes) ? HugePageBlocks.Allocate(bytes) : NativeMemory.AlignedAlloc((nuint)bytes, ChunkBytes);
+    /// <summary>A zero-filled table of the index or the policy, committed lazily where the system allows: its pages are
+    /// faulted in (zeroed by the kernel) on first touch, so construction costs a mapping and the resident memory follows the
+    /// entries. Whole 2 MiB units (a large budget's) go on huge pages; whole base pages on a private mapping; a small
+    /// budget's table (under a page) is allocated and cleared, which touches at most a page. 64-byte aligned.</summary>
+    /// <exception cref="OutOfMemoryException">The system refused the memory.</exception>
+    private static void* AllocateZeroedTable(long bytes)
+    {
+        if (HugePageBlocks.IsWholeGranules(bytes)) return HugePageBlocks.Allocate(bytes);
+        if (IsWholePages(bytes))
+        {
+            byte* table = PageBlocks.TryAllocate(bytes);
+            return table != null ? table : throw new OutOfMemoryException();
+        }
+        void* small = NativeMemory.AlignedAlloc((nuint)bytes, ChunkBytes);
+        NativeMemory.Clear(small, (nuint)bytes);
+        return small;
+    }
 
-    /// <summary>Frees a table <see cref="AllocateTable"/> returned for <paramref name="bytes"/> (null: nothing).</summary>
-    private static void FreeTable(void* table, long bytes)
+    /// <summary>Frees a table <see cref="AllocateZeroedTable"/> returned for <paramref name="bytes"/> (null: nothing).</summary>
+    private static void FreeZeroedTable(void* table, long bytes)
     {
         if (table == null) return;
         if (HugePageBlocks.IsWholeGranules(bytes)) HugePageBlocks.Free((byte*)table, bytes);
+        else if (IsWholePages(bytes)) PageBlocks.Free((byte*)table, bytes);
         else NativeMemory.AlignedFree(table);
+    }
+
+    private static bool IsWholePages(long bytes) => bytes >= Environment.SystemPageSize && bytes % Environment.SystemPageSize == 0;
+
+    /// <summary>A block of chunks (not cleared: every chunk is written before it is linked): on huge pages when it is
+    /// 2 MiB (a large budget's), 64-byte aligned otherwise.</summary>
+    private static void* AllocateBlock(long bytes)
+        => HugePageBlocks.IsWholeGranules(bytes) ? HugePageBlocks.Allocate(bytes) : NativeMemory.AlignedAlloc((nuint)bytes, ChunkBytes);
+
+    /// <summary>Frees a block <see cref="AllocateBlock"/> returned for <paramref name="bytes"/>.</summary>
+    private static void FreeBlock(void* block, long bytes)
+    {
+        if (HugePageBlocks.IsWholeGranules(bytes)) HugePageBlocks.Free((byte*)block, bytes);
+        else NativeMemory.AlignedFree(block);
     }
 
     private void AddBlock()
     {
-        byte* block = (byte*)AllocateTable(1L << _blockShift);
+        byte* block = (byte*)AllocateBlock(1L << _blockShift);
         // The previous block's chunks not yet handed out go to the free list.
         while (_freshNext < _freshEnd)
         {
@@ -477,9 +506,9 @@ internal sealed unsafe partial class CacheStore
     {
         if (_freed) return;
         _freed = true;
-        for (int b = 0; b < _blockCount; b++) FreeTable(((byte**)_directory)[b], 1L << _blockShift);
+        for (int b = 0; b < _blockCount; b++) FreeBlock(((byte**)_directory)[b], 1L << _blockShift);
         NativeMemory.AlignedFree((void*)_directory);
-        FreeTable((void*)_buckets, _bucketBytes);
+        FreeZeroedTable((void*)_buckets, _bucketBytes);
         FreePolicy();
     }
 

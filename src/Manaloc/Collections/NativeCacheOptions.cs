@@ -56,7 +56,8 @@ public readonly struct NativeCacheStatistics
     /// <summary>Entries held (an expired entry counts until the cache removes it).</summary>
     public long Entries { get; }
 
-    /// <summary>Native bytes the cache holds: its index and its blocks, used or not. Never above <see cref="MaxBytes"/>.</summary>
+    /// <summary>Native bytes the cache reserves: its index, frequency sketch, directory of blocks and blocks, used or not.
+    /// Never above <see cref="MaxBytes"/>. Resident memory is at most this: the index and the sketch are committed as entries touch them.</summary>
     public long Bytes { get; }
 
     /// <summary>The budget.</summary>
