@@ -79,14 +79,15 @@ public sealed class NativeMap() : Experiment(
     private const double InsertFloorTolerance = 0.05;
 
     /// <summary>
-    /// Launches in which a variant is grown in a child of its own. Full mode: every launch. Quick mode (two launches): every
-    /// variant a target reads (the Manaloc maps, whose growth figures the targets judge with margins of twice or more, and
-    /// the BCL's two, their anchors) once, in the first; FasterKV's growth (charted, read by no target) not at all: its
-    /// lookups, which targets read, run with the others'. The lookups run in <see cref="NativeMapLookups.Launches"/>, the
-    /// second: a third process would only start the runtime again.
+    /// Launches in which a variant is grown in a child of its own. Full mode: every launch. Quick mode (two launches): both
+    /// Manaloc maps, whose figures the targets judge, in both, enough for an interval (a figure observed once has none, and
+    /// its target reads inconclusive); the BCL's two (the targets' anchors: a resize's length, a collection's pause, both
+    /// far from the maps') in the first; FasterKV's growth (charted, read by no target) not at all: its lookups, which
+    /// targets read, run with the others'. The lookups run in <see cref="NativeMapLookups.Launches"/>, the second: a third
+    /// process would only start the runtime again.
     /// </summary>
     private static int GrowthLaunches(RunSettings s, string variant)
-        => Math.Min(s.Launches, s.Pick(smoke: s.Launches, quick: variant is Faster ? 0 : 1, full: s.Launches));
+        => Math.Min(s.Launches, s.Pick(smoke: s.Launches, quick: variant is Faster ? 0 : variant is Native or ConcurrentNative ? 2 : 1, full: s.Launches));
 
     private static string Describe(string op) => op == "lookup-zipf" ? "Zipf 0.99 hits" : "uniform hits";
 
@@ -156,7 +157,7 @@ public sealed class NativeMap() : Experiment(
             + "values: a 24-byte struct of three longs. Every lookup is a hit, and a miss fails the run.");
         context.Note($"Zipf keys: θ = {NativeMapWorkload.ZipfTheta} over the keys present, ranks shuffled onto the keys by a fixed-seed permutation, so the hot keys are spread over the table and the insertion order.");
         context.Note("Each variant grows in its own child process (workstation GC), one after another: its growth, weights and collections see no other map. "
-            + "Quick mode runs two launches: it grows every map but FasterKV once, in the first (each growth figure is then one observation; FasterKV's growth, charted and read by no target, only in full mode), and measures the lookups, FasterKV's too, in the second, in one process (their interval is that process's; full mode measures everything in every launch). "
+            + "Quick mode runs two launches: it grows NativeMap and ConcurrentNativeMap in both and Dictionary and ConcurrentDictionary in the first (FasterKV's growth, charted and read by no target, only in full mode), and measures the lookups, FasterKV's too, in the second, in one process (their interval is that process's; full mode measures everything in every launch). "
             + "NativeMap's and ConcurrentNativeMap's longest insert is set beside the growth's floor, timed in the same child block by block with the inserts: where the map's longest insert is within 5% of the floor's longest operation, the machine (the host taking the CPU away, interrupts) sets the figure, not the map, and the target reads at the floor. "
             + "The lookups and the mix run in the launch's process with every map and the floor filled side by side, in interleaved rounds of short samples (one of every cell a round, each after an untimed run of its own cell as long as the sample, once the JIT warm-up compiled nothing more; the cells a target reads in more and longer samples than the mix and the 2-thread lookups of Dictionary and NativeMap), "
             + "so the ratios between variants are paired in one process; the floor reads the same keys from a plain native array of the entries by insertion index (one cache miss a lookup).");

@@ -217,7 +217,7 @@ public sealed class NativeMapTests
     public void Quick_mode_measures_the_lookups_in_its_last_launch_and_the_others_in_every_launch()
     {
         var quick = new NativeMap().SettingsFor(RunSettings.Quick());
-        Assert.Equal(2, quick.Launches); // the growths in the first launch, the lookups in the second
+        Assert.Equal(2, quick.Launches); // the Manaloc maps grow in both launches, the lookups run in the second
         Assert.Equal(1, NativeMapLookups.Launches(quick));
         Assert.Equal([false, true], Enumerable.Range(0, 2).Select(l => NativeMapLookups.RunsIn(quick with { Launch = l })));
         var three = RunSettings.Quick() with { LaunchesGiven = true };
