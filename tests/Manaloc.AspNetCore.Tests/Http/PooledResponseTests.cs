@@ -67,9 +67,11 @@ public sealed class PooledResponseTests
             tally = await ResponseBodies.LoadAsync(host.Client);
         }
         // The filter's await runs after the writer's Dispose and before the body is copied: the late read sees the poison
-        // (or, when another request rented the array in between, that request's bytes: the bug poison cannot hide).
+        // (or, when another request rented the array in between, that request's bytes: the bug poison cannot hide). A late
+        // read that races the poisoning itself sees poison then this request's tail, which may name no request ("other
+        // bytes"): one more face of the same bug, so only failed requests would mean something else went wrong.
         Assert.True(tally.Wrong > 0 && tally.Poisoned > 0, tally.ToString());
-        Assert.True(tally.Other == 0 && tally.Failed == 0, tally.ToString());
+        Assert.True(tally.Failed == 0, tally.ToString());
     }
 
     [Theory]
