@@ -351,7 +351,9 @@ public sealed class NativeCacheHeapTests
 
         var kept = new byte[1 << 20];
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
-        Assert.InRange(NativeCacheProbe.LiveBytesAfterFullCollection() - atCollection, 1 << 20, (1 << 20) + (256 << 10));
+        // The kept megabyte, give or take what the test host's other objects did between the two collections (a few
+        // tens of KiB live at the first may be gone by the second): a reading that missed the array would be near 0.
+        Assert.InRange(NativeCacheProbe.LiveBytesAfterFullCollection() - atCollection, (1 << 20) - (256 << 10), (1 << 20) + (256 << 10));
         GC.KeepAlive(kept);
     }
 }
