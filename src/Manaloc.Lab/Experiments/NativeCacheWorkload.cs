@@ -157,6 +157,16 @@ internal sealed class RequestKeys
     /// <summary>The entry index at <paramref name="position"/>.</summary>
     public int Index(int position) => _indexes[position];
 
+    /// <summary>True when every key string is in GC generation <paramref name="generation"/> (or an older one).</summary>
+    public bool AllInGeneration(int generation)
+    {
+        foreach (string key in _keys)
+        {
+            if (GC.GetGeneration(key) < generation) return false;
+        }
+        return true;
+    }
+
     /// <summary>
     /// Materializes the keys of <paramref name="stream"/> (entry indexes, at least one), the strings one after another
     /// in stream order. The strings are half 0 of the work, the UTF-8 bytes half 1: <paramref name="runHalves"/> runs

@@ -110,6 +110,51 @@ public sealed class NativeCacheTests
     }
 
     [Fact]
+    public void The_copy_floors_store_gives_back_each_slots_last_value_whole_and_rejects_what_it_cannot_hold()
+    {
+        var store = new FloorStore(1_000);
+        Assert.Equal(0, store.Read(999).Length); // a slot never written is empty, not stray memory
+        for (int i = 0; i < store.Entries; i++) store.Write(i, NativeCacheWorkload.Value(i));
+        for (int i = 0; i < store.Entries; i++) Assert.True(NativeCacheWorkload.Value(i).SequenceEqual(store.Read(i)));
+        // A rewrite of another size replaces the slot's value, its neighbours untouched.
+        store.Write(500, NativeCacheWorkload.Value(7, NativeCacheWorkload.MaxValueBytes));
+        store.Write(501, NativeCacheWorkload.Value(8, NativeCacheWorkload.MinValueBytes));
+        Assert.True(NativeCacheWorkload.Value(7, NativeCacheWorkload.MaxValueBytes).SequenceEqual(store.Read(500)));
+        Assert.True(NativeCacheWorkload.Value(8, NativeCacheWorkload.MinValueBytes).SequenceEqual(store.Read(501)));
+        Assert.True(NativeCacheWorkload.Value(499).SequenceEqual(store.Read(499)));
+        Assert.True(NativeCacheWorkload.Value(502).SequenceEqual(store.Read(502)));
+        Assert.Throws<ArgumentOutOfRangeException>(() => store.Write(0, new byte[NativeCacheWorkload.MaxValueBytes + 1]));
+        Assert.Throws<ArgumentOutOfRangeException>(() => store.Read(1_000));
+        Assert.Throws<ArgumentOutOfRangeException>(() => store.Read(-1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new FloorStore(0));
+        store.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => store.Read(0));
+        store.Dispose(); // twice is harmless
+    }
+
+    [Fact]
+    public void The_copy_floor_hits_every_key_and_keeps_each_rewrite()
+    {
+        using var floor = CacheSubjects.Create(CacheSubjects.Floor, 1 << 20, 1_000, 1_000);
+        floor.Fill(0, 1_000);
+        var requests = RequestKeys.Materialize([.. Enumerable.Range(0, 1 << 10).Select(i => i % 1_000)]);
+        Assert.Equal(1 << 10, floor.Gets(0, requests, 1 << 10));
+        Assert.Equal(1 << 10, floor.Sets(0, requests, 1 << 10));
+        Assert.Equal(1_000, floor.Count);
+    }
+
+    [Fact]
+    public void Request_keys_say_whether_every_string_reached_a_generation()
+    {
+        var requests = RequestKeys.Materialize(NativeCacheWorkload.Zipf(1_000, 1 << 10, seed: 2));
+        GC.Collect(GC.MaxGeneration, GCCollectionMode.Forced, blocking: true, compacting: true);
+        GC.Collect(GC.MaxGeneration, GCCollectionMode.Forced, blocking: true, compacting: true);
+        Assert.True(requests.AllInGeneration(GC.MaxGeneration));
+        Assert.False(requests.AllInGeneration(GC.MaxGeneration + 1)); // no string is older than the oldest generation
+        GC.KeepAlive(requests);
+    }
+
+    [Fact]
     public void The_key_floor_is_a_variant_the_experiment_knows_but_no_child_of_its_own()
     {
         Assert.Contains(CacheSubjects.KeyFloor, CacheSubjects.All);
