@@ -120,7 +120,7 @@ public sealed class NativeCache() : Experiment(
             foreach (var m in child.Measurements) context.Record(m);
             foreach (string note in child.Notes) context.Note($"{variant}: {note}");
         }
-        NativeCacheTraces.Run(context);
+        NativeCacheTraces.Describe(context);
         AddTables(context, plan);
         context.Note($"Entries: {plan.Entries:N0} keys of 16 to 48 ASCII characters (\"key:\", the index, letters) and values of 64 to 512 bytes, lengths uniform (mean {NativeCacheWorkload.MeanEntryBytes} B of key and value). "
             + $"The pause and throughput phases use a budget that holds every entry ({Format.Value(plan.FullBudget, "bytes")}): MemoryCache's SizeLimit with each entry's Size its key and value bytes, "

@@ -12,7 +12,9 @@ namespace Manaloc.Lab.Experiments;
 /// a byte budget of a quarter of the working set's key and value bytes, and through ConcurrentLfu at two capacities: the
 /// entries NativeCache held at that budget in the same replay (the policy against the policy) and the budget over the
 /// mean key and value size (the policy and the overhead per entry together). A miss stores the entry, as a cache-aside
-/// caller does. Nothing here is timed; it runs in the launch's own process.
+/// caller does. Nothing here is timed and a hit ratio does not depend on the machine's load, so the replays run in
+/// FASTER's child beside its fill, which is single-threaded and untimed (<see cref="NativeCacheProbe"/>), on the
+/// core the fill leaves idle, and are done before that child times anything.
 /// </summary>
 /// <remarks>
 /// A hit ratio depends on where each key's hash puts it in a cache's frequency sketch, and both caches seed their hashes
@@ -101,10 +103,10 @@ internal static class NativeCacheTraces
         return trace;
     }
 
-    /// <summary>Replays the three traces in every replica and records each cache's hit ratio and the paired ratios.</summary>
+    /// <summary>Replays the three traces in every replica and records each cache's hit ratio and the paired ratios (<see cref="Describe"/> says how).</summary>
     public static void Run(ExperimentContext context)
     {
-        int workingSet = WorkingSet(context.Settings), replicas = Replicas(context.Settings), byBytes = ByBytesReplicas(context.Settings);
+        int workingSet = WorkingSet(context.Settings), replicas = Replicas(context.Settings);
         long budget = Budget(workingSet);
         // The replicas are independent and untimed (a hit ratio does not depend on the machine's speed or load), so they
         // run side by side on the cores; each writes its own slot, and the samples are gathered in replica order. They
@@ -139,12 +141,20 @@ internal static class NativeCacheTraces
                     Parameters.Of(("op", PairedOp), ("trace", trace), ("capacity", capacity)), lowerIsBetter: false);
             }
         }
+    }
+
+    /// <summary>Notes how <see cref="Run"/> replays the traces.</summary>
+    public static void Describe(ExperimentContext context)
+    {
+        int workingSet = WorkingSet(context.Settings), replicas = Replicas(context.Settings), byBytes = ByBytesReplicas(context.Settings);
+        long budget = Budget(workingSet);
         context.Note($"Hit ratios: a working set of {workingSet:N0} keys, a budget of a quarter of its key and value bytes ({Format.Value(budget, "bytes")}); Zipf traces of {workingSet * Rounds:N0} requests, "
             + $"{Rounds} working sets' worth, the loop of {workingSet * LoopRounds:N0} ({LoopRounds}), the first working set's worth filling the cache, the rest measured. Zipf θ = {Theta}; the scans are one pass over a cache's worth of fresh keys after every working set's worth of Zipf requests; "
             + "the loop is a tenth longer than NativeCache's held entries. ConcurrentLfu runs its maintenance in the caller (ForegroundScheduler), so no read is dropped and each replay is deterministic. "
             + $"The Zipf trace in {replicas} replicas, the others in {Replicas(context.Settings, Scan)} (ConcurrentLfu at {ByBytes} in the first {byBytes}), "
             + "each with its own trace seed and key salt (every hash in both caches drawn anew): the samples are the replicas, "
-            + "and the targets read the paired ratio (replica by replica, NativeCache ÷ ConcurrentLfu on the same trace and keys).");
+            + "and the targets read the paired ratio (replica by replica, NativeCache ÷ ConcurrentLfu on the same trace and keys). "
+            + "The replays run in FASTER's child beside its fill (single-threaded and untimed), and end before that child times anything.");
     }
 
     private readonly record struct Replay(double HitPercent, long Held, int Capacity);

@@ -154,6 +154,21 @@ public sealed class NativeCacheTests
         GC.KeepAlive(requests);
     }
 
+    [Theory]
+    [InlineData(CacheSubjects.Faster, true)]
+    [InlineData(CacheSubjects.Native, false)]
+    [InlineData(CacheSubjects.Memory, false)]
+    public void Fasters_child_alone_replays_the_hit_ratio_traces_beside_its_fill(string variant, bool replays)
+    {
+        var context = new ExperimentContext("native-cache", RunSettings.Smoke());
+        NativeCacheProbe.Run(context, new NativeCachePlan(variant, 2_000, NativeCacheProbe.OverflowBudget(RunSettings.Smoke())), throughput: false);
+        var paired = context.Measurements.Where(m => m.Parameters.Is("op", NativeCacheTraces.PairedOp)).ToList();
+        Assert.Equal(replays ? NativeCacheTraces.All.Count * 2 : 0, paired.Count);
+        Assert.Equal(replays, context.Measurements.Any(m => m.Variant == CacheSubjects.Native && m.Parameters.Is("op", "hit-ratio")));
+        // Its own figures are there either way, the pause taken after the replays ended.
+        Assert.Contains(context.Measurements, m => m.Variant == variant && m.Parameters.Is("op", "full-gc"));
+    }
+
     [Fact]
     public void The_key_floor_is_a_variant_the_experiment_knows_but_no_child_of_its_own()
     {
