@@ -14,7 +14,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class NativeCache() : Experiment(
     "native-cache", "Manaloc's own claim: an in-process cache off the GC heap under an exact byte budget",
     "string keys (16-48 chars) to 64-512 B values, 1M entries (10M full) in a child per cache: memory growth against a byte budget, full GC pause with the cache full, managed bytes per entry, a 95/5 Zipf 0.99 mix at 1 and 2 threads over keys as requests bring them, copying hits into a reused writer (floors: the key and the value copied from its own slot of a flat store, the key alone), allocation per get and set; hit ratios at a quarter of the working set on three traces against ConcurrentLfu.",
-    CacheSubjects.All, CacheSubjects.Memory, quickSeconds: 31, sweepParameter: "entries")
+    CacheSubjects.All, CacheSubjects.Memory, quickSeconds: 30, sweepParameter: "entries")
 {
     // The variants by their short names (CacheSubjects names them once).
     private const string Memory = CacheSubjects.Memory, Lru = CacheSubjects.Lru, Lfu = CacheSubjects.Lfu, Faster = CacheSubjects.Faster, Native = CacheSubjects.Native, Floor = CacheSubjects.Floor, KeyFloor = CacheSubjects.KeyFloor;
