@@ -25,14 +25,14 @@ public sealed class CacheTierTests(GarnetFixture garnet) : IClassFixture<GarnetF
     /// HybridCache promises one load per quote only once the second tier holds it: that is what the load counts below
     /// assert, and a tier that stops caching fails the wait.
     /// </remarks>
-    private static async Task<List<string>> Script(HttpClient client, WebApplication app)
+    private static async Task<List<string>> Script(HttpClient client, WebApplication app, TimeSpan? settle = null)
     {
         var answers = new List<string>();
         async Task Get(string path) => answers.Add($"GET {path} -> {await client.GetStringAsync(path)}");
         async Task Quote(string sku)
         {
             await Get($"/prices/{sku}");
-            await SecondTierHoldsAsync(app, sku);
+            await SecondTierHoldsAsync(app, sku, settle ?? TimeSpan.FromSeconds(20));
         }
         async Task Post(string path)
         {
@@ -109,14 +109,31 @@ public sealed class CacheTierTests(GarnetFixture garnet) : IClassFixture<GarnetF
         // write lands 200 ms after HybridCache hands it over. Without the wait for the second tier, the second request
         // for a quote comes while the tag is unknown and the write has not landed, and loads the quote again.
         await FlushAsync();
-        var (app, client) = await StartAsync(SlowSecondTier.Wrap, "--CacheService:Tier", "Garnet", "--CacheService:Garnet", garnet.Configuration);
+        var slow = AlteredSecondTier.Wrap(inner => new(inner) { TagReadDelay = TimeSpan.FromMilliseconds(600), WriteDelay = TimeSpan.FromMilliseconds(200) });
+        var (app, client) = await StartAsync(slow, "--CacheService:Tier", "Garnet", "--CacheService:Garnet", garnet.Configuration);
         await using (app)
         using (client)
         {
             var answers = await Script(client, app);
             Assert.Equal(ScriptLoads, Loads(answers));
             Assert.Contains(answers, a => a.StartsWith("GET /prices/A-100 -> ", StringComparison.Ordinal) && a.Contains("\"revision\":2", StringComparison.Ordinal));
-            Assert.True(app.Services.GetRequiredService<SlowSecondTier>().TagReads > 0); // the delay was on the path
+            Assert.True(app.Services.GetRequiredService<AlteredSecondTier>().TagReads > 0); // the delay was on the path
+        }
+    }
+
+    [Theory(Timeout = 120_000)]
+    [InlineData("Manaloc")]
+    [InlineData("Garnet")]
+    public async Task A_second_tier_that_stops_caching_fails_the_script(string tier)
+    {
+        await FlushAsync();
+        var dropping = AlteredSecondTier.Wrap(inner => new(inner) { DropWrites = true });
+        var (app, client) = await StartAsync(dropping, "--CacheService:Tier", tier, "--CacheService:Garnet", garnet.Configuration, "--Manaloc:Cache:MaxBytes", "8388608");
+        await using (app)
+        using (client)
+        {
+            var e = await Assert.ThrowsAnyAsync<Xunit.Sdk.XunitException>(() => Script(client, app, settle: TimeSpan.FromSeconds(2)));
+            Assert.Contains("the tier does not cache", e.Message);
         }
     }
 
@@ -146,13 +163,13 @@ public sealed class CacheTierTests(GarnetFixture garnet) : IClassFixture<GarnetF
     }
 
     /// <summary>Waits until the service's second tier holds the quote of <paramref name="sku"/> (HybridCache writes it after answering).</summary>
-    private static async Task SecondTierHoldsAsync(WebApplication app, string sku)
+    private static async Task SecondTierHoldsAsync(WebApplication app, string sku, TimeSpan within)
     {
         var distributed = app.Services.GetRequiredService<IDistributedCache>();
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(20);
+        var deadline = DateTime.UtcNow + within;
         while (await distributed.GetAsync(CacheServiceApp.PriceKey(sku)) is null)
         {
-            Assert.True(DateTime.UtcNow < deadline, $"The second tier did not hold {CacheServiceApp.PriceKey(sku)} within 20 s of answering it: the tier does not cache.");
+            Assert.True(DateTime.UtcNow < deadline, $"The second tier did not hold {CacheServiceApp.PriceKey(sku)} within {within.TotalSeconds} s of answering it: the tier does not cache.");
             await Task.Delay(10);
         }
     }
