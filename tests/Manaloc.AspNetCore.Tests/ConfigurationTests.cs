@@ -35,12 +35,20 @@ public sealed class ConfigurationTests
         Assert.Contains(message, validation.Message);
     }
 
+    private const string WholeNumber = "a whole number in the range of Int32", TimeSpanValue = "a time span ([d.]hh:mm:ss[.fffffff], such as 00:00:30)";
+
+    /// <summary>A value of each kind the sections take (a number, a nullable number, a time span, a boolean) that does not convert.</summary>
+    public static readonly TheoryData<string, string, string> Unconvertible = new()
+    {
+        { "Manaloc:Dispatchers:cpu:ThreadCount", "many", WholeNumber },
+        { "Manaloc:Dispatchers:cpu:DrainTimeout", "10s", TimeSpanValue },
+        { "Manaloc:MemoryPool:Pinned", "yes", "true or false" },
+        { "Manaloc:ObjectPools:MaximumRetained", "none", WholeNumber },
+        { "Manaloc:IdleRelease:QuietAfter", "30 seconds", TimeSpanValue },
+    };
+
     [Theory]
-    [InlineData("Manaloc:Dispatchers:cpu:ThreadCount", "many", "a whole number in the range of Int32")]
-    [InlineData("Manaloc:Dispatchers:cpu:DrainTimeout", "10s", "a time span ([d.]hh:mm:ss[.fffffff], such as 00:00:30)")]
-    [InlineData("Manaloc:MemoryPool:Pinned", "yes", "true or false")]
-    [InlineData("Manaloc:ObjectPools:MaximumRetained", "none", "a whole number in the range of Int32")]
-    [InlineData("Manaloc:IdleRelease:QuietAfter", "30 seconds", "a time span ([d.]hh:mm:ss[.fffffff], such as 00:00:30)")]
+    [MemberData(nameof(Unconvertible))]
     public async Task A_value_that_does_not_convert_fails_the_start_naming_the_key_the_value_and_what_it_takes(string key, string value, string expected)
     {
         // The Kestrel pool's options are read while the host is built, the others' when it starts: either fails.
