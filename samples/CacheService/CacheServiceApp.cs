@@ -13,8 +13,11 @@ public static class CacheServiceApp
     public const string GarnetKey = "CacheService:Garnet";
 
     /// <summary>Builds the service from <paramref name="args"/> (command line, then environment and appsettings.json as usual).</summary>
+    /// <param name="args">The command line.</param>
+    /// <param name="services">Applied after the service's own registrations (a host embedding the service, or a test
+    /// wrapping the second tier); null for none.</param>
     /// <exception cref="InvalidOperationException">The tier setting names no tier, or the Garnet tier has no server.</exception>
-    public static WebApplication Build(string[] args)
+    public static WebApplication Build(string[] args, Action<IServiceCollection>? services = null)
     {
         var builder = WebApplication.CreateBuilder(args);
         var tier = ReadTier(builder.Configuration);
@@ -37,6 +40,7 @@ public static class CacheServiceApp
         }
         builder.Services.AddHybridCache();
         builder.Services.AddSingleton<PriceCatalog>();
+        services?.Invoke(builder.Services);
 
         var app = builder.Build();
         app.MapGet("/tier", () => tier.ToString());

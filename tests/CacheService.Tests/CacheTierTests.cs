@@ -16,10 +16,24 @@ namespace CacheService.Tests;
 public sealed class CacheTierTests(GarnetFixture garnet) : IClassFixture<GarnetFixture>
 {
     /// <summary>Requests, in order, and what each answers (a quote's JSON, a revision, a count of catalog loads).</summary>
-    private static async Task<List<string>> Script(HttpClient client)
+    /// <remarks>
+    /// After each quote, the script waits (bounded) until the second tier holds it before the next request. HybridCache
+    /// answers a caller as soon as the factory has run and writes its second tier after that, in the background; and a
+    /// tagged entry in its first tier counts as invalid while the tag's invalidation time is still being read from the
+    /// second tier (a remote one: a round trip, longer while the connection is made) or could not be read. A request
+    /// that comes in that window goes to the second tier, and runs the factory again if the write has not landed. So
+    /// HybridCache promises one load per quote only once the second tier holds it: that is what the load counts below
+    /// assert, and a tier that stops caching fails the wait.
+    /// </remarks>
+    private static async Task<List<string>> Script(HttpClient client, WebApplication app, TimeSpan? settle = null)
     {
         var answers = new List<string>();
         async Task Get(string path) => answers.Add($"GET {path} -> {await client.GetStringAsync(path)}");
+        async Task Quote(string sku)
+        {
+            await Get($"/prices/{sku}");
+            await SecondTierHoldsAsync(app, sku, settle ?? TimeSpan.FromSeconds(20));
+        }
         async Task Post(string path)
         {
             using var response = await client.PostAsync(path, null);
@@ -27,23 +41,30 @@ public sealed class CacheTierTests(GarnetFixture garnet) : IClassFixture<GarnetF
             answers.Add($"POST {path} -> {(int)response.StatusCode} {await response.Content.ReadAsStringAsync()}");
         }
 
-        await Get("/prices/A-100");
-        await Get("/prices/A-100");          // cached: no second load
-        await Get("/prices/B-7");
+        await Quote("A-100");
+        await Quote("A-100");                // cached: no second load
+        await Quote("B-7");
         await Get("/loads");                 // 2
         await Post("/prices/A-100/reprice"); // revision 2, the cached quote removed
-        await Get("/prices/A-100");          // loaded again: revision 2
-        await Get("/prices/A-100");
+        await Quote("A-100");                // loaded again: revision 2
+        await Quote("A-100");
         await Get("/loads");                 // 3
         await Post("/prices/invalidate");    // every quote (tag "prices")
-        await Get("/prices/B-7");            // loaded again
+        await Quote("B-7");                  // loaded again
         await Get("/loads");                 // 4
         return answers;
     }
 
-    private static async Task<(WebApplication App, HttpClient Client)> StartAsync(params string[] settings)
+    /// <summary>The load counts the script's answers give, in order: what caching saves.</summary>
+    private static readonly string[] ScriptLoads = ["GET /loads -> 2", "GET /loads -> 3", "GET /loads -> 4"];
+
+    private static string[] Loads(List<string> answers) => answers.Where(a => a.StartsWith("GET /loads", StringComparison.Ordinal)).ToArray();
+
+    private static Task<(WebApplication App, HttpClient Client)> StartAsync(params string[] settings) => StartAsync(null, settings);
+
+    private static async Task<(WebApplication App, HttpClient Client)> StartAsync(Action<IServiceCollection>? services, params string[] settings)
     {
-        var app = CacheServiceApp.Build(["--urls", "http://127.0.0.1:0", "--Logging:LogLevel:Default", "Warning", .. settings]);
+        var app = CacheServiceApp.Build(["--urls", "http://127.0.0.1:0", "--Logging:LogLevel:Default", "Warning", .. settings], services);
         await app.StartAsync();
         string address = app.Services.GetRequiredService<Microsoft.AspNetCore.Hosting.Server.IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Single();
         return (app, new HttpClient { BaseAddress = new Uri(address), Timeout = TimeSpan.FromSeconds(30) });
@@ -58,7 +79,7 @@ public sealed class CacheTierTests(GarnetFixture garnet) : IClassFixture<GarnetF
         using (client)
         {
             Assert.Equal("Manaloc", await client.GetStringAsync("/tier"));
-            manaloc = await Script(client);
+            manaloc = await Script(client, app);
             await AssertSecondTierHolds(app, "A-100", "B-7");
             Assert.True(app.Services.GetRequiredService<NativeCache>().Count >= 2);
         }
@@ -69,16 +90,51 @@ public sealed class CacheTierTests(GarnetFixture garnet) : IClassFixture<GarnetF
         using (client)
         {
             Assert.Equal("Garnet", await client.GetStringAsync("/tier"));
-            garnetAnswers = await Script(client);
+            garnetAnswers = await Script(client, app);
             await AssertSecondTierHolds(app, "A-100", "B-7");
             await using var redis = await ConnectionMultiplexer.ConnectAsync(garnet.Configuration);
             Assert.True(await redis.GetDatabase().KeyExistsAsync("cacheservice:" + CacheServiceApp.PriceKey("A-100")));
         }
 
         Assert.Equal(manaloc, garnetAnswers);
-        Assert.Contains("GET /loads -> 4", manaloc);
+        Assert.Equal(ScriptLoads, Loads(manaloc));
         Assert.Contains("POST /prices/A-100/reprice -> 200 2", manaloc);
         Assert.Contains(manaloc, a => a.StartsWith("GET /prices/A-100 -> ", StringComparison.Ordinal) && a.Contains("\"revision\":2", StringComparison.Ordinal));
+    }
+
+    [Fact(Timeout = 120_000)]
+    public async Task A_remote_tier_whose_tag_reads_are_slow_and_whose_writes_land_late_still_loads_each_quote_once()
+    {
+        // The window the script waits out, made wide: every read of a tag's invalidation time takes 600 ms, and every
+        // write lands 200 ms after HybridCache hands it over. Without the wait for the second tier, the second request
+        // for a quote comes while the tag is unknown and the write has not landed, and loads the quote again.
+        await FlushAsync();
+        var slow = AlteredSecondTier.Wrap(inner => new(inner) { TagReadDelay = TimeSpan.FromMilliseconds(600), WriteDelay = TimeSpan.FromMilliseconds(200) });
+        var (app, client) = await StartAsync(slow, "--CacheService:Tier", "Garnet", "--CacheService:Garnet", garnet.Configuration);
+        await using (app)
+        using (client)
+        {
+            var answers = await Script(client, app);
+            Assert.Equal(ScriptLoads, Loads(answers));
+            Assert.Contains(answers, a => a.StartsWith("GET /prices/A-100 -> ", StringComparison.Ordinal) && a.Contains("\"revision\":2", StringComparison.Ordinal));
+            Assert.True(app.Services.GetRequiredService<AlteredSecondTier>().TagReads > 0); // the delay was on the path
+        }
+    }
+
+    [Theory(Timeout = 120_000)]
+    [InlineData("Manaloc")]
+    [InlineData("Garnet")]
+    public async Task A_second_tier_that_stops_caching_fails_the_script(string tier)
+    {
+        await FlushAsync();
+        var dropping = AlteredSecondTier.Wrap(inner => new(inner) { DropWrites = true });
+        var (app, client) = await StartAsync(dropping, "--CacheService:Tier", tier, "--CacheService:Garnet", garnet.Configuration, "--Manaloc:Cache:MaxBytes", "8388608");
+        await using (app)
+        using (client)
+        {
+            var e = await Assert.ThrowsAnyAsync<Xunit.Sdk.XunitException>(() => Script(client, app, settle: TimeSpan.FromSeconds(2)));
+            Assert.Contains("the tier does not cache", e.Message);
+        }
     }
 
     [Fact(Timeout = 120_000)]
@@ -104,6 +160,18 @@ public sealed class CacheTierTests(GarnetFixture garnet) : IClassFixture<GarnetF
     {
         var e = Assert.Throws<InvalidOperationException>(() => CacheServiceApp.Build(["--CacheService:Tier", "Memcached"]));
         Assert.Contains("CacheService:Tier is 'Memcached'", e.Message);
+    }
+
+    /// <summary>Waits until the service's second tier holds the quote of <paramref name="sku"/> (HybridCache writes it after answering).</summary>
+    private static async Task SecondTierHoldsAsync(WebApplication app, string sku, TimeSpan within)
+    {
+        var distributed = app.Services.GetRequiredService<IDistributedCache>();
+        var deadline = DateTime.UtcNow + within;
+        while (await distributed.GetAsync(CacheServiceApp.PriceKey(sku)) is null)
+        {
+            Assert.True(DateTime.UtcNow < deadline, $"The second tier did not hold {CacheServiceApp.PriceKey(sku)} within {within.TotalSeconds} s of answering it: the tier does not cache.");
+            await Task.Delay(10);
+        }
     }
 
     /// <summary>The service's second tier (whichever it is) holds the quotes of <paramref name="skus"/>.</summary>

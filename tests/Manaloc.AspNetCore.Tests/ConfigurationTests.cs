@@ -35,11 +35,32 @@ public sealed class ConfigurationTests
         Assert.Contains(message, validation.Message);
     }
 
-    [Fact]
-    public async Task A_value_that_does_not_convert_fails_the_start_naming_the_key()
+    private const string WholeNumber = "a whole number in the range of Int32", TimeSpanValue = "a time span ([d.]hh:mm:ss[.fffffff], such as 00:00:30)";
+
+    /// <summary>A value of each kind the sections take (a number, a nullable number, a time span, a boolean) that does not convert.</summary>
+    public static readonly TheoryData<string, string, string> Unconvertible = new()
     {
-        var e = await StartFails(s => s.AddDedicatedDispatcher("cpu"), new() { ["Manaloc:Dispatchers:cpu:ThreadCount"] = "many" });
-        Assert.Contains("Manaloc:Dispatchers:cpu:ThreadCount", e.ToString());
+        { "Manaloc:Dispatchers:cpu:ThreadCount", "many", WholeNumber },
+        { "Manaloc:Dispatchers:cpu:DrainTimeout", "10s", TimeSpanValue },
+        { "Manaloc:MemoryPool:Pinned", "yes", "true or false" },
+        { "Manaloc:ObjectPools:MaximumRetained", "none", WholeNumber },
+        { "Manaloc:IdleRelease:QuietAfter", "30 seconds", TimeSpanValue },
+    };
+
+    [Theory]
+    [MemberData(nameof(Unconvertible))]
+    public async Task A_value_that_does_not_convert_fails_the_start_naming_the_key_the_value_and_what_it_takes(string key, string value, string expected)
+    {
+        // The Kestrel pool's options are read while the host is built, the others' when it starts: either fails.
+        var e = await Assert.ThrowsAnyAsync<Exception>(async () =>
+        {
+            await using var app = TestHost.Build(
+                s => s.AddDedicatedDispatcher("cpu").AddManalocKestrelMemoryPool().AddManalocObjectPools().AddManalocIdleRelease(),
+                configuration: new Dictionary<string, string?> { [key] = value });
+            await app.StartAsync();
+        });
+        var validation = Assert.IsType<OptionsValidationException>(e); // ours, not the configuration binder's exception
+        Assert.Equal($"{key} is '{value}', which is not {expected}.", validation.Message);
     }
 
     [Fact]

@@ -117,11 +117,39 @@ public sealed class RegistrationTests
         return long.Parse(line.AsSpan(6).Trim().TrimEnd("kB").Trim(), System.Globalization.CultureInfo.InvariantCulture) * 1024;
     }
 
-    [Fact]
-    public async Task A_value_that_does_not_convert_fails_the_start_naming_the_key()
+    [Theory]
+    [InlineData("MaxBytes", "lots")]
+    [InlineData("MaxBytes", "64MB")]
+    [InlineData("MaxBytes", "1e9")]
+    [InlineData("MaxBytes", "99999999999999999999")]
+    [InlineData("MaxEntryBytes", "4 KiB")]
+    public async Task A_value_that_does_not_convert_fails_the_start_naming_the_key_and_the_value(string key, string value)
     {
-        var e = await TestHost.StartFails(s => s.AddManalocDistributedCache(), new() { ["Manaloc:Cache:MaxBytes"] = "lots" });
-        Assert.Contains("Manaloc:Cache:MaxBytes", e.ToString());
+        var configuration = new Dictionary<string, string?>(Budget) { [$"Manaloc:Cache:{key}"] = value };
+        var e = await TestHost.StartFails(s => s.AddManalocDistributedCache(), configuration);
+        var validation = Assert.IsType<OptionsValidationException>(e); // ours, not the configuration binder's exception
+        Assert.Equal($"Manaloc:Cache:{key} is '{value}', which is not a whole number in the range of Int64.", validation.Message);
+    }
+
+    [Fact]
+    public async Task A_value_that_does_not_convert_beside_an_unknown_key_names_both_and_nothing_else()
+    {
+        var e = await TestHost.StartFails(s => s.AddManalocDistributedCache(),
+            new() { ["Manaloc:Cache:MaxBytes"] = "lots", ["Manaloc:Cache:MaxEntrys"] = "1" });
+        string message = e is AggregateException all ? string.Join(" ", all.InnerExceptions.Select(i => i.Message)) : e.Message;
+        Assert.Contains("Manaloc:Cache:MaxBytes is 'lots'", message);
+        Assert.Contains("Manaloc:Cache:MaxEntrys is not a setting Manaloc reads", message);
+        Assert.DoesNotContain("(was 0)", message); // the section was not bound: its defaults are not reported
+    }
+
+    [Fact]
+    public async Task Values_with_spaces_around_or_in_hex_convert_as_the_binder_reads_them()
+    {
+        using var host = await TestHost.StartAsync(s => s.AddManalocDistributedCache(),
+            new() { ["Manaloc:Cache:MaxBytes"] = " 2097152 ", ["Manaloc:Cache:MaxEntryBytes"] = "0x1000" });
+        var options = host.Services.GetRequiredService<IOptions<NativeCacheOptions>>().Value;
+        Assert.Equal(2097152, options.MaxBytes);
+        Assert.Equal(4096, options.MaxEntryBytes);
     }
 
     [Theory]

@@ -22,7 +22,7 @@ internal static class CacheMetrics
     public static readonly MeteredInstances<IMeteredCache> Caches = new(cache => cache.Name, _ => "native-cache", caches =>
     {
         caches.UpDownCounter("manaloc.cache.entries", c => c.Entries, "{entry}", "Entries held by native caches.");
-        caches.UpDownCounter("manaloc.cache.native_bytes", c => c.NativeBytes, "By", "Native bytes held by native caches (index and blocks, used or not).");
+        caches.UpDownCounter("manaloc.cache.native_bytes", c => c.NativeBytes, "By", "Native bytes reserved by native caches: index, sketch, block directory and the blocks allocated, used or not (on Linux the index and sketch pages are committed on first touch).");
         caches.Counter("manaloc.cache.hits", c => c.Hits, "{read}", "Native cache reads that found a live entry.");
         caches.Counter("manaloc.cache.misses", c => c.Misses, "{read}", "Native cache reads that found none.");
         caches.Counter("manaloc.cache.evictions", c => c.Evictions, "{entry}", "Entries native caches removed to make room.");

@@ -54,6 +54,63 @@ internal static class ManalocConfigurationKeys
         return problems;
     }
 
+    /// <summary>
+    /// Every value under <paramref name="section"/> that the configuration binder cannot convert to its property of
+    /// <paramref name="options"/> (<c>MaxBytes = lots</c>), each named with its key, its value and what the key takes.
+    /// </summary>
+    /// <remarks>Each value is converted by the binder itself, so exactly the values binding would throw on are reported.</remarks>
+    public static List<string> Unconvertible(IConfiguration configuration, string section,
+        [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] Type options)
+    {
+        var problems = new List<string>();
+        WalkValues(configuration.GetSection(section), options, problems);
+        return problems;
+    }
+
+    private static void WalkValues(IConfigurationSection node, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] Type type, List<string> problems)
+    {
+        foreach (var child in node.GetChildren())
+        {
+            var property = Bindable(type).FirstOrDefault(p => string.Equals(KeyOf(p), child.Key, StringComparison.OrdinalIgnoreCase));
+            if (property is null || IsCodeOnly(property.PropertyType)) continue; // InSection's
+            if (!IsValue(property.PropertyType))
+            {
+                WalkNestedValues(child, property, problems);
+                continue;
+            }
+            if (child.Value is not { } value) continue;
+            try
+            {
+                _ = Convert(child, property.PropertyType);
+            }
+            catch (InvalidOperationException)
+            {
+                problems.Add($"{child.Path} is '{value}', which is not {Expected(property.PropertyType)}.");
+            }
+        }
+    }
+
+    [UnconditionalSuppressMessage("Trimming", "IL2072", Justification = "A nested options type is bound by the configuration binder, which keeps its public properties.")]
+    private static void WalkNestedValues(IConfigurationSection node, PropertyInfo property, List<string> problems)
+        => WalkValues(node, property.PropertyType, problems);
+
+    /// <summary>The binder's conversion of one value (a primitive, an enum, a time span...): it throws where binding would.</summary>
+    [UnconditionalSuppressMessage("Trimming", "IL2026", Justification = "Only types IsValue accepts are converted: primitives, enums and the framework's value types, which keep their converters.")]
+    [UnconditionalSuppressMessage("AOT", "IL3050", Justification = "Only types IsValue accepts are converted, none of them generic.")]
+    private static object? Convert(IConfigurationSection value, Type type) => value.Get(type);
+
+    /// <summary>What a value of <paramref name="type"/> is, as a message says it: "a whole number (Int64)", "true or false".</summary>
+    private static string Expected(Type type)
+    {
+        type = Nullable.GetUnderlyingType(type) ?? type;
+        if (type == typeof(bool)) return "true or false";
+        if (type.IsEnum) return $"one of {string.Join(", ", Enum.GetNames(type))}";
+        if (type == typeof(TimeSpan)) return "a time span ([d.]hh:mm:ss[.fffffff], such as 00:00:30)";
+        if (type == typeof(double) || type == typeof(float) || type == typeof(decimal)) return $"a number ({type.Name}, invariant culture)";
+        if (type.IsPrimitive && type != typeof(char)) return $"a whole number in the range of {type.Name}";
+        return $"a {type.Name}";
+    }
+
     private static void WalkSections(IConfigurationSection node, IReadOnlyCollection<string> registered, List<string> problems)
     {
         foreach (var child in node.GetChildren())

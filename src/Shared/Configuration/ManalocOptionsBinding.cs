@@ -40,7 +40,9 @@ internal static class ManalocOptionsBinding
                 // A section with a key that binds to nothing is not bound: the start fails on it anyway (UnknownKeysValidator),
                 // with every unknown key of the host in one message, and the defaults serve whatever is built before the start.
                 if (ManalocConfigurationKeys.InSection(configuration, section, typeof(TOptions)).Count > 0) return;
-                // A value that does not convert throws here, naming the key ("...at 'Manaloc:Dispatchers:cpu:ThreadCount'...").
+                // Nor is a section with a value that does not convert (the binder would throw its own exception here, out of
+                // the options' construction): SectionValidator fails the start naming the key, the value and what it takes.
+                if (ManalocConfigurationKeys.Unconvertible(configuration, section, typeof(TOptions)).Count > 0) return;
                 configuration.GetSection(section).Bind(options);
             });
         if (configure is not null) builder.Configure(configure);
@@ -98,8 +100,9 @@ internal static class ManalocOptionsBinding
 
     /// <summary>
     /// Validates the options named <paramref name="name"/>; each failure names its configuration key. A section with an
-    /// unknown key was not bound, so its values are the defaults, not the user's: the start fails on the unknown key alone
-    /// (<see cref="UnknownKeysValidator"/>), not also on a default the user did set (a required budget reported as 0).
+    /// unknown key or a value that does not convert was not bound, so its values are the defaults, not the user's: the
+    /// start fails on the unknown key (<see cref="UnknownKeysValidator"/>) and on each value that does not convert (here),
+    /// not also on a default the user did set (a required budget reported as 0).
     /// </summary>
     private sealed class SectionValidator<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] TOptions>(
         string name, string section, Func<TOptions, string, List<string>> problems, IConfiguration? configuration) : IValidateOptions<TOptions>
@@ -108,7 +111,12 @@ internal static class ManalocOptionsBinding
         public ValidateOptionsResult Validate(string? optionsName, TOptions options)
         {
             if ((optionsName ?? Options.DefaultName) != name) return ValidateOptionsResult.Skip;
-            if (configuration is not null && ManalocConfigurationKeys.InSection(configuration, section, typeof(TOptions)).Count > 0) return ValidateOptionsResult.Skip;
+            if (configuration is not null)
+            {
+                var unconvertible = ManalocConfigurationKeys.Unconvertible(configuration, section, typeof(TOptions));
+                if (unconvertible.Count > 0) return ValidateOptionsResult.Fail(unconvertible);
+                if (ManalocConfigurationKeys.InSection(configuration, section, typeof(TOptions)).Count > 0) return ValidateOptionsResult.Skip;
+            }
             var found = problems(options, section);
             return found.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(found);
         }
