@@ -113,6 +113,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     // concurrent readers, so they change only by release stores; the rest is the writer's alone.
     private nint _directory;
     private long _state;
+    // The split state decoded for the writer's own lookups (WriterBucketIndex): 2^d - 1 and p, set with _state.
+    private ulong _lowMask;
+    private long _splitBucket;
     private int _directoryCapacity;
     private int _segmentCount;
     private long _firstSegmentBuckets;
@@ -171,6 +174,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
             throw;
         }
         _state = (long)depth << SplitShift;
+        Decode(_state);
         _splitAt = SplitThreshold(_state);
     }
 
@@ -246,6 +250,24 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         return low | ((long)hash & (1L << depth) & belowSplit);
     }
 
+    /// <summary><see cref="BucketIndex"/> for the writer (the map's thread, or under the concurrent map's writer lock), from
+    /// the split state decoded once per split (<see cref="Decode"/>) rather than at every lookup (about ten instructions
+    /// fewer on a hit). Concurrent readers read <see cref="_state"/>, the one field that holds d and p together.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private long WriterBucketIndex(ulong hash)
+    {
+        ulong lowMask = _lowMask;
+        long low = (long)(hash & lowMask);
+        return low | ((long)hash & (long)(lowMask + 1) & ((low - _splitBucket) >> 63));
+    }
+
+    /// <summary>Sets the fields <see cref="WriterBucketIndex"/> reads from <paramref name="state"/>.</summary>
+    private void Decode(long state)
+    {
+        _lowMask = (1UL << (int)(state >> SplitShift)) - 1;
+        _splitBucket = state & SplitMask;
+    }
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static byte* BucketAt(byte** directory, long b)
         => directory[b >> SegmentShift] + (b & SegmentMask) * HeaderBytes;
@@ -316,7 +338,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public byte* Find(TKey key, ulong hash, out byte* primary)
     {
-        primary = BucketAt((byte**)_directory, BucketIndex(hash, _state));
+        primary = BucketAt((byte**)_directory, WriterBucketIndex(hash));
         byte tag = Tag(hash);
         return FindFrom(primary, Match(primary, tag), tag, key);
     }
@@ -354,7 +376,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         // keep the table and the key on the stack, and every lookup would reload them from there).
         if (_hasher is not null) return TryGetHashed(key, out value);
         ulong hash = MapHashing.Hash(key, hasher: null);
-        byte* bucket = BucketAt((byte**)_directory, BucketIndex(hash, _state));
+        byte* bucket = BucketAt((byte**)_directory, WriterBucketIndex(hash));
         byte tag = Tag(hash);
         uint match = Match(bucket, tag);
         if (match != 0)
@@ -579,6 +601,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         // Release, before either sequence is even again: a reader that validates against a sequence after this split
         // also reads this state, and goes to the bucket its hash now belongs to.
         Volatile.Write(ref _state, next2);
+        Decode(next2);
         EndWrite(target);
         EndWrite(source);
         _splitAt = SplitThreshold(next2);
