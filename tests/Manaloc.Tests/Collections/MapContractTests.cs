@@ -205,8 +205,15 @@ public abstract class MapContractTests
         for (long k = 0; k < 500; k++) Assert.Equal(Payload.Of(k), map[k]);
         Assert.True(map.Remove(250));
         Assert.False(map.ContainsKey(250));
+        // The reads' out-of-line path for a caller's hasher: hits, a miss's default value, the indexer's miss.
+        for (long k = 0; k < 500; k++)
+        {
+            Assert.Equal(k != 250, map.TryGetValue(k, out var value));
+            Assert.Equal(k != 250 ? Payload.Of(k) : default, value);
+        }
+        Assert.Throws<KeyNotFoundException>(() => map[250]);
         Assert.Equal(499, map.Count);
-        Assert.True(calls >= 1000);
+        Assert.True(calls >= 1500);
     }
 
     [Fact]
