@@ -255,6 +255,8 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     {
         if (destination is null) ThrowHelper.ThrowArgumentNull(nameof(destination));
         ulong hash = CacheHashing.Hash(key);
+        // The bucket's miss overlaps the writer's GetSpan (a hint: harmless if Dispose frees the store meanwhile).
+        Volatile.Read(ref _store)?.PrefetchBucket(hash);
         int sizeHint = 0;
         while (true)
         {
