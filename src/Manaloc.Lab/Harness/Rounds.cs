@@ -26,7 +26,9 @@ public static class Rounds
 
     /// <summary>
     /// Measures <paramref name="variants"/> variants in <paramref name="rounds"/> rounds, one sample each per round in
-    /// <see cref="BalancedOrder"/>, and returns one merged measurement per variant (<see cref="Merge"/>), in variant order.
+    /// <see cref="BalancedOrder"/>, and returns one merged measurement per variant (<see cref="Merge"/>), in variant order,
+    /// each marked with the rounds' group and its samples' rounds (<see cref="Measurement.RoundGroup"/>,
+    /// <see cref="Measurement.SampleRounds"/>) so the bootstrap resamples the rounds, not each variant's samples apart.
     /// </summary>
     /// <param name="variants">How many variants (indices 0..variants−1).</param>
     /// <param name="rounds">Rounds; whole multiples of <paramref name="variants"/> keep the order balanced.</param>
@@ -49,8 +51,14 @@ public static class Rounds
                 parts[v].Add(measureOne(v, round));
             }
         }
-        return parts.Select(Merge).ToArray();
+        // Every variant took one sample in each round, so the bootstrap can draw the rounds for all of them at once.
+        int group = Interlocked.Increment(ref s_lastGroup);
+        int[] sampleRounds = [.. Enumerable.Range(0, rounds)];
+        return parts.Select(p => Merge(p) with { RoundGroup = group, SampleRounds = sampleRounds }).ToArray();
     }
+
+    /// <summary>The last <see cref="Measurement.RoundGroup"/> handed out in this process.</summary>
+    private static int s_lastGroup;
 
     /// <summary>One cell of <see cref="SampleCells"/>: a variant's body at a thread count, called as body(threadIndex, operations).</summary>
     /// <param name="Variant">The variant measured.</param>
