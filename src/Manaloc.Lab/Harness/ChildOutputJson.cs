@@ -127,7 +127,7 @@ internal static class ChildOutputJson
         writer.WriteEndObject();
     }
 
-    private static void WriteInteger(Utf8JsonWriter writer, string name, int? value)
+    private static void WriteInteger(Utf8JsonWriter writer, string name, long? value)
     {
         writer.WritePropertyName(name);
         if (value is { } v) writer.WriteNumberValue(v);

@@ -34,7 +34,7 @@ public sealed class Figures
     private readonly int? _launch;
     private readonly Dictionary<Measurement, double[]> _draws = new(ReferenceEqualityComparer.Instance);
     private readonly Dictionary<int, int[]> _launchDraws = [];
-    private readonly Dictionary<(int Group, int Launch, int Pick, int Rounds), int[]> _roundDraws = [];
+    private readonly Dictionary<(long Group, int Launch, int Pick, int Rounds), int[]> _roundDraws = [];
     private readonly HashSet<Measurement> _read = new(ReferenceEqualityComparer.Instance);
 
     /// <summary>The measured figures (<paramref name="random"/> null) or one bootstrap replicate of them.</summary>
@@ -246,7 +246,7 @@ public sealed class Figures
     /// This replicate's draw of <paramref name="roundCount"/> rounds of group <paramref name="group"/> in launch
     /// <paramref name="launch"/>'s <paramref name="pick"/>-th draw: one draw shared by every measurement of the group.
     /// </summary>
-    private int[] RoundDraw(int group, int launch, int pick, int roundCount)
+    private int[] RoundDraw(long group, int launch, int pick, int roundCount)
     {
         var key = (group, launch, pick, roundCount);
         if (!_roundDraws.TryGetValue(key, out var rounds))
@@ -262,7 +262,7 @@ public sealed class Figures
     /// Where launch <paramref name="launch"/>'s samples lie in the pooled list (all of them for a measurement taken in one
     /// launch) and the rounds' group they were sampled in, if any.
     /// </summary>
-    private static (int Offset, int Count, int? Group) Slice(Measurement m, int launch)
+    private static (int Offset, int Count, long? Group) Slice(Measurement m, int launch)
     {
         if (m.Launches.Count == 0)
         {

@@ -16,7 +16,7 @@ public sealed record LaunchFigures(int Launch, int SampleCount, double Median)
     public IReadOnlyDictionary<string, double> Metrics { get; init; } = new Dictionary<string, double>();
 
     /// <summary>Its <see cref="Measurement.RoundGroup"/>: the rounds it sampled this measurement in with others; null when not in rounds.</summary>
-    public int? RoundGroup { get; init; }
+    public long? RoundGroup { get; init; }
 }
 
 /// <summary>What one launch of an experiment recorded: a child process's whole run of it.</summary>

@@ -72,11 +72,12 @@ public sealed record Measurement
 
     /// <summary>
     /// The interleaved rounds this measurement was sampled in, shared with the other measurements sampled in the same
-    /// rounds (<see cref="Rounds.Interleave"/>), unique within its process; null when not sampled in rounds. The
+    /// rounds (<see cref="Rounds.Interleave"/>): a random 64-bit id, so groups of different processes (launches, the
+    /// children of one launch) do not meet; null when not sampled in rounds. The
     /// bootstrap draws such a group's rounds once for all its measurements (<see cref="Figures"/>). A measurement merged
     /// from launches keeps each launch's own group in <see cref="LaunchFigures.RoundGroup"/>.
     /// </summary>
-    public int? RoundGroup { get; init; }
+    public long? RoundGroup { get; init; }
 
     /// <summary>
     /// Each sample's round (from 0 within its launch), in the order of <see cref="Statistics"/>' samples; empty when the

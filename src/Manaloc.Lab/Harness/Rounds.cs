@@ -52,13 +52,11 @@ public static class Rounds
             }
         }
         // Every variant took one sample in each round, so the bootstrap can draw the rounds for all of them at once.
-        int group = Interlocked.Increment(ref s_lastGroup);
+        // A random id: the children of one launch each count from the same start, so a counter would meet another's.
+        long group = Random.Shared.NextInt64(1, long.MaxValue);
         int[] sampleRounds = [.. Enumerable.Range(0, rounds)];
         return parts.Select(p => Merge(p) with { RoundGroup = group, SampleRounds = sampleRounds }).ToArray();
     }
-
-    /// <summary>The last <see cref="Measurement.RoundGroup"/> handed out in this process.</summary>
-    private static int s_lastGroup;
 
     /// <summary>One cell of <see cref="SampleCells"/>: a variant's body at a thread count, called as body(threadIndex, operations).</summary>
     /// <param name="Variant">The variant measured.</param>

@@ -149,13 +149,13 @@ public sealed class FiguresTests
         foreach (var m in new[] { merged, roundTripped })
         {
             Assert.Equal([0, 1, 2, 3, 0, 1, 2, 3], m[0].SampleRounds);
-            Assert.Equal([2, 3], m[0].Launches.Select(l => l.RoundGroup ?? -1)); // each launch keeps its own group
-            Assert.Equal([2, 3], m[1].Launches.Select(l => l.RoundGroup ?? -1));
+            Assert.Equal([2L, 3L], m[0].Launches.Select(l => l.RoundGroup ?? -1)); // each launch keeps its own group
+            Assert.Equal([2L, 3L], m[1].Launches.Select(l => l.RoundGroup ?? -1));
             Assert.Empty(m[2].SampleRounds);
             Assert.Null(m[2].RoundGroup);
             Assert.All(m[2].Launches, l => Assert.Null(l.RoundGroup));
             var view = Launches.View(m[0], 1);
-            Assert.Equal(3, view.RoundGroup);
+            Assert.Equal(3L, view.RoundGroup);
             Assert.Equal([0, 1, 2, 3], view.SampleRounds);
         }
         var paired = Ratio(roundTripped);
@@ -191,7 +191,7 @@ public sealed class FiguresTests
         return (Sampled("baseline", b), Sampled("candidate", c));
     }
 
-    private static Measurement Marked(Measurement m, int group)
+    private static Measurement Marked(Measurement m, long group)
         => m with { RoundGroup = group, SampleRounds = [.. Enumerable.Range(0, m.Statistics.Count)] };
 
     private static Measurement Sampled(string variant, double[] samples) => new()
