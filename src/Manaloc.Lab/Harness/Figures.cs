@@ -31,6 +31,7 @@ namespace Manaloc.Lab.Harness;
 public sealed class Figures
 {
     private readonly Random? _random;
+    private readonly Random? _rounds;
     private readonly int? _launch;
     private readonly Dictionary<Measurement, double[]> _draws = new(ReferenceEqualityComparer.Instance);
     private readonly Dictionary<int, int[]> _launchDraws = [];
@@ -41,11 +42,16 @@ public sealed class Figures
     /// <param name="all">The run's measurements.</param>
     /// <param name="random">Draws a replicate; null for the figures as measured.</param>
     /// <param name="launch">Only this launch's samples (and, in a replicate, only they are resampled); null for all launches.</param>
-    internal Figures(IReadOnlyList<Measurement> all, Random? random, int? launch = null)
+    /// <param name="rounds">
+    /// Draws the rounds of measurements sampled in rounds (see the remarks); null to draw them with <paramref name="random"/>.
+    /// A stream of their own keeps every other measurement's draw what it would be without them.
+    /// </param>
+    internal Figures(IReadOnlyList<Measurement> all, Random? random, int? launch = null, Random? rounds = null)
     {
         All = all;
         _random = random;
         _launch = launch;
+        _rounds = rounds ?? random;
     }
 
     /// <summary>The measurements a metric read so far (to find what its launches shared: counts, placement).</summary>
@@ -252,7 +258,7 @@ public sealed class Figures
         if (!_roundDraws.TryGetValue(key, out var rounds))
         {
             rounds = new int[roundCount];
-            for (int i = 0; i < roundCount; i++) rounds[i] = _random!.Next(roundCount);
+            for (int i = 0; i < roundCount; i++) rounds[i] = _rounds!.Next(roundCount);
             _roundDraws[key] = rounds;
         }
         return rounds;

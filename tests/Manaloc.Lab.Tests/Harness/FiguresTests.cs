@@ -60,13 +60,16 @@ public sealed class FiguresTests
     }
 
     [Fact]
-    public void Unmarked_measurements_are_drawn_as_before_sample_by_sample_and_launches_first()
+    public void Unmarked_measurements_are_drawn_as_before_sample_by_sample_and_launches_first_beside_marked_ones()
     {
         var single = Sampled("single", [5, 1, 4, 2, 3, 9, 7]);
         var merged = Launches.Merge([new([Sampled("pooled", [10, 20, 30])], [], []), new([Sampled("pooled", [1, 2, 3, 4])], [], [])]).Measurements[0];
+        var (baseline, candidate) = Drifting(trueRatio: 1.25, noise: 0.01, rounds: 10);
+        var marked = new[] { Marked(baseline, group: 1), Marked(candidate, group: 1) };
         for (int seed = 0; seed < 20; seed++)
         {
-            var figures = new Figures([single, merged], new Random(seed));
+            var figures = new Figures([.. marked, single, merged], new Random(seed), launch: null, rounds: new Random(seed + 1000));
+            _ = figures.TimesBetter(marked[1], marked[0]); // the marked ones drawn first take nothing from the others' stream
             var expected = new Random(seed);
 
             // One measurement: its samples drawn with replacement.
