@@ -72,6 +72,13 @@ public sealed class FiguresTests
             _ = figures.TimesBetter(marked[1], marked[0]); // the marked ones drawn first take nothing from the others' stream
             var expected = new Random(seed);
 
+            // Whether the cells beside them are marked or not changes nothing of the others' draws.
+            var unmarkedBeside = new Figures([baseline, candidate, single, merged], new Random(seed), launch: null, rounds: new Random(seed + 1000));
+            _ = unmarkedBeside.TimesBetter(candidate, baseline);
+            Assert.Equal(unmarkedBeside.Median(single), figures.Median(single));
+            Assert.Equal(unmarkedBeside.Median(merged), figures.Median(merged));
+            for (int i = 0; i < 2 * 10; i++) expected.Next(10); // the marked cells' draws are taken from the sample stream as if independent
+
             // One measurement: its samples drawn with replacement.
             var s = single.Statistics.Samples;
             double[] draw = [.. Enumerable.Range(0, s.Count).Select(_ => s[expected.Next(s.Count)])];
