@@ -80,6 +80,9 @@ internal static class ChildOutputJson
         WritePlacement(writer, m.Placement);
         writer.WritePropertyName("launches");
         WriteList(writer, m.Launches, WriteLaunch);
+        WriteInteger(writer, "roundGroup", m.RoundGroup);
+        writer.WritePropertyName("sampleRounds");
+        WriteList(writer, m.SampleRounds, static (w, round) => w.WriteNumberValue(round));
         writer.WritePropertyName("metrics");
         WriteMap(writer, m.Metrics, WriteNumberValue);
         writer.WriteEndObject();
@@ -120,7 +123,15 @@ internal static class ChildOutputJson
         WriteNumber(writer, "allocatedBytesPerOp", launch.AllocatedBytesPerOp);
         writer.WritePropertyName("metrics");
         WriteMap(writer, launch.Metrics, WriteNumberValue);
+        WriteInteger(writer, "roundGroup", launch.RoundGroup);
         writer.WriteEndObject();
+    }
+
+    private static void WriteInteger(Utf8JsonWriter writer, string name, long? value)
+    {
+        writer.WritePropertyName(name);
+        if (value is { } v) writer.WriteNumberValue(v);
+        else writer.WriteNullValue();
     }
 
     private static void WritePlacement(Utf8JsonWriter writer, Placement? placement)

@@ -14,24 +14,44 @@ namespace Manaloc.Lab.Harness;
 /// the pooled samples alone would hide. Figures that are not sampled (allocated bytes, counts, a child's
 /// values) are the same in every replicate. Within one replicate each measurement is resampled once, so
 /// two metrics reading the same measurement see the same draw.
+/// <para>
+/// Measurements sampled in the same interleaved rounds (<see cref="Measurement.RoundGroup"/>, <see cref="Rounds.Interleave"/>)
+/// are resampled as pairs: within each drawn launch, the replicate draws the group's rounds once with replacement and
+/// every measurement of the group takes its samples of the drawn rounds. The round, not the sample, is the unit that
+/// was repeated: in a round every cell ran back to back, so a change in the machine's speed on the scale of a round
+/// (another process, a frequency step) moves all of them together and cancels in their ratio. Drawing each cell's
+/// samples apart would mix one cell's fast rounds with another's slow ones and put that drift into the interval.
+/// The rounds are independent repetitions as the samples were (the order within a round is balanced over the rounds),
+/// so the draw stays a valid bootstrap; it only keeps what the design made common, common. Measurements not taken in
+/// rounds keep the independent draw: two measurements taken one after the other share no round, and pairing them by
+/// sample index would hide a trend between them. A measurement whose rounds do not match its own count (a round
+/// missing or taken twice) falls back to the independent draw.
+/// </para>
 /// </remarks>
 public sealed class Figures
 {
     private readonly Random? _random;
+    private readonly Random? _rounds;
     private readonly int? _launch;
     private readonly Dictionary<Measurement, double[]> _draws = new(ReferenceEqualityComparer.Instance);
     private readonly Dictionary<int, int[]> _launchDraws = [];
+    private readonly Dictionary<(long Group, int Launch, int Pick, int Rounds), int[]> _roundDraws = [];
     private readonly HashSet<Measurement> _read = new(ReferenceEqualityComparer.Instance);
 
     /// <summary>The measured figures (<paramref name="random"/> null) or one bootstrap replicate of them.</summary>
     /// <param name="all">The run's measurements.</param>
     /// <param name="random">Draws a replicate; null for the figures as measured.</param>
     /// <param name="launch">Only this launch's samples (and, in a replicate, only they are resampled); null for all launches.</param>
-    internal Figures(IReadOnlyList<Measurement> all, Random? random, int? launch = null)
+    /// <param name="rounds">
+    /// Draws the rounds of measurements sampled in rounds (see the remarks); null to draw them with <paramref name="random"/>.
+    /// A stream of their own keeps every other measurement's draw what it would be without them.
+    /// </param>
+    internal Figures(IReadOnlyList<Measurement> all, Random? random, int? launch = null, Random? rounds = null)
     {
         All = all;
         _random = random;
         _launch = launch;
+        _rounds = rounds ?? random;
     }
 
     /// <summary>The measurements a metric read so far (to find what its launches shared: counts, placement).</summary>
@@ -151,40 +171,116 @@ public sealed class Figures
         }
         else if (_launch is { } only)
         {
-            var (offset, count) = Slice(m, only);
-            draw = Resample(samples, offset, count, count);
+            draw = ResampleLaunch(m, only, pick: 0);
         }
         else if (_random is not null && m.Launches.Count >= 2)
         {
             var picks = LaunchDraw(m.Launches.Count);
             var pooled = new List<double>(samples.Count);
-            foreach (int pick in picks)
-            {
-                var (offset, count) = Slice(m, m.Launches[pick].Launch);
-                pooled.AddRange(Resample(samples, offset, count, count));
-            }
+            for (int p = 0; p < picks.Length; p++) pooled.AddRange(ResampleLaunch(m, m.Launches[picks[p]].Launch, p));
             draw = pooled.ToArray();
         }
         else
         {
-            draw = Resample(samples, 0, samples.Count, samples.Count);
+            draw = m.Launches.Count == 0 ? ResampleLaunch(m, 0, pick: 0)
+                : m.Launches.Count == 1 && m.Launches[0].SampleCount == samples.Count ? ResampleLaunch(m, m.Launches[0].Launch, pick: 0)
+                : Resample(samples, 0, samples.Count, samples.Count);
         }
         Array.Sort(draw);
         _draws[m] = draw;
         return draw;
     }
 
-    /// <summary>Where launch <paramref name="launch"/>'s samples lie in the pooled list: all of them for a measurement taken in one launch.</summary>
-    private static (int Offset, int Count) Slice(Measurement m, int launch)
+    /// <summary>
+    /// Launch <paramref name="launch"/>'s samples of <paramref name="m"/>: as measured, or in a replicate drawn again,
+    /// by rounds when the measurement was sampled in rounds (see the remarks on the class), else sample by sample.
+    /// </summary>
+    /// <param name="pick">Which of the replicate's launch draws this is: a launch drawn twice takes two draws of its rounds.</param>
+    private double[] ResampleLaunch(Measurement m, int launch, int pick)
+    {
+        var (offset, count, group) = Slice(m, launch);
+        var samples = m.Statistics.Samples;
+        if (_random is null || group is not { } g || !RoundsOf(m, offset, count, out int roundCount, out int[] byRound))
+        {
+            return Resample(samples, offset, count, count);
+        }
+        // The sample stream advances as an independent draw of this slice would have advanced it, so every measurement not
+        // taken in rounds draws exactly what it would if none were marked (its interval does not move by a hair).
+        for (int i = 0; i < count; i++) _random.Next(count);
+        var rounds = RoundDraw(g, launch, pick, roundCount);
+        int perRound = count / roundCount;
+        var draw = new double[count];
+        int n = 0;
+        foreach (int round in rounds)
+        {
+            for (int j = 0; j < perRound; j++) draw[n++] = samples[offset + byRound[round * perRound + j]];
+        }
+        return draw;
+    }
+
+    /// <summary>
+    /// The slice's samples ordered by round (byRound[r·k + j] is the index, within the slice, of round r's j-th sample),
+    /// when its rounds are 0..<paramref name="roundCount"/>−1 with the same number k of samples each; false otherwise
+    /// (no rounds recorded, a round missing or taken more often than the others), and the caller draws samples apart.
+    /// </summary>
+    private static bool RoundsOf(Measurement m, int offset, int count, out int roundCount, out int[] byRound)
+    {
+        roundCount = 0;
+        byRound = [];
+        var rounds = m.SampleRounds;
+        if (count == 0 || rounds.Count != m.Statistics.Samples.Count) return false;
+        int max = -1;
+        for (int i = 0; i < count; i++)
+        {
+            int r = rounds[offset + i];
+            if (r < 0 || r >= count) return false;
+            max = Math.Max(max, r);
+        }
+        int perRoundCount = count / (max + 1);
+        if (perRoundCount * (max + 1) != count) return false;
+        var filled = new int[max + 1];
+        var order = new int[count];
+        for (int i = 0; i < count; i++)
+        {
+            int r = rounds[offset + i];
+            if (filled[r] == perRoundCount) return false;
+            order[r * perRoundCount + filled[r]++] = i;
+        }
+        roundCount = max + 1;
+        byRound = order;
+        return true;
+    }
+
+    /// <summary>
+    /// This replicate's draw of <paramref name="roundCount"/> rounds of group <paramref name="group"/> in launch
+    /// <paramref name="launch"/>'s <paramref name="pick"/>-th draw: one draw shared by every measurement of the group.
+    /// </summary>
+    private int[] RoundDraw(long group, int launch, int pick, int roundCount)
+    {
+        var key = (group, launch, pick, roundCount);
+        if (!_roundDraws.TryGetValue(key, out var rounds))
+        {
+            rounds = new int[roundCount];
+            for (int i = 0; i < roundCount; i++) rounds[i] = _rounds!.Next(roundCount);
+            _roundDraws[key] = rounds;
+        }
+        return rounds;
+    }
+
+    /// <summary>
+    /// Where launch <paramref name="launch"/>'s samples lie in the pooled list (all of them for a measurement taken in one
+    /// launch) and the rounds' group they were sampled in, if any.
+    /// </summary>
+    private static (int Offset, int Count, long? Group) Slice(Measurement m, int launch)
     {
         if (m.Launches.Count == 0)
         {
-            return launch == 0 ? (0, m.Statistics.Samples.Count) : throw new MissingLaunchException();
+            return launch == 0 ? (0, m.Statistics.Samples.Count, m.RoundGroup) : throw new MissingLaunchException();
         }
         int offset = 0;
         foreach (var l in m.Launches)
         {
-            if (l.Launch == launch) return (offset, l.SampleCount);
+            if (l.Launch == launch) return (offset, l.SampleCount, l.RoundGroup);
             offset += l.SampleCount;
         }
         throw new MissingLaunchException();

@@ -136,7 +136,7 @@ public static class Judgement
             points[i] = metrics[i].Evaluate(asMeasured);
             read[i] = asMeasured.Read;
         }
-        var replicates = Bootstrap(measurements, metrics, points, launch: null, Replicates, new Random(seed));
+        var replicates = Bootstrap(measurements, metrics, points, launch: null, Replicates, seed);
         var estimates = new Estimate[metrics.Count];
         for (int i = 0; i < metrics.Count; i++)
         {
@@ -177,7 +177,7 @@ public static class Judgement
             double low = double.NaN, high = double.NaN;
             if (point is { } p)
             {
-                var replicates = Bootstrap(measurements, [metric], [p], launch, LaunchReplicates, new Random(seed * 31 + launch));
+                var replicates = Bootstrap(measurements, [metric], [p], launch, LaunchReplicates, seed * 31 + launch);
                 (low, high) = Interval(p, replicates[0]);
             }
             var placements = read
@@ -188,12 +188,16 @@ public static class Judgement
         return result;
     }
 
-    private static List<double>[] Bootstrap(IReadOnlyList<Measurement> measurements, IReadOnlyList<Metric> metrics, double?[] points, int? launch, int count, Random random)
+    private static List<double>[] Bootstrap(IReadOnlyList<Measurement> measurements, IReadOnlyList<Metric> metrics, double?[] points, int? launch, int count, int seed)
     {
+        // The rounds of measurements sampled in rounds are drawn from a stream of their own, so every other measurement's
+        // draw is the same whether or not the run also holds measurements taken in rounds.
+        var random = new Random(seed);
+        var rounds = new Random(unchecked(seed * -1640531527) ^ 0x2545F491);
         var replicates = metrics.Select(_ => new List<double>(count)).ToArray();
         for (int r = 0; r < count && points.Any(p => p is not null); r++)
         {
-            var figures = new Figures(measurements, random, launch);
+            var figures = new Figures(measurements, random, launch, rounds);
             for (int i = 0; i < metrics.Count; i++)
             {
                 if (points[i] is not null && Evaluate(metrics[i], figures) is { } v) replicates[i].Add(v);

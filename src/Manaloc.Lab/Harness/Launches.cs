@@ -14,6 +14,9 @@ public sealed record LaunchFigures(int Launch, int SampleCount, double Median)
 
     /// <summary>Its further named figures (a child's counts, a server's per-phase figures).</summary>
     public IReadOnlyDictionary<string, double> Metrics { get; init; } = new Dictionary<string, double>();
+
+    /// <summary>Its <see cref="Measurement.RoundGroup"/>: the rounds it sampled this measurement in with others; null when not in rounds.</summary>
+    public long? RoundGroup { get; init; }
 }
 
 /// <summary>What one launch of an experiment recorded: a child process's whole run of it.</summary>
@@ -64,12 +67,22 @@ public static class Launches
     {
         var samples = new List<double>();
         var launches = new List<LaunchFigures>(parts.Count);
+        // The rounds are kept only when every launch sampled in rounds, so they stay aligned with the pooled samples.
+        bool inRounds = parts.All(p => p.M.RoundGroup is not null && p.M.SampleRounds.Count == p.M.Statistics.Samples.Count && p.M.SampleRounds.Count > 0);
+        var sampleRounds = inRounds ? new List<int>() : null;
         foreach (var (launch, m) in parts)
         {
             // A measurement read from elsewhere carries no samples: its median stands for its one observation.
             IReadOnlyList<double> own = m.Statistics.Samples.Count > 0 ? m.Statistics.Samples : [m.Statistics.Median];
             samples.AddRange(own);
-            launches.Add(new LaunchFigures(launch, own.Count, m.Statistics.Median) { Placement = m.Placement, AllocatedBytesPerOp = m.AllocatedBytesPerOp, Metrics = m.Metrics });
+            sampleRounds?.AddRange(m.SampleRounds);
+            launches.Add(new LaunchFigures(launch, own.Count, m.Statistics.Median)
+            {
+                Placement = m.Placement,
+                AllocatedBytesPerOp = m.AllocatedBytesPerOp,
+                Metrics = m.Metrics,
+                RoundGroup = inRounds ? m.RoundGroup : null,
+            });
         }
         var first = parts[0].M;
         var all = parts.Select(p => p.M).ToArray();
@@ -79,6 +92,8 @@ public static class Launches
         {
             Statistics = Statistics.From(samples),
             Launches = launches,
+            RoundGroup = inRounds ? first.RoundGroup : null,
+            SampleRounds = sampleRounds is null ? [] : sampleRounds.ToArray(),
             Placement = null,
             NsPerOp = Mean(all.Select(m => m.NsPerOp)),
             OpsPerSecond = Mean(all.Select(m => m.OpsPerSecond)),
@@ -103,9 +118,12 @@ public static class Launches
         var l = merged.Launches[launch];
         int offset = merged.Launches.Take(launch).Sum(x => x.SampleCount);
         var samples = merged.Statistics.Samples.Skip(offset).Take(l.SampleCount).ToArray();
+        bool inRounds = l.RoundGroup is not null && merged.SampleRounds.Count == merged.Statistics.Samples.Count;
         return merged with
         {
             Statistics = samples.Length > 0 ? Statistics.From(samples) : merged.Statistics,
+            RoundGroup = inRounds ? l.RoundGroup : null,
+            SampleRounds = inRounds ? merged.SampleRounds.Skip(offset).Take(l.SampleCount).ToArray() : [],
             AllocatedBytesPerOp = l.AllocatedBytesPerOp,
             Metrics = l.Metrics,
             Placement = l.Placement,

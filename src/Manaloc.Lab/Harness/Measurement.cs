@@ -70,6 +70,21 @@ public sealed record Measurement
     /// </summary>
     public IReadOnlyList<LaunchFigures> Launches { get; init; } = [];
 
+    /// <summary>
+    /// The interleaved rounds this measurement was sampled in, shared with the other measurements sampled in the same
+    /// rounds (<see cref="Rounds.Interleave"/>): a random 64-bit id, so groups of different processes (launches, the
+    /// children of one launch) do not meet; null when not sampled in rounds. The
+    /// bootstrap draws such a group's rounds once for all its measurements (<see cref="Figures"/>). A measurement merged
+    /// from launches keeps each launch's own group in <see cref="LaunchFigures.RoundGroup"/>.
+    /// </summary>
+    public long? RoundGroup { get; init; }
+
+    /// <summary>
+    /// Each sample's round (from 0 within its launch), in the order of <see cref="Statistics"/>' samples; empty when the
+    /// measurement was not sampled in rounds.
+    /// </summary>
+    public IReadOnlyList<int> SampleRounds { get; init; } = [];
+
     /// <summary>Further named figures (e.g. <c>received</c>, <c>gcTimePercent</c>).</summary>
     public IReadOnlyDictionary<string, double> Metrics { get; init; } = new Dictionary<string, double>();
 

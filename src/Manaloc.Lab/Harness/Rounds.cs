@@ -26,7 +26,9 @@ public static class Rounds
 
     /// <summary>
     /// Measures <paramref name="variants"/> variants in <paramref name="rounds"/> rounds, one sample each per round in
-    /// <see cref="BalancedOrder"/>, and returns one merged measurement per variant (<see cref="Merge"/>), in variant order.
+    /// <see cref="BalancedOrder"/>, and returns one merged measurement per variant (<see cref="Merge"/>), in variant order,
+    /// each marked with the rounds' group and its samples' rounds (<see cref="Measurement.RoundGroup"/>,
+    /// <see cref="Measurement.SampleRounds"/>) so the bootstrap resamples the rounds, not each variant's samples apart.
     /// </summary>
     /// <param name="variants">How many variants (indices 0..variants−1).</param>
     /// <param name="rounds">Rounds; whole multiples of <paramref name="variants"/> keep the order balanced.</param>
@@ -49,7 +51,11 @@ public static class Rounds
                 parts[v].Add(measureOne(v, round));
             }
         }
-        return parts.Select(Merge).ToArray();
+        // Every variant took one sample in each round, so the bootstrap can draw the rounds for all of them at once.
+        // A random id: the children of one launch each count from the same start, so a counter would meet another's.
+        long group = Random.Shared.NextInt64(1, long.MaxValue);
+        int[] sampleRounds = [.. Enumerable.Range(0, rounds)];
+        return parts.Select(p => Merge(p) with { RoundGroup = group, SampleRounds = sampleRounds }).ToArray();
     }
 
     /// <summary>One cell of <see cref="SampleCells"/>: a variant's body at a thread count, called as body(threadIndex, operations).</summary>

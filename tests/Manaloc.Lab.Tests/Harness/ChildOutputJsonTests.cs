@@ -128,7 +128,9 @@ public sealed class ChildOutputJsonTests
             RatioLow = double.NegativeInfinity,
             RatioHigh = double.PositiveInfinity,
             Placement = placement,
-            Launches = [new LaunchFigures(2, 30, double.NaN) { Placement = placement, AllocatedBytesPerOp = 64, Metrics = new Dictionary<string, double> { ["received"] = 9 } }],
+            Launches = [new LaunchFigures(2, 30, double.NaN) { Placement = placement, AllocatedBytesPerOp = 64, Metrics = new Dictionary<string, double> { ["received"] = 9 }, RoundGroup = 7 }],
+            RoundGroup = long.MaxValue - 1,
+            SampleRounds = [0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5],
             Metrics = new Dictionary<string, double> { ["up"] = double.PositiveInfinity, ["down"] = double.NegativeInfinity, ["gap"] = double.NaN, ["zero"] = -0.0, ["ü"] = 1 },
         };
         return new ChildOutput
