@@ -125,16 +125,13 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryGetValue(TKey key, out TValue value)
     {
-        // A caller's hasher is a delegate call: out of line, so nothing of the read below lives across a call.
-        if (_hasher is not null) return TryGetValueHashed(key, out value);
+        ulong hash = Hash(key);
         if (MapHashing.HasRuntimeEquality<TKey>())
         {
             // One attempt without try/finally, so the read inlines into its caller: nothing between Enter and Exit can
             // throw (the key's equality is the runtime's own and the probe only loads native memory the gate keeps
             // alive), so the gate is always left. A disposed map, or a writer in the chain, goes to the guarded path.
             var gate = ReaderGate.Enter();
-            // The hash after Enter, whose thread-static access may be a call: the hash then need not wait for it on the stack.
-            ulong hash = MapHashing.Hash(key, hasher: null);
             var current = Volatile.Read(ref _table);
             int outcome;
             if (current is null)
@@ -149,12 +146,8 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
             ReaderGate.Exit(gate);
             if (outcome >= 0) return outcome == 1;
         }
-        return TryGetValueGuarded(key, MapHashing.Hash(key, hasher: null), out value);
+        return TryGetValueGuarded(key, hash, out value);
     }
-
-    /// <summary><see cref="TryGetValue"/> with a caller's hasher (the guarded read).</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryGetValueHashed(TKey key, out TValue value) => TryGetValueGuarded(key, Hash(key), out value);
 
     /// <summary>The read with the gate left in a <c>finally</c>: for keys whose equality is user code (it may throw), and for
     /// retries (their spinning may yield the thread).</summary>

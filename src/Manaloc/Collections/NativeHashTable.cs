@@ -113,9 +113,6 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     // concurrent readers, so they change only by release stores; the rest is the writer's alone.
     private nint _directory;
     private long _state;
-    // The split state decoded for the writer's own lookups (WriterBucketIndex): 2^d - 1 and p, set with _state.
-    private ulong _lowMask;
-    private long _splitBucket;
     private int _directoryCapacity;
     private int _segmentCount;
     private long _firstSegmentBuckets;
@@ -174,7 +171,6 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
             throw;
         }
         _state = (long)depth << SplitShift;
-        Decode(_state);
         _splitAt = SplitThreshold(_state);
     }
 
@@ -250,24 +246,6 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         return low | ((long)hash & (1L << depth) & belowSplit);
     }
 
-    /// <summary><see cref="BucketIndex"/> for the writer (the map's thread, or under the concurrent map's writer lock), from
-    /// the split state decoded once per split (<see cref="Decode"/>) rather than at every lookup (about ten instructions
-    /// fewer on a hit). Concurrent readers read <see cref="_state"/>, the one field that holds d and p together.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private long WriterBucketIndex(ulong hash)
-    {
-        ulong lowMask = _lowMask;
-        long low = (long)(hash & lowMask);
-        return low | ((long)hash & (long)(lowMask + 1) & ((low - _splitBucket) >> 63));
-    }
-
-    /// <summary>Sets the fields <see cref="WriterBucketIndex"/> reads from <paramref name="state"/>.</summary>
-    private void Decode(long state)
-    {
-        _lowMask = (1UL << (int)(state >> SplitShift)) - 1;
-        _splitBucket = state & SplitMask;
-    }
-
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static byte* BucketAt(byte** directory, long b)
         => directory[b >> SegmentShift] + (b & SegmentMask) * HeaderBytes;
@@ -338,18 +316,12 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public byte* Find(TKey key, ulong hash, out byte* primary)
     {
-        primary = BucketAt((byte**)_directory, WriterBucketIndex(hash));
+        primary = BucketAt((byte**)_directory, BucketIndex(hash, _state));
         byte tag = Tag(hash);
-        return FindFrom(primary, Match(primary, tag), tag, key);
-    }
-
-    /// <summary>The entry of <paramref name="key"/> among the tag matches <paramref name="match"/> of <paramref name="bucket"/>
-    /// and the buckets chained after it, or null.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static byte* FindFrom(byte* bucket, uint match, byte tag, TKey key)
-    {
-        while (true)
+        byte* bucket = primary;
+        do
         {
+            uint match = Match(bucket, tag);
             while (match != 0)
             {
                 byte* entry = Entry(bucket, BitOperations.TrailingZeroCount(match));
@@ -357,71 +329,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                 match &= match - 1;
             }
             bucket = NextOf(bucket);
-            if (bucket == null) return null;
-            match = Match(bucket, tag);
         }
-    }
-
-    /// <summary>The single-threaded read (the writer's thread): <paramref name="key"/>'s value, or false.</summary>
-    /// <remarks>The hit path, inlined into the caller: the first tag match of the primary bucket is tried before any loop
-    /// (nearly every hit: a tag falsely matches 1 occupied slot in 128, and at 85% load a few entries in a hundred sit in
-    /// overflow buckets), and a miss whose primary bucket matched nothing and has no overflow ends without a call. Other
-    /// matches and the overflow chain go to <see cref="TryGetRest"/>. So a hit is the hash, loads of this table's fields
-    /// (independent of each other), the directory's slot, the header and the entry, with one compare and branch per test and
-    /// nothing repeated (<see cref="Find"/> would hand back a pointer the caller tests again).</remarks>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public bool TryGet(TKey key, out TValue value)
-    {
-        // A caller's hasher is a delegate call: out of line, so nothing of this path lives across a call (the JIT would
-        // keep the table and the key on the stack, and every lookup would reload them from there).
-        if (_hasher is not null) return TryGetHashed(key, out value);
-        ulong hash = MapHashing.Hash(key, hasher: null);
-        byte* bucket = BucketAt((byte**)_directory, WriterBucketIndex(hash));
-        byte tag = Tag(hash);
-        uint match = Match(bucket, tag);
-        if (match != 0)
-        {
-            byte* entry = Entry(bucket, BitOperations.TrailingZeroCount(match));
-            if (KeyAt(entry).Equals(key))
-            {
-                value = Unsafe.ReadUnaligned<TValue>(entry + sizeof(TKey));
-                return true;
-            }
-        }
-        else if (NextOf(bucket) == null)
-        {
-            value = default;
-            return false;
-        }
-        return TryGetRest(bucket, match & (match - 1), tag, key, out value);
-    }
-
-    /// <summary><see cref="TryGet"/> with a caller's hasher.</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryGetHashed(TKey key, out TValue value)
-    {
-        byte* entry = Find(key, Hash(key), out _);
-        if (entry == null)
-        {
-            value = default;
-            return false;
-        }
-        value = Unsafe.ReadUnaligned<TValue>(entry + sizeof(TKey));
-        return true;
-    }
-
-    /// <summary><see cref="TryGet"/> past the primary bucket's first tag match.</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static bool TryGetRest(byte* bucket, uint match, byte tag, TKey key, out TValue value)
-    {
-        byte* entry = FindFrom(bucket, match, tag, key);
-        if (entry == null)
-        {
-            value = default;
-            return false;
-        }
-        value = Unsafe.ReadUnaligned<TValue>(entry + sizeof(TKey));
-        return true;
+        while (bucket != null);
+        return null;
     }
 
     /// <summary>Adds <paramref name="key"/>, which must be absent; returns its entry (the value written).</summary>
@@ -601,7 +511,6 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         // Release, before either sequence is even again: a reader that validates against a sequence after this split
         // also reads this state, and goes to the bucket its hash now belongs to.
         Volatile.Write(ref _state, next2);
-        Decode(next2);
         EndWrite(target);
         EndWrite(source);
         _splitAt = SplitThreshold(next2);
@@ -1002,29 +911,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         ref uint sequence = ref *(uint*)(primary + VersionOffset);
         seen = Volatile.Read(ref sequence);
         // Probing while the sequence is odd is harmless: everything read is discarded unless the checks below pass.
-        byte tag = Tag(hash);
-        uint match = Match(primary, tag);
-        if (match != 0)
-        {
-            // The hit path (nearly every hit: see TryGet): the primary bucket's first tag match, before any loop.
-            byte* entry = Entry(primary, BitOperations.TrailingZeroCount(match));
-            if (KeyAt(entry).Equals(key))
-            {
-                value = ReadValue(entry);
-                LoadLoadFence();
-                // A hit needs only the sequence, even and unchanged: the chain held the key, unchanged, for the whole probe.
-                return ((seen & 1) | (Volatile.Read(ref sequence) ^ seen)) == 0 ? 1 : -1;
-            }
-        }
-        return TryGetConcurrentRest(key, hash, b, primary, ref sequence, seen, match & (match - 1), tag, out value);
-    }
-
-    /// <summary><see cref="TryGetConcurrentOnce(TKey, ulong, out TValue, out byte*, out uint)"/> past the primary bucket's
-    /// first tag match: the other matches, the overflow chain, and a miss's validation.</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private int TryGetConcurrentRest(TKey key, ulong hash, long b, byte* primary, ref uint sequence, uint seen, uint match, byte tag, out TValue value)
-    {
-        int outcome = Probe(primary, match, ref sequence, seen, tag, key, out value);
+        int outcome = Probe(primary, ref sequence, seen, Tag(hash), key, out value);
         // The probe's loads before the re-reads.
         LoadLoadFence();
         // A hit needs only the sequence: the chain held the key, unchanged, for the whole probe. A miss also needs the
@@ -1032,14 +919,14 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         return (seen & 1) == 0 && outcome >= 0 && Volatile.Read(ref sequence) == seen && (outcome == 1 || BucketIndex(hash, Volatile.Read(ref _state)) == b) ? outcome : -1;
     }
 
-    /// <summary>From the tag matches <paramref name="match"/> of <paramref name="primary"/> on along its chain: 1 found (value
-    /// copied), 0 absent, -1 the chain changed under the probe.</summary>
+    /// <summary>1: found (value copied), 0: absent, -1: the chain changed under the probe.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static int Probe(byte* primary, uint match, ref uint sequence, uint seen, byte tag, TKey key, out TValue value)
+    private static int Probe(byte* primary, ref uint sequence, uint seen, byte tag, TKey key, out TValue value)
     {
         byte* bucket = primary;
         while (true)
         {
+            uint match = Match(bucket, tag);
             while (match != 0)
             {
                 byte* entry = Entry(bucket, BitOperations.TrailingZeroCount(match));
@@ -1054,7 +941,6 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
             if (bucket == null) break;
             // At each hop: a chain relinked under the reader (a bucket recycled) changed the sequence first.
             if (Volatile.Read(ref sequence) != seen) break;
-            match = Match(bucket, tag);
         }
         value = default;
         return bucket == null ? 0 : -1;

@@ -97,9 +97,10 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     {
         get
         {
-            var table = _table;
-            if (table is not null && table.TryGet(key, out TValue value)) return value;
-            return DisposedOrNotFound(key);
+            var table = Table;
+            byte* entry = table.Find(key, table.Hash(key), out _);
+            if (entry == null) ThrowHelper.ThrowKeyNotFound(key);
+            return NativeHashTable<TKey, TValue>.ValueAt(entry);
         }
         set
         {
@@ -136,12 +137,15 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryGetValue(TKey key, out TValue value)
     {
-        var table = _table;
-        if (table is not null) return table.TryGet(key, out value);
-        // Nothing is used after the throw's call, so the JIT keeps the table and the key in registers on the path above.
-        ThrowDisposed();
-        value = default;
-        return false;
+        var table = Table;
+        byte* entry = table.Find(key, table.Hash(key), out _);
+        if (entry == null)
+        {
+            value = default;
+            return false;
+        }
+        value = NativeHashTable<TKey, TValue>.ValueAt(entry);
+        return true;
     }
 
     /// <summary>Whether <paramref name="key"/> is present.</summary>
@@ -254,16 +258,6 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     [System.Diagnostics.CodeAnalysis.DoesNotReturn]
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowDisposed() => ThrowHelper.ThrowDisposed(Description);
-
-    /// <summary>The indexer's get once its lookup failed: disposed, or the key is absent.</summary>
-    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private TValue DisposedOrNotFound(TKey key)
-    {
-        if (_table is null) ThrowDisposed();
-        ThrowHelper.ThrowKeyNotFound(key);
-        return default;
-    }
 
     /// <summary>Enumerates a <see cref="NativeMap{TKey, TValue}"/>'s entries; a struct, so <c>foreach</c> allocates nothing.</summary>
     /// <remarks>Throws <see cref="InvalidOperationException"/> at its next step once a key was added or the map cleared,
