@@ -23,11 +23,13 @@ namespace Manaloc.Collections;
 /// across a volatile access, and (2) is one (<see cref="Volatile.Read{T}(ref readonly T)"/>), so the plain
 /// store (1) stays before it in the code as well.</para>
 /// <para>Why a thread-static slot: it is the cheapest thread identity there is (a call into the runtime's thread-local
-/// block and three dependent loads, all in the first-level cache). Slots striped by <see cref="Thread.GetCurrentProcessorId"/>
-/// would not save it (on Linux that reads a thread-static cache too) and would cost more: a thread can move to another
-/// processor between Enter and Exit, so two threads can share a stripe, and a shared stripe needs interlocked
-/// increments, whose full fence waits for the loads of the lookups before it (each a cache miss) and so takes away the
-/// overlap of consecutive lookups that is their throughput. The two marker stores are plain read-modify-writes, no
+/// block and three dependent loads, all in the first-level cache). A thread-static holding no GC reference (a pointer
+/// to a native slot) would not save the call: on linux-x64 every thread-static, <see cref="Thread.CurrentThread"/>
+/// included, compiles to the same call to the TLS resolver and the same loads, so the slot stays an object. Slots
+/// striped by <see cref="Thread.GetCurrentProcessorId"/> would not save it (on Linux that reads a thread-static cache
+/// too) and would cost more: a thread can move to another processor between Enter and Exit, so two threads can share a
+/// stripe, and a shared stripe needs interlocked increments, whose full fence waits for the loads of the lookups before
+/// it (each a cache miss) and so takes away the overlap of consecutive lookups that is their throughput. The two marker stores are plain read-modify-writes, no
 /// lock prefix.</para>
 /// <para>The cost: per read a thread-static load and two stores to a line only this thread writes; per
 /// reclamation one process-wide barrier (microseconds) and a wait as long as the longest read in progress

@@ -47,4 +47,105 @@ public sealed class ReaderGateTests
         reclaimer.Start();
         Assert.True(reclaimer.Join(TimeSpan.FromSeconds(30))); // no read is in progress: it returns (the bound only keeps a broken gate from hanging the run)
     }
+
+    [Fact]
+    public void Enter_marks_the_slot_odd_and_Exit_leaves_it_even_one_further()
+    {
+        var slot = ReaderGate.Enter();
+        long entered = Volatile.Read(ref slot.Sequence.Value);
+        Assert.Equal(1, entered & 1);
+        ReaderGate.Exit(slot);
+        Assert.Equal(entered + 1, Volatile.Read(ref slot.Sequence.Value));
+        var again = ReaderGate.Enter();
+        Assert.Same(slot, again); // one slot per thread
+        Assert.Equal(entered + 2, Volatile.Read(ref again.Sequence.Value));
+        ReaderGate.Exit(again);
+    }
+
+    [Fact]
+    public void Every_read_in_progress_is_waited_for_while_threads_register_read_and_exit_for_good()
+    {
+        // Many readers inside at once, all registered just now: the reclaimer returns only after the last has left.
+        const int inside = 40;
+        using var allInside = new CountdownEvent(inside);
+        using var release = new ManualResetEventSlim();
+        int left = 0;
+        var readers = new Thread[inside];
+        for (int i = 0; i < inside; i++)
+        {
+            readers[i] = new Thread(() =>
+            {
+                var pass = ReaderGate.Enter();
+                allInside.Signal();
+                release.Wait();
+                Interlocked.Increment(ref left);
+                ReaderGate.Exit(pass);
+            });
+            readers[i].Start();
+        }
+        allInside.Wait();
+        using var waited = new ManualResetEventSlim();
+        int leftWhenDone = -1;
+        var reclaimer = new Thread(() =>
+        {
+            ReaderGate.WaitForReaders();
+            leftWhenDone = Volatile.Read(ref left);
+            waited.Set();
+        });
+        reclaimer.Start();
+        Assert.False(waited.Wait(TimeSpan.FromMilliseconds(200)));
+        release.Set();
+        foreach (var reader in readers) reader.Join();
+        Assert.True(reclaimer.Join(TimeSpan.FromSeconds(30)));
+        Assert.Equal(inside, leftWhenDone); // it returned only after the last reader had left
+
+        // Churn: short-lived threads register, read and exit for good while a reclaimer keeps unpublishing what they read
+        // and "freeing" it once it has waited. A reader that finds its object freed before it left the gate was not waited
+        // for (a registration the reclaimer's scan missed, a slot dropped while its thread was inside, a wait cut short).
+        var current = new Box();
+        int violations = 0;
+        bool stop = false;
+        long reclaims = 0;
+        var churnReclaimer = new Thread(() =>
+        {
+            while (!Volatile.Read(ref stop))
+            {
+                var old = Interlocked.Exchange(ref current, new Box());
+                ReaderGate.WaitForReaders();
+                Volatile.Write(ref old.Freed, true);
+                reclaims++;
+            }
+        });
+        churnReclaimer.Start();
+        for (int round = 0; round < 40; round++)
+        {
+            var batch = new Thread[4];
+            for (int t = 0; t < batch.Length; t++)
+            {
+                batch[t] = new Thread(() =>
+                {
+                    for (int r = 0; r < 200; r++)
+                    {
+                        var pass = ReaderGate.Enter();
+                        var box = Volatile.Read(ref current);
+                        Thread.SpinWait(20);
+                        if (Volatile.Read(ref box.Freed)) Interlocked.Increment(ref violations);
+                        ReaderGate.Exit(pass);
+                    }
+                });
+                batch[t].Start();
+            }
+            foreach (var t in batch) t.Join();
+            if (round % 10 == 9) GC.Collect(); // slots of exited threads become garbage and leave the scan
+        }
+        Volatile.Write(ref stop, true);
+        Assert.True(churnReclaimer.Join(TimeSpan.FromSeconds(30)));
+        Assert.True(reclaims > 0);
+        Assert.Equal(0, violations);
+    }
+
+    private sealed class Box
+    {
+        public bool Freed;
+    }
 }
