@@ -132,7 +132,7 @@ public sealed class NativeCache() : Experiment(
             context.Note($"Quick mode: the caches a target reads ({string.Join(", ", CacheSubjects.Judged)}), measured in the first launch, each throughput cell with {context.Settings.Launches} launches' worth of interleaved samples; "
                 + "the pause at the full entry count only, one settled collection per process; memory growth and the reads' and writes' own cells of NativeCache only; the later launches repeat NativeCache's memory growth, managed bytes and pause. Full mode measures every cache in every launch.");
         }
-        context.Note("Throughput: keys as a request brings them. Before timing, each position of the Zipf stream gets a fresh string of its key, made in stream order, and its UTF-8 bytes; "
+        context.Note("Throughput: keys as a request brings them. Before timing, each position of the Zipf stream gets a fresh string of its key, made in stream order (FASTER's child: its UTF-8 bytes instead); "
             + "the string-keyed caches look up that string, NativeCache takes it as a span and FASTER the bytes. The request's key is read sequentially, so it is in cache; the key the cache stored is not: "
             + "a managed cache compares the request's string with its stored one character by character (never the same instance), NativeCache and FASTER compare bytes inline in their entries. "
             + "The two threads start half the stream apart. Every 20th operation of the mix replaces the key's value with one of a new random size; each thread copies hits into its own reused ArrayBufferWriter. "

@@ -19,6 +19,12 @@ namespace Manaloc.Lab.Experiments;
 /// <summary>One cache's operations, as a struct so each variant's loops are compiled for it with direct calls.</summary>
 internal interface ICacheOperations
 {
+    /// <summary>The forms of a request's key <see cref="TryGet"/> and <see cref="Replace"/> read (the only ones the driver builds).</summary>
+    static abstract KeyForms Reads { get; }
+
+    /// <summary>False when <see cref="Add"/> ignores its key, so a fill formats none.</summary>
+    static virtual bool AddReadsKey => true;
+
     /// <summary>Stores entry <paramref name="index"/> from a key the driver formatted and keeps no longer: the cache makes whatever it keeps.</summary>
     void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value);
 
@@ -45,6 +51,9 @@ internal abstract class CacheSubject : IDisposable
 
     /// <summary>Entries the cache holds now (FASTER keeps no count: -1).</summary>
     public abstract long Count { get; }
+
+    /// <summary>The forms of a request's key its loops read: what <see cref="RequestKeys.Materialize"/> must build for it.</summary>
+    public abstract KeyForms Reads { get; }
 
     /// <summary>Stores the entries of indexes [<paramref name="from"/>, <paramref name="to"/>) in order, keeping none of their keys,
     /// through <paramref name="thread"/>'s operations (below <see cref="MaxThreads"/>; two threads fill side by side through their own).</summary>
@@ -78,6 +87,7 @@ internal sealed class CacheSubject<TOperations>(string variant, TOperations[] pe
 
     public override string Variant => variant;
     public override long Count => count();
+    public override KeyForms Reads => TOperations.Reads;
 
     public override void Fill(long from, long to, int thread = 0)
     {
@@ -85,7 +95,7 @@ internal sealed class CacheSubject<TOperations>(string variant, TOperations[] pe
         Span<char> key = stackalloc char[NativeCacheWorkload.MaxKeyChars];
         for (long i = from; i < to; i++)
         {
-            int length = NativeCacheWorkload.FormatKey(i, key);
+            int length = TOperations.AddReadsKey ? NativeCacheWorkload.FormatKey(i, key) : 0;
             cache.Add(key[..length], (int)i, NativeCacheWorkload.Value(i));
         }
     }
@@ -105,6 +115,7 @@ internal sealed class CacheSubject<TOperations>(string variant, TOperations[] pe
     /// read into the thread's writer; returns the hits. A struct type argument, so each loop is compiled with its test folded.</summary>
     private long Run<TWrites>(int thread, RequestKeys requests, long count) where TWrites : struct, IWriteSchedule
     {
+        requests.Require(TOperations.Reads);
         ref var cache = ref perThread[thread];
         var writer = _writers[thread];
         long cursor = _cursors[thread * 8], hits = 0;
@@ -262,6 +273,8 @@ internal static class CacheSubjects
 
     private readonly struct MemoryOperations(MemoryCache cache) : ICacheOperations
     {
+        public static KeyForms Reads => KeyForms.Strings;
+
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => Store(new string(key), value);
 
         public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination)
@@ -285,6 +298,8 @@ internal static class CacheSubjects
     /// <summary>ConcurrentLru and ConcurrentLfu through BitFaster's one cache interface.</summary>
     private readonly struct BitFasterOperations(ICache<string, byte[]> cache) : ICacheOperations
     {
+        public static KeyForms Reads => KeyForms.Strings;
+
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => cache.AddOrUpdate(new string(key), value.ToArray());
 
         public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination)
@@ -299,6 +314,8 @@ internal static class CacheSubjects
 
     private readonly struct DictionaryOperations(ConcurrentDictionary<string, byte[]> cache) : ICacheOperations
     {
+        public static KeyForms Reads => KeyForms.Strings;
+
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => cache[new string(key)] = value.ToArray();
 
         public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination)
@@ -313,6 +330,8 @@ internal static class CacheSubjects
 
     private readonly struct NativeOperations(Cache cache) : ICacheOperations
     {
+        public static KeyForms Reads => KeyForms.Strings;
+
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => cache.Set(key, value);
 
         public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination) => cache.TryGet(requests.Key(position).AsSpan(), destination);
@@ -328,6 +347,11 @@ internal static class CacheSubjects
     /// </summary>
     private readonly struct FloorOperations(FloorStore store, ulong[] sinks, int slot) : ICacheOperations
     {
+        public static KeyForms Reads => KeyForms.Strings;
+
+        /// <summary>The store finds a value by its index: the fill formats no key.</summary>
+        public static bool AddReadsKey => false;
+
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value) => store.Write(index, value);
 
         public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination)
@@ -351,6 +375,10 @@ internal static class CacheSubjects
     /// </summary>
     private readonly struct KeyFloorOperations(ulong[] sinks, int slot) : ICacheOperations
     {
+        public static KeyForms Reads => KeyForms.Strings;
+
+        public static bool AddReadsKey => false;
+
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value)
         {
         }
@@ -393,9 +421,9 @@ internal sealed unsafe class FloorStore : IDisposable
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entries);
         Entries = entries;
-        _slots = (byte*)NativeMemory.AlignedAlloc((nuint)entries * Stride, 64);
-        // Every slot starts empty, so a slot read before its first write is a value of no bytes, never stray memory.
-        for (int i = 0; i < entries; i++) *(int*)(_slots + (nint)i * Stride) = 0;
+        // Zeroed, so every slot starts empty: a slot read before its first write is a value of no bytes, never stray
+        // memory. A block this large comes zeroed from the system, so nothing here touches its pages; the fill does.
+        _slots = (byte*)NativeMemory.AllocZeroed((nuint)entries * Stride);
     }
 
     /// <summary>Slots in the store.</summary>
@@ -430,7 +458,7 @@ internal sealed unsafe class FloorStore : IDisposable
     /// <summary>Frees the slots.</summary>
     public void Dispose()
     {
-        NativeMemory.AlignedFree(_slots);
+        NativeMemory.Free(_slots);
         _slots = null;
     }
 }
@@ -494,6 +522,8 @@ internal static class FasterCacheSubject
 
     private readonly struct FasterOperations(CacheSession session) : ICacheOperations
     {
+        public static KeyForms Reads => KeyForms.Utf8;
+
         public void Add(ReadOnlySpan<char> key, int index, ReadOnlySpan<byte> value)
         {
             Span<byte> bytes = stackalloc byte[NativeCacheWorkload.MaxKeyChars * 3];

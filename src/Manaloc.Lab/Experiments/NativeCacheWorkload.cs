@@ -117,23 +117,38 @@ internal static class NativeCacheWorkload
     }
 }
 
+/// <summary>The forms of a request's key a cache reads, which <see cref="RequestKeys.Materialize"/> builds.</summary>
+[Flags]
+internal enum KeyForms
+{
+    /// <summary>A string of its own per position (the string-keyed caches, NativeCache's char keys, the floors).</summary>
+    Strings = 1,
+
+    /// <summary>The key's UTF-8 bytes per position (FASTER's keys).</summary>
+    Utf8 = 2,
+
+    /// <summary>Both.</summary>
+    Both = Strings | Utf8,
+}
+
 /// <summary>
 /// A stream's keys as requests bring them, materialized in access order before any timing: for each position, a fresh
 /// string of its entry's key (allocated in stream order, so a loop reads the keys sequentially, as a request's key
-/// arrives in cache) and its UTF-8 bytes (FASTER's keys), with the entry's index (the floor's). No string is the
-/// instance a cache stored, nor shared with another position, so a managed cache's hit compares the characters of its
-/// stored key, which is not in cache, as a service's does, and no variant pays a random miss to fetch its key.
+/// arrives in cache) and its UTF-8 bytes (FASTER's keys), with the entry's index (the floor's); only the forms the cache
+/// reads are built (<see cref="KeyForms"/>). No string is the instance a cache stored, nor shared with another position,
+/// so a managed cache's hit compares the characters of its stored key, which is not in cache, as a service's does, and
+/// no variant pays a random miss to fetch its key.
 /// </summary>
 /// <remarks>About 136 bytes a position for keys of 32 characters on average: 88 for the string, 8 for its reference,
-/// 32 of UTF-8, 4 for its start and 4 for the index (136 MiB for a stream of 2^20).</remarks>
+/// 32 of UTF-8, 4 for its start and 4 for the index (136 MiB for a stream of 2^20 with both forms).</remarks>
 internal sealed class RequestKeys
 {
-    private readonly string[] _keys;
-    private readonly byte[] _utf8;
-    private readonly int[] _utf8Starts;
+    private readonly string[]? _keys;
+    private readonly byte[]? _utf8;
+    private readonly int[]? _utf8Starts;
     private readonly int[] _indexes;
 
-    private RequestKeys(string[] keys, byte[] utf8, int[] utf8Starts, int[] indexes)
+    private RequestKeys(string[]? keys, byte[]? utf8, int[]? utf8Starts, int[] indexes)
     {
         _keys = keys;
         _utf8 = utf8;
@@ -144,23 +159,38 @@ internal sealed class RequestKeys
     /// <summary>Positions in the stream (the loops go round them).</summary>
     public int Length => _indexes.Length;
 
+    /// <summary>The forms built.</summary>
+    public KeyForms Forms => (_keys is null ? 0 : KeyForms.Strings) | (_utf8 is null ? 0 : KeyForms.Utf8);
+
     /// <summary>The key at <paramref name="position"/>: a string of its own, equal to <see cref="NativeCacheWorkload.KeyString"/> of <see cref="Index"/>.</summary>
-    public string Key(int position) => _keys[position];
+    /// <remarks>Built with <see cref="KeyForms.Strings"/> only (<see cref="Require"/> says so once, before a loop).</remarks>
+    public string Key(int position) => _keys![position];
 
     /// <summary>The UTF-8 bytes of <see cref="Key"/> at <paramref name="position"/>.</summary>
+    /// <remarks>Built with <see cref="KeyForms.Utf8"/> only (<see cref="Require"/> says so once, before a loop).</remarks>
     public ReadOnlySpan<byte> Utf8(int position)
     {
-        int start = _utf8Starts[position];
+        int start = _utf8Starts![position];
         return _utf8.AsSpan(start, _utf8Starts[position + 1] - start);
     }
 
     /// <summary>The entry index at <paramref name="position"/>.</summary>
     public int Index(int position) => _indexes[position];
 
-    /// <summary>True when every key string is in GC generation <paramref name="generation"/> (or an older one).</summary>
+    /// <summary>Throws unless every form in <paramref name="forms"/> was built: a loop calls it once, not per key.</summary>
+    /// <exception cref="InvalidOperationException">A form was not built.</exception>
+    public void Require(KeyForms forms)
+    {
+        if ((forms & ~Forms) is var missing and not 0)
+        {
+            throw new InvalidOperationException($"The request keys were materialized as {Forms}, without {missing}, which this cache reads: materialize them with KeyForms.{forms}.");
+        }
+    }
+
+    /// <summary>True when every key string is in GC generation <paramref name="generation"/> (or an older one); true when no string was built.</summary>
     public bool AllInGeneration(int generation)
     {
-        foreach (string key in _keys)
+        foreach (string key in _keys ?? [])
         {
             if (GC.GetGeneration(key) < generation) return false;
         }
@@ -168,29 +198,46 @@ internal sealed class RequestKeys
     }
 
     /// <summary>
-    /// Materializes the keys of <paramref name="stream"/> (entry indexes, at least one), the strings one after another
-    /// in stream order. The strings are half 0 of the work, the UTF-8 bytes half 1: <paramref name="runHalves"/> runs
-    /// both halves (side by side, say; by default one after the other).
+    /// Materializes <paramref name="forms"/> of the keys of <paramref name="stream"/> (entry indexes, at least one), in
+    /// two halves of the work that <paramref name="runHalves"/> runs (side by side, say; by default one after the other).
+    /// Both forms: the strings are half 0, one after another in stream order, and the UTF-8 bytes half 1. One form: half
+    /// 0 builds the stream's first half of positions and half 1 the second, each half's strings one after another in
+    /// stream order.
     /// </summary>
-    public static RequestKeys Materialize(int[] stream, Action<Action<int>>? runHalves = null)
+    /// <exception cref="ArgumentOutOfRangeException">An empty stream, or no form asked for.</exception>
+    public static RequestKeys Materialize(int[] stream, Action<Action<int>>? runHalves = null, KeyForms forms = KeyForms.Both)
     {
         ArgumentOutOfRangeException.ThrowIfZero(stream.Length);
-        var keys = new string[stream.Length];
-        var starts = new int[stream.Length + 1];
-        for (int i = 0; i < stream.Length; i++) starts[i + 1] = checked(starts[i] + NativeCacheWorkload.KeyLength(stream[i])); // ASCII: a byte a character
-        var utf8 = new byte[starts[^1]];
+        if ((forms & KeyForms.Both) == 0 || (forms & ~KeyForms.Both) != 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(forms), forms, "Request keys need the strings, the UTF-8 bytes or both.");
+        }
+        bool strings = forms.HasFlag(KeyForms.Strings), utf8 = forms.HasFlag(KeyForms.Utf8);
+        var keys = strings ? new string[stream.Length] : null;
+        int[]? starts = null;
+        byte[]? bytes = null;
+        if (utf8)
+        {
+            starts = new int[stream.Length + 1];
+            for (int i = 0; i < stream.Length; i++) starts[i + 1] = checked(starts[i] + NativeCacheWorkload.KeyLength(stream[i])); // ASCII: a byte a character
+            bytes = new byte[starts[^1]];
+        }
         void Build(int half)
         {
+            // Both forms: a form per half over the whole stream. One form: that form over half the positions.
+            bool both = strings && utf8, buildStrings = both ? half == 0 : strings;
+            int middle = stream.Length / 2;
+            int from = both || half == 0 ? 0 : middle, to = both || half == 1 ? stream.Length : middle;
             Span<char> key = stackalloc char[NativeCacheWorkload.MaxKeyChars];
-            for (int i = 0; i < stream.Length; i++)
+            for (int i = from; i < to; i++)
             {
-                if (half == 0)
+                if (buildStrings)
                 {
-                    keys[i] = NativeCacheWorkload.KeyString(stream[i]);
+                    keys![i] = NativeCacheWorkload.KeyString(stream[i]);
                     continue;
                 }
                 int length = NativeCacheWorkload.FormatKey(stream[i], key);
-                if (Encoding.UTF8.GetBytes(key[..length], utf8.AsSpan(starts[i])) != starts[i + 1] - starts[i])
+                if (Encoding.UTF8.GetBytes(key[..length], bytes.AsSpan(starts![i])) != starts[i + 1] - starts[i])
                 {
                     throw new InvalidOperationException($"Key {stream[i]} is not ASCII: its UTF-8 length differs from its length.");
                 }
@@ -205,6 +252,6 @@ internal sealed class RequestKeys
             Build(0);
             Build(1);
         }
-        return new RequestKeys(keys, utf8, starts, (int[])stream.Clone());
+        return new RequestKeys(keys, bytes, starts, (int[])stream.Clone());
     }
 }

@@ -73,6 +73,51 @@ public sealed class NativeCacheTests
         Assert.Throws<ArgumentOutOfRangeException>(() => RequestKeys.Materialize([]));
     }
 
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void Request_keys_of_one_form_build_it_for_every_position_and_refuse_the_other(bool strings)
+    {
+        var form = strings ? KeyForms.Strings : KeyForms.Utf8;
+        var stream = NativeCacheWorkload.Zipf(5_000, 1 << 12, seed: 2);
+        foreach (var runHalves in new Action<Action<int>>?[] { null, halves => LabThreads.RunTogether(2, halves) })
+        {
+            var requests = RequestKeys.Materialize(stream, runHalves, form);
+            Assert.Equal(form, requests.Forms);
+            var seen = new HashSet<string>(ReferenceEqualityComparer.Instance);
+            for (int at = 0; at < stream.Length; at++)
+            {
+                Assert.Equal(stream[at], requests.Index(at));
+                string expected = NativeCacheWorkload.KeyString(stream[at]);
+                if (form == KeyForms.Strings)
+                {
+                    Assert.Equal(expected, requests.Key(at)); // both halves of the positions built
+                    Assert.True(seen.Add(requests.Key(at)));
+                }
+                else
+                {
+                    Assert.Equal(Encoding.UTF8.GetBytes(expected), requests.Utf8(at).ToArray());
+                }
+            }
+            requests.Require(form);
+            var other = form == KeyForms.Strings ? KeyForms.Utf8 : KeyForms.Strings;
+            Assert.Contains(other.ToString(), Assert.Throws<InvalidOperationException>(() => requests.Require(other)).Message, StringComparison.Ordinal);
+            Assert.Equal(form == KeyForms.Utf8, requests.AllInGeneration(GC.MaxGeneration + 1)); // no strings: none young
+        }
+        Assert.Throws<ArgumentOutOfRangeException>(() => RequestKeys.Materialize(stream, forms: 0));
+    }
+
+    [Fact]
+    public void A_cache_refuses_request_keys_built_without_the_form_it_reads()
+    {
+        using var subject = CacheSubjects.Create(CacheSubjects.Native, 1 << 20, 100, 100);
+        subject.Fill(0, 100);
+        Assert.Equal(KeyForms.Strings, subject.Reads);
+        var utf8Only = RequestKeys.Materialize([.. Enumerable.Range(0, 64)], forms: KeyForms.Utf8);
+        Assert.Contains("Strings", Assert.Throws<InvalidOperationException>(() => subject.Gets(0, utf8Only, 8)).Message, StringComparison.Ordinal);
+        Assert.Equal(8, subject.Gets(0, RequestKeys.Materialize([.. Enumerable.Range(0, 64)], forms: subject.Reads), 8));
+    }
+
     [Fact]
     public void The_second_thread_starts_half_the_stream_away_and_every_thread_goes_round_it()
     {
