@@ -115,11 +115,12 @@ public sealed class Http() : Experiment(
         }
         finally
         {
-            // Both at once: nothing is measured any more, and each stop is mostly its service's drain and exit.
-            var stops = services.Select(service => Task.Run(service.Stop)).ToArray();
+            // Nothing is measured any more. A graceful stop only gives the note below, which the report takes from the first
+            // launch: the other launches kill their services (Dispose) rather than wait for each one's drain and exit.
+            var stops = context.Settings.ReportsNotesAndTables ? services.Select(service => Task.Run(service.Stop)).ToArray() : [];
             try
             {
-                for (int i = 0; i < services.Length; i++) context.Note($"{Builds[i]}: {stops[i].GetAwaiter().GetResult()}.");
+                for (int i = 0; i < stops.Length; i++) context.Note($"{Builds[i]}: {stops[i].GetAwaiter().GetResult()}.");
             }
             finally
             {
