@@ -16,7 +16,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class GcModes() : Experiment(
     "gc-modes", "Parallelism and Memory Usage (seed 003)",
     "Parallel loop with a two-double class temporary vs struct locals, under workstation and server GC (child processes); allocation sampling.",
-    [ClassVariant, StructVariant, NoEscapeVariant], ClassVariant, quickSeconds: 8)
+    [ClassVariant, StructVariant, NoEscapeVariant], ClassVariant, quickSeconds: 6.5)
 {
     private const string ClassVariant = "class temporaries";
     private const string StructVariant = "struct locals";

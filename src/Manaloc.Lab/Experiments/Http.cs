@@ -14,7 +14,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class Http() : Experiment(
     "http", "Tradeoffs in High Performance Software (seed 002), inside ASP.NET Core: Kestrel, ObjectPoolProvider, DI, a hosted dispatcher",
     "The HttpApi service with ASP.NET Core's defaults vs with Manaloc wired in (child processes): polite latency with and without a flood, throughput, allocation, GC, RSS, lost requests.",
-    Builds, "defaults", quickSeconds: 37, sweepParameter: "one-in")
+    Builds, "defaults", quickSeconds: 36, sweepParameter: "one-in")
 {
     private static readonly (int OneIn, double Percentile)[] Percentiles = [(2, 50), (100, 99), (1000, 99.9)];
     private static readonly string[] Builds = ["defaults", "manaloc"];
