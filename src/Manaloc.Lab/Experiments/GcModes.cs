@@ -16,7 +16,7 @@ namespace Manaloc.Lab.Experiments;
 public sealed class GcModes() : Experiment(
     "gc-modes", "Parallelism and Memory Usage (seed 003)",
     "Parallel loop with a two-double class temporary vs struct locals, under workstation and server GC (child processes); allocation sampling.",
-    [ClassVariant, StructVariant, NoEscapeVariant], ClassVariant, quickSeconds: 8)
+    [ClassVariant, StructVariant, NoEscapeVariant], ClassVariant, quickSeconds: 6.5)
 {
     private const string ClassVariant = "class temporaries";
     private const string StructVariant = "struct locals";
@@ -49,7 +49,10 @@ public sealed class GcModes() : Experiment(
         context.Note("GC counts, pause time and bytes are totals over all repetitions of a variant; B/op is bytes per loop iteration.");
         foreach (var (mode, value) in new[] { (Workstation, "0"), (Server, "1") })
         {
-            var child = context.RunChild("run", [mode], new Dictionary<string, string?> { ["DOTNET_gcServer"] = value });
+            // The allocation sampling feeds only the table below, which the report takes from the first launch: the later
+            // launches' children leave it out.
+            var child = context.RunChild("run", [mode, context.Settings.ReportsNotesAndTables ? SampleKey : NoSampleKey],
+                new Dictionary<string, string?> { ["DOTNET_gcServer"] = value });
             foreach (var m in child.Measurements) context.Record(m);
             foreach (var note in child.Notes) context.Note(note);
             if (child.Machine is { } machine && !machine.GcMode.Contains(mode, StringComparison.OrdinalIgnoreCase))
@@ -115,8 +118,22 @@ public sealed class GcModes() : Experiment(
                 },
             });
         }
+        if (!Samples(arguments)) return;
         SampleAllocations(context, ClassVariant, ClassLoop, iterations);
         SampleAllocations(context, StructVariant, StructLoop, iterations);
+    }
+
+    /// <summary>The child's second argument: whether it samples the most-allocated types for the table (the first launch's children).</summary>
+    private const string SampleKey = "sample", NoSampleKey = "no-sample";
+
+    /// <summary>Whether a child given <paramref name="arguments"/> (its GC mode, then <see cref="SampleKey"/> or <see cref="NoSampleKey"/>; without the second it samples) samples allocations.</summary>
+    /// <exception cref="ArgumentException">More than two arguments, or a second that is neither key.</exception>
+    internal static bool Samples(IReadOnlyList<string> arguments)
+    {
+        ArgumentNullException.ThrowIfNull(arguments);
+        if (arguments.Count <= 1) return true;
+        if (arguments.Count == 2 && arguments[1] is SampleKey or NoSampleKey) return arguments[1] == SampleKey;
+        throw new ArgumentException($"A gc-modes child takes its GC mode and then '{SampleKey}' or '{NoSampleKey}', not '{string.Join(' ', arguments)}'.", nameof(arguments));
     }
 
     /// <summary>Runs <paramref name="loop"/> under an allocation-tick listener and sends back the top types.</summary>

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Text;
 using System.Text.Json;
+using System.Text.Json.Serialization;
 
 namespace Manaloc.Lab.Harness;
 
@@ -16,9 +17,20 @@ namespace Manaloc.Lab.Harness;
 /// named literals <c>"NaN"</c>, <c>"Infinity"</c>, <c>"-Infinity"</c> (<see cref="System.Text.Json.Serialization.JsonNumberHandling.AllowNamedFloatingPointLiterals"/>),
 /// parameters as an object of strings, a unit as its symbol. A test compares this writer's text with the serializer's for
 /// results that set every property, so a property added to one of these types without a line here fails it.
+/// The parent reads the line back with <see cref="Read"/>.
 /// </remarks>
 internal static class ChildOutputJson
 {
+    /// <summary>
+    /// Reads a child's result (the JSON after the marker) with the serializer's build-time generated code for these types
+    /// (<see cref="ChildOutputReading"/>), which gives what the serializer with <see cref="LabJson.Options"/> gives. A launch
+    /// is a fresh process that reads its own children's results: with the serializer's run-time code, the first read
+    /// emitted and jitted the accessors and converters of every type afresh, most of a CPU-second between one child and
+    /// the next and in the background of the next child's measurements.
+    /// </summary>
+    /// <exception cref="JsonException">The text is not a child's result.</exception>
+    public static ChildOutput? Read(ReadOnlySpan<char> json) => JsonSerializer.Deserialize(json, ChildOutputReading.Default.ChildOutput);
+
     /// <summary>The JSON of <paramref name="output"/>, on one line.</summary>
     public static string Write(ChildOutput output)
     {
@@ -228,3 +240,12 @@ internal static class ChildOutputJson
         else writer.WriteStringValue(value > 0 ? "Infinity" : "-Infinity");
     }
 }
+
+/// <summary>
+/// The serializer's generated metadata for a child's result, with <see cref="LabJson.Options"/>'s settings (camelCase names,
+/// NaN and infinities as named literals, nulls read), for <see cref="ChildOutputJson.Read"/>.
+/// </summary>
+[JsonSourceGenerationOptions(PropertyNamingPolicy = JsonKnownNamingPolicy.CamelCase, NumberHandling = JsonNumberHandling.AllowNamedFloatingPointLiterals,
+    DefaultIgnoreCondition = JsonIgnoreCondition.Never)]
+[JsonSerializable(typeof(ChildOutput))]
+internal sealed partial class ChildOutputReading : JsonSerializerContext;

@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Text.Json;
 
 namespace Manaloc.Lab.Harness;
 
@@ -113,7 +112,7 @@ public static class ChildProcess
         {
             throw new ChildProcessException($"The child process ({string.Join(' ', labArguments)}) printed no result line. {LastLine(errors)}");
         }
-        return JsonSerializer.Deserialize<ChildOutput>(line.AsSpan(Marker.Length), LabJson.Options)
+        return ChildOutputJson.Read(line.AsSpan(Marker.Length))
             ?? throw new ChildProcessException("The child process's result line was empty.");
     }
 

@@ -129,15 +129,18 @@ public static class ExperimentRunner
         {
             if (m.Variant == baseline) baselines.TryAdd((m.ParameterKey, m.Threads, m.Unit), m);
         }
-        return measurements.Select((m, i) =>
+        // Each ratio's interval is seeded by its measurement's index, so the measurements are estimated side by side on the
+        // cores and in their order; no ratio reads the launches' own intervals, which only a verdict or a target needs.
+        return measurements.Select((m, i) => (m, i)).AsParallel().AsOrdered().Select(item =>
         {
+            var (m, i) = item;
             if (!baselines.TryGetValue((m.ParameterKey, m.Threads, m.Unit), out var b) || b.Statistics.Median == 0)
             {
                 return m with { RatioToBaseline = null, RatioLow = null, RatioHigh = null };
             }
             if (ReferenceEquals(m, b)) return m with { RatioToBaseline = 1, RatioLow = 1, RatioHigh = 1 };
             var ratio = new Metric("ratio", Unit.Ratio, f => f.Median(m) / f.Median(b));
-            var e = Judgement.EstimateAll([m, b], [ratio], seed: i + 1)[0];
+            var e = Judgement.EstimateAll([m, b], [ratio], seed: i + 1, perLaunch: false)[0];
             return m with { RatioToBaseline = m.Statistics.Median / b.Statistics.Median, RatioLow = e.Point is null ? null : e.Low, RatioHigh = e.Point is null ? null : e.High };
         }).ToArray();
     }

@@ -122,8 +122,14 @@ public static class Judgement
         }));
     }
 
-    /// <summary>Each metric's point estimate, 95% bootstrap interval (launches, then samples) and each launch's own.</summary>
-    public static Estimate[] EstimateAll(IReadOnlyList<Measurement> measurements, IReadOnlyList<Metric> metrics, int seed)
+    /// <summary>Each metric's point estimate, 95% bootstrap interval (launches, then samples) and, unless
+    /// <paramref name="perLaunch"/> is false, each launch's own.</summary>
+    /// <remarks>
+    /// The whole interval's replicates and each metric's per-launch replicates draw from random streams of their own
+    /// (seeded from <paramref name="seed"/>), so they run side by side on the cores — nothing else runs while a finished
+    /// experiment is judged — and give the same figures as one after another.
+    /// </remarks>
+    public static Estimate[] EstimateAll(IReadOnlyList<Measurement> measurements, IReadOnlyList<Metric> metrics, int seed, bool perLaunch = true)
     {
         ArgumentNullException.ThrowIfNull(measurements);
         ArgumentNullException.ThrowIfNull(metrics);
@@ -136,7 +142,22 @@ public static class Judgement
             points[i] = metrics[i].Evaluate(asMeasured);
             read[i] = asMeasured.Read;
         }
-        var replicates = Bootstrap(measurements, metrics, points, launch: null, Replicates, seed);
+        var whole = Task.Run(() => Bootstrap(measurements, metrics, points, launch: null, Replicates, seed));
+        var launches = new LaunchEstimate[metrics.Count][];
+        try
+        {
+            Parallel.For(0, metrics.Count, i =>
+            {
+                int launchCount = read[i].Select(m => m.Launches.Count).DefaultIfEmpty(0).Max();
+                launches[i] = perLaunch && points[i] is not null && launchCount >= 2 ? PerLaunch(measurements, metrics[i], read[i], launchCount, seed + i) : [];
+            });
+        }
+        catch (AggregateException e) when (e.InnerExceptions.Count == 1)
+        {
+            // A metric that throws reads as it did one after another: its own exception, not the loop's wrapper.
+            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(e.InnerExceptions[0]);
+        }
+        var replicates = whole.GetAwaiter().GetResult();
         var estimates = new Estimate[metrics.Count];
         for (int i = 0; i < metrics.Count; i++)
         {
@@ -146,11 +167,10 @@ public static class Judgement
                 continue;
             }
             var (low, high) = Interval(p, replicates[i]);
-            int launchCount = read[i].Select(m => m.Launches.Count).DefaultIfEmpty(0).Max();
             estimates[i] = new Estimate(p, low, high)
             {
                 MeasuredOnce = read[i].Count > 0 && read[i].All(m => m.Statistics.Count <= 1 && m.Launches.Count <= 1),
-                Launches = launchCount >= 2 ? PerLaunch(measurements, metrics[i], read[i], launchCount, seed + i) : [],
+                Launches = launches[i],
             };
         }
         return estimates;

@@ -148,7 +148,7 @@ public sealed class Parameters : IReadOnlyCollection<KeyValuePair<string, Parame
     }
 
     /// <summary>Reads and writes parameters as a JSON object of strings: <c>{"size": "4096", "op": "scan"}</c>.</summary>
-    private sealed class ParametersJsonConverter : JsonConverter<Parameters>
+    internal sealed class ParametersJsonConverter : JsonConverter<Parameters>
     {
         public override Parameters Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options)
         {

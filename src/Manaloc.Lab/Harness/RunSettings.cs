@@ -43,6 +43,13 @@ public sealed record RunSettings
     /// costing every launch.
     /// </summary>
     public bool MeasuresUnjudged => Mode != RunMode.Quick || Launch == Launches - 1;
+    /// <summary>
+    /// Whether this launch's notes and tables reach the report: the first launch's only, in every mode (<see cref="Harness.Launches.Merge"/>
+    /// keeps the first launch's and drops the others', which say the same with other figures). Work whose only output is a
+    /// note or a table (not a measurement) runs where this is true and nowhere else. A child an experiment starts from its
+    /// launch is not told the launch's index, so the launch passes this on in the child's arguments.
+    /// </summary>
+    public bool ReportsNotesAndTables => Launch == 0;
     /// <summary>Thread counts a sweep visits.</summary>
     public IReadOnlyList<int> ThreadCounts { get; init; } = DefaultThreadCounts(Environment.ProcessorCount);
     /// <summary>True in quick and smoke mode: experiments pick their smaller sizes.</summary>

@@ -57,6 +57,17 @@ public sealed class PoolingExperimentsTests
     }
 
     [Fact]
+    public void Gc_modes_children_sample_allocations_unless_told_not_to_and_refuse_other_arguments()
+    {
+        Assert.True(GcModes.Samples(["workstation"]));
+        Assert.True(GcModes.Samples(["server", "sample"]));
+        Assert.False(GcModes.Samples(["server", "no-sample"]));
+        var error = Assert.Throws<ArgumentException>(() => GcModes.Samples(["server", "maybe"]));
+        Assert.Contains("'sample' or 'no-sample'", error.Message, StringComparison.Ordinal);
+        Assert.Throws<ArgumentException>(() => GcModes.Samples(["server", "sample", "extra"]));
+    }
+
+    [Fact]
     public void Pool_scaling_and_buffers_report_the_issue_targets_in_smoke_mode()
     {
         foreach (Experiment experiment in new Experiment[] { new PoolScaling(), new Manaloc.Lab.Experiments.Buffers() })

@@ -124,6 +124,27 @@ public sealed class LaunchesTests
     }
 
     [Fact]
+    public void Estimates_side_by_side_repeat_exactly_and_leaving_out_the_launches_own_changes_no_interval()
+    {
+        var merged = Launches.Merge([
+            new([Samples("old", [10, 11, 12, 10.5]), Samples("new", [5, 5.5, 6, 5.2])], [], []),
+            new([Samples("old", [10.2, 10.8, 11.5, 12.1]), Samples("new", [5.1, 6.2, 5.7, 5.4])], [], []),
+            new([Samples("old", [9.8, 10.1, 13, 11]), Samples("new", [4.9, 5.3, 6.1, 5.8])], [], [])]);
+        Metric[] metrics = [Claim.Today, Metric.Median("old", "old", Unit.NsPerOp), Metric.Median("new", "new", Unit.NsPerOp)];
+        var first = Judgement.EstimateAll(merged.Measurements, metrics, seed: 5);
+        var again = Judgement.EstimateAll(merged.Measurements, metrics, seed: 5);
+        var without = Judgement.EstimateAll(merged.Measurements, metrics, seed: 5, perLaunch: false);
+        for (int i = 0; i < metrics.Length; i++)
+        {
+            Assert.Equal((first[i].Point, first[i].Low, first[i].High), (again[i].Point, again[i].Low, again[i].High));
+            Assert.Equal(first[i].Launches!.Select(l => (l.Point, l.Low, l.High)), again[i].Launches!.Select(l => (l.Point, l.Low, l.High)));
+            Assert.Equal(3, first[i].Launches!.Count);
+            Assert.Equal((first[i].Point, first[i].Low, first[i].High), (without[i].Point, without[i].Low, without[i].High));
+            Assert.Empty(without[i].Launches!);
+        }
+    }
+
+    [Fact]
     public void One_launchs_view_reads_only_its_samples_and_a_missing_launch_is_not_measured()
     {
         var merged = Launches.Merge([new([Samples("old", [10, 10]), Samples("new", [5, 5])], [], []), new([Samples("old", [10, 10])], [], [])]);

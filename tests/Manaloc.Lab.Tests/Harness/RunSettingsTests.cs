@@ -2,7 +2,7 @@ using Manaloc.Lab.Harness;
 
 namespace Manaloc.Lab.Tests.Harness;
 
-/// <summary>Which launch measures the figures no target reads.</summary>
+/// <summary>Which launch measures the figures no target reads, and whose notes and tables the report keeps.</summary>
 public sealed class RunSettingsTests
 {
     [Fact]
@@ -21,5 +21,22 @@ public sealed class RunSettingsTests
         var full = RunSettings.Full() with { Launches = 5 };
         Assert.All(Enumerable.Range(0, 5), l => Assert.True((full with { Launch = l }).MeasuresUnjudged));
         Assert.True(RunSettings.Smoke().MeasuresUnjudged);
+    }
+
+    [Fact]
+    public void Notes_and_tables_come_from_the_first_launch_in_every_mode()
+    {
+        foreach (var settings in new[] { RunSettings.Quick(), RunSettings.Full(), RunSettings.Quick() with { Launches = 2 } })
+        {
+            Assert.Equal([true, .. Enumerable.Repeat(false, settings.Launches - 1)],
+                Enumerable.Range(0, settings.Launches).Select(l => (settings with { Launch = l }).ReportsNotesAndTables));
+        }
+        Assert.True(RunSettings.Smoke().ReportsNotesAndTables);
+        // What the property stands for: the merge keeps the first launch's notes and tables and drops the others'.
+        var first = new LaunchRun([], ["first"], [new ResultTable("first", ["a"], [])]);
+        var second = new LaunchRun([], ["second"], [new ResultTable("second", ["a"], [])]);
+        var merged = Launches.Merge([first, second]);
+        Assert.Equal(["first"], merged.Notes);
+        Assert.Equal("first", Assert.Single(merged.Tables).Title);
     }
 }
