@@ -158,10 +158,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         // memory page by page, which an overcommitting system never refuses, until the process is killed. Refused before
         // anything is allocated, as Dictionary refuses a capacity it cannot allocate. Small tables skip the query.
         long tableBytes = total * PrimaryBytes;
-        if (tableBytes > LargeTableBytes && tableBytes > GC.GetGCMemoryInfo().TotalAvailableMemoryBytes)
-        {
-            ThrowHelper.ThrowMapCapacityTooLarge(owner, initialCapacity, tableBytes, GC.GetGCMemoryInfo().TotalAvailableMemoryBytes);
-        }
+        if (tableBytes > LargeTableBytes && tableBytes > MemoryTheProcessMayUse()) ThrowHelper.ThrowMapCapacityTooLarge(owner, initialCapacity, tableBytes, MemoryTheProcessMayUse());
         try
         {
             _directoryCapacity = (int)Math.Max(4, (total + SegmentMask) >> SegmentShift);
@@ -183,6 +180,16 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         }
         _state = (long)depth << SplitShift;
         _splitAt = SplitThreshold(_state);
+    }
+
+    /// <summary>Physical memory or the container's limit, as the GC sees it.</summary>
+    /// <remarks>Not <see cref="GCMemoryInfo.TotalAvailableMemoryBytes"/> alone: with a GC heap hard limit set it is that
+    /// limit, which bounds the managed heap, not native memory. The high-memory-load threshold is a share (90% by
+    /// default) of the machine's or the container's memory whatever the heap's limit, so the larger of the two is used.</remarks>
+    private static long MemoryTheProcessMayUse()
+    {
+        var memory = GC.GetGCMemoryInfo();
+        return Math.Max(memory.TotalAvailableMemoryBytes, memory.HighMemoryLoadThresholdBytes);
     }
 
     /// <summary>The count at which the next split runs: 85% of the primary slots of <paramref name="state"/>'s buckets.</summary>
