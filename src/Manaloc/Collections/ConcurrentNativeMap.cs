@@ -55,7 +55,7 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// <param name="options">Initial capacity, name and hasher; null for the defaults.</param>
     /// <exception cref="ArgumentOutOfRangeException">The initial capacity is negative.</exception>
     /// <exception cref="NotSupportedException">The key and the value together exceed 1024 bytes.</exception>
-    /// <exception cref="OutOfMemoryException">The system refused the first bucket.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused the first table, or the table for <see cref="NativeMapOptions{TKey}.InitialCapacity"/> is larger than the memory the process may use (nothing allocated).</exception>
     public ConcurrentNativeMap(NativeMapOptions<TKey>? options)
     {
         _settings = MapSettings<TKey, TValue>.Open(options, "ConcurrentNativeMap", concurrent: true, this, out var table);

@@ -77,6 +77,8 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     // Split while Count > primary slots x 17/20 (an 85% load of the primary slots; overflow takes the rest).
     private const int LoadNumerator = 17, LoadDenominator = 20;
     private const int SplitShift = 40;
+    /// <summary>Above this a table sized up front is checked against the memory the process may use (see the constructor).</summary>
+    private const long LargeTableBytes = 64L << 20;
     private const long SplitMask = (1L << SplitShift) - 1;
 
     internal static readonly int EntryBytes = sizeof(TKey) + sizeof(TValue);
@@ -151,6 +153,12 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         int depth = buckets <= 1 ? 0 : BitOperations.Log2((ulong)(buckets - 1)) + 1;
         if (depth > SplitShift - 1) ThrowHelper.ThrowArgumentOutOfRange("InitialCapacity", initialCapacity, "The initial capacity is too large.");
         long total = 1L << depth;
+        // A table sized up front writes every primary bucket's header here, so all of it becomes resident: a capacity
+        // beyond the memory the process may use (physical memory, or the container's limit) would take the machine's
+        // memory page by page, which an overcommitting system never refuses, until the process is killed. Refused before
+        // anything is allocated, as Dictionary refuses a capacity it cannot allocate. Small tables skip the query.
+        long tableBytes = total * PrimaryBytes;
+        if (tableBytes > LargeTableBytes && tableBytes > MemoryTheProcessMayUse()) ThrowHelper.ThrowMapCapacityTooLarge(owner, initialCapacity, tableBytes, MemoryTheProcessMayUse());
         try
         {
             _directoryCapacity = (int)Math.Max(4, (total + SegmentMask) >> SegmentShift);
@@ -172,6 +180,16 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         }
         _state = (long)depth << SplitShift;
         _splitAt = SplitThreshold(_state);
+    }
+
+    /// <summary>Physical memory or the container's limit, as the GC sees it.</summary>
+    /// <remarks>Not <see cref="GCMemoryInfo.TotalAvailableMemoryBytes"/> alone: with a GC heap hard limit set it is that
+    /// limit, which bounds the managed heap, not native memory. The high-memory-load threshold is a share (90% by
+    /// default) of the machine's or the container's memory whatever the heap's limit, so the larger of the two is used.</remarks>
+    private static long MemoryTheProcessMayUse()
+    {
+        var memory = GC.GetGCMemoryInfo();
+        return Math.Max(memory.TotalAvailableMemoryBytes, memory.HighMemoryLoadThresholdBytes);
     }
 
     /// <summary>The count at which the next split runs: 85% of the primary slots of <paramref name="state"/>'s buckets.</summary>

@@ -43,7 +43,7 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     /// <param name="options">Initial capacity, name and hasher; null for the defaults.</param>
     /// <exception cref="ArgumentOutOfRangeException">The initial capacity is negative.</exception>
     /// <exception cref="NotSupportedException">The key and the value together exceed 1024 bytes.</exception>
-    /// <exception cref="OutOfMemoryException">The system refused the first bucket.</exception>
+    /// <exception cref="OutOfMemoryException">The system refused the first table, or the table for <see cref="NativeMapOptions{TKey}.InitialCapacity"/> is larger than the memory the process may use (nothing allocated).</exception>
     public NativeMap(NativeMapOptions<TKey>? options)
     {
         _settings = MapSettings<TKey, TValue>.Open(options, "NativeMap", concurrent: false, this, out var table);

@@ -8,7 +8,9 @@ public sealed class NativeMapOptions<TKey> where TKey : unmanaged, IEquatable<TK
 {
     /// <summary>Entries the map holds before its first split (0 by default: the map starts with one bucket).</summary>
     /// <remarks>Growth is one bucket at a time and never copies the table, so a capacity is an optimisation (it saves
-    /// the splits on the way), not the way to avoid a pause. Negative values are refused.</remarks>
+    /// the splits on the way), not the way to avoid a pause. The table for it is allocated and written at construction:
+    /// negative values are refused, and a capacity whose table is larger than the memory the process may use throws
+    /// <see cref="OutOfMemoryException"/> before anything is allocated.</remarks>
     public int InitialCapacity { get; set; }
 
     /// <summary>The name used in exceptions, <c>ToString</c>, the leak report and the meters' <c>name</c> tag (<c>native-map</c> by default).</summary>

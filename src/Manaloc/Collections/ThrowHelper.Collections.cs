@@ -18,6 +18,12 @@ internal static partial class ThrowHelper
         => throw new OutOfMemoryException($"{map}: the native allocation of {Plural.Of(bytes, "byte")} failed; the map is unchanged.");
 
     [DoesNotReturn]
+    public static void ThrowMapCapacityTooLarge(string map, long initialCapacity, long tableBytes, long availableBytes)
+        => throw new OutOfMemoryException(
+            $"{map}: an InitialCapacity of {initialCapacity} entries needs a table of {Plural.Of(tableBytes, "byte")}, more than the "
+            + $"{Plural.Of(availableBytes, "byte")} of memory this process may use; nothing was allocated. Give a capacity the process can hold (the map grows one bucket at a time past it).");
+
+    [DoesNotReturn]
     public static void ThrowMapFull(string map)
         => throw new InvalidOperationException($"{map} holds {int.MaxValue} entries, the most a map holds (its Count is an int).");
 

@@ -10,7 +10,8 @@ namespace Manaloc.Configuration;
 /// </summary>
 /// <remarks>
 /// Two walks, so each key is reported once: <see cref="InSection"/> walks one registration's section against its options
-/// type's bindable properties (recursively, as the configuration binder binds them); <see cref="OutsideSections"/> walks
+/// type's bindable properties (recursively, as the configuration binder binds them), reporting there too the values that
+/// do not convert; <see cref="OutsideSections"/> walks
 /// the rest of <c>Manaloc:</c> against the sections the host's registrations read.
 /// Keys match case-insensitively, as configuration keys do. A key with no value (an empty JSON object) sets nothing
 /// and is not reported. Runs once per options instance when the host starts, never on a request.
@@ -35,13 +36,19 @@ internal static class ManalocConfigurationKeys
     /// <summary>The prefix of the dispatchers' sections (<c>Manaloc:Dispatchers:{name}</c>, read by Manaloc.AspNetCore's AddDedicatedDispatcher).</summary>
     internal const string DispatchersPrefix = "Manaloc:Dispatchers";
 
-    /// <summary>Every key under <paramref name="section"/> that binds to no property of <paramref name="options"/> (the type bound from it).</summary>
-    public static List<string> InSection(IConfiguration configuration, string section,
+    /// <summary>
+    /// What is wrong with the section <paramref name="section"/> bound to <paramref name="options"/>, found in one walk: every
+    /// key that binds to no property (<see cref="SectionProblems.UnknownKeys"/>) and every value the configuration binder
+    /// cannot convert to its property (<see cref="SectionProblems.Unconvertible"/>: <c>MaxBytes = lots</c>, named with its
+    /// key, its value and what the key takes).
+    /// </summary>
+    /// <remarks>Each value is converted by the binder itself, so exactly the values binding would throw on are reported.</remarks>
+    public static SectionProblems InSection(IConfiguration configuration, string section,
         [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] Type options)
     {
-        var problems = new List<string>();
+        var problems = new SectionProblems([], []);
         var node = configuration.GetSection(section);
-        if (node.Value is not null) problems.Add(NotRead(node.Path, $"{section} is a section ({Describe(section, options)})"));
+        if (node.Value is not null) problems.UnknownKeys.Add(NotRead(node.Path, $"{section} is a section ({Describe(section, options)})"));
         WalkProperties(node, options, problems);
         return problems;
     }
@@ -54,50 +61,21 @@ internal static class ManalocConfigurationKeys
         return problems;
     }
 
-    /// <summary>
-    /// Every value under <paramref name="section"/> that the configuration binder cannot convert to its property of
-    /// <paramref name="options"/> (<c>MaxBytes = lots</c>), each named with its key, its value and what the key takes.
-    /// </summary>
-    /// <remarks>Each value is converted by the binder itself, so exactly the values binding would throw on are reported.</remarks>
-    public static List<string> Unconvertible(IConfiguration configuration, string section,
-        [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] Type options)
-    {
-        var problems = new List<string>();
-        WalkValues(configuration.GetSection(section), options, problems);
-        return problems;
-    }
-
-    private static void WalkValues(IConfigurationSection node, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] Type type, List<string> problems)
-    {
-        foreach (var child in node.GetChildren())
-        {
-            var property = Bindable(type).FirstOrDefault(p => string.Equals(KeyOf(p), child.Key, StringComparison.OrdinalIgnoreCase));
-            if (property is null || IsCodeOnly(property.PropertyType)) continue; // InSection's
-            if (!IsValue(property.PropertyType))
-            {
-                WalkNestedValues(child, property, problems);
-                continue;
-            }
-            if (child.Value is not { } value) continue;
-            try
-            {
-                _ = Convert(child, property.PropertyType);
-            }
-            catch (InvalidOperationException)
-            {
-                problems.Add($"{child.Path} is '{value}', which is not {Expected(property.PropertyType)}.");
-            }
-        }
-    }
-
-    [UnconditionalSuppressMessage("Trimming", "IL2072", Justification = "A nested options type is bound by the configuration binder, which keeps its public properties.")]
-    private static void WalkNestedValues(IConfigurationSection node, PropertyInfo property, List<string> problems)
-        => WalkValues(node, property.PropertyType, problems);
-
-    /// <summary>The binder's conversion of one value (a primitive, an enum, a time span...): it throws where binding would.</summary>
+    /// <summary>Whether the binder converts one value (a primitive, an enum, a time span...): it fails exactly where binding would throw.</summary>
     [UnconditionalSuppressMessage("Trimming", "IL2026", Justification = "Only types IsValue accepts are converted: primitives, enums and the framework's value types, which keep their converters.")]
     [UnconditionalSuppressMessage("AOT", "IL3050", Justification = "Only types IsValue accepts are converted, none of them generic.")]
-    private static object? Convert(IConfigurationSection value, Type type) => value.Get(type);
+    private static bool Converts(IConfigurationSection value, Type type)
+    {
+        try
+        {
+            _ = value.Get(type);
+            return true;
+        }
+        catch (InvalidOperationException)
+        {
+            return false;
+        }
+    }
 
     /// <summary>What a value of <paramref name="type"/> is, as a message says it: "a whole number (Int64)", "true or false".</summary>
     private static string Expected(Type type)
@@ -157,22 +135,25 @@ internal static class ManalocConfigurationKeys
         => string.Equals(path, section, StringComparison.OrdinalIgnoreCase)
         || path.StartsWith(section + ConfigurationPath.KeyDelimiter, StringComparison.OrdinalIgnoreCase);
 
-    private static void WalkProperties(IConfigurationSection node, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] Type type, List<string> problems)
+    /// <summary>Matches each key under <paramref name="node"/> to a bindable property of <paramref name="type"/>, reporting both kinds of problem as it goes.</summary>
+    private static void WalkProperties(IConfigurationSection node, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)] Type type, SectionProblems problems)
     {
         foreach (var child in node.GetChildren())
         {
             var property = Bindable(type).FirstOrDefault(p => string.Equals(KeyOf(p), child.Key, StringComparison.OrdinalIgnoreCase));
             if (property is null)
             {
-                ReportAll(child, Describe(node.Path, type), problems);
+                ReportAll(child, Describe(node.Path, type), problems.UnknownKeys);
             }
             else if (IsCodeOnly(property.PropertyType))
             {
-                ReportAll(child, $"{property.Name} is set in code only ({type.Name}.{property.Name})", problems);
+                ReportAll(child, $"{property.Name} is set in code only ({type.Name}.{property.Name})", problems.UnknownKeys);
             }
             else if (IsValue(property.PropertyType))
             {
-                foreach (var below in child.GetChildren()) ReportAll(below, $"{child.Path} is a value, not a section", problems);
+                foreach (var below in child.GetChildren()) ReportAll(below, $"{child.Path} is a value, not a section", problems.UnknownKeys);
+                if (child.Value is { } value && !Converts(child, property.PropertyType))
+                    problems.Unconvertible.Add($"{child.Path} is '{value}', which is not {Expected(property.PropertyType)}.");
             }
             else
             {
@@ -182,7 +163,7 @@ internal static class ManalocConfigurationKeys
     }
 
     [UnconditionalSuppressMessage("Trimming", "IL2072", Justification = "A nested options type is bound by the configuration binder, which keeps its public properties.")]
-    private static void WalkNested(IConfigurationSection node, PropertyInfo property, List<string> problems)
+    private static void WalkNested(IConfigurationSection node, PropertyInfo property, SectionProblems problems)
         => WalkProperties(node, property.PropertyType, problems);
 
     /// <summary>"Manaloc:MemoryPool has BlockSize, Pinned, Diagnostics": the keys <paramref name="type"/> takes at <paramref name="path"/>.</summary>
@@ -215,4 +196,11 @@ internal static class ManalocConfigurationKeys
     }
 
     private static string NotRead(string key, string hint) => $"{key} is not a setting Manaloc reads: {hint}.";
+}
+
+/// <summary>What one walk of a section found: keys that bind to no property, and values the binder cannot convert.</summary>
+internal readonly record struct SectionProblems(List<string> UnknownKeys, List<string> Unconvertible)
+{
+    /// <summary>Whether the section binds as written (no unknown key, every value converts).</summary>
+    public bool None => UnknownKeys.Count == 0 && Unconvertible.Count == 0;
 }

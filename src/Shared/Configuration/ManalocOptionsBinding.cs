@@ -39,10 +39,9 @@ internal static class ManalocOptionsBinding
                 if (provider.GetService<IConfiguration>() is not { } configuration) return;
                 // A section with a key that binds to nothing is not bound: the start fails on it anyway (UnknownKeysValidator),
                 // with every unknown key of the host in one message, and the defaults serve whatever is built before the start.
-                if (ManalocConfigurationKeys.InSection(configuration, section, typeof(TOptions)).Count > 0) return;
                 // Nor is a section with a value that does not convert (the binder would throw its own exception here, out of
                 // the options' construction): SectionValidator fails the start naming the key, the value and what it takes.
-                if (ManalocConfigurationKeys.Unconvertible(configuration, section, typeof(TOptions)).Count > 0) return;
+                if (!ManalocConfigurationKeys.InSection(configuration, section, typeof(TOptions)).None) return;
                 configuration.GetSection(section).Bind(options);
             });
         if (configure is not null) builder.Configure(configure);
@@ -93,7 +92,7 @@ internal static class ManalocOptionsBinding
             if (configuration is null) return ValidateOptionsResult.Skip;
             var found = ManalocConfigurationKeys.OutsideSections(configuration, registered.Select(s => s.Path).ToArray());
             foreach (var section in registered.DistinctBy(s => s.Path, StringComparer.OrdinalIgnoreCase))
-                found.AddRange(ManalocConfigurationKeys.InSection(configuration, section.Path, section.Options));
+                found.AddRange(ManalocConfigurationKeys.InSection(configuration, section.Path, section.Options).UnknownKeys);
             return found.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(found);
         }
     }
@@ -113,9 +112,9 @@ internal static class ManalocOptionsBinding
             if ((optionsName ?? Options.DefaultName) != name) return ValidateOptionsResult.Skip;
             if (configuration is not null)
             {
-                var unconvertible = ManalocConfigurationKeys.Unconvertible(configuration, section, typeof(TOptions));
-                if (unconvertible.Count > 0) return ValidateOptionsResult.Fail(unconvertible);
-                if (ManalocConfigurationKeys.InSection(configuration, section, typeof(TOptions)).Count > 0) return ValidateOptionsResult.Skip;
+                var inSection = ManalocConfigurationKeys.InSection(configuration, section, typeof(TOptions));
+                if (inSection.Unconvertible.Count > 0) return ValidateOptionsResult.Fail(inSection.Unconvertible);
+                if (inSection.UnknownKeys.Count > 0) return ValidateOptionsResult.Skip;
             }
             var found = problems(options, section);
             return found.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(found);

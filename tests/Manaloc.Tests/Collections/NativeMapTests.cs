@@ -13,6 +13,13 @@ public struct Huge
     private byte _element;
 }
 
+/// <summary>The largest value an 8-byte key allows (1008 bytes an entry): a capacity of int.MaxValue is terabytes of table.</summary>
+[System.Runtime.CompilerServices.InlineArray(1000)]
+public struct LargestValue
+{
+    private byte _element;
+}
+
 public sealed class NativeMapTests
 {
     [Fact]
@@ -80,6 +87,22 @@ public sealed class NativeMapTests
         Assert.Contains("1028", e.Message, StringComparison.Ordinal);
         Assert.Contains("1024", e.Message, StringComparison.Ordinal);
         Assert.Throws<NotSupportedException>(() => new ConcurrentNativeMap<long, Huge>());
+    }
+
+    [Fact]
+    public void An_initial_capacity_beyond_the_memory_the_process_may_use_is_refused_before_anything_is_allocated()
+    {
+        // Some 3.8 TB of table: no test machine has it. Unchecked, the constructor wrote every bucket's header and the
+        // process took the machine's memory page by page (an overcommitting kernel refuses none of it) until it was killed.
+        var options = new NativeMapOptions<long> { InitialCapacity = int.MaxValue, Name = "presized" };
+        var e = Assert.Throws<OutOfMemoryException>(() => new NativeMap<long, LargestValue>(options));
+        Assert.Contains("NativeMap<long, LargestValue> 'presized'", e.Message, StringComparison.Ordinal);
+        Assert.Contains($"InitialCapacity of {int.MaxValue}", e.Message, StringComparison.Ordinal);
+        Assert.Contains("nothing was allocated", e.Message, StringComparison.Ordinal);
+        Assert.Throws<OutOfMemoryException>(() => new ConcurrentNativeMap<long, LargestValue>(options));
+        // A capacity the process can hold is still taken whole, also above the size at which the check asks the GC (64 MiB).
+        using var map = new NativeMap<long, long>(new NativeMapOptions<long> { InitialCapacity = 3_000_000 });
+        Assert.True(map.NativeBytes > 64L << 20, $"{map.NativeBytes} bytes for a table of 3,000,000 entries");
     }
 
     [Fact]
