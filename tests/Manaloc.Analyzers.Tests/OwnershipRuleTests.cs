@@ -59,6 +59,9 @@ public sealed class OwnershipRuleTests
             [ThreadStatic] static RecordArray<IRec>? t_cached;
             RecordArray<IRec> Cached(int n) => t_cached ??= _a.NewArray<IRec>(n);
             int FromCache(int n) { var arr = Cached(n); return arr.Length; }
+            static void Expect(Func<object> create) { }
+            void Thrown() => Expect(() => new Manaloc.Collections.NativeMap<int, int>());
+            void ThrownFromBlock() => Expect(() => { return new TypeAllocator(); });
         }
         """);
 
