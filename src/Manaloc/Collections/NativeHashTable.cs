@@ -158,7 +158,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         // memory page by page, which an overcommitting system never refuses, until the process is killed. Refused before
         // anything is allocated, as Dictionary refuses a capacity it cannot allocate. Small tables skip the query.
         long tableBytes = total * PrimaryBytes;
-        if (tableBytes > LargeTableBytes && tableBytes > MemoryTheProcessMayUse()) ThrowHelper.ThrowMapCapacityTooLarge(owner, initialCapacity, tableBytes, MemoryTheProcessMayUse());
+        if (tableBytes > LargeTableBytes && MemoryTheProcessMayUse() is var available && tableBytes > available) ThrowHelper.ThrowMapCapacityTooLarge(owner, initialCapacity, tableBytes, available);
         try
         {
             _directoryCapacity = (int)Math.Max(4, (total + SegmentMask) >> SegmentShift);
