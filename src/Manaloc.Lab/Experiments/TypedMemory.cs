@@ -164,17 +164,23 @@ public sealed class TypedMemory() : Experiment(
         // The figures no target, claim or headline reads come last, and in a quick run from its last launch only
         // (RunSettings.MeasuresUnjudged): so every launch measures what is judged in the same order, after the same steps.
         bool unjudgedHere = context.Settings.MeasuresUnjudged;
-        context.Measure(PerObject, articlePair, pair);
-        context.Measure(Typed, typedPair, pair);
-        context.Measure(TypedUnchecked, uncheckedPair, pair);
-        context.Measure(TypedRecycled, recycledPair, pair);
-        context.Measure(RawHGlobal, rawHGlobalPair, pair);
-        // The checks' cost is the ratio of these two short paths: measured side by side, in interleaved rounds (four times a
-        // measurement's samples), so outside load and clock changes fall on both alike and the ratio's interval can decide.
+        // Every time a target divides comes from one of two comparisons, its cells sampled side by side in interleaved rounds:
+        // a pair or an access takes a few nanoseconds, and measured one cell after another, a burst of outside load or a
+        // clock change fell on one cell of a ratio and not the other (the interface get+set ratio read 1.07x in one quiet run
+        // and 1.55x in the next with the same code in every launch). The struct-handle pairs share one operation count per
+        // sample; the other cells are calibrated one by one. Rounds are a whole multiple of the cells, so each cell takes
+        // every position in a round equally often.
         long pairOps = PairOperations(context.Settings, structPair, structUncheckedPair);
-        context.Compare([(StructChecked, pair, structPair, pairOps), (StructUnchecked, pair, structUncheckedPair, pairOps)], rounds: 4 * context.Settings.Samples);
+        (string Variant, Action<long> Body, long? Operations)[] pairCells =
+        [
+            (PerObject, articlePair, null), (Typed, typedPair, null), (TypedUnchecked, uncheckedPair, null), (TypedRecycled, recycledPair, null),
+            (RawHGlobal, rawHGlobalPair, null), (StructChecked, structPair, pairOps), (StructUnchecked, structUncheckedPair, pairOps),
+        ];
+        // At least twice a measurement's samples: the checks' cost (checked ÷ unchecked struct pair) is the narrowest ratio judged.
+        context.Compare([.. pairCells.Select(c => (c.Variant, pair, c.Body, c.Operations))], RoundsFor(pairCells.Length, 2 * context.Settings.Samples));
         var getSet = Parameters.Of(("op", "get+set"));
-        foreach (var (variant, body) in getSetBodies.Where(b => GetSetJudged.Contains(b.Variant))) context.Measure(variant, body, getSet);
+        var judgedGetSet = getSetBodies.Where(b => GetSetJudged.Contains(b.Variant)).ToArray();
+        context.Compare([.. judgedGetSet.Select(b => (b.Variant, getSet, b.Body))], RoundsFor(judgedGetSet.Length, context.Settings.Samples));
 
         int count = Records(context.Settings);
         MeasureLive<Site1>(context, Class, count, () => Fill(count, _ => new ManagedFoo()), _ => { });
@@ -198,6 +204,9 @@ public sealed class TypedMemory() : Experiment(
         GC.KeepAlive(sink);
         context.Note("TypeAllocator and the bulk path allocate zeroed, naturally aligned records from a NativeSlabAllocator; the article's class calls AllocHGlobal(21) per object and leaves memory uninitialised.");
     }
+
+    /// <summary>The fewest rounds, a whole multiple of <paramref name="cells"/>, that give each cell at least <paramref name="samples"/> samples.</summary>
+    internal static int RoundsFor(int cells, int samples) => cells * Math.Max(1, (samples + cells - 1) / cells);
 
     /// <summary>
     /// One operation count per sample for both struct-handle pairs: the sample target over the faster pair's best time per

@@ -29,6 +29,32 @@ public sealed class MemoryExperimentsTests
     }
 
     [Fact]
+    public void TypedMemory_samples_every_time_a_target_divides_in_one_set_of_rounds_per_operation()
+    {
+        // Cells of a few nanoseconds measured one after the other let outside load or a clock change fall on one side of a
+        // ratio only; sampled in the same rounds, both sides meet it alike and the bootstrap resamples the rounds together.
+        (string Op, string[] Variants)[] ratios =
+        [
+            ("new+delete", ["AllocHGlobal per object", "TypeAllocator", "TypeAllocator unchecked", "TypeAllocator unchecked, recycled handles",
+                "raw AllocHGlobal+FreeHGlobal", "struct handle (FooDataRef), held heap", "struct handle unchecked (FooDataUncheckedRef), held heap"]),
+            ("get+set", ["class instances", "TypeAllocator", "sealed class, direct", "struct handle (FooDataRef), held heap",
+                "struct handle unchecked (FooDataUncheckedRef), held heap"]),
+        ];
+        var result = ExperimentRunner.Run(new TypedMemory(), RunSettings.Smoke());
+        Assert.Null(result.Error);
+        var groups = new List<long>();
+        foreach (var (op, variants) in ratios)
+        {
+            var cells = variants.Select(v => Assert.Single(result.Measurements, m => m.Variant == v && m.Parameters.Is("op", op))).ToList();
+            Assert.All(cells, c => Assert.NotNull(c.RoundGroup));
+            groups.Add(Assert.Single(cells.Select(c => c.RoundGroup!.Value).Distinct()));
+            Assert.All(cells, c => Assert.Equal(cells[0].SampleRounds, c.SampleRounds));
+            Assert.Equal(0, cells[0].SampleRounds.Count % variants.Length); // every cell takes every position in a round equally often
+        }
+        Assert.Equal(ratios.Length, groups.Distinct().Count());
+    }
+
+    [Fact]
     public void TypedMemory_figures_left_to_one_quick_launch_are_read_by_no_target_claim_or_headline()
     {
         // The cells a quick run measures in its last launch only (RunSettings.MeasuresUnjudged).

@@ -20,6 +20,15 @@ public sealed class TypedMemoryMeasurementTests
         Assert.True(method.MethodImplementationFlags.HasFlag(MethodImplAttributes.AggressiveOptimization), $"{loop} is not AggressiveOptimization");
     }
 
+    [Theory]
+    [InlineData(7, 16, 21)]
+    [InlineData(5, 8, 10)]
+    [InlineData(5, 10, 10)]
+    [InlineData(5, 2, 5)]
+    [InlineData(2, 8, 8)]
+    public void Rounds_are_the_fewest_whole_multiple_of_the_cells_that_give_each_its_samples(int cells, int samples, int rounds)
+        => Assert.Equal(rounds, TypedMemory.RoundsFor(cells, samples));
+
     [Fact]
     public void The_class_fill_builds_every_record_in_order_and_ends_its_no_gc_region()
     {
