@@ -64,11 +64,11 @@ internal static class NativeCacheProbe
     public static long OverflowBudget(RunSettings s) => s.Pick(smoke: 1L << 20, quick: 32L << 20, full: 256L << 20);
 
     // Timed after one untimed collection that settles the fill (MeasurePauses), so every one is a settled heap's pause.
-    // Each full-mode launch needs a spread of its own (see LiveSetProbe): not divided between launches. Quick mode: one
-    // per process. NativeCache's three (one in each launch) give the pause targets their interval; an anchor's one
-    // settled pause (its child runs in the first launch only) is the denominator of a ratio hundreds of times within
-    // its target, which no spread of NativeCache's samples moves across it.
-    private static int FullCollections(RunSettings s) => s.Pick(smoke: 1, quick: 1, full: 5);
+    // Each full-mode launch needs a spread of its own (see LiveSetProbe): not divided between launches. Quick mode:
+    // NativeCache's child takes three, which give the pause targets their interval (each a millisecond or less, the
+    // managed heap holding nothing of the cache's); an anchor takes one settled pause (a second of its child each), the
+    // denominator of a ratio hundreds of times within its target, which no spread of NativeCache's samples moves across it.
+    private static int FullCollections(RunSettings s, string variant) => s.Pick(smoke: 1, quick: variant == CacheSubjects.Native ? 3 : 1, full: 5);
 
     /// <summary>
     /// Whether quick mode trims this child to the figures a target reads, so the experiment fits the lab's five minutes:
@@ -87,11 +87,15 @@ internal static class NativeCacheProbe
     /// <summary>Runs the plan and records its measurements (see <see cref="NativeCache.DescribeParameters"/>).</summary>
     /// <param name="context">The child's context.</param>
     /// <param name="plan">What to measure.</param>
-    /// <param name="throughput">False to stop after the pauses (quick mode's later launches).</param>
-    public static void Run(ExperimentContext context, NativeCachePlan plan, bool throughput = true)
+    /// <param name="throughput">False to stop after the pauses.</param>
+    /// <param name="pauses">False to stop after the memory phase (quick mode's later launches); the throughput reads the cache the pauses filled, so it needs them.</param>
+    /// <exception cref="ArgumentException">The throughput asked for without the pauses.</exception>
+    public static void Run(ExperimentContext context, NativeCachePlan plan, bool throughput = true, bool pauses = true)
     {
+        if (throughput && !pauses) throw new ArgumentException("The native-cache throughput reads the cache the pause phase fills: it cannot run without the pauses.", nameof(pauses));
         context.Status($"{plan.Variant}: memory against the budget");
         if (!Trimmed(context) || plan.Variant == CacheSubjects.Native) MeasureMemory(context, plan);
+        if (!pauses) return;
         context.Status($"{plan.Variant}: full collections");
         using var subject = CacheSubjects.Create(plan.Variant, plan.FullBudget, plan.Entries, plan.Entries);
         // FASTER's child replays the hit-ratio traces beside its fill: the fill runs on one thread and is not timed, and a
@@ -193,10 +197,10 @@ internal static class NativeCacheProbe
         var paused = new double[checkpoints.Count][];
         for (int c = 0; c < checkpoints.Count; c++)
         {
-            wall[c] = new double[c == checkpoints.Count - 1 ? FullCollections(context.Settings) : 1];
+            wall[c] = new double[c == checkpoints.Count - 1 ? FullCollections(context.Settings, plan.Variant) : 1];
             paused[c] = new double[wall[c].Length];
         }
-        var managed = new long[checkpoints.Count];
+        var managed = new long[checkpoints.Count][];
         var held = new long[checkpoints.Count];
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
         long managedBefore = LiveBytesAfterFullCollection();
@@ -213,18 +217,24 @@ internal static class NativeCacheProbe
             }
             filled = checkpoints[c];
             // One untimed full collection settles what the fill left young, as collections during the fill would have;
-            // then full blocking compacting collections, so the heap is weighed right after them without collecting again.
+            // then full blocking compacting collections, the heap weighed right after each without collecting again (read
+            // at the collection, so what is allocated between them does not count): a sample of managed bytes per pause.
             GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
-            LiveSetProbe.MeasureFullCollections(wall[c], paused[c]);
-            managed[c] = LiveBytesAfterFullCollection() - managedBefore;
+            managed[c] = new long[wall[c].Length];
+            for (int i = 0; i < wall[c].Length; i++)
+            {
+                LiveSetProbe.MeasureFullCollections(wall[c].AsSpan(i, 1), paused[c].AsSpan(i, 1));
+                managed[c][i] = LiveBytesAfterFullCollection() - managedBefore;
+            }
             held[c] = subject.Count;
         }
         for (int c = 0; c < checkpoints.Count; c++)
         {
             var p = Parameters.Of(("entries", (long)checkpoints[c]));
-            var metrics = new Dictionary<string, double> { ["totalPauseDurationMs"] = Statistics.From(paused[c]).Median, ["entriesHeld"] = held[c], ["managedBytes"] = managed[c] };
+            var metrics = new Dictionary<string, double> { ["totalPauseDurationMs"] = Statistics.From(paused[c]).Median, ["entriesHeld"] = held[c], ["managedBytes"] = managed[c][^1] };
             context.RecordSamples(plan.Variant, Unit.Milliseconds, wall[c], p.With("op", "full-gc"), metrics: metrics);
-            context.RecordSamples(plan.Variant, "B/entry", [Math.Max(0.0, (double)managed[c] / checkpoints[c])], p.With("op", "managed-bytes"), metrics: metrics);
+            int entries = checkpoints[c];
+            context.RecordSamples(plan.Variant, "B/entry", [.. managed[c].Select(bytes => Math.Max(0.0, (double)bytes / entries))], p.With("op", "managed-bytes"), metrics: metrics);
         }
         if (held[^1] >= 0 && held[^1] < plan.Entries)
         {
