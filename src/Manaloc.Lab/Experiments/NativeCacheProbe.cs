@@ -98,10 +98,23 @@ internal static class NativeCacheProbe
         if (!pauses) return;
         context.Status($"{plan.Variant}: full collections");
         using var subject = CacheSubjects.Create(plan.Variant, plan.FullBudget, plan.Entries, plan.Entries);
-        // FASTER's child replays the hit-ratio traces beside its fill: the fill runs on one thread and is not timed, and a
-        // hit ratio does not depend on the machine's load, so the replays take the core the fill leaves idle instead of
-        // seconds of their own after the children; they are done before the child's first timed collection.
-        MeasurePauses(context, plan, subject, plan.Variant == CacheSubjects.Faster ? () => Task.Run(() => NativeCacheTraces.Run(context)) : null);
+        // The copy floor of NativeCache's throughput, made and filled now if the throughput follows (see MeasureThroughput).
+        using var floor = throughput && plan.Variant == CacheSubjects.Native ? CacheSubjects.Create(CacheSubjects.Floor, plan.FullBudget, plan.Entries, plan.Entries) : null;
+        // Beside the fill, which runs on one thread and is not timed (NativeCache's and FASTER's), untimed work takes the
+        // core it leaves idle instead of seconds of its own, and is done before the child's first timed collection.
+        // FASTER's child replays the hit-ratio traces (a hit ratio does not depend on the machine's load); NativeCache's
+        // fills the copy floor's store, half a gigabyte of fresh pages that the system zeroes as they are first written,
+        // a second of a core. The store is native: it adds nothing to the managed heap the pause collects, and its
+        // managed wrapper is made before the pause phase weighs the heap's start, so it is not counted as the cache's;
+        // it is filled on a thread of its own, not the thread pool's, whose first use keeps per-thread objects alive
+        // (12 KB, 0.012 B an entry of NativeCache's managed bytes, above that target's 0.01).
+        Func<Task>? besideFill = plan.Variant switch
+        {
+            CacheSubjects.Faster => () => Task.Run(() => NativeCacheTraces.Run(context)),
+            CacheSubjects.Native when floor is not null => () => OnThreadOfItsOwn(() => floor.Fill(0, plan.Entries), "native-cache-floor-fill"),
+            _ => null,
+        };
+        MeasurePauses(context, plan, subject, besideFill);
         if (!throughput) return;
         context.Status($"{plan.Variant}: keys and streams");
         // Built after the pauses: the requests' keys are the throughput's, not part of any cache's live set. Untimed:
@@ -112,7 +125,7 @@ internal static class NativeCacheProbe
         // trace replays: a pause a hundred times longer) and the promotion moved a managed cache again.
         var requests = RequestKeys.Materialize(NativeCacheWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2), OnBothCores, subject.Reads);
         PromoteToOldGeneration(requests);
-        MeasureThroughput(context, plan, subject, requests);
+        MeasureThroughput(context, plan, subject, floor, requests);
     }
 
     /// <summary>
@@ -282,6 +295,27 @@ internal static class NativeCacheProbe
         });
     }
 
+    /// <summary>Runs <paramref name="work"/> on a new background thread, which leaves nothing alive once it ends; the task ends with it (faulted if the work threw).</summary>
+    private static Task OnThreadOfItsOwn(Action work, string name)
+    {
+        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                work();
+                done.SetResult();
+            }
+            catch (Exception e)
+            {
+                done.SetException(e);
+            }
+        })
+        { IsBackground = true, Name = name };
+        thread.Start();
+        return done.Task;
+    }
+
     /// <summary>Runs <paramref name="half"/>(0) and <paramref name="half"/>(1) side by side on two threads (untimed set-up), or one after the other on a single core.</summary>
     private static void OnBothCores(Action<int> half)
     {
@@ -294,7 +328,12 @@ internal static class NativeCacheProbe
         LabThreads.RunTogether(2, half, name: "native-cache-setup");
     }
 
-    private static void MeasureThroughput(ExperimentContext context, NativeCachePlan plan, CacheSubject subject, RequestKeys requests)
+    /// <param name="context">The child's context.</param>
+    /// <param name="plan">What to measure.</param>
+    /// <param name="subject">The cache, full.</param>
+    /// <param name="floor">NativeCache's child: the copy floor, filled (else null).</param>
+    /// <param name="requests">The request keys.</param>
+    private static void MeasureThroughput(ExperimentContext context, NativeCachePlan plan, CacheSubject subject, CacheSubject? floor, RequestKeys requests)
     {
         var p = Parameters.Of(("entries", (long)plan.Entries));
         var sinks = new long[CacheSubject.MaxThreads * 8];
@@ -302,7 +341,7 @@ internal static class NativeCacheProbe
         var sampling = context.Settings.Mode == RunMode.Quick
             ? new ExperimentContext(context.ExperimentName, context.Settings with { Samples = context.Settings.Samples * context.Settings.Launches }, cancellation: context.Cancellation)
             : context;
-        CacheSubject? floor = null, keyFloor = null;
+        CacheSubject? keyFloor = null;
         try
         {
             var cells = new List<(string, Parameters, Action<long>)>();
@@ -326,13 +365,11 @@ internal static class NativeCacheProbe
             if (plan.Variant == CacheSubjects.Native)
             {
                 // The memory floor after the cache's figures, in its own rounds: the key encoded and hashed and each hit's bytes
-                // copied from its own slot of a flat store (no lookup). Made only now: filling a store as large as the cache's
-                // data, and its random reads between the cache's cells, evicted the cache's hot lines and slowed the cache's
-                // one-thread mix by about a third on a quiet machine. The floor's reads alone are read by no target: full
-                // mode's figure.
-                floor = CacheSubjects.Create(CacheSubjects.Floor, plan.FullBudget, plan.Entries, plan.Entries);
-                floor.Fill(0, plan.Entries);
-                var f = floor;
+                // copied from its own slot of a flat store (no lookup). Filled beside the cache's fill, long before any timing,
+                // and read only now: its random reads between the cache's cells (or its fill just before them) evicted the
+                // cache's hot lines and slowed the cache's one-thread mix by about a third on a quiet machine. The floor's
+                // reads alone are read by no target: full mode's figure.
+                var f = floor ?? throw new InvalidOperationException("NativeCache's throughput needs its copy floor, filled beside the cache's fill.");
                 var floorCells = new List<(string, Parameters, Action<long>)>();
                 if (!Trimmed(context)) floorCells.Add((CacheSubjects.Floor, p.With("op", "get").With("threads", 1), n => sinks[0] += f.Gets(0, requests, n)));
                 floorCells.Add((CacheSubjects.Floor, p.With("op", "mix").With("threads", 1), n => sinks[0] += f.Mix(0, requests, n)));
@@ -349,7 +386,6 @@ internal static class NativeCacheProbe
         }
         finally
         {
-            floor?.Dispose();
             keyFloor?.Dispose();
         }
         GC.KeepAlive(sinks);
