@@ -219,27 +219,36 @@ internal static class NativeCacheProbe
         long managedBefore = LiveBytesAfterFullCollection();
         var beside = besideFill?.Invoke();
         int filled = 0;
-        for (int c = 0; c < checkpoints.Count; c++)
+        try
         {
-            context.Cancellation.ThrowIfCancellationRequested();
-            FillSuspendingCollections(subject, filled, checkpoints[c]);
-            if (beside is not null)
+            for (int c = 0; c < checkpoints.Count; c++)
             {
-                beside.GetAwaiter().GetResult();
-                beside = null;
+                context.Cancellation.ThrowIfCancellationRequested();
+                FillSuspendingCollections(subject, filled, checkpoints[c]);
+                if (beside is not null)
+                {
+                    beside.GetAwaiter().GetResult();
+                    beside = null;
+                }
+                filled = checkpoints[c];
+                // One untimed full collection settles what the fill left young, as collections during the fill would have;
+                // then full blocking compacting collections, the heap weighed right after each without collecting again (read
+                // at the collection, so what is allocated between them does not count): a sample of managed bytes per pause.
+                GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+                managed[c] = new long[wall[c].Length];
+                for (int i = 0; i < wall[c].Length; i++)
+                {
+                    LiveSetProbe.MeasureFullCollections(wall[c].AsSpan(i, 1), paused[c].AsSpan(i, 1));
+                    managed[c][i] = LiveBytesAfterFullCollection() - managedBefore;
+                }
+                held[c] = subject.Count;
             }
-            filled = checkpoints[c];
-            // One untimed full collection settles what the fill left young, as collections during the fill would have;
-            // then full blocking compacting collections, the heap weighed right after each without collecting again (read
-            // at the collection, so what is allocated between them does not count): a sample of managed bytes per pause.
-            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
-            managed[c] = new long[wall[c].Length];
-            for (int i = 0; i < wall[c].Length; i++)
-            {
-                LiveSetProbe.MeasureFullCollections(wall[c].AsSpan(i, 1), paused[c].AsSpan(i, 1));
-                managed[c][i] = LiveBytesAfterFullCollection() - managedBefore;
-            }
-            held[c] = subject.Count;
+        }
+        finally
+        {
+            // Should the phase fail before it waits, the work beside may still be writing into what the caller frees once
+            // this returns (NativeCache's copy floor, native memory): it ends first.
+            if (beside is not null) ((IAsyncResult)beside).AsyncWaitHandle.WaitOne();
         }
         for (int c = 0; c < checkpoints.Count; c++)
         {
