@@ -99,18 +99,18 @@ public sealed class NativeCache() : Experiment(
     {
         // Quick mode measures in its first launch: a million entries filled into six caches three times over was most of
         // the lab's five minutes. The throughput takes as many interleaved samples there as the three launches would
-        // (NativeCacheProbe), so its interval is that one process's; the traces' replays are deterministic. The later
-        // launches repeat only NativeCache's own one-per-process figures (memory growth, managed bytes per entry, its
-        // pause), so each has the three observations a verdict needs; a later launch is itself a fresh process that has
-        // done nothing else yet, so it measures them in its own process rather than starting a child for them (a
-        // process start and the lab's start-up fewer; the managed bytes are read at a collection, so the harness's
-        // allocations between the reads do not count: NativeCacheProbe.LiveBytesAfterFullCollection). Full mode runs
-        // everything in every launch.
+        // (NativeCacheProbe), so its interval is that one process's; the traces' replays are deterministic; NativeCache's
+        // pause and managed bytes per entry are three settled collections in its child, each weighed at its collection,
+        // so their interval is that process's too. The later launches repeat only the figure a process gives once, its
+        // memory growth (first thing in a fresh process), so it has the three observations a verdict needs; a later
+        // launch is itself a fresh process that has done nothing else yet, so it measures it in its own process rather
+        // than starting a child (a process start and the lab's start-up fewer), and fills no million entries for a
+        // pause its first launch already took three times. Full mode runs everything in every launch.
         var plan = new NativeCachePlan(Native, NativeCacheProbe.Entries(context.Settings), NativeCacheProbe.OverflowBudget(context.Settings));
         var timeout = TimeSpan.FromMinutes(context.Settings.Pick(smoke: 2, quick: 5, full: 30));
         if (context.Settings.Mode == RunMode.Quick && context.Settings.Launch > 0)
         {
-            NativeCacheProbe.Run(context, plan, throughput: false);
+            NativeCacheProbe.Run(context, plan, throughput: false, pauses: false);
             return;
         }
         // Quick mode's children are the caches a target reads (the others' figures are full mode's).
@@ -130,7 +130,7 @@ public sealed class NativeCache() : Experiment(
         if (context.Settings.Mode == RunMode.Quick)
         {
             context.Note($"Quick mode: the caches a target reads ({string.Join(", ", CacheSubjects.Judged)}), measured in the first launch, each throughput cell with {context.Settings.Launches} launches' worth of interleaved samples; "
-                + "the pause at the full entry count only, one settled collection per process; memory growth and the reads' and writes' own cells of NativeCache only; the later launches repeat NativeCache's memory growth, managed bytes and pause. Full mode measures every cache in every launch.");
+                + "the pause at the full entry count only, one settled collection for each anchor and three for NativeCache (its pause and managed bytes per entry: their interval is that process's); memory growth and the reads' and writes' own cells of NativeCache only; the later launches repeat NativeCache's memory growth, each first thing in its own process. Full mode measures every cache in every launch.");
         }
         context.Note("Throughput: keys as a request brings them. Before timing, each position of the Zipf stream gets a fresh string of its key, made in stream order (FASTER's child: its UTF-8 bytes instead); "
             + "the string-keyed caches look up that string, NativeCache takes it as a span and FASTER the bytes. The request's key is read sequentially, so it is in cache; the key the cache stored is not: "

@@ -64,11 +64,11 @@ internal static class NativeCacheProbe
     public static long OverflowBudget(RunSettings s) => s.Pick(smoke: 1L << 20, quick: 32L << 20, full: 256L << 20);
 
     // Timed after one untimed collection that settles the fill (MeasurePauses), so every one is a settled heap's pause.
-    // Each full-mode launch needs a spread of its own (see LiveSetProbe): not divided between launches. Quick mode: one
-    // per process. NativeCache's three (one in each launch) give the pause targets their interval; an anchor's one
-    // settled pause (its child runs in the first launch only) is the denominator of a ratio hundreds of times within
-    // its target, which no spread of NativeCache's samples moves across it.
-    private static int FullCollections(RunSettings s) => s.Pick(smoke: 1, quick: 1, full: 5);
+    // Each full-mode launch needs a spread of its own (see LiveSetProbe): not divided between launches. Quick mode:
+    // NativeCache's child takes three, which give the pause targets their interval (each a millisecond or less, the
+    // managed heap holding nothing of the cache's); an anchor takes one settled pause (a second of its child each), the
+    // denominator of a ratio hundreds of times within its target, which no spread of NativeCache's samples moves across it.
+    private static int FullCollections(RunSettings s, string variant) => s.Pick(smoke: 1, quick: variant == CacheSubjects.Native ? 3 : 1, full: 5);
 
     /// <summary>
     /// Whether quick mode trims this child to the figures a target reads, so the experiment fits the lab's five minutes:
@@ -87,17 +87,34 @@ internal static class NativeCacheProbe
     /// <summary>Runs the plan and records its measurements (see <see cref="NativeCache.DescribeParameters"/>).</summary>
     /// <param name="context">The child's context.</param>
     /// <param name="plan">What to measure.</param>
-    /// <param name="throughput">False to stop after the pauses (quick mode's later launches).</param>
-    public static void Run(ExperimentContext context, NativeCachePlan plan, bool throughput = true)
+    /// <param name="throughput">False to stop after the pauses.</param>
+    /// <param name="pauses">False to stop after the memory phase (quick mode's later launches); the throughput reads the cache the pauses filled, so it needs them.</param>
+    /// <exception cref="ArgumentException">The throughput asked for without the pauses.</exception>
+    public static void Run(ExperimentContext context, NativeCachePlan plan, bool throughput = true, bool pauses = true)
     {
+        if (throughput && !pauses) throw new ArgumentException("The native-cache throughput reads the cache the pause phase fills: it cannot run without the pauses.", nameof(pauses));
         context.Status($"{plan.Variant}: memory against the budget");
         if (!Trimmed(context) || plan.Variant == CacheSubjects.Native) MeasureMemory(context, plan);
+        if (!pauses) return;
         context.Status($"{plan.Variant}: full collections");
         using var subject = CacheSubjects.Create(plan.Variant, plan.FullBudget, plan.Entries, plan.Entries);
-        // FASTER's child replays the hit-ratio traces beside its fill: the fill runs on one thread and is not timed, and a
-        // hit ratio does not depend on the machine's load, so the replays take the core the fill leaves idle instead of
-        // seconds of their own after the children; they are done before the child's first timed collection.
-        MeasurePauses(context, plan, subject, plan.Variant == CacheSubjects.Faster ? () => Task.Run(() => NativeCacheTraces.Run(context)) : null);
+        // The copy floor of NativeCache's throughput, made and filled now if the throughput follows (see MeasureThroughput).
+        using var floor = throughput && plan.Variant == CacheSubjects.Native ? CacheSubjects.Create(CacheSubjects.Floor, plan.FullBudget, plan.Entries, plan.Entries) : null;
+        // Beside the fill, which runs on one thread and is not timed (NativeCache's and FASTER's), untimed work takes the
+        // core it leaves idle instead of seconds of its own, and is done before the child's first timed collection.
+        // FASTER's child replays the hit-ratio traces (a hit ratio does not depend on the machine's load); NativeCache's
+        // fills the copy floor's store, half a gigabyte of fresh pages that the system zeroes as they are first written,
+        // a second of a core. The store is native: it adds nothing to the managed heap the pause collects, and its
+        // managed wrapper is made before the pause phase weighs the heap's start, so it is not counted as the cache's;
+        // it is filled on a thread of its own, not the thread pool's, whose first use keeps per-thread objects alive
+        // (12 KB, 0.012 B an entry of NativeCache's managed bytes, above that target's 0.01).
+        Func<Task>? besideFill = plan.Variant switch
+        {
+            CacheSubjects.Faster => () => Task.Run(() => NativeCacheTraces.Run(context)),
+            CacheSubjects.Native when floor is not null => () => OnThreadOfItsOwn(() => floor.Fill(0, plan.Entries), "native-cache-floor-fill"),
+            _ => null,
+        };
+        MeasurePauses(context, plan, subject, besideFill);
         if (!throughput) return;
         context.Status($"{plan.Variant}: keys and streams");
         // Built after the pauses: the requests' keys are the throughput's, not part of any cache's live set. Untimed:
@@ -108,7 +125,7 @@ internal static class NativeCacheProbe
         // trace replays: a pause a hundred times longer) and the promotion moved a managed cache again.
         var requests = RequestKeys.Materialize(NativeCacheWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2), OnBothCores, subject.Reads);
         PromoteToOldGeneration(requests);
-        MeasureThroughput(context, plan, subject, requests);
+        MeasureThroughput(context, plan, subject, floor, requests);
     }
 
     /// <summary>
@@ -193,38 +210,53 @@ internal static class NativeCacheProbe
         var paused = new double[checkpoints.Count][];
         for (int c = 0; c < checkpoints.Count; c++)
         {
-            wall[c] = new double[c == checkpoints.Count - 1 ? FullCollections(context.Settings) : 1];
+            wall[c] = new double[c == checkpoints.Count - 1 ? FullCollections(context.Settings, plan.Variant) : 1];
             paused[c] = new double[wall[c].Length];
         }
-        var managed = new long[checkpoints.Count];
+        var managed = new long[checkpoints.Count][];
         var held = new long[checkpoints.Count];
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
         long managedBefore = LiveBytesAfterFullCollection();
         var beside = besideFill?.Invoke();
         int filled = 0;
-        for (int c = 0; c < checkpoints.Count; c++)
+        try
         {
-            context.Cancellation.ThrowIfCancellationRequested();
-            FillSuspendingCollections(subject, filled, checkpoints[c]);
-            if (beside is not null)
+            for (int c = 0; c < checkpoints.Count; c++)
             {
-                beside.GetAwaiter().GetResult();
-                beside = null;
+                context.Cancellation.ThrowIfCancellationRequested();
+                FillSuspendingCollections(subject, filled, checkpoints[c]);
+                if (beside is not null)
+                {
+                    beside.GetAwaiter().GetResult();
+                    beside = null;
+                }
+                filled = checkpoints[c];
+                // One untimed full collection settles what the fill left young, as collections during the fill would have;
+                // then full blocking compacting collections, the heap weighed right after each without collecting again (read
+                // at the collection, so what is allocated between them does not count): a sample of managed bytes per pause.
+                GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+                managed[c] = new long[wall[c].Length];
+                for (int i = 0; i < wall[c].Length; i++)
+                {
+                    LiveSetProbe.MeasureFullCollections(wall[c].AsSpan(i, 1), paused[c].AsSpan(i, 1));
+                    managed[c][i] = LiveBytesAfterFullCollection() - managedBefore;
+                }
+                held[c] = subject.Count;
             }
-            filled = checkpoints[c];
-            // One untimed full collection settles what the fill left young, as collections during the fill would have;
-            // then full blocking compacting collections, so the heap is weighed right after them without collecting again.
-            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
-            LiveSetProbe.MeasureFullCollections(wall[c], paused[c]);
-            managed[c] = LiveBytesAfterFullCollection() - managedBefore;
-            held[c] = subject.Count;
+        }
+        finally
+        {
+            // Should the phase fail before it waits, the work beside may still be writing into what the caller frees once
+            // this returns (NativeCache's copy floor, native memory): it ends first.
+            if (beside is not null) ((IAsyncResult)beside).AsyncWaitHandle.WaitOne();
         }
         for (int c = 0; c < checkpoints.Count; c++)
         {
             var p = Parameters.Of(("entries", (long)checkpoints[c]));
-            var metrics = new Dictionary<string, double> { ["totalPauseDurationMs"] = Statistics.From(paused[c]).Median, ["entriesHeld"] = held[c], ["managedBytes"] = managed[c] };
+            var metrics = new Dictionary<string, double> { ["totalPauseDurationMs"] = Statistics.From(paused[c]).Median, ["entriesHeld"] = held[c], ["managedBytes"] = managed[c][^1] };
             context.RecordSamples(plan.Variant, Unit.Milliseconds, wall[c], p.With("op", "full-gc"), metrics: metrics);
-            context.RecordSamples(plan.Variant, "B/entry", [Math.Max(0.0, (double)managed[c] / checkpoints[c])], p.With("op", "managed-bytes"), metrics: metrics);
+            int entries = checkpoints[c];
+            context.RecordSamples(plan.Variant, "B/entry", [.. managed[c].Select(bytes => Math.Max(0.0, (double)bytes / entries))], p.With("op", "managed-bytes"), metrics: metrics);
         }
         if (held[^1] >= 0 && held[^1] < plan.Entries)
         {
@@ -272,6 +304,27 @@ internal static class NativeCacheProbe
         });
     }
 
+    /// <summary>Runs <paramref name="work"/> on a new background thread, which leaves nothing alive once it ends; the task ends with it (faulted if the work threw).</summary>
+    private static Task OnThreadOfItsOwn(Action work, string name)
+    {
+        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                work();
+                done.SetResult();
+            }
+            catch (Exception e)
+            {
+                done.SetException(e);
+            }
+        })
+        { IsBackground = true, Name = name };
+        thread.Start();
+        return done.Task;
+    }
+
     /// <summary>Runs <paramref name="half"/>(0) and <paramref name="half"/>(1) side by side on two threads (untimed set-up), or one after the other on a single core.</summary>
     private static void OnBothCores(Action<int> half)
     {
@@ -284,7 +337,12 @@ internal static class NativeCacheProbe
         LabThreads.RunTogether(2, half, name: "native-cache-setup");
     }
 
-    private static void MeasureThroughput(ExperimentContext context, NativeCachePlan plan, CacheSubject subject, RequestKeys requests)
+    /// <param name="context">The child's context.</param>
+    /// <param name="plan">What to measure.</param>
+    /// <param name="subject">The cache, full.</param>
+    /// <param name="floor">NativeCache's child: the copy floor, filled (else null).</param>
+    /// <param name="requests">The request keys.</param>
+    private static void MeasureThroughput(ExperimentContext context, NativeCachePlan plan, CacheSubject subject, CacheSubject? floor, RequestKeys requests)
     {
         var p = Parameters.Of(("entries", (long)plan.Entries));
         var sinks = new long[CacheSubject.MaxThreads * 8];
@@ -292,7 +350,7 @@ internal static class NativeCacheProbe
         var sampling = context.Settings.Mode == RunMode.Quick
             ? new ExperimentContext(context.ExperimentName, context.Settings with { Samples = context.Settings.Samples * context.Settings.Launches }, cancellation: context.Cancellation)
             : context;
-        CacheSubject? floor = null, keyFloor = null;
+        CacheSubject? keyFloor = null;
         try
         {
             var cells = new List<(string, Parameters, Action<long>)>();
@@ -316,13 +374,11 @@ internal static class NativeCacheProbe
             if (plan.Variant == CacheSubjects.Native)
             {
                 // The memory floor after the cache's figures, in its own rounds: the key encoded and hashed and each hit's bytes
-                // copied from its own slot of a flat store (no lookup). Made only now: filling a store as large as the cache's
-                // data, and its random reads between the cache's cells, evicted the cache's hot lines and slowed the cache's
-                // one-thread mix by about a third on a quiet machine. The floor's reads alone are read by no target: full
-                // mode's figure.
-                floor = CacheSubjects.Create(CacheSubjects.Floor, plan.FullBudget, plan.Entries, plan.Entries);
-                floor.Fill(0, plan.Entries);
-                var f = floor;
+                // copied from its own slot of a flat store (no lookup). Filled beside the cache's fill, long before any timing,
+                // and read only now: its random reads between the cache's cells (or its fill just before them) evicted the
+                // cache's hot lines and slowed the cache's one-thread mix by about a third on a quiet machine. The floor's
+                // reads alone are read by no target: full mode's figure.
+                var f = floor ?? throw new InvalidOperationException("NativeCache's throughput needs its copy floor, filled beside the cache's fill.");
                 var floorCells = new List<(string, Parameters, Action<long>)>();
                 if (!Trimmed(context)) floorCells.Add((CacheSubjects.Floor, p.With("op", "get").With("threads", 1), n => sinks[0] += f.Gets(0, requests, n)));
                 floorCells.Add((CacheSubjects.Floor, p.With("op", "mix").With("threads", 1), n => sinks[0] += f.Mix(0, requests, n)));
@@ -339,7 +395,6 @@ internal static class NativeCacheProbe
         }
         finally
         {
-            floor?.Dispose();
             keyFloor?.Dispose();
         }
         GC.KeepAlive(sinks);

@@ -62,15 +62,20 @@ internal static class NativeMapLookups
     /// <summary>Fills every variant and the floor, then measures their lookups and the mix (where a map takes concurrent writes) at 1 and 2 threads.</summary>
     public static void Run(ExperimentContext context, long entries)
     {
-        context.Status("lookups: streams");
-        var uniform = NativeMapWorkload.Uniform(entries, StreamLength(context.Settings), seed: 1);
-        var zipf = NativeMapWorkload.Zipf(entries, StreamLength(context.Settings), seed: 2);
+        LookupStream? uniform = null, zipf = null;
         var subjects = new List<MapSubject>();
         try
         {
             foreach (string variant in MapSubjects.Reported) subjects.Add(MapSubjects.Create(variant, entries));
-            FillAll(context, subjects, entries);
-            Measure(context, subjects, entries, uniform, zipf);
+            // The streams are drawn on the thread that fills the native maps, after them: it finishes well before the
+            // managed fills on this thread, and the draws (two million Zipf and uniform keys) need no core of their own.
+            FillAll(context, subjects, entries, afterNativeFills: () =>
+            {
+                uniform = NativeMapWorkload.Uniform(entries, StreamLength(context.Settings), seed: 1);
+                zipf = NativeMapWorkload.Zipf(entries, StreamLength(context.Settings), seed: 2);
+            });
+            // FillAll returns once the other thread's task has completed, which orders the streams' writes before these reads.
+            Measure(context, subjects, entries, uniform!, zipf!);
         }
         finally
         {
@@ -82,11 +87,12 @@ internal static class NativeMapLookups
     /// Fills every subject, untimed. The maps on the GC heap one after another on this thread, each with collections
     /// suspended (a fill keeps nearly everything it allocates, so the collections it would trigger only copy the growing
     /// map from generation to generation); the native maps and the floor meanwhile on a second thread (they allocate
-    /// nothing managed, and nothing is timed). Then one untimed full collection settles the heap, so no collection a fill
+    /// nothing managed, and nothing is timed), which then runs <paramref name="afterNativeFills"/> (untimed set-up: should
+    /// it allocate past a managed fill's no-GC region, that region ends and the fill goes on with collections). Then one untimed full collection settles the heap, so no collection a fill
     /// deferred lands in a sample, and the managed maps are read in the state a long-lived map is in: compacted, in
     /// generation 2.
     /// </summary>
-    private static void FillAll(ExperimentContext context, List<MapSubject> subjects, long entries)
+    private static void FillAll(ExperimentContext context, List<MapSubject> subjects, long entries, Action afterNativeFills)
     {
         var managed = subjects.Where(s => ManagedBytesPerEntry(s.Variant) > 0).ToArray();
         var native = subjects.Where(s => ManagedBytesPerEntry(s.Variant) == 0).ToArray();
@@ -98,6 +104,8 @@ internal static class NativeMapLookups
                 context.Cancellation.ThrowIfCancellationRequested();
                 subject.Fill(entries);
             }
+            context.Cancellation.ThrowIfCancellationRequested();
+            afterNativeFills();
         });
         try
         {

@@ -214,6 +214,35 @@ public sealed class NativeCacheTests
         Assert.Contains(context.Measurements, m => m.Variant == variant && m.Parameters.Is("op", "full-gc"));
     }
 
+    [Theory]
+    [InlineData(CacheSubjects.Native, 3)]
+    [InlineData(CacheSubjects.Memory, 1)]
+    public void Quick_mode_takes_three_settled_pauses_of_NativeCache_each_weighed_and_one_of_an_anchor(string variant, int collections)
+    {
+        // Quick mode's later launches no longer fill the cache: the pause and managed-bytes targets need NativeCache's
+        // child to give more than one sample of each, or they have no interval and are never judged.
+        var context = new ExperimentContext("native-cache", RunSettings.Quick());
+        NativeCacheProbe.Run(context, new NativeCachePlan(variant, 2_000, NativeCacheProbe.OverflowBudget(RunSettings.Smoke())), throughput: false);
+        var pause = Assert.Single(context.Measurements, m => m.Variant == variant && m.Parameters.Is("op", "full-gc"));
+        var managed = Assert.Single(context.Measurements, m => m.Variant == variant && m.Parameters.Is("op", "managed-bytes"));
+        Assert.Equal(2_000, pause.Parameters.Long("entries")); // quick mode: at the full entry count only
+        Assert.Equal(collections, pause.Statistics.Count);
+        Assert.Equal(collections, managed.Statistics.Count);
+    }
+
+    [Fact]
+    public void A_run_without_the_pauses_measures_the_memory_growth_alone_and_the_throughput_needs_the_pauses()
+    {
+        // Quick mode's later launches: NativeCache's memory growth, first thing in a fresh process, and no million-entry fill.
+        var plan = new NativeCachePlan(CacheSubjects.Native, 2_000, NativeCacheProbe.OverflowBudget(RunSettings.Smoke()));
+        var context = new ExperimentContext("native-cache", RunSettings.Smoke());
+        NativeCacheProbe.Run(context, plan, throughput: false, pauses: false);
+        Assert.NotEmpty(context.Measurements);
+        Assert.All(context.Measurements, m => Assert.True(m.Parameters.Is("op", "memory-growth"), $"{m.Variant} {m.Parameters}"));
+        var refused = Assert.Throws<ArgumentException>(() => NativeCacheProbe.Run(new ExperimentContext("native-cache", RunSettings.Smoke()), plan, throughput: true, pauses: false));
+        Assert.Contains("pause", refused.Message, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void The_key_floor_is_a_variant_the_experiment_knows_but_no_child_of_its_own()
     {
