@@ -11,11 +11,14 @@ public sealed class ServiceCounters : IDisposable
     private long _kestrelPooled;
     private long _idleReleases;
     private readonly System.Diagnostics.Metrics.MeterListener _listener = new();
+    private readonly Action<long>? _idleReleased;
 
     /// <summary>Listens to ASP.NET Core's memory pool meter (.NET 10): the bytes Kestrel's own pool keeps idle, for the defaults build's /stats; and to Manaloc.AspNetCore's idle releases.</summary>
     /// <remarks>The instrument is an up-down counter: its measurements are changes, summed here (Interlocked: they arrive on any thread).</remarks>
-    public ServiceCounters()
+    /// <param name="idleReleased">Told the releases run so far after each idle release (on the release's thread), or null.</param>
+    public ServiceCounters(Action<long>? idleReleased = null)
     {
+        _idleReleased = idleReleased;
         _listener.InstrumentPublished = (instrument, listener) =>
         {
             if ((instrument.Meter.Name == "Microsoft.AspNetCore.MemoryPool" && instrument.Name == "aspnetcore.memory_pool.pooled")
@@ -25,7 +28,7 @@ public sealed class ServiceCounters : IDisposable
         _listener.SetMeasurementEventCallback<long>(static (instrument, change, _, state) =>
         {
             var counters = (ServiceCounters)state!;
-            if (instrument.Name == ManalocAspNetCoreTelemetry.IdleReleases) Interlocked.Add(ref counters._idleReleases, change);
+            if (instrument.Name == ManalocAspNetCoreTelemetry.IdleReleases) counters._idleReleased?.Invoke(Interlocked.Add(ref counters._idleReleases, change));
             else Interlocked.Add(ref counters._kestrelPooled, change);
         });
         _listener.Start();

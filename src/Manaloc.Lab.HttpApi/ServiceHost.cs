@@ -17,6 +17,12 @@ public static class ServiceHost
     /// <summary>The start of the first line the service prints, followed by its address; the lab reads the port from it.</summary>
     public const string ListeningPrefix = "HttpApi listening on ";
 
+    /// <summary>
+    /// The start of the line the Manaloc build prints after each idle release, followed by the releases run so far: the
+    /// lab waits for it (a request to /stats would itself end the quiet the release waits for).
+    /// </summary>
+    public const string IdleReleasePrefix = "HttpApi idle release: ";
+
     /// <summary>The start of the last line the service prints once it has stopped, followed by the requests it served.</summary>
     public const string StoppedPrefix = "HttpApi stopped: ";
 
@@ -37,7 +43,7 @@ public static class ServiceHost
         builder.Logging.ClearProviders();
         builder.Logging.AddSimpleConsole().SetMinimumLevel(LogLevel.Warning);
         builder.Services.ConfigureHttpJsonOptions(o => o.SerializerOptions.TypeInfoResolverChain.Insert(0, ApiJson.Default));
-        using var counters = new ServiceCounters();
+        using var counters = new ServiceCounters(releases => Console.WriteLine(FormattableString.Invariant($"{IdleReleasePrefix}{releases}")));
         builder.Services.AddSingleton(counters);
         if (options.Manaloc)
         {

@@ -24,6 +24,11 @@ public sealed class ListeningProcess : IDisposable
 {
     private readonly Process _process;
     private readonly Task<string> _errors;
+    // Guards _lines, _waiters and _ended: the reader adds lines on its own thread while callers wait for them.
+    private readonly object _gate = new();
+    private readonly List<string> _lines = [];
+    private readonly List<(Func<string, bool> Match, TaskCompletionSource<string> Seen)> _waiters = [];
+    private bool _ended;
     // Read from the moment the child listens, so a chatty child never blocks on a full pipe.
     private readonly Task<List<string>> _output;
 
@@ -75,6 +80,38 @@ public sealed class ListeningProcess : IDisposable
         throw new InvalidOperationException($"The {name} did not start listening within {timeout.TotalSeconds:0} s. {written.Trim()}");
     }
 
+    /// <summary>
+    /// The first line of the child's output (after the line that said where it listens) that <paramref name="match"/>
+    /// accepts: one already written, or the next one that is. For an event the child announces on a line of its own,
+    /// so the caller waits for the event rather than for a time it is expected within.
+    /// </summary>
+    /// <param name="match">Tells the line waited for; called on the reader's thread or the caller's, under a lock (keep it short).</param>
+    /// <param name="cancellation">Gives up the wait (the task is then canceled).</param>
+    /// <exception cref="InvalidOperationException">(In the task.) The child's output ended without such a line.</exception>
+    public Task<string> WaitForLineAsync(Func<string, bool> match, CancellationToken cancellation = default)
+    {
+        ArgumentNullException.ThrowIfNull(match);
+        var seen = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
+        lock (_gate)
+        {
+            // Under the lock with the reader's append, so a line is either in _lines here or checked against this waiter there.
+            foreach (string line in _lines)
+            {
+                if (match(line)) return Task.FromResult(line);
+            }
+            if (_ended) return Task.FromException<string>(new InvalidOperationException("The process's output ended without the line waited for."));
+            _waiters.Add((match, seen));
+        }
+        if (!cancellation.CanBeCanceled) return seen.Task;
+        var registration = cancellation.Register(() =>
+        {
+            lock (_gate) _waiters.RemoveAll(w => w.Seen == seen);
+            seen.TrySetCanceled(cancellation);
+        });
+        _ = seen.Task.ContinueWith(_ => registration.Dispose(), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        return seen.Task;
+    }
+
     /// <summary>Closes the child's standard input (its stop signal), reads the rest of its output and waits for it to exit.</summary>
     /// <exception cref="TimeoutException">The child outlived <paramref name="timeout"/> (it is killed).</exception>
     public async Task<StoppedProcess> StopAsync(TimeSpan timeout)
@@ -103,11 +140,35 @@ public sealed class ListeningProcess : IDisposable
         _process.Dispose();
     }
 
-    private static async Task<List<string>> ReadLinesAsync(StreamReader reader)
+    private async Task<List<string>> ReadLinesAsync(StreamReader reader)
     {
-        var lines = new List<string>();
-        while (await reader.ReadLineAsync().ConfigureAwait(false) is { } line) lines.Add(line);
-        return lines;
+        var seen = new List<TaskCompletionSource<string>>();
+        while (await reader.ReadLineAsync().ConfigureAwait(false) is { } line)
+        {
+            lock (_gate)
+            {
+                _lines.Add(line);
+                for (int i = _waiters.Count - 1; i >= 0; i--)
+                {
+                    if (!_waiters[i].Match(line)) continue;
+                    seen.Add(_waiters[i].Seen);
+                    _waiters.RemoveAt(i);
+                }
+            }
+            foreach (var waiter in seen) waiter.TrySetResult(line); // outside the lock: its continuations run elsewhere anyway
+            seen.Clear();
+        }
+        TaskCompletionSource<string>[] unmatched;
+        List<string> all;
+        lock (_gate)
+        {
+            _ended = true;
+            unmatched = [.. _waiters.Select(w => w.Seen)];
+            _waiters.Clear();
+            all = [.. _lines];
+        }
+        foreach (var waiter in unmatched) waiter.TrySetException(new InvalidOperationException("The process's output ended without the line waited for."));
+        return all;
     }
 
     private static void Kill(Process process)

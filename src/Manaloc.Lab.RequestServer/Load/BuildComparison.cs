@@ -56,7 +56,10 @@ public sealed record PhaseFigures(string Phase, LoadResult Load, ServerStats Bef
 }
 
 /// <summary>Everything measured of one build.</summary>
-public sealed record BuildFigures(ServerBuild Build, IReadOnlyList<PhaseFigures> Phases, ShutdownReport Shutdown)
+/// <param name="Build">The build.</param>
+/// <param name="Phases">Its phases, in order.</param>
+/// <param name="Shutdown">Its graceful stop's report; null when it was killed instead (the last build, when its report was not asked for).</param>
+public sealed record BuildFigures(ServerBuild Build, IReadOnlyList<PhaseFigures> Phases, ShutdownReport? Shutdown)
 {
     /// <summary>The phase named <paramref name="phase"/>.</summary>
     public PhaseFigures this[string phase] => Phases.First(p => p.Phase == phase);
@@ -84,13 +87,16 @@ public static class BuildComparison
     /// <remarks>The starts overlap (a start is mostly JIT and waiting, about half a second each); a server with no load
     /// costs the one under load nothing, so the builds are still measured one at a time. A build's stop (its drain, its
     /// report, its exit: about half a second, mostly waiting) overlaps the next build's warm-up, which waits for it before
-    /// its first measured phase, so no stop runs beside a measured phase.</remarks>
+    /// its first measured phase, so no stop runs beside a measured phase. The last build's stop overlaps nothing: without
+    /// <paramref name="lastShutdownReport"/> it is killed once measured (its figures are all taken by then).</remarks>
     /// <param name="builds">The builds, in the order they are measured.</param>
     /// <param name="plan">The load.</param>
     /// <param name="launch">How to start a process that serves.</param>
     /// <param name="status">Told what runs now.</param>
     /// <param name="cancellation">Stops the load early.</param>
-    public static async Task<IReadOnlyList<BuildFigures>> RunAllAsync(IReadOnlyList<ServerBuild> builds, LoadPlan plan, ServerLaunch launch, Action<string>? status = null, CancellationToken cancellation = default)
+    /// <param name="lastShutdownReport">Whether the last build is stopped gracefully for its shutdown report (else killed, its <see cref="BuildFigures.Shutdown"/> null).</param>
+    public static async Task<IReadOnlyList<BuildFigures>> RunAllAsync(IReadOnlyList<ServerBuild> builds, LoadPlan plan, ServerLaunch launch, Action<string>? status = null, CancellationToken cancellation = default,
+        bool lastShutdownReport = true)
     {
         status?.Invoke($"starting {string.Join(", ", builds.Select(ServerFactory.NameOf))}");
         var starts = builds.Select(b => ServerProcess.StartAsync(launch, b, [], TimeSpan.FromSeconds(30))).ToArray();
@@ -110,7 +116,7 @@ public static class BuildComparison
             for (int i = 0; i < builds.Count; i++)
             {
                 measured.Add(await MeasureAsync(builds[i], starts[i].Result, plan, stops.LastOrDefault(), status, cancellation).ConfigureAwait(false));
-                stops.Add(starts[i].Result.StopAsync(TimeSpan.FromSeconds(30)));
+                if (i < builds.Count - 1 || lastShutdownReport) stops.Add(starts[i].Result.StopAsync(TimeSpan.FromSeconds(30)));
             }
             await Task.WhenAll(stops).ConfigureAwait(false);
         }
@@ -118,7 +124,7 @@ public static class BuildComparison
         {
             foreach (var started in starts) started.Result.Dispose(); // kills what a failure left running
         }
-        return [.. builds.Select((build, i) => new BuildFigures(build, measured[i], stops[i].Result))];
+        return [.. builds.Select((build, i) => new BuildFigures(build, measured[i], i < stops.Count ? stops[i].Result : null))];
     }
 
     /// <summary>The warm-up and every phase against one build; <paramref name="previousStop"/>, the previous build's stop, is over before the first phase.</summary>

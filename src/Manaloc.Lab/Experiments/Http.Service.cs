@@ -71,6 +71,29 @@ internal sealed class HttpService : IDisposable
             r.GetProperty("gcCommittedBytes").GetInt64(), r.GetProperty("idleReleases").GetInt64());
     }
 
+    /// <summary>
+    /// Waits until the service has run an idle release beyond its first <paramref name="releasesBefore"/> (the Manaloc build
+    /// prints a line after each: asking /stats would itself be the request that ends the quiet it waits for), or until
+    /// <paramref name="within"/> has passed; true when the release came.
+    /// </summary>
+    public async Task<bool> IdleReleaseAsync(long releasesBefore, TimeSpan within, CancellationToken cancellation)
+    {
+        if (within <= TimeSpan.Zero) within = TimeSpan.Zero;
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellation);
+        timeout.CancelAfter(within);
+        try
+        {
+            await _child.WaitForLineAsync(line => line.StartsWith(HttpApi.ServiceHost.IdleReleasePrefix, StringComparison.Ordinal)
+                && long.TryParse(line.AsSpan(HttpApi.ServiceHost.IdleReleasePrefix.Length), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out long releases)
+                && releases > releasesBefore, timeout.Token).ConfigureAwait(false);
+            return true;
+        }
+        catch (OperationCanceledException) when (!cancellation.IsCancellationRequested)
+        {
+            return false;
+        }
+    }
+
     /// <summary>Asks for a graceful stop (closes stdin) and waits; the service's last line, or what went wrong.</summary>
     public string Stop()
     {

@@ -58,19 +58,25 @@ public sealed class Http() : Experiment(
     /// build, in the harness's balanced order (AB, BA, …), so drift within the launch (tier-up finishing, the GC's state,
     /// the load generator beside the service) falls on both builds alike; each build's slices add up to one phase.
     /// </param>
-    private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle, TimeSpan QuietAfter, int SaturatedSlices);
+    /// <param name="IdleEndsOnRelease">
+    /// Whether the idle wait ends once the Manaloc build's idle release after its flood has run (both builds then read as
+    /// long after their floods), with <paramref name="Idle"/> its limit; otherwise it lasts <paramref name="Idle"/>.
+    /// </param>
+    private sealed record Plan(int PoliteClients, int PoliteRate, int FloodConnections, int SaturatingClients, TimeSpan Phase, TimeSpan Warmup, TimeSpan Idle, TimeSpan QuietAfter, int SaturatedSlices,
+        bool IdleEndsOnRelease);
 
-    // Quick: 1 s phases, one warm-up for both builds and a 3 s idle wait keep the load of a launch (both builds) near 10 s,
+    // Quick: 1 s phases, one warm-up for both builds and an idle wait that ends on the Manaloc build's idle release (within
+    // 1.25 × QuietAfter of its last request, at most 3 s) keep the load of a launch (both builds) near 9 s,
     // so the three launches of a quick run, with the services' starts, fit about 35 s; the polite rate is higher than in a full run so that a phase
-    // still has 600 polite latencies. The full run keeps the issue's 30 s idle wait.
+    // still has 600 polite latencies. The full run keeps the issue's 30 s idle wait whole.
     // QuietAfter: the Manaloc build's idle release (AddManalocIdleRelease) runs once no request has come for this long.
     // It is longer than the gap a build sees between its own phases (the other build's phase, about one phase long)
     // and shorter than the idle wait, so it runs in the idle wait and not between phases, as in a service whose
     // bursts come closer together than its quiet time; it then runs within 1.25 times it.
     private static Plan PlanFor(RunSettings settings) => settings.Pick(
-        new Plan(2, 20, 4, 4, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), 2),
-        new Plan(8, 75, 16, 16, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.75), TimeSpan.FromSeconds(3), TimeSpan.FromSeconds(1.75), 4),
-        new Plan(16, 50, 32, 32, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(30), TimeSpan.FromSeconds(20), 6));
+        new Plan(2, 20, 4, 4, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.5), 2, IdleEndsOnRelease: true),
+        new Plan(8, 75, 16, 16, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.75), TimeSpan.FromSeconds(3), TimeSpan.FromSeconds(1.75), 4, IdleEndsOnRelease: true),
+        new Plan(16, 50, 32, 32, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(30), TimeSpan.FromSeconds(20), 6, IdleEndsOnRelease: false));
 
     /// <inheritdoc/>
     public override IReadOnlyList<ParameterSpec> DescribeParameters(RunSettings settings)
@@ -78,7 +84,7 @@ public sealed class Http() : Experiment(
         var p = PlanFor(settings);
         return
         [
-            new("load", $"quiet: {p.PoliteClients} polite clients at {p.PoliteRate}/s each (an order, then {HttpLoad.PrimeLimit:N0} primes, alternately); flood: the same beside one client on {p.FloodConnections} connections asking for primes as fast as it is answered, then {p.Idle.TotalSeconds:0} s idle (manaloc's idle release after {p.QuietAfter.TotalSeconds:0.#} s without a request); saturated: {p.SaturatingClients} closed-loop clients; {p.Phase.TotalSeconds:0} s each; manaloc's share per client: {Share}", Phases),
+            new("load", $"quiet: {p.PoliteClients} polite clients at {p.PoliteRate}/s each (an order, then {HttpLoad.PrimeLimit:N0} primes, alternately); flood: the same beside one client on {p.FloodConnections} connections asking for primes as fast as it is answered, then {IdleText(p)} (manaloc's idle release after {p.QuietAfter.TotalSeconds:0.#} s without a request); saturated: {p.SaturatingClients} closed-loop clients; {p.Phase.TotalSeconds:0} s each; manaloc's share per client: {Share}", Phases),
             new("one-in", "polite latency percentile as 1-in-N: 2 = p50, 100 = p99, 1000 = p99.9", Percentiles.Select(x => x.OneIn.ToString(System.Globalization.CultureInfo.InvariantCulture)).ToArray()),
         ];
     }
@@ -132,12 +138,17 @@ public sealed class Http() : Experiment(
             ["build", "load", "p50", "p99", "p99.9", "ok/s", "flooder ok/429", "429", "503", "other", "B/request", "GCs", "GC pause ms", "RSS MB", "peak RSS MB", "RSS held MB", "GC committed held MB", "pool idle MB", "idle releases so far", "lost"],
             [.. Builds.SelectMany(b => rows.GetValueOrDefault(b) ?? [])]));
         context.Note("flooder ok/429: what the flooding client got in the flood phase (2xx answers / 429 refusals); the defaults build has no share, so it refuses nobody.");
-        context.Note($"RSS held: the service's working set {plan.Idle.TotalSeconds:0.#} s after the flood ended (no load meanwhile), less its working set at the end of the quiet phase (the issue asks for 30 s: the full run waits 30 s, a quick run {PlanFor(RunSettings.For(RunMode.Quick)).Idle.TotalSeconds:0.#} s).");
+        context.Note($"RSS held: the service's working set after the flood ({IdleText(plan)}; no load meanwhile; metrics.idleSecondsAfterFlood: how long), less its working set at the end of the quiet phase (the issue asks for 30 s: the full run waits 30 s, a quick run until the idle release).");
         context.Note("GC committed held MB: the same difference for the memory the GC has committed (GCMemoryInfo.TotalCommittedBytes: the heap with its free space and budgets), the part of \"RSS held\" that is the GC's.");
         context.Note("Idle releases so far: how many times the Manaloc build's idle release (AddManalocIdleRelease) had run when the row's figures were taken (after the idle wait for the flood); one that ran before the flood's row lowered the quiet phase's working set too, which RSS held is measured from.");
         context.Note("Pool idle MB: what Kestrel's memory pool keeps idle at the end of the phase (after the idle wait for the flood): Manaloc's BufferMemoryPool's retained bytes in the manaloc build, Kestrel's own pool's aspnetcore.memory_pool.pooled in the defaults build. Both release idle blocks on a timer (about 10 s), and what they release leaves the working set only when a GC runs.");
         context.Note("Both builds are one binary (the HttpApi service in a child lab process, --build defaults|manaloc) with the same GC settings, both running for the whole launch (loaded in turn: the saturated phase in slices alternated between them, the quiet and flood phases whole, the launch choosing which build goes first); the load generator runs in the lab's process on the same machine, so its CPU competes with the service's (the same for both builds).");
     }
+
+    /// <summary>The idle wait after the flood, in words.</summary>
+    private static string IdleText(Plan plan) => plan.IdleEndsOnRelease
+        ? $"idle until manaloc's idle release has run, at most {plan.Idle.TotalSeconds:0.#} s, both builds read as long after their floods"
+        : $"{plan.Idle.TotalSeconds:0.#} s idle";
 
     private const string ServeKey = "serve";
 
@@ -227,17 +238,32 @@ public sealed class Http() : Experiment(
                 Record(context, build, phase, result, [(before, after)], null, Row(rows, build));
             }
         }
-        // In flood order, so each build's wait runs from its own flood's end and none waits longer than the plan says.
+        // In a quick run the idle wait ends on what it waits for: the Manaloc build's idle release after its flood, which the service
+        // announces on a line of its output (asking /stats would be the request that ends the quiet), at most the plan's
+        // idle time after that flood. Every build is then read as long after its own flood as the release came after the
+        // Manaloc build's, so neither build is read sooner after its flood than the other.
+        int manaloc = Array.IndexOf(Builds, "manaloc");
+        var idleFor = plan.Idle;
+        if (plan.IdleEndsOnRelease)
+        {
+            context.Status($"manaloc: idle until its idle release (at most {plan.Idle.TotalSeconds:0.#} s after the flood)");
+            if (await services[manaloc].IdleReleaseAsync(floods[manaloc].After.IdleReleases, plan.Idle - LabClock.Since(floods[manaloc].EndedAt), ct).ConfigureAwait(false))
+                idleFor = LabClock.Since(floods[manaloc].EndedAt);
+            else
+                context.Note($"manaloc: no idle release within {plan.Idle.TotalSeconds:0.#} s of its flood; both builds were read that long after theirs.");
+        }
+        // In flood order, so each build's wait runs from its own flood's end.
         foreach (int i in order)
         {
-            var left = plan.Idle - LabClock.Since(floods[i].EndedAt);
-            context.Status($"{Builds[i]}: idle {plan.Idle.TotalSeconds:0.#} s after the flood");
+            var left = idleFor - LabClock.Since(floods[i].EndedAt);
+            context.Status($"{Builds[i]}: idle {idleFor.TotalSeconds:0.#} s after the flood");
             if (left > TimeSpan.Zero) await Task.Delay(left, ct).ConfigureAwait(false);
             var idle = await services[i].StatsAsync(ct).ConfigureAwait(false);
+            double idleSeconds = LabClock.Since(floods[i].EndedAt).TotalSeconds;
             var baseline = quietEnd[i] ?? floods[i].Before;
             double heldMB = (idle.WorkingSet - baseline.WorkingSet) / 1e6;
             double gcHeldMB = (idle.GcCommittedBytes - baseline.GcCommittedBytes) / 1e6;
-            Record(context, Builds[i], "flood", floods[i].Load, [(floods[i].Before, floods[i].After)], heldMB, Row(rows, Builds[i]), idle.PoolIdleBytes / 1e6, gcHeldMB, idle);
+            Record(context, Builds[i], "flood", floods[i].Load, [(floods[i].Before, floods[i].After)], heldMB, Row(rows, Builds[i]), idle.PoolIdleBytes / 1e6, gcHeldMB, idle, idleSeconds: idleSeconds);
         }
     }
 
@@ -249,7 +275,8 @@ public sealed class Http() : Experiment(
 
     /// <summary>Records one build's phase; <paramref name="spans"/> are the service's figures around each part of it (the saturated phase's slices), its deltas summed over them.</summary>
     private static void Record(ExperimentContext context, string build, string phase, HttpLoadResult load, IReadOnlyList<(HttpServiceStats Before, HttpServiceStats After)> spans,
-        double? heldMB, List<IReadOnlyList<string>> rows, double? poolIdleAfterWaitMB = null, double? gcHeldMB = null, HttpServiceStats? idleAfterWait = null, Measurement? saturated = null)
+        double? heldMB, List<IReadOnlyList<string>> rows, double? poolIdleAfterWaitMB = null, double? gcHeldMB = null, HttpServiceStats? idleAfterWait = null, Measurement? saturated = null,
+        double? idleSeconds = null)
     {
         var after = spans[^1].After;
         // The stats requests themselves are served too (two per span, one counted inside it): not counted as load.
@@ -281,6 +308,7 @@ public sealed class Http() : Experiment(
         };
         if (heldMB is { } held) metrics["rssHeldMB"] = held;
         if (gcHeldMB is { } gcHeld) metrics["gcCommittedHeldMB"] = gcHeld;
+        if (idleSeconds is { } idled) metrics["idleSecondsAfterFlood"] = idled;
         metrics["idleReleasesSoFar"] = (idleAfterWait ?? after).IdleReleases;
         metrics["poolIdleMB"] = poolIdleAfterWaitMB ?? after.PoolIdleBytes / 1e6;
         if (load.Sent != load.Lost + load.Polite.Answered + load.Flooder.Answered + load.Saturating.Answered)

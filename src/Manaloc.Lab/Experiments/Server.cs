@@ -93,8 +93,10 @@ public sealed class Server() : Experiment(
         // The server runs in a child lab process (RunChild below), so its GC, allocation and memory figures are its own.
         var launch = new ServerLaunch(ChildProcess.FindDotnetHost(), ["exec", ChildProcess.LabAssemblyPath, "child", Name, ServeKey, "--"]);
         var rows = new List<IReadOnlyList<string>>();
-        // Every build's process starts at once; they are then loaded one after another.
-        var all = BuildComparison.RunAllAsync([.. ServerFactory.BuildNames.Select(ServerFactory.Parse)], plan, launch, context.Status, context.Cancellation).GetAwaiter().GetResult();
+        // Every build's process starts at once; they are then loaded one after another. The shutdown reports are notes, which
+        // only the first launch's reach the report: the other launches kill the last build rather than wait for its stop.
+        var all = BuildComparison.RunAllAsync([.. ServerFactory.BuildNames.Select(ServerFactory.Parse)], plan, launch, context.Status, context.Cancellation,
+            lastShutdownReport: context.Settings.ReportsNotesAndTables).GetAwaiter().GetResult();
         foreach (var figures in all)
         {
             string name = ServerFactory.NameOf(figures.Build);
@@ -103,7 +105,7 @@ public sealed class Server() : Experiment(
                 Record(context, name, phase, CapMegabytes(plan));
                 rows.Add(Row(name, phase));
             }
-            context.Note($"{name}: {figures.Shutdown}.");
+            if (figures.Shutdown is { } shutdown) context.Note($"{name}: {shutdown}.");
             foreach (var phase in figures.Phases.Where(p => p.Phase != "saturated" && p.Load.PoliteLatency.Count == 0))
             {
                 context.Note($"{name}, {phase.Phase}: no polite request was answered, so no polite latency was recorded.");

@@ -158,6 +158,11 @@ public sealed class Figures
     /// The measurement's samples, sorted: as measured, or drawn again with replacement (once per replicate),
     /// launches first (see the remarks on the class); only one launch's when this view is limited to it.
     /// </summary>
+    /// <remarks>
+    /// A draw is a multiset of the measurement's samples: it is counted (how many times each sample was drawn) and read
+    /// out in the samples' sorted order, made once per measurement, rather than sorted: linear in the samples instead of
+    /// n log n per replicate, the same sorted values, and the same random numbers drawn in the same order.
+    /// </remarks>
     private double[] Draw(Measurement m)
     {
         ArgumentNullException.ThrowIfNull(m);
@@ -169,53 +174,74 @@ public sealed class Figures
         {
             draw = [m.Statistics.Median];
         }
-        else if (_launch is { } only)
-        {
-            draw = ResampleLaunch(m, only, pick: 0);
-        }
-        else if (_random is not null && m.Launches.Count >= 2)
-        {
-            var picks = LaunchDraw(m.Launches.Count);
-            var pooled = new List<double>(samples.Count);
-            for (int p = 0; p < picks.Length; p++) pooled.AddRange(ResampleLaunch(m, m.Launches[picks[p]].Launch, p));
-            draw = pooled.ToArray();
-        }
         else
         {
-            draw = m.Launches.Count == 0 ? ResampleLaunch(m, 0, pick: 0)
-                : m.Launches.Count == 1 && m.Launches[0].SampleCount == samples.Count ? ResampleLaunch(m, m.Launches[0].Launch, pick: 0)
-                : Resample(samples, 0, samples.Count, samples.Count);
+            var counts = new int[samples.Count];
+            int drawn;
+            if (_launch is { } only)
+            {
+                drawn = CountLaunch(m, only, pick: 0, counts);
+            }
+            else if (_random is not null && m.Launches.Count >= 2)
+            {
+                var picks = LaunchDraw(m.Launches.Count);
+                drawn = 0;
+                for (int p = 0; p < picks.Length; p++) drawn += CountLaunch(m, m.Launches[picks[p]].Launch, p, counts);
+            }
+            else
+            {
+                drawn = m.Launches.Count == 0 ? CountLaunch(m, 0, pick: 0, counts)
+                    : m.Launches.Count == 1 && m.Launches[0].SampleCount == samples.Count ? CountLaunch(m, m.Launches[0].Launch, pick: 0, counts)
+                    : Count(0, samples.Count, samples.Count, counts);
+            }
+            draw = new double[drawn];
+            int n = 0;
+            foreach (int index in SortedOrder.GetValue(m, SortOrder))
+            {
+                for (int c = counts[index]; c > 0; c--) draw[n++] = samples[index];
+            }
         }
-        Array.Sort(draw);
         _draws[m] = draw;
         return draw;
     }
 
+    /// <summary>Each measurement's sample indices in the order of their values (as <see cref="Array.Sort{T}(T[])"/> orders them), made once.</summary>
+    private static readonly System.Runtime.CompilerServices.ConditionalWeakTable<Measurement, int[]> SortedOrder = new();
+
+    private static int[] SortOrder(Measurement m)
+    {
+        var values = m.Statistics.Samples.ToArray();
+        var order = new int[values.Length];
+        for (int i = 0; i < order.Length; i++) order[i] = i;
+        Array.Sort(values, order);
+        return order;
+    }
+
     /// <summary>
-    /// Launch <paramref name="launch"/>'s samples of <paramref name="m"/>: as measured, or in a replicate drawn again,
-    /// by rounds when the measurement was sampled in rounds (see the remarks on the class), else sample by sample.
+    /// Counts into <paramref name="counts"/> (indexed like the pooled samples) launch <paramref name="launch"/>'s samples
+    /// of <paramref name="m"/>: as measured, or in a replicate drawn again, by rounds when the measurement was sampled in
+    /// rounds (see the remarks on the class), else sample by sample; returns how many it counted.
     /// </summary>
     /// <param name="pick">Which of the replicate's launch draws this is: a launch drawn twice takes two draws of its rounds.</param>
-    private double[] ResampleLaunch(Measurement m, int launch, int pick)
+    private int CountLaunch(Measurement m, int launch, int pick, int[] counts)
     {
         var (offset, count, group) = Slice(m, launch);
-        var samples = m.Statistics.Samples;
         if (_random is null || group is not { } g || !RoundsOf(m, offset, count, out int roundCount, out int[] byRound))
         {
-            return Resample(samples, offset, count, count);
+            return Count(offset, count, count, counts);
         }
         // The sample stream advances as an independent draw of this slice would have advanced it, so every measurement not
         // taken in rounds draws exactly what it would if none were marked (its interval does not move by a hair).
         for (int i = 0; i < count; i++) _random.Next(count);
         var rounds = RoundDraw(g, launch, pick, roundCount);
         int perRound = count / roundCount;
-        var draw = new double[count];
         int n = 0;
         foreach (int round in rounds)
         {
-            for (int j = 0; j < perRound; j++) draw[n++] = samples[offset + byRound[round * perRound + j]];
+            for (int j = 0; j < perRound; j++) counts[offset + byRound[round * perRound + j]]++;
+            n += perRound;
         }
-        return draw;
+        return n;
     }
 
     /// <summary>
@@ -298,11 +324,10 @@ public sealed class Figures
         return picks;
     }
 
-    /// <summary><paramref name="n"/> values from samples[offset..offset+count]: a copy as measured, or drawn with replacement in a replicate.</summary>
-    private double[] Resample(IReadOnlyList<double> samples, int offset, int count, int n)
+    /// <summary>Counts <paramref name="n"/> of samples[offset..offset+count]: each once as measured, or drawn with replacement in a replicate; returns <paramref name="n"/>.</summary>
+    private int Count(int offset, int count, int n, int[] counts)
     {
-        var draw = new double[n];
-        for (int i = 0; i < n; i++) draw[i] = samples[offset + (_random is null ? i : _random.Next(count))];
-        return draw;
+        for (int i = 0; i < n; i++) counts[offset + (_random is null ? i : _random.Next(count))]++;
+        return n;
     }
 }

@@ -96,6 +96,41 @@ public sealed class FiguresTests
         }
     }
 
+    [Fact]
+    public void A_draw_is_the_samples_drawn_with_replacement_in_sorted_order_at_every_rank_in_the_whole_run_and_in_one_launch()
+    {
+        var values = new Random(7);
+        // Many ties (whole numbers 0..20), so the counts, not only the order, must come out right.
+        double[] Launch() => [.. Enumerable.Range(0, 120).Select(_ => Math.Round(values.NextDouble() * 20))];
+        var merged = Launches.Merge([new([Sampled("many", Launch())], [], []), new([Sampled("many", Launch())], [], [])]).Measurements[0];
+        var samples = merged.Statistics.Samples;
+        double[] fractions = [0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99];
+        for (int seed = 0; seed < 10; seed++)
+        {
+            // The whole run: the launches drawn first, then each drawn launch's samples, sorted.
+            var expected = new Random(seed);
+            int[] picks = [expected.Next(2), expected.Next(2)];
+            var pooled = new List<double>();
+            foreach (int pick in picks)
+            {
+                for (int i = 0; i < 120; i++) pooled.Add(samples[pick * 120 + expected.Next(120)]);
+            }
+            double[] draw = [.. pooled.Order()];
+            var figures = new Figures([merged], new Random(seed));
+            Assert.All(fractions, f => Assert.Equal(Statistics.Percentile(draw, f), figures.Percentile(merged, f)));
+
+            // The second launch alone: its samples drawn, sorted.
+            var alone = new Random(seed);
+            double[] second = [.. Enumerable.Range(0, 120).Select(_ => samples[120 + alone.Next(120)]).Order()];
+            var launchView = new Figures([merged], new Random(seed), launch: 1);
+            Assert.All(fractions, f => Assert.Equal(Statistics.Percentile(second, f), launchView.Percentile(merged, f)));
+        }
+        // As measured: every sample once, sorted.
+        double[] sorted = [.. samples.Order()];
+        var measured = new Figures([merged], random: null);
+        Assert.All(fractions, f => Assert.Equal(Statistics.Percentile(sorted, f), measured.Percentile(merged, f)));
+    }
+
     [Theory]
     [InlineData(new[] { 0, 1, 2, 3, 5, 6, 7, 8, 9 })] // a round skipped
     [InlineData(new[] { 0, 1, 1, 3, 4, 5, 6, 7, 8, 9 })] // a round twice, another missing

@@ -15,8 +15,9 @@ public sealed class EndToEndTests
         Assert.Equal(BuildComparison.Phases, figures.Phases.Select(p => p.Phase));
         Assert.All(figures.Phases, p => Assert.Equal(0, p.Lost));
         Assert.All(figures.Phases, p => Assert.True(p.Load.Total.Sent > 0 && p.Load.Total.Ok > 0, $"{p.Phase}: {p.Load.Total}"));
-        Assert.Equal(0, figures.Shutdown.Lost);
-        Assert.Equal(build, figures.Shutdown.Final.Build);
+        var shutdown = Assert.IsType<ShutdownReport>(figures.Shutdown);
+        Assert.Equal(0, shutdown.Lost);
+        Assert.Equal(build, shutdown.Final.Build);
         Assert.True(figures["flood"].Load.Pipelined.Sent > 0);
     }
 
@@ -30,11 +31,26 @@ public sealed class EndToEndTests
         Assert.Equal(builds, all.Select(f => f.Build));
         foreach (var figures in all)
         {
-            Assert.Equal(ServerFactory.NameOf(figures.Build), figures.Shutdown.Final.Build);
-            Assert.Equal(0, figures.Shutdown.Lost);
+            var shutdown = Assert.IsType<ShutdownReport>(figures.Shutdown);
+            Assert.Equal(ServerFactory.NameOf(figures.Build), shutdown.Final.Build);
+            Assert.Equal(0, shutdown.Lost);
             Assert.All(figures.Phases, p => Assert.Equal(0, p.Lost));
             // The final counters include every phase's requests (each phase's "after" snapshot precedes the stop).
-            Assert.True(figures.Shutdown.Final.Received >= figures["saturated"].After.Received, $"{figures.Build}: {figures.Shutdown}");
+            Assert.True(shutdown.Final.Received >= figures["saturated"].After.Received, $"{figures.Build}: {shutdown}");
         }
+    }
+
+    [Fact]
+    public async Task Without_the_last_report_the_builds_before_it_still_stop_with_theirs_and_the_last_is_measured_whole()
+    {
+        ServerBuild[] builds = [ServerBuild.Bcl, ServerBuild.Manaloc];
+        var all = await BuildComparison.RunAllAsync(builds, LoadPlan.Smoke, TestServers.SampleLaunch(), lastShutdownReport: false).WaitAsync(TimeSpan.FromSeconds(180));
+
+        Assert.Equal(builds, all.Select(f => f.Build));
+        Assert.Equal("bcl", Assert.IsType<ShutdownReport>(all[0].Shutdown).Final.Build);
+        Assert.Null(all[1].Shutdown);
+        // The last build's figures are all there: every phase measured, nothing lost.
+        Assert.Equal(BuildComparison.Phases, all[1].Phases.Select(p => p.Phase));
+        Assert.All(all[1].Phases, p => Assert.Equal(0, p.Lost));
     }
 }
