@@ -125,13 +125,16 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryGetValue(TKey key, out TValue value)
     {
-        ulong hash = Hash(key);
-        if (MapHashing.HasRuntimeEquality<TKey>())
+        if (MapHashing.HasRuntimeEquality<TKey>() && _hasher is null)
         {
             // One attempt without try/finally, so the read inlines into its caller: nothing between Enter and Exit can
-            // throw (the key's equality is the runtime's own and the probe only loads native memory the gate keeps
-            // alive), so the gate is always left. A disposed map, or a writer in the chain, goes to the guarded path.
+            // throw (the key's equality and hash are the runtime's own and the probe only loads native memory the gate
+            // keeps alive), so the gate is always left. A disposed map, or a writer in the chain, goes to the guarded
+            // path; so does a custom hasher (user code, called outside the gate there). The hash is taken after Enter:
+            // Enter calls the runtime's thread-local resolver, and a hash taken before it would be stored to the stack
+            // across that call and loaded back.
             var gate = ReaderGate.Enter();
+            ulong hash = MapHashing.Hash(key, null);
             var current = Volatile.Read(ref _table);
             int outcome;
             if (current is null)
@@ -146,7 +149,7 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
             ReaderGate.Exit(gate);
             if (outcome >= 0) return outcome == 1;
         }
-        return TryGetValueGuarded(key, hash, out value);
+        return TryGetValueGuarded(key, Hash(key), out value);
     }
 
     /// <summary>The read with the gate left in a <c>finally</c>: for keys whose equality is user code (it may throw), and for

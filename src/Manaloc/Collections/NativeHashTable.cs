@@ -245,6 +245,16 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public ulong Hash(TKey key) => MapHashing.Hash(key, _hasher);
 
+    /// <summary>The entry of <paramref name="key"/>, or null: <see cref="Find(TKey, ulong, out byte*)"/> with the hash taken here.</summary>
+    /// <remarks>The delegate call of a custom hasher is in a method of its own, reached only as this method's whole result:
+    /// nothing of the caller's lives across it, so the default path keeps its key and table in registers (with the call
+    /// inline, the JIT stored both to the stack and loaded them back on every lookup).</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public byte* Find(TKey key) => _hasher is null ? Find(key, MapHashing.Hash(key, null), out _) : FindWithHasher(key);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private byte* FindWithHasher(TKey key) => Find(key, Hash(key), out _);
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static byte Tag(ulong hash) => (byte)(0x80 | (hash >> 57));
 
@@ -399,7 +409,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         return entry;
     }
 
-    /// <summary>Overwrites the value of an entry <see cref="Find"/> returned.</summary>
+    /// <summary>Overwrites the value of an entry <see cref="Find(TKey, ulong, out byte*)"/> returned.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Replace(byte* primary, byte* entry, in TValue value)
     {
@@ -408,7 +418,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         EndWrite(primary);
     }
 
-    /// <summary>Removes an entry <see cref="Find"/> returned: its slot becomes a hole; nothing moves.</summary>
+    /// <summary>Removes an entry <see cref="Find(TKey, ulong, out byte*)"/> returned: its slot becomes a hole; nothing moves.</summary>
     public void Remove(byte* primary, byte* entry)
     {
         byte* bucket = primary;

@@ -98,7 +98,7 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
         get
         {
             var table = Table;
-            byte* entry = table.Find(key, table.Hash(key), out _);
+            byte* entry = table.Find(key);
             if (entry == null) ThrowHelper.ThrowKeyNotFound(key);
             return NativeHashTable<TKey, TValue>.ValueAt(entry);
         }
@@ -138,7 +138,7 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     public bool TryGetValue(TKey key, out TValue value)
     {
         var table = Table;
-        byte* entry = table.Find(key, table.Hash(key), out _);
+        byte* entry = table.Find(key);
         if (entry == null)
         {
             value = default;
@@ -153,7 +153,7 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     public bool ContainsKey(TKey key)
     {
         var table = Table;
-        return table.Find(key, table.Hash(key), out _) != null;
+        return table.Find(key) != null;
     }
 
     /// <summary>Removes <paramref name="key"/>.</summary>
@@ -210,7 +210,7 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     public ref TValue GetValueRefOrNullRef(TKey key)
     {
         var table = Table;
-        byte* entry = table.Find(key, table.Hash(key), out _);
+        byte* entry = table.Find(key);
         if (entry == null) return ref Unsafe.NullRef<TValue>();
         return ref NativeHashTable<TKey, TValue>.ValueAt(entry);
     }
@@ -255,9 +255,10 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
 
     IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
 
+    /// <remarks>Its body ends in <c>throw</c>, and it may be inlined: the JIT then knows a call to it never returns, so a lookup
+    /// keeps its key and table in registers (behind a call that returns, the JIT stored both to the stack on every lookup).</remarks>
     [System.Diagnostics.CodeAnalysis.DoesNotReturn]
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ThrowDisposed() => ThrowHelper.ThrowDisposed(Description);
+    private void ThrowDisposed() => throw ThrowHelper.Disposed(Description);
 
     /// <summary>Enumerates a <see cref="NativeMap{TKey, TValue}"/>'s entries; a struct, so <c>foreach</c> allocates nothing.</summary>
     /// <remarks>Throws <see cref="InvalidOperationException"/> at its next step once a key was added or the map cleared,

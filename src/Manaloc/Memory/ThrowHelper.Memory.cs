@@ -10,8 +10,12 @@ namespace Manaloc;
 internal static partial class ThrowHelper
 {
     [DoesNotReturn]
-    public static void ThrowDisposed(string what)
-        => throw new ObjectDisposedException(what, $"The {what} has been disposed; its memory was freed.");
+    public static void ThrowDisposed(string what) => throw Disposed(what);
+
+    /// <summary>The exception <see cref="ThrowDisposed"/> throws, for a caller whose own body must end in <c>throw</c>: the
+    /// JIT then knows a call to that caller never returns, and keeps nothing of the hot path alive across it.</summary>
+    public static ObjectDisposedException Disposed(string what)
+        => new(what, $"The {what} has been disposed; its memory was freed.");
 
     /// <summary>A held thread heap used on a thread other than its owner: <paramref name="allocator"/> names the allocator (kind and Name).</summary>
     [DoesNotReturn]
