@@ -14,10 +14,10 @@ namespace Manaloc.Collections;
 /// </summary>
 /// <remarks>
 /// <para>Reads never block and move nothing: a hit sets a referenced byte in the entry's header (the line the read
-/// already touched) and writes the entry's hash into the reading thread's stripe of a lossy ring (stripes are dealt to threads
-/// round-robin as they first read the cache, see <c>ReadTallies</c>) (a plain counter increment
-/// and a plain 8-byte store; two threads sharing a stripe may overwrite each other's record, which only loses a
-/// frequency sample). Writers drain the stripes into the sketch under the writer lock before they evict, and a reader
+/// already touched) and writes the entry's hash into the reading thread's stripe of a lossy ring (a plain counter
+/// increment and a plain 8-byte store; stripes are dealt to threads round-robin as they first read the cache, see
+/// <c>ReadTallies</c>; two threads sharing a stripe may overwrite each other's record, which only loses a frequency
+/// sample). Writers drain the stripes into the sketch under the writer lock before they evict, and a reader
 /// whose stripe wrapped drains it if it can take the lock without waiting (<c>Monitor.TryEnter</c>). The queues are
 /// CLOCK-like, as S3-FIFO's and <c>ConcurrentLru</c>'s: where Caffeine moves a read entry at once, the writer looks at
 /// the mark when the entry reaches a queue's least recent end: a read window or protected entry goes round again, a

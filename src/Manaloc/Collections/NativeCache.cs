@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
-using Manaloc.Threading;
 
 namespace Manaloc.Collections;
 
