@@ -14,9 +14,10 @@ namespace Manaloc.Collections;
 /// </summary>
 /// <remarks>
 /// <para>Reads never block and move nothing: a hit sets a referenced byte in the entry's header (the line the read
-/// already touched) and writes the entry's hash into a per-processor stripe of a lossy ring (a plain counter increment
-/// and a plain 8-byte store; two threads sharing a stripe may overwrite each other's record, which only loses a
-/// frequency sample). Writers drain the stripes into the sketch under the writer lock before they evict, and a reader
+/// already touched) and writes the entry's hash into the reading thread's stripe of a lossy ring (a plain counter
+/// increment and a plain 8-byte store; stripes are dealt to threads round-robin as they first read the cache, see
+/// <c>ReadTallies</c>; two threads sharing a stripe may overwrite each other's record, which only loses a frequency
+/// sample). Writers drain the stripes into the sketch under the writer lock before they evict, and a reader
 /// whose stripe wrapped drains it if it can take the lock without waiting (<c>Monitor.TryEnter</c>). The queues are
 /// CLOCK-like, as S3-FIFO's and <c>ConcurrentLru</c>'s: where Caffeine moves a read entry at once, the writer looks at
 /// the mark when the entry reaches a queue's least recent end: a read window or protected entry goes round again, a
@@ -55,7 +56,7 @@ internal sealed unsafe partial class CacheStore
     private bool IsEmpty => _queueTail[Window] == 0 && _queueTail[Probation] == 0 && _queueTail[Protected] == 0;
 
     /// <summary>Records a read of <paramref name="entry"/>: its referenced byte set (if not set yet: a hot entry's line is
-    /// not written again and again by every core) and its hash in the calling processor's stripe, for the sketch; true
+    /// not written again and again by every core) and its hash in the reading thread's stripe, for the sketch; true
     /// when the stripe wrapped.</summary>
     /// <remarks>Ordering: the reader reached the entry through an acquire load inside the <see cref="ReaderGate"/>; its
     /// chunks are not reused before every reader that was inside has left (<see cref="Reclaim"/>), so the plain byte
@@ -63,10 +64,10 @@ internal sealed unsafe partial class CacheStore
     /// the byte before the release store that links a new entry. The writer reads and clears it under its lock; a
     /// store racing the clear only keeps or loses one second chance.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool RecordAccess(byte* entry)
+    private bool RecordAccess(byte* entry, int threadStripe)
     {
         if (*(entry + ReferencedOffset) == 0) *(entry + ReferencedOffset) = 1;
-        int stripe = Thread.GetCurrentProcessorId() & _stripeMask;
+        int stripe = threadStripe & _stripeMask;
         ref long cursor = ref _readCursors[stripe * CursorStride];
         long at = cursor;
         cursor = at + 1; // plain: a lost increment only loses a sample

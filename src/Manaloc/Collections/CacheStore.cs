@@ -244,11 +244,12 @@ internal sealed unsafe partial class CacheStore
     /// <summary>A read's bookkeeping: the access recorded for the policy (see <see cref="RecordAccess"/>), and a sliding
     /// entry's expiry moved to now + sliding (capped by its absolute expiry): a plain store, also harmless on an entry
     /// just retired (its memory is not reused while the reader is inside the gate); two readers racing store nearly the
-    /// same instant. Returns true when the read buffer wants draining.</summary>
+    /// same instant. Returns true when the read buffer wants draining. <paramref name="stripe"/> is the reading thread's
+    /// (<see cref="ReadTally.Stripe"/>, any int: masked to the stripes).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public bool Touch(byte* entry, TimeProvider? clock)
+    public bool Touch(byte* entry, TimeProvider? clock, int stripe)
     {
-        bool drain = RecordAccess(entry);
+        bool drain = RecordAccess(entry, stripe);
         long sliding = *(long*)(entry + SlidingOffset);
         if (sliding != 0 && clock is not null) Slide(entry, sliding, clock);
         return drain;
@@ -263,6 +264,9 @@ internal sealed unsafe partial class CacheStore
     }
 
     /// <summary>Copies the value into <paramref name="destination"/> (at least <see cref="ValueLength"/> bytes).</summary>
+    /// <remarks>Not inlined: it is long, and inlined into the lookup it takes the JIT's inlining budget from the small
+    /// helpers of the hit path (the access record, the hit count), which then become calls.</remarks>
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public void CopyValue(byte* entry, Span<byte> destination)
     {
         int keyLength = *(int*)(entry + KeyLengthOffset);

@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
-using Manaloc.Threading;
 
 namespace Manaloc.Collections;
 
@@ -46,8 +45,7 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     private readonly long _maxEntryChunks;
     private readonly TimeProvider _clock;
     private readonly string _description;
-    private readonly StripedCounter _hits = new();
-    private readonly StripedCounter _misses = new();
+    private readonly ReadTallies _reads = new();
     private CacheCounters _counters; // under _writeLock
 
     /// <summary>Creates an empty cache.</summary>
@@ -124,8 +122,8 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     string IMeteredCache.Name => Name ?? "";
     long IMeteredCache.Entries => Volatile.Read(ref _store)?.Count ?? 0;
     long IMeteredCache.NativeBytes => Volatile.Read(ref _store)?.NativeBytes ?? 0;
-    long IMeteredCache.Hits => _hits.Sum();
-    long IMeteredCache.Misses => _misses.Sum();
+    long IMeteredCache.Hits => _reads.Hits;
+    long IMeteredCache.Misses => _reads.Misses;
     long IMeteredCache.Evictions => Volatile.Read(ref _counters.Evictions);
     long IMeteredCache.Expirations => Volatile.Read(ref _counters.Expirations);
     long IMeteredCache.Refusals => Volatile.Read(ref _counters.Refusals);
@@ -146,7 +144,7 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     public NativeCacheStatistics GetStatistics()
     {
         var store = CurrentStore;
-        return new NativeCacheStatistics(store, _maxBytes, _hits.Sum(), _misses.Sum(), ref _counters);
+        return new NativeCacheStatistics(store, _maxBytes, _reads.Hits, _reads.Misses, ref _counters);
     }
 
     // ---- Set ----
@@ -262,16 +260,16 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
         {
             // The writer's span is asked for outside the gate: the writer is the caller's code (it may block or allocate).
             Span<byte> span = destination.GetSpan(sizeHint);
-            int length = Read(key, hash, span, copy: true);
+            int length = Read(key, hash, span, copy: true, out ReadTally tally);
             if (length < 0)
             {
-                _misses.Increment();
+                tally.Miss();
                 return false;
             }
             if (length <= span.Length)
             {
                 destination.Advance(length);
-                _hits.Increment();
+                tally.Hit();
                 return true;
             }
             // The span was too small: ask for the length seen and read again (the value may have changed meanwhile).
@@ -293,7 +291,7 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <summary>Resets the sliding expiration of <paramref name="key"/> without reading it. No lock.</summary>
     /// <returns>False if the key is absent or expired.</returns>
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
-    public bool Refresh(ReadOnlySpan<byte> key) => Read(key, CacheHashing.Hash(key), default, copy: false) >= 0;
+    public bool Refresh(ReadOnlySpan<byte> key) => Read(key, CacheHashing.Hash(key), default, copy: false, out _) >= 0;
 
     /// <summary>Resets the sliding expiration of the UTF-8 bytes of <paramref name="key"/>.</summary>
     /// <returns>False if the key is absent or expired.</returns>
@@ -306,9 +304,10 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     }
 
     /// <summary>The value's length, -1 for a miss; with <paramref name="copy"/>, the value is copied into
-    /// <paramref name="destination"/> when it fits (and the read counts as an access only then).</summary>
+    /// <paramref name="destination"/> when it fits (and the read counts as an access only then). <paramref name="tally"/>
+    /// is the calling thread's, for the caller to count the read in.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private int Read(ReadOnlySpan<byte> key, ulong hash, Span<byte> destination, bool copy)
+    private int Read(ReadOnlySpan<byte> key, ulong hash, Span<byte> destination, bool copy, out ReadTally tally)
     {
         var slot = ReaderGate.Enter();
         bool drain = false;
@@ -316,6 +315,7 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
         int length;
         try
         {
+            tally = _reads.For(slot);
             store = Volatile.Read(ref _store);
             if (store is null) ThrowDisposed();
             byte* entry = store.Find(key, hash, out _);
@@ -325,7 +325,7 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
             if (!copy || length <= destination.Length)
             {
                 if (copy) store.CopyValue(entry, destination);
-                drain = store.Touch(entry, _clock);
+                drain = store.Touch(entry, _clock, tally.Stripe);
             }
         }
         finally

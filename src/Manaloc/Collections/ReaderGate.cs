@@ -43,6 +43,9 @@ internal static class ReaderGate
     {
         /// <summary>Odd while the thread is inside a read; written only by its thread (padded: no other line shares it).</summary>
         public Threading.Padded<long> Sequence;
+
+        /// <summary>The thread's tally of the cache it read last (see <see cref="ReadTallies"/>); only its thread reads or writes it.</summary>
+        public ReadTally? Tally;
     }
 
     [ThreadStatic]
