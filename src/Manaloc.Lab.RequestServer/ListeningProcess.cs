@@ -99,7 +99,7 @@ public sealed class ListeningProcess : IDisposable
             {
                 if (match(line)) return Task.FromResult(line);
             }
-            if (_ended) return Task.FromException<string>(new InvalidOperationException("The process's output ended without the line waited for."));
+            if (_ended) return Task.FromException<string>(OutputEnded());
             _waiters.Add((match, seen));
         }
         if (!cancellation.CanBeCanceled) return seen.Task;
@@ -167,9 +167,11 @@ public sealed class ListeningProcess : IDisposable
             _waiters.Clear();
             all = [.. _lines];
         }
-        foreach (var waiter in unmatched) waiter.TrySetException(new InvalidOperationException("The process's output ended without the line waited for."));
+        foreach (var waiter in unmatched) waiter.TrySetException(OutputEnded());
         return all;
     }
+
+    private static InvalidOperationException OutputEnded() => new("The process's output ended without the line waited for.");
 
     private static void Kill(Process process)
     {

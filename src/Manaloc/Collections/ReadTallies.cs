@@ -67,31 +67,21 @@ internal sealed class ReadTallies
     }
 
     /// <summary>Hits counted so far (see the remarks for a sum taken while reads run).</summary>
-    public long Hits
-    {
-        get
-        {
-            long sum = 0;
-            foreach (var tally in Volatile.Read(ref _byThread))
-            {
-                if (tally is not null) sum += Volatile.Read(ref tally.Counts.Value.Hits);
-            }
-            return sum;
-        }
-    }
+    public long Hits => Sum(hits: true);
 
     /// <summary>Misses counted so far.</summary>
-    public long Misses
+    public long Misses => Sum(hits: false);
+
+    private long Sum(bool hits)
     {
-        get
+        long sum = 0;
+        foreach (var tally in Volatile.Read(ref _byThread))
         {
-            long sum = 0;
-            foreach (var tally in Volatile.Read(ref _byThread))
-            {
-                if (tally is not null) sum += Volatile.Read(ref tally.Counts.Value.Misses);
-            }
-            return sum;
+            if (tally is null) continue;
+            ref var counts = ref tally.Counts.Value;
+            sum += hits ? Volatile.Read(ref counts.Hits) : Volatile.Read(ref counts.Misses);
         }
+        return sum;
     }
 
     /// <summary>Tallies made (one per thread id that read the cache), for tests.</summary>
