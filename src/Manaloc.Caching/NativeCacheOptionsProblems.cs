@@ -21,6 +21,11 @@ internal static class NativeCacheOptionsProblems
         }
         if (options.MaxEntryBytes < 0)
             problems.Add($"{maxEntryBytes} must not be negative (was {options.MaxEntryBytes}; 0 for the default, a sixteenth of the space for entries).");
+        else if (options.MaxEntryBytes > 0 && options.MaxEntryBytes < NativeCache.EntrySize(0, 0))
+        {
+            problems.Add($"{maxEntryBytes} is below the smallest entry (was {options.MaxEntryBytes}): at least {NativeCache.EntrySize(0, 0)} "
+                + "(an empty key and value in one chunk; the limit counts key, value and header in whole chunks), or 0 for the default.");
+        }
         else if (budgetValid && options.MaxEntryBytes > NativeCache.SpaceForEntries(options.MaxBytes))
         {
             problems.Add($"{maxEntryBytes} is too large for {maxBytes} (was {options.MaxEntryBytes}): at most "

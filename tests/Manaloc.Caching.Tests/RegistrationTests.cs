@@ -65,6 +65,7 @@ public sealed class RegistrationTests
     [InlineData("MaxBytes", "4096", "Manaloc:Cache:MaxBytes must be between 8192 and 137438953472 (was 4096)")]
     [InlineData("MaxBytes", "137438953473", "Manaloc:Cache:MaxBytes must be between 8192 and 137438953472 (was 137438953473)")]
     [InlineData("MaxEntryBytes", "-1", "Manaloc:Cache:MaxEntryBytes must not be negative (was -1")]
+    [InlineData("MaxEntryBytes", "63", "Manaloc:Cache:MaxEntryBytes is below the smallest entry (was 63): at least 64")]
     [InlineData("MaxEntryBytes", "1048576", "Manaloc:Cache:MaxEntryBytes is too large for Manaloc:Cache:MaxBytes (was 1048576): ")]
     [InlineData("MaxEntryBytes", "2000000", "Manaloc:Cache:MaxEntryBytes is too large for Manaloc:Cache:MaxBytes (was 2000000): ")]
     public async Task A_bad_value_fails_the_start_naming_the_key(string key, string value, string message)

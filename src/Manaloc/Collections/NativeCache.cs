@@ -51,7 +51,7 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <summary>Creates an empty cache.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="options"/> or its <see cref="NativeCacheOptions.TimeProvider"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><see cref="NativeCacheOptions.MaxBytes"/> is below <see cref="MinimumMaxBytes"/> or above
-    /// <see cref="MaximumMaxBytes"/>, or <see cref="NativeCacheOptions.MaxEntryBytes"/> is negative or above the space for entries.</exception>
+    /// <see cref="MaximumMaxBytes"/>, or <see cref="NativeCacheOptions.MaxEntryBytes"/> is negative, between 1 and 63 (below the smallest entry), or above the space for entries.</exception>
     /// <exception cref="OutOfMemoryException">The system refused the index.</exception>
     public NativeCache(NativeCacheOptions options)
     {
@@ -70,10 +70,13 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
             }
             _layout = new CacheLayout(_maxBytes);
             long maxEntryBytes = options.MaxEntryBytes;
-            if (maxEntryBytes < 0 || maxEntryBytes > _layout.CapacityBytes)
+            // Below one chunk (the smallest entry: an empty key and value) no entry could be stored: every Set would be
+            // refused, silently, so such a limit is refused here instead.
+            if (maxEntryBytes < 0 || maxEntryBytes is > 0 and < CacheStore.ChunkBytes || maxEntryBytes > _layout.CapacityBytes)
             {
                 ThrowHelper.ThrowArgumentOutOfRange("options.MaxEntryBytes", maxEntryBytes,
-                    $"{_description}: MaxEntryBytes must be between 0 (the default, a sixteenth of the space for entries) and {_layout.CapacityBytes}, the space for entries in a budget of {_maxBytes} bytes.");
+                    $"{_description}: MaxEntryBytes must be 0 (the default, a sixteenth of the space for entries) or between {CacheStore.ChunkBytes} (the smallest entry: "
+                    + $"an empty key and value in one {CacheStore.ChunkBytes}-byte chunk) and {_layout.CapacityBytes}, the space for entries in a budget of {_maxBytes} bytes.");
             }
             _maxEntryChunks = maxEntryBytes == 0 ? Math.Max(1, _layout.CapacityChunks / 16) : maxEntryBytes >> CacheStore.ChunkShift;
             _store = new CacheStore(_layout);

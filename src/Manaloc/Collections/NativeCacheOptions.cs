@@ -11,7 +11,8 @@ public sealed class NativeCacheOptions
 
     /// <summary>The largest entry stored, counted as the cache counts it (key, value and the per-entry header, rounded
     /// up to whole 64-byte chunks); a larger one is refused (<c>Set</c> returns false). 0 (the default) means a
-    /// sixteenth of the space for entries. At most that space.</summary>
+    /// sixteenth of the space for entries. Otherwise at least 64 (the smallest entry: an empty key and value in one chunk)
+    /// and at most that space.</summary>
     public long MaxEntryBytes { get; set; }
 
     /// <summary>The name in exceptions, <c>ToString</c>, the leak report and the meters' <c>name</c> tag.</summary>

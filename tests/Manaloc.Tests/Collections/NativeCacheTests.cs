@@ -321,6 +321,21 @@ public sealed class NativeCacheTests
         Assert.Equal("destination", Assert.Throws<ArgumentNullException>(() => cache.TryGet("k"u8, null!)).ParamName);
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(63)]
+    public void An_entry_limit_below_the_smallest_entry_is_refused_not_a_cache_that_stores_nothing(long maxEntryBytes)
+    {
+        // Below one chunk no entry fits: such a cache would refuse every Set, silently.
+        var e = Assert.Throws<ArgumentOutOfRangeException>(() => NewCache(1 << 20, maxEntryBytes: maxEntryBytes));
+        Assert.Equal("options.MaxEntryBytes", e.ParamName);
+        Assert.Contains("the smallest entry", e.Message);
+        using var smallest = NewCache(1 << 20, maxEntryBytes: NativeCache.EntrySize(0, 0));
+        Assert.Equal(64, smallest.MaxEntryBytes);
+        Assert.True(smallest.Set(""u8, ""u8));
+        Assert.False(smallest.Set("k"u8, new byte[64]));
+    }
+
     [Fact]
     public void The_smallest_budget_holds_an_entry_as_large_as_its_whole_space()
     {
