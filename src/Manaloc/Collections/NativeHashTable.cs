@@ -466,11 +466,65 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         int entries = 0;
         for (byte* b = source; b != null; b = NextOf(b)) entries += b[CountOffset];
         EnsureFreeOverflow(entries > PrimarySlots ? (entries - PrimarySlots + OverflowSlots - 1) / OverflowSlots : 0);
+        ulong bit = 1UL << depth;
+        // A caller's hasher, or a key type's own GetHashCode, is user code and may throw. Thrown between the stores below,
+        // it would leave entries copied to both halves or to neither and both sequences odd (every later reader of the
+        // chain would spin for ever), so such a hash is taken for the whole chain before the first store: an exception
+        // then leaves the table as it was. The runtime's own hashes (integers, char, Guid without a hasher) cannot
+        // throw: for them the condition is a constant and the split hashes in its one pass, as before.
+        ulong[]? upperHalf = MapHashing.HasRuntimeEquality<TKey>() && _hasher is null ? null : UpperHalfOf(source, bit, entries);
+        // Throws nothing (the overflow buckets it may take are reserved above): the array goes back to the pool.
+        MoveSplitEntries(source, BucketAt(directory, q), bit, upperHalf);
+        if (upperHalf is not null) System.Buffers.ArrayPool<ulong>.Shared.Return(upperHalf);
 
-        byte* target = BucketAt(directory, q);
+        long next2 = p + 1 == (1L << depth) ? (long)(depth + 1) << SplitShift : ((long)depth << SplitShift) | (p + 1);
+        // Release, before either sequence is even again: a reader that validates against a sequence after this split
+        // also reads this state, and goes to the bucket its hash now belongs to.
+        Volatile.Write(ref _state, next2);
+        EndWrite(BucketAt(directory, q));
+        EndWrite(source);
+        _splitAt = SplitThreshold(next2);
+        Volatile.Write(ref _splits, _splits + 1); // statistics only
+    }
+
+    /// <summary>For a split by <paramref name="bit"/>: one bit per entry of the chain at <paramref name="source"/>, in the
+    /// order <see cref="MoveSplitEntries"/> visits them (chain order, then slot order), set when the entry goes to the upper
+    /// half. Reads only; the array is rented from the shared pool (the split returns it).</summary>
+    private ulong[] UpperHalfOf(byte* source, ulong bit, int entries)
+    {
+        ulong[] upperHalf = System.Buffers.ArrayPool<ulong>.Shared.Rent(Math.Max(1, (entries + 63) >> 6));
+        try
+        {
+            Array.Clear(upperHalf);
+            int index = 0;
+            for (byte* b = source; b != null; b = NextOf(b))
+            {
+                uint occupied = Occupied(b);
+                while (occupied != 0)
+                {
+                    int slot = BitOperations.TrailingZeroCount(occupied);
+                    occupied &= occupied - 1;
+                    if ((Hash(KeyAt(Entry(b, slot))) & bit) != 0) upperHalf[index >> 6] |= 1UL << index;
+                    index++;
+                }
+            }
+        }
+        catch
+        {
+            System.Buffers.ArrayPool<ulong>.Shared.Return(upperHalf);
+            throw;
+        }
+        return upperHalf;
+    }
+
+    /// <summary>The split's stores: makes both sequences odd and divides the chain at <paramref name="source"/> between it and
+    /// <paramref name="target"/> (the caller publishes the new state and makes the sequences even). <paramref name="upperHalf"/>
+    /// is <see cref="UpperHalfOf"/>'s, or null to hash each entry here (only for hashes that cannot throw).</summary>
+    private void MoveSplitEntries(byte* source, byte* target, ulong bit, ulong[]? upperHalf)
+    {
         BeginWrite(source);
         BeginWrite(target);
-        ulong bit = 1UL << depth;
+        int index = 0;
         byte* writeBucket = source;
         byte* beforeWrite = null;
         int writeSlot = 0;
@@ -487,7 +541,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                 occupied &= occupied - 1;
                 byte* entry = Entry(read, slot);
                 byte tag = read[slot];
-                if ((Hash(KeyAt(entry)) & bit) != 0)
+                bool upper = upperHalf is null ? (Hash(KeyAt(entry)) & bit) != 0 : (upperHalf[index >> 6] & (1UL << index)) != 0;
+                index++;
+                if (upper)
                 {
                     if (appendSlot == appendCapacity)
                     {
@@ -534,15 +590,6 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
             PushFreeOverflow(rest);
             rest = next;
         }
-
-        long next2 = p + 1 == (1L << depth) ? (long)(depth + 1) << SplitShift : ((long)depth << SplitShift) | (p + 1);
-        // Release, before either sequence is even again: a reader that validates against a sequence after this split
-        // also reads this state, and goes to the bucket its hash now belongs to.
-        Volatile.Write(ref _state, next2);
-        EndWrite(target);
-        EndWrite(source);
-        _splitAt = SplitThreshold(next2);
-        Volatile.Write(ref _splits, _splits + 1); // statistics only
     }
 
     /// <summary>Makes bucket <paramref name="b"/> (the next to be created) addressable: its segment allocated and in the directory.</summary>

@@ -183,6 +183,30 @@ public sealed class ConcurrentNativeMapTests
     }
 
     [Fact]
+    public void A_hasher_that_throws_during_a_split_leaves_the_map_as_it_was_and_readable()
+    {
+        // A split makes both chains' sequences odd while it moves entries: a hasher that threw there left them odd, and
+        // every later read of those chains spun for ever (the reads below would hang), besides losing or doubling entries.
+        var throwOnce = new HashSet<long>();
+        using var map = new ConcurrentNativeMap<long, long>(new NativeMapOptions<long> { Hasher = k => throwOnce.Remove(k) ? throw new InvalidOperationException("hasher") : (ulong)k });
+        var model = new Dictionary<long, long>();
+        for (long k = 0; k < 100; k++) { map[k] = k; model[k] = k; }
+        throwOnce.UnionWith([5, 17, 33, 40, 41, 42, 43, 44, 60, 99]);
+        int threw = 0;
+        for (long k = 100; k < 5000; k++)
+        {
+            try { map[k] = k; model[k] = k; }
+            catch (InvalidOperationException) { threw++; }
+        }
+        Assert.Equal(10, threw);
+        Assert.Equal(model.Count, map.Count);
+        foreach (var (k, v) in model) Assert.True(map.TryGetValue(k, out long got) && got == v, $"key {k}");
+        var seen = new Dictionary<long, long>();
+        foreach (var e in map) Assert.True(seen.TryAdd(e.Key, e.Value), $"key {e.Key} enumerated twice");
+        Assert.Equal(model, seen);
+    }
+
+    [Fact]
     public void Concurrent_writers_on_disjoint_keys_lose_nothing()
     {
         using var map = new ConcurrentNativeMap<long, long>();

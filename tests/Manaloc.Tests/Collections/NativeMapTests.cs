@@ -23,6 +23,30 @@ public struct LargestValue
 public sealed class NativeMapTests
 {
     [Fact]
+    public void A_hasher_that_throws_during_a_split_leaves_the_map_as_it_was()
+    {
+        // A split rehashes the chain it divides: a hasher that throws there (user code) must not leave entries in both
+        // halves or in neither. Each of these keys makes the hasher throw once, in whichever split first rehashes it.
+        var throwOnce = new HashSet<long>();
+        using var map = new NativeMap<long, long>(new NativeMapOptions<long> { Hasher = k => throwOnce.Remove(k) ? throw new InvalidOperationException("hasher") : (ulong)k });
+        var model = new Dictionary<long, long>();
+        for (long k = 0; k < 100; k++) { map[k] = k; model[k] = k; }
+        throwOnce.UnionWith([5, 17, 33, 40, 41, 42, 43, 44, 60, 99]);
+        int threw = 0;
+        for (long k = 100; k < 5000; k++)
+        {
+            try { map[k] = k; model[k] = k; }
+            catch (InvalidOperationException) { threw++; Assert.False(map.ContainsKey(k)); }
+        }
+        Assert.Equal(10, threw); // every bucket of the first 100 keys was split on the way to 5000 entries
+        Assert.Equal(model.Count, map.Count);
+        var seen = new Dictionary<long, long>();
+        foreach (var e in map) Assert.True(seen.TryAdd(e.Key, e.Value), $"key {e.Key} enumerated twice");
+        Assert.Equal(model, seen);
+        foreach (var (k, v) in model) Assert.Equal(v, map[k]);
+    }
+
+    [Fact]
     public void Adding_a_key_or_clearing_invalidates_an_enumerator_but_removing_and_overwriting_do_not()
     {
         using var map = new NativeMap<long, long>();
