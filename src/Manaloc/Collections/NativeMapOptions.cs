@@ -20,7 +20,8 @@ public sealed class NativeMapOptions<TKey> where TKey : unmanaged, IEquatable<TK
     /// <see cref="Guid"/>, and <see cref="object.GetHashCode"/> for any other key type.</summary>
     /// <remarks>Keys equal by <see cref="IEquatable{T}.Equals(T)"/> must hash the same. The map mixes the result (a
     /// fold, one odd multiply and a fold: a bijection whose bucket and tag bits depend on every bit), so even the
-    /// identity spreads sequential keys; it must not throw, and it
-    /// is called on the calling thread, also inside the concurrent map's enumeration.</remarks>
+    /// identity spreads sequential keys. It
+    /// is called on the calling thread, also inside the concurrent map's enumeration and in an insert's split of another
+    /// key's bucket; if it throws, the call that ran it throws and the map's entries are unchanged.</remarks>
     public Func<TKey, ulong>? Hasher { get; set; }
 }
