@@ -23,18 +23,23 @@ namespace Manaloc.Collections;
 /// Writers take one lock per map (a split touches two buckets in different places, and writes are the rare
 /// side of the workloads this map is for); user callbacks (the factories of <c>GetOrAdd</c> and <c>AddOrUpdate</c>)
 /// run outside it, and may run more than once for one call, as in <c>ConcurrentDictionary</c>.</para>
-/// <para>Reclamation: nothing a reader can reach is freed while the map lives, except by <see cref="Clear"/> and
-/// <see cref="Dispose"/>, which unpublish the table and wait for every read in progress to end before freeing it (a
-/// thread-local marker per read, two plain stores; the wait costs the clearing thread one process-wide barrier).
-/// Replaced directories and first segments (a few KiB) stay until then. So a read racing <see cref="Dispose"/>
-/// completes or throws <see cref="ObjectDisposedException"/>; it never touches freed memory.</para>
+/// <para>Reclamation: the GC. Nothing a reader can reach is freed while the map lives, except by <see cref="Clear"/> and
+/// <see cref="Dispose"/>, which unpublish the table and release it: a released flag, one process-wide barrier, and its
+/// pages given back to the system with their addresses kept readable (zeros) until the table object's finalizer
+/// unmaps them, when no read can hold it any more (a read holds the table object until its last check). A read checks
+/// the flag after its sequence check and, if set, reads the map's table again (Clear's new one) or throws
+/// <see cref="ObjectDisposedException"/> (Dispose). So a read racing <see cref="Dispose"/> returns the right answer or
+/// throws, a read racing <see cref="Clear"/> returns the old whole value or a miss, and none touches unmapped memory.
+/// The cost: per read one load of the flag and a branch; per Clear or Dispose one process-wide barrier and no wait.
+/// Where pages cannot be discarded (every system but Linux), reads go through <c>ReaderGate</c> and Clear and Dispose
+/// free the table once every read in progress has ended. See <c>docs/collections.md</c>.</para>
 /// <para>Enumeration is weakly consistent, as <c>ConcurrentDictionary</c>'s: it takes no lock, may or may not show
 /// changes made during it, never throws for them, and never shows an entry twice (it walks the hash space in an order
 /// that splits preserve). It copies one bucket chain at a time into an array rented from <see cref="ArrayPool{T}.Shared"/>,
 /// returned by the enumerator's <c>Dispose</c> (which <c>foreach</c> calls).</para>
 /// <para><see cref="TryUpdate"/> and <see cref="TryRemove(KeyValuePair{TKey, TValue})"/> compare values with
 /// <see cref="EqualityComparer{T}.Default"/>: give <typeparamref name="TValue"/> <see cref="IEquatable{T}"/> so it does
-/// not box. Dispose it: a map the GC finds undisposed raises the <c>Leak</c> event and keeps its memory.</para>
+/// not box. Dispose it: a map the GC finds undisposed raises the <c>Leak</c> event (its table's finalizer then gives the memory back).</para>
 /// </remarks>
 public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TKey, TValue>>, IDisposable, IMeteredMap
     where TKey : unmanaged, IEquatable<TKey>

@@ -37,9 +37,13 @@ namespace Manaloc.Collections;
 /// a free list. Full segments below <see cref="FirstHugeSegment"/> and arena chunks are lazily faulted mappings
 /// (<see cref="PageBlocks"/>: an insert that starts one takes a page fault or two, not all its pages'); full segments
 /// from <see cref="FirstHugeSegment"/> on are carved from 2 MiB blocks on transparent huge pages
-/// (<see cref="HugePageBlocks"/>; see <see cref="AllocateFullSegment"/>). Nothing is returned to the system before <see cref="Free"/> (Clear and Dispose): a concurrent
-/// reader may hold any pointer the table ever published, so replaced directories and first segments wait in
-/// <see cref="_retired"/> (at most about 2 x log2 of the table's size of them, a few KiB in all).</para>
+/// (<see cref="HugePageBlocks"/>; see <see cref="AllocateFullSegment"/>). Nothing is returned to the system before Clear
+/// and Dispose: a concurrent reader may hold any pointer the table ever published, so replaced directories and first
+/// segments wait in <see cref="_retired"/> (at most about 2 x log2 of the table's size of them, a few KiB in all). A plain
+/// table is then freed (<see cref="Free"/>); a concurrent one, which a lock-free reader may still be inside, is released
+/// (<see cref="ReleaseUnderReaders"/>: its pages given back, its addresses kept readable until its finalizer), or, where
+/// pages cannot be discarded, freed once the reader gate has seen every read end. So every block a reader can reach
+/// in concurrent mode is a page mapping (first segments included) or a directory, which a release keeps whole.</para>
 /// <para>Concurrency (concurrent mode; one writer at a time): a writer makes the chain's primary sequence odd
 /// (release store, then a store-store fence so the odd value is visible before any data store),
 /// changes the chain, and makes it even again (release store: every data store before it). A reader reads the
@@ -115,6 +119,10 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     // concurrent readers, so they change only by release stores; the rest is the writer's alone.
     private nint _directory;
     private long _state;
+    // Concurrent mode: 1 once ReleaseUnderReaders began (before any page is discarded); a reader that sees it discards what
+    // it read. Eight bytes so the runtime's field layout (references, then fields by size in declaration order) puts it
+    // beside the two fields above, which every read loads already: its load costs no extra cache line.
+    private long _released;
     private int _directoryCapacity;
     private int _segmentCount;
     private long _firstSegmentBuckets;
@@ -139,8 +147,6 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     private long _splits;
     private readonly List<(nint Block, long Bytes, BlockKind Kind)> _retired = [];
     private bool _freed;
-    // Concurrent mode: set by ReleaseUnderReaders before any page is discarded; a reader that sees it set discards what it read.
-    private bool _released;
     // Every block of a released table, its directories whole and its other pages discarded: unmapped by the finalizer.
     private List<(nint Block, long Bytes, BlockKind Kind)>? _heldUntilFinalized;
 
@@ -920,7 +926,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     {
         Debug.Assert(_concurrent && PageBlocks.CanDiscard, "a plain table is freed; a gated one after the gate's wait");
         if (_freed) return;
-        Volatile.Write(ref _released, true);
+        Volatile.Write(ref _released, 1);
         Interlocked.MemoryBarrierProcessWide();
         Volatile.Write(ref _freed, true);
         FreeSpareBlock(countBytes: true); // after the store of _freed: see PrepareSpareBlock
@@ -935,10 +941,10 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     }
 
     /// <summary>Whether <see cref="ReleaseUnderReaders"/> released the table (a reader that sees it discards what it read).</summary>
-    internal bool IsReleased => Volatile.Read(ref _released);
+    internal bool IsReleased => Volatile.Read(ref _released) != 0;
 
     /// <summary>Tests: sets the released flag alone, the pages left whole, so a read whose data all validates shows whether it checks the flag.</summary>
-    internal void MarkReleasedForTests() => Volatile.Write(ref _released, true);
+    internal void MarkReleasedForTests() => Volatile.Write(ref _released, 1);
 
     /// <summary>Tests: what ReleaseUnderReaders keeps mapped until the finalizer.</summary>
     internal int BlocksHeldUntilFinalized => _heldUntilFinalized?.Count ?? 0;
@@ -1031,7 +1037,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         // Last, the table not released: zeroed pages pass the checks before (a sequence 0 reads 0 again), and a tag read
         // before the discard with a value read after it is torn; a reader that read any zero sees the flag (ReleaseUnderReaders's
         // ordering argument), and this load of a field of the table keeps it reachable past every native load above.
-        return (seen & 1) == 0 && outcome >= 0 && Volatile.Read(ref sequence) == seen && (outcome == 1 || BucketIndex(hash, Volatile.Read(ref _state)) == b) && !Volatile.Read(ref _released) ? outcome : -1;
+        return (seen & 1) == 0 && outcome >= 0 && Volatile.Read(ref sequence) == seen && (outcome == 1 || BucketIndex(hash, Volatile.Read(ref _state)) == b) && Volatile.Read(ref _released) == 0 ? outcome : -1;
     }
 
     /// <summary>1: found (value copied), 0: absent, -1: the chain changed under the probe.</summary>
@@ -1113,7 +1119,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                 if (!changed && Volatile.Read(ref sequence) == seen && Addressing(hashBits, Volatile.Read(ref _state)) == (b, depth))
                 {
                     // As a lookup's last check (see TryGetConcurrentAttempt): nothing read from a released table is kept.
-                    if (Volatile.Read(ref _released))
+                    if (Volatile.Read(ref _released) != 0)
                     {
                         end = 0;
                         return SnapshotOfReleased;
@@ -1122,7 +1128,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                     return needed > buffer.Length ? -1 : count;
                 }
             }
-            if (Volatile.Read(ref _released))
+            if (Volatile.Read(ref _released) != 0)
             {
                 end = 0;
                 needed = 0;

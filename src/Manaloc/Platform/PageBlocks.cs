@@ -45,7 +45,14 @@ internal static unsafe class PageBlocks
     /// readable (zeros) until <see cref="Free"/>; true when done. Only where <see cref="CanDiscard"/> (false elsewhere, and
     /// when the call fails: the pages then stay resident until <see cref="Free"/>).</summary>
     public static bool Discard(byte* block, long bytes)
-        => block != null && CanDiscard && LinuxNative.DiscardPages(block, (nuint)bytes);
+        => block != null && CanDiscard && LinuxNative.DiscardPages(block, (nuint)RoundUpToPages(bytes));
+
+    /// <summary>A mapping's length: whole pages (a block of a few hundred bytes is one page, all of it the block's).</summary>
+    private static long RoundUpToPages(long bytes)
+    {
+        long page = Environment.SystemPageSize;
+        return (bytes + page - 1) & ~(page - 1);
+    }
 
     /// <summary>Gives back a block <see cref="TryAllocate"/> returned for <paramref name="bytes"/> (the same figure).</summary>
     public static void Free(byte* block, long bytes)
