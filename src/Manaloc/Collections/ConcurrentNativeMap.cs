@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Collections;
 using System.Runtime.CompilerServices;
+using Manaloc.Platform;
 
 namespace Manaloc.Collections;
 
@@ -22,25 +23,30 @@ namespace Manaloc.Collections;
 /// Writers take one lock per map (a split touches two buckets in different places, and writes are the rare
 /// side of the workloads this map is for); user callbacks (the factories of <c>GetOrAdd</c> and <c>AddOrUpdate</c>)
 /// run outside it, and may run more than once for one call, as in <c>ConcurrentDictionary</c>.</para>
-/// <para>Reclamation: nothing a reader can reach is freed while the map lives, except by <see cref="Clear"/> and
-/// <see cref="Dispose"/>, which unpublish the table and wait for every read in progress to end before freeing it (a
-/// thread-local marker per read, two plain stores; the wait costs the clearing thread one process-wide barrier).
-/// Replaced directories and first segments (a few KiB) stay until then. So a read racing <see cref="Dispose"/>
-/// completes or throws <see cref="ObjectDisposedException"/>; it never touches freed memory.</para>
+/// <para>Reclamation: the GC. Nothing a reader can reach is freed while the map lives, except by <see cref="Clear"/> and
+/// <see cref="Dispose"/>, which unpublish the table and release it: a released flag, one process-wide barrier, and its
+/// pages given back to the system with their addresses kept readable (zeros) until the table object's finalizer
+/// unmaps them, when no read can hold it any more (a read holds the table object until its last check). A read checks
+/// the flag after its sequence check and, if set, reads the map's table again (Clear's new one) or throws
+/// <see cref="ObjectDisposedException"/> (Dispose). So a read racing <see cref="Dispose"/> returns the right answer or
+/// throws, a read racing <see cref="Clear"/> returns the old whole value or a miss, and none touches unmapped memory.
+/// The cost: per read one load of the flag and a branch; per Clear or Dispose one process-wide barrier and no wait.
+/// Where pages cannot be discarded (every system but Linux), reads go through <c>ReaderGate</c> and Clear and Dispose
+/// free the table once every read in progress has ended. See <c>docs/collections.md</c>.</para>
 /// <para>Enumeration is weakly consistent, as <c>ConcurrentDictionary</c>'s: it takes no lock, may or may not show
 /// changes made during it, never throws for them, and never shows an entry twice (it walks the hash space in an order
 /// that splits preserve). It copies one bucket chain at a time into an array rented from <see cref="ArrayPool{T}.Shared"/>,
 /// returned by the enumerator's <c>Dispose</c> (which <c>foreach</c> calls).</para>
 /// <para><see cref="TryUpdate"/> and <see cref="TryRemove(KeyValuePair{TKey, TValue})"/> compare values with
 /// <see cref="EqualityComparer{T}.Default"/>: give <typeparamref name="TValue"/> <see cref="IEquatable{T}"/> so it does
-/// not box. Dispose it: a map the GC finds undisposed raises the <c>Leak</c> event and keeps its memory.</para>
+/// not box. Dispose it: a map the GC finds undisposed raises the <c>Leak</c> event (its table's finalizer then gives the memory back).</para>
 /// </remarks>
 public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TKey, TValue>>, IDisposable, IMeteredMap
     where TKey : unmanaged, IEquatable<TKey>
     where TValue : unmanaged
 {
-    // Replaced by Clear, null after Dispose, both under _writeLock; readers load it with Volatile.Read inside the ReaderGate
-    // (see ReaderGate's ordering argument: a table unpublished here is freed only after every reader that may hold it left).
+    // Replaced by Clear, null after Dispose, both under _writeLock; readers load it with Volatile.Read and hold the reference
+    // while they read through it (see the remarks of the type and NativeHashTable.ReleaseUnderReaders).
     private NativeHashTable<TKey, TValue>? _table;
     // Monitor, not System.Threading.Lock: Coyote controls Monitor, so the schedules explore the writers' interleavings.
     private readonly object _writeLock = new();
@@ -94,7 +100,7 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     long IMeteredMap.NativeBytes => NativeBytes;
     long IMeteredMap.Resizes => Resizes;
 
-    /// <summary>The table for a counter read (managed fields only: safe outside the gate).</summary>
+    /// <summary>The table for a counter read (managed fields only).</summary>
     private NativeHashTable<TKey, TValue> CurrentTable
     {
         get
@@ -127,46 +133,62 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     {
         if (MapHashing.HasRuntimeEquality<TKey>() && _hasher is null)
         {
-            // One attempt without try/finally, so the read inlines into its caller: nothing between Enter and Exit can
-            // throw (the key's equality and hash are the runtime's own and the probe only loads native memory the gate
-            // keeps alive), so the gate is always left. A disposed map, or a writer in the chain, goes to the guarded
-            // path; so does a custom hasher (user code, called outside the gate there). The hash is taken after Enter:
-            // Enter calls the runtime's thread-local resolver, and a hash taken before it would be stored to the stack
-            // across that call and loaded back.
-            var gate = ReaderGate.Enter();
-            ulong hash = MapHashing.Hash(key, null);
-            var current = Volatile.Read(ref _table);
-            int outcome;
-            if (current is null)
+            // One attempt inlined into the caller, for keys whose equality and hash are the runtime's own (a custom hasher
+            // or equality is user code: the out-of-line path keeps it out of every call site). A disposed map, a writer in
+            // the chain, or a table released under the read (Clear, Dispose) go to the retry loop.
+            if (PageBlocks.CanDiscard)
             {
-                value = default;
-                outcome = -1;
+                // No gate: a released table stays mapped while this reference holds it (see the type's remarks), and the
+                // attempt's last check, the released flag, is a use of the reference after its last native load.
+                var table = Volatile.Read(ref _table);
+                if (table is not null)
+                {
+                    int outcome = table.TryGetConcurrentOnce(key, MapHashing.Hash(key, null), out value);
+                    GC.KeepAlive(table);
+                    if (outcome >= 0) return outcome == 1;
+                }
             }
             else
             {
-                outcome = current.TryGetConcurrentOnce(key, hash, out value);
+                // Where pages cannot be discarded, Clear and Dispose free the table once every read has left the gate.
+                // Nothing between Enter and Exit can throw (runtime equality, native loads the gate keeps alive), so no
+                // finally. The hash is taken after Enter, which calls the runtime's thread-local resolver: a hash taken
+                // before would be stored to the stack across that call.
+                var gate = ReaderGate.Enter();
+                var table = Volatile.Read(ref _table);
+                int outcome = -1;
+                value = default;
+                if (table is not null) outcome = table.TryGetConcurrentOnce(key, MapHashing.Hash(key, null), out value);
+                ReaderGate.Exit(gate);
+                if (outcome >= 0) return outcome == 1;
             }
-            ReaderGate.Exit(gate);
-            if (outcome >= 0) return outcome == 1;
         }
-        return TryGetValueGuarded(key, Hash(key), out value);
+        return TryGetValueRetrying(key, Hash(key), out value);
     }
 
-    /// <summary>The read with the gate left in a <c>finally</c>: for keys whose equality is user code (it may throw), and for
-    /// retries (their spinning may yield the thread).</summary>
+    /// <summary>The read's retry loop, out of line: for keys whose equality is user code, and for retries (a writer in the
+    /// chain, a table released under the read: each attempt reads the map's table again).</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryGetValueGuarded(TKey key, ulong hash, out TValue value)
+    private bool TryGetValueRetrying(TKey key, ulong hash, out TValue value)
     {
-        var slot = ReaderGate.Enter();
-        try
+        var spin = new SpinWait();
+        while (true)
         {
-            var table = Volatile.Read(ref _table);
-            if (table is null) ThrowDisposed();
-            return table.TryGetConcurrent(key, hash, out value);
-        }
-        finally
-        {
-            ReaderGate.Exit(slot);
+            int outcome;
+            var gate = PageBlocks.CanDiscard ? null : ReaderGate.Enter();
+            try
+            {
+                var table = Volatile.Read(ref _table);
+                if (table is null) ThrowDisposed();
+                outcome = table.TryGetConcurrentOnce(key, hash, out value);
+                GC.KeepAlive(table);
+            }
+            finally
+            {
+                if (gate is not null) ReaderGate.Exit(gate);
+            }
+            if (outcome >= 0) return outcome == 1;
+            spin.SpinOnce(sleep1Threshold: -1);
         }
     }
 
@@ -330,18 +352,24 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// <summary>AddOrUpdate's lock-free read: the value and where it was read, for <see cref="TryReplaceIfUnchanged"/>.</summary>
     private bool TryGetForUpdate(TKey key, ulong hash, out TValue value, out ReadVersion read)
     {
-        var slot = ReaderGate.Enter();
-        try
+        var spin = new SpinWait();
+        while (true)
         {
-            var table = Volatile.Read(ref _table);
-            if (table is null) ThrowDisposed();
-            bool found = table.TryGetConcurrent(key, hash, out value, out byte* primary, out uint sequence);
-            read = new ReadVersion(table, primary, sequence);
-            return found;
-        }
-        finally
-        {
-            ReaderGate.Exit(slot);
+            int outcome;
+            var gate = PageBlocks.CanDiscard ? null : ReaderGate.Enter();
+            try
+            {
+                var table = Volatile.Read(ref _table);
+                if (table is null) ThrowDisposed();
+                outcome = table.TryGetConcurrentOnce(key, hash, out value, out byte* primary, out uint sequence);
+                read = new ReadVersion(table, primary, sequence);
+            }
+            finally
+            {
+                if (gate is not null) ReaderGate.Exit(gate);
+            }
+            if (outcome >= 0) return outcome == 1;
+            spin.SpinOnce(sleep1Threshold: -1);
         }
     }
 
@@ -428,29 +456,52 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
     public bool Remove(TKey key, out TValue value) => TryRemove(key, out value);
 
-    /// <summary>Removes every entry and gives the native memory back, once the reads in progress have ended.</summary>
-    /// <remarks>Readers that started before see the old entries or the empty map; none touches freed memory.</remarks>
+    /// <summary>Removes every entry and gives the native memory back.</summary>
+    /// <remarks>Readers that started before see the old entries or the empty map; none touches unmapped memory.</remarks>
     /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
     /// <exception cref="OutOfMemoryException">The system refused the new first bucket; the map is unchanged.</exception>
     public void Clear()
     {
-        // A new table for the old: if the system refuses its first bucket, the old one stays.
-        if (ReaderGate.Replace(ref _table, _writeLock, table => _settings.NewTable(table.AllocationBudget)) is not { } old)
+        NativeHashTable<TKey, TValue>? old;
+        lock (_writeLock)
         {
-            ThrowDisposed();
-            return;
+            old = _table;
+            if (old is null) ThrowDisposed();
+            // A new table for the old: if the system refuses its first bucket, the old one stays. Release: the new table's
+            // initialised memory before a reader can load the reference.
+            Volatile.Write(ref _table, _settings.NewTable(old.AllocationBudget));
         }
-        old.Free();
+        Reclaim(old);
     }
 
-    /// <summary>Frees the native memory once the reads in progress have ended. Afterwards every member throws
-    /// <see cref="ObjectDisposedException"/>. Thread-safe and idempotent.</summary>
+    /// <summary>Gives the native memory back. Afterwards every member throws <see cref="ObjectDisposedException"/>, and so
+    /// does a read that raced it and read the released table. Thread-safe and idempotent.</summary>
     public void Dispose()
     {
-        if (ReaderGate.Replace(ref _table, _writeLock, static _ => null) is not { } old) return;
-        old.Free();
+        NativeHashTable<TKey, TValue>? old;
+        lock (_writeLock)
+        {
+            old = _table;
+            if (old is null) return;
+            Volatile.Write(ref _table, null);
+        }
+        Reclaim(old);
         MapMetrics.Maps.Unregister(this);
         GC.SuppressFinalize(this);
+    }
+
+    /// <summary>Gives back a table that Clear or Dispose unpublished (readers may still be inside it): its pages discarded at
+    /// once and its addresses unmapped by its finalizer (<see cref="NativeHashTable{TKey, TValue}.ReleaseUnderReaders"/>); where pages
+    /// cannot be discarded, freed once every read in progress has left the reader gate.</summary>
+    private static void Reclaim(NativeHashTable<TKey, TValue> old)
+    {
+        if (PageBlocks.CanDiscard)
+        {
+            old.ReleaseUnderReaders();
+            return;
+        }
+        ReaderGate.WaitForReaders();
+        old.Free();
     }
 
     /// <summary><c>ConcurrentNativeMap&lt;long, Order&gt; 'orders' (12 entries)</c>, or <c>(disposed)</c>.</summary>
@@ -473,19 +524,26 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowDisposed() => ThrowHelper.ThrowDisposed(Description);
 
-    /// <summary>One bucket chain's entries at or after <paramref name="position"/>, read inside the reader gate.</summary>
+    /// <summary>One bucket chain's entries at or after <paramref name="position"/>, read as a lookup is (from the map's
+    /// current table, again if Clear released the one it read).</summary>
     private int Snapshot(ulong position, KeyValuePair<TKey, TValue>[] buffer, out ulong end, out int needed)
     {
-        var slot = ReaderGate.Enter();
-        try
+        while (true)
         {
-            var table = Volatile.Read(ref _table);
-            if (table is null) ThrowDisposed();
-            return table.SnapshotConcurrent(position, buffer, out end, out needed);
-        }
-        finally
-        {
-            ReaderGate.Exit(slot);
+            int count;
+            var gate = PageBlocks.CanDiscard ? null : ReaderGate.Enter();
+            try
+            {
+                var table = Volatile.Read(ref _table);
+                if (table is null) ThrowDisposed();
+                count = table.SnapshotConcurrent(position, buffer, out end, out needed);
+                GC.KeepAlive(table);
+            }
+            finally
+            {
+                if (gate is not null) ReaderGate.Exit(gate);
+            }
+            if (count != NativeHashTable<TKey, TValue>.SnapshotOfReleased) return count;
         }
     }
 

@@ -24,9 +24,13 @@ internal static class MapMetrics
         maps.Counter("manaloc.map.resizes", m => m.Resizes, "{split}", "Bucket splits of native maps: each grows the table by one bucket.");
     });
 
-    /// <summary>The leak report of a map the GC found undisposed: the <c>Leak</c> event, naming it, its entries and bytes.</summary>
-    public static void ReportLeak(string description, long entries, long bytes)
-        => ManalocEventSource.Log.Leak($"{description}, never disposed (its native memory is kept: dispose every map)", entries, bytes);
+    /// <summary>The leak report of a map the GC found undisposed: the <c>Leak</c> event, naming it, its entries and bytes, and
+    /// whether its memory stays (<paramref name="memoryKept"/>: a plain map's, a cache's) or goes back by its table's
+    /// finalizer (a concurrent map's).</summary>
+    public static void ReportLeak(string description, long entries, long bytes, bool memoryKept = true)
+        => ManalocEventSource.Log.Leak(memoryKept
+            ? $"{description}, never disposed (its native memory is kept: dispose every map)"
+            : $"{description}, never disposed (its native memory is given back at a later collection: dispose every map)", entries, bytes);
 
     /// <summary><c>NativeMap&lt;long, Order&gt;</c>: the kind with its type arguments as C# writes them.</summary>
     public static string Describe(string kind, Type key, Type value)

@@ -52,7 +52,7 @@ internal sealed unsafe record MapSettings<TKey, TValue>(string Name, string Desc
     /// <summary>The leak report of a map the GC found undisposed with <paramref name="table"/> (nothing once it was disposed).</summary>
     public void ReportLeak(NativeHashTable<TKey, TValue>? table)
     {
-        if (table is not null) MapMetrics.ReportLeak(Description, table.Count, table.NativeBytes);
+        if (table is not null) MapMetrics.ReportLeak(Description, table.Count, table.NativeBytes, memoryKept: !Concurrent);
     }
 
     /// <summary>An empty table at the initial capacity (the map's first, or the one Clear installs).</summary>

@@ -37,9 +37,13 @@ namespace Manaloc.Collections;
 /// a free list. Full segments below <see cref="FirstHugeSegment"/> and arena chunks are lazily faulted mappings
 /// (<see cref="PageBlocks"/>: an insert that starts one takes a page fault or two, not all its pages'); full segments
 /// from <see cref="FirstHugeSegment"/> on are carved from 2 MiB blocks on transparent huge pages
-/// (<see cref="HugePageBlocks"/>; see <see cref="AllocateFullSegment"/>). Nothing is returned to the system before <see cref="Free"/> (Clear and Dispose): a concurrent
-/// reader may hold any pointer the table ever published, so replaced directories and first segments wait in
-/// <see cref="_retired"/> (at most about 2 x log2 of the table's size of them, a few KiB in all).</para>
+/// (<see cref="HugePageBlocks"/>; see <see cref="AllocateFullSegment"/>). Nothing is returned to the system before Clear
+/// and Dispose: a concurrent reader may hold any pointer the table ever published, so replaced directories and first
+/// segments wait in <see cref="_retired"/> (at most about 2 x log2 of the table's size of them, a few KiB in all). A plain
+/// table is then freed (<see cref="Free"/>); a concurrent one, which a lock-free reader may still be inside, is released
+/// (<see cref="ReleaseUnderReaders"/>: its pages given back, its addresses kept readable until its finalizer), or, where
+/// pages cannot be discarded, freed once the reader gate has seen every read end. So every block a reader can reach
+/// in concurrent mode is a page mapping (first segments included) or a directory, which a release keeps whole.</para>
 /// <para>Concurrency (concurrent mode; one writer at a time): a writer makes the chain's primary sequence odd
 /// (release store, then a store-store fence so the odd value is visible before any data store),
 /// changes the chain, and makes it even again (release store: every data store before it). A reader reads the
@@ -115,6 +119,10 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     // concurrent readers, so they change only by release stores; the rest is the writer's alone.
     private nint _directory;
     private long _state;
+    // Concurrent mode: 1 once ReleaseUnderReaders began (before any page is discarded); a reader that sees it discards what
+    // it read. Eight bytes so the runtime's field layout (references, then fields by size in declaration order) puts it
+    // beside the two fields above, which every read loads already: its load costs no extra cache line.
+    private long _released;
     private int _directoryCapacity;
     private int _segmentCount;
     private long _firstSegmentBuckets;
@@ -137,14 +145,33 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     private bool _growing;
     private long _nativeBytes;
     private long _splits;
-    private readonly List<(nint Block, long Bytes)> _retired = [];
+    private readonly List<(nint Block, long Bytes, BlockKind Kind)> _retired = [];
     private bool _freed;
+    // Every block of a released table, its directories whole and its other pages discarded: unmapped by the finalizer.
+    private List<(nint Block, long Bytes, BlockKind Kind)>? _heldUntilFinalized;
+
+    /// <summary>Where a block came from, so it goes back the same way.</summary>
+    private enum BlockKind : byte
+    {
+        /// <summary><see cref="NativeMemory.AlignedAlloc"/>: directories, and the first segments of a plain table.</summary>
+        Heap,
+        /// <summary><see cref="PageBlocks"/>: full segments below <see cref="FirstHugeSegment"/>, arena chunks, a concurrent table's first segments.</summary>
+        Pages,
+        /// <summary><see cref="HugePageBlocks"/>: the 2 MiB blocks later segments are carved from.</summary>
+        HugePages,
+    }
+
+    /// <summary>The outcome of <see cref="SnapshotConcurrent"/> on a table that <see cref="ReleaseUnderReaders"/> released: read the map's table again.</summary>
+    internal const int SnapshotOfReleased = int.MinValue;
 
     /// <summary>Tests: native bytes beyond this budget fail as the system's refusal would (out of memory).</summary>
     internal long AllocationBudget = long.MaxValue;
 
     internal NativeHashTable(long initialCapacity, Func<TKey, ulong>? hasher, string owner, bool concurrent, long allocationBudget = long.MaxValue)
     {
+        // A plain table is freed by its map (whose finalizer reports a leak and keeps the memory); a concurrent one may be
+        // held by a reader after its map let it go, so its finalizer gives back what ReleaseUnderReaders kept mapped (see there).
+        if (!concurrent) GC.SuppressFinalize(this);
         _hasher = hasher;
         _owner = owner;
         _concurrent = concurrent;
@@ -616,7 +643,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         long buckets = _firstSegmentBuckets * 2;
         byte* old = ((byte**)_directory)[0];
         long headers = _firstSegmentBuckets * HeaderBytes, entries = _firstSegmentBuckets * PrimaryEntriesBytes;
-        byte* copy = Allocate(buckets * PrimaryBytes);
+        byte* copy = AllocateFirstSegmentBlock(buckets * PrimaryBytes);
         Buffer.MemoryCopy(old, copy, headers, headers);
         Buffer.MemoryCopy(old + headers, copy + buckets * HeaderBytes, entries, entries);
         // After the headers' copy: every header of the copy says where its entries are in the copy's larger layout.
@@ -633,7 +660,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                 Volatile.Write(ref version, version | 1);
             }
         }
-        Retire(old, _firstSegmentBuckets * PrimaryBytes);
+        Retire(old, _firstSegmentBuckets * PrimaryBytes, FirstSegmentKind);
         _firstSegmentBuckets = buckets;
     }
 
@@ -647,14 +674,22 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         // Release: a reader that reads the new directory reads its copied pointers.
         Volatile.Write(ref _directory, (nint)grown);
         _directoryCapacity = capacity;
-        Retire((byte*)old, oldBytes);
+        Retire((byte*)old, oldBytes, BlockKind.Heap);
     }
 
-    private void Retire(byte* block, long bytes)
+    private void Retire(byte* block, long bytes, BlockKind kind)
     {
-        if (_concurrent) _retired.Add(((nint)block, bytes));
-        else Release(block, bytes);
+        if (_concurrent) _retired.Add(((nint)block, bytes, kind));
+        else if (kind == BlockKind.Heap) Release(block, bytes);
+        else ReleasePages(block, bytes);
     }
+
+    /// <summary>First segments: in concurrent mode page mappings, like every other block a reader can reach except the
+    /// directory, so <see cref="ReleaseUnderReaders"/> can discard their pages under a reader; in plain mode from the heap (a small
+    /// map's first segment is a few hundred bytes, not a page).</summary>
+    private BlockKind FirstSegmentKind => _concurrent ? BlockKind.Pages : BlockKind.Heap;
+
+    private byte* AllocateFirstSegmentBlock(long bytes) => _concurrent ? AllocatePages(bytes) : Allocate(bytes);
 
     private void EnsureFreeOverflow(int wanted)
     {
@@ -700,7 +735,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// so most lookups miss once (the entry), not twice.</remarks>
     private byte* AllocateSegment(long buckets)
     {
-        byte* block = Allocate(buckets * PrimaryBytes);
+        byte* block = AllocateFirstSegmentBlock(buckets * PrimaryBytes);
         SetEntryOffsets(block, buckets);
         return block;
     }
@@ -828,11 +863,11 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     }
 
     /// <summary>Frees the waiting block, if this call is the one that takes it.</summary>
-    private void FreeSpareBlock()
+    private void FreeSpareBlock(bool countBytes = true)
     {
         byte* block = (byte*)Interlocked.Exchange(ref _spareBlock, 0);
         if (block == null) return;
-        Volatile.Write(ref _spareBytes, 0);
+        if (countBytes) Volatile.Write(ref _spareBytes, 0);
         HugePageBlocks.Free(block, HugePageBlocks.GranuleBytes);
     }
 
@@ -891,80 +926,135 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         Volatile.Write(ref _nativeBytes, _nativeBytes - bytes);
     }
 
-    /// <summary>Gives every native byte back. In concurrent mode only once no reader can be inside (ReaderGate).</summary>
-    public void Free()
+    /// <summary>Gives every native byte back: a plain table, or a concurrent one that no reader can hold (where pages cannot
+    /// be discarded, after <see cref="ReaderGate.WaitForReaders"/>; a table whose construction failed).</summary>
+    public void Free() => FreeBlocks(countBytes: true);
+
+    /// <summary>Frees every block. <paramref name="countBytes"/>: whether <see cref="NativeBytes"/> falls to 0 (not from the
+    /// finalizer: the map's finalizer may report this table's bytes as a leak after it, in either order).</summary>
+    private void FreeBlocks(bool countBytes)
     {
         if (_freed) return;
         Volatile.Write(ref _freed, true);
-        FreeSpareBlock(); // after the store of _freed: see PrepareSpareBlock
+        FreeSpareBlock(countBytes); // after the store of _freed: see PrepareSpareBlock
+        foreach (var (block, bytes, kind) in TakeBlocks()) FreeBlock((byte*)block, bytes, kind);
+        _directory = 0;
+        if (countBytes) Volatile.Write(ref _nativeBytes, 0);
+    }
+
+    /// <summary>
+    /// Concurrent mode, where <see cref="PageBlocks.CanDiscard"/>: called once the map has unpublished the table (Clear,
+    /// Dispose; a reader may still be inside it). Gives the pages back to the system but keeps every address a reader can
+    /// reach mapped and readable until the table object is collected (its finalizer unmaps them): a racing read sees the
+    /// old bytes or zeros, never a fault, and then sees <see cref="IsReleased"/> and discards what it read.
+    /// </summary>
+    /// <remarks>
+    /// <para>What stays: the directories (the current one and those growth replaced) are kept whole, not discarded, so a
+    /// reader never follows a zeroed segment pointer (they are 8 bytes per 64 KiB segment). Every other block a reader
+    /// can reach (segments, the first segment and its replaced copies, arena chunks, huge-page blocks) is discarded: a
+    /// zeroed header has tags 0 (they never match: a tag has its top bit set), count 0, sequence 0 and no next bucket, so
+    /// a probe over any mix of old and zeroed bytes ends in a miss or on an old entry, inside the block it started in
+    /// (an entry offset read as 0 makes the entries start at the header, which keeps them inside the block).</para>
+    /// <para>Ordering: why a reader that read any byte this call zeroed sees the flag. (1) Store the flag; (2) a
+    /// process-wide barrier (<see cref="Interlocked.MemoryBarrierProcessWide"/>: every processor running a thread of the
+    /// process executes a full fence after (1) is visible); (3) discard the pages. A reader does its data loads, then a
+    /// load-load fence (<see cref="LoadLoadFence"/>: the data loads are complete before the next load, on Arm64 too, where
+    /// loads may otherwise pass loads) and the sequence re-read, then loads the flag (acquire). A zero from (3) can only be
+    /// read by a load that executes after (3) began, so after the barrier of (2) on that reader's processor; its flag load
+    /// comes after that load, so after the barrier, and reads (1). A reader whose loads all ran before the barrier read
+    /// no zero of (3) (only the old bytes, which the seqlock validates as before). The argument needs no property of x86
+    /// (TSO) nor of the kernel's page-table updates beyond "a zero appears after the call starts". The flag is read from
+    /// this object after the reader's last native load, so the object stays reachable (and the finalizer cannot unmap)
+    /// until then.</para>
+    /// <para>The cost: one process-wide barrier per Clear or Dispose (as the reader gate's was), a managed list of the
+    /// table's blocks, and its address space and directories until the next collection that finds the table unreachable.</para>
+    /// </remarks>
+    public void ReleaseUnderReaders()
+    {
+        Debug.Assert(_concurrent && PageBlocks.CanDiscard, "a plain table is freed; a gated one after the gate's wait");
+        if (_freed) return;
+        Volatile.Write(ref _released, 1);
+        Interlocked.MemoryBarrierProcessWide();
+        Volatile.Write(ref _freed, true);
+        FreeSpareBlock(countBytes: true); // after the store of _freed: see PrepareSpareBlock
+        var blocks = TakeBlocks();
+        foreach (var (block, bytes, kind) in blocks)
+        {
+            if (kind == BlockKind.Pages) PageBlocks.Discard((byte*)block, bytes);
+            else if (kind == BlockKind.HugePages) HugePageBlocks.Discard((byte*)block, bytes);
+        }
+        _heldUntilFinalized = blocks;
+        Volatile.Write(ref _nativeBytes, 0);
+    }
+
+    /// <summary>Whether <see cref="ReleaseUnderReaders"/> released the table (a reader that sees it discards what it read).</summary>
+    internal bool IsReleased => Volatile.Read(ref _released) != 0;
+
+    /// <summary>Tests: sets the released flag alone, the pages left whole, so a read whose data all validates shows whether it checks the flag.</summary>
+    internal void MarkReleasedForTests() => Volatile.Write(ref _released, 1);
+
+    /// <summary>Tests: what ReleaseUnderReaders keeps mapped until the finalizer.</summary>
+    internal int BlocksHeldUntilFinalized => _heldUntilFinalized?.Count ?? 0;
+
+    /// <summary>A concurrent table the GC found unreachable: no reader holds it, so every block it still has can go.</summary>
+    ~NativeHashTable()
+    {
+        if (_heldUntilFinalized is { } held)
+        {
+            foreach (var (block, bytes, kind) in held) FreeBlock((byte*)block, bytes, kind);
+            held.Clear();
+            return;
+        }
+        FreeBlocks(countBytes: false);
+    }
+
+    /// <summary>Every block the table holds, in a list, and the writer's view of them emptied (the directory pointer and the
+    /// split state stay: a released table's readers still use them). Reads the chains of arena chunks and huge-page
+    /// blocks (their links live in the blocks), so before anything is discarded or freed.</summary>
+    private List<(nint Block, long Bytes, BlockKind Kind)> TakeBlocks()
+    {
+        var blocks = new List<(nint Block, long Bytes, BlockKind Kind)>(_retired.Count + Math.Min(_segmentCount, FirstHugeSegment) + 8);
         byte** directory = (byte**)_directory;
         if (directory != null)
         {
-            if (_segmentCount > 0) Release(directory[0], _firstSegmentBuckets * PrimaryBytes);
-            for (int s = 1; s < Math.Min(_segmentCount, FirstHugeSegment); s++) ReleasePages(directory[s], SegmentBytes);
-            Release((byte*)directory, (long)_directoryCapacity * sizeof(nint));
+            if (_segmentCount > 0) blocks.Add(((nint)directory[0], _firstSegmentBuckets * PrimaryBytes, FirstSegmentKind));
+            for (int s = 1; s < Math.Min(_segmentCount, FirstHugeSegment); s++) blocks.Add(((nint)directory[s], SegmentBytes, BlockKind.Pages));
+            blocks.Add((_directory, (long)_directoryCapacity * sizeof(nint), BlockKind.Heap));
         }
-        _directory = 0;
         _segmentCount = 0;
-        for (byte* chunk = _arenaChunks; chunk != null;)
-        {
-            byte* next = *(byte**)chunk;
-            ReleasePages(chunk, ArenaChunkBytes);
-            chunk = next;
-        }
+        for (byte* chunk = _arenaChunks; chunk != null; chunk = *(byte**)chunk) blocks.Add(((nint)chunk, ArenaChunkBytes, BlockKind.Pages));
         _arenaChunks = _arenaCursor = _arenaEnd = _freeOverflow = null;
-        for (byte* block = _hugeBlocks; block != null;)
-        {
-            byte* next = *(byte**)block;
-            HugePageBlocks.Free(block, HugePageBlocks.GranuleBytes);
-            Volatile.Write(ref _nativeBytes, _nativeBytes - HugePageBlocks.GranuleBytes);
-            block = next;
-        }
+        for (byte* block = _hugeBlocks; block != null; block = *(byte**)block) blocks.Add(((nint)block, HugePageBlocks.GranuleBytes, BlockKind.HugePages));
         _hugeBlocks = _hugeCursor = _hugeEnd = null;
-        foreach (var (block, bytes) in _retired) Release((byte*)block, bytes);
+        blocks.AddRange(_retired);
         _retired.Clear();
+        return blocks;
+    }
+
+    private static void FreeBlock(byte* block, long bytes, BlockKind kind)
+    {
+        switch (kind)
+        {
+            case BlockKind.Heap: NativeMemory.AlignedFree(block); break;
+            case BlockKind.Pages: PageBlocks.Free(block, bytes); break;
+            default: HugePageBlocks.Free(block, bytes); break;
+        }
     }
 
     // ---- lock-free readers (concurrent mode) ----
 
-    /// <summary>A validated lookup: the value seen whole, or a miss, never a mix of two writes.</summary>
-    /// <remarks>One attempt inlined into the caller (a lookup is memory-bound: the fewer instructions around its two
-    /// cache misses, the more lookups the processor overlaps); any retry goes to <see cref="TryGetConcurrentSlow"/>.</remarks>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public bool TryGetConcurrent(TKey key, ulong hash, out TValue value)
-    {
-        int outcome = TryGetConcurrentOnce(key, hash, out value);
-        return outcome >= 0 ? outcome == 1 : TryGetConcurrentSlow(key, hash, out value);
-    }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryGetConcurrentSlow(TKey key, ulong hash, out TValue value)
-    {
-        var spin = new SpinWait();
-        while (true)
-        {
-            spin.SpinOnce(sleep1Threshold: -1);
-            int outcome = TryGetConcurrentOnce(key, hash, out value);
-            if (outcome >= 0) return outcome == 1;
-        }
-    }
-
-    /// <summary>One validated attempt: 1 found, 0 absent, -1 a writer was in the chain (retry).</summary>
+    /// <summary>One validated attempt: 1 found (the value seen whole, never a mix of two writes), 0 absent, -1 retry (a
+    /// writer was in the chain, or the table was released: the caller reads the map's table again).</summary>
+    /// <remarks>Inlined into the caller (a lookup is memory-bound: the fewer instructions around its two cache misses, the
+    /// more lookups the processor overlaps); the caller's retry loop is out of line.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public int TryGetConcurrentOnce(TKey key, ulong hash, out TValue value) => TryGetConcurrentOnce(key, hash, out value, out _, out _);
 
-    /// <summary>A validated lookup that also hands back the chain it read and the even sequence that validated it:
-    /// under the writer lock, <see cref="IsUnchangedSince"/> then tells whether any writer changed that chain since.</summary>
-    public bool TryGetConcurrent(TKey key, ulong hash, out TValue value, out byte* primary, out uint sequence)
-    {
-        var spin = new SpinWait();
-        while (true)
-        {
-            int outcome = TryGetConcurrentOnce(key, hash, out value, out primary, out sequence);
-            if (outcome >= 0) return outcome == 1;
-            spin.SpinOnce(sleep1Threshold: -1);
-        }
-    }
+    /// <summary>As <see cref="TryGetConcurrentOnce(TKey, ulong, out TValue)"/>, also handing back the chain it read and the
+    /// even sequence that validated it: under the writer lock, <see cref="IsUnchangedSince"/> then tells whether any writer
+    /// changed that chain since.</summary>
+    public int TryGetConcurrentOnce(TKey key, ulong hash, out TValue value, out byte* primary, out uint sequence)
+        => TryGetConcurrentAttempt(key, hash, out value, out primary, out sequence);
 
     /// <summary>Under the writer lock: whether <paramref name="primary"/> is still the chain of <paramref name="hash"/> and no
     /// writer changed that chain since a read validated it against <paramref name="sequence"/>.</summary>
@@ -977,7 +1067,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         => BucketAt((byte**)_directory, BucketIndex(hash, _state)) == primary && *(uint*)(primary + VersionOffset) == sequence;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private int TryGetConcurrentOnce(TKey key, ulong hash, out TValue value, out byte* primary, out uint seen)
+    private int TryGetConcurrentAttempt(TKey key, ulong hash, out TValue value, out byte* primary, out uint seen)
     {
         long state = Volatile.Read(ref _state);
         byte** directory = (byte**)Volatile.Read(ref _directory);
@@ -991,7 +1081,10 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         LoadLoadFence();
         // A hit needs only the sequence: the chain held the key, unchanged, for the whole probe. A miss also needs the
         // bucket: a split that ended before the first read of the sequence may have moved the key to the other half.
-        return (seen & 1) == 0 && outcome >= 0 && Volatile.Read(ref sequence) == seen && (outcome == 1 || BucketIndex(hash, Volatile.Read(ref _state)) == b) ? outcome : -1;
+        // Last, the table not released: zeroed pages pass the checks before (a sequence 0 reads 0 again), and a tag read
+        // before the discard with a value read after it is torn; a reader that read any zero sees the flag (ReleaseUnderReaders's
+        // ordering argument), and this load of a field of the table keeps it reachable past every native load above.
+        return (seen & 1) == 0 && outcome >= 0 && Volatile.Read(ref sequence) == seen && (outcome == 1 || BucketIndex(hash, Volatile.Read(ref _state)) == b) && Volatile.Read(ref _released) == 0 ? outcome : -1;
     }
 
     /// <summary>1: found (value copied), 0: absent, -1: the chain changed under the probe.</summary>
@@ -1024,7 +1117,8 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// <summary>
     /// Copies the chain of the bucket that holds the split-ordered position <paramref name="position"/> (the hash's
     /// bits reversed) into <paramref name="buffer"/>, keeping only entries at or after the position, validated as a
-    /// lookup is. Returns how many, or -1 when the buffer is too small (<paramref name="needed"/> says how large);
+    /// lookup is. Returns how many, or -1 when the buffer is too small (<paramref name="needed"/> says how large), or
+    /// <see cref="SnapshotOfReleased"/> when the table was released (read the map's table again);
     /// <paramref name="end"/> is the first position after this bucket (0 when it was the last).
     /// </summary>
     /// <remarks>Why split order: a split divides a bucket's range of reversed hashes into its two halves, so ranges
@@ -1071,9 +1165,21 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                 // this chain; with the old depth, `end` would jump over them.
                 if (!changed && Volatile.Read(ref sequence) == seen && Addressing(hashBits, Volatile.Read(ref _state)) == (b, depth))
                 {
+                    // As a lookup's last check (see TryGetConcurrentAttempt): nothing read from a released table is kept.
+                    if (Volatile.Read(ref _released) != 0)
+                    {
+                        end = 0;
+                        return SnapshotOfReleased;
+                    }
                     end = depth == 0 ? 0 : ReverseBits((ulong)b) + (1UL << (64 - depth));
                     return needed > buffer.Length ? -1 : count;
                 }
+            }
+            if (Volatile.Read(ref _released) != 0)
+            {
+                end = 0;
+                needed = 0;
+                return SnapshotOfReleased;
             }
             spin.SpinOnce(sleep1Threshold: -1);
         }

@@ -3,9 +3,11 @@ using System.Runtime.CompilerServices;
 namespace Manaloc.Collections;
 
 /// <summary>
-/// The concurrent map's memory reclamation: a lock-free reader marks itself inside a read on a slot of its
-/// own thread, and whoever frees memory readers may still hold (Clear, Dispose, the finalizer's report) first
-/// unpublishes it, then waits until every reader that was inside has left.
+/// Memory reclamation for lock-free readers: a reader marks itself inside a read on a slot of its own thread, and
+/// whoever frees memory readers may still hold first unpublishes it, then waits until every reader that was inside has
+/// left. Used by <see cref="NativeCache"/> (its store, and chunks freed on eviction) and by
+/// <see cref="ConcurrentNativeMap{TKey, TValue}"/> only where pages cannot be discarded (every system but Linux; on Linux
+/// the map's reads take no gate: see <see cref="NativeHashTable{TKey, TValue}.ReleaseUnderReaders"/>).
 /// </summary>
 /// <remarks>
 /// <para>Why this shape: the reader's cost must be a few plain instructions, not an atomic (the lookups are

@@ -56,6 +56,11 @@ internal static unsafe class HugePageBlocks
         return block;
     }
 
+    /// <summary>As <see cref="PageBlocks.Discard"/>, for a block <see cref="Allocate"/> or <see cref="AllocateOnBasePages"/>
+    /// returned for <paramref name="bytes"/>: its pages go back to the system, its addresses stay readable until <see cref="Free"/>.</summary>
+    public static bool Discard(byte* block, long bytes)
+        => block != null && PageBlocks.CanDiscard && LinuxNative.DiscardPages(block, (nuint)RoundUp(bytes));
+
     /// <summary>Gives back a block <see cref="Allocate"/> or <see cref="AllocateOnBasePages"/> returned for <paramref name="bytes"/> (the same figure).</summary>
     public static void Free(byte* block, long bytes)
     {

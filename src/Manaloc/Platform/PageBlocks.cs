@@ -34,6 +34,26 @@ internal static unsafe class PageBlocks
         return block;
     }
 
+    /// <summary>Whether <see cref="Discard"/> can hand a block's pages back while keeping it readable: Linux, where blocks
+    /// are private anonymous mappings and <c>madvise(MADV_DONTNEED)</c> drops their pages (a later read sees zero-filled
+    /// pages, never a fault). Elsewhere blocks come from the C heap, whose pages cannot be dropped without freeing them.
+    /// Windows could do it for <c>VirtualAlloc</c>'d blocks (<c>DiscardVirtualMemory</c> or <c>MEM_RESET</c> keep the range
+    /// committed and readable, contents undefined, and leave the working set), not done here: it cannot be tested here.</summary>
+    public static bool CanDiscard => OperatingSystem.IsLinux();
+
+    /// <summary>Gives the pages of a block <see cref="TryAllocate"/> returned back to the system, keeping its addresses
+    /// readable (zeros) until <see cref="Free"/>; true when done. Only where <see cref="CanDiscard"/> (false elsewhere, and
+    /// when the call fails: the pages then stay resident until <see cref="Free"/>).</summary>
+    public static bool Discard(byte* block, long bytes)
+        => block != null && CanDiscard && LinuxNative.DiscardPages(block, (nuint)RoundUpToPages(bytes));
+
+    /// <summary>A mapping's length: whole pages (a block of a few hundred bytes is one page, all of it the block's).</summary>
+    private static long RoundUpToPages(long bytes)
+    {
+        long page = Environment.SystemPageSize;
+        return (bytes + page - 1) & ~(page - 1);
+    }
+
     /// <summary>Gives back a block <see cref="TryAllocate"/> returned for <paramref name="bytes"/> (the same figure).</summary>
     public static void Free(byte* block, long bytes)
     {

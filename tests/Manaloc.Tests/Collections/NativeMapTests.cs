@@ -201,7 +201,9 @@ public sealed class NativeMapTests
         lock (listener.Leaks)
         {
             Assert.Contains(listener.Leaks, l => l.StartsWith("NativeMap<long, int> 'forgotten-map', never disposed", StringComparison.Ordinal) && l.EndsWith("|3", StringComparison.Ordinal));
-            Assert.Contains(listener.Leaks, l => l.StartsWith("ConcurrentNativeMap<long, int> 'forgotten-shared'", StringComparison.Ordinal));
+            // A concurrent map's table has a finalizer of its own that gives the memory back; a plain map's memory is kept.
+            Assert.Contains(listener.Leaks, l => l.StartsWith("ConcurrentNativeMap<long, int> 'forgotten-shared', never disposed (its native memory is given back", StringComparison.Ordinal));
+            Assert.Contains(listener.Leaks, l => l.StartsWith("NativeMap<long, int> 'forgotten-map', never disposed (its native memory is kept", StringComparison.Ordinal));
         }
     }
 

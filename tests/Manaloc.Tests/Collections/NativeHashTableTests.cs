@@ -1,0 +1,86 @@
+using System.Runtime.CompilerServices;
+using Manaloc.Collections;
+using Manaloc.Platform;
+using Manaloc.Tests.Platform;
+
+namespace Manaloc.Tests.Collections;
+
+public sealed unsafe class NativeHashTableTests
+{
+    private static NativeHashTable<long, Payload> NewConcurrentTable(int entries)
+    {
+        var table = new NativeHashTable<long, Payload>(0, null, "test-table", concurrent: true);
+        for (long k = 1; k <= entries; k++) table.Add(k, table.Hash(k), Payload.Of(k));
+        return table;
+    }
+
+    [Fact]
+    public void A_read_of_a_released_table_is_discarded_even_when_everything_it_read_validates()
+    {
+        // The released flag alone, every page whole: the sequences validate and the value is right, so only the flag
+        // check can make the read retry. Without it a read that took a tag before the pages were discarded and the
+        // value after would keep a torn or zero value.
+        var table = NewConcurrentTable(5_000);
+        try
+        {
+            Assert.Equal(1, table.TryGetConcurrentOnce(42, table.Hash(42), out var value));
+            Assert.Equal(Payload.Of(42), value);
+            Assert.Equal(0, table.TryGetConcurrentOnce(99_999, table.Hash(99_999), out _));
+            var buffer = new KeyValuePair<long, Payload>[64];
+            Assert.True(table.SnapshotConcurrent(0, buffer, out _, out _) >= 0);
+
+            table.MarkReleasedForTests();
+
+            Assert.Equal(-1, table.TryGetConcurrentOnce(42, table.Hash(42), out _));
+            Assert.Equal(-1, table.TryGetConcurrentOnce(99_999, table.Hash(99_999), out _));
+            Assert.Equal(-1, table.TryGetConcurrentOnce(42, table.Hash(42), out _, out _, out _));
+            Assert.Equal(NativeHashTable<long, Payload>.SnapshotOfReleased, table.SnapshotConcurrent(0, buffer, out _, out _));
+        }
+        finally
+        {
+            table.Free();
+        }
+    }
+
+    [LinuxFact]
+    public void Released_pages_read_as_zeros_and_every_read_of_them_is_discarded_until_the_finalizer_unmaps_them()
+    {
+        Assert.True(PageBlocks.CanDiscard);
+        var table = NewConcurrentTable(200_000); // segments, overflow chunks and huge-page blocks
+        Assert.True(table.NativeBytes > 0);
+        table.ReleaseUnderReaders();
+        Assert.True(table.IsReleased);
+        Assert.Equal(0, table.NativeBytes);
+        Assert.True(table.BlocksHeldUntilFinalized > 2);
+        // Still mapped: a reader that was inside reads zeros or old bytes (no fault) and discards the read.
+        for (long k = 1; k <= 200_000; k += 97) Assert.Equal(-1, table.TryGetConcurrentOnce(k, table.Hash(k), out _));
+        var buffer = new KeyValuePair<long, Payload>[64];
+        Assert.Equal(NativeHashTable<long, Payload>.SnapshotOfReleased, table.SnapshotConcurrent(0, buffer, out _, out _));
+        table.ReleaseUnderReaders(); // idempotent
+        table.Free();                // a no-op after the release: the finalizer owns the addresses
+        Assert.True(table.BlocksHeldUntilFinalized > 2);
+    }
+
+    [Fact]
+    public void An_unreachable_table_is_finalized_whether_released_freed_or_neither()
+    {
+        var weak = MakeGarbage();
+        for (int i = 0; i < 3 && weak.Any(w => w.IsAlive); i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+        Assert.All(weak, w => Assert.False(w.IsAlive));
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static WeakReference[] MakeGarbage()
+        {
+            var released = NewConcurrentTable(20_000);
+            if (PageBlocks.CanDiscard) released.ReleaseUnderReaders();
+            var freed = NewConcurrentTable(20_000);
+            freed.Free();
+            var neither = NewConcurrentTable(20_000); // a map never disposed: its table's finalizer gives the memory back
+            return [new WeakReference(released, trackResurrection: true), new WeakReference(freed, trackResurrection: true), new WeakReference(neither, trackResurrection: true)];
+        }
+    }
+}
