@@ -104,7 +104,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     internal static readonly int FirstHugeSegment = Math.Max(1, SegmentsPerHugeBlock);
     /// <summary>How many segments before <see cref="FirstHugeSegment"/> a growing table asks for its first ready block:
     /// the work item then has that many segments' splits (thousands of inserts) to map and fault it.</summary>
-    private const int SpareLeadSegments = 4;
+    internal const int SpareLeadSegments = 4;
 
     /// <summary>Tests under Coyote: split value copies in two halves with a scheduling point between (Coyote sees no native load or store).</summary>
     private static readonly bool s_interleave = AppContext.TryGetSwitch(InterleaveSwitch, out bool on) && on;
@@ -142,6 +142,8 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     private nint _spareBlock;
     private long _spareBytes;
     private int _preparingSpare;
+    // The writer's: a segment asked for the next block; the next insert that does not split requests it (see RequestSpareBlock).
+    private bool _spareWanted;
     private bool _growing;
     private long _nativeBytes;
     private long _splits;
@@ -396,6 +398,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     {
         if (_count >= int.MaxValue) ThrowHelper.ThrowMapFull(_owner);
         if (_count >= _splitAt) Split();
+        else if (_spareWanted) RequestSpareBlock(); // in an insert that does not split: its wake-up never adds to a segment's start
         byte* primary = BucketAt((byte**)_directory, BucketIndex(hash, _state));
         byte* bucket = primary;
         byte* last = primary;
@@ -746,8 +749,8 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// 4 KiB pages each also misses the TLB and walks the page tables, on 2 MiB pages the whole table stays within the
     /// TLB's reach. The cost: the table's memory grows by 2 MiB granules (at most one granule, less its header and
     /// tail, unused, plus the next block made ready), and a huge page's first touch is one fault that zeroes 2 MiB at
-    /// once, milliseconds in a virtual machine: so the next block is mapped and touched by a thread-pool work item
-    /// (<see cref="RequestSpareBlock"/>; asked <see cref="SpareLeadSegments"/> segments before the first huge one, and as
+    /// once, milliseconds in a virtual machine: so the next block is mapped and touched by the process's growth thread
+    /// (<see cref="RequestSpareBlock"/>, <see cref="GrowthPreparer"/>; asked <see cref="SpareLeadSegments"/> segments before the first huge one, and as
     /// soon as the table starts a block), and the insert that starts the following block takes it ready. When the work
     /// item has not made it ready yet, that insert maps a block on base pages (<see cref="HugePageBlocks.AllocateOnBasePages"/>),
     /// faulted in page by page as its segments fill, never a huge page's fault; the constructor (a table sized up front,
@@ -758,7 +761,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         // Every segment from SpareLeadSegments before the first huge one asks (a no-op while a block is ready or on its
         // way): the first block's request gets that many segments' splits to be served, and a request the writer made
         // while the last work item was still finishing is made again at the next segment.
-        if (segment + SpareLeadSegments >= FirstHugeSegment) RequestSpareBlock();
+        if (segment + SpareLeadSegments >= FirstHugeSegment) _spareWanted = _growing;
         if (segment < FirstHugeSegment)
         {
             byte* own = AllocatePages(SegmentBytes);
@@ -789,7 +792,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                 }
             }
             Volatile.Write(ref _nativeBytes, _nativeBytes + HugePageBlocks.GranuleBytes); // statistics only
-            RequestSpareBlock();
+            _spareWanted = _growing;
             *(byte**)block = _hugeBlocks;
             _hugeBlocks = block;
             _hugeCursor = block + HugeBlockHeaderBytes;
@@ -808,18 +811,23 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// the offer after <see cref="Free"/>. Per instantiation: a test uses a value type of its own.</summary>
     internal static Action? TestHookBeforeSpareOffer;
 
-    /// <summary>Starts a work item that makes the next huge-page block ready, unless one is ready or on its way, or the
-    /// table is still being built to its initial capacity (a table sized up front may never grow).</summary>
+    /// <summary>Asks the growth thread (<see cref="GrowthPreparer"/>) to make the next huge-page block ready, unless one is
+    /// ready or on its way, or the table is still being built to its initial capacity (a table sized up front may never grow).</summary>
+    /// <remarks>Called by an insert that does not split, the one after the segment that wanted the block: the request's
+    /// wake-up of the growth thread (tens of microseconds on a virtual machine) then never lands in the insert that also
+    /// maps and faults in a segment.</remarks>
     private void RequestSpareBlock()
     {
+        _spareWanted = false;
         if (!_growing || Volatile.Read(ref _spareBlock) != 0 || Interlocked.Exchange(ref _preparingSpare, 1) != 0) return;
-        ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false); // the table is the work item: nothing allocated
+        // The table is the work item: nothing allocated. Without a growth thread the writer maps its next block itself.
+        if (!GrowthPreparer.Request(this)) Volatile.Write(ref _preparingSpare, 0);
     }
 
     void IThreadPoolWorkItem.Execute() => PrepareSpareBlock();
 
     /// <summary>
-    /// On a thread-pool thread: maps a huge-page block, touches it (the kernel faults in and zeroes its huge page here,
+    /// On the growth thread (<see cref="GrowthPreparer"/>): maps a huge-page block, touches it (the kernel faults in and zeroes its huge page here,
     /// not in an insert) and offers it to the writer.
     /// </summary>
     /// <remarks>

@@ -31,6 +31,23 @@ internal static unsafe partial class LinuxNative
     /// <summary>Processors a mask of <see cref="PinCurrentThread"/> can name: the size of glibc's <c>cpu_set_t</c>.</summary>
     public const int MaxPinnableProcessors = 1024;
 
+    [LibraryImport("libc", EntryPoint = "sched_setscheduler")]
+    private static partial int SchedSetScheduler(int pid, int policy, int* parameter);
+
+    /// <summary>SCHED_BATCH: a normal-priority thread whose wake-ups do not preempt the thread running on its core.</summary>
+    private const int SchedBatch = 3;
+
+    /// <summary>
+    /// Puts the calling thread in the batch scheduling class (unprivileged; the same nice value): when another thread wakes
+    /// it, it does not preempt the thread running on the core it wakes on, but waits for a free core or the next tick. For
+    /// a helper thread that must not take the core from the thread that woke it. False when the kernel refused.
+    /// </summary>
+    public static bool MakeCurrentThreadBatch()
+    {
+        int priority = 0; // the static priority, 0 for the normal classes
+        return SchedSetScheduler(0, SchedBatch, &priority) == 0;
+    }
+
     [LibraryImport("libc", EntryPoint = "madvise")]
     private static partial int Madvise(void* address, nuint length, int advice);
 

@@ -102,6 +102,37 @@ public sealed class NativeMapHugePageTests
         }
     }
 
+    [Fact]
+    public void The_insert_that_starts_a_segment_does_not_ask_for_the_next_block_the_insert_after_it_does()
+    {
+        // The wake-up of the growth thread (tens of microseconds) must not land in the insert that also maps and faults in
+        // a segment: the first segment that wants the next block only marks it wanted, and the next insert (one that does
+        // not split: a split raises the threshold by about 12 entries) makes the request.
+        var map = new NativeMap<long, Payload>();
+        var table = map.Table;
+        try
+        {
+            int wanting = Math.Max(1, NativeHashTable<long, Payload>.FirstHugeSegment - NativeHashTable<long, Payload>.SpareLeadSegments);
+            long k = 0;
+            for (; table.SegmentCount <= wanting; k++)
+            {
+                Assert.False(table.IsPreparingSpareBlock, $"a block was asked for at {table.SegmentCount} segments");
+                map[k] = Payload.Of(k);
+            }
+            long splits = table.Splits;
+            Assert.False(table.IsPreparingSpareBlock || table.SpareBlockBytes > 0, "the insert that started the segment asked for the block");
+            map[k] = Payload.Of(k);
+            Assert.Equal(splits, table.Splits);
+            Assert.True(table.IsPreparingSpareBlock || table.SpareBlockBytes > 0, "the insert after it did not ask for the block");
+        }
+        finally
+        {
+            map.Dispose();
+        }
+        Assert.True(SpinWait.SpinUntil(() => !table.IsPreparingSpareBlock, TimeSpan.FromSeconds(10)), "the growth thread never finished");
+        Assert.Equal(0, table.NativeBytes);
+    }
+
     [LinuxFact]
     public void With_no_block_ready_inserts_go_on_on_a_base_page_block_and_Dispose_gives_it_back()
     {
