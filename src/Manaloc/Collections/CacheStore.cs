@@ -22,10 +22,12 @@ namespace Manaloc.Collections;
 /// miss. A huge page holds only bytes the budget counts (the blocks and tables are whole units).</para>
 /// <para>An entry is a chain of chunks linked by the first 4 bytes of each (a chunk reference is its index + 1; 0 ends
 /// the chain): the first chunk holds the header and the start of the key; key then value follow, 60 bytes per
-/// chunk. One chunk size means no size class can starve another: any eviction frees chunks every entry can use.</para>
+/// chunk. One chunk size means no size class can starve another: any eviction frees chunks every entry can use. Free
+/// chunks are kept as runs of consecutive chunks listed by length (<see cref="TakeRun"/>), so an entry is usually one
+/// run, which readers prefetch and copy by address, also once the space has been recycled many times.</para>
 /// <para>Readers (lock-free, read-copy-update): an entry's chunks are written before a release store links it
 /// into its bucket, and never change while it is reachable (but for the sliding expiry, which readers store). Removing an entry unlinks it (release store) and puts it on the retired list, whose chunks go
-/// back to the free list only after <see cref="ReaderGate.WaitForReaders"/>: every read that may have loaded a link
+/// back to the free runs only after <see cref="ReaderGate.WaitForReaders"/>: every read that may have loaded a link
 /// to it has ended (see <see cref="ReaderGate"/>'s ordering argument: unlink, process-wide barrier, wait for each
 /// reader that was inside). So a reader never sees an entry's chunks reused: it copies the old value whole or the
 /// new one whole. The wait is amortised: retired chunks are reclaimed in batches of about 1/512 of the space (at most 256 chunks).</para>
@@ -55,6 +57,11 @@ internal sealed unsafe partial class CacheStore
     private const int FirstPayload = ChunkBytes - HeaderBytes; // 4 bytes of the key in the first chunk
     internal const long Never = long.MaxValue;
     private const int PrefetchChunkLimit = 16;
+    // Free-run lists: list n (1 to FreeRunClasses - 1) holds runs of exactly n chunks, the last list runs of
+    // FreeRunClasses chunks or more. A free run's first chunk holds the next run of its list in its link and its
+    // length after it.
+    private const int FreeRunClasses = 32;
+    private const int FreeRunLengthOffset = 4;
 
     /// <summary>Tests under Coyote: a scheduling point between the chunks of a copy (Coyote sees no native load or store).</summary>
     private static readonly bool s_interleave = AppContext.TryGetSwitch("Manaloc.Collections.InterleaveNativeAccess", out bool on) && on;
@@ -72,7 +79,8 @@ internal sealed unsafe partial class CacheStore
     // Writer state (under the cache's lock); counters read by other threads are written with Volatile.Write.
     private int _blockCount;
     private uint _freshNext, _freshEnd;
-    private uint _freeHead;
+    // Free chunks as runs of consecutive chunks of one block, listed by length (see TakeRun); _freeChunks counts them all.
+    private readonly uint[] _freeRuns = new uint[FreeRunClasses + 1];
     private long _freeChunks;
     private uint _retiredHead;
     private long _retiredChunks;
@@ -141,6 +149,9 @@ internal sealed unsafe partial class CacheStore
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static ref uint Link(byte* chunk) => ref *(uint*)chunk;
+
+    /// <summary>Whether <paramref name="reference"/> is the first chunk of its block (its predecessor's reference is in another block).</summary>
+    private bool StartsBlock(uint reference) => ((reference - 1) & ((1u << (_blockShift - ChunkShift)) - 1)) == 0;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private ref uint Bucket(ulong hash) => ref ((uint*)_buckets)[(uint)hash & _bucketMask];
@@ -233,6 +244,28 @@ internal sealed unsafe partial class CacheStore
         }
         return true;
     }
+
+    /// <summary>The free chunks counted by walking the free-run lists (for tests: it must equal the count kept); throws
+    /// if a run is on the wrong list or crosses the end of its block.</summary>
+    internal long CountFreeRunChunks()
+    {
+        long total = 0;
+        long chunksPerBlock = 1L << (_blockShift - ChunkShift);
+        for (int list = 1; list <= FreeRunClasses; list++)
+        {
+            for (uint run = _freeRuns[list]; run != 0; run = Link(At(run)))
+            {
+                long length = *(int*)(At(run) + FreeRunLengthOffset);
+                if (length < 1 || Math.Min(length, FreeRunClasses) != list) throw new InvalidOperationException($"A free run of {length} chunks is on list {list}.");
+                if ((run - 1) % chunksPerBlock + length > chunksPerBlock) throw new InvalidOperationException($"The free run at {run} of {length} chunks crosses its block's end.");
+                total += length;
+            }
+        }
+        return total;
+    }
+
+    /// <summary>Free chunks as counted (the free runs, not the fresh chunks of the current block).</summary>
+    internal long FreeRunChunksCounted => _freeChunks;
 
     /// <summary>Whether the entry has expired at <paramref name="now"/> (UTC ticks).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -405,12 +438,12 @@ internal sealed unsafe partial class CacheStore
     private void AddBlock()
     {
         byte* block = (byte*)AllocateBlock(1L << _blockShift);
-        // The previous block's chunks not yet handed out go to the free list.
-        while (_freshNext < _freshEnd)
+        // The previous block's chunks not yet handed out go to the free runs, as one run.
+        if (_freshNext < _freshEnd)
         {
-            Link(At(_freshNext)) = _freeHead;
-            _freeHead = _freshNext++;
-            _freeChunks++;
+            PushRun(_freshNext, _freshEnd - _freshNext);
+            _freeChunks += _freshEnd - _freshNext;
+            _freshNext = _freshEnd;
         }
         // Written before any chunk of the block is linked into the index (release), so a reader that reaches a chunk sees it.
         ((byte**)_directory)[_blockCount] = block;
@@ -420,16 +453,63 @@ internal sealed unsafe partial class CacheStore
         Volatile.Write(ref _blockCount, _blockCount + 1);
     }
 
-    private uint TakeChunk()
+    /// <summary>Puts a run of <paramref name="length"/> consecutive free chunks of one block on its list.</summary>
+    private void PushRun(uint first, long length)
     {
-        if (_freeHead != 0)
+        int list = (int)Math.Min(length, FreeRunClasses);
+        byte* chunk = At(first);
+        Link(chunk) = _freeRuns[list];
+        *(int*)(chunk + FreeRunLengthOffset) = (int)length;
+        _freeRuns[list] = first;
+    }
+
+    /// <summary>Takes a run of consecutive chunks for an entry of <paramref name="wanted"/> chunks (the caller made room):
+    /// the shortest free run that holds it whole (its rest goes back as a shorter run), else fresh chunks of the current
+    /// block, else the longest run there is (the entry then continues in another run). Returns the run's first chunk and
+    /// sets <paramref name="length"/> (at most <paramref name="wanted"/>).</summary>
+    /// <remarks>Why runs: an entry in consecutive chunks is read by address, its lines prefetched at once; an entry
+    /// chained across scattered chunks makes a reader wait for each chunk's link before it can load the next (a
+    /// dependent cache miss per 60 bytes). A single free list of chunks mixed the retired entries' chunks, so once
+    /// evictions and replacements had recycled the space nearly every entry was chained. Runs keep an evicted entry's
+    /// chunks together, and an entry of the same size (the usual case: what is evicted looks like what is written)
+    /// takes them whole.</remarks>
+    private uint TakeRun(long wanted, out long length)
+    {
+        for (int list = (int)Math.Min(wanted, FreeRunClasses); list <= FreeRunClasses; list++)
         {
-            uint reference = _freeHead;
-            _freeHead = Link(At(reference));
-            _freeChunks--;
-            return reference;
+            uint run = _freeRuns[list];
+            if (run == 0) continue;
+            byte* chunk = At(run);
+            long runLength = *(int*)(chunk + FreeRunLengthOffset);
+            // The last list's runs are of any length from FreeRunClasses: its head may be too short.
+            if (runLength < wanted) continue;
+            _freeRuns[list] = Link(chunk);
+            if (runLength > wanted) PushRun(run + (uint)wanted, runLength - wanted);
+            _freeChunks -= wanted;
+            length = wanted;
+            return run;
         }
-        return _freshNext++;
+        long fresh = _freshEnd - _freshNext;
+        if (fresh >= wanted || (fresh > 0 && _freeChunks == 0))
+        {
+            length = Math.Min(wanted, fresh);
+            uint first = _freshNext;
+            _freshNext += (uint)length;
+            return first;
+        }
+        for (int list = FreeRunClasses; list > 0; list--)
+        {
+            uint run = _freeRuns[list];
+            if (run == 0) continue;
+            byte* chunk = At(run);
+            long runLength = *(int*)(chunk + FreeRunLengthOffset);
+            _freeRuns[list] = Link(chunk);
+            length = Math.Min(runLength, wanted);
+            if (runLength > length) PushRun(run + (uint)length, runLength - length);
+            _freeChunks -= length;
+            return run;
+        }
+        throw new InvalidOperationException("The cache's free chunks are fewer than it counted: an internal error.");
     }
 
     /// <summary>Waits until no reader can hold a retired entry, then gives its chunks to the free list.</summary>
@@ -439,12 +519,21 @@ internal sealed unsafe partial class CacheStore
         ReaderGate.WaitForReaders();
         for (uint entry = _retiredHead; entry != 0;)
         {
-            byte* head = At(entry);
-            uint next = *(uint*)(head + PolicyPrevOffset);
-            byte* last = head;
-            while (Link(last) != 0) last = At(Link(last));
-            Link(last) = _freeHead;
-            _freeHead = entry;
+            uint next = *(uint*)(At(entry) + PolicyPrevOffset);
+            // The chain cut into its runs of consecutive chunks (an entry taken from one run is one run again).
+            uint runFirst = entry, reference = entry;
+            while (true)
+            {
+                uint link = Link(At(reference));
+                if (link == reference + 1 && !StartsBlock(link))
+                {
+                    reference = link;
+                    continue;
+                }
+                PushRun(runFirst, reference - runFirst + 1);
+                if (link == 0) break;
+                runFirst = reference = link;
+            }
             entry = next;
         }
         _freeChunks += _retiredChunks;
@@ -460,18 +549,29 @@ internal sealed unsafe partial class CacheStore
         long chunks = ChunksFor(key.Length, valueLength);
         // Before anything changes: room (it may evict the old entry of this key; then this is an add).
         MakeRoom(chunks, now, ref counters);
-        // Take the chunks and link them; write the header and the bytes.
-        uint first = TakeChunk();
+        // Take the chunks, in as few runs as the free space allows, and link them; write the header and the bytes.
+        uint first = TakeRun(chunks, out long runLength);
         byte* entry = At(first);
         byte* chunk = entry;
         bool contiguous = true;
-        for (long i = 1; i < chunks; i++)
+        uint reference = first;
+        long left = chunks;
+        while (true)
         {
-            uint next = TakeChunk();
+            for (long i = 1; i < runLength; i++)
+            {
+                Link(chunk) = reference + 1;
+                reference++;
+                chunk += ChunkBytes;
+            }
+            left -= runLength;
+            if (left == 0) break;
+            uint next = TakeRun(left, out runLength);
             Link(chunk) = next;
             byte* nextChunk = At(next);
             contiguous &= nextChunk == chunk + ChunkBytes;
             chunk = nextChunk;
+            reference = next;
         }
         Link(chunk) = 0;
         // Before the release store that links the entry, like the rest of the header; never changed while it is reachable.
