@@ -346,8 +346,7 @@ public sealed class NativeCacheTests
     [InlineData(CacheSubjects.Native)]
     public void The_throughput_phase_finds_every_key_it_stored_in_its_last_reads(string variant)
     {
-        // The closing lookups run through the mix, whose every twentieth operation is a write: the share is of its reads,
-        // so a cache that holds every key reads 100 %, not the 95 % hits over all operations would give.
+        // After the throughput phases (writes of new values from one and two threads), every key stored is still found.
         var context = new ExperimentContext("native-cache", RunSettings.Smoke());
         NativeCacheProbe.Run(context, new NativeCachePlan(variant, 2_000, NativeCacheProbe.OverflowBudget(RunSettings.Smoke())));
         var hits = Assert.Single(context.Measurements, m => m.Variant == variant && m.Parameters.Is("op", "throughput-hits"));
