@@ -327,6 +327,32 @@ public sealed class NativeCacheTests
         Assert.InRange(hits, 1, given * 3 / 4);
     }
 
+    [Fact]
+    public void ConcurrentLrus_count_from_its_queues_is_the_entries_it_still_finds_after_evicting()
+    {
+        // Its count is the sum of its three queues' counts (its own Count enumerates a million entries): after evictions
+        // it must still be exactly the entries a lookup finds.
+        const long budget = 1 << 20;
+        int capacity = CacheSubjects.CapacityFor(budget), given = capacity * 3;
+        using var subject = CacheSubjects.Create(CacheSubjects.Lru, budget, capacity, given);
+        subject.Fill(0, given);
+        long found = subject.Gets(0, RequestKeys.Materialize([.. Enumerable.Range(0, given)]), given);
+        Assert.InRange(found, 1, given - 1); // it evicted
+        Assert.Equal(found, subject.Count);
+    }
+
+    [Theory]
+    [InlineData(CacheSubjects.Memory)]
+    [InlineData(CacheSubjects.Native)]
+    public void The_throughput_phase_finds_every_key_it_stored_in_its_last_reads(string variant)
+    {
+        // After the throughput phases (writes of new values from one and two threads), every key stored is still found.
+        var context = new ExperimentContext("native-cache", RunSettings.Smoke());
+        NativeCacheProbe.Run(context, new NativeCachePlan(variant, 2_000, NativeCacheProbe.OverflowBudget(RunSettings.Smoke())));
+        var hits = Assert.Single(context.Measurements, m => m.Variant == variant && m.Parameters.Is("op", "throughput-hits"));
+        Assert.Equal(100.0, hits.Statistics.Median);
+    }
+
     [Theory]
     [InlineData((48L << 20) - 1, 32L << 20)]
     [InlineData(48L << 20, 64L << 20)] // midway: the larger
