@@ -103,7 +103,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// so a block's unused remainder is at most what the table already holds (small maps never take a 2 MiB granule).</summary>
     internal static readonly int FirstHugeSegment = Math.Max(1, SegmentsPerHugeBlock);
     /// <summary>How many segments before <see cref="FirstHugeSegment"/> a growing table asks for its first ready block:
-    /// the work item then has that many segments' splits (thousands of inserts) to map and fault it.</summary>
+    /// the growth thread then has that many segments' splits (thousands of inserts) to map and fault it.</summary>
     internal const int SpareLeadSegments = 4;
 
     /// <summary>Tests under Coyote: split value copies in two halves with a scheduling point between (Coyote sees no native load or store).</summary>
@@ -237,7 +237,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// <summary>Tests: where segment <paramref name="segment"/> (below <see cref="SegmentCount"/>) starts.</summary>
     internal nint SegmentAt(int segment) => ((nint*)_directory)[segment];
 
-    /// <summary>Tests: whether a work item is making the next huge-page block ready.</summary>
+    /// <summary>Tests: whether the growth thread is making the next huge-page block ready.</summary>
     internal bool IsPreparingSpareBlock => Volatile.Read(ref _preparingSpare) != 0;
     public long Splits => Volatile.Read(ref _splits);
     public long BucketCount
@@ -751,8 +751,8 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// tail, unused, plus the next block made ready), and a huge page's first touch is one fault that zeroes 2 MiB at
     /// once, milliseconds in a virtual machine: so the next block is mapped and touched by the process's growth thread
     /// (<see cref="RequestSpareBlock"/>, <see cref="GrowthPreparer"/>; asked <see cref="SpareLeadSegments"/> segments before the first huge one, and as
-    /// soon as the table starts a block), and the insert that starts the following block takes it ready. When the work
-    /// item has not made it ready yet, that insert maps a block on base pages (<see cref="HugePageBlocks.AllocateOnBasePages"/>),
+    /// soon as the table starts a block), and the insert that starts the following block takes it ready. When the growth
+    /// thread has not made it ready yet, that insert maps a block on base pages (<see cref="HugePageBlocks.AllocateOnBasePages"/>),
     /// faulted in page by page as its segments fill, never a huge page's fault; the constructor (a table sized up front,
     /// not yet growing) maps its blocks on huge pages itself. A table that stops growing keeps one block ready (counted
     /// in <see cref="NativeBytes"/>) until Clear or Dispose.</remarks>
@@ -760,7 +760,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     {
         // Every segment from SpareLeadSegments before the first huge one asks (a no-op while a block is ready or on its
         // way): the first block's request gets that many segments' splits to be served, and a request the writer made
-        // while the last work item was still finishing is made again at the next segment.
+        // while the growth thread was still finishing the last one is made again at the next segment.
         if (segment + SpareLeadSegments >= FirstHugeSegment) _spareWanted = _growing;
         if (segment < FirstHugeSegment)
         {
@@ -807,7 +807,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         return carved;
     }
 
-    /// <summary>Tests: runs on the work item's thread between making a block ready and offering it, so a test can order
+    /// <summary>Tests: runs on the growth thread between making a block ready and offering it, so a test can order
     /// the offer after <see cref="Free"/>. Per instantiation: a test uses a value type of its own.</summary>
     internal static Action? TestHookBeforeSpareOffer;
 
@@ -820,7 +820,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     {
         _spareWanted = false;
         if (!_growing || Volatile.Read(ref _spareBlock) != 0 || Interlocked.Exchange(ref _preparingSpare, 1) != 0) return;
-        // The table is the work item: nothing allocated. Without a growth thread the writer maps its next block itself.
+        // The table is the request (an IThreadPoolWorkItem run by the growth thread): nothing allocated. Without a growth thread the writer maps its next block itself.
         if (!GrowthPreparer.Request(this)) Volatile.Write(ref _preparingSpare, 0);
     }
 
@@ -836,7 +836,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// freed once. A block offered after <see cref="Free"/> must not leak: Free stores <c>_freed</c> and then exchanges
     /// (a full fence); the preparer compare-exchanges (a full fence) and then reads <c>_freed</c>. Either Free's exchange
     /// comes after the offer and takes the block, or the preparer's read comes after Free's store and sees it, and takes
-    /// the block back itself (both may try; one gets it). At most one work item runs at a time (<c>_preparingSpare</c>),
+    /// the block back itself (both may try; one gets it). At most one preparation runs at a time (<c>_preparingSpare</c>),
     /// so an offer never finds another block waiting. If the system refuses the memory, no block is offered and the
     /// writer maps one itself, where a refusal is the caller's out-of-memory error.
     /// </remarks>
@@ -859,7 +859,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
             Volatile.Write(ref _spareBytes, HugePageBlocks.GranuleBytes);
             if (Interlocked.CompareExchange(ref _spareBlock, (nint)block, 0) != 0)
             {
-                HugePageBlocks.Free(block, HugePageBlocks.GranuleBytes); // cannot happen (one work item at a time); never leak
+                HugePageBlocks.Free(block, HugePageBlocks.GranuleBytes); // cannot happen (one preparation at a time); never leak
                 return;
             }
             if (Volatile.Read(ref _freed)) FreeSpareBlock();
