@@ -136,7 +136,7 @@ public sealed class NativeCache() : Experiment(
             + "the string-keyed caches look up that string, NativeCache takes it as a span and FASTER the bytes. The request's key is read sequentially, so it is in cache; the key the cache stored is not: "
             + "a managed cache compares the request's string with its stored one character by character (never the same instance), NativeCache and FASTER compare bytes inline in their entries. "
             + "The two threads start half the stream apart. Every 20th operation of the mix replaces the key's value with one of a new random size; each thread copies hits into its own reused ArrayBufferWriter. "
-            + "Floors, in NativeCache's child: after the cache's figures, in rounds of their own, the key and the copy (the request's key encoded to UTF-8 and hashed as NativeCache does, then the entry's value copied into the writer from its own slot of one flat native block of a slot of 520 B an entry, found by the entry's index: the one random access to memory any cache's hit pays, with no lookup; a write copies the new value into the slot) "
+            + "Floors, in NativeCache's child: after the cache's figures, in rounds of their own, the key and the copy (the request's key encoded to UTF-8 and hashed as NativeCache does, then the entry's value copied into the writer from its own slot of one flat native block of a slot of 520 B an entry, on transparent huge pages where the system has them as NativeCache's blocks are, found by the entry's index: the one random access to memory any cache's hit pays, with no lookup; a write copies the new value into the slot) "
             + "and, in the cache's rounds, the key alone (encoded and hashed, nothing stored or copied).");
     }
 

@@ -133,4 +133,42 @@ internal static unsafe partial class LabNative
             return -1;
         }
     }
+
+    private const int ProtReadWrite = 0x1 | 0x2;
+    private const int MapPrivateAnonymous = 0x02 | 0x20;
+    /// <summary>MADV_HUGEPAGE: back the range with transparent huge pages where the kernel can.</summary>
+    private const int MadviseHugePage = 14;
+
+    [LibraryImport("libc", EntryPoint = "mmap", SetLastError = true)]
+    private static partial nint Mmap(nint address, nuint length, int protection, int flags, int fd, nint offset);
+
+    [LibraryImport("libc", EntryPoint = "munmap")]
+    private static partial int Munmap(nint address, nuint length);
+
+    [LibraryImport("libc", EntryPoint = "madvise")]
+    private static partial int Madvise(nint address, nuint length, int advice);
+
+    /// <summary>
+    /// Linux: <paramref name="bytes"/> of zeroed, private anonymous memory advised for transparent huge pages (as the
+    /// library's own large blocks are), so a floor built on it pays the same address translation as the structures it
+    /// bounds; null elsewhere or when the system refuses (the caller allocates as usual). Free with <see cref="UnmapHugePages"/>.
+    /// </summary>
+    public static byte* MapHugePages(nuint bytes)
+    {
+        if (!OperatingSystem.IsLinux() || IntPtr.Size != 8) return null;
+        try
+        {
+            nint block = Mmap(0, bytes, ProtReadWrite, MapPrivateAnonymous, -1, 0);
+            if (block == -1) return null;
+            _ = Madvise(block, bytes, MadviseHugePage); // advice only: without it the block is still valid, on base pages
+            return (byte*)block;
+        }
+        catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>Unmaps a block from <see cref="MapHugePages"/>.</summary>
+    public static void UnmapHugePages(byte* block, nuint bytes) => _ = Munmap((nint)block, bytes);
 }
