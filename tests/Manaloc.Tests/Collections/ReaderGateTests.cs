@@ -35,6 +35,42 @@ public sealed class ReaderGateTests
         Assert.True(waited.IsSet);
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void A_read_nested_inside_another_does_not_end_the_outer_one(bool innerHasLeft)
+    {
+        using var ready = new ManualResetEventSlim();
+        using var release = new ManualResetEventSlim();
+        var reader = new Thread(() =>
+        {
+            var outer = ReaderGate.Enter();
+            // User code inside a read (a TimeProvider, a key's Equals) that reads a map or cache itself.
+            var inner = ReaderGate.Enter();
+            if (innerHasLeft) ReaderGate.Exit(inner);
+            ready.Set();
+            release.Wait();
+            if (!innerHasLeft) ReaderGate.Exit(inner);
+            ReaderGate.Exit(outer);
+        });
+        reader.Start();
+        ready.Wait();
+        using var waited = new ManualResetEventSlim();
+        var reclaimer = new Thread(() =>
+        {
+            ReaderGate.WaitForReaders();
+            waited.Set();
+        });
+        reclaimer.Start();
+        // The outer read is still inside, whether or not the inner one has left: a slot the inner enter or exit made even
+        // would let the reclaimer through here, and it would free what the outer read still holds.
+        Assert.False(waited.Wait(TimeSpan.FromMilliseconds(200)));
+        release.Set();
+        reader.Join();
+        reclaimer.Join();
+        Assert.True(waited.IsSet);
+    }
+
     [Fact]
     public void WaitForReaders_does_not_wait_for_reads_that_ended_nor_for_threads_that_never_read()
     {
