@@ -309,16 +309,26 @@ internal sealed unsafe partial class CacheStore
     /// admission weighs a candidate against a victim more exactly. The estimate itself rises by one as with a plain
     /// increment of all four.
     /// </summary>
+    /// <remarks>One pass over the block: each row's counter is in a word of its own (rows 2i and 2i+1), so raising one
+    /// row's counter changes no other row's, and the four counters read once for the estimate are the values to compare
+    /// with it (the drain counts a hash per record read: computing the block and bits and loading the words twice was
+    /// half its work).</remarks>
     internal void Increment(ulong hash)
     {
-        int estimate = Frequency(hash);
-        if (estimate == 15) return; // saturated: no counter moves, so it is no sample of the aging period
         ulong* block = SketchBlock(hash);
         uint bits = CounterBits(hash);
-        for (int i = 0; i < 4; i++, bits >>= 8)
-        {
-            if (Counter(block, bits, i) == estimate) block[(i << 1) + (int)(bits & 1)] += 1UL << (int)((bits >> 1) & 15) * 4;
-        }
+        ulong* w0 = block + (int)(bits & 1), w1 = block + 2 + (int)((bits >> 8) & 1);
+        ulong* w2 = block + 4 + (int)((bits >> 16) & 1), w3 = block + 6 + (int)((bits >> 24) & 1);
+        int s0 = (int)((bits >> 1) & 15) * 4, s1 = (int)((bits >> 9) & 15) * 4;
+        int s2 = (int)((bits >> 17) & 15) * 4, s3 = (int)((bits >> 25) & 15) * 4;
+        int c0 = (int)((*w0 >> s0) & 0xF), c1 = (int)((*w1 >> s1) & 0xF);
+        int c2 = (int)((*w2 >> s2) & 0xF), c3 = (int)((*w3 >> s3) & 0xF);
+        int estimate = Math.Min(Math.Min(c0, c1), Math.Min(c2, c3));
+        if (estimate == 15) return; // saturated: no counter moves, so it is no sample of the aging period
+        if (c0 == estimate) *w0 += 1UL << s0;
+        if (c1 == estimate) *w1 += 1UL << s1;
+        if (c2 == estimate) *w2 += 1UL << s2;
+        if (c3 == estimate) *w3 += 1UL << s3;
         // Caffeine's and ConcurrentLfu's period: ten samples per entry the cache holds (never under ten per sketch word).
         if (++_samples >= Math.Max(_sampleSize, 10 * _count)) Age();
     }

@@ -135,6 +135,44 @@ public sealed class NativeCachePolicyTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void An_increment_raises_exactly_the_counters_at_the_estimate_and_none_once_saturated()
+    {
+        // A reference of the rule, checked on every increment: the smallest sketch (16 words) and eight keys counted 150
+        // times in random order (fewer samples than the 160 that age it), so keys share counters and some saturate at 15.
+        var layout = new CacheLayout(NativeCache.MinimumMaxBytes);
+        var store = new CacheStore(layout);
+        try
+        {
+            var random = new Random(29);
+            var keys = new ulong[8];
+            for (int k = 0; k < keys.Length; k++) keys[k] = (ulong)random.NextInt64() | 1;
+            int saturated = 0, partial = 0;
+            for (int i = 0; i < 150; i++)
+            {
+                ulong hash = keys[random.Next(keys.Length)];
+                var before = new int[4];
+                for (int row = 0; row < 4; row++) before[row] = store.Counter(hash, row);
+                int estimate = before.Min();
+                store.Increment(hash);
+                if (estimate == 15) saturated++;
+                if (before.Any(c => c != estimate)) partial++;
+                for (int row = 0; row < 4; row++)
+                {
+                    int expected = estimate < 15 && before[row] == estimate ? estimate + 1 : before[row];
+                    Assert.Equal(expected, store.Counter(hash, row));
+                }
+                Assert.Equal(Math.Min(estimate + 1, 15), store.Frequency(hash));
+            }
+            Assert.True(saturated > 0, "no increment met a saturated key: the case went untested");
+            Assert.True(partial > 0, "no increment met counters above the estimate: the conservative case went untested");
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
+
+    [Fact]
     public void The_sketch_counts_by_conservative_update_raising_only_a_keys_least_counters()
     {
         // The smallest budget's sketch (two blocks of counters). Key A is counted five times (all its counters at 5); key B,
