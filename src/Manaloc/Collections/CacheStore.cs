@@ -271,8 +271,10 @@ internal sealed unsafe partial class CacheStore
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static bool IsExpired(byte* entry, long now) => Volatile.Read(ref *(long*)(entry + ExpiresOffset)) <= now;
 
+    /// <summary>The entry's expiry (UTC ticks; <see cref="Never"/> if it does not expire), loaded once: a read tests
+    /// "may expire" and "has expired" on the one value instead of loading the field for each.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static bool MayExpire(byte* entry) => Volatile.Read(ref *(long*)(entry + ExpiresOffset)) != Never;
+    public static long Expires(byte* entry) => Volatile.Read(ref *(long*)(entry + ExpiresOffset));
 
     /// <summary>A read's bookkeeping: the access recorded for the policy (see <see cref="RecordAccess"/>), and a sliding
     /// entry's expiry moved to now + sliding (capped by its absolute expiry): a plain store, also harmless on an entry

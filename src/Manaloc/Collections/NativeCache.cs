@@ -323,7 +323,8 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
             if (store is null) ThrowDisposed();
             byte* entry = store.Find(key, hash, out _);
             if (entry == null) return -1;
-            if (CacheStore.MayExpire(entry) && CacheStore.IsExpired(entry, _clock.GetUtcNow().UtcTicks)) return -1;
+            long expires = CacheStore.Expires(entry);
+            if (expires != CacheStore.Never && expires <= _clock.GetUtcNow().UtcTicks) return -1;
             length = CacheStore.ValueLength(entry);
             if (!copy || length <= destination.Length)
             {
