@@ -135,6 +135,32 @@ public sealed class NativeCachePolicyTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public unsafe void A_read_recorded_under_any_stripe_number_lands_in_a_stripe_and_is_counted_by_the_drain()
+    {
+        // The record's stripe is the thread's number masked to the stripes: numbers past the stripe count and negative
+        // ones must each land in a stripe, one record each, all drained into the sketch.
+        var store = new CacheStore(new CacheLayout(1 << 20));
+        try
+        {
+            var counters = new CacheCounters();
+            byte[] key = "recorded"u8.ToArray();
+            ulong hash = CacheHashing.Hash(key);
+            store.Set(key, hash, "value"u8, default, 5, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+            store.Drain();
+            int before = store.Frequency(hash);
+            int[] stripes = [0, 1, 7, 64, 1000, int.MaxValue, -1, int.MinValue, -65];
+            byte* entry = store.Find(key, hash, out _);
+            foreach (int stripe in stripes) store.Touch(entry, null, stripe);
+            store.Drain();
+            Assert.Equal(before + stripes.Length, store.Frequency(hash));
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
+
+    [Fact]
     public void An_increment_raises_exactly_the_counters_at_the_estimate_and_none_once_saturated()
     {
         // A reference of the rule, checked on every increment: the smallest sketch (16 words) and eight keys counted 150
