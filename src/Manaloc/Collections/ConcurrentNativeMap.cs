@@ -129,6 +129,7 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// <returns>True if the key is present; otherwise false and <paramref name="value"/> is default.</returns>
     /// <exception cref="ObjectDisposedException">The map was disposed (also when Dispose raced this read).</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    [SkipLocalsInit] // the retry's local is written by the call before it is read: zeroing it cost every inlined hit three stores
     public bool TryGetValue(TKey key, out TValue value)
     {
         if (MapHashing.HasRuntimeEquality<TKey>() && _hasher is null)
@@ -145,7 +146,10 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
                 {
                     int outcome = table.TryGetConcurrentOnce(key, MapHashing.Hash(key, null), out value);
                     GC.KeepAlive(table);
-                    if (outcome >= 0) return outcome == 1;
+                    // A hit first: one test on its path (the JIT does not fold the outcome into the attempt's checks; >= 0 then
+                    // == 1 tested it twice).
+                    if (outcome > 0) return true;
+                    if (outcome == 0) return false;
                 }
             }
             else
@@ -163,7 +167,11 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
                 if (outcome >= 0) return outcome == 1;
             }
         }
-        return TryGetValueRetrying(key, Hash(key), out value);
+        // Through a local of its own: the call takes its address, and taking the caller's would keep the caller's value in
+        // memory on the inlined path too (each hit stored and reloaded it).
+        bool found = TryGetValueRetrying(key, Hash(key), out TValue retried);
+        value = retried;
+        return found;
     }
 
     /// <summary>The read's retry loop, out of line: for keys whose equality is user code, and for retries (a writer in the
