@@ -7,15 +7,46 @@ public sealed class ReaderGateTests
 {
     [Fact]
     public void WaitForReaders_returns_only_after_a_read_in_progress_has_left_the_gate()
+        // The reader is inside: a gate that lost the reader's marker, or a wait that skips it, lets the reclaimer through,
+        // and the memory would be freed under the read.
+        => AssertReclaimerWaitsForReader(() =>
+        {
+            var slot = ReaderGate.Enter();
+            return () => ReaderGate.Exit(slot);
+        });
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void A_read_nested_inside_another_does_not_end_the_outer_one(bool innerHasLeft)
+        // The outer read is still inside, whether or not the inner one has left: a slot the inner enter or exit made even
+        // would let the reclaimer through, and it would free what the outer read still holds.
+        => AssertReclaimerWaitsForReader(() =>
+        {
+            var outer = ReaderGate.Enter();
+            // User code inside a read (a TimeProvider, a key's Equals) that reads a map or cache itself.
+            var inner = ReaderGate.Enter();
+            if (innerHasLeft) ReaderGate.Exit(inner);
+            return () =>
+            {
+                if (!innerHasLeft) ReaderGate.Exit(inner);
+                ReaderGate.Exit(outer);
+            };
+        });
+
+    /// <summary>On a reader thread, <paramref name="enter"/> enters a read and returns how to leave it; while the reader
+    /// is inside, a reclaimer's <see cref="ReaderGate.WaitForReaders"/> must not return, however long it is given, and
+    /// once the reader has left it must.</summary>
+    private static void AssertReclaimerWaitsForReader(Func<Action> enter)
     {
         using var entered = new ManualResetEventSlim();
         using var release = new ManualResetEventSlim();
         var reader = new Thread(() =>
         {
-            var slot = ReaderGate.Enter();
+            var leave = enter();
             entered.Set();
             release.Wait();
-            ReaderGate.Exit(slot);
+            leave();
         });
         reader.Start();
         entered.Wait();
@@ -26,44 +57,6 @@ public sealed class ReaderGateTests
             waited.Set();
         });
         reclaimer.Start();
-        // The reader is inside: however long the reclaimer is given, it must not be done (a gate that lost the reader's
-        // marker, or a wait that skips it, lets it through, and the memory would be freed under the read).
-        Assert.False(waited.Wait(TimeSpan.FromMilliseconds(200)));
-        release.Set();
-        reader.Join();
-        reclaimer.Join();
-        Assert.True(waited.IsSet);
-    }
-
-    [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public void A_read_nested_inside_another_does_not_end_the_outer_one(bool innerHasLeft)
-    {
-        using var ready = new ManualResetEventSlim();
-        using var release = new ManualResetEventSlim();
-        var reader = new Thread(() =>
-        {
-            var outer = ReaderGate.Enter();
-            // User code inside a read (a TimeProvider, a key's Equals) that reads a map or cache itself.
-            var inner = ReaderGate.Enter();
-            if (innerHasLeft) ReaderGate.Exit(inner);
-            ready.Set();
-            release.Wait();
-            if (!innerHasLeft) ReaderGate.Exit(inner);
-            ReaderGate.Exit(outer);
-        });
-        reader.Start();
-        ready.Wait();
-        using var waited = new ManualResetEventSlim();
-        var reclaimer = new Thread(() =>
-        {
-            ReaderGate.WaitForReaders();
-            waited.Set();
-        });
-        reclaimer.Start();
-        // The outer read is still inside, whether or not the inner one has left: a slot the inner enter or exit made even
-        // would let the reclaimer through here, and it would free what the outer read still holds.
         Assert.False(waited.Wait(TimeSpan.FromMilliseconds(200)));
         release.Set();
         reader.Join();
