@@ -280,7 +280,10 @@ public sealed class NativeMapTests
         Assert.Equal([MapSubjects.Concurrent, MapSubjects.Faster, MapSubjects.ConcurrentNative], byOp[("mix", 2)].Select(m => m.Variant));
         Assert.Equal([MapSubjects.Concurrent, MapSubjects.Faster, MapSubjects.ConcurrentNative], byOp[("mix", 1)].Select(m => m.Variant));
         Assert.All(context.Measurements, m => Assert.Equal(settings.PerLaunch(2), m.Statistics.Count)); // one sample a round
-        Assert.All(byOp[("lookup-uniform", 1)], m => Assert.Equal(0, m.AllocatedBytesPerOp));
+        // No lookup allocates: a per-operation allocation is at least one object (24 bytes or more) an operation. Below one
+        // byte an operation is the runtime's one-off work on the thread (a smoke run samples before the loops reach their
+        // last tier, and a CI run's loaded machine once showed a few bytes over a sample's thousands of lookups).
+        Assert.All(byOp[("lookup-uniform", 1)], m => Assert.InRange(m.AllocatedBytesPerOp!.Value, 0, 1));
     }
 
     [Fact]
