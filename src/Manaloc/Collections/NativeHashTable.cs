@@ -84,6 +84,12 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// <summary>Above this a table sized up front is checked against the memory the process may use (see the constructor).</summary>
     private const long LargeTableBytes = 64L << 20;
     private const long SplitMask = (1L << SplitShift) - 1;
+    /// <summary>The split state's sign bit: the table was released (<see cref="ReleaseUnderReaders"/>). The depth (bits 40-45)
+    /// and the split pointer (bits 0-39) stay as they were, and every reader of the depth masks it (<see cref="Depth"/>, or
+    /// a shift's own count mask in <see cref="BucketIndex"/>), so a read that starts on a released table still computes its
+    /// bucket inside the directory (kept whole) and only its last check fails.</summary>
+    private const long ReleasedBit = long.MinValue;
+    private const int DepthMask = 63;
 
     internal static readonly int EntryBytes = sizeof(TKey) + sizeof(TValue);
     /// <summary>A primary bucket's entries, in its segment's entry block.</summary>
@@ -116,13 +122,12 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     private readonly string _owner;
 
     // Native state: the directory (byte** of segment pointers) and the split state ((d << 40) | p) are read by
-    // concurrent readers, so they change only by release stores; the rest is the writer's alone.
+    // concurrent readers, so they change only by release stores; the rest is the writer's alone. The split state's sign bit
+    // (ReleasedBit) is the released flag: set once ReleaseUnderReaders begins (before any page is discarded), after which
+    // no writer touches the table; a reader that sees it discards what it read. One word for both: a miss's last check
+    // (its bucket, then the flag) is one load, and a hit's flag check loads a word the read loaded at its start.
     private nint _directory;
     private long _state;
-    // Concurrent mode: 1 once ReleaseUnderReaders began (before any page is discarded); a reader that sees it discards what
-    // it read. Eight bytes so the runtime's field layout (references, then fields by size in declaration order) puts it
-    // beside the two fields above, which every read loads already: its load costs no extra cache line.
-    private long _released;
     private int _directoryCapacity;
     private int _segmentCount;
     private long _firstSegmentBuckets;
@@ -223,7 +228,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
 
     /// <summary>The count at which the next split runs: 85% of the primary slots of <paramref name="state"/>'s buckets.</summary>
     private static long SplitThreshold(long state)
-        => ((1L << (int)(state >> SplitShift)) + (state & SplitMask)) * PrimarySlots * LoadNumerator / LoadDenominator;
+        => ((1L << Depth(state)) + (state & SplitMask)) * PrimarySlots * LoadNumerator / LoadDenominator;
 
     public long Count => _concurrent ? Volatile.Read(ref _count) : _count;
     public long NativeBytes => Volatile.Read(ref _nativeBytes) + Volatile.Read(ref _spareBytes);
@@ -245,11 +250,15 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         get
         {
             long state = Volatile.Read(ref _state);
-            return (1L << (int)(state >> SplitShift)) + (state & SplitMask);
+            return (1L << Depth(state)) + (state & SplitMask);
         }
     }
 
     private static int RoundTo32(int bytes) => (bytes + 31) & ~31;
+
+    /// <summary>The depth d of a split state, released or not (the mask drops the released bit's sign extension).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int Depth(long state) => (int)(state >> SplitShift) & DepthMask;
 
     /// <summary>
     /// Loads before it complete before loads after it. x86/x64 never reorders loads with loads, and the JIT does not move a
@@ -296,6 +305,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static long BucketIndex(ulong hash, long state)
     {
+        // Not Depth(state): the two shifts below are its only uses, and a shift of a 64-bit value by an int uses the count's
+        // low six bits (the C# rule, and what shlx does), so a released state's sign bits change nothing here, without
+        // the mask's instruction (the JIT does not drop it).
         int depth = (int)(state >> SplitShift);
         long low = (long)(hash & ((1UL << depth) - 1));
         // All ones when low < p (both below 2^40: the difference cannot overflow), else zero.
@@ -324,8 +336,13 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     private static Vector128<byte> LoadTags(byte* bucket) => Unsafe.ReadUnaligned<Vector128<byte>>(bucket);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static uint Match(byte* bucket, byte tag)
-        => Vector128.Equals(LoadTags(bucket), Vector128.Create(tag)).ExtractMostSignificantBits() & PrimaryMask;
+    private static uint Match(byte* bucket, byte tag) => Match(bucket, Vector128.Create(tag));
+
+    /// <summary>The slots of <paramref name="bucket"/> whose tag is <paramref name="tags"/>'s (the tag in every byte): for a
+    /// loop that broadcasts the tag once before it.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static uint Match(byte* bucket, Vector128<byte> tags)
+        => Vector128.Equals(LoadTags(bucket), tags).ExtractMostSignificantBits() & PrimaryMask;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static uint Occupied(byte* bucket)
@@ -486,7 +503,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     private void Split()
     {
         long state = _state;
-        int depth = (int)(state >> SplitShift);
+        int depth = Depth(state);
         long p = state & SplitMask;
         long q = (1L << depth) + p;
         if (depth >= SplitShift - 1) return; // 2^39 buckets: no further growth (chains grow instead)
@@ -963,11 +980,13 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// zeroed header has tags 0 (they never match: a tag has its top bit set), count 0, sequence 0 and no next bucket, so
     /// a probe over any mix of old and zeroed bytes ends in a miss or on an old entry, inside the block it started in
     /// (an entry offset read as 0 makes the entries start at the header, which keeps them inside the block).</para>
-    /// <para>Ordering: why a reader that read any byte this call zeroed sees the flag. (1) Store the flag; (2) a
+    /// <para>Ordering: why a reader that read any byte this call zeroed sees the flag. (1) Store the flag (the split state's sign bit,
+    /// an interlocked or); (2) a
     /// process-wide barrier (<see cref="Interlocked.MemoryBarrierProcessWide"/>: every processor running a thread of the
     /// process executes a full fence after (1) is visible); (3) discard the pages. A reader does its data loads, then a
     /// load-load fence (<see cref="LoadLoadFence"/>: the data loads are complete before the next load, on Arm64 too, where
-    /// loads may otherwise pass loads) and the sequence re-read, then loads the flag (acquire). A zero from (3) can only be
+    /// loads may otherwise pass loads) and the sequence re-read, then loads the split state (acquire: ldar on Arm64, a plain
+    /// load on x64, where loads are not reordered with loads) and tests its sign. A zero from (3) can only be
     /// read by a load that executes after (3) began, so after the barrier of (2) on that reader's processor; its flag load
     /// comes after that load, so after the barrier, and reads (1). A reader whose loads all ran before the barrier read
     /// no zero of (3) (only the old bytes, which the seqlock validates as before). The argument needs no property of x86
@@ -981,7 +1000,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     {
         Debug.Assert(_concurrent && PageBlocks.CanDiscard, "a plain table is freed; a gated one after the gate's wait");
         if (_freed) return;
-        Volatile.Write(ref _released, 1);
+        // The flag in the split state's sign bit; no writer changes the state any more (the map unpublished the table
+        // under its writer lock), so the state's other bits stay what readers compute their buckets with.
+        Interlocked.Or(ref _state, ReleasedBit);
         Interlocked.MemoryBarrierProcessWide();
         Volatile.Write(ref _freed, true);
         FreeSpareBlock(countBytes: true); // after the store of _freed: see PrepareSpareBlock
@@ -996,10 +1017,10 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     }
 
     /// <summary>Whether <see cref="ReleaseUnderReaders"/> released the table (a reader that sees it discards what it read).</summary>
-    internal bool IsReleased => Volatile.Read(ref _released) != 0;
+    internal bool IsReleased => Volatile.Read(ref _state) < 0;
 
     /// <summary>Tests: sets the released flag alone, the pages left whole, so a read whose data all validates shows whether it checks the flag.</summary>
-    internal void MarkReleasedForTests() => Volatile.Write(ref _released, 1);
+    internal void MarkReleasedForTests() => Interlocked.Or(ref _state, ReleasedBit);
 
     /// <summary>Tests: what ReleaseUnderReaders keeps mapped until the finalizer.</summary>
     internal int BlocksHeldUntilFinalized => _heldUntilFinalized?.Count ?? 0;
@@ -1084,31 +1105,25 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         ref uint sequence = ref *(uint*)(primary + VersionOffset);
         seen = Volatile.Read(ref sequence);
         // Probing while the sequence is odd is harmless: everything read is discarded unless the checks below pass.
-        int outcome = Probe(primary, ref sequence, seen, Tag(hash), key, out value);
-        // The probe's loads before the re-reads.
-        LoadLoadFence();
-        // A hit needs only the sequence: the chain held the key, unchanged, for the whole probe. A miss also needs the
-        // bucket: a split that ended before the first read of the sequence may have moved the key to the other half.
-        // Last, the table not released: zeroed pages pass the checks before (a sequence 0 reads 0 again), and a tag read
-        // before the discard with a value read after it is torn; a reader that read any zero sees the flag (ReleaseUnderReaders's
-        // ordering argument), and this load of a field of the table keeps it reachable past every native load above.
-        return (seen & 1) == 0 && outcome >= 0 && Volatile.Read(ref sequence) == seen && (outcome == 1 || BucketIndex(hash, Volatile.Read(ref _state)) == b) && Volatile.Read(ref _released) == 0 ? outcome : -1;
-    }
-
-    /// <summary>1: found (value copied), 0: absent, -1: the chain changed under the probe.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static int Probe(byte* primary, ref uint sequence, uint seen, byte tag, TKey key, out TValue value)
-    {
+        // The tag broadcast once, outside the loop: left to the JIT, the loop with a return inside it broadcast it at every
+        // bucket and kept the tag byte on the stack.
+        var tags = Vector128.Create(Tag(hash));
         byte* bucket = primary;
         while (true)
         {
-            uint match = Match(bucket, tag);
+            uint match = Match(bucket, tags);
             while (match != 0)
             {
                 byte* entry = Entry(bucket, BitOperations.TrailingZeroCount(match));
                 if (KeyAt(entry).Equals(key))
                 {
                     value = ReadValue(entry);
+                    // The hit's checks in its own arm, each failure a constant: the caller's test of the outcome then folds
+                    // into them (one outcome merged from the hit, the miss and the retries was tested three times on a hit).
+                    // The probe's loads before the re-reads. A hit needs only the sequence: the chain held the key,
+                    // unchanged, for the whole probe. Last, the table not released (see the miss below).
+                    LoadLoadFence();
+                    if (Volatile.Read(ref sequence) != seen || (seen & 1) != 0 || Volatile.Read(ref _state) < 0) return -1;
                     return 1;
                 }
                 match &= match - 1;
@@ -1116,10 +1131,24 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
             bucket = (byte*)Volatile.Read(ref *(nint*)(bucket + NextOffset));
             if (bucket == null) break;
             // At each hop: a chain relinked under the reader (a bucket recycled) changed the sequence first.
-            if (Volatile.Read(ref sequence) != seen) break;
+            if (Volatile.Read(ref sequence) != seen)
+            {
+                value = default;
+                return -1;
+            }
         }
         value = default;
-        return bucket == null ? 0 : -1;
+        LoadLoadFence();
+        if (Volatile.Read(ref sequence) != seen || (seen & 1) != 0) return -1;
+        // A miss also needs the bucket: a split that ended before the first read of the sequence may have moved the key to
+        // the other half. The state re-read after the sequence's is also the released check, the last load of the read:
+        // zeroed pages pass the checks before (a sequence 0 reads 0 again), and a tag read before the discard with a value
+        // read after it is torn; a reader that read any zero sees the flag (ReleaseUnderReaders's ordering argument), and
+        // this load of a field of the table keeps it reachable past every native load above. A released state keeps its
+        // bucket bits, so the flag needs its own test: one test of the sign.
+        long after = Volatile.Read(ref _state);
+        if (after < 0 || BucketIndex(hash, after) != b) return -1;
+        return 0;
     }
 
     /// <summary>
@@ -1171,19 +1200,22 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                 // The bucket and its depth both unchanged: a split of this very bucket that ended before the sequence was
                 // read keeps the lower half at the same index but deepens it, and the upper half's entries are gone from
                 // this chain; with the old depth, `end` would jump over them.
-                if (!changed && Volatile.Read(ref sequence) == seen && Addressing(hashBits, Volatile.Read(ref _state)) == (b, depth))
+                bool unchanged = !changed && Volatile.Read(ref sequence) == seen;
+                // After the sequence's re-read, one load for the bucket's check and, as a lookup's last check (see
+                // TryGetConcurrentAttempt), the released flag: nothing read from a released table is kept.
+                long after = Volatile.Read(ref _state);
+                if (after < 0)
                 {
-                    // As a lookup's last check (see TryGetConcurrentAttempt): nothing read from a released table is kept.
-                    if (Volatile.Read(ref _released) != 0)
-                    {
-                        end = 0;
-                        return SnapshotOfReleased;
-                    }
+                    end = 0;
+                    return SnapshotOfReleased;
+                }
+                if (unchanged && Addressing(hashBits, after) == (b, depth))
+                {
                     end = depth == 0 ? 0 : ReverseBits((ulong)b) + (1UL << (64 - depth));
                     return needed > buffer.Length ? -1 : count;
                 }
             }
-            if (Volatile.Read(ref _released) != 0)
+            if (Volatile.Read(ref _state) < 0)
             {
                 end = 0;
                 needed = 0;
@@ -1197,7 +1229,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// bucket below the split pointer or the upper half of a split, d otherwise).</summary>
     private static (long Bucket, int Depth) Addressing(ulong hashBits, long state)
     {
-        int d = (int)(state >> SplitShift);
+        int d = Depth(state);
         return (BucketIndex(hashBits, state), (long)(hashBits & ((1UL << d) - 1)) < (state & SplitMask) ? d + 1 : d);
     }
 

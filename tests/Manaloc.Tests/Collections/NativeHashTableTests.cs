@@ -42,6 +42,40 @@ public sealed unsafe class NativeHashTableTests
         }
     }
 
+    [Fact]
+    public void Releasing_keeps_the_split_state_readers_compute_their_buckets_from()
+    {
+        // The released flag shares the split state's word: a read that starts on a released table must still compute a
+        // bucket inside the directory (from the depth and split pointer as they were) and fail only its last check.
+        var table = NewConcurrentTable(20_000); // past several splits: a depth above 0 and a split pointer inside a round
+        try
+        {
+            long buckets = table.BucketCount;
+            Assert.True(buckets > 1000);
+            Assert.False(table.IsReleased);
+            var chains = new Dictionary<long, nint>();
+            for (long k = 1; k <= 20_000; k += 13)
+            {
+                Assert.Equal(1, table.TryGetConcurrentOnce(k, table.Hash(k), out _, out byte* primary, out _));
+                chains[k] = (nint)primary;
+            }
+
+            table.MarkReleasedForTests();
+
+            Assert.True(table.IsReleased);
+            Assert.Equal(buckets, table.BucketCount);
+            foreach (var (k, chain) in chains)
+            {
+                Assert.Equal(-1, table.TryGetConcurrentOnce(k, table.Hash(k), out _, out byte* primary, out _));
+                Assert.Equal(chain, (nint)primary);
+            }
+        }
+        finally
+        {
+            table.Free();
+        }
+    }
+
     [LinuxFact]
     public void Released_pages_read_as_zeros_and_every_read_of_them_is_discarded_until_the_finalizer_unmaps_them()
     {
