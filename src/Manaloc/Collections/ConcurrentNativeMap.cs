@@ -27,10 +27,11 @@ namespace Manaloc.Collections;
 /// <see cref="Dispose"/>, which unpublish the table and release it: a released flag, one process-wide barrier, and its
 /// pages given back to the system with their addresses kept readable (zeros) until the table object's finalizer
 /// unmaps them, when no read can hold it any more (a read holds the table object until its last check). A read checks
-/// the flag after its sequence check and, if set, reads the map's table again (Clear's new one) or throws
-/// <see cref="ObjectDisposedException"/> (Dispose). So a read racing <see cref="Dispose"/> returns the right answer or
+/// the flag (the sign of the table's split state) after its sequence check and, if set, reads the map's table again
+/// (Clear's new one) or throws <see cref="ObjectDisposedException"/> (Dispose). So a read racing <see cref="Dispose"/> returns the right answer or
 /// throws, a read racing <see cref="Clear"/> returns the old whole value or a miss, and none touches unmapped memory.
-/// The cost: per read one load of the flag and a branch; per Clear or Dispose one process-wide barrier and no wait.
+/// The cost: per hit one more load of the split state (a word the read loaded at its start) and a test of its sign; a
+/// miss re-reads the state for its bucket check anyway, and the same load serves the flag; per Clear or Dispose one process-wide barrier and no wait.
 /// Where pages cannot be discarded (every system but Linux), reads go through <c>ReaderGate</c> and Clear and Dispose
 /// free the table once every read in progress has ended. See <c>docs/collections.md</c>.</para>
 /// <para>Enumeration is weakly consistent, as <c>ConcurrentDictionary</c>'s: it takes no lock, may or may not show
@@ -179,24 +180,63 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool TryGetValueRetrying(TKey key, ulong hash, out TValue value)
     {
+        var lookup = new Lookup(key, hash);
+        ReadRetrying(ref lookup);
+        value = lookup.Value;
+        return lookup.Outcome == 1;
+    }
+
+    /// <summary>One lock-free read of the map's current table: <see cref="TryOnce"/> returns false to be tried again (a writer
+    /// was in the chain, or the table was released under it), on the map's table as it then is.</summary>
+    private interface IReadAttempt
+    {
+        bool TryOnce(NativeHashTable<TKey, TValue> table);
+    }
+
+    /// <summary>
+    /// The lock-free reads' retry loop, shared by the out-of-line lookup, AddOrUpdate's read and the enumerator: each
+    /// attempt inside the reader gate where pages cannot be discarded (on Linux, none: a released table stays mapped while
+    /// the reference this loop holds keeps it reachable), on the table read afresh (Clear's new one after a release;
+    /// <see cref="ObjectDisposedException"/> after Dispose), spinning between attempts.
+    /// </summary>
+    /// <remarks>Generic over a struct attempt, so each caller gets its own compiled loop with the attempt inlined and no
+    /// delegate. The inlined hit of <see cref="TryGetValue"/> does not come here: only its retries and the lookups of keys
+    /// with user-code equality or a custom hasher do.</remarks>
+    private void ReadRetrying<TAttempt>(ref TAttempt attempt) where TAttempt : struct, IReadAttempt
+    {
         var spin = new SpinWait();
         while (true)
         {
-            int outcome;
+            bool done;
             var gate = PageBlocks.CanDiscard ? null : ReaderGate.Enter();
             try
             {
                 var table = Volatile.Read(ref _table);
                 if (table is null) ThrowDisposed();
-                outcome = table.TryGetConcurrentOnce(key, hash, out value);
+                done = attempt.TryOnce(table);
+                // The attempt's last check is a load from the table object after its last native load; this keeps the
+                // reference alive to here whatever the attempt's code becomes.
                 GC.KeepAlive(table);
             }
             finally
             {
                 if (gate is not null) ReaderGate.Exit(gate);
             }
-            if (outcome >= 0) return outcome == 1;
+            if (done) return;
             spin.SpinOnce(sleep1Threshold: -1);
+        }
+    }
+
+    /// <summary>A lookup's attempt: <see cref="Outcome"/> 1 found (<see cref="Value"/> whole), 0 absent.</summary>
+    private struct Lookup(TKey key, ulong hash) : IReadAttempt
+    {
+        public TValue Value;
+        public int Outcome;
+
+        public bool TryOnce(NativeHashTable<TKey, TValue> table)
+        {
+            Outcome = table.TryGetConcurrentOnce(key, hash, out Value);
+            return Outcome >= 0;
         }
     }
 
@@ -360,24 +400,25 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// <summary>AddOrUpdate's lock-free read: the value and where it was read, for <see cref="TryReplaceIfUnchanged"/>.</summary>
     private bool TryGetForUpdate(TKey key, ulong hash, out TValue value, out ReadVersion read)
     {
-        var spin = new SpinWait();
-        while (true)
+        var lookup = new VersionedLookup(key, hash);
+        ReadRetrying(ref lookup);
+        value = lookup.Value;
+        read = lookup.Read;
+        return lookup.Outcome == 1;
+    }
+
+    /// <summary>AddOrUpdate's attempt: a lookup that also keeps where it read (<see cref="Read"/>).</summary>
+    private struct VersionedLookup(TKey key, ulong hash) : IReadAttempt
+    {
+        public TValue Value;
+        public ReadVersion Read;
+        public int Outcome;
+
+        public bool TryOnce(NativeHashTable<TKey, TValue> table)
         {
-            int outcome;
-            var gate = PageBlocks.CanDiscard ? null : ReaderGate.Enter();
-            try
-            {
-                var table = Volatile.Read(ref _table);
-                if (table is null) ThrowDisposed();
-                outcome = table.TryGetConcurrentOnce(key, hash, out value, out byte* primary, out uint sequence);
-                read = new ReadVersion(table, primary, sequence);
-            }
-            finally
-            {
-                if (gate is not null) ReaderGate.Exit(gate);
-            }
-            if (outcome >= 0) return outcome == 1;
-            spin.SpinOnce(sleep1Threshold: -1);
+            Outcome = table.TryGetConcurrentOnce(key, hash, out Value, out byte* primary, out uint sequence);
+            Read = new ReadVersion(table, primary, sequence);
+            return Outcome >= 0;
         }
     }
 
@@ -536,22 +577,25 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     /// current table, again if Clear released the one it read).</summary>
     private int Snapshot(ulong position, KeyValuePair<TKey, TValue>[] buffer, out ulong end, out int needed)
     {
-        while (true)
+        var snapshot = new ChainSnapshot(position, buffer);
+        ReadRetrying(ref snapshot);
+        end = snapshot.End;
+        needed = snapshot.Needed;
+        return snapshot.Count;
+    }
+
+    /// <summary>The enumerator's attempt: one chain copied (<see cref="NativeHashTable{TKey, TValue}.SnapshotConcurrent"/>,
+    /// which retries a writer's interference itself); tried again only on a released table.</summary>
+    private struct ChainSnapshot(ulong position, KeyValuePair<TKey, TValue>[] buffer) : IReadAttempt
+    {
+        public int Count;
+        public ulong End;
+        public int Needed;
+
+        public bool TryOnce(NativeHashTable<TKey, TValue> table)
         {
-            int count;
-            var gate = PageBlocks.CanDiscard ? null : ReaderGate.Enter();
-            try
-            {
-                var table = Volatile.Read(ref _table);
-                if (table is null) ThrowDisposed();
-                count = table.SnapshotConcurrent(position, buffer, out end, out needed);
-                GC.KeepAlive(table);
-            }
-            finally
-            {
-                if (gate is not null) ReaderGate.Exit(gate);
-            }
-            if (count != NativeHashTable<TKey, TValue>.SnapshotOfReleased) return count;
+            Count = table.SnapshotConcurrent(position, buffer, out End, out Needed);
+            return Count != NativeHashTable<TKey, TValue>.SnapshotOfReleased;
         }
     }
 
