@@ -34,9 +34,13 @@ internal static class NativeMapLookups
 
     /// <summary>
     /// Interleaved rounds of the 1-thread cells (every variant's; each target reads two of them), over all the lookup
-    /// launches (they pool): quick mode's one launch takes one Williams cycle of the twelve cells, full mode's five one each.
+    /// launches (they pool): quick mode's one launch takes two Williams cycles of the twelve cells, full mode's five one each.
+    /// Why two in quick mode: a target's interval is the bootstrap of a ratio of two cells' medians over the rounds drawn
+    /// again, so its width is the samples' spread over the square root of the rounds; with one cycle (12 rounds) a quiet
+    /// run's 1-thread intervals spanned 0.84-1.27 around a ratio of 1.03. The second cycle costs about 1.8 s of the
+    /// experiment's quick budget (12 cells x 12 rounds x a 6 ms sample and its 6 ms untimed run).
     /// </summary>
-    private static int SingleThreadRounds(RunSettings s) => s.Pick(smoke: 2, quick: 12, full: 60);
+    private static int SingleThreadRounds(RunSettings s) => s.Pick(smoke: 2, quick: 24, full: 60);
 
     /// <summary>Interleaved rounds of the 2-thread cells a target reads: quick mode's one launch takes two Williams cycles of the eight cells, full mode's five one each.</summary>
     private static int TwoThreadRounds(RunSettings s) => s.Pick(smoke: 2, quick: 16, full: 40);
