@@ -85,6 +85,43 @@ public sealed class NativeCacheTests
     }
 
     [Fact]
+    public void A_writer_whose_span_stays_smaller_than_asked_for_is_refused_naming_it_not_asked_forever()
+    {
+        using var cache = NewCache(name: "stingy");
+        cache.Set("big"u8, Value(3000, 1));
+        var writer = new StingyWriter(16);
+        var error = Assert.Throws<ArgumentException>(() => cache.TryGet("big"u8, writer));
+        Assert.Equal("destination", error.ParamName);
+        Assert.Contains("NativeCache 'stingy'", error.Message);
+        Assert.Contains("StingyWriter", error.Message);
+        Assert.Contains("span of 16 bytes from GetSpan(3000)", error.Message);
+        Assert.Equal(2, writer.GetSpanCalls); // the first span, then one ask for the value's length
+        Assert.Equal(0, writer.Advanced);
+        Assert.Throws<ArgumentException>(() => cache.TryGet("big", writer)); // char keys take the same path
+        // A value that fits the small span is still read, and the cache is unharmed.
+        cache.Set("small"u8, [1, 2, 3]);
+        Assert.True(cache.TryGet("small"u8, writer));
+        Assert.Equal(3, writer.Advanced);
+        Assert.Equal(Value(3000, 1), Get(cache, "big"u8));
+    }
+
+    /// <summary>A writer that breaks <see cref="IBufferWriter{T}.GetSpan"/>'s contract: its span is never larger than
+    /// <paramref name="capacity"/>, whatever the size hint. It stops a caller that would ask it forever.</summary>
+    private sealed class StingyWriter(int capacity) : IBufferWriter<byte>
+    {
+        private readonly byte[] _buffer = new byte[capacity];
+        public int GetSpanCalls { get; private set; }
+        public int Advanced { get; private set; }
+        public void Advance(int count) => Advanced += count;
+        public Memory<byte> GetMemory(int sizeHint = 0)
+        {
+            if (++GetSpanCalls > 100) throw new InvalidOperationException("GetSpan was asked 100 times for one read.");
+            return _buffer;
+        }
+        public Span<byte> GetSpan(int sizeHint = 0) => GetMemory(sizeHint).Span;
+    }
+
+    [Fact]
     public void Char_keys_are_their_UTF_8_bytes_without_a_string()
     {
         using var cache = NewCache();
