@@ -481,6 +481,45 @@ public sealed class NativeCacheTests
         Assert.Equal(0, seen["manaloc.cache.expirations"]);
     }
 
+    [Fact]
+    public void Caches_sharing_a_name_are_one_series_whose_figures_are_their_sums()
+    {
+        using var first = NewCache(64 * 1024, name: "twin-cache");
+        using var second = NewCache(128 * 1024, name: "twin-cache");
+        var writer = new ArrayBufferWriter<byte>();
+        for (int i = 0; i < 10; i++) first.Set(BitConverter.GetBytes(i), new byte[100]);
+        for (int i = 0; i < 3; i++) second.Set(BitConverter.GetBytes(i), new byte[100]);
+        first.TryGet(BitConverter.GetBytes(1), writer);
+        second.TryGet(BitConverter.GetBytes(1), writer);
+        second.TryGet(BitConverter.GetBytes(2), writer);
+        second.TryGet("absent"u8, writer);
+        var seen = new Dictionary<string, List<long>>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == ManalocTelemetry.MemoryMeterName && instrument.Name.StartsWith("manaloc.cache.", StringComparison.Ordinal)) l.EnableMeasurementEvents(instrument);
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            foreach (var tag in tags)
+            {
+                if (tag.Key == ManalocTelemetry.NameTag && (string?)tag.Value == "twin-cache")
+                {
+                    if (!seen.TryGetValue(instrument.Name, out var values)) seen[instrument.Name] = values = [];
+                    values.Add(value);
+                }
+            }
+        });
+        listener.Start();
+        listener.RecordObservableInstruments();
+        // One measurement per instrument for the name (a repeated tag set is one series to an exporter, which would keep one of them).
+        Assert.All(seen.Values, values => Assert.Single(values));
+        Assert.Equal(13, seen["manaloc.cache.entries"][0]);
+        Assert.Equal(first.GetStatistics().Bytes + second.GetStatistics().Bytes, seen["manaloc.cache.native_bytes"][0]);
+        Assert.Equal(3, seen["manaloc.cache.hits"][0]);
+        Assert.Equal(1, seen["manaloc.cache.misses"][0]);
+    }
+
     private sealed class LeakListener : EventListener
     {
         public readonly List<string> Leaks = [];
