@@ -2,6 +2,7 @@ using Manaloc.Collections;
 using Microsoft.Extensions.Caching.Distributed;
 using Microsoft.Extensions.Caching.Hybrid;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Manaloc.Caching.Tests;
 
@@ -96,6 +97,82 @@ public sealed class HybridCacheTests
         first.GetRequiredService<NativeCache>().Clear(); // as if the second tier had expired or evicted it
         await using var second = Beside(first);
         Assert.Equal(2, await second.GetRequiredService<HybridCache>().GetOrCreateAsync("k", _ => ValueTask.FromResult(2), options));
+    }
+
+    [Fact]
+    public async Task Many_callers_of_a_few_keys_at_once_run_each_key_s_factory_once_and_store_it_once()
+    {
+        await using var provider = WithNativeTier();
+        var cache = provider.GetRequiredService<HybridCache>();
+        int runs = 0;
+        using var release = new SemaphoreSlim(0);
+        var callers = Enumerable.Range(0, 100).Select(i => Task.Run(() => cache.GetOrCreateAsync($"product:{i % 5}", async _ =>
+        {
+            Interlocked.Increment(ref runs);
+            await release.WaitAsync(); // every caller arrives while the factories are still running
+            return new Product(i % 5, "Widget", 1m);
+        }).AsTask())).ToArray();
+        while (Volatile.Read(ref runs) < 5) await Task.Delay(10);
+        await Task.Delay(50);
+        release.Release(1000);
+        var products = await Task.WhenAll(callers);
+        Assert.Equal(5, runs);
+        Assert.All(products.Select((p, i) => (p, i)), x => Assert.Equal(x.i % 5, x.p.Id));
+        Assert.Equal(5, provider.GetRequiredService<NativeCache>().Count);
+    }
+
+    [Fact]
+    public async Task The_second_tier_expires_on_the_container_s_clock()
+    {
+        var clock = new FakeTimeProvider(new DateTimeOffset(2026, 1, 1, 0, 0, 0, TimeSpan.Zero));
+        await using var first = Services(s =>
+        {
+            s.AddSingleton<TimeProvider>(clock);
+            s.AddManalocDistributedCache(o => o.MaxBytes = 4 << 20);
+        });
+        var options = new HybridCacheEntryOptions { Expiration = TimeSpan.FromMinutes(5) };
+        await first.GetRequiredService<HybridCache>().GetOrCreateAsync("k", _ => ValueTask.FromResult(1), options);
+        // Caches with empty first tiers over the same second tier, on the same clock (HybridCache stamps its payloads with it).
+        var distributed = first.GetRequiredService<IDistributedCache>();
+        ServiceProvider Beside() => Services(s => s.AddSingleton<TimeProvider>(clock).AddSingleton(distributed));
+        await using var second = Beside();
+        clock.Advance(TimeSpan.FromMinutes(4));
+        Assert.NotNull(distributed.Get("k"));
+        Assert.Equal(1, await second.GetRequiredService<HybridCache>().GetOrCreateAsync("k", _ => ValueTask.FromResult(2), options));
+        await using var third = Beside();
+        clock.Advance(TimeSpan.FromMinutes(2));
+        Assert.Null(distributed.Get("k")); // the native tier itself, not only HybridCache's stamp, has expired it
+        Assert.Equal(3, await third.GetRequiredService<HybridCache>().GetOrCreateAsync("k", _ => ValueTask.FromResult(3), options));
+    }
+
+    [Fact]
+    public async Task A_value_above_the_entry_limit_reaches_the_caller_and_is_refused_by_the_second_tier_only()
+    {
+        await using var first = Services(s => s.AddManalocDistributedCache(o =>
+        {
+            o.MaxBytes = 4 << 20;
+            o.MaxEntryBytes = 64 << 10;
+        }));
+        var native = first.GetRequiredService<NativeCache>();
+        var large = new string('x', 100_000);
+        Assert.Equal(large, await first.GetRequiredService<HybridCache>().GetOrCreateAsync("large", _ => ValueTask.FromResult(large)));
+        Assert.Equal(0, native.Count);
+        Assert.Equal(1, native.GetStatistics().Refusals);
+        await using var second = Beside(first);
+        Assert.Equal("again", await second.GetRequiredService<HybridCache>().GetOrCreateAsync("large", _ => ValueTask.FromResult("again")));
+    }
+
+    [Fact]
+    public async Task After_the_container_is_disposed_the_caches_throw_ObjectDisposedException()
+    {
+        var provider = WithNativeTier();
+        var hybrid = provider.GetRequiredService<HybridCache>();
+        var distributed = provider.GetRequiredService<IDistributedCache>();
+        await hybrid.SetAsync("k", "v");
+        await provider.DisposeAsync();
+        Assert.Throws<ObjectDisposedException>(() => distributed.Get("k"));
+        await Assert.ThrowsAsync<ObjectDisposedException>(() => distributed.SetAsync("k", [1], new DistributedCacheEntryOptions()));
+        await Assert.ThrowsAnyAsync<ObjectDisposedException>(() => hybrid.GetOrCreateAsync("other", _ => ValueTask.FromResult("f")).AsTask());
     }
 
     public sealed record Product(int Id, string Name, decimal Price);

@@ -256,6 +256,30 @@ public sealed class ManalocDistributedCacheTests : IDisposable
     }
 
     [Fact]
+    public async Task A_writer_that_gives_less_than_the_size_asked_for_is_refused_naming_it()
+    {
+        IBufferDistributedCache buffers = _cache;
+        _cache.Set("big", Bytes(5000, 1), NoExpiry);
+        var writer = new FixedWriter(64);
+        Assert.Equal("destination", Assert.Throws<ArgumentException>(() => buffers.TryGet("big", writer)).ParamName);
+        Assert.Contains("GetSpan(5000)", (await Assert.ThrowsAsync<ArgumentException>(() => buffers.TryGetAsync("big", writer).AsTask())).Message);
+        Assert.Equal(0, writer.Advanced);
+        Assert.Equal(Bytes(5000, 1), _cache.Get("big"));
+    }
+
+    /// <summary>A writer whose span is never larger than its buffer, whatever it is asked for (it breaks GetSpan's
+    /// contract); it stops a caller that asks it a hundred times.</summary>
+    private sealed class FixedWriter(int capacity) : IBufferWriter<byte>
+    {
+        private readonly byte[] _buffer = new byte[capacity];
+        private int _asked;
+        public int Advanced { get; private set; }
+        public void Advance(int count) => Advanced += count;
+        public Memory<byte> GetMemory(int sizeHint = 0) => ++_asked > 100 ? throw new InvalidOperationException("asked 100 times") : _buffer;
+        public Span<byte> GetSpan(int sizeHint = 0) => GetMemory(sizeHint).Span;
+    }
+
+    [Fact]
     public void Null_arguments_are_refused_naming_them()
     {
         Assert.Equal("key", Assert.Throws<ArgumentNullException>(() => _cache.Get(null!)).ParamName);

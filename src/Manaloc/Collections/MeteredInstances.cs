@@ -6,7 +6,7 @@ namespace Manaloc.Collections;
 /// <summary>
 /// The live instances of one kind of collection and their observable instruments on <see cref="ManalocMeters.Memory"/>,
 /// created at the first registration and reading every live instance when observed (an unobserved instrument costs
-/// nothing). Each measurement is tagged <c>name</c> and <c>kind</c>.
+/// nothing). Each measurement is tagged <c>name</c> and <c>kind</c>, and sums the instances that share both.
 /// </summary>
 /// <remarks>Instances register at construction and unregister at Dispose; the set holds weak references, so a forgotten
 /// instance does not stay reachable through it (its finalizer reports the leak). Guarded by <c>_lock</c>.</remarks>
@@ -44,6 +44,11 @@ internal sealed class MeteredInstances<T>(Func<T, string> name, Func<T, string> 
     public void UpDownCounter(string instrument, Func<T, long> read, string unit, string description)
         => ManalocMeters.Memory.CreateObservableUpDownCounter(instrument, () => Measure(read), unit, description);
 
+    /// <summary>One measurement per (name, kind): the sum over the live instances that share them.</summary>
+    /// <remarks>Instances may share a name (two unnamed caches, two containers registering the same cache): one
+    /// measurement each would repeat a tag set within one observation, which OpenTelemetry leaves to the SDK (the .NET SDK
+    /// keeps the last, dropping the others' figures), so their figures are added here. Every figure is additive (counts
+    /// and bytes). Runs only when a listener observes, never on the collections' paths.</remarks>
     private IEnumerable<Measurement<long>> Measure(Func<T, long> read)
     {
         List<T> live;
@@ -55,11 +60,17 @@ internal sealed class MeteredInstances<T>(Func<T, string> name, Func<T, string> 
                 if (w.TryGetTarget(out var instance)) live.Add(instance);
             }
         }
+        var sums = new Dictionary<(string Name, string Kind), long>(live.Count);
         foreach (var instance in live)
         {
-            yield return new Measurement<long>(read(instance),
-                new KeyValuePair<string, object?>(ManalocTelemetry.NameTag, name(instance)),
-                new KeyValuePair<string, object?>(ManalocTelemetry.KindTag, kind(instance)));
+            var tags = (name(instance), kind(instance));
+            sums[tags] = sums.GetValueOrDefault(tags) + read(instance);
+        }
+        foreach (var ((instanceName, instanceKind), value) in sums)
+        {
+            yield return new Measurement<long>(value,
+                new KeyValuePair<string, object?>(ManalocTelemetry.NameTag, instanceName),
+                new KeyValuePair<string, object?>(ManalocTelemetry.KindTag, instanceKind));
         }
     }
 }

@@ -251,6 +251,8 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// resets a sliding expiration. No lock.</summary>
     /// <returns>True on a hit; false if the key is absent or expired (nothing written).</returns>
     /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="destination"/>'s <c>GetSpan(sizeHint)</c> returned fewer bytes than the value's
+    /// length it was asked for (nothing written).</exception>
     /// <exception cref="ObjectDisposedException">The cache was disposed (also when Dispose raced this read).</exception>
     public bool TryGet(ReadOnlySpan<byte> key, IBufferWriter<byte> destination)
     {
@@ -258,11 +260,10 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
         ulong hash = CacheHashing.Hash(key);
         // The bucket's miss overlaps the writer's GetSpan (a hint: harmless if Dispose frees the store meanwhile).
         Volatile.Read(ref _store)?.PrefetchBucket(hash);
-        int sizeHint = 0;
+        // The writer's span is asked for outside the gate: the writer is the caller's code (it may block or allocate).
+        Span<byte> span = destination.GetSpan();
         while (true)
         {
-            // The writer's span is asked for outside the gate: the writer is the caller's code (it may block or allocate).
-            Span<byte> span = destination.GetSpan(sizeHint);
             int length = Read(key, hash, span, copy: true, out ReadTally tally);
             if (length < 0)
             {
@@ -276,7 +277,11 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
                 return true;
             }
             // The span was too small: ask for the length seen and read again (the value may have changed meanwhile).
-            sizeHint = length;
+            span = destination.GetSpan(length);
+            // A writer that breaks GetSpan's contract (fewer bytes than asked for) would have this loop ask forever. Checked
+            // only here, on the retry, which already pays a second GetSpan and a second lookup: the hit whose value fits the
+            // first span does not run it.
+            if (span.Length < length) ThrowHelper.ThrowWriterSpanTooSmall(_description, span.Length, length, destination.GetType());
         }
     }
 
@@ -284,6 +289,7 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <see cref="TryGet(ReadOnlySpan{byte}, IBufferWriter{byte})"/>.</summary>
     /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
     /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="destination"/>'s <c>GetSpan(sizeHint)</c> returned fewer bytes than asked for.</exception>
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     public bool TryGet(ReadOnlySpan<char> key, IBufferWriter<byte> destination)
     {

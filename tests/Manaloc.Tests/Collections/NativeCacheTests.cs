@@ -85,6 +85,43 @@ public sealed class NativeCacheTests
     }
 
     [Fact]
+    public void A_writer_whose_span_stays_smaller_than_asked_for_is_refused_naming_it_not_asked_forever()
+    {
+        using var cache = NewCache(name: "stingy");
+        cache.Set("big"u8, Value(3000, 1));
+        var writer = new StingyWriter(16);
+        var error = Assert.Throws<ArgumentException>(() => cache.TryGet("big"u8, writer));
+        Assert.Equal("destination", error.ParamName);
+        Assert.Contains("NativeCache 'stingy'", error.Message);
+        Assert.Contains("StingyWriter", error.Message);
+        Assert.Contains("span of 16 bytes from GetSpan(3000)", error.Message);
+        Assert.Equal(2, writer.GetSpanCalls); // the first span, then one ask for the value's length
+        Assert.Equal(0, writer.Advanced);
+        Assert.Throws<ArgumentException>(() => cache.TryGet("big", writer)); // char keys take the same path
+        // A value that fits the small span is still read, and the cache is unharmed.
+        cache.Set("small"u8, [1, 2, 3]);
+        Assert.True(cache.TryGet("small"u8, writer));
+        Assert.Equal(3, writer.Advanced);
+        Assert.Equal(Value(3000, 1), Get(cache, "big"u8));
+    }
+
+    /// <summary>A writer that breaks <see cref="IBufferWriter{T}.GetSpan"/>'s contract: its span is never larger than
+    /// <paramref name="capacity"/>, whatever the size hint. It stops a caller that would ask it forever.</summary>
+    private sealed class StingyWriter(int capacity) : IBufferWriter<byte>
+    {
+        private readonly byte[] _buffer = new byte[capacity];
+        public int GetSpanCalls { get; private set; }
+        public int Advanced { get; private set; }
+        public void Advance(int count) => Advanced += count;
+        public Memory<byte> GetMemory(int sizeHint = 0)
+        {
+            if (++GetSpanCalls > 100) throw new InvalidOperationException("GetSpan was asked 100 times for one read.");
+            return _buffer;
+        }
+        public Span<byte> GetSpan(int sizeHint = 0) => GetMemory(sizeHint).Span;
+    }
+
+    [Fact]
     public void Char_keys_are_their_UTF_8_bytes_without_a_string()
     {
         using var cache = NewCache();
@@ -444,6 +481,45 @@ public sealed class NativeCacheTests
         Assert.Equal(0, seen["manaloc.cache.expirations"]);
     }
 
+    [Fact]
+    public void Caches_sharing_a_name_are_one_series_whose_figures_are_their_sums()
+    {
+        using var first = NewCache(64 * 1024, name: "twin-cache");
+        using var second = NewCache(128 * 1024, name: "twin-cache");
+        var writer = new ArrayBufferWriter<byte>();
+        for (int i = 0; i < 10; i++) first.Set(BitConverter.GetBytes(i), new byte[100]);
+        for (int i = 0; i < 3; i++) second.Set(BitConverter.GetBytes(i), new byte[100]);
+        first.TryGet(BitConverter.GetBytes(1), writer);
+        second.TryGet(BitConverter.GetBytes(1), writer);
+        second.TryGet(BitConverter.GetBytes(2), writer);
+        second.TryGet("absent"u8, writer);
+        var seen = new Dictionary<string, List<long>>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == ManalocTelemetry.MemoryMeterName && instrument.Name.StartsWith("manaloc.cache.", StringComparison.Ordinal)) l.EnableMeasurementEvents(instrument);
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            foreach (var tag in tags)
+            {
+                if (tag.Key == ManalocTelemetry.NameTag && (string?)tag.Value == "twin-cache")
+                {
+                    if (!seen.TryGetValue(instrument.Name, out var values)) seen[instrument.Name] = values = [];
+                    values.Add(value);
+                }
+            }
+        });
+        listener.Start();
+        listener.RecordObservableInstruments();
+        // One measurement per instrument for the name (a repeated tag set is one series to an exporter, which would keep one of them).
+        Assert.All(seen.Values, values => Assert.Single(values));
+        Assert.Equal(13, seen["manaloc.cache.entries"][0]);
+        Assert.Equal(first.GetStatistics().Bytes + second.GetStatistics().Bytes, seen["manaloc.cache.native_bytes"][0]);
+        Assert.Equal(3, seen["manaloc.cache.hits"][0]);
+        Assert.Equal(1, seen["manaloc.cache.misses"][0]);
+    }
+
     private sealed class LeakListener : EventListener
     {
         public readonly List<string> Leaks = [];
@@ -541,6 +617,166 @@ public sealed class NativeCacheTests
         foreach (var t in readers) t.Join();
         Assert.Empty(failures);
         Assert.True(cache.GetStatistics().Bytes <= 128 * 1024);
+    }
+
+    /// <summary>A clock many threads advance and read at once (a FakeTimeProvider serialises them on one lock).</summary>
+    private sealed class SteppedClock : TimeProvider
+    {
+        private long _ticks = new DateTimeOffset(2026, 1, 1, 0, 0, 0, TimeSpan.Zero).UtcTicks;
+        public override DateTimeOffset GetUtcNow() => new(Volatile.Read(ref _ticks), TimeSpan.Zero);
+        public void Advance(long ticks) => Interlocked.Add(ref _ticks, ticks);
+    }
+
+    /// <summary>A value that says whose it is: key id, version and length in its first 12 bytes, then bytes drawn from
+    /// (id, version), so a read can tell a whole value set for its key from a torn, reused or foreign one.</summary>
+    private static byte[] Stamped(int id, int version, int length)
+    {
+        var v = new byte[Math.Max(12, length)];
+        BitConverter.TryWriteBytes(v, id);
+        BitConverter.TryWriteBytes(v.AsSpan(4), version);
+        BitConverter.TryWriteBytes(v.AsSpan(8), v.Length);
+        new Random(id * 7919 + version).NextBytes(v.AsSpan(12));
+        return v;
+    }
+
+    /// <summary>Null if <paramref name="read"/> is a whole value set for key <paramref name="id"/> at a version issued so far.</summary>
+    private static string? StampProblem(int id, ReadOnlySpan<byte> read, int issued)
+    {
+        if (read.Length < 12) return $"key {id}: {read.Length} bytes, shorter than any value set";
+        int owner = BitConverter.ToInt32(read), version = BitConverter.ToInt32(read[4..]), length = BitConverter.ToInt32(read[8..]);
+        if (owner != id) return $"key {id}: a value of key {owner}";
+        if (length != read.Length || version < 1 || version > issued) return $"key {id}: {read.Length} bytes, version {version} of {issued} issued, length {length} stamped";
+        return read.SequenceEqual(Stamped(id, version, length)) ? null : $"key {id}: version {version} torn";
+    }
+
+    [Fact]
+    public void Threads_setting_reading_refreshing_removing_clearing_and_expiring_at_once_read_only_values_set_for_the_key_within_the_budget()
+    {
+        // Four threads each do everything: sets of every expiry kind (some refused, some already expired), reads by byte
+        // and char key, refreshes, removes, a rare Clear, and clock steps that expire entries, on a budget small enough to
+        // evict all the time. Every hit must be a whole value some thread set for that key, and the figures never leave
+        // their bounds while they move.
+        const long maxBytes = 64 * 1024;
+        const int keys = 300;
+        var clock = new SteppedClock();
+        using var cache = NewCache(maxBytes, clock, maxEntryBytes: 8 * 1024);
+        var issued = new int[keys];
+        var failures = new List<string>();
+        long hits = 0;
+        using var stop = new CancellationTokenSource(TimeSpan.FromSeconds(2));
+        var threads = Enumerable.Range(0, 4).Select(t => new Thread(() =>
+        {
+            var random = new Random(t);
+            var writer = new ArrayBufferWriter<byte>();
+            void Fail(string problem)
+            {
+                lock (failures) failures.Add(problem);
+            }
+            while (!stop.IsCancellationRequested && failures.Count == 0)
+            {
+                int id = random.Next(keys);
+                string key = "key:" + id;
+                int op = random.Next(100);
+                if (op < 50)
+                {
+                    writer.ResetWrittenCount();
+                    bool hit = (id & 1) == 0 ? cache.TryGet(key, writer) : cache.TryGet(Encoding.UTF8.GetBytes(key), writer);
+                    if (!hit) continue;
+                    Interlocked.Increment(ref hits);
+                    if (StampProblem(id, writer.WrittenSpan, Volatile.Read(ref issued[id])) is { } problem) Fail(problem);
+                }
+                else if (op < 85)
+                {
+                    int version = Interlocked.Increment(ref issued[id]);
+                    var value = Stamped(id, version, random.Next(4) == 0 ? random.Next(12, 10_000) : random.Next(12, 400));
+                    switch (random.Next(4))
+                    {
+                        case 0: cache.Set(key, value); break;
+                        case 1: cache.Set(key, value, TimeSpan.FromTicks(random.Next(1, 5000))); break;
+                        case 2: cache.Set(key, value, new NativeCacheEntryOptions { SlidingExpiration = TimeSpan.FromTicks(random.Next(1, 5000)) }); break;
+                        default:
+                            cache.Set(key, new ReadOnlySequence<byte>(value), new NativeCacheEntryOptions { AbsoluteExpiration = clock.GetUtcNow().AddTicks(random.Next(-100, 5000)) });
+                            break;
+                    }
+                }
+                else if (op < 94) cache.Remove(key);
+                else if (op < 97) cache.Refresh(key);
+                else if (op == 97 && random.Next(50) == 0) cache.Clear();
+                else
+                {
+                    clock.Advance(random.Next(300));
+                    var s = cache.GetStatistics();
+                    if (s.Entries < 0 || s.EntryBytes < 0 || s.EntryBytes > s.Bytes || s.Bytes > maxBytes || s.Hits < 0 || s.Misses < 0)
+                        Fail($"figures out of bounds: {s.Entries} entries, {s.EntryBytes} entry bytes, {s.Bytes} of {maxBytes} bytes");
+                }
+            }
+        })).ToArray();
+        foreach (var t in threads) t.Start();
+        foreach (var t in threads) t.Join();
+        Assert.Empty(failures);
+        Assert.True(hits > 0); // the check ran on reads that hit
+        var end = cache.GetStatistics();
+        Assert.True(end.Evictions > 0 && end.Expirations > 0 && end.Refusals > 0, $"{end.Evictions} evictions, {end.Expirations} expirations, {end.Refusals} refusals");
+        Assert.InRange(end.Bytes, 0, maxBytes);
+        // Quiet now: the figures add up to what a walk of the entries finds.
+        int live = 0;
+        var check = new ArrayBufferWriter<byte>();
+        for (int id = 0; id < keys; id++)
+        {
+            check.ResetWrittenCount();
+            if (!cache.TryGet("key:" + id, check)) continue;
+            live++;
+            Assert.Null(StampProblem(id, check.WrittenSpan, issued[id]));
+        }
+        Assert.InRange(live, 0, end.Entries); // expired entries still count until removed
+    }
+
+    [Fact]
+    public void Dispose_racing_readers_and_writers_gives_each_ObjectDisposedException_or_a_whole_value()
+    {
+        var failures = new List<string>();
+        int disposedSeen = 0;
+        for (int round = 0; round < 20 && failures.Count == 0; round++)
+        {
+            var cache = NewCache(64 * 1024);
+            for (int id = 0; id < 50; id++) cache.Set(BitConverter.GetBytes(id), Stamped(id, 1, 100 + id * 20));
+            using var started = new CountdownEvent(3);
+            var threads = Enumerable.Range(0, 3).Select(t => new Thread(() =>
+            {
+                var random = new Random(round * 10 + t);
+                var writer = new ArrayBufferWriter<byte>();
+                started.Signal();
+                try
+                {
+                    while (true)
+                    {
+                        int id = random.Next(50);
+                        if (t == 2) cache.Set(BitConverter.GetBytes(id), Stamped(id, 1, 100 + id * 20));
+                        writer.ResetWrittenCount();
+                        if (cache.TryGet(BitConverter.GetBytes(id), writer) && StampProblem(id, writer.WrittenSpan, 1) is { } problem)
+                        {
+                            lock (failures) failures.Add(problem);
+                            return;
+                        }
+                    }
+                }
+                catch (ObjectDisposedException)
+                {
+                    Interlocked.Increment(ref disposedSeen);
+                }
+                catch (Exception e)
+                {
+                    lock (failures) failures.Add(e.ToString());
+                }
+            })).ToArray();
+            foreach (var t in threads) t.Start();
+            started.Wait();
+            Thread.Sleep(round % 3); // disposes at different points of the threads' work
+            cache.Dispose();
+            foreach (var t in threads) t.Join();
+        }
+        Assert.Empty(failures);
+        Assert.True(disposedSeen > 0);
     }
 }
 
