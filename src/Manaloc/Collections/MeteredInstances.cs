@@ -44,12 +44,8 @@ internal sealed class MeteredInstances<T>(Func<T, string> name, Func<T, string> 
     public void UpDownCounter(string instrument, Func<T, long> read, string unit, string description)
         => ManalocMeters.Memory.CreateObservableUpDownCounter(instrument, () => Measure(read), unit, description);
 
-    /// <summary>One measurement per (name, kind): the sum over the live instances that share them.</summary>
-    /// <remarks>Instances may share a name (two unnamed caches, two containers registering the same cache): one
-    /// measurement each would repeat a tag set within one observation, which OpenTelemetry leaves to the SDK (the .NET SDK
-    /// keeps the last, dropping the others' figures), so their figures are added here. Every figure is additive (counts
-    /// and bytes). Runs only when a listener observes, never on the collections' paths.</remarks>
-    private IEnumerable<Measurement<long>> Measure(Func<T, long> read)
+    /// <summary>One measurement per (name, kind): the sum over the live instances that share them (see <see cref="TaggedMeasurements{T}"/>).</summary>
+    private List<Measurement<long>> Measure(Func<T, long> read)
     {
         List<T> live;
         lock (_lock)
@@ -60,17 +56,8 @@ internal sealed class MeteredInstances<T>(Func<T, string> name, Func<T, string> 
                 if (w.TryGetTarget(out var instance)) live.Add(instance);
             }
         }
-        var sums = new Dictionary<(string Name, string Kind), long>(live.Count);
-        foreach (var instance in live)
-        {
-            var tags = (name(instance), kind(instance));
-            sums[tags] = sums.GetValueOrDefault(tags) + read(instance);
-        }
-        foreach (var ((instanceName, instanceKind), value) in sums)
-        {
-            yield return new Measurement<long>(value,
-                new KeyValuePair<string, object?>(ManalocTelemetry.NameTag, instanceName),
-                new KeyValuePair<string, object?>(ManalocTelemetry.KindTag, instanceKind));
-        }
+        var sums = TaggedMeasurements<long>.Summed(static (a, b) => a + b);
+        foreach (var instance in live) sums.Add(read(instance), name(instance), kind(instance));
+        return sums.ToMeasurements();
     }
 }

@@ -69,8 +69,10 @@ internal static class MemoryMetrics
             "By", "Native bytes of TypeAllocator chunks and large record blocks waiting in the process-wide pool for reuse (address space; on Linux their pages are given back).");
     }
 
-    private static IEnumerable<Measurement<long>> Slab(Func<SlabStatistics, long> pick)
+    /// <summary>One measurement per name and kind, summed over the slabs that share them (see <see cref="Diagnostics.TaggedMeasurements{T}"/>).</summary>
+    private static List<Measurement<long>> Slab(Func<SlabStatistics, long> pick)
     {
+        var sums = Diagnostics.TaggedMeasurements<long>.Summed(static (a, b) => a + b);
         foreach (var slab in Live(s_slabs))
         {
             if (slab.IsDisposed) continue;
@@ -78,24 +80,23 @@ internal static class MemoryMetrics
             // name X and kind type-allocator, as the per-type instruments do (one tag scheme: ManalocTelemetry).
             bool owned = slab.OwnedByTypeAllocator && slab.Name.EndsWith(TypeAllocatorSuffix, StringComparison.Ordinal);
             string name = owned ? slab.Name[..^TypeAllocatorSuffix.Length] : slab.Name;
-            yield return new Measurement<long>(pick(slab.GetStatistics()),
-                new KeyValuePair<string, object?>(Diagnostics.ManalocTelemetry.NameTag, name),
-                new KeyValuePair<string, object?>(Diagnostics.ManalocTelemetry.KindTag, owned ? "type-allocator" : "slab-allocator"));
+            sums.Add(pick(slab.GetStatistics()), name, owned ? "type-allocator" : "slab-allocator");
         }
+        return sums.ToMeasurements();
     }
 
-    private static IEnumerable<Measurement<long>> Objects(bool bytes)
+    /// <summary>One measurement per allocator name and record type, summed over the allocators that share the name.</summary>
+    private static List<Measurement<long>> Objects(bool bytes)
     {
+        var sums = Diagnostics.TaggedMeasurements<long>.Summed(static (a, b) => a + b);
         foreach (var allocator in Live(s_typeAllocators))
         {
             if (allocator.IsDisposed) continue;
             foreach (var entry in allocator.GetLiveObjects(withStacks: false).Entries)
             {
-                yield return new Measurement<long>(bytes ? entry.Bytes : entry.Count,
-                    new KeyValuePair<string, object?>(Diagnostics.ManalocTelemetry.NameTag, allocator.Name),
-                    new KeyValuePair<string, object?>(Diagnostics.ManalocTelemetry.KindTag, "type-allocator"),
-                    new KeyValuePair<string, object?>(Diagnostics.ManalocTelemetry.TypeTag, entry.TypeName));
+                sums.Add(bytes ? entry.Bytes : entry.Count, allocator.Name, "type-allocator", entry.TypeName);
             }
         }
+        return sums.ToMeasurements();
     }
 }

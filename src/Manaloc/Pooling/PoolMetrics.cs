@@ -62,21 +62,21 @@ internal static class PoolMetrics
         }
     }
 
-    /// <summary>One measurement per live source; <paramref name="bytesOnly"/>: only the sources whose statistics count bytes (buffer managers).</summary>
-    private static IEnumerable<Measurement<long>> Observe(Func<PoolStatistics, long> pick, bool bytesOnly = false)
+    /// <summary>One measurement per name and kind, the sum over the live sources that share them (see
+    /// <see cref="TaggedMeasurements{T}"/>); <paramref name="bytesOnly"/>: only the sources whose statistics count bytes (buffer managers).</summary>
+    private static List<Measurement<long>> Observe(Func<PoolStatistics, long> pick, bool bytesOnly = false)
     {
         IPoolStatisticsSource?[] sources;
         lock (s_lock)
         {
             sources = s_sources.Select(w => w.TryGetTarget(out var s) ? s : null).ToArray();
         }
-        var result = new List<Measurement<long>>(sources.Length);
+        var sums = TaggedMeasurements<long>.Summed(static (a, b) => a + b);
         foreach (var source in sources)
         {
             if (source is null || (bytesOnly && !source.CountsBytes)) continue;
-            result.Add(new Measurement<long>(pick(source.GetStatistics()),
-                new KeyValuePair<string, object?>(ManalocTelemetry.NameTag, source.Name), new KeyValuePair<string, object?>(ManalocTelemetry.KindTag, source.Kind)));
+            sums.Add(pick(source.GetStatistics()), source.Name, source.Kind);
         }
-        return result;
+        return sums.ToMeasurements();
     }
 }

@@ -4,7 +4,7 @@ using Manaloc.Diagnostics;
 
 namespace Manaloc.Threading;
 
-/// <summary>The dispatchers' observable instruments on the Threading meter, one measurement per live dispatcher, read from its statistics.</summary>
+/// <summary>The dispatchers' observable instruments on the Threading meter, one measurement per dispatcher name, read from the live dispatchers' statistics.</summary>
 /// <remarks>Thread-safe: the live set is a concurrent dictionary; the instruments are created once, by the first dispatcher.</remarks>
 internal static class DispatcherInstruments
 {
@@ -33,26 +33,25 @@ internal static class DispatcherInstruments
         meter.CreateObservableCounter("manaloc.dispatcher.failed", () => Observe(s => s.Failed), "{item}", "Items that threw.");
         meter.CreateObservableCounter("manaloc.dispatcher.rejected", () => Observe(s => s.Rejected), "{item}", "Posts refused (full, shutting down, or cancelled before queued).");
         meter.CreateObservableCounter("manaloc.dispatcher.dropped", () => Observe(s => s.Dropped), "{item}", "Items dropped by DropOldest.");
-        meter.CreateObservableGauge("manaloc.dispatcher.deepest_queue", () => Observe(s => s.DeepestQueue), "{item}", "Deepest queue seen.");
+        meter.CreateObservableGauge("manaloc.dispatcher.deepest_queue", () => Observe(s => s.DeepestQueue, Math.Max), "{item}", "Deepest queue seen.");
         meter.CreateObservableCounter("manaloc.dispatcher.busy_time", ObserveBusy, "s", "Worker time spent awake, summed over workers.");
     }
 
-    private static IEnumerable<Measurement<long>> Observe(Func<DispatcherStatistics, long> read)
+    /// <summary>One measurement per dispatcher name (see <see cref="TaggedMeasurements{T}"/>): dispatchers sharing one add up
+    /// (<paramref name="combine"/> null) or, for a high-water gauge, give the largest.</summary>
+    private static List<Measurement<long>> Observe(Func<DispatcherStatistics, long> read, Func<long, long, long>? combine = null)
     {
-        foreach (var d in s_live.Keys)
-        {
-            yield return Tagged(read(d.GetStatistics()), d);
-        }
+        var values = new TaggedMeasurements<long>(combine ?? (static (a, b) => a + b));
+        foreach (var d in s_live.Keys) values.Add(read(d.GetStatistics()), d.Name, Kind);
+        return values.ToMeasurements();
     }
 
-    private static IEnumerable<Measurement<double>> ObserveBusy()
+    private static List<Measurement<double>> ObserveBusy()
     {
-        foreach (var d in s_live.Keys)
-        {
-            yield return Tagged(d.GetStatistics().BusyTime.TotalSeconds, d);
-        }
+        var sums = TaggedMeasurements<double>.Summed(static (a, b) => a + b);
+        foreach (var d in s_live.Keys) sums.Add(d.GetStatistics().BusyTime.TotalSeconds, d.Name, Kind);
+        return sums.ToMeasurements();
     }
 
-    private static Measurement<T> Tagged<T>(T value, DedicatedThreadDispatcher d) where T : struct
-        => new(value, new KeyValuePair<string, object?>(ManalocTelemetry.NameTag, d.Name), new KeyValuePair<string, object?>(ManalocTelemetry.KindTag, "dispatcher"));
+    private const string Kind = "dispatcher";
 }

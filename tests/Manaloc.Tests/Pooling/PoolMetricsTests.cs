@@ -53,4 +53,33 @@ public sealed class PoolMetricsTests
         Assert.Equal(1024, seen[("manaloc.pool.rented_bytes", "metrics-buffers")]);
         buffers.Return(outstanding);
     }
+
+    [Fact]
+    public void Pools_sharing_a_name_are_one_series_whose_figures_are_their_sums()
+    {
+        using var first = new SemiLocalPool<PooledThing>(PoolPolicies.New<PooledThing>(), new PoolOptions { Name = "twin-pool" });
+        using var second = new SemiLocalPool<PooledThing>(PoolPolicies.New<PooledThing>(), new PoolOptions { Name = "twin-pool" });
+        first.Return(first.Rent());
+        second.Return(second.Rent());
+        second.Return(second.Rent());
+
+        var rents = new List<long>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == ManalocMeters.PoolingName && instrument.Name == "manaloc.pool.rents") l.EnableMeasurementEvents(instrument);
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            foreach (var tag in tags)
+            {
+                if (tag.Key == ManalocTelemetry.NameTag && (string?)tag.Value == "twin-pool") rents.Add(value);
+            }
+        });
+        listener.Start();
+        listener.RecordObservableInstruments();
+
+        // One measurement for the shared tag set (an exporter keeps one of repeated tag sets), holding both pools' rents.
+        Assert.Equal([3L], rents);
+    }
 }

@@ -502,6 +502,49 @@ public sealed class DedicatedThreadDispatcherTests
     }
 
     [Fact]
+    public void Dispatchers_sharing_a_name_are_one_series_summed_with_the_deepest_queue_their_largest()
+    {
+        string name = "twin-" + Guid.NewGuid().ToString("N");
+        var seen = new ConcurrentDictionary<string, List<double>>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == "Manaloc.Threading") l.EnableMeasurementEvents(instrument);
+        };
+        void OnMeasurement(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
+        {
+            foreach (var tag in tags)
+            {
+                if (tag.Key == "name" && Equals(tag.Value, name)) seen.GetOrAdd(instrument.Name, _ => []).Add(value);
+            }
+        }
+        listener.SetMeasurementEventCallback<long>((i, v, t, _) => OnMeasurement(i, v, t));
+        listener.SetMeasurementEventCallback<double>((i, v, t, _) => OnMeasurement(i, v, t));
+        listener.Start();
+
+        using var gate = new ManualResetEventSlim();
+        var first = new DedicatedThreadDispatcher(new DispatcherOptions { Name = name, ThreadCount = 1, Capacity = 8 });
+        var second = new DedicatedThreadDispatcher(new DispatcherOptions { Name = name, ThreadCount = 1, Capacity = 8 });
+        BlockWorkers(first, gate);
+        BlockWorkers(second, gate);
+        for (int i = 0; i < 3; i++) first.TryPost(() => { });
+        for (int i = 0; i < 8; i++) second.TryPost(() => { }); // fills its queue: its deepest is then exact
+        long firstDeepest = first.GetStatistics().DeepestQueue, secondDeepest = second.GetStatistics().DeepestQueue;
+        listener.RecordObservableInstruments();
+        gate.Set();
+        first.Dispose();
+        second.Dispose();
+
+        // One measurement per instrument for the shared tag set (an exporter keeps one of repeated tag sets).
+        Assert.All(seen.Values, values => Assert.Single(values));
+        Assert.Equal(13, seen["manaloc.dispatcher.posted"][0]); // each dispatcher's blocking item and its queued ones
+        Assert.Equal(11, seen["manaloc.dispatcher.queued"][0]);
+        Assert.Equal(8, secondDeepest);
+        Assert.InRange(firstDeepest, 1, 3);
+        Assert.Equal(8, seen["manaloc.dispatcher.deepest_queue"][0]); // the larger of the two, not their sum
+    }
+
+    [Fact]
     public void Metrics_report_each_dispatcher_by_name()
     {
         string name = "metrics-" + Guid.NewGuid().ToString("N");
