@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The package as a user gets it. Expected duration: 2-4 minutes on 2 cores.
 #  1. Clones HEAD twice into a scratch folder and packs src/Manaloc in each (Release, CI=true,
-#     SOURCE_DATE_EPOCH = the commit's time): Manaloc.dll and the .nupkg must be byte-identical.
+#     SOURCE_DATE_EPOCH = the commit's time; the two clones at the same time): Manaloc.dll and the .nupkg must be
+#     byte-identical.
 #  2. Checks the package: readme, license, XML docs, symbols (.snupkg with the pdb and its SourceLink
 #     map), repository commit, and analyzers/ when src/Manaloc.Generators exists. Package validation
 #     runs inside pack (EnablePackageValidation).
@@ -15,7 +16,8 @@
 #     the web consumer of step 4 also references it, registers AddManalocDistributedCache and compiles and runs every
 #     ```csharp snippet of src/Manaloc.Caching/PACKAGE.md.
 #  6. README.md's Install steps as written: the pack lines in a clone, the source and add-package lines in a new console
-#     project (every package at the version just packed), which must then build.
+#     project (every package at the version just packed), which must then build; they run beside 3-5, which build
+#     their two consumers at the same time.
 # Also checks that each package's PublicAPI.Unshipped.txt is what eng/update-public-api.sh would write.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,7 +28,8 @@ export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPE
 command -v unzip >/dev/null || { apt-get update -qq && apt-get install -y -qq unzip >/dev/null; }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# The clones' packs and the consumers' builds run in the background: a failure waits for them before the folder goes.
+trap 'wait; rm -rf "$work"' EXIT
 fail() { echo "package check failed: $*" >&2; exit 1; }
 # A consumer restores the packs from a local folder on top of the machine's own package sources: a nuget.config
 # beside the project adds the folder and clears nothing.
@@ -34,14 +37,18 @@ local_feed() {
   printf '<?xml version="1.0" encoding="utf-8"?>\n<configuration>\n  <packageSources>\n    <add key="manaloc-packs" value="%s" />\n  </packageSources>\n</configuration>\n' "$work/feed-a" > "$1/nuget.config"
 }
 
-echo "== public API list matches the code"
-eng/update-public-api.sh --check
+# The public API check rewrites this tree's PublicAPI.Unshipped.txt files while it runs (and puts them back): it runs
+# beside the packs, which build in clones, and is waited for before anything here reads those files.
+eng/update-public-api.sh --check > "$work/public-api.log" 2>&1 &
+public_api_check=$!
 
 echo "== pack twice from two clean clones"
 export SOURCE_DATE_EPOCH
 SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
 repo_url=$(sed -n 's|.*<RepositoryUrl>\(.*\)</RepositoryUrl>.*|\1|p' Directory.Build.props | head -1)
-for side in a b; do
+# The two clones pack at the same time (separate folders; only NuGet's package cache is shared, and NuGet locks it).
+pack_clone() {
+  local side=$1
   git clone --quiet --no-hardlinks "$root" "$work/$side"
   # SourceLink maps sources through the clone's origin, which must be the public repository.
   git -C "$work/$side" remote set-url origin "$repo_url.git"
@@ -49,7 +56,20 @@ for side in a b; do
     dotnet restore "$work/$side/$project" --verbosity quiet
     dotnet pack "$work/$side/$project" -c Release --no-restore -warnaserror -o "$work/feed-$side" --verbosity quiet
   done
-done
+}
+pack_clone a > "$work/pack-a.log" 2>&1 &
+pack_a=$!
+pack_clone b > "$work/pack-b.log" 2>&1 &
+pack_b=$!
+wait "$pack_a" || { cat "$work/pack-a.log"; fail "packing clone a failed"; }
+wait "$pack_b" || { cat "$work/pack-b.log"; fail "packing clone b failed"; }
+cat "$work/pack-a.log" "$work/pack-b.log"
+
+echo "== public API list matches the code"
+public_api_status=0
+wait "$public_api_check" || public_api_status=$?
+cat "$work/public-api.log"
+[ "$public_api_status" -eq 0 ] || fail "a PublicAPI.Unshipped.txt is not what the code says (above)"
 nupkg=$(ls "$work"/feed-a/Manaloc.[0-9]*.nupkg | grep -v '\.snupkg$' | head -1)
 [ -f "$nupkg" ] || fail "no .nupkg was written"
 name=$(basename "$nupkg")
@@ -108,21 +128,6 @@ unzip -p "$snupkg" lib/net10.0/Manaloc.pdb > "$work/Manaloc.pdb"
 grep -aq "raw.githubusercontent.com" "$work/Manaloc.pdb" || fail "the pdb carries no SourceLink map"
 echo "readme, license, XML docs, symbols with SourceLink, repository commit: present"
 
-echo "== consumer project against the package ($version) from a local folder"
-consumer="$work/consumer"
-cp -r samples/PackageConsumer "$consumer"
-rm -rf "$consumer/bin" "$consumer/obj"
-eng/extract-snippets.sh "$work/snippets" README.md src/Manaloc/PACKAGE.md
-# A private package folder: a Manaloc of the same version cached by an earlier run must not be used.
-local_feed "$consumer"
-dotnet restore "$consumer/PackageConsumer.csproj" \
-  --packages "$work/packages" -p:ManalocVersion="$version" -p:SnippetsDir="$work/snippets" --verbosity quiet
-dotnet build "$consumer/PackageConsumer.csproj" -c Release --no-restore -warnaserror \
-  -p:ManalocVersion="$version" -p:SnippetsDir="$work/snippets" --verbosity quiet
-grep -q "$work/packages/manaloc/$version/lib/net10.0/Manaloc.dll" "$consumer/obj/project.assets.json" 2>/dev/null \
-  || grep -q '"Manaloc/'"$version"'"' "$consumer/obj/project.assets.json" || fail "the consumer did not resolve Manaloc from the package"
-timeout 120 dotnet "$consumer/bin/Release/net10.0/PackageConsumer.dll"
-
 # An adapter package (Manaloc.AspNetCore, Manaloc.Caching): byte-identical across the two clean packs, its readme,
 # license, XML docs (without the internal type named by $3), symbols with SourceLink, and a dependency on Manaloc at
 # the version just packed. Sets $adapter_nuspec for the package's own checks after it.
@@ -165,56 +170,85 @@ cache_deps=$(grep -o '<dependency id="[^"]*"' <<<"$adapter_nuspec" | sed -E 's/<
   || fail "Manaloc.Caching depends on more or other than Manaloc and the abstractions it adapts to: $cache_deps"
 echo "byte-identical; readme, license, XML docs, symbols with SourceLink; depends on Manaloc $version and the caching, DI and options abstractions only"
 
-echo "== web consumer project against the three packages ($version)"
+# README.md's Install steps run in the background beside the consumers below (they restore from their own package folder,
+# in their own project and home; their packs are clone a's, whose files the checks above have read): output in a log,
+# printed in this place of the step's output once they end.
+readme_install() {
+  # The sh block of README.md's Install section that packs from a clone: its pack lines run in clone a (built by the packs
+  # above, so they are incremental), its other lines in a new console project, with CLONE replaced by the clone's path.
+  # `dotnet nuget add source` writes to the user's NuGet.Config, so the project's lines run as a user whose home is a
+  # scratch copy of this machine's (its NuGet.Config, with the machine's own sources): the run leaves the real one as it was.
+  mapfile -t install < <(awk '/^## Install/ { s = 1; next } s && /^## / { exit } s && /^```sh/ { b = 1; block = ""; next }
+    s && b && /^```/ { b = 0; if (block ~ /dotnet pack/) { printf "%s", block; exit } next } s && b && !/^#/ && NF { block = block $0 "\n" }' README.md)
+  packages=(Manaloc Manaloc.AspNetCore Manaloc.Caching)
+  packs=0; adds=0; sources=0
+  for line in "${install[@]}"; do case "$line" in
+    "dotnet pack "*) packs=$((packs + 1));;
+    "dotnet add package "*) adds=$((adds + 1));;
+    "dotnet nuget add source "*) sources=$((sources + 1));;
+    *) fail "README's Install block has a line CI does not know how to run: $line";; esac; done
+  [ "$packs" -eq "${#packages[@]}" ] && [ "$adds" -eq "${#packages[@]}" ] && [ "$sources" -eq 1 ] \
+    || fail "README's Install block must pack the ${#packages[@]} packages, add the folder as a source once and add each package (found ${#install[@]} lines: ${install[*]:-none})"
+  readme_app="$work/readme-app"
+  readme_home="$work/readme-home"
+  mkdir -p "$readme_home/.nuget/NuGet"
+  [ ! -f "$HOME/.nuget/NuGet/NuGet.Config" ] || cp "$HOME/.nuget/NuGet/NuGet.Config" "$readme_home/.nuget/NuGet/"
+  dotnet new console -o "$readme_app" --no-restore > /dev/null
+  for line in "${install[@]}"; do
+    echo "  \$ $line"
+    case "$line" in
+      "dotnet pack "*) (cd "$work/a" && eval "${line} --verbosity quiet") ;;
+      # A private package folder, as above: a package of this version cached by an earlier run must not be used.
+      *) (cd "$readme_app" && export HOME="$readme_home" NUGET_PACKAGES="$work/packages-readme" && eval "${line//CLONE/$work/a}") > "$work/readme-add.log" 2>&1 \
+           || { cat "$work/readme-add.log"; fail "README's Install step failed: $line"; } ;;
+    esac
+  done
+  for id in "${packages[@]}"; do
+    grep -q "\"$id/$version\"" "$readme_app/obj/project.assets.json" || fail "after README's Install steps the project does not use $id $version"
+  done
+  HOME="$readme_home" NUGET_PACKAGES="$work/packages-readme" dotnet build "$readme_app" -c Release --verbosity quiet > "$work/readme-build.log" 2>&1 \
+    || { cat "$work/readme-build.log"; fail "the project made by README's Install steps does not build"; }
+  echo "README's Install steps: the ${#packages[@]} packages packed, the folder added as a source, each package added to a new project at $version, and it builds"
+}
+echo "== the README's Install steps, as a user runs them: started in the background, their output follows the consumers'"
+readme_install > "$work/readme-install.log" 2>&1 &
+readme_install_pid=$!
+
+echo "== consumer projects against the packages ($version) from a local folder"
+# Both consumers (this one and the web consumer of step 4) restore and build at the same time, in folders of their own
+# (NuGet locks the package folder they share); each is checked and run in turn below.
+consumer="$work/consumer"
+cp -r samples/PackageConsumer "$consumer"
+rm -rf "$consumer/bin" "$consumer/obj"
+eng/extract-snippets.sh "$work/snippets" README.md src/Manaloc/PACKAGE.md
 web_consumer="$work/web-consumer"
 cp -r samples/AspNetCoreConsumer "$web_consumer"
 rm -rf "$web_consumer/bin" "$web_consumer/obj"
 eng/extract-snippets.sh "$work/web-snippets" src/Manaloc.AspNetCore/PACKAGE.md src/Manaloc.Caching/PACKAGE.md
+# Restores then builds a consumer ($1: its project file) with the snippets of $2 compiled in, warnings as errors.
+# A private package folder: a package of the same version cached by an earlier run must not be used.
+build_consumer() {
+  dotnet restore "$1" --packages "$work/packages" -p:ManalocVersion="$version" -p:SnippetsDir="$2" --verbosity quiet \
+    && dotnet build "$1" -c Release --no-restore -warnaserror -p:ManalocVersion="$version" -p:SnippetsDir="$2" --verbosity quiet
+}
+local_feed "$consumer"
 local_feed "$web_consumer"
-dotnet restore "$web_consumer/AspNetCoreConsumer.csproj" \
-  --packages "$work/packages" -p:ManalocVersion="$version" -p:SnippetsDir="$work/web-snippets" --verbosity quiet
-dotnet build "$web_consumer/AspNetCoreConsumer.csproj" -c Release --no-restore -warnaserror \
-  -p:ManalocVersion="$version" -p:SnippetsDir="$work/web-snippets" --verbosity quiet
+build_consumer "$consumer/PackageConsumer.csproj" "$work/snippets" > "$work/consumer-build.log" 2>&1 &
+consumer_build=$!
+build_consumer "$web_consumer/AspNetCoreConsumer.csproj" "$work/web-snippets" > "$work/web-consumer-build.log" 2>&1 &
+web_consumer_build=$!
+wait "$consumer_build" || { cat "$work/consumer-build.log"; fail "the consumer project did not build against the package"; }
+cat "$work/consumer-build.log"
+grep -q "$work/packages/manaloc/$version/lib/net10.0/Manaloc.dll" "$consumer/obj/project.assets.json" 2>/dev/null \
+  || grep -q '"Manaloc/'"$version"'"' "$consumer/obj/project.assets.json" || fail "the consumer did not resolve Manaloc from the package"
+timeout 120 dotnet "$consumer/bin/Release/net10.0/PackageConsumer.dll"
+
+echo "== web consumer project against the three packages ($version)"
+wait "$web_consumer_build" || { cat "$work/web-consumer-build.log"; fail "the web consumer project did not build against the packages"; }
+cat "$work/web-consumer-build.log"
 grep -q '"Manaloc.AspNetCore/'"$version"'"' "$web_consumer/obj/project.assets.json" || fail "the web consumer did not resolve Manaloc.AspNetCore from the package"
 grep -q '"Manaloc.Caching/'"$version"'"' "$web_consumer/obj/project.assets.json" || fail "the web consumer did not resolve Manaloc.Caching from the package"
 timeout 120 dotnet "$web_consumer/bin/Release/net10.0/AspNetCoreConsumer.dll"
-
-echo "== the README's Install steps, as a user runs them"
-# The sh block of README.md's Install section that packs from a clone: its pack lines run in clone a (built by the packs
-# above, so they are incremental), its other lines in a new console project, with CLONE replaced by the clone's path.
-# `dotnet nuget add source` writes to the user's NuGet.Config, so the project's lines run as a user whose home is a
-# scratch copy of this machine's (its NuGet.Config, with the machine's own sources): the run leaves the real one as it was.
-mapfile -t install < <(awk '/^## Install/ { s = 1; next } s && /^## / { exit } s && /^```sh/ { b = 1; block = ""; next }
-  s && b && /^```/ { b = 0; if (block ~ /dotnet pack/) { printf "%s", block; exit } next } s && b && !/^#/ && NF { block = block $0 "\n" }' README.md)
-packages=(Manaloc Manaloc.AspNetCore Manaloc.Caching)
-packs=0; adds=0; sources=0
-for line in "${install[@]}"; do case "$line" in
-  "dotnet pack "*) packs=$((packs + 1));;
-  "dotnet add package "*) adds=$((adds + 1));;
-  "dotnet nuget add source "*) sources=$((sources + 1));;
-  *) fail "README's Install block has a line CI does not know how to run: $line";; esac; done
-[ "$packs" -eq "${#packages[@]}" ] && [ "$adds" -eq "${#packages[@]}" ] && [ "$sources" -eq 1 ] \
-  || fail "README's Install block must pack the ${#packages[@]} packages, add the folder as a source once and add each package (found ${#install[@]} lines: ${install[*]:-none})"
-readme_app="$work/readme-app"
-readme_home="$work/readme-home"
-mkdir -p "$readme_home/.nuget/NuGet"
-[ ! -f "$HOME/.nuget/NuGet/NuGet.Config" ] || cp "$HOME/.nuget/NuGet/NuGet.Config" "$readme_home/.nuget/NuGet/"
-dotnet new console -o "$readme_app" --no-restore > /dev/null
-for line in "${install[@]}"; do
-  echo "  \$ $line"
-  case "$line" in
-    "dotnet pack "*) (cd "$work/a" && eval "${line} --verbosity quiet") ;;
-    # A private package folder, as above: a package of this version cached by an earlier run must not be used.
-    *) (cd "$readme_app" && export HOME="$readme_home" NUGET_PACKAGES="$work/packages-readme" && eval "${line//CLONE/$work/a}") > "$work/readme-add.log" 2>&1 \
-         || { cat "$work/readme-add.log"; fail "README's Install step failed: $line"; } ;;
-  esac
-done
-for id in "${packages[@]}"; do
-  grep -q "\"$id/$version\"" "$readme_app/obj/project.assets.json" || fail "after README's Install steps the project does not use $id $version"
-done
-HOME="$readme_home" NUGET_PACKAGES="$work/packages-readme" dotnet build "$readme_app" -c Release --verbosity quiet > "$work/readme-build.log" 2>&1 \
-  || { cat "$work/readme-build.log"; fail "the project made by README's Install steps does not build"; }
-echo "README's Install steps: the ${#packages[@]} packages packed, the folder added as a source, each package added to a new project at $version, and it builds"
 
 if [ -d src/Manaloc.Analyzers ]; then
   echo "== the package's analyzers warn in a consumer's build (SeededMisuse.cs: one misuse per rule)"
@@ -234,4 +268,10 @@ if [ -d src/Manaloc.Analyzers ]; then
   fi
   echo "analyzers: a consumer's build reports MNL101-MNL109 at the seeded misuses and nowhere else"
 fi
+echo "== the README's Install steps, as a user runs them (output of the background run)"
+readme_status=0
+wait "$readme_install_pid" || readme_status=$?
+cat "$work/readme-install.log"
+[ "$readme_status" -eq 0 ] || fail "README's Install steps failed (exit $readme_status; above)"
+
 echo "package: ok"
