@@ -4,8 +4,6 @@
 # (tests/Manaloc.Tests/DebugAssertions.cs) instead of FailFast: a test thread fails its test with the
 # message; a background thread's exception stops the test host, which also fails this step.
 # Measured on 2 busy cores (load ~25): 2-3 minutes in all (build 1-1.5 min, 250 tests in 55-90 s); bounded at 12 minutes.
-# In CI the Debug build is made beforehand, beside the Release build and the tests (.ci/run): the build here then finds
-# it up to date (a few seconds), and still builds whatever is missing when the step runs alone.
 set -euo pipefail
 
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
