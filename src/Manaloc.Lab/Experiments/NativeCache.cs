@@ -113,12 +113,18 @@ public sealed class NativeCache() : Experiment(
             NativeCacheProbe.Run(context, plan, throughput: false, pauses: false);
             return;
         }
-        // Quick mode's children are the caches a target reads (the others' figures are full mode's).
-        foreach (string variant in context.Settings.Mode == RunMode.Quick ? CacheSubjects.Judged : CacheSubjects.Caches)
+        // Quick mode's children are the caches a target reads (the others' figures are full mode's). The hit-ratio replays
+        // run here in the children's untimed windows (their fills, settling collections and inputs' set-up), parked before
+        // a child times anything; what is left runs once the children are done.
+        using (var replays = new NativeCacheTraces.Replays(context.Settings, context.Cancellation))
         {
-            var child = context.RunChild("run", (plan with { Variant = variant }).ToArguments(), environment: null, timeout);
-            foreach (var m in child.Measurements) context.Record(m);
-            foreach (string note in child.Notes) context.Note($"{variant}: {note}");
+            foreach (string variant in context.Settings.Mode == RunMode.Quick ? CacheSubjects.Judged : CacheSubjects.Caches)
+            {
+                var child = context.RunChild("run", (plan with { Variant = variant }).ToArguments(), environment: null, timeout, replays.Work);
+                foreach (var m in child.Measurements) context.Record(m);
+                foreach (string note in child.Notes) context.Note($"{variant}: {note}");
+            }
+            replays.Record(context);
         }
         NativeCacheTraces.Describe(context);
         AddTables(context, plan);
