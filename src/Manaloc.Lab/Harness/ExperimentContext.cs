@@ -204,6 +204,21 @@ public sealed class ExperimentContext
         return RunLabChild(Experiment.LaunchKey, [launch.ToString(System.Globalization.CultureInfo.InvariantCulture)], environment, timeout, untimedWork: null);
     }
 
+    /// <summary>
+    /// Runs launches <paramref name="first"/> to <paramref name="first"/> + <paramref name="count"/> - 1 side by side, each
+    /// in its own process as <see cref="RunLaunch"/> does, and returns what each sent back in launch order once all have
+    /// ended; the first failure is thrown after every launch ended. Only for launches that time nothing.
+    /// </summary>
+    internal IReadOnlyList<ChildOutput> RunLaunchesTogether(int first, int count, TimeSpan timeout, IReadOnlyDictionary<string, string?>? environment = null)
+    {
+        Status($"launches {first + 1} to {first + count} of {Settings.Launches}, side by side");
+        var running = Enumerable.Range(first, count)
+            .Select(launch => Task.Run(() => RunLabChild(Experiment.LaunchKey, [launch.ToString(System.Globalization.CultureInfo.InvariantCulture)], environment, timeout, untimedWork: null)))
+            .ToArray();
+        foreach (var launch in running) ((IAsyncResult)launch).AsyncWaitHandle.WaitOne();
+        return [.. running.Select(launch => launch.GetAwaiter().GetResult())];
+    }
+
     private ChildOutput RunLabChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment, TimeSpan timeout, UntimedWork? untimedWork)
     {
         var command = new ChildCommand(ExperimentName, key, Settings.Mode, Settings.Launches, Settings.ThreadCounts, arguments);
