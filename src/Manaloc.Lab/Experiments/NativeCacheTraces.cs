@@ -142,6 +142,8 @@ internal static class NativeCacheTraces
         {
             context.Status($"hit ratios, {_perReplica.Length} replicas");
             Work.Finish();
+            // A stopped run leaves replicas undone: nothing to record.
+            context.Cancellation.ThrowIfCancellationRequested();
             NativeCacheTraces.Record(context, _perReplica, _budget);
         }
 

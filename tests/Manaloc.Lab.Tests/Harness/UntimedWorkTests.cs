@@ -69,7 +69,8 @@ public sealed class UntimedWorkTests
     public void Its_collections_are_blocking_for_its_life_and_the_mode_comes_back()
     {
         var before = GCSettings.LatencyMode;
-        using (new UntimedWork(0, (_, _) => { }, threads: 1)) Assert.Equal(GCLatencyMode.Batch, GCSettings.LatencyMode);
+        // A no-GC region of a test running side by side refuses the change while it lasts (and no collection starts in it).
+        using (new UntimedWork(0, (_, _) => { }, threads: 1)) Assert.Contains(GCSettings.LatencyMode, new[] { GCLatencyMode.Batch, GCLatencyMode.NoGCRegion });
         Assert.Equal(before, GCSettings.LatencyMode);
     }
 
