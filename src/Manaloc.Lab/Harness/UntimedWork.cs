@@ -8,7 +8,8 @@ namespace Manaloc.Lab.Harness;
 /// <see cref="Checkpoint"/> once it is closed. <see cref="ExperimentContext.RunChild"/> opens it as the child enters a
 /// window and closes it, waiting until every thread is parked, before the child may time anything again; so on a
 /// machine of a few cores the parent's work takes the cores a child's filling, settling collections and set-up leave
-/// idle, and never shares the machine with a timed sample. <see cref="Finish"/> runs what is left once the children are done.
+/// idle, and never shares the machine with a timed sample. The threads run at the lowest priority (Linux), so they take
+/// the idle cores and not the child's. <see cref="Finish"/> runs what is left once the children are done.
 /// </summary>
 /// <remarks>
 /// Invariant: while the work is closed, every thread is parked in <see cref="Checkpoint"/>, not started, or done. Every
@@ -106,6 +107,10 @@ public sealed class UntimedWork : IDisposable
     {
         try
         {
+            // On Linux the threads take only the time the child's own threads leave: at the lowest priority they yield to
+            // every other thread of the lab's (a window's fill on both cores goes at its own pace), and run on a core
+            // its single-threaded phases leave idle. Elsewhere they run at normal priority.
+            if (OperatingSystem.IsLinux()) Platform.LabNative.SetCallingThreadNice(Platform.LabNative.LowestPriority);
             while (true)
             {
                 Checkpoint();
