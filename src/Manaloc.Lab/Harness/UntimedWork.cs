@@ -96,6 +96,10 @@ public sealed class UntimedWork : IDisposable
     public void Finish()
     {
         Open();
+        // The caller's thread takes items too, at its own priority: what is left then goes on at normal speed where
+        // other processes compete for the cores, rather than at the work threads' lowest priority alone. Open for good,
+        // so it needs no pause point.
+        RunItems(static () => { });
         foreach (var thread in _threads) thread.Join();
         lock (_gate)
         {
@@ -111,22 +115,7 @@ public sealed class UntimedWork : IDisposable
             // every other thread of the lab's (a window's fill on both cores goes at its own pace), and run on a core
             // its single-threaded phases leave idle. Elsewhere they run at normal priority.
             if (OperatingSystem.IsLinux()) Platform.LabNative.SetCallingThreadNice(Platform.LabNative.LowestPriority);
-            while (true)
-            {
-                Checkpoint();
-                int index;
-                lock (_gate)
-                {
-                    if (_failure is not null || _next == _items || _cancellation.IsCancellationRequested) break;
-                    index = _next++;
-                }
-                _item(index, Checkpoint);
-                lock (_gate) _doneItems++;
-            }
-        }
-        catch (Exception e)
-        {
-            lock (_gate) _failure ??= e;
+            RunItems(Checkpoint);
         }
         finally
         {
@@ -135,6 +124,30 @@ public sealed class UntimedWork : IDisposable
                 _running--;
                 Monitor.PulseAll(_gate);
             }
+        }
+    }
+
+    /// <summary>Runs items in order until none is left, one fails or the run is stopped; a failure is kept for <see cref="Finish"/>.</summary>
+    private void RunItems(Action checkpoint)
+    {
+        try
+        {
+            while (true)
+            {
+                checkpoint();
+                int index;
+                lock (_gate)
+                {
+                    if (_failure is not null || _next == _items || _cancellation.IsCancellationRequested) return;
+                    index = _next++;
+                }
+                _item(index, checkpoint);
+                lock (_gate) _doneItems++;
+            }
+        }
+        catch (Exception e)
+        {
+            lock (_gate) _failure ??= e;
         }
     }
 
