@@ -94,26 +94,23 @@ internal static class NativeCacheProbe
     {
         if (throughput && !pauses) throw new ArgumentException("The native-cache throughput reads the cache the pause phase fills: it cannot run without the pauses.", nameof(pauses));
         context.Status($"{plan.Variant}: memory against the budget");
-        if (!Trimmed(context) || plan.Variant == CacheSubjects.Native) MeasureMemory(context, plan);
+        // Every phase that times nothing is an untimed window (ExperimentContext.Untimed): the parent runs the hit-ratio
+        // replays on the cores it leaves idle, and parks them before anything here is timed. The memory phase reads the
+        // resident set of this process alone, which the parent's work does not touch.
+        if (!Trimmed(context) || plan.Variant == CacheSubjects.Native) context.Untimed(() => MeasureMemory(context, plan));
         if (!pauses) return;
         context.Status($"{plan.Variant}: full collections");
         using var subject = CacheSubjects.Create(plan.Variant, plan.FullBudget, plan.Entries, plan.Entries);
         // The copy floor of NativeCache's throughput, made and filled now if the throughput follows (see MeasureThroughput).
         using var floor = throughput && plan.Variant == CacheSubjects.Native ? CacheSubjects.Create(CacheSubjects.Floor, plan.FullBudget, plan.Entries, plan.Entries) : null;
-        // Beside the fill, which runs on one thread and is not timed (NativeCache's and FASTER's), untimed work takes the
-        // core it leaves idle instead of seconds of its own, and is done before the child's first timed collection.
-        // FASTER's child replays the hit-ratio traces (a hit ratio does not depend on the machine's load); NativeCache's
-        // fills the copy floor's store, half a gigabyte of fresh pages that the system zeroes as they are first written,
-        // a second of a core. The store is native: it adds nothing to the managed heap the pause collects, and its
-        // managed wrapper is made before the pause phase weighs the heap's start, so it is not counted as the cache's;
-        // it is filled on a thread of its own, not the thread pool's, whose first use keeps per-thread objects alive
-        // (12 KB, 0.012 B an entry of NativeCache's managed bytes, above that target's 0.01).
-        Func<Task>? besideFill = plan.Variant switch
-        {
-            CacheSubjects.Faster => () => Task.Run(() => NativeCacheTraces.Run(context)),
-            CacheSubjects.Native when floor is not null => () => OnThreadOfItsOwn(() => floor.Fill(0, plan.Entries), "native-cache-floor-fill"),
-            _ => null,
-        };
+        // Beside NativeCache's fill, which runs on one thread and is not timed, its child fills the copy floor's store on
+        // the core the fill leaves idle instead of seconds of its own, done before the child's first timed collection:
+        // half a gigabyte of fresh pages that the system zeroes as they are first written, a second of a core. The store
+        // is native: it adds nothing to the managed heap the pause collects, and its managed wrapper is made before the
+        // pause phase weighs the heap's start, so it is not counted as the cache's; it is filled on a thread of its own,
+        // not the thread pool's, whose first use keeps per-thread objects alive (12 KB, 0.012 B an entry of NativeCache's
+        // managed bytes, above that target's 0.01).
+        Func<Task>? besideFill = floor is not null ? () => OnThreadOfItsOwn(() => floor.Fill(0, plan.Entries), "native-cache-floor-fill") : null;
         MeasurePauses(context, plan, subject, besideFill);
         if (!throughput) return;
         context.Status($"{plan.Variant}: keys and streams");
@@ -123,8 +120,13 @@ internal static class NativeCacheProbe
         // where the timed loops' young collections never copy them (PromoteToOldGeneration). The settling collection
         // before the pause stays: without it the timed one also collected what the fill left young (FASTER's child's
         // trace replays: a pause a hundred times longer) and the promotion moved a managed cache again.
-        var requests = RequestKeys.Materialize(NativeCacheWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2), OnBothCores, subject.Reads);
-        PromoteToOldGeneration(requests);
+        RequestKeys? built = null;
+        context.Untimed(() =>
+        {
+            built = RequestKeys.Materialize(NativeCacheWorkload.Zipf(plan.Entries, StreamLength(context.Settings), seed: 2), OnBothCores, subject.Reads);
+            PromoteToOldGeneration(built);
+        });
+        var requests = built!;
         MeasureThroughput(context, plan, subject, floor, requests);
     }
 
@@ -224,17 +226,23 @@ internal static class NativeCacheProbe
             for (int c = 0; c < checkpoints.Count; c++)
             {
                 context.Cancellation.ThrowIfCancellationRequested();
-                FillSuspendingCollections(subject, filled, checkpoints[c]);
-                if (beside is not null)
-                {
-                    beside.GetAwaiter().GetResult();
-                    beside = null;
-                }
-                filled = checkpoints[c];
                 // One untimed full collection settles what the fill left young, as collections during the fill would have;
                 // then full blocking compacting collections, the heap weighed right after each without collecting again (read
                 // at the collection, so what is allocated between them does not count): a sample of managed bytes per pause.
-                GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+                // The fill and the settling collection are an untimed window (the window writes and reads through the standard
+                // handles directly, keeping no object alive, so the managed bytes are the cache's alone).
+                int from = filled, to = checkpoints[c];
+                context.Untimed(() =>
+                {
+                    FillSuspendingCollections(subject, from, to);
+                    if (beside is not null)
+                    {
+                        beside.GetAwaiter().GetResult();
+                        beside = null;
+                    }
+                    GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+                });
+                filled = checkpoints[c];
                 managed[c] = new long[wall[c].Length];
                 for (int i = 0; i < wall[c].Length; i++)
                 {

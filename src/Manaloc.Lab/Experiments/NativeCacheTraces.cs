@@ -12,9 +12,9 @@ namespace Manaloc.Lab.Experiments;
 /// a byte budget of a quarter of the working set's key and value bytes, and through ConcurrentLfu at two capacities: the
 /// entries NativeCache held at that budget in the same replay (the policy against the policy) and the budget over the
 /// mean key and value size (the policy and the overhead per entry together). A miss stores the entry, as a cache-aside
-/// caller does. Nothing here is timed and a hit ratio does not depend on the machine's load, so the replays run in
-/// FASTER's child beside its fill, which is single-threaded and untimed (<see cref="NativeCacheProbe"/>), on the
-/// core the fill leaves idle, and are done before that child times anything.
+/// caller does. Nothing here is timed and a hit ratio does not depend on the machine's load, so the replays run in the
+/// experiment's process while a child is in an untimed window (<see cref="Replays"/>), on the cores that child's fill and
+/// settling collections leave idle, and are parked before that child times anything.
 /// </summary>
 /// <remarks>
 /// A hit ratio depends on where each key's hash puts it in a cache's frequency sketch, and both caches seed their hashes
@@ -103,21 +103,56 @@ internal static class NativeCacheTraces
         return trace;
     }
 
-    /// <summary>Replays the three traces in every replica and records each cache's hit ratio and the paired ratios (<see cref="Describe"/> says how).</summary>
+    /// <summary>Replays the three traces in every replica now and records them (<see cref="Describe"/> says how).</summary>
     public static void Run(ExperimentContext context)
     {
-        int workingSet = WorkingSet(context.Settings), replicas = Replicas(context.Settings);
-        long budget = Budget(workingSet);
-        // The replicas are independent and untimed (a hit ratio does not depend on the machine's speed or load), so they
-        // run side by side on the cores; each writes its own slot, and the samples are gathered in replica order. They
-        // are handed out one at a time in replica order, which is heaviest first (the first replicas also run the scan,
-        // the loop and ConcurrentLfu at the budget ÷ mean entry). Parallel.For starts each core on a contiguous range of
-        // the indexes in growing chunks: one core took most of the heavy replicas, the other the light ones, then idled.
-        var perReplica = new Dictionary<(string Trace, string Cache), Replay>[replicas];
-        context.Status($"hit ratios, {replicas} replicas");
-        Parallel.ForEach(Partitioner.Create(Enumerable.Range(0, replicas), EnumerablePartitionerOptions.NoBuffering),
-            new ParallelOptions { CancellationToken = context.Cancellation, MaxDegreeOfParallelism = Environment.ProcessorCount },
-            replica => perReplica[replica] = ReplayReplica(context.Settings, replica, workingSet, budget, context.Cancellation));
+        using var replays = new Replays(context.Settings, context.Cancellation);
+        replays.Record(context);
+    }
+
+    /// <summary>
+    /// Every replica's replays as untimed work (<see cref="UntimedWork"/>): the experiment's process runs them while a
+    /// child is in an untimed window (its fill, its settling collection, its inputs' set-up), on the cores that work leaves
+    /// idle, and <see cref="Record"/> runs what is left once the children are done. The replicas are independent and
+    /// untimed (a hit ratio does not depend on the machine's speed or load), so they run side by side, one thread a core,
+    /// each writing its own slot, handed out one at a time in replica order, which is heaviest first (the first replicas
+    /// also run the scan, the loop and ConcurrentLfu at the budget ÷ mean entry), so no core is left with the heavy ones.
+    /// </summary>
+    public sealed class Replays : IDisposable
+    {
+        private readonly Dictionary<(string Trace, string Cache), Replay>[] _perReplica;
+        private readonly long _budget;
+
+        /// <summary>Prepares the replays; none runs until <see cref="Work"/> is opened.</summary>
+        public Replays(RunSettings settings, CancellationToken cancellation)
+        {
+            int workingSet = WorkingSet(settings), replicas = Replicas(settings);
+            _budget = Budget(workingSet);
+            _perReplica = new Dictionary<(string Trace, string Cache), Replay>[replicas];
+            long budget = _budget;
+            Work = new UntimedWork(replicas, (replica, checkpoint) => _perReplica[replica] = ReplayReplica(settings, replica, workingSet, budget, checkpoint, cancellation),
+                Environment.ProcessorCount, cancellation);
+        }
+
+        /// <summary>The replays as work to run in a child's untimed windows.</summary>
+        public UntimedWork Work { get; }
+
+        /// <summary>Runs the replays not yet done and records every cache's hit ratio and the paired ratios.</summary>
+        public void Record(ExperimentContext context)
+        {
+            context.Status($"hit ratios, {_perReplica.Length} replicas");
+            Work.Finish();
+            // A stopped run leaves replicas undone: nothing to record.
+            context.Cancellation.ThrowIfCancellationRequested();
+            NativeCacheTraces.Record(context, _perReplica, _budget);
+        }
+
+        /// <inheritdoc/>
+        public void Dispose() => Work.Dispose();
+    }
+
+    private static void Record(ExperimentContext context, Dictionary<(string Trace, string Cache), Replay>[] perReplica, long budget)
+    {
         var results = new Dictionary<(string Trace, string Cache), List<Replay>>();
         foreach (var replica in perReplica)
         {
@@ -154,13 +189,13 @@ internal static class NativeCacheTraces
             + $"The Zipf trace in {replicas} replicas, the others in {Replicas(context.Settings, Scan)} (ConcurrentLfu at {ByBytes} in the first {byBytes}), "
             + "each with its own trace seed and key salt (every hash in both caches drawn anew): the samples are the replicas, "
             + "and the targets read the paired ratio (replica by replica, NativeCache ÷ ConcurrentLfu on the same trace and keys). "
-            + "The replays run in FASTER's child beside its fill (single-threaded and untimed), and end before that child times anything.");
+            + "The replays run in the experiment's own process only while a cache's child is in an untimed phase (its fill, its settling collection, its keys' set-up), parked before that child times anything; what is left runs after the children.");
     }
 
     private readonly record struct Replay(double HitPercent, long Held, int Capacity);
 
     /// <summary>Replica <paramref name="replica"/>'s replays of every trace it runs (see <see cref="Replicas(RunSettings, string)"/>), by trace and cache.</summary>
-    private static Dictionary<(string Trace, string Cache), Replay> ReplayReplica(RunSettings settings, int replica, int workingSet, long budget, CancellationToken cancellation)
+    private static Dictionary<(string Trace, string Cache), Replay> ReplayReplica(RunSettings settings, int replica, int workingSet, long budget, Action checkpoint, CancellationToken cancellation)
     {
         int length = workingSet * Rounds;
         // Replica r: its own trace seeds and its own key salt (odd multiples of the golden ratio: no two alike, none zero).
@@ -179,14 +214,15 @@ internal static class NativeCacheTraces
         foreach (string trace in All)
         {
             cancellation.ThrowIfCancellationRequested();
+            checkpoint();
             if (replica >= Replicas(settings, trace)) continue;
             // The loop is slightly larger than the cache: a tenth more keys than NativeCache held on the Zipf trace.
             var replay = trace == Loop ? LoopTrace((int)Math.Min(keys.Length, held * 11 / 10), workingSet * LoopRounds) : traces[trace];
-            var native = ReplayNative(keys, replay, budget, workingSet);
+            var native = ReplayNative(keys, replay, budget, workingSet, checkpoint);
             if (trace == Zipf) held = native.Held;
             results[(trace, CacheSubjects.Native)] = native;
-            results[(trace, Matched)] = ReplayLfu(keys, replay, (int)Math.Max(1, native.Held), workingSet);
-            if (replica < ByBytesReplicas(settings)) results[(trace, ByBytes)] = ReplayLfu(keys, replay, CacheSubjects.CapacityFor(budget), workingSet);
+            results[(trace, Matched)] = ReplayLfu(keys, replay, (int)Math.Max(1, native.Held), workingSet, checkpoint);
+            if (replica < ByBytesReplicas(settings)) results[(trace, ByBytes)] = ReplayLfu(keys, replay, CacheSubjects.CapacityFor(budget), workingSet, checkpoint);
         }
         return results;
     }
@@ -199,11 +235,11 @@ internal static class NativeCacheTraces
             ["budgetBytes"] = budget,
         });
 
-    private static Replay ReplayNative(string[] keys, int[] trace, long budget, int fill)
+    private static Replay ReplayNative(string[] keys, int[] trace, long budget, int fill, Action checkpoint)
     {
         using var cache = new Cache(CacheSubjects.NativeOptions(budget));
         var writer = new ArrayBufferWriter<byte>(NativeCacheWorkload.MaxValueBytes);
-        double hits = Measured(trace, fill, index =>
+        double hits = Measured(trace, fill, checkpoint, index =>
         {
             writer.ResetWrittenCount();
             if (cache.TryGet(keys[index].AsSpan(), writer)) return true;
@@ -218,10 +254,10 @@ internal static class NativeCacheTraces
     /// (and collect) an array per miss, more than a million in a quick run.</summary>
     private static readonly byte[] LfuValue = new byte[NativeCacheWorkload.MinValueBytes];
 
-    private static Replay ReplayLfu(string[] keys, int[] trace, int capacity, int fill)
+    private static Replay ReplayLfu(string[] keys, int[] trace, int capacity, int fill, Action checkpoint)
     {
         var cache = new ConcurrentLfu<string, byte[]>(1, Math.Max(capacity, 3), new ForegroundScheduler(), StringComparer.Ordinal);
-        double hits = Measured(trace, fill, index =>
+        double hits = Measured(trace, fill, checkpoint, index =>
         {
             if (cache.TryGet(keys[index], out _)) return true;
             cache.AddOrUpdate(keys[index], LfuValue);
@@ -230,12 +266,19 @@ internal static class NativeCacheTraces
         return new Replay(hits, cache.Count, capacity);
     }
 
+    /// <summary>Requests between two of the replay's pause points (<see cref="UntimedWork.Checkpoint"/>): a few tens of
+    /// microseconds of requests, so a child waiting to time something waits no longer.</summary>
+    private const int RequestsPerCheckpoint = 256;
+
     /// <summary>The hit percentage of <paramref name="trace"/> after its first <paramref name="fill"/> requests (a working set's worth, which fills the cache).</summary>
-    private static double Measured(int[] trace, int fill, Func<int, bool> request)
+    private static double Measured(int[] trace, int fill, Action checkpoint, Func<int, bool> request)
     {
-        for (int at = 0; at < fill; at++) request(trace[at]);
         long hits = 0;
-        for (int at = fill; at < trace.Length; at++) if (request(trace[at])) hits++;
+        for (int at = 0; at < trace.Length; at++)
+        {
+            if (at % RequestsPerCheckpoint == 0) checkpoint();
+            if (request(trace[at]) && at >= fill) hits++;
+        }
         return 100.0 * hits / (trace.Length - fill);
     }
 }

@@ -43,12 +43,30 @@ public static class ChildProcess
     /// <summary>The lab's entry assembly on disk.</summary>
     public static string LabAssemblyPath => typeof(ChildProcess).Assembly.Location;
 
+    /// <summary>Set to 1 in a child whose parent runs <see cref="UntimedWork"/> in its untimed windows: the child then
+    /// announces each window (<see cref="ExperimentContext.Untimed"/>) and waits for the parent's answer before it times again.</summary>
+    public const string UntimedWindowsVariable = "MANALOC_LAB_UNTIMED_WINDOWS";
+
+    /// <summary>The child's line on stdout as it enters an untimed window.</summary>
+    internal const string UntimedMarker = "##manaloc-child-untimed##";
+
+    /// <summary>The child's line on stdout as it leaves an untimed window; it then reads one line from stdin, the parent's
+    /// answer that its untimed work is parked.</summary>
+    internal const string TimedMarker = "##manaloc-child-timed##";
+
     /// <summary>Runs the lab with <paramref name="labArguments"/> in a child process and returns its result.</summary>
+    /// <param name="labArguments">The lab's command line.</param>
+    /// <param name="environment">Variables to set (null removes one).</param>
+    /// <param name="timeout">How long the child may take.</param>
+    /// <param name="cancellation">Stops the child.</param>
+    /// <param name="untimedWork">Work to run only while the child is in an untimed window, or null: opened as the child
+    /// enters one, closed (every thread parked) before the child is answered as it leaves, closed when the child ends.</param>
     public static ChildOutput Run(
         IReadOnlyList<string> labArguments,
         IReadOnlyDictionary<string, string?>? environment,
         TimeSpan timeout,
-        CancellationToken cancellation = default)
+        CancellationToken cancellation = default,
+        UntimedWork? untimedWork = null)
     {
         var start = new ProcessStartInfo(FindDotnetHost())
         {
@@ -61,10 +79,11 @@ public static class ChildProcess
         start.ArgumentList.Add(LabAssemblyPath);
         foreach (string arg in labArguments) start.ArgumentList.Add(arg);
         // The child must not inherit a GC or tiering setting meant for the parent only.
-        foreach (string key in new[] { "DOTNET_gcServer", "DOTNET_GCgen0size", "DOTNET_gcConcurrent" })
+        foreach (string key in new[] { "DOTNET_gcServer", "DOTNET_GCgen0size", "DOTNET_gcConcurrent", UntimedWindowsVariable })
         {
             start.Environment.Remove(key);
         }
+        if (untimedWork is not null) start.Environment[UntimedWindowsVariable] = "1";
         // Tiered compilation counts calls from the start instead of after 100 ms without new tier-0 code (a delay that
         // every newly jitted body restarts), so a measurement's code reaches the same tier-1, PGO-optimised code within
         // the warm-up (RunSettings.WarmUp). The environment below may still set it otherwise.
@@ -80,8 +99,8 @@ public static class ChildProcess
 
         var clock = Stopwatch.StartNew();
         using var process = Process.Start(start) ?? throw new ChildProcessException("The child process did not start.");
-        process.StandardInput.Close();
-        var stdout = ReadOutputAsync(process.StandardOutput, clock, cancellation);
+        if (untimedWork is null) process.StandardInput.Close();
+        var stdout = ReadOutputAsync(process.StandardOutput, clock, untimedWork is null ? null : (untimedWork, process.StandardInput), cancellation);
         var stderr = process.StandardError.ReadToEndAsync(cancellation);
         bool exited;
         try
@@ -92,15 +111,28 @@ public static class ChildProcess
         {
             exited = false;
         }
+        finally
+        {
+            // Whatever the child did last, the work is parked before the parent goes on (to its next child, say).
+            untimedWork?.Close();
+        }
         if (!exited)
         {
             try { process.Kill(entireProcessTree: true); } catch (InvalidOperationException) { /* already gone */ }
             process.WaitForExit();
+            if (untimedWork is not null)
+            {
+                // A window line still being read could open the work again: read the rest first, then park it.
+                try { stdout.Wait(TimeSpan.FromSeconds(5)); } catch (AggregateException) { /* the child's output is not needed any more */ }
+                untimedWork.Close();
+            }
             cancellation.ThrowIfCancellationRequested();
             throw new ChildProcessException($"The child process ({string.Join(' ', labArguments)}) did not finish within {timeout.TotalSeconds:0.#} s and was killed.");
         }
         double exitedAt = clock.Elapsed.TotalSeconds;
         var (output, resultAt) = stdout.GetAwaiter().GetResult();
+        untimedWork?.Close();
+        if (untimedWork is not null) process.StandardInput.Dispose();
         string errors = stderr.GetAwaiter().GetResult();
         TimingLog.Write(labArguments, errors, resultAt, exitedAt);
         if (process.ExitCode != 0)
@@ -117,16 +149,66 @@ public static class ChildProcess
     }
 
     /// <summary>Reads the child's whole output, noting when the result line arrived (seconds on <paramref name="clock"/>).</summary>
-    private static async Task<(string Output, double ResultAt)> ReadOutputAsync(StreamReader reader, Stopwatch clock, CancellationToken cancellation)
+    /// <remarks>With untimed work, a window's lines open and close it; a closing one is answered on the child's stdin once
+    /// the work is parked (the child waits for that line before it times anything).</remarks>
+    private static async Task<(string Output, double ResultAt)> ReadOutputAsync(
+        StreamReader reader, Stopwatch clock, (UntimedWork Work, StreamWriter ChildInput)? windows, CancellationToken cancellation)
     {
         var text = new System.Text.StringBuilder();
         double resultAt = double.NaN;
         while (await reader.ReadLineAsync(cancellation).ConfigureAwait(false) is { } line)
         {
+            if (windows is { } w)
+            {
+                if (line == UntimedMarker)
+                {
+                    w.Work.Open();
+                    continue;
+                }
+                if (line == TimedMarker)
+                {
+                    w.Work.Close();
+                    try
+                    {
+                        await w.ChildInput.WriteLineAsync().ConfigureAwait(false);
+                        await w.ChildInput.FlushAsync(cancellation).ConfigureAwait(false);
+                    }
+                    catch (IOException)
+                    {
+                        // The child is gone; its exit code says why.
+                    }
+                    continue;
+                }
+            }
             if (line.StartsWith(Marker, StringComparison.Ordinal)) resultAt = clock.Elapsed.TotalSeconds;
             text.Append(line).Append('\n');
         }
         return (text.ToString(), resultAt);
+    }
+
+    /// <summary>True in a child whose parent runs untimed work in its windows (<see cref="UntimedWindowsVariable"/>).</summary>
+    internal static bool AnnouncesUntimedWindows => Environment.GetEnvironmentVariable(UntimedWindowsVariable) == "1";
+
+    /// <summary>In the child: tells the parent an untimed window starts. Written to the standard output's handle directly,
+    /// keeping no object alive (a child may be weighing its managed heap across the window).</summary>
+    internal static void AnnounceUntimed()
+    {
+        using var stdout = Console.OpenStandardOutput();
+        stdout.Write("##manaloc-child-untimed##\n"u8);
+    }
+
+    /// <summary>In the child: tells the parent the untimed window ends and returns once the parent answers that its work is parked.</summary>
+    /// <exception cref="InvalidOperationException">The parent closed the child's input without answering.</exception>
+    internal static void AnnounceTimed()
+    {
+        using (var stdout = Console.OpenStandardOutput()) stdout.Write("##manaloc-child-timed##\n"u8);
+        using var stdin = Console.OpenStandardInput();
+        Span<byte> one = stackalloc byte[1];
+        while (true)
+        {
+            if (stdin.Read(one) == 0) throw new InvalidOperationException("The parent closed the child's input before it answered the end of an untimed window: its untimed work may still run.");
+            if (one[0] == (byte)'\n') return;
+        }
     }
 
     /// <summary>Formats a child's output as its result line (<see cref="ChildOutputJson"/>: no serializer code to jit in the child).</summary>

@@ -151,6 +151,13 @@ public abstract class Experiment
     /// </summary>
     public virtual IReadOnlyDictionary<string, string?>? LaunchEnvironment => null;
 
+    /// <summary>
+    /// True when this experiment's quick launches after the first time nothing: they measure only what another process's
+    /// work does not move (a process's own resident memory, say), so the runner starts them side by side once the first
+    /// launch, which times, has ended. False (the default): every launch runs alone, one after another.
+    /// </summary>
+    public virtual bool LaterQuickLaunchesTimeNothing => false;
+
     /// <summary>The child key that runs the whole experiment as one launch (<see cref="ExperimentContext.RunLaunch"/>); no experiment's own part may use it.</summary>
     public const string LaunchKey = "launch";
 

@@ -155,10 +155,41 @@ public sealed class ExperimentContext
     /// environment variables (null removes one) and returns what it recorded. Nothing is recorded
     /// here automatically: the experiment decides what to keep.
     /// </summary>
-    public ChildOutput RunChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, TimeSpan? timeout = null)
+    /// <param name="key">The child's part of the experiment.</param>
+    /// <param name="arguments">Its arguments.</param>
+    /// <param name="environment">Variables to set in the child (null removes one).</param>
+    /// <param name="timeout">How long it may take; null for a minute (quick) or five.</param>
+    /// <param name="untimedWork">This process's untimed work, run only while the child is in one of its untimed windows
+    /// (<see cref="Untimed"/>), or null.</param>
+    public ChildOutput RunChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, TimeSpan? timeout = null, UntimedWork? untimedWork = null)
     {
         Status($"child process: {key}");
-        return RunLabChild(key, arguments, environment, timeout ?? TimeSpan.FromMinutes(IsQuick ? 1 : 5));
+        return RunLabChild(key, arguments, environment, timeout ?? TimeSpan.FromMinutes(IsQuick ? 1 : 5), untimedWork);
+    }
+
+    private int _untimedDepth;
+
+    /// <summary>
+    /// Runs untimed work (filling, settling collections, building inputs) as a window in which the parent may run its own
+    /// untimed work (<see cref="RunChild"/>'s <c>untimedWork</c>) on the cores this work leaves idle. Returns only once the
+    /// parent's work is parked again, so whatever the caller times next shares the machine with no other work of the lab.
+    /// Outside such a child, or nested in another window, it just runs <paramref name="work"/>.
+    /// </summary>
+    public void Untimed(Action work)
+    {
+        ArgumentNullException.ThrowIfNull(work);
+        bool announce = _untimedDepth == 0 && ChildProcess.AnnouncesUntimedWindows;
+        if (announce) ChildProcess.AnnounceUntimed();
+        _untimedDepth++;
+        try
+        {
+            work();
+        }
+        finally
+        {
+            _untimedDepth--;
+            if (announce) ChildProcess.AnnounceTimed();
+        }
     }
 
     /// <summary>
@@ -170,13 +201,28 @@ public sealed class ExperimentContext
     internal ChildOutput RunLaunch(int launch, TimeSpan timeout, IReadOnlyDictionary<string, string?>? environment = null)
     {
         Status($"launch {launch + 1} of {Settings.Launches}");
-        return RunLabChild(Experiment.LaunchKey, [launch.ToString(System.Globalization.CultureInfo.InvariantCulture)], environment, timeout);
+        return RunLabChild(Experiment.LaunchKey, [launch.ToString(System.Globalization.CultureInfo.InvariantCulture)], environment, timeout, untimedWork: null);
     }
 
-    private ChildOutput RunLabChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment, TimeSpan timeout)
+    /// <summary>
+    /// Runs launches <paramref name="first"/> to <paramref name="first"/> + <paramref name="count"/> - 1 side by side, each
+    /// in its own process as <see cref="RunLaunch"/> does, and returns what each sent back in launch order once all have
+    /// ended; the first failure is thrown after every launch ended. Only for launches that time nothing.
+    /// </summary>
+    internal IReadOnlyList<ChildOutput> RunLaunchesTogether(int first, int count, TimeSpan timeout, IReadOnlyDictionary<string, string?>? environment = null)
+    {
+        Status($"launches {first + 1} to {first + count} of {Settings.Launches}, side by side");
+        var running = Enumerable.Range(first, count)
+            .Select(launch => Task.Run(() => RunLabChild(Experiment.LaunchKey, [launch.ToString(System.Globalization.CultureInfo.InvariantCulture)], environment, timeout, untimedWork: null)))
+            .ToArray();
+        foreach (var launch in running) ((IAsyncResult)launch).AsyncWaitHandle.WaitOne();
+        return [.. running.Select(launch => launch.GetAwaiter().GetResult())];
+    }
+
+    private ChildOutput RunLabChild(string key, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string?>? environment, TimeSpan timeout, UntimedWork? untimedWork)
     {
         var command = new ChildCommand(ExperimentName, key, Settings.Mode, Settings.Launches, Settings.ThreadCounts, arguments);
-        return ChildProcess.Run(command.ToArguments(), environment, timeout, Cancellation);
+        return ChildProcess.Run(command.ToArguments(), environment, timeout, Cancellation, untimedWork);
     }
 
     /// <summary>Adds a line to the experiment's notes.</summary>

@@ -43,12 +43,22 @@ public static class ExperimentRunner
             else
             {
                 // Each launch runs the whole experiment, every variant, in a fresh process: one after another, never
-                // side by side, so they do not compete for the cores they measure.
+                // side by side, so they do not compete for the cores they measure; quick launches that time nothing
+                // (LaterQuickLaunchesTimeNothing) run side by side after the first, gathered in launch order.
                 var timeout = TimeSpan.FromSeconds(Math.Max(120, 10 * experiment.ExpectedSeconds(settings)));
+                bool laterTogether = settings.Mode == RunMode.Quick && experiment.LaterQuickLaunchesTimeNothing;
                 for (int launch = 0; launch < settings.Launches; launch++)
                 {
-                    var output = context.RunLaunch(launch, timeout, experiment.LaunchEnvironment);
-                    launches.Add(new LaunchRun(output.Measurements, output.Notes, output.Tables));
+                    if (laterTogether && launch == 1)
+                    {
+                        foreach (var output in context.RunLaunchesTogether(1, settings.Launches - 1, timeout, experiment.LaunchEnvironment))
+                        {
+                            launches.Add(new LaunchRun(output.Measurements, output.Notes, output.Tables));
+                        }
+                        break;
+                    }
+                    var alone = context.RunLaunch(launch, timeout, experiment.LaunchEnvironment);
+                    launches.Add(new LaunchRun(alone.Measurements, alone.Notes, alone.Tables));
                 }
             }
         }

@@ -30,6 +30,18 @@ internal static unsafe partial class LabNative
     [LibraryImport("libc", EntryPoint = "clock_gettime")]
     private static partial int ClockGetTime(int clock, Timespec* time);
 
+    [LibraryImport("libc", EntryPoint = "setpriority", SetLastError = true)]
+    private static partial int SetPriority(int which, int who, int priority);
+
+    /// <summary>The lowest scheduling priority a thread can ask for (nice 19).</summary>
+    public const int LowestPriority = 19;
+
+    /// <summary>
+    /// Gives the calling thread nice value <paramref name="nice"/> (Linux keeps a nice value per thread, and PRIO_PROCESS
+    /// with 0 names the calling thread): raising it needs no privilege. True when the kernel took it.
+    /// </summary>
+    public static bool SetCallingThreadNice(int nice) => SetPriority(0, 0, nice) == 0;
+
     [StructLayout(LayoutKind.Sequential)]
     private struct Timespec
     {

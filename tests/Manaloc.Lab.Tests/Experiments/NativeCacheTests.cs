@@ -200,18 +200,37 @@ public sealed class NativeCacheTests
     }
 
     [Theory]
-    [InlineData(CacheSubjects.Faster, true)]
-    [InlineData(CacheSubjects.Native, false)]
-    [InlineData(CacheSubjects.Memory, false)]
-    public void Fasters_child_alone_replays_the_hit_ratio_traces_beside_its_fill(string variant, bool replays)
+    [InlineData(CacheSubjects.Faster)]
+    [InlineData(CacheSubjects.Native)]
+    [InlineData(CacheSubjects.Memory)]
+    public void No_child_replays_the_hit_ratio_traces_the_experiment_s_process_does(string variant)
     {
+        // The replays run in the experiment's process, in its children's untimed windows (UntimedWorkTests).
         var context = new ExperimentContext("native-cache", RunSettings.Smoke());
         NativeCacheProbe.Run(context, new NativeCachePlan(variant, 2_000, NativeCacheProbe.OverflowBudget(RunSettings.Smoke())), throughput: false);
-        var paired = context.Measurements.Where(m => m.Parameters.Is("op", NativeCacheTraces.PairedOp)).ToList();
-        Assert.Equal(replays ? NativeCacheTraces.All.Count * 2 : 0, paired.Count);
-        Assert.Equal(replays, context.Measurements.Any(m => m.Variant == CacheSubjects.Native && m.Parameters.Is("op", "hit-ratio")));
-        // Its own figures are there either way, the pause taken after the replays ended.
+        Assert.DoesNotContain(context.Measurements, m => m.Parameters.Is("op", NativeCacheTraces.PairedOp) || m.Parameters.Is("op", "hit-ratio"));
         Assert.Contains(context.Measurements, m => m.Variant == variant && m.Parameters.Is("op", "full-gc"));
+    }
+
+    [Fact]
+    public void Replays_run_in_windows_are_recorded_as_those_run_at_once_would_be()
+    {
+        // Some replicas run while the work is open, the rest at Record: every trace and capacity keeps its samples.
+        var context = new ExperimentContext("native-cache", RunSettings.Smoke());
+        using (var replays = new NativeCacheTraces.Replays(RunSettings.Smoke(), default))
+        {
+            replays.Work.Open();
+            SpinWait.SpinUntil(() => replays.Work.Done > 0, TimeSpan.FromSeconds(30));
+            replays.Work.Close();
+            replays.Record(context);
+            Assert.Equal(NativeCacheTraces.Replicas(RunSettings.Smoke()), replays.Work.Done);
+        }
+        foreach (string trace in NativeCacheTraces.All)
+        {
+            var native = Assert.Single(context.Measurements, m => m.Variant == CacheSubjects.Native && m.Parameters.Is("op", "hit-ratio") && m.Parameters.Is("trace", trace));
+            Assert.Equal(NativeCacheTraces.Replicas(RunSettings.Smoke(), trace), native.Statistics.Count);
+            Assert.Equal(2, context.Measurements.Count(m => m.Parameters.Is("op", NativeCacheTraces.PairedOp) && m.Parameters.Is("trace", trace)));
+        }
     }
 
     [Theory]

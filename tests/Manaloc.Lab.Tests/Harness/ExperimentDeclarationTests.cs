@@ -29,6 +29,23 @@ public sealed class ExperimentDeclarationTests
     }
 
     [Fact]
+    public void Only_native_cache_declares_later_quick_launches_that_time_nothing()
+    {
+        // Its later quick launches measure NativeCache's memory growth alone; every other experiment times in every launch.
+        Assert.Equal(["native-cache"], ExperimentRegistry.All().Where(e => e.LaterQuickLaunchesTimeNothing).Select(e => e.Name));
+        Assert.False(new Declared("demo", ["a"], "a").LaterQuickLaunchesTimeNothing);
+    }
+
+    [Fact]
+    public void Launches_run_side_by_side_come_back_in_launch_order()
+    {
+        var context = new ExperimentContext("clock-allocations", RunSettings.Smoke() with { Launches = 3 });
+        var outputs = context.RunLaunchesTogether(1, 2, TimeSpan.FromMinutes(2));
+        Assert.Equal(2, outputs.Count);
+        Assert.All(outputs, o => Assert.NotEmpty(o.Measurements));
+    }
+
+    [Fact]
     public void No_variants_are_refused()
         => Assert.Throws<ArgumentException>(() => new Declared("demo", [], "a"));
 
