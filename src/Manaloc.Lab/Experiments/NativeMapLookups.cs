@@ -37,8 +37,8 @@ internal static class NativeMapLookups
     /// launches (they pool): quick mode's one launch takes two Williams cycles of the twelve cells, full mode's five one each.
     /// Why two in quick mode: a target's interval is the bootstrap of a ratio of two cells' medians over the rounds drawn
     /// again, so its width is the samples' spread over the square root of the rounds; with one cycle (12 rounds) a quiet
-    /// run's 1-thread intervals spanned 0.84-1.27 around a ratio of 1.03. The second cycle costs about 1.8 s of the
-    /// experiment's quick budget (12 cells x 12 rounds x a 6 ms sample and its 6 ms untimed run).
+    /// run's 1-thread intervals spanned 0.84-1.27 around a ratio of 1.03. The second cycle is paid for by shorter samples
+    /// (<see cref="JudgedSampleTarget"/>): the time stays within the experiment's quick budget.
     /// </summary>
     private static int SingleThreadRounds(RunSettings s) => s.Pick(smoke: 2, quick: 24, full: 60);
 
@@ -49,11 +49,14 @@ internal static class NativeMapLookups
     private static int ChartedRounds(RunSettings s) => s.Pick(smoke: 2, quick: 8, full: 20);
 
     /// <summary>
-    /// One judged sample's target, after an untimed run as long (<see cref="UntimedShare"/>). Quick mode's 6 ms hold
-    /// some fifty thousand lookups of a hundred nanoseconds or more (each a cache and TLB miss), so one preemption or
-    /// interrupt weighs little, and a 2-thread sample starts its pair of threads rarely.
+    /// One judged sample's target, after an untimed run as long (<see cref="UntimedShare"/>). Quick mode's 4 ms hold
+    /// some thirty thousand lookups of a hundred nanoseconds or more (each a cache and TLB miss), so one preemption or
+    /// interrupt weighs little, and a 2-thread sample starts its pair of threads rarely. More rounds of shorter samples
+    /// narrow a ratio's interval more than fewer long ones in the same time: the rounds' spread comes from the machine's
+    /// state between rounds, which a longer sample does not average away (quiet quick runs: 6 ms x 24 rounds spanned
+    /// 0.77-1.23 around 0.99 where 4 ms x 24 spanned 0.99-1.11 around 1.06, at 2 s less of the experiment's time).
     /// </summary>
-    private static TimeSpan JudgedSampleTarget(RunSettings s) => TimeSpan.FromMilliseconds(s.Pick(smoke: 1, quick: 6, full: 20));
+    private static TimeSpan JudgedSampleTarget(RunSettings s) => TimeSpan.FromMilliseconds(s.Pick(smoke: 1, quick: 4, full: 20));
 
     /// <summary>One charted sample's target: short, so a burst of outside load spoils one round of one cell, not a cell's figure.</summary>
     private static TimeSpan ChartedSampleTarget(RunSettings s) => TimeSpan.FromMilliseconds(s.Pick(smoke: 1, quick: 2, full: 20));
