@@ -53,8 +53,7 @@ internal static class NativeMapLookups
     /// some thirty thousand lookups of a hundred nanoseconds or more (each a cache and TLB miss), so one preemption or
     /// interrupt weighs little, and a 2-thread sample starts its pair of threads rarely. More rounds of shorter samples
     /// narrow a ratio's interval more than fewer long ones in the same time: the rounds' spread comes from the machine's
-    /// state between rounds, which a longer sample does not average away (quiet quick runs: 6 ms x 24 rounds spanned
-    /// 0.77-1.23 around 0.99 where 4 ms x 24 spanned 0.99-1.11 around 1.06, at 2 s less of the experiment's time).
+    /// state between rounds, which a longer sample does not average away.
     /// </summary>
     private static TimeSpan JudgedSampleTarget(RunSettings s) => TimeSpan.FromMilliseconds(s.Pick(smoke: 1, quick: 4, full: 20));
 
