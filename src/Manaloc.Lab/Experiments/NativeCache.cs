@@ -141,14 +141,14 @@ public sealed class NativeCache() : Experiment(
         if (context.Settings.Mode == RunMode.Quick)
         {
             context.Note($"Quick mode: the caches a target reads ({string.Join(", ", CacheSubjects.Judged)}), measured in the first launch, each throughput cell with {context.Settings.Launches} launches' worth of interleaved samples; "
-                + "the pause at the full entry count only, one settled collection for each anchor and three for NativeCache (its pause and managed bytes per entry: their interval is that process's); memory growth and the reads' and writes' own cells of NativeCache only; the later launches repeat NativeCache's memory growth, each first thing in its own process, side by side after the first launch (they time nothing). Full mode measures every cache in every launch.");
+                + "the pause at the full entry count only, one settled collection for each anchor and three for NativeCache (its pause and managed bytes per entry: their interval is that process's); memory growth and the reads' and writes' own cells of NativeCache only (one launch's rounds of their own, before the mix: the allocation targets read their bytes per operation, no target their time), no key floor (no target reads it); the later launches repeat NativeCache's memory growth, each first thing in its own process, side by side after the first launch (they time nothing). Full mode measures every cache in every launch.");
         }
         context.Note("Throughput: keys as a request brings them. Before timing, each position of the Zipf stream gets a fresh string of its key, made in stream order (FASTER's child: its UTF-8 bytes instead); "
             + "the string-keyed caches look up that string, NativeCache takes it as a span and FASTER the bytes. The request's key is read sequentially, so it is in cache; the key the cache stored is not: "
             + "a managed cache compares the request's string with its stored one character by character (never the same instance), NativeCache and FASTER compare bytes inline in their entries. "
             + "The two threads start half the stream apart. Every 20th operation of the mix replaces the key's value with one of a new random size; each thread copies hits into its own reused ArrayBufferWriter. "
             + "Floors, in NativeCache's child: after the cache's figures, in rounds of their own, the key and the copy (the request's key encoded to UTF-8 and hashed as NativeCache does, then the entry's value copied into the writer from its own slot of one flat native block of a slot of 520 B an entry, on transparent huge pages where the system has them as NativeCache's blocks are, found by the entry's index: the one random access to memory any cache's hit pays, with no lookup; a write copies the new value into the slot) "
-            + "and, in the cache's rounds, the key alone (encoded and hashed, nothing stored or copied).");
+            + "and, in the cache's rounds (full mode), the key alone (encoded and hashed, nothing stored or copied).");
     }
 
     /// <summary>The pause, memory and throughput of each cache beside MemoryCache's, and the hit ratios against ConcurrentLfu.</summary>

@@ -362,16 +362,28 @@ internal static class NativeCacheProbe
         try
         {
             var cells = new List<(string, Parameters, Action<long>)>();
+            var ownCells = new List<(string, Parameters, Action<long>)>();
             if (!Trimmed(context) || plan.Variant == CacheSubjects.Native)
             {
-                cells.Add((subject.Variant, p.With("op", "get").With("threads", 1), n => sinks[0] += subject.Gets(0, requests, n)));
-                cells.Add((subject.Variant, p.With("op", "set").With("threads", 1), n => sinks[0] += subject.Sets(0, requests, n)));
+                ownCells.Add((subject.Variant, p.With("op", "get").With("threads", 1), n => sinks[0] += subject.Gets(0, requests, n)));
+                ownCells.Add((subject.Variant, p.With("op", "set").With("threads", 1), n => sinks[0] += subject.Sets(0, requests, n)));
+            }
+            // Quick mode: the reads' and writes' own cells give the allocation targets their bytes per operation (exact at any
+            // sample count: millions of operations a sample, none allocating) and no target reads their time, so they take
+            // one launch's rounds of their own before the mix, not the mix's rounds. Full mode samples them beside the mix.
+            if (Trimmed(context))
+            {
+                if (ownCells.Count > 0) sampling.Compare(ownCells, rounds: context.Settings.Samples);
+            }
+            else
+            {
+                cells.AddRange(ownCells);
             }
             cells.Add((subject.Variant, p.With("op", "mix").With("threads", 1), n => sinks[0] += subject.Mix(0, requests, n)));
-            if (plan.Variant == CacheSubjects.Native)
+            if (plan.Variant == CacheSubjects.Native && !Trimmed(context))
             {
                 // The key floor beside NativeCache in the same rounds: the request's key encoded and hashed and nothing else
-                // (what the harness's key costs any cache taking it).
+                // (what the harness's key costs any cache taking it). No target reads it: full mode's figure.
                 keyFloor = CacheSubjects.Create(CacheSubjects.KeyFloor, plan.FullBudget, plan.Entries, plan.Entries);
                 var k = keyFloor;
                 cells.Add((CacheSubjects.KeyFloor, p.With("op", "mix").With("threads", 1), n => sinks[0] += k.Mix(0, requests, n)));
