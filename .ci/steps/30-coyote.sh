@@ -26,7 +26,7 @@ rm -rf "$out"
 mkdir -p "$out"
 # The first share: the classes that explore the most steps per schedule, about half the step's time; the second share
 # is every other Systematic test (a new class lands there).
-first=(SlimReaderWriterLockSchedules NativeMapSchedules NativeCacheSchedules)
+first=(SlimReaderWriterLockSchedules NativeMapSchedules NativeCacheSchedules EconomicResetEventSchedules)
 first_filter="FullyQualifiedName~Manaloc.Concurrency.Tests.Systematic.${first[0]}."
 second_filter="FullyQualifiedName~Systematic&FullyQualifiedName!~Manaloc.Concurrency.Tests.Systematic.${first[0]}."
 for class in "${first[@]:1}"; do
