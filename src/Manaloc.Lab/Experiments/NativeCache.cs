@@ -8,16 +8,17 @@ namespace Manaloc.Lab.Experiments;
 /// byte[]&gt;</c> and <c>NativeCache</c>, each in its own child process: the process's memory growth against a byte
 /// budget, the full blocking GC pause and managed bytes per entry with 1M entries (10M full), reads, writes and a 95/5
 /// Zipf 0.99 mix at 1 and 2 threads over keys as requests bring them, every hit copied into a reused writer (floors measured
-/// beside them: the key's encoding and hash with the hit's value copied from its own place in a flat store, and the key alone), allocation per operation; and hit
+/// beside them: the key's encoding and hash with the hit's value copied from its own place in a flat store, the same with
+/// one load from an index of NativeCache's size before the copy, and the key alone), allocation per operation; and hit
 /// ratios on three generated traces against ConcurrentLfu.
 /// </summary>
 public sealed class NativeCache() : Experiment(
     "native-cache", "Manaloc's own claim: an in-process cache off the GC heap under an exact byte budget",
-    "string keys (16-48 chars) to 64-512 B values, 1M entries (10M full) in a child per cache: memory growth against a byte budget, full GC pause with the cache full, managed bytes per entry, a 95/5 Zipf 0.99 mix at 1 and 2 threads over keys as requests bring them, copying hits into a reused writer (floors: the key and the value copied from its own slot of a flat store, the key alone), allocation per get and set; hit ratios at a quarter of the working set on three traces against ConcurrentLfu.",
-    CacheSubjects.All, CacheSubjects.Memory, quickSeconds: 30, sweepParameter: "entries")
+    "string keys (16-48 chars) to 64-512 B values, 1M entries (10M full) in a child per cache: memory growth against a byte budget, full GC pause with the cache full, managed bytes per entry, a 95/5 Zipf 0.99 mix at 1 and 2 threads over keys as requests bring them, copying hits into a reused writer (floors: the key and the value copied from its own slot of a flat store, the same found through one load from an index of NativeCache's size, the key alone), allocation per get and set; hit ratios at a quarter of the working set on three traces against ConcurrentLfu.",
+    CacheSubjects.All, CacheSubjects.Memory, quickSeconds: 20, sweepParameter: "entries")
 {
     // The variants by their short names (CacheSubjects names them once).
-    private const string Memory = CacheSubjects.Memory, Lru = CacheSubjects.Lru, Lfu = CacheSubjects.Lfu, Faster = CacheSubjects.Faster, Native = CacheSubjects.Native, Floor = CacheSubjects.Floor, KeyFloor = CacheSubjects.KeyFloor;
+    private const string Memory = CacheSubjects.Memory, Lru = CacheSubjects.Lru, Lfu = CacheSubjects.Lfu, Faster = CacheSubjects.Faster, Native = CacheSubjects.Native, Floor = CacheSubjects.Floor, IndexFloor = CacheSubjects.IndexFloor, KeyFloor = CacheSubjects.KeyFloor;
 
     /// <summary>The measurements of <paramref name="op"/> at <paramref name="threads"/> where the cache held the most entries the run gave it (the targets' point).</summary>
     private static Func<Measurement, bool> AtFull(Figures f, string op, int threads = 1)
@@ -148,11 +149,26 @@ public sealed class NativeCache() : Experiment(
             + "a managed cache compares the request's string with its stored one character by character (never the same instance), NativeCache and FASTER compare bytes inline in their entries. "
             + "The two threads start half the stream apart. Every 20th operation of the mix replaces the key's value with one of a new random size; each thread copies hits into its own reused ArrayBufferWriter. "
             + "Floors, in NativeCache's child: after the cache's figures, in rounds of their own, the key and the copy (the request's key encoded to UTF-8 and hashed as NativeCache does, then the entry's value copied into the writer from its own slot of one flat native block of a slot of 520 B an entry, on transparent huge pages where the system has them as NativeCache's blocks are, found by the entry's index: the one random access to memory any cache's hit pays, with no lookup; a write copies the new value into the slot) "
+            + "then, in the same rounds, the key, the index and the copy (the same key and hash, then ONE load of a 4-byte slot reference from a table of as many buckets as NativeCache's index has at the budget, "
+            + $"{FloorIndex.BucketsFor(plan.FullBudget):N0}, on huge pages where the system has them, at the hash's low bits as NativeCache picks its bucket, then the copy from the slot it names: the second dependent access to memory any cache pays that finds a value by its key through a hash index; "
+            + "it stores and compares no key: where keys share a bucket it names the last one filled, and a lookup of the others copies that entry's value; a write copies the new value into the slot the bucket names; quick mode: its 2-thread cell with one launch's samples, as no target reads it), "
             + "and, in the cache's rounds (full mode), the key alone (encoded and hashed, nothing stored or copied).");
+        foreach (int threads in new[] { 1, 2 })
+        {
+            var f = new Figures(context.Measurements, random: null);
+            if (IndexedCeiling(f, Memory, threads) is not { } ceiling) continue;
+            string native = IndexedCeiling(f, Native, threads) is { } n ? Unit.Ratio.Format(n) : "n/a";
+            context.Note($"The indexed floor, mix at {Format.Count(threads, "thread")}: MemoryCache's time ÷ the indexed floor's {Unit.Ratio.Format(ceiling)}, the most any cache that finds its value through a hash index could reach against MemoryCache in this run (the target asks 3x; its AgainstFloor stays on the copy floor); "
+                + $"NativeCache's time ÷ the indexed floor's {native}, how far NativeCache is from that floor.");
+        }
     }
 
+    /// <summary><paramref name="variant"/>'s time per operation of the mix at <paramref name="threads"/> over the indexed floor's, same run.</summary>
+    internal static double? IndexedCeiling(Figures f, string variant, int threads)
+        => f.Median(variant, AtFull(f, "mix", threads)) / f.Median(IndexFloor, AtFull(f, "mix", threads));
+
     /// <summary>The pause, memory and throughput of each cache beside MemoryCache's, and the hit ratios against ConcurrentLfu.</summary>
-    private static void AddTables(ExperimentContext context, NativeCachePlan plan)
+    internal static void AddTables(ExperimentContext context, NativeCachePlan plan)
     {
         var f = new Figures(context.Measurements, random: null);
         string Value(double? value, Unit unit) => value is { } v ? unit.Format(v) : "n/a";
@@ -172,16 +188,18 @@ public sealed class NativeCache() : Experiment(
             context.AddTable(new ResultTable($"Each cache at {plan.Entries:N0} entries (medians; memory growth at twice the memory budget's bytes)",
                 ["cache", "full GC pause", "managed/entry", "memory ÷ budget", "mix, 1 thread", "mix, 2 threads", "alloc/get", "alloc/set"], rows));
         }
-        var floorRows = new[] { Native, Floor, KeyFloor }.Where(v => f.Find(v, AtFull(f, "mix", 1)) is not null).Select(v => (string[])
+        var floorRows = new[] { Native, Floor, IndexFloor, KeyFloor, Memory }.Where(v => f.Find(v, AtFull(f, "mix", 1)) is not null).Select(v => (string[])
         [
-            v,
+            v == Memory ? $"{Memory} (its own child)" : v,
             Value(f.Median(v, AtFull(f, "mix", 1)), Unit.NsPerOp),
             Value(f.Median(v, AtFull(f, "mix", 2)), Unit.NsPerOp),
+            Value(IndexedCeiling(f, v, 1), Unit.Ratio),
+            Value(IndexedCeiling(f, v, 2), Unit.Ratio),
         ]).ToArray();
-        if (floorRows.Length > 1)
+        if (floorRows.Length > 2)
         {
-            context.AddTable(new ResultTable("The mix in NativeCache's child beside its floors: the key with the value copied from its own slot, and the request's key encoded and hashed alone (medians)",
-                ["variant", "mix, 1 thread", "mix, 2 threads"], floorRows));
+            context.AddTable(new ResultTable("The mix in NativeCache's child beside its floors: the key with the value copied from its own slot, the same through one load from an index of NativeCache's size, and the request's key encoded and hashed alone; MemoryCache's from its child (medians; ÷ indexed floor: the row's time over the indexed floor's, MemoryCache's the most an indexed cache could reach against it)",
+                ["variant", "mix, 1 thread", "mix, 2 threads", "1 thread ÷ indexed floor", "2 threads ÷ indexed floor"], floorRows));
         }
         var hitRows = NativeCacheTraces.All.Where(t => f.Find(Native, HitRatio(t)) is not null).Select(t => (string[])
         [

@@ -101,16 +101,17 @@ internal static class NativeCacheProbe
         if (!pauses) return;
         context.Status($"{plan.Variant}: full collections");
         using var subject = CacheSubjects.Create(plan.Variant, plan.FullBudget, plan.Entries, plan.Entries);
-        // The copy floor of NativeCache's throughput, made and filled now if the throughput follows (see MeasureThroughput).
-        using var floor = throughput && plan.Variant == CacheSubjects.Native ? CacheSubjects.Create(CacheSubjects.Floor, plan.FullBudget, plan.Entries, plan.Entries) : null;
-        // Beside NativeCache's fill, which runs on one thread and is not timed, its child fills the copy floor's store on
-        // the core the fill leaves idle instead of seconds of its own, done before the child's first timed collection:
+        // The floors of NativeCache's throughput, made and filled now if the throughput follows (see MeasureThroughput):
+        // the copy floor and the indexed floor read one store of values, which the indexed floor's fill writes with its index.
+        using var floors = throughput && plan.Variant == CacheSubjects.Native ? new Floors(plan) : null;
+        // Beside NativeCache's fill, which runs on one thread and is not timed, its child fills the floors' store and index
+        // on the core the fill leaves idle instead of seconds of its own, done before the child's first timed collection:
         // half a gigabyte of fresh pages that the system zeroes as they are first written, a second of a core. The store
-        // is native: it adds nothing to the managed heap the pause collects, and its managed wrapper is made before the
-        // pause phase weighs the heap's start, so it is not counted as the cache's; it is filled on a thread of its own,
+        // is native: it adds nothing to the managed heap the pause collects, and its managed wrappers are made before the
+        // pause phase weighs the heap's start, so they are not counted as the cache's; it is filled on a thread of its own,
         // not the thread pool's, whose first use keeps per-thread objects alive (12 KB, 0.012 B an entry of NativeCache's
         // managed bytes, above that target's 0.01).
-        Func<Task>? besideFill = floor is not null ? () => OnThreadOfItsOwn(() => floor.Fill(0, plan.Entries), "native-cache-floor-fill") : null;
+        Func<Task>? besideFill = floors is not null ? () => OnThreadOfItsOwn(() => floors.Indexed.Fill(0, plan.Entries), "native-cache-floor-fill") : null;
         MeasurePauses(context, plan, subject, besideFill);
         if (!throughput) return;
         context.Status($"{plan.Variant}: keys and streams");
@@ -127,7 +128,7 @@ internal static class NativeCacheProbe
             PromoteToOldGeneration(built);
         });
         var requests = built!;
-        MeasureThroughput(context, plan, subject, floor, requests);
+        MeasureThroughput(context, plan, subject, floors, requests);
     }
 
     /// <summary>
@@ -312,6 +313,44 @@ internal static class NativeCacheProbe
         });
     }
 
+    /// <summary>
+    /// NativeCache's floors over one store of values (<see cref="FloorStore"/>, a slot an entry): the copy floor, which
+    /// finds a slot by the entry's index, and the indexed floor, which finds it through a table as large as NativeCache's
+    /// index at the plan's budget. Filling <see cref="Indexed"/> fills both (the slots and the index).
+    /// </summary>
+    internal sealed class Floors : IDisposable
+    {
+        private readonly FloorStore _store;
+
+        public Floors(NativeCachePlan plan)
+        {
+            _store = new FloorStore(plan.Entries);
+            try
+            {
+                Copy = CacheSubjects.CreateFloor(_store, ownsStore: false);
+                Indexed = CacheSubjects.CreateIndexFloor(plan.FullBudget, _store, ownsStore: false);
+            }
+            catch
+            {
+                _store.Dispose();
+                throw;
+            }
+        }
+
+        /// <summary>The copy floor: the value copied from the entry's own slot, found by its index.</summary>
+        public CacheSubject Copy { get; }
+
+        /// <summary>The indexed floor: the value copied from the slot the key's bucket names.</summary>
+        public CacheSubject Indexed { get; }
+
+        public void Dispose()
+        {
+            Indexed.Dispose();
+            Copy.Dispose();
+            _store.Dispose();
+        }
+    }
+
     /// <summary>Runs <paramref name="work"/> on a new background thread, which leaves nothing alive once it ends; the task ends with it (faulted if the work threw).</summary>
     private static Task OnThreadOfItsOwn(Action work, string name)
     {
@@ -348,9 +387,9 @@ internal static class NativeCacheProbe
     /// <param name="context">The child's context.</param>
     /// <param name="plan">What to measure.</param>
     /// <param name="subject">The cache, full.</param>
-    /// <param name="floor">NativeCache's child: the copy floor, filled (else null).</param>
+    /// <param name="floors">NativeCache's child: the copy and indexed floors, filled (else null).</param>
     /// <param name="requests">The request keys.</param>
-    private static void MeasureThroughput(ExperimentContext context, NativeCachePlan plan, CacheSubject subject, CacheSubject? floor, RequestKeys requests)
+    private static void MeasureThroughput(ExperimentContext context, NativeCachePlan plan, CacheSubject subject, Floors? floors, RequestKeys requests)
     {
         var p = Parameters.Of(("entries", (long)plan.Entries));
         var sinks = new long[CacheSubject.MaxThreads * 8];
@@ -393,17 +432,25 @@ internal static class NativeCacheProbe
             if (keyFloor is not null) sampling.MeasureThreads(CacheSubjects.KeyFloor, 2, (t, n) => sinks[t * 8] += keyFloor.Mix(t, requests, n), p.With("op", "mix"));
             if (plan.Variant == CacheSubjects.Native)
             {
-                // The memory floor after the cache's figures, in its own rounds: the key encoded and hashed and each hit's bytes
-                // copied from its own slot of a flat store (no lookup). Filled beside the cache's fill, long before any timing,
-                // and read only now: its random reads between the cache's cells (or its fill just before them) evicted the
-                // cache's hot lines and slowed the cache's one-thread mix by about a third on a quiet machine. The floor's
-                // reads alone are read by no target: full mode's figure.
-                var f = floor ?? throw new InvalidOperationException("NativeCache's throughput needs its copy floor, filled beside the cache's fill.");
+                // The memory floors after the cache's figures, in their own rounds: the key encoded and hashed and each hit's bytes
+                // copied from its own slot of a flat store, found by the entry's index (the copy floor) or through one load from
+                // an index of NativeCache's size (the indexed floor). Filled beside the cache's fill, long before any timing,
+                // and read only now: their random reads between the cache's cells (or their fill just before them) evicted the
+                // cache's hot lines and slowed the cache's one-thread mix by about a third on a quiet machine. The floors' reads
+                // alone are read by no target: full mode's figures.
+                var f = floors ?? throw new InvalidOperationException("NativeCache's throughput needs its floors, filled beside the cache's fill.");
                 var floorCells = new List<(string, Parameters, Action<long>)>();
-                if (!Trimmed(context)) floorCells.Add((CacheSubjects.Floor, p.With("op", "get").With("threads", 1), n => sinks[0] += f.Gets(0, requests, n)));
-                floorCells.Add((CacheSubjects.Floor, p.With("op", "mix").With("threads", 1), n => sinks[0] += f.Mix(0, requests, n)));
+                foreach (var floor in new[] { f.Copy, f.Indexed })
+                {
+                    if (!Trimmed(context)) floorCells.Add((floor.Variant, p.With("op", "get").With("threads", 1), n => sinks[0] += floor.Gets(0, requests, n)));
+                    floorCells.Add((floor.Variant, p.With("op", "mix").With("threads", 1), n => sinks[0] += floor.Mix(0, requests, n)));
+                }
                 sampling.Compare(floorCells);
-                sampling.MeasureThreads(CacheSubjects.Floor, 2, (t, n) => sinks[t * 8] += f.Mix(t, requests, n), p.With("op", "mix"));
+                sampling.MeasureThreads(CacheSubjects.Floor, 2, (t, n) => sinks[t * 8] += f.Copy.Mix(t, requests, n), p.With("op", "mix"));
+                // The indexed floor's two threads: no target reads it (the notes' ceiling against MemoryCache does), so quick
+                // mode gives it one launch's samples, not the three launches' that the copy floor's target ratios take.
+                var indexedSampling = Trimmed(context) ? context : sampling;
+                indexedSampling.MeasureThreads(CacheSubjects.IndexFloor, 2, (t, n) => sinks[t * 8] += f.Indexed.Mix(t, requests, n), p.With("op", "mix"));
             }
             if (!ReferenceEquals(sampling, context)) foreach (var m in sampling.Measurements) context.Record(m);
 

@@ -173,6 +173,7 @@ internal static class CacheSubjects
     public const string Native = "NativeCache";
     public const string Floor = "key and copy from memory (floor)";
     public const string KeyFloor = "key only (floor)";
+    public const string IndexFloor = "key, index and copy (floor)";
 
     /// <summary>The caches, each measured in a child process of its own, in display order.</summary>
     public static readonly IReadOnlyList<string> Caches = [Memory, Lru, Lfu, Faster, Dictionary, Native];
@@ -181,7 +182,7 @@ internal static class CacheSubjects
     public static readonly IReadOnlyList<string> Judged = [Memory, Lru, Faster, Native];
 
     /// <summary>Every variant: the caches and the floors (measured in NativeCache's child).</summary>
-    public static readonly IReadOnlyList<string> All = [.. Caches, Floor, KeyFloor];
+    public static readonly IReadOnlyList<string> All = [.. Caches, Floor, IndexFloor, KeyFloor];
 
     /// <summary>Entries a count-bounded cache (ConcurrentLru, ConcurrentLfu) gets for <paramref name="budgetBytes"/>: the budget over the mean key and value bytes.</summary>
     public static int CapacityFor(long budgetBytes) => (int)Math.Clamp(budgetBytes / NativeCacheWorkload.MeanEntryBytes, 8, Array.MaxLength);
@@ -191,7 +192,9 @@ internal static class CacheSubjects
     /// entry sized at its key and value bytes), ConcurrentLru and ConcurrentLfu at <paramref name="capacity"/> entries,
     /// FASTER's in-memory log at the power of two nearest the budget, NativeCache's <c>MaxBytes</c>; ConcurrentDictionary
     /// has no bound. The copy floor keeps each entry's value in a slot of its own of a flat native store
-    /// (<see cref="FloorStore"/>); the key floor keeps nothing and only encodes and hashes each key.
+    /// (<see cref="FloorStore"/>); the indexed floor finds that slot through a table of slot references as large as
+    /// NativeCache's index at the budget (<see cref="FloorIndex"/>); the key floor keeps nothing and only encodes and
+    /// hashes each key.
     /// </summary>
     /// <exception cref="ArgumentException">An unknown variant.</exception>
     public static CacheSubject Create(string variant, long budgetBytes, int capacity, int entries) => variant switch
@@ -203,6 +206,7 @@ internal static class CacheSubjects
         Dictionary => CreateDictionary(),
         Native => CreateNative(budgetBytes),
         Floor => CreateFloor(entries),
+        IndexFloor => CreateIndexFloor(budgetBytes, new FloorStore(entries), ownsStore: true),
         KeyFloor => CreateKeyFloor(),
         _ => throw new ArgumentException($"Unknown native-cache variant '{variant}'; known: {string.Join(", ", All)}.", nameof(variant)),
     };
@@ -254,14 +258,41 @@ internal static class CacheSubjects
         return new CacheSubject<NativeOperations>(Native, [new(cache), new(cache)], () => cache.Count, cache.Dispose);
     }
 
-    private static CacheSubject CreateFloor(int entries)
+    private static CacheSubject CreateFloor(int entries) => CreateFloor(new FloorStore(entries), ownsStore: true);
+
+    /// <summary>The copy floor over <paramref name="store"/>, which it frees with itself only if it <paramref name="ownsStore"/>.</summary>
+    public static CacheSubject CreateFloor(FloorStore store, bool ownsStore)
     {
-        var store = new FloorStore(entries);
         var sinks = new ulong[CacheSubject.MaxThreads * 8]; // a cache line apart, as the key floor's
         return new CacheSubject<FloorOperations>(Floor, [new(store, sinks, 0), new(store, sinks, 8)], () => store.Entries, () =>
         {
             GC.KeepAlive(sinks);
-            store.Dispose();
+            if (ownsStore) store.Dispose();
+        });
+    }
+
+    /// <summary>
+    /// The indexed floor over <paramref name="store"/> (freed with it only if it <paramref name="ownsStore"/>) and a table
+    /// of as many buckets as NativeCache's index has at <paramref name="budgetBytes"/>, which it owns. Its fill writes
+    /// both: NativeCache's child fills it alone, and the copy floor reads the same store.
+    /// </summary>
+    public static CacheSubject CreateIndexFloor(long budgetBytes, FloorStore store, bool ownsStore)
+    {
+        FloorIndex index;
+        try
+        {
+            index = new FloorIndex(FloorIndex.BucketsFor(budgetBytes));
+        }
+        catch
+        {
+            if (ownsStore) store.Dispose();
+            throw;
+        }
+        var operations = new IndexFloorOperations(store, index);
+        return new CacheSubject<IndexFloorOperations>(IndexFloor, [operations, operations], () => store.Entries, () =>
+        {
+            index.Dispose();
+            if (ownsStore) store.Dispose();
         });
     }
 
@@ -372,6 +403,41 @@ internal static class CacheSubjects
     }
 
     /// <summary>
+    /// The floor of a cache that finds a value by its key through a hash index: the copy floor's work with the one
+    /// load from the index between the key's hash and the copy. The request's key encoded and hashed as NativeCache's
+    /// char-key members do, then its bucket's slot reference loaded from <see cref="FloorIndex"/> (as many buckets as
+    /// NativeCache's index at the budget, picked as NativeCache picks them), then the value copied from the slot it names
+    /// (<see cref="FloorStore"/>): two dependent random accesses to memory and nothing else. No key is stored or compared
+    /// (a colliding key's bucket names another entry's slot, whose value is copied instead). A write hashes its key, loads
+    /// the bucket and copies the new value into the slot it names. The fill links each entry's bucket to its slot and
+    /// writes the slot.
+    /// </summary>
+    private readonly struct IndexFloorOperations(FloorStore store, FloorIndex index) : ICacheOperations
+    {
+        public static KeyForms Reads => KeyForms.Strings;
+
+        public void Add(ReadOnlySpan<char> key, int slot, ReadOnlySpan<byte> value)
+        {
+            store.Write(slot, value);
+            index.Link(KeyFloorOperations.Hash(key), slot);
+        }
+
+        public bool TryGet(RequestKeys requests, int position, ArrayBufferWriter<byte> destination)
+        {
+            int slot = index.Find(KeyFloorOperations.Hash(requests.Key(position)));
+            if (slot < 0) return false;
+            destination.Write(store.Read(slot));
+            return true;
+        }
+
+        public void Replace(RequestKeys requests, int position, ReadOnlySpan<byte> value)
+        {
+            int slot = index.Find(KeyFloorOperations.Hash(requests.Key(position)));
+            if (slot >= 0) store.Write(slot, value);
+        }
+    }
+
+    /// <summary>
     /// What the key alone costs NativeCache: the request's key encoded to UTF-8 on the stack and hashed, as its
     /// char-key members do, and nothing stored or copied; the hash is folded into the thread's sink so it is not
     /// dropped. The part of the mix that is the key's, which every string-keyed call pays.
@@ -405,20 +471,65 @@ internal static class CacheSubjects
 }
 
 /// <summary>
+/// A zeroed block of native memory for a floor, on transparent huge pages where the system has them, as NativeCache's
+/// large blocks and index are: on base pages a random read of hundreds of megabytes also pays a page walk that the
+/// cache's reads do not, and the floor would sit above what a cache must pay. A block this large comes zeroed from the
+/// system, so nothing here touches its pages; whoever fills it does.
+/// </summary>
+internal sealed unsafe class FloorBlock : IDisposable
+{
+    private byte* _start;
+    private readonly bool _mapped;
+
+    /// <param name="bytes">The block's size.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="bytes"/> is not positive.</exception>
+    public FloorBlock(long bytes)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(bytes);
+        Bytes = (nuint)bytes;
+        _start = Platform.LabNative.MapHugePages(Bytes);
+        _mapped = _start is not null;
+        if (!_mapped) _start = (byte*)NativeMemory.AllocZeroed(Bytes);
+    }
+
+    /// <summary>The block's size in bytes.</summary>
+    public nuint Bytes { get; }
+
+    /// <summary>The block's first byte.</summary>
+    /// <exception cref="ObjectDisposedException">The block was freed.</exception>
+    public byte* Start
+    {
+        get
+        {
+            ObjectDisposedException.ThrowIf(_start is null, this);
+            return _start;
+        }
+    }
+
+    /// <summary>Frees the block (twice is harmless).</summary>
+    public void Dispose()
+    {
+        if (_start is null) return;
+        if (_mapped) Platform.LabNative.UnmapHugePages(_start, Bytes);
+        else NativeMemory.Free(_start);
+        _start = null;
+    }
+}
+
+/// <summary>
 /// The copy floor's values: one flat block of native memory with a slot per entry, the value's length (an int) and
 /// then room for the longest value (<see cref="NativeCacheWorkload.MaxValueBytes"/>), so a value of any size fits its
 /// slot and a read touches the slot alone: the entry's value fetched from its own place in memory, as a cache's hit
 /// must, with no index to search. 520 MB for a million entries, beside the cache's own data of about the same size, so
-/// its slots are as far from the processor's caches as a cache's entries are.
+/// its slots are as far from the processor's caches as a cache's entries are. Zeroed (<see cref="FloorBlock"/>), so
+/// every slot starts empty: a slot read before its first write is a value of no bytes, never stray memory.
 /// </summary>
 internal sealed unsafe class FloorStore : IDisposable
 {
     /// <summary>A slot's bytes: the length, then the longest value, rounded up to 8 bytes.</summary>
     private const int Stride = (sizeof(int) + NativeCacheWorkload.MaxValueBytes + 7) & ~7;
 
-    private byte* _slots;
-    private readonly nuint _bytes;
-    private readonly bool _mapped;
+    private readonly FloorBlock _slots;
 
     /// <param name="entries">Slots, one an entry index.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="entries"/> is not positive.</exception>
@@ -426,14 +537,7 @@ internal sealed unsafe class FloorStore : IDisposable
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entries);
         Entries = entries;
-        // Zeroed, so every slot starts empty: a slot read before its first write is a value of no bytes, never stray
-        // memory. A block this large comes zeroed from the system, so nothing here touches its pages; the fill does.
-        // On huge pages where the system has them, as NativeCache's blocks are: on base pages a random read of 520 MB
-        // also pays a page walk that the cache's reads do not, and the floor would sit above what a cache must pay.
-        _bytes = (nuint)entries * Stride;
-        _slots = Platform.LabNative.MapHugePages(_bytes);
-        _mapped = _slots is not null;
-        if (!_mapped) _slots = (byte*)NativeMemory.AllocZeroed(_bytes);
+        _slots = new FloorBlock((long)entries * Stride);
     }
 
     /// <summary>Slots in the store.</summary>
@@ -460,19 +564,64 @@ internal sealed unsafe class FloorStore : IDisposable
 
     private byte* Slot(int index)
     {
-        ObjectDisposedException.ThrowIf(_slots is null, this);
+        byte* slots = _slots.Start;
         if ((uint)index >= (uint)Entries) throw new ArgumentOutOfRangeException(nameof(index), index, $"The floor store has {Entries} slots.");
-        return _slots + (nint)index * Stride;
+        return slots + (nint)index * Stride;
     }
 
     /// <summary>Frees the slots.</summary>
-    public void Dispose()
+    public void Dispose() => _slots.Dispose();
+}
+
+/// <summary>
+/// The indexed floor's index: a table of 4-byte slot references (a slot of a <see cref="FloorStore"/> + 1; 0 is an
+/// empty bucket), as many buckets as NativeCache's index has at the same budget (<see cref="CacheLayout.Buckets"/>),
+/// picked by the key's hash as NativeCache picks them (its low 32 bits and the mask). A lookup is one load from the
+/// table: the second dependent access to memory (before the value's) that any cache finding a value by its key through
+/// a hash index pays. It stores no key and compares none: keys whose hashes share a bucket leave it naming the last one
+/// linked, so a lookup of the others copies that entry's value (a value of the same sizes, so the same work).
+/// </summary>
+internal sealed unsafe class FloorIndex : IDisposable
+{
+    private readonly FloorBlock _buckets;
+    private readonly uint _mask;
+
+    /// <param name="buckets">Buckets: a power of two, at least 1 and at most 2^32.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="buckets"/> is not a power of two in that range.</exception>
+    public FloorIndex(long buckets)
     {
-        if (_slots is null) return;
-        if (_mapped) Platform.LabNative.UnmapHugePages(_slots, _bytes);
-        else NativeMemory.Free(_slots);
-        _slots = null;
+        if (buckets <= 0 || buckets > 1L << 32 || (buckets & (buckets - 1)) != 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(buckets), buckets, "A floor index's buckets must be a power of two from 1 to 2^32 (picked by a mask, as NativeCache's are).");
+        }
+        Buckets = buckets;
+        _mask = (uint)(buckets - 1);
+        _buckets = new FloorBlock(buckets * sizeof(uint));
     }
+
+    /// <summary>The buckets of NativeCache's index at a budget of <paramref name="budgetBytes"/>.</summary>
+    public static long BucketsFor(long budgetBytes) => new CacheLayout(budgetBytes).Buckets;
+
+    /// <summary>Buckets in the table.</summary>
+    public long Buckets { get; }
+
+    /// <summary>Makes <paramref name="hash"/>'s bucket name slot <paramref name="slot"/> (replacing whatever it named).</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="slot"/> is negative.</exception>
+    public void Link(ulong hash, int slot)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(slot);
+        *Bucket(hash) = (uint)slot + 1;
+    }
+
+    /// <summary>The slot <paramref name="hash"/>'s bucket names, or -1 when it names none.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public int Find(ulong hash) => (int)*Bucket(hash) - 1;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private uint* Bucket(ulong hash) => (uint*)_buckets.Start + ((uint)hash & _mask);
+
+    /// <summary>Frees the table.</summary>
+    public void Dispose() => _buckets.Dispose();
 }
 
 /// <summary>

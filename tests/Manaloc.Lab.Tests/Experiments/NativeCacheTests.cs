@@ -135,6 +135,7 @@ public sealed class NativeCacheTests
     [Theory]
     [InlineData(CacheSubjects.Native)]
     [InlineData(CacheSubjects.Floor)]
+    [InlineData(CacheSubjects.IndexFloor)]
     [InlineData(CacheSubjects.KeyFloor)]
     public void The_throughput_loops_allocate_nothing_per_operation(string variant)
     {
@@ -186,6 +187,100 @@ public sealed class NativeCacheTests
         Assert.Equal(1 << 10, floor.Gets(0, requests, 1 << 10));
         Assert.Equal(1 << 10, floor.Sets(0, requests, 1 << 10));
         Assert.Equal(1_000, floor.Count);
+    }
+
+    [Fact]
+    public void The_floor_index_finds_the_slot_its_hash_bucket_was_last_linked_to_by_the_hash_s_low_bits()
+    {
+        using var index = new FloorIndex(8);
+        Assert.Equal(8, index.Buckets);
+        for (ulong h = 0; h < 8; h++) Assert.Equal(-1, index.Find(h)); // a bucket never linked names no slot
+        index.Link(3, 41);
+        Assert.Equal(41, index.Find(3));
+        Assert.Equal(41, index.Find(3 + 8)); // the bucket is the hash's low bits under the mask, as NativeCache's
+        Assert.Equal(41, index.Find(3 | (0xABCDUL << 32))); // the high word picks no bucket
+        Assert.Equal(-1, index.Find(4));
+        index.Link(11, 7); // a colliding key overwrites: the floor compares no keys
+        Assert.Equal(7, index.Find(3));
+        index.Link(0, 0); // slot 0 is a reference, not an empty bucket
+        Assert.Equal(0, index.Find(8));
+        Assert.Throws<ArgumentOutOfRangeException>(() => index.Link(1, -1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new FloorIndex(0));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new FloorIndex(12));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new FloorIndex((1L << 32) + 1));
+        index.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => index.Find(3));
+        index.Dispose(); // twice is harmless
+    }
+
+    [Fact]
+    public void The_floor_index_has_as_many_buckets_as_NativeCache_s_index_at_the_budget()
+    {
+        // One 4-byte bucket per 256 bytes of budget, a power of two (CacheLayout): the quick run's 1 GiB, 4 Mi buckets, 16 MiB.
+        Assert.Equal(1L << 22, FloorIndex.BucketsFor(1L << 30));
+        Assert.Equal(1L << 22, FloorIndex.BucketsFor((1L << 30) + (1L << 29)));
+        Assert.Equal(1L << 16, FloorIndex.BucketsFor(1L << 24));
+    }
+
+    [Fact]
+    public void The_indexed_floor_fills_the_shared_store_and_its_index_and_finds_what_was_filled()
+    {
+        const int Entries = 1_000;
+        using var store = new FloorStore(Entries);
+        using var indexed = CacheSubjects.CreateIndexFloor(1L << 24, store, ownsStore: false);
+        using var copy = CacheSubjects.CreateFloor(store, ownsStore: false);
+        Assert.Equal(CacheSubjects.IndexFloor, indexed.Variant);
+        indexed.Fill(0, Entries);
+        for (int i = 0; i < Entries; i++) Assert.True(NativeCacheWorkload.Value(i).SequenceEqual(store.Read(i))); // the fill wrote every slot
+        var stored = RequestKeys.Materialize([.. Enumerable.Range(0, 1 << 12).Select(i => i % Entries)]);
+        Assert.Equal(1 << 12, indexed.Gets(0, stored, 1 << 12)); // every filled key's bucket names a slot
+        Assert.Equal(1 << 12, copy.Gets(0, stored, 1 << 12)); // and the copy floor reads the same slots
+        // Keys never filled land mostly in empty buckets of 65,536 (1,000 linked): a miss, not stray memory.
+        var unknown = RequestKeys.Materialize([.. Enumerable.Range(Entries, 1 << 12)]);
+        Assert.InRange(indexed.Gets(0, unknown, 1 << 12), 0, (1 << 12) / 10);
+        indexed.Mix(0, stored, 1 << 12);
+        Assert.InRange(store.Read(0).Length, NativeCacheWorkload.MinValueBytes, NativeCacheWorkload.MaxValueBytes);
+        indexed.Dispose();
+        copy.Dispose();
+        Assert.InRange(store.Read(0).Length, NativeCacheWorkload.MinValueBytes, NativeCacheWorkload.MaxValueBytes); // the subjects left the store they do not own alive
+    }
+
+    [Fact]
+    public void NativeCache_s_child_measures_the_indexed_floor_beside_the_copy_floor_and_its_table_shows_it()
+    {
+        var context = new ExperimentContext("native-cache", RunSettings.Smoke());
+        var plan = new NativeCachePlan(CacheSubjects.Native, 2_000, NativeCacheProbe.OverflowBudget(RunSettings.Smoke()));
+        NativeCacheProbe.Run(context, plan);
+        foreach (string floor in new[] { CacheSubjects.Floor, CacheSubjects.IndexFloor })
+        {
+            foreach (int threads in new[] { 1, 2 }) Assert.Single(context.Measurements, m => m.Variant == floor && m.Parameters.Is("op", "mix") && m.Threads == threads);
+            Assert.Single(context.Measurements, m => m.Variant == floor && m.Parameters.Is("op", "get")); // where the copy floor has gets, so has it
+        }
+        NativeCache.AddTables(context, plan);
+        var table = Assert.Single(context.Tables, t => t.Title.StartsWith("The mix in NativeCache's child beside its floors", StringComparison.Ordinal));
+        Assert.Contains("1 thread ÷ indexed floor", table.Columns);
+        var row = Assert.Single(table.Rows, r => r[0] == CacheSubjects.IndexFloor);
+        Assert.All(row.Skip(1), cell => Assert.NotEqual("n/a", cell));
+        Assert.All(table.Rows.Single(r => r[0] == CacheSubjects.Native).Skip(1), cell => Assert.NotEqual("n/a", cell));
+    }
+
+    [Fact]
+    public void The_indexed_ceiling_is_a_variant_s_mix_time_over_the_indexed_floor_s_and_no_target_reads_it()
+    {
+        Measurement M(string variant, int threads, double ns) => new()
+        {
+            Variant = variant,
+            Parameters = Parameters.Of(("entries", 1000L), ("op", "mix")),
+            Threads = threads,
+            Unit = Unit.NsPerOp,
+            Statistics = Statistics.From([ns]),
+        };
+        var f = new Figures([M(CacheSubjects.Memory, 1, 800), M(CacheSubjects.IndexFloor, 1, 250), M(CacheSubjects.Native, 1, 500), M(CacheSubjects.Floor, 1, 200)], random: null);
+        Assert.Equal(3.2, NativeCache.IndexedCeiling(f, CacheSubjects.Memory, 1)!.Value, 9);
+        Assert.Equal(2.0, NativeCache.IndexedCeiling(f, CacheSubjects.Native, 1)!.Value, 9);
+        Assert.Null(NativeCache.IndexedCeiling(f, CacheSubjects.Memory, 2));
+        // The 3x target's floor stays the copy floor: no target or floor metric names the indexed floor.
+        Assert.All(new NativeCache().Targets, t => Assert.DoesNotContain("index", t.Metric.Name + t.Floor?.Metric.Name, StringComparison.OrdinalIgnoreCase));
     }
 
     [Fact]
@@ -404,6 +499,7 @@ public sealed class NativeCacheTests
         Assert.Contains("3 arguments", Assert.Throws<ArgumentException>(() => NativeCachePlan.Parse([CacheSubjects.Lfu, "1000"])).Message, StringComparison.Ordinal);
         // The floor is not a cache: no child of its own.
         Assert.Throws<ArgumentException>(() => NativeCachePlan.Parse([CacheSubjects.Floor, "1000", "1048576"]));
+        Assert.Throws<ArgumentException>(() => NativeCachePlan.Parse([CacheSubjects.IndexFloor, "1000", "1048576"]));
     }
 
     [Fact]
