@@ -447,10 +447,9 @@ internal static class NativeCacheProbe
                 }
                 sampling.Compare(floorCells);
                 sampling.MeasureThreads(CacheSubjects.Floor, 2, (t, n) => sinks[t * 8] += f.Copy.Mix(t, requests, n), p.With("op", "mix"));
-                // The indexed floor's two threads: no target reads it (the notes' ceiling against MemoryCache does), so quick
-                // mode gives it one launch's samples, not the three launches' that the copy floor's target ratios take.
-                var indexedSampling = Trimmed(context) ? context : sampling;
-                indexedSampling.MeasureThreads(CacheSubjects.IndexFloor, 2, (t, n) => sinks[t * 8] += f.Indexed.Mix(t, requests, n), p.With("op", "mix"));
+                // The indexed floor's two threads: no target reads it (the notes' ceiling against MemoryCache does), so it takes
+                // the child's own samples: in quick mode one launch's, not the three launches' the copy floor's target ratios take.
+                context.MeasureThreads(CacheSubjects.IndexFloor, 2, (t, n) => sinks[t * 8] += f.Indexed.Mix(t, requests, n), p.With("op", "mix"));
             }
             if (!ReferenceEquals(sampling, context)) foreach (var m in sampling.Measurements) context.Record(m);
 
