@@ -1,6 +1,8 @@
 using System.Buffers;
+using System.Text;
 using Manaloc.Collections;
 using Microsoft.Extensions.Caching.Distributed;
+using Microsoft.Extensions.Logging;
 
 namespace Manaloc.Caching;
 
@@ -10,24 +12,28 @@ namespace Manaloc.Caching;
 /// memory under the cache's byte budget instead of on the GC heap or behind a network hop.
 /// </summary>
 /// <remarks>
-/// <para>Keys are stored as their UTF-8 bytes (no string is kept; a key that is not valid UTF-16, a lone surrogate,
-/// throws <see cref="ArgumentException"/>); values are copied in and out. Expiration options map
+/// <para>Keys are stored as their UTF-8 bytes (no string is kept); every string is a key, as in
+/// <c>MemoryDistributedCache</c>: one with a lone surrogate is stored as its generalized UTF-8 (WTF-8) bytes, which
+/// no other string shares. Values are copied in and out. Expiration options map
 /// one to one, on the cache's <see cref="NativeCacheOptions.TimeProvider"/>: <see cref="DistributedCacheEntryOptions.AbsoluteExpiration"/>,
 /// <see cref="DistributedCacheEntryOptions.AbsoluteExpirationRelativeToNow"/> and <see cref="DistributedCacheEntryOptions.SlidingExpiration"/>
 /// (which every read and <see cref="Refresh"/> restart); an entry expires at the earliest of those set. An absolute time
 /// already past stores nothing and removes an older value under the key (the entry has expired).</para>
 /// <para>A value the cache refuses (its entry is larger than <see cref="NativeCacheOptions.MaxEntryBytes"/>) is not
-/// stored and an older value under that key is removed, so a read misses rather than answering stale data; the refusal
-/// is counted in <see cref="NativeCache.GetStatistics"/>. A cache may always miss: callers such as <c>HybridCache</c>
-/// then run their factory.</para>
+/// stored and an older value under that key is removed, so a read misses rather than answering stale data, as
+/// <c>MemoryDistributedCache</c> does with an entry larger than its size limit. The refusal is counted in
+/// <see cref="NativeCache.GetStatistics"/> and the <c>manaloc.cache.refusals</c> meter, and logged as a warning (event
+/// <c>EntryRefused</c>, naming the key, the entry's size and the limit) when the adapter has a logger: the one
+/// <see cref="ManalocCachingServiceCollectionExtensions.AddManalocDistributedCache"/> registers has the container's, when
+/// logging is registered. A cache may always miss: callers such as <c>HybridCache</c> then run their factory.</para>
 /// <para>The asynchronous methods complete synchronously (there is no I/O); a token already cancelled gives a cancelled
 /// task and leaves the cache unchanged.</para>
 /// <para>Thread safety: every member may be called from any number of threads at once, as <see cref="NativeCache"/>'s.
-/// The adapter does not own the cache: whoever created the cache disposes it (the container, for
-/// <see cref="ManalocCachingServiceCollectionExtensions.AddManalocDistributedCache"/>); a call after that throws
+/// The adapter does not own the cache: whoever created the cache disposes it (the container, for the cache
+/// <see cref="ManalocCachingServiceCollectionExtensions.AddManalocDistributedCache"/> makes); a call after that throws
 /// <see cref="ObjectDisposedException"/>.</para>
 /// </remarks>
-public sealed class ManalocDistributedCache : IBufferDistributedCache
+public sealed partial class ManalocDistributedCache : IBufferDistributedCache
 {
     // RS0026 (two overloads with optional parameters): the SetAsync overloads implement IDistributedCache's and
     // IBufferDistributedCache's signatures as declared, defaults included; their value parameters' types (byte[] and
@@ -43,13 +49,26 @@ public sealed class ManalocDistributedCache : IBufferDistributedCache
     [ThreadStatic]
     private static ArrayBufferWriter<byte>? t_writer;
 
-    /// <summary>Wraps <paramref name="cache"/>; the adapter does not dispose it.</summary>
+    private readonly ILogger? _logger;
+
+    /// <summary>Wraps <paramref name="cache"/>; the adapter does not dispose it. Refused values are counted, not logged.</summary>
     /// <param name="cache">The cache that holds the entries.</param>
     /// <exception cref="ArgumentNullException"><paramref name="cache"/> is null.</exception>
     public ManalocDistributedCache(NativeCache cache)
+        : this(cache, null)
+    {
+    }
+
+    /// <summary>Wraps <paramref name="cache"/>; the adapter does not dispose it. Each value the cache refuses (its entry
+    /// above <see cref="NativeCache.MaxEntryBytes"/>) is logged to <paramref name="logger"/> as a warning.</summary>
+    /// <param name="cache">The cache that holds the entries.</param>
+    /// <param name="logger">Where refused values are reported; null for nowhere (they are still counted).</param>
+    /// <exception cref="ArgumentNullException"><paramref name="cache"/> is null.</exception>
+    public ManalocDistributedCache(NativeCache cache, ILogger? logger)
     {
         ArgumentNullException.ThrowIfNull(cache);
         Cache = cache;
+        _logger = logger;
     }
 
     /// <summary>The cache that holds the entries (its statistics, its <see cref="NativeCache.Clear"/>).</summary>
@@ -96,7 +115,7 @@ public sealed class ManalocDistributedCache : IBufferDistributedCache
         ArgumentNullException.ThrowIfNull(key);
         ArgumentNullException.ThrowIfNull(value);
         ArgumentNullException.ThrowIfNull(options);
-        Cache.Set(key.AsSpan(), value, ToEntryOptions(options));
+        if (!Cache.Set(key.AsSpan(), value, ToEntryOptions(options))) ReportRefusal(key, value.Length);
     }
 
     /// <inheritdoc/>
@@ -106,7 +125,7 @@ public sealed class ManalocDistributedCache : IBufferDistributedCache
         ArgumentNullException.ThrowIfNull(value);
         ArgumentNullException.ThrowIfNull(options);
         if (token.IsCancellationRequested) return Task.FromCanceled(token);
-        Cache.Set(key.AsSpan(), value, ToEntryOptions(options));
+        if (!Cache.Set(key.AsSpan(), value, ToEntryOptions(options))) ReportRefusal(key, value.Length);
         return Task.CompletedTask;
     }
 
@@ -115,7 +134,7 @@ public sealed class ManalocDistributedCache : IBufferDistributedCache
     {
         ArgumentNullException.ThrowIfNull(key);
         ArgumentNullException.ThrowIfNull(options);
-        Cache.Set(key.AsSpan(), in value, ToEntryOptions(options));
+        if (!Cache.Set(key.AsSpan(), in value, ToEntryOptions(options))) ReportRefusal(key, value.Length);
     }
 
     /// <inheritdoc/>
@@ -124,7 +143,7 @@ public sealed class ManalocDistributedCache : IBufferDistributedCache
         ArgumentNullException.ThrowIfNull(key);
         ArgumentNullException.ThrowIfNull(options);
         if (token.IsCancellationRequested) return ValueTask.FromCanceled(token);
-        Cache.Set(key.AsSpan(), in value, ToEntryOptions(options));
+        if (!Cache.Set(key.AsSpan(), in value, ToEntryOptions(options))) ReportRefusal(key, value.Length);
         return ValueTask.CompletedTask;
     }
 
@@ -156,6 +175,26 @@ public sealed class ManalocDistributedCache : IBufferDistributedCache
         operation(this, key);
         return Task.CompletedTask;
     }
+
+    /// <summary>
+    /// Logs a value the cache did not store because its entry is above the limit. A set refused because its absolute time
+    /// had passed is not logged (nothing could be stored, as in any cache). Runs only after a refused set.
+    /// </summary>
+    private void ReportRefusal(string key, long valueLength)
+    {
+        if (_logger is null || !_logger.IsEnabled(LogLevel.Warning)) return;
+        // The key's stored length: UTF-8's, with 3 bytes for a lone surrogate (as the replacement char's, which
+        // GetByteCount counts for it).
+        long entryBytes = valueLength > int.MaxValue ? long.MaxValue : NativeCache.EntrySize(Encoding.UTF8.GetByteCount(key), (int)valueLength);
+        if (entryBytes <= Cache.MaxEntryBytes) return;
+        LogEntryRefused(_logger, Cache.Name is { } name ? $"NativeCache '{name}'" : "NativeCache", key, valueLength, entryBytes == long.MaxValue ? "more than 2 GiB" : entryBytes.ToString(System.Globalization.CultureInfo.InvariantCulture), Cache.MaxEntryBytes);
+    }
+
+    [LoggerMessage(EventId = 1, EventName = "EntryRefused", Level = LogLevel.Warning,
+        Message = "{Cache} did not store the value of key '{Key}' ({ValueBytes} bytes): its entry takes {EntryBytes} bytes, above MaxEntryBytes "
+            + "({MaxEntryBytes}). Nothing is stored under the key and an older value was removed, so reads miss and a caller such as HybridCache runs its "
+            + "factory each time. Raise Manaloc:Cache:MaxEntryBytes (at most the space for entries of MaxBytes) or store smaller values.")]
+    private static partial void LogEntryRefused(ILogger logger, string cache, string key, long valueBytes, string entryBytes, long maxEntryBytes);
 
     /// <summary>
     /// The cache's expiration for <paramref name="options"/>: the same three settings, passed through. The cache expires

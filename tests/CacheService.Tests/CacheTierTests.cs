@@ -1,5 +1,5 @@
 using System.Net.Http.Json;
-using Manaloc.Collections;
+using Manaloc.Caching;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.Caching.Distributed;
@@ -81,7 +81,7 @@ public sealed class CacheTierTests(GarnetFixture garnet) : IClassFixture<GarnetF
             Assert.Equal("Manaloc", await client.GetStringAsync("/tier"));
             manaloc = await Script(client, app);
             await AssertSecondTierHolds(app, "A-100", "B-7");
-            Assert.True(app.Services.GetRequiredService<NativeCache>().Count >= 2);
+            Assert.True(app.Services.GetRequiredService<ManalocDistributedCache>().Cache.Count >= 2);
         }
 
         await FlushAsync();

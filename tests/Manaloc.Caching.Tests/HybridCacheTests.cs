@@ -33,7 +33,7 @@ public sealed class HybridCacheTests
     public async Task A_value_created_once_is_read_back_from_the_second_tier_by_a_cache_with_an_empty_first_tier()
     {
         await using var first = WithNativeTier();
-        var native = first.GetRequiredService<NativeCache>();
+        var native = first.GetRequiredService<ManalocDistributedCache>().Cache;
         int created = 0;
         var product = await first.GetRequiredService<HybridCache>().GetOrCreateAsync("product:42",
             _ => { created++; return ValueTask.FromResult(new Product(42, "Widget", 9.5m)); });
@@ -67,9 +67,9 @@ public sealed class HybridCacheTests
         await using var first = WithNativeTier();
         var cache = first.GetRequiredService<HybridCache>();
         await cache.GetOrCreateAsync("k", _ => ValueTask.FromResult(1));
-        Assert.Equal(1, first.GetRequiredService<NativeCache>().Count);
+        Assert.Equal(1, first.GetRequiredService<ManalocDistributedCache>().Cache.Count);
         await cache.RemoveAsync("k");
-        Assert.Equal(0, first.GetRequiredService<NativeCache>().Count);
+        Assert.Equal(0, first.GetRequiredService<ManalocDistributedCache>().Cache.Count);
 
         await using var second = Beside(first);
         Assert.Equal(2, await second.GetRequiredService<HybridCache>().GetOrCreateAsync("k", _ => ValueTask.FromResult(2)));
@@ -93,8 +93,8 @@ public sealed class HybridCacheTests
         await using var first = WithNativeTier();
         var options = new HybridCacheEntryOptions { Expiration = TimeSpan.FromMinutes(5) };
         await first.GetRequiredService<HybridCache>().GetOrCreateAsync("k", _ => ValueTask.FromResult(1), options);
-        Assert.Equal(1, first.GetRequiredService<NativeCache>().Count);
-        first.GetRequiredService<NativeCache>().Clear(); // as if the second tier had expired or evicted it
+        Assert.Equal(1, first.GetRequiredService<ManalocDistributedCache>().Cache.Count);
+        first.GetRequiredService<ManalocDistributedCache>().Cache.Clear(); // as if the second tier had expired or evicted it
         await using var second = Beside(first);
         Assert.Equal(2, await second.GetRequiredService<HybridCache>().GetOrCreateAsync("k", _ => ValueTask.FromResult(2), options));
     }
@@ -118,7 +118,7 @@ public sealed class HybridCacheTests
         var products = await Task.WhenAll(callers);
         Assert.Equal(5, runs);
         Assert.All(products.Select((p, i) => (p, i)), x => Assert.Equal(x.i % 5, x.p.Id));
-        Assert.Equal(5, provider.GetRequiredService<NativeCache>().Count);
+        Assert.Equal(5, provider.GetRequiredService<ManalocDistributedCache>().Cache.Count);
     }
 
     [Fact]
@@ -153,7 +153,7 @@ public sealed class HybridCacheTests
             o.MaxBytes = 4 << 20;
             o.MaxEntryBytes = 64 << 10;
         }));
-        var native = first.GetRequiredService<NativeCache>();
+        var native = first.GetRequiredService<ManalocDistributedCache>().Cache;
         var large = new string('x', 100_000);
         Assert.Equal(large, await first.GetRequiredService<HybridCache>().GetOrCreateAsync("large", _ => ValueTask.FromResult(large)));
         Assert.Equal(0, native.Count);

@@ -10,8 +10,7 @@ namespace Manaloc.Caching.Tests;
 /// <summary>
 /// <see cref="ManalocDistributedCache"/> beside <see cref="MemoryDistributedCache"/> (the in-process
 /// <see cref="IDistributedCache"/> callers know): each scenario runs on both, each on its own fake clock, and what a
-/// caller observes must be the same. Where the two differ by design (a value above the entry limit, a lone surrogate, a
-/// cancelled token) <see cref="ManalocDistributedCacheTests"/> states the native behaviour.
+/// caller observes must be the same. Where the two differ by design (a cancelled token) <see cref="ManalocDistributedCacheTests"/> states the native behaviour.
 /// </summary>
 public sealed class ManalocDistributedCacheParityTests
 {
@@ -32,7 +31,7 @@ public sealed class ManalocDistributedCacheParityTests
     public static TheoryData<string> Scenarios() =>
     [
         "missing", "set-get", "overwrite", "remove", "remove-missing", "refresh-missing", "empty-value", "empty-key",
-        "non-ascii-key", "long-key", "absolute-past-removes-older", "absolute-now", "absolute-until-then",
+        "non-ascii-key", "lone-surrogate-key", "long-key", "absolute-past-removes-older", "absolute-now", "absolute-until-then",
         "relative-until-then", "earlier-of-absolute-and-relative", "sliding-kept-by-reads", "sliding-kept-by-refresh",
         "sliding-kept-by-refresh-async", "sliding-capped-by-absolute", "async-twins", "null-arguments",
     ];
@@ -48,6 +47,24 @@ public sealed class ManalocDistributedCacheParityTests
         var actual = await Observe(new ManalocDistributedCache(native), nativeClock, scenario);
         Assert.NotEmpty(expected);
         Assert.Equal(expected, actual);
+    }
+
+    [Fact]
+    public void A_value_above_the_size_limit_is_not_stored_and_the_older_value_is_gone_as_in_MemoryDistributedCache()
+    {
+        // MemoryDistributedCache sizes each entry by its value's length; an entry above SizeLimit is dropped without a word
+        // and the key's older entry with it. The native adapter does the same (and counts and logs the refusal).
+        var memory = new MemoryDistributedCache(Options.Create(new MemoryDistributedCacheOptions { SizeLimit = 4096 }));
+        using var native = new NativeCache(new NativeCacheOptions { MaxBytes = 1 << 20, MaxEntryBytes = 4096 });
+        foreach (var cache in new IDistributedCache[] { memory, new ManalocDistributedCache(native) })
+        {
+            cache.Set("k", [1, 2, 3], NoExpiry);
+            cache.Set("k", new byte[8192], NoExpiry);
+            Assert.Null(cache.Get("k"));
+            cache.Set("k", [4], NoExpiry);
+            Assert.Equal(new byte[] { 4 }, cache.Get("k"));
+        }
+        Assert.Equal(1, native.GetStatistics().Refusals);
     }
 
     /// <summary>What a caller sees in <paramref name="scenario"/>: each read's value (or null), each exception's type and parameter.</summary>
@@ -109,6 +126,25 @@ public sealed class ManalocDistributedCacheParityTests
                 cache.Set("ключ-🔑-cle", [2], NoExpiry);
                 Read("ключ-🔑-clé");
                 Read("ключ-🔑-cle");
+                break;
+            case "lone-surrogate-key":
+                // Strings that are not valid UTF-16 are keys too, each its own: the lone surrogates differ, and neither is
+                // the replacement char a lossy encoding would put in their place.
+                cache.Set("ab\uD800", [1], NoExpiry);
+                cache.Set("ab\uD801", [2], NoExpiry);
+                cache.Set("ab\uFFFD", [3], NoExpiry);
+                cache.Set("\uDC00\uD800", [4], sliding);
+                Read("ab\uD800");
+                Read("ab\uD801");
+                Read("ab\uFFFD");
+                Read("ab");
+                Advance(50);
+                Try(() => cache.Refresh("\uDC00\uD800"));
+                Advance(50);
+                Read("\uDC00\uD800");
+                cache.Remove("ab\uD800");
+                Read("ab\uD800");
+                Read("ab\uD801");
                 break;
             case "long-key":
                 cache.Set(new string('k', 2000), [5], NoExpiry);

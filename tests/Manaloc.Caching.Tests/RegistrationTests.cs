@@ -3,6 +3,7 @@ using Manaloc.Collections;
 using Microsoft.Extensions.Caching.Distributed;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Microsoft.Extensions.Time.Testing;
 
@@ -23,7 +24,7 @@ public sealed class RegistrationTests
         var distributed = host.Services.GetRequiredService<IDistributedCache>();
         var adapter = Assert.IsType<ManalocDistributedCache>(distributed);
         Assert.Same(adapter, host.Services.GetRequiredService<ManalocDistributedCache>());
-        Assert.Same(host.Services.GetRequiredService<NativeCache>(), adapter.Cache);
+        Assert.Null(host.Services.GetService<NativeCache>()); // the adapter's own cache, not a service another registration could replace
         Assert.IsAssignableFrom<IBufferDistributedCache>(distributed);
         distributed.Set("k", [7], new DistributedCacheEntryOptions());
         Assert.Equal(1, adapter.Cache.Count);
@@ -37,6 +38,75 @@ public sealed class RegistrationTests
         Assert.Single(host.Services.GetServices<IDistributedCache>());
     }
 
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task A_native_cache_the_application_registers_stays_its_own_and_the_options_configure_the_adapter_s(bool before)
+    {
+        using var own = new NativeCache(new NativeCacheOptions { MaxBytes = 1 << 20, Name = "sessions" });
+        void Register(IServiceCollection s)
+        {
+            if (before) s.AddSingleton(own);
+            s.AddManalocDistributedCache(o => o.Name = "hybrid");
+            if (!before) s.AddSingleton(own);
+        }
+        using var host = await TestHost.StartAsync(Register, new() { ["Manaloc:Cache:MaxBytes"] = "2097152" });
+        var adapter = Assert.IsType<ManalocDistributedCache>(host.Services.GetRequiredService<IDistributedCache>());
+        Assert.NotSame(own, adapter.Cache);
+        Assert.Equal("hybrid", adapter.Cache.Name);
+        Assert.Equal(2097152, adapter.Cache.GetStatistics().MaxBytes);
+        Assert.Same(own, host.Services.GetRequiredService<NativeCache>());
+        adapter.Set("k", [1], new DistributedCacheEntryOptions());
+        Assert.Equal(0, own.Count);
+        Assert.Equal(1, adapter.Cache.Count);
+    }
+
+    [Fact]
+    public void A_distributed_cache_adapter_registered_before_is_a_conflict_named_at_the_call()
+    {
+        using var own = new NativeCache(new NativeCacheOptions { MaxBytes = 1 << 20 });
+        var services = new ServiceCollection().AddSingleton(new ManalocDistributedCache(own));
+        var e = Assert.Throws<InvalidOperationException>(() => services.AddManalocDistributedCache(o => o.MaxBytes = 2 << 20));
+        Assert.Contains("A ManalocDistributedCache is registered already (as an instance)", e.Message);
+        Assert.Contains("do not call AddManalocDistributedCache", e.Message);
+        Assert.Single(services); // nothing half-registered
+    }
+
+    [Fact]
+    public async Task A_refused_value_is_logged_as_a_warning_naming_the_key_and_the_limit()
+    {
+        var logged = new LoggedMessages();
+        using var host = await TestHost.StartAsync(s => s.AddLogging(l => l.AddProvider(logged)).AddManalocDistributedCache(o => o.MaxEntryBytes = 4096), Budget);
+        var cache = host.Services.GetRequiredService<IDistributedCache>();
+        cache.Set("small", new byte[100], new DistributedCacheEntryOptions());
+        cache.Set("expired", new byte[100], new DistributedCacheEntryOptions { AbsoluteExpiration = DateTimeOffset.UtcNow.AddDays(-1) });
+        Assert.Empty(logged.Warnings);
+        cache.Set("large", new byte[5000], new DistributedCacheEntryOptions());
+        await cache.SetAsync("large\uD800", new byte[10_000], new DistributedCacheEntryOptions());
+        Assert.Equal(2, logged.Warnings.Count);
+        Assert.All(logged.Warnings, w => Assert.Equal("EntryRefused", w.Event.Name));
+        Assert.Contains($"NativeCache did not store the value of key 'large' (5000 bytes): its entry takes {NativeCache.EntrySize(5, 5000)} bytes, above MaxEntryBytes (4096)",
+            logged.Warnings[0].Message);
+        Assert.Contains("Raise Manaloc:Cache:MaxEntryBytes", logged.Warnings[0].Message);
+        Assert.Contains("(10000 bytes)", logged.Warnings[1].Message);
+        Assert.Equal(3, host.Services.GetRequiredService<ManalocDistributedCache>().Cache.GetStatistics().Refusals); // the expired set counted too, not logged
+    }
+
+    /// <summary>A logger provider that keeps every warning and above.</summary>
+    private sealed class LoggedMessages : ILoggerProvider, ILogger
+    {
+        public List<(EventId Event, string Message)> Warnings { get; } = [];
+        public ILogger CreateLogger(string categoryName) => this;
+        public IDisposable? BeginScope<TState>(TState state) where TState : notnull => null;
+        public bool IsEnabled(LogLevel logLevel) => logLevel >= LogLevel.Warning;
+        public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
+        {
+            if (!IsEnabled(logLevel)) return;
+            lock (Warnings) Warnings.Add((eventId, formatter(state, exception)));
+        }
+        public void Dispose() { }
+    }
+
     [Fact]
     public async Task Configured_values_reach_the_cache_and_code_overrides_configuration()
     {
@@ -45,7 +115,7 @@ public sealed class RegistrationTests
         var options = host.Services.GetRequiredService<IOptions<NativeCacheOptions>>().Value;
         Assert.Equal(2097152, options.MaxBytes);
         Assert.Equal(4096, options.MaxEntryBytes);
-        var cache = host.Services.GetRequiredService<NativeCache>();
+        var cache = host.Services.GetRequiredService<ManalocDistributedCache>().Cache;
         Assert.Equal("sessions", cache.Name);
         Assert.Equal(2097152, cache.GetStatistics().MaxBytes);
     }
@@ -54,7 +124,7 @@ public sealed class RegistrationTests
     public async Task Options_set_in_code_alone_need_no_configuration_and_a_second_call_adds_to_them()
     {
         using var host = await TestHost.StartAsync(s => s.AddManalocDistributedCache(o => o.MaxBytes = 1 << 20).AddManalocDistributedCache(o => o.Name = "second"));
-        var cache = host.Services.GetRequiredService<NativeCache>();
+        var cache = host.Services.GetRequiredService<ManalocDistributedCache>().Cache;
         Assert.Equal("second", cache.Name);
         Assert.Single(host.Services.GetServices<IDistributedCache>());
     }
@@ -89,7 +159,7 @@ public sealed class RegistrationTests
     {
         using var host = await TestHost.StartAsync(s => s.AddManalocDistributedCache(),
             new() { ["Manaloc:Cache:MaxBytes"] = "1048576", ["Manaloc:Cache:MaxEntryBytes"] = "65536" });
-        Assert.Equal(65536, host.Services.GetRequiredService<NativeCache>().MaxEntryBytes);
+        Assert.Equal(65536, host.Services.GetRequiredService<ManalocDistributedCache>().Cache.MaxEntryBytes);
     }
 
     [Fact]
@@ -176,9 +246,9 @@ public sealed class RegistrationTests
             ["Manaloc:Cache:Name"] = "both",
         };
         using (var host = await TestHost.StartAsync(s => s.AddManalocObjectPools().AddManalocDistributedCache(), configuration))
-            Assert.Equal("both", host.Services.GetRequiredService<NativeCache>().Name);
+            Assert.Equal("both", host.Services.GetRequiredService<ManalocDistributedCache>().Cache.Name);
         using (var host = await TestHost.StartAsync(s => s.AddManalocDistributedCache().AddManalocObjectPools(), configuration))
-            Assert.Equal("both", host.Services.GetRequiredService<NativeCache>().Name);
+            Assert.Equal("both", host.Services.GetRequiredService<ManalocDistributedCache>().Cache.Name);
 
         configuration["Manaloc:Cache:Nmae"] = "typo";
         var e = await TestHost.StartFails(s => s.AddManalocObjectPools().AddManalocDistributedCache(), configuration);
@@ -223,7 +293,7 @@ public sealed class RegistrationTests
         NativeCache cache;
         using (var host = await TestHost.StartAsync(s => s.AddManalocDistributedCache(), Budget))
         {
-            cache = host.Services.GetRequiredService<NativeCache>();
+            cache = host.Services.GetRequiredService<ManalocDistributedCache>().Cache;
             host.Services.GetRequiredService<IDistributedCache>().Set("k", [1], new DistributedCacheEntryOptions());
             await host.StopAsync();
         }

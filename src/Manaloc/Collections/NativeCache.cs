@@ -18,9 +18,10 @@ namespace Manaloc.Collections;
 /// every read that may hold them has ended; see <c>CacheStore</c>). An expired entry is never returned.</para>
 /// <para>An entry larger than <see cref="NativeCacheOptions.MaxEntryBytes"/> (key, value and a 60-byte header, rounded
 /// up to whole 64-byte chunks, 4 bytes of each being a link) is refused: <c>Set</c> returns false, removes the key's
-/// old entry (no stale value stays), counts a refusal, and evicts nothing. Char keys are stored as their UTF-8 bytes
-/// (a lone surrogate is refused with an <see cref="ArgumentException"/>), so <c>Set("a")</c> and <c>Set("a"u8)</c> are
-/// one key.</para>
+/// old entry (no stale value stays), counts a refusal, and evicts nothing. Char keys are stored as their UTF-8 bytes,
+/// so <c>Set("a")</c> and <c>Set("a"u8)</c> are one key; every string is a key, as in a <c>Dictionary&lt;string, T&gt;</c>:
+/// a lone surrogate, which has no UTF-8 form, is stored as its 3-byte generalized UTF-8 (WTF-8) form <c>ED A0..BF xx</c>,
+/// bytes no valid UTF-8 contains, so two different strings are never one key.</para>
 /// <para>Dispose it: a cache the GC finds undisposed raises the <c>Leak</c> event and keeps its memory. Every member
 /// throws <see cref="ObjectDisposedException"/> after <see cref="Dispose"/>.</para>
 /// </remarks>
@@ -175,14 +176,12 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
 
     /// <summary>Stores <paramref name="value"/> under the UTF-8 bytes of <paramref name="key"/>, never expiring.</summary>
     /// <returns>False when refused (above <see cref="MaxEntryBytes"/>).</returns>
-    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
     public bool Set(ReadOnlySpan<char> key, ReadOnlySpan<byte> value) => Set(key, value, default(NativeCacheEntryOptions));
 
     /// <summary>Stores <paramref name="value"/> under the UTF-8 bytes of <paramref name="key"/> for <paramref name="timeToLive"/>.</summary>
     /// <returns>False when refused (above <see cref="MaxEntryBytes"/>, or a time to live of zero or less).</returns>
-    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
     public bool Set(ReadOnlySpan<char> key, ReadOnlySpan<byte> value, TimeSpan timeToLive)
@@ -190,7 +189,6 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
 
     /// <summary>Stores <paramref name="value"/> under the UTF-8 bytes of <paramref name="key"/>, expiring as <paramref name="entryOptions"/> say.</summary>
     /// <returns>False when refused (above <see cref="MaxEntryBytes"/>, or already expired).</returns>
-    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
     /// <exception cref="ArgumentOutOfRangeException">A sliding expiration of zero or less.</exception>
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
@@ -202,7 +200,6 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
 
     /// <summary>Stores the bytes of <paramref name="value"/> (one or more segments) under the UTF-8 bytes of <paramref name="key"/>.</summary>
     /// <returns>False when refused (above <see cref="MaxEntryBytes"/>, or already expired).</returns>
-    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
     /// <exception cref="ArgumentOutOfRangeException">A sliding expiration of zero or less.</exception>
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
@@ -287,7 +284,6 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
 
     /// <summary>Copies the value of the UTF-8 bytes of <paramref name="key"/> into <paramref name="destination"/>; as
     /// <see cref="TryGet(ReadOnlySpan{byte}, IBufferWriter{byte})"/>.</summary>
-    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
     /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="destination"/>'s <c>GetSpan(sizeHint)</c> returned fewer bytes than asked for.</exception>
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
@@ -304,7 +300,6 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
 
     /// <summary>Resets the sliding expiration of the UTF-8 bytes of <paramref name="key"/>.</summary>
     /// <returns>False if the key is absent or expired.</returns>
-    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     public bool Refresh(ReadOnlySpan<char> key)
     {
@@ -381,7 +376,6 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     }
 
     /// <summary>Removes the UTF-8 bytes of <paramref name="key"/>; as <see cref="Remove(ReadOnlySpan{byte})"/>.</summary>
-    /// <exception cref="ArgumentException">The key has a lone surrogate (no UTF-8 form).</exception>
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     public bool Remove(ReadOnlySpan<char> key)
     {

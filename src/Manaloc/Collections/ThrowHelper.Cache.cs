@@ -6,10 +6,6 @@ namespace Manaloc;
 internal static partial class ThrowHelper
 {
     [DoesNotReturn]
-    public static void ThrowInvalidKey(int index)
-        => throw new ArgumentException($"The key has a lone surrogate at index {index}: it has no UTF-8 form, so it cannot be a cache key.", "key");
-
-    [DoesNotReturn]
     public static void ThrowWriterSpanTooSmall(string what, int length, int sizeHint, Type writer)
         => throw new ArgumentException($"{what}: the destination writer ({writer.Name}) returned a span of {length} bytes from GetSpan({sizeHint}), "
             + "so the value cannot be copied into it. IBufferWriter<byte>.GetSpan must return at least sizeHint bytes (or throw if it cannot).", "destination");

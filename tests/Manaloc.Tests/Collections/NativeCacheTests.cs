@@ -138,13 +138,19 @@ public sealed class NativeCacheTests
     }
 
     [Fact]
-    public void A_key_with_a_lone_surrogate_is_refused_naming_the_problem()
+    public void Keys_with_lone_surrogates_are_keys_and_differ_by_which_surrogate_they_hold()
     {
         using var cache = NewCache();
-        var e = Assert.Throws<ArgumentException>(() => cache.Set("ab\uD800", [1]));
-        Assert.Contains("lone surrogate at index 2", e.Message);
-        Assert.Throws<ArgumentException>(() => cache.TryGet("\uDC00", new ArrayBufferWriter<byte>()));
-        Assert.Equal(0, cache.Count);
+        string[] keys = ["ab\uD800", "ab\uD801", "ab\uDC00", "ab\uFFFD", "ab", "\uDC00\uD800", new string('k', 200) + "\uDBFF"];
+        for (int i = 0; i < keys.Length; i++) Assert.True(cache.Set(keys[i], [(byte)i]));
+        Assert.Equal(keys.Length, cache.Count);
+        for (int i = 0; i < keys.Length; i++) Assert.Equal(new byte[] { (byte)i }, Get(cache, keys[i]));
+        Assert.Equal(new byte[] { 0 }, Get(cache, [(byte)'a', (byte)'b', 0xED, 0xA0, 0x80])); // stored as its generalized UTF-8 (WTF-8) bytes
+        Assert.True(cache.Refresh("ab\uD801"));
+        Assert.True(cache.Remove("ab\uD801"));
+        Assert.Null(Get(cache, "ab\uD801"));
+        Assert.Equal(new byte[] { 0 }, Get(cache, "ab\uD800"));
+        Assert.Equal(keys.Length - 1, cache.Count);
     }
 
     [Fact]
