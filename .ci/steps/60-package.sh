@@ -12,8 +12,7 @@
 #     version), and samples/AspNetCoreConsumer built and run against both packages (real Kestrel on 127.0.0.1), with
 #     every ```csharp snippet of src/Manaloc.AspNetCore/PACKAGE.md compiled in and run.
 #  5. The same for src/Manaloc.Caching: byte-identical, its contents, and its dependencies (Manaloc at the same version and
-#     the Microsoft.Extensions caching abstractions, DI, logging abstractions, options and options-configuration packages,
-#     no shared framework);
+#     the Microsoft.Extensions caching abstractions, DI, options and options-configuration packages, no shared framework);
 #     the web consumer of step 4 also references it, registers AddManalocDistributedCache and compiles and runs every
 #     ```csharp snippet of src/Manaloc.Caching/PACKAGE.md.
 #  6. README.md's Install steps as written: the pack lines in a clone, the source and add-package lines in a new console
@@ -167,9 +166,9 @@ echo "== Manaloc.Caching.$version"
 check_adapter_package Manaloc.Caching src/Manaloc.Caching Manaloc.Caching.NativeCacheOptionsProblems
 ! grep -q '<frameworkReference' <<<"$adapter_nuspec" || fail "Manaloc.Caching references a shared framework (a worker service must not need ASP.NET Core)"
 cache_deps=$(grep -o '<dependency id="[^"]*"' <<<"$adapter_nuspec" | sed -E 's/<dependency id="//; s/"$//' | LC_ALL=C sort | tr '\n' ' ')
-[ "$cache_deps" = "Manaloc Microsoft.Extensions.Caching.Abstractions Microsoft.Extensions.DependencyInjection.Abstractions Microsoft.Extensions.Logging.Abstractions Microsoft.Extensions.Options Microsoft.Extensions.Options.ConfigurationExtensions " ] \
+[ "$cache_deps" = "Manaloc Microsoft.Extensions.Caching.Abstractions Microsoft.Extensions.DependencyInjection.Abstractions Microsoft.Extensions.Options Microsoft.Extensions.Options.ConfigurationExtensions " ] \
   || fail "Manaloc.Caching depends on more or other than Manaloc and the abstractions it adapts to: $cache_deps"
-echo "byte-identical; readme, license, XML docs, symbols with SourceLink; depends on Manaloc $version and the caching, DI, logging and options abstractions only"
+echo "byte-identical; readme, license, XML docs, symbols with SourceLink; depends on Manaloc $version and the caching, DI and options abstractions only"
 
 # README.md's Install steps run in the background beside the consumers below (they restore from their own package folder,
 # in their own project and home; their packs are clone a's, whose files the checks above have read): output in a log,

@@ -2,7 +2,6 @@ using Manaloc.Collections;
 using Microsoft.Extensions.Caching.Distributed;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
-using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
 namespace Manaloc.Caching;
@@ -36,12 +35,11 @@ public static class ManalocCachingServiceCollectionExtensions
     /// <see cref="NativeCache"/> service, so a <see cref="NativeCache"/> the application registers for itself stays its
     /// own and never takes these options' place. Reach the adapter's cache (its statistics, its <see cref="NativeCache.Clear"/>)
     /// through <see cref="ManalocDistributedCache.Cache"/>: resolve <see cref="ManalocDistributedCache"/>. To put an
-    /// <see cref="IDistributedCache"/> over a cache you make yourself, register <c>new ManalocDistributedCache(cache, logger)</c>
+    /// <see cref="IDistributedCache"/> over a cache you make yourself, register <c>new ManalocDistributedCache(cache)</c>
     /// instead of calling this method.</para>
     /// <para>The cache's clock is the container's <see cref="TimeProvider"/> when one is registered (<c>AddHybridCache</c>
     /// registers <see cref="TimeProvider.System"/>), so both tiers expire on one clock; <paramref name="configure"/> may
-    /// set another. A value the cache refuses is logged through the container's <see cref="ILogger{TCategoryName}"/> when
-    /// logging is registered. The container disposes the cache, giving its native memory back, when it is disposed.</para>
+    /// set another. The container disposes the cache, giving its native memory back, when it is disposed.</para>
     /// <para>A second call adds <paramref name="configure"/> to the first registration's options.</para>
     /// </remarks>
     public static IServiceCollection AddManalocDistributedCache(this IServiceCollection services, Action<NativeCacheOptions>? configure = null)
@@ -66,8 +64,7 @@ public static class ManalocCachingServiceCollectionExtensions
         });
         services.AddManalocOptions(Options.DefaultName, SectionName, configure, static (o, section) => NativeCacheOptionsProblems.Of(o, section));
         services.AddSingleton(static provider => new OwnedNativeCache(provider.GetRequiredService<IOptions<NativeCacheOptions>>().Value));
-        services.AddSingleton(static provider => new ManalocDistributedCache(provider.GetRequiredService<OwnedNativeCache>().Cache,
-            provider.GetService<ILogger<ManalocDistributedCache>>()));
+        services.AddSingleton(static provider => new ManalocDistributedCache(provider.GetRequiredService<OwnedNativeCache>().Cache));
         services.RemoveAll<IDistributedCache>();
         services.AddSingleton<IDistributedCache>(static provider => provider.GetRequiredService<ManalocDistributedCache>());
         return services;

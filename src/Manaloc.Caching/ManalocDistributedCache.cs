@@ -1,8 +1,6 @@
 using System.Buffers;
-using System.Text;
 using Manaloc.Collections;
 using Microsoft.Extensions.Caching.Distributed;
-using Microsoft.Extensions.Logging;
 
 namespace Manaloc.Caching;
 
@@ -22,10 +20,7 @@ namespace Manaloc.Caching;
 /// <para>A value the cache refuses (its entry is larger than <see cref="NativeCacheOptions.MaxEntryBytes"/>) is not
 /// stored and an older value under that key is removed, so a read misses rather than answering stale data, as
 /// <c>MemoryDistributedCache</c> does with an entry larger than its size limit. The refusal is counted in
-/// <see cref="NativeCache.GetStatistics"/> and the <c>manaloc.cache.refusals</c> meter, and logged as a warning (event
-/// <c>EntryRefused</c>, naming the key, the entry's size and the limit) when the adapter has a logger: the one
-/// <see cref="ManalocCachingServiceCollectionExtensions.AddManalocDistributedCache"/> registers has the container's, when
-/// logging is registered. A cache may always miss: callers such as <c>HybridCache</c> then run their factory.</para>
+/// <see cref="NativeCache.GetStatistics"/> and the <c>manaloc.cache.refusals</c> meter. A cache may always miss: callers such as <c>HybridCache</c> then run their factory.</para>
 /// <para>The asynchronous methods complete synchronously (there is no I/O); a token already cancelled gives a cancelled
 /// task and leaves the cache unchanged.</para>
 /// <para>Thread safety: every member may be called from any number of threads at once, as <see cref="NativeCache"/>'s.
@@ -33,7 +28,7 @@ namespace Manaloc.Caching;
 /// <see cref="ManalocCachingServiceCollectionExtensions.AddManalocDistributedCache"/> makes); a call after that throws
 /// <see cref="ObjectDisposedException"/>.</para>
 /// </remarks>
-public sealed partial class ManalocDistributedCache : IBufferDistributedCache
+public sealed class ManalocDistributedCache : IBufferDistributedCache
 {
     // RS0026 (two overloads with optional parameters): the SetAsync overloads implement IDistributedCache's and
     // IBufferDistributedCache's signatures as declared, defaults included; their value parameters' types (byte[] and
@@ -49,26 +44,13 @@ public sealed partial class ManalocDistributedCache : IBufferDistributedCache
     [ThreadStatic]
     private static ArrayBufferWriter<byte>? t_writer;
 
-    private readonly ILogger? _logger;
-
-    /// <summary>Wraps <paramref name="cache"/>; the adapter does not dispose it. Refused values are counted, not logged.</summary>
+    /// <summary>Wraps <paramref name="cache"/>; the adapter does not dispose it.</summary>
     /// <param name="cache">The cache that holds the entries.</param>
     /// <exception cref="ArgumentNullException"><paramref name="cache"/> is null.</exception>
     public ManalocDistributedCache(NativeCache cache)
-        : this(cache, null)
-    {
-    }
-
-    /// <summary>Wraps <paramref name="cache"/>; the adapter does not dispose it. Each value the cache refuses (its entry
-    /// above <see cref="NativeCache.MaxEntryBytes"/>) is logged to <paramref name="logger"/> as a warning.</summary>
-    /// <param name="cache">The cache that holds the entries.</param>
-    /// <param name="logger">Where refused values are reported; null for nowhere (they are still counted).</param>
-    /// <exception cref="ArgumentNullException"><paramref name="cache"/> is null.</exception>
-    public ManalocDistributedCache(NativeCache cache, ILogger? logger)
     {
         ArgumentNullException.ThrowIfNull(cache);
         Cache = cache;
-        _logger = logger;
     }
 
     /// <summary>The cache that holds the entries (its statistics, its <see cref="NativeCache.Clear"/>).</summary>
@@ -115,7 +97,7 @@ public sealed partial class ManalocDistributedCache : IBufferDistributedCache
         ArgumentNullException.ThrowIfNull(key);
         ArgumentNullException.ThrowIfNull(value);
         ArgumentNullException.ThrowIfNull(options);
-        if (!Cache.Set(key.AsSpan(), value, ToEntryOptions(options))) ReportRefusal(key, value.Length);
+        Cache.Set(key.AsSpan(), value, ToEntryOptions(options));
     }
 
     /// <inheritdoc/>
@@ -125,7 +107,7 @@ public sealed partial class ManalocDistributedCache : IBufferDistributedCache
         ArgumentNullException.ThrowIfNull(value);
         ArgumentNullException.ThrowIfNull(options);
         if (token.IsCancellationRequested) return Task.FromCanceled(token);
-        if (!Cache.Set(key.AsSpan(), value, ToEntryOptions(options))) ReportRefusal(key, value.Length);
+        Cache.Set(key.AsSpan(), value, ToEntryOptions(options));
         return Task.CompletedTask;
     }
 
@@ -134,7 +116,7 @@ public sealed partial class ManalocDistributedCache : IBufferDistributedCache
     {
         ArgumentNullException.ThrowIfNull(key);
         ArgumentNullException.ThrowIfNull(options);
-        if (!Cache.Set(key.AsSpan(), in value, ToEntryOptions(options))) ReportRefusal(key, value.Length);
+        Cache.Set(key.AsSpan(), in value, ToEntryOptions(options));
     }
 
     /// <inheritdoc/>
@@ -143,7 +125,7 @@ public sealed partial class ManalocDistributedCache : IBufferDistributedCache
         ArgumentNullException.ThrowIfNull(key);
         ArgumentNullException.ThrowIfNull(options);
         if (token.IsCancellationRequested) return ValueTask.FromCanceled(token);
-        if (!Cache.Set(key.AsSpan(), in value, ToEntryOptions(options))) ReportRefusal(key, value.Length);
+        Cache.Set(key.AsSpan(), in value, ToEntryOptions(options));
         return ValueTask.CompletedTask;
     }
 
@@ -175,26 +157,6 @@ public sealed partial class ManalocDistributedCache : IBufferDistributedCache
         operation(this, key);
         return Task.CompletedTask;
     }
-
-    /// <summary>
-    /// Logs a value the cache did not store because its entry is above the limit. A set refused because its absolute time
-    /// had passed is not logged (nothing could be stored, as in any cache). Runs only after a refused set.
-    /// </summary>
-    private void ReportRefusal(string key, long valueLength)
-    {
-        if (_logger is null || !_logger.IsEnabled(LogLevel.Warning)) return;
-        // The key's stored length: UTF-8's, with 3 bytes for a lone surrogate (as the replacement char's, which
-        // GetByteCount counts for it).
-        long entryBytes = valueLength > int.MaxValue ? long.MaxValue : NativeCache.EntrySize(Encoding.UTF8.GetByteCount(key), (int)valueLength);
-        if (entryBytes <= Cache.MaxEntryBytes) return;
-        LogEntryRefused(_logger, Cache.Name is { } name ? $"NativeCache '{name}'" : "NativeCache", key, valueLength, entryBytes == long.MaxValue ? "more than 2 GiB" : entryBytes.ToString(System.Globalization.CultureInfo.InvariantCulture), Cache.MaxEntryBytes);
-    }
-
-    [LoggerMessage(EventId = 1, EventName = "EntryRefused", Level = LogLevel.Warning,
-        Message = "{Cache} did not store the value of key '{Key}' ({ValueBytes} bytes): its entry takes {EntryBytes} bytes, above MaxEntryBytes "
-            + "({MaxEntryBytes}). Nothing is stored under the key and an older value was removed, so reads miss and a caller such as HybridCache runs its "
-            + "factory each time. Raise Manaloc:Cache:MaxEntryBytes (at most the space for entries of MaxBytes) or store smaller values.")]
-    private static partial void LogEntryRefused(ILogger logger, string cache, string key, long valueBytes, string entryBytes, long maxEntryBytes);
 
     /// <summary>
     /// The cache's expiration for <paramref name="options"/>: the same three settings, passed through. The cache expires

@@ -3,7 +3,6 @@ using Manaloc.Collections;
 using Microsoft.Extensions.Caching.Distributed;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Microsoft.Extensions.Time.Testing;
 
@@ -73,38 +72,18 @@ public sealed class RegistrationTests
     }
 
     [Fact]
-    public async Task A_refused_value_is_logged_as_a_warning_naming_the_key_and_the_limit()
+    public async Task A_refused_value_is_counted_and_leaves_no_value_under_its_key()
     {
-        var logged = new LoggedMessages();
-        using var host = await TestHost.StartAsync(s => s.AddLogging(l => l.AddProvider(logged)).AddManalocDistributedCache(o => o.MaxEntryBytes = 4096), Budget);
+        using var host = await TestHost.StartAsync(s => s.AddManalocDistributedCache(o => o.MaxEntryBytes = 4096), Budget);
         var cache = host.Services.GetRequiredService<IDistributedCache>();
         cache.Set("small", new byte[100], new DistributedCacheEntryOptions());
-        cache.Set("expired", new byte[100], new DistributedCacheEntryOptions { AbsoluteExpiration = DateTimeOffset.UtcNow.AddDays(-1) });
-        Assert.Empty(logged.Warnings);
+        cache.Set("large", new byte[100], new DistributedCacheEntryOptions());
         cache.Set("large", new byte[5000], new DistributedCacheEntryOptions());
         await cache.SetAsync("large\uD800", new byte[10_000], new DistributedCacheEntryOptions());
-        Assert.Equal(2, logged.Warnings.Count);
-        Assert.All(logged.Warnings, w => Assert.Equal("EntryRefused", w.Event.Name));
-        Assert.Contains($"NativeCache did not store the value of key 'large' (5000 bytes): its entry takes {NativeCache.EntrySize(5, 5000)} bytes, above MaxEntryBytes (4096)",
-            logged.Warnings[0].Message);
-        Assert.Contains("Raise Manaloc:Cache:MaxEntryBytes", logged.Warnings[0].Message);
-        Assert.Contains("(10000 bytes)", logged.Warnings[1].Message);
-        Assert.Equal(3, host.Services.GetRequiredService<ManalocDistributedCache>().Cache.GetStatistics().Refusals); // the expired set counted too, not logged
-    }
-
-    /// <summary>A logger provider that keeps every warning and above.</summary>
-    private sealed class LoggedMessages : ILoggerProvider, ILogger
-    {
-        public List<(EventId Event, string Message)> Warnings { get; } = [];
-        public ILogger CreateLogger(string categoryName) => this;
-        public IDisposable? BeginScope<TState>(TState state) where TState : notnull => null;
-        public bool IsEnabled(LogLevel logLevel) => logLevel >= LogLevel.Warning;
-        public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
-        {
-            if (!IsEnabled(logLevel)) return;
-            lock (Warnings) Warnings.Add((eventId, formatter(state, exception)));
-        }
-        public void Dispose() { }
+        Assert.Null(cache.Get("large")); // the older value under the key is gone: no stale answer
+        Assert.Null(cache.Get("large\uD800"));
+        Assert.Equal(100, cache.Get("small")!.Length);
+        Assert.Equal(2, host.Services.GetRequiredService<ManalocDistributedCache>().Cache.GetStatistics().Refusals);
     }
 
     [Fact]
