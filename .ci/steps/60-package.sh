@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The package as a user gets it. Expected duration: 2-4 minutes on 2 cores.
-#  1. Clones HEAD twice into a scratch folder and packs src/Manaloc in each (Release, CI=true,
-#     SOURCE_DATE_EPOCH = the commit's time; the two clones at the same time): Manaloc.dll and the .nupkg must be
-#     byte-identical.
+#  1. Clones HEAD twice into a scratch folder and runs README.md's Install pack lines in each, as written (Release,
+#     CI=true, SOURCE_DATE_EPOCH = the commit's time, warnings as errors; the two clones at the same time): every
+#     assembly and .nupkg must be byte-identical between the clones. Those packs are the packages every check below
+#     reads, and the ones the README's own Install lines of 6 add to a new project: each package is packed once a clone.
 #  2. Checks the package: readme, license, XML docs, symbols (.snupkg with the pdb and its SourceLink
 #     map), repository commit, and analyzers/ when src/Manaloc.Generators exists. Package validation
 #     runs inside pack (EnablePackageValidation).
@@ -15,9 +16,9 @@
 #     the Microsoft.Extensions caching abstractions, DI, options and options-configuration packages, no shared framework);
 #     the web consumer of step 4 also references it, registers AddManalocDistributedCache and compiles and runs every
 #     ```csharp snippet of src/Manaloc.Caching/PACKAGE.md.
-#  6. README.md's Install steps as written: the pack lines in a clone, the source and add-package lines in a new console
-#     project (every package at the version just packed), which must then build; they run beside 3-5, which build
-#     their two consumers at the same time.
+#  6. README.md's Install steps as written: the pack lines (run in 1, in clone a), the source and add-package lines in a
+#     new console project (every package at the version just packed), which must then build; they run beside 3-5, which
+#     build their two consumers at the same time.
 # Also checks that each package's PublicAPI.Unshipped.txt is what eng/update-public-api.sh would write.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -34,7 +35,7 @@ fail() { echo "package check failed: $*" >&2; exit 1; }
 # A consumer restores the packs from a local folder on top of the machine's own package sources: a nuget.config
 # beside the project adds the folder and clears nothing.
 local_feed() {
-  printf '<?xml version="1.0" encoding="utf-8"?>\n<configuration>\n  <packageSources>\n    <add key="manaloc-packs" value="%s" />\n  </packageSources>\n</configuration>\n' "$work/feed-a" > "$1/nuget.config"
+  printf '<?xml version="1.0" encoding="utf-8"?>\n<configuration>\n  <packageSources>\n    <add key="manaloc-packs" value="%s" />\n  </packageSources>\n</configuration>\n' "$feed_a" > "$1/nuget.config"
 }
 
 # The public API check rewrites this tree's PublicAPI.Unshipped.txt files while it runs (and puts them back): it runs
@@ -42,19 +43,42 @@ local_feed() {
 eng/update-public-api.sh --check > "$work/public-api.log" 2>&1 &
 public_api_check=$!
 
-echo "== pack twice from two clean clones"
+# The sh block of README.md's Install section that packs from a clone: its pack lines run in both clones (1), its other
+# lines in a new console project (6), with CLONE replaced by the clone's path.
+mapfile -t install < <(awk '/^## Install/ { s = 1; next } s && /^## / { exit } s && /^```sh/ { b = 1; block = ""; next }
+  s && b && /^```/ { b = 0; if (block ~ /dotnet pack/) { printf "%s", block; exit } next } s && b && !/^#/ && NF { block = block $0 "\n" }' README.md)
+packages=(Manaloc Manaloc.AspNetCore Manaloc.Caching)
+readme_packs=(); adds=0; sources=0
+for line in "${install[@]}"; do case "$line" in
+  "dotnet pack "*) readme_packs+=("$line");;
+  "dotnet add package "*) adds=$((adds + 1));;
+  "dotnet nuget add source "*) sources=$((sources + 1));;
+  *) fail "README's Install block has a line CI does not know how to run: $line";; esac; done
+[ "${#readme_packs[@]}" -eq "${#packages[@]}" ] && [ "$adds" -eq "${#packages[@]}" ] && [ "$sources" -eq 1 ] \
+  || fail "README's Install block must pack the ${#packages[@]} packages, add the folder as a source once and add each package (found ${#install[@]} lines: ${install[*]:-none})"
+# The folder the pack lines write (their -o, relative to the clone), the same for all three.
+readme_out=$(sed -nE 's/^.* -o +([^ ]+).*$/\1/p' <<<"${readme_packs[0]}")
+[ -n "$readme_out" ] || fail "README's pack line names no output folder (-o): ${readme_packs[0]}"
+for line in "${readme_packs[@]}"; do
+  [ "$(sed -nE 's/^.* -o +([^ ]+).*$/\1/p' <<<"$line")" = "$readme_out" ] || fail "README's pack lines write to different folders: ${readme_packs[*]}"
+done
+feed_a="$work/a/${readme_out#./}"
+feed_b="$work/b/${readme_out#./}"
+
+echo "== pack twice from two clean clones: README.md's pack lines, as written, in each"
+printf '  $ %s\n' "${readme_packs[@]}"
 export SOURCE_DATE_EPOCH
 SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
 repo_url=$(sed -n 's|.*<RepositoryUrl>\(.*\)</RepositoryUrl>.*|\1|p' Directory.Build.props | head -1)
 # The two clones pack at the same time (separate folders; only NuGet's package cache is shared, and NuGet locks it).
+# Each line as the README gives it (its own restore included), with warnings as errors and quiet output added.
 pack_clone() {
-  local side=$1
+  local side=$1 line
   git clone --quiet --no-hardlinks "$root" "$work/$side"
   # SourceLink maps sources through the clone's origin, which must be the public repository.
   git -C "$work/$side" remote set-url origin "$repo_url.git"
-  for project in src/Manaloc/Manaloc.csproj src/Manaloc.AspNetCore/Manaloc.AspNetCore.csproj src/Manaloc.Caching/Manaloc.Caching.csproj; do
-    dotnet restore "$work/$side/$project" --verbosity quiet
-    dotnet pack "$work/$side/$project" -c Release --no-restore -warnaserror -o "$work/feed-$side" --verbosity quiet
+  for line in "${readme_packs[@]}"; do
+    (cd "$work/$side" && eval "$line -warnaserror --verbosity quiet")
   done
 }
 pack_clone a > "$work/pack-a.log" 2>&1 &
@@ -70,13 +94,13 @@ public_api_status=0
 wait "$public_api_check" || public_api_status=$?
 cat "$work/public-api.log"
 [ "$public_api_status" -eq 0 ] || fail "a PublicAPI.Unshipped.txt is not what the code says (above)"
-nupkg=$(ls "$work"/feed-a/Manaloc.[0-9]*.nupkg | grep -v '\.snupkg$' | head -1)
+nupkg=$(ls "$feed_a"/Manaloc.[0-9]*.nupkg | grep -v '\.snupkg$' | head -1)
 [ -f "$nupkg" ] || fail "no .nupkg was written"
 name=$(basename "$nupkg")
 version=${name#Manaloc.}; version=${version%.nupkg}
 cmp "$work/a/src/Manaloc/bin/Release/net10.0/Manaloc.dll" "$work/b/src/Manaloc/bin/Release/net10.0/Manaloc.dll" \
   || fail "Manaloc.dll differs between two builds of the same commit"
-cmp "$nupkg" "$work/feed-b/$name" || fail "$name differs between two packs of the same commit"
+cmp "$nupkg" "$feed_b/$name" || fail "$name differs between two packs of the same commit"
 echo "Manaloc.dll and $name are byte-identical across two clean builds"
 
 echo "== package contents ($name)"
@@ -134,11 +158,11 @@ echo "readme, license, XML docs, symbols with SourceLink, repository commit: pre
 check_adapter_package() {
   local id=$1 project=$2 internal_type=$3
   local name="$id.$version.nupkg"
-  local nupkg="$work/feed-a/$name"
+  local nupkg="$feed_a/$name"
   [ -f "$nupkg" ] || fail "no $name was written (every package takes the commit's version)"
   cmp "$work/a/$project/bin/Release/net10.0/$id.dll" "$work/b/$project/bin/Release/net10.0/$id.dll" \
     || fail "$id.dll differs between two builds of the same commit"
-  cmp "$nupkg" "$work/feed-b/$name" || fail "$name differs between two packs of the same commit"
+  cmp "$nupkg" "$feed_b/$name" || fail "$name differs between two packs of the same commit"
   local listing entry symbols
   listing=$(unzip -Z1 "$nupkg")
   for entry in PACKAGE.md LICENSE "lib/net10.0/$id.dll" "lib/net10.0/$id.xml"; do
@@ -171,24 +195,12 @@ cache_deps=$(grep -o '<dependency id="[^"]*"' <<<"$adapter_nuspec" | sed -E 's/<
 echo "byte-identical; readme, license, XML docs, symbols with SourceLink; depends on Manaloc $version and the caching, DI and options abstractions only"
 
 # README.md's Install steps run in the background beside the consumers below (they restore from their own package folder,
-# in their own project and home; their packs are clone a's, whose files the checks above have read): output in a log,
-# printed in this place of the step's output once they end.
+# in their own project and home; their packs are clone a's, made by the README's pack lines in 1, whose files the checks
+# above have read): output in a log, printed in this place of the step's output once they end.
 readme_install() {
-  # The sh block of README.md's Install section that packs from a clone: its pack lines run in clone a (built by the packs
-  # above, so they are incremental), its other lines in a new console project, with CLONE replaced by the clone's path.
+  # The Install block's lines but its pack lines (run in 1) in a new console project, with CLONE replaced by clone a's path.
   # `dotnet nuget add source` writes to the user's NuGet.Config, so the project's lines run as a user whose home is a
   # scratch copy of this machine's (its NuGet.Config, with the machine's own sources): the run leaves the real one as it was.
-  mapfile -t install < <(awk '/^## Install/ { s = 1; next } s && /^## / { exit } s && /^```sh/ { b = 1; block = ""; next }
-    s && b && /^```/ { b = 0; if (block ~ /dotnet pack/) { printf "%s", block; exit } next } s && b && !/^#/ && NF { block = block $0 "\n" }' README.md)
-  packages=(Manaloc Manaloc.AspNetCore Manaloc.Caching)
-  packs=0; adds=0; sources=0
-  for line in "${install[@]}"; do case "$line" in
-    "dotnet pack "*) packs=$((packs + 1));;
-    "dotnet add package "*) adds=$((adds + 1));;
-    "dotnet nuget add source "*) sources=$((sources + 1));;
-    *) fail "README's Install block has a line CI does not know how to run: $line";; esac; done
-  [ "$packs" -eq "${#packages[@]}" ] && [ "$adds" -eq "${#packages[@]}" ] && [ "$sources" -eq 1 ] \
-    || fail "README's Install block must pack the ${#packages[@]} packages, add the folder as a source once and add each package (found ${#install[@]} lines: ${install[*]:-none})"
   readme_app="$work/readme-app"
   readme_home="$work/readme-home"
   mkdir -p "$readme_home/.nuget/NuGet"
@@ -197,7 +209,7 @@ readme_install() {
   for line in "${install[@]}"; do
     echo "  \$ $line"
     case "$line" in
-      "dotnet pack "*) (cd "$work/a" && eval "${line} --verbosity quiet") ;;
+      "dotnet pack "*) echo "    (run in clone a at the start of this step: its packages are the ones checked above)" ;;
       # A private package folder, as above: a package of this version cached by an earlier run must not be used.
       *) (cd "$readme_app" && export HOME="$readme_home" NUGET_PACKAGES="$work/packages-readme" && eval "${line//CLONE/$work/a}") > "$work/readme-add.log" 2>&1 \
            || { cat "$work/readme-add.log"; fail "README's Install step failed: $line"; } ;;
