@@ -31,7 +31,7 @@ namespace Manaloc.Collections;
 /// to it has ended (see <see cref="ReaderGate"/>'s ordering argument: unlink, process-wide barrier, wait for each
 /// reader that was inside). So a reader never sees an entry's chunks reused: it copies the old value whole or the
 /// new one whole. The wait is amortised: eviction runs ahead by about 1/512 of the space (at most 256 chunks) and reclaims that batch
-/// with one wait, and chunks retired by replacements and removals are reclaimed once <see cref="EagerReclaimChunks"/>
+/// with one wait, and chunks retired by replacements and removals are reclaimed once <see cref="_eagerReclaimChunks"/>
 /// of them wait (see <see cref="MakeRoom"/>).</para>
 /// <para>Eviction: W-TinyLFU (see CacheStore.Policy.cs); the policy's queues link through the header, which
 /// readers never read.</para>
@@ -59,8 +59,6 @@ internal sealed unsafe partial class CacheStore
     private const int FirstPayload = ChunkBytes - HeaderBytes; // 4 bytes of the key in the first chunk
     internal const long Never = long.MaxValue;
     private const int PrefetchChunkLimit = 16;
-    // Retired chunks reclaimed before the next write however many chunks are free (see MakeRoom): 128 KiB of entries.
-    private const long EagerReclaimChunks = 2048;
     // Free-run lists: list n (1 to FreeRunClasses - 1) holds runs of exactly n chunks, the last list runs of
     // FreeRunClasses chunks or more. A free run's first chunk holds the next run of its list in its link and its
     // length after it.
@@ -78,6 +76,9 @@ internal sealed unsafe partial class CacheStore
     private readonly uint _bucketMask;
     private readonly long _fixedBytes;
     private readonly long _reclaimBatch;
+    // Retired chunks reclaimed before the next write however many chunks are free (see MakeRoom): 128 KiB of entries,
+    // an eighth of a small cache's space (so a small cache, the concurrency tests', takes this path too).
+    private readonly long _eagerReclaimChunks;
     private readonly long _bucketBytes, _sketchBytes;
 
     // Writer state (under the cache's lock); counters read by other threads are written with Volatile.Write.
@@ -99,6 +100,7 @@ internal sealed unsafe partial class CacheStore
         _bucketMask = (uint)(layout.Buckets - 1);
         _fixedBytes = layout.FixedBytes;
         _reclaimBatch = Math.Clamp(layout.CapacityChunks / 512, 1, 256);
+        _eagerReclaimChunks = Math.Clamp(layout.CapacityChunks / 8, _reclaimBatch, 2048);
         _bucketBytes = layout.Buckets * sizeof(uint);
         _sketchBytes = layout.SketchLongs * sizeof(ulong);
         try
@@ -291,7 +293,7 @@ internal sealed unsafe partial class CacheStore
     internal long RetiredChunks => _retiredChunks;
 
     /// <summary>Retired chunks past which the next write reclaims them (for tests; see <see cref="MakeRoom"/>).</summary>
-    internal const long EagerReclaimThreshold = EagerReclaimChunks;
+    internal long EagerReclaimThreshold => _eagerReclaimChunks;
 
     /// <summary>Free chunks as counted (the free runs, not the fresh chunks of the current block).</summary>
     internal long FreeRunChunksCounted => _freeChunks;
@@ -408,10 +410,10 @@ internal sealed unsafe partial class CacheStore
     {
         // Replacements and removals retire chunks without any eviction; left until the free chunks ran out, they piled up
         // (millions in a cache with room to spare, reclaimed in one long pause) and each retired header was a cold miss by
-        // the time Reclaim read it. Reclaimed at EagerReclaimChunks, the headers are still in the core's cache, the chunks
+        // the time Reclaim read it. Reclaimed at _eagerReclaimChunks, the headers are still in the core's cache, the chunks
         // are reused while warm, and one wait for readers serves some 300 entries of the lab's mean size. Eviction is
         // unchanged: it runs only while the free and retired chunks together are short, which reclaiming does not change.
-        if (_retiredChunks >= EagerReclaimChunks) Reclaim();
+        if (_retiredChunks >= _eagerReclaimChunks) Reclaim();
         while (FreeChunks < chunks)
         {
             if (_blockCount < _maxBlocks)

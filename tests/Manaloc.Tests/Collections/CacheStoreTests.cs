@@ -245,8 +245,9 @@ public sealed unsafe class CacheStoreTests
                 byte[] key = KeyBytes(random.Next(0, Keys));
                 var value = new byte[random.Next(64, 513)];
                 store.Set(key, CacheHashing.Hash(key), value, default, value.Length, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
-                Assert.True(store.RetiredChunks < CacheStore.EagerReclaimThreshold + largestEntry, $"{store.RetiredChunks} retired chunks after write {round}");
+                Assert.True(store.RetiredChunks < store.EagerReclaimThreshold + largestEntry, $"{store.RetiredChunks} retired chunks after write {round}");
             }
+            Assert.Equal(2048, store.EagerReclaimThreshold);
             Assert.Equal(0, counters.Evictions);
             Assert.Equal(Keys, store.Count);
             Assert.Equal(store.FreeRunChunksCounted, store.CountFreeRunChunks());
