@@ -30,7 +30,9 @@ namespace Manaloc.Collections;
 /// back to the free runs only after <see cref="ReaderGate.WaitForReaders"/>: every read that may have loaded a link
 /// to it has ended (see <see cref="ReaderGate"/>'s ordering argument: unlink, process-wide barrier, wait for each
 /// reader that was inside). So a reader never sees an entry's chunks reused: it copies the old value whole or the
-/// new one whole. The wait is amortised: retired chunks are reclaimed in batches of about 1/512 of the space (at most 256 chunks).</para>
+/// new one whole. The wait is amortised: eviction runs ahead by about 1/512 of the space (at most 256 chunks) and reclaims that batch
+/// with one wait, and chunks retired by replacements and removals are reclaimed once <see cref="_eagerReclaimChunks"/>
+/// of them wait (see <see cref="MakeRoom"/>).</para>
 /// <para>Eviction: W-TinyLFU (see CacheStore.Policy.cs); the policy's queues link through the header, which
 /// readers never read.</para>
 /// </remarks>
@@ -74,6 +76,9 @@ internal sealed unsafe partial class CacheStore
     private readonly uint _bucketMask;
     private readonly long _fixedBytes;
     private readonly long _reclaimBatch;
+    // Retired chunks reclaimed before the next write however many chunks are free (see MakeRoom): 128 KiB of entries,
+    // an eighth of a small cache's space (so a small cache, the concurrency tests', takes this path too).
+    private readonly long _eagerReclaimChunks;
     private readonly long _bucketBytes, _sketchBytes;
 
     // Writer state (under the cache's lock); counters read by other threads are written with Volatile.Write.
@@ -95,6 +100,7 @@ internal sealed unsafe partial class CacheStore
         _bucketMask = (uint)(layout.Buckets - 1);
         _fixedBytes = layout.FixedBytes;
         _reclaimBatch = Math.Clamp(layout.CapacityChunks / 512, 1, 256);
+        _eagerReclaimChunks = Math.Clamp(layout.CapacityChunks / 8, _reclaimBatch, 2048);
         _bucketBytes = layout.Buckets * sizeof(uint);
         _sketchBytes = layout.SketchLongs * sizeof(ulong);
         try
@@ -150,6 +156,14 @@ internal sealed unsafe partial class CacheStore
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static ref uint Link(byte* chunk) => ref *(uint*)chunk;
 
+    /// <summary>Whether the <paramref name="chunks"/> references from <paramref name="first"/> on span more than one block.</summary>
+    private bool CrossesBlock(uint first, long chunks)
+    {
+        int perBlockShift = _blockShift - ChunkShift;
+        long start = first - 1;
+        return start >> perBlockShift != (start + chunks - 1) >> perBlockShift;
+    }
+
     /// <summary>Whether <paramref name="reference"/> is the first chunk of its block (its predecessor's reference is in another block).</summary>
     private bool StartsBlock(uint reference) => ((reference - 1) & ((1u << (_blockShift - ChunkShift)) - 1)) == 0;
 
@@ -165,6 +179,17 @@ internal sealed unsafe partial class CacheStore
     public void PrefetchBucket(ulong hash)
     {
         if (Sse.IsSupported) Sse.Prefetch0((uint*)_buckets + ((uint)hash & _bucketMask));
+    }
+
+    /// <summary>Asks for the lines a <see cref="Set"/> of <paramref name="hash"/> reads at random, its bucket and its
+    /// sketch block, so their cache misses overlap the entry's writing instead of each stalling the writer in turn. A
+    /// hint only, callable outside the lock: a prefetch reads nothing and cannot fault.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void PrefetchForSet(ulong hash)
+    {
+        if (!Sse.IsSupported) return;
+        Sse.Prefetch0((uint*)_buckets + ((uint)hash & _bucketMask));
+        Sse.Prefetch0(SketchBlock(hash));
     }
 
     /// <summary>The entry of <paramref name="key"/>, or null. Lock-free: links are loaded with acquire, so the
@@ -263,6 +288,12 @@ internal sealed unsafe partial class CacheStore
         }
         return total;
     }
+
+    /// <summary>Retired chunks waiting for <see cref="Reclaim"/> (for tests).</summary>
+    internal long RetiredChunks => _retiredChunks;
+
+    /// <summary>Retired chunks past which the next write reclaims them (for tests; see <see cref="MakeRoom"/>).</summary>
+    internal long EagerReclaimThreshold => _eagerReclaimChunks;
 
     /// <summary>Free chunks as counted (the free runs, not the fresh chunks of the current block).</summary>
     internal long FreeRunChunksCounted => _freeChunks;
@@ -377,6 +408,12 @@ internal sealed unsafe partial class CacheStore
     /// <exception cref="OutOfMemoryException">The system refused a block; nothing was changed but evictions.</exception>
     private void MakeRoom(long chunks, long now, ref CacheCounters counters)
     {
+        // Replacements and removals retire chunks without any eviction; left until the free chunks ran out, they piled up
+        // (millions in a cache with room to spare, reclaimed in one long pause) and each retired header was a cold miss by
+        // the time Reclaim read it. Reclaimed at _eagerReclaimChunks, the headers are still in the core's cache, the chunks
+        // are reused while warm, and one wait for readers serves some 300 entries of the lab's mean size. Eviction is
+        // unchanged: it runs only while the free and retired chunks together are short, which reclaiming does not change.
+        if (_retiredChunks >= _eagerReclaimChunks) Reclaim();
         while (FreeChunks < chunks)
         {
             if (_blockCount < _maxBlocks)
@@ -521,7 +558,22 @@ internal sealed unsafe partial class CacheStore
         ReaderGate.WaitForReaders();
         for (uint entry = _retiredHead; entry != 0;)
         {
-            uint next = *(uint*)(At(entry) + PolicyPrevOffset);
+            byte* header = At(entry);
+            uint next = *(uint*)(header + PolicyPrevOffset);
+            // An entry marked contiguous whose references stay in its first chunk's block is one run, known from its
+            // header alone: the walk below would load a link from every chunk (each line cold by now) to find the same run.
+            // Consecutive in memory and within one block means consecutive references (a block's chunks are consecutive
+            // in both); an entry that crossed into an adjacent block in memory fails the reference check and is walked.
+            if (*(header + ContiguousOffset) != 0)
+            {
+                long chunks = Weight(header);
+                if (!CrossesBlock(entry, chunks))
+                {
+                    PushRun(entry, chunks);
+                    entry = next;
+                    continue;
+                }
+            }
             // The chain cut into its runs of consecutive chunks (an entry taken from one run is one run again).
             uint runFirst = entry, reference = entry;
             while (true)
@@ -585,7 +637,7 @@ internal sealed unsafe partial class CacheStore
         *(long*)(entry + AbsoluteOffset) = absolute;
         *(long*)(entry + SlidingOffset) = sliding;
         *(entry + ReferencedOffset) = 0; // before the release store that links the entry (see RecordAccess)
-        var writer = new ChunkWriter(this, entry);
+        var writer = new ChunkWriter(this, entry, contiguous);
         writer.Write(key);
         if (!value.IsEmpty || sequence.IsEmpty) writer.Write(value);
         else foreach (var segment in sequence) writer.Write(segment.Span);
@@ -668,8 +720,11 @@ internal sealed unsafe partial class CacheStore
         FreePolicy();
     }
 
-    /// <summary>Writes bytes across an entry's chunk chain, after the header.</summary>
-    private ref struct ChunkWriter(CacheStore store, byte* entry)
+    /// <summary>Writes bytes across an entry's chunk chain, after the header (the links are written).</summary>
+    /// <remarks>A contiguous entry's next chunk is the next 64 bytes (no link to load, no directory lookup), as in
+    /// <see cref="CopyValue"/>; on any entry a whole chunk's payload is copied as one fixed-size block (unrolled vector
+    /// moves instead of a memmove call per chunk). Both write the bytes the linked walk with a copy per piece would.</remarks>
+    private ref struct ChunkWriter(CacheStore store, byte* entry, bool contiguous)
     {
         private byte* _chunk = entry;
         private int _offset = HeaderBytes;
@@ -680,8 +735,15 @@ internal sealed unsafe partial class CacheStore
             {
                 if (_offset == ChunkBytes)
                 {
-                    _chunk = store.At(Link(_chunk));
+                    _chunk = contiguous ? _chunk + ChunkBytes : store.At(Link(_chunk));
                     _offset = LinkBytes;
+                    if (bytes.Length >= ChunkPayload)
+                    {
+                        Unsafe.CopyBlockUnaligned(ref *(_chunk + LinkBytes), ref MemoryMarshal.GetReference(bytes), ChunkPayload);
+                        _offset = ChunkBytes;
+                        bytes = bytes[ChunkPayload..];
+                        continue;
+                    }
                 }
                 int n = Math.Min(bytes.Length, ChunkBytes - _offset);
                 bytes[..n].CopyTo(new Span<byte>(_chunk + _offset, n));

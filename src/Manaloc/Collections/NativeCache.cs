@@ -227,6 +227,9 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
         long sliding = entryOptions.SlidingExpiration?.Ticks ?? 0;
         long expiry = sliding != 0 && sliding < absolute - now ? now + sliding : absolute;
         bool refused = valueLength < 0 || CacheStore.ChunksFor(key.Length, valueLength) > _maxEntryChunks || (expires && expiry <= now);
+        // The bucket's and the sketch's misses overlap the lock and the entry's writing, which come before the store looks
+        // the key up and counts it (a hint: harmless if Dispose frees the store meanwhile).
+        Volatile.Read(ref _store)?.PrefetchForSet(hash);
         lock (_writeLock)
         {
             var store = WriterStore;

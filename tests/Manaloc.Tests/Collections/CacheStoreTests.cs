@@ -162,4 +162,103 @@ public sealed unsafe class CacheStoreTests
             store.Free();
         }
     }
+
+    /// <summary>An entry chained across scattered one-chunk runs is written chunk by chunk through its links (whole payloads
+    /// as fixed-size copies): every key length across the first chunks' boundaries and every value length across a few
+    /// chunks reads back whole, by its key and byte for byte, as a contiguous entry does (the test above).</summary>
+    [Fact]
+    public void A_chained_entry_reads_back_whole_at_every_key_and_value_length()
+    {
+        var store = new CacheStore(new CacheLayout(64 * 1024));
+        try
+        {
+            var counters = new CacheCounters();
+            // Fill the space with one-chunk entries (a 4-byte key, no value) until eviction starts, then remove every other
+            // one: the free space is runs of one chunk, so a longer entry is chained across them.
+            int fillers = 0;
+            while (counters.Evictions == 0)
+            {
+                byte[] filler = BitConverter.GetBytes(fillers++);
+                store.Set(filler, CacheHashing.Hash(filler), default, default, 0, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+            }
+            for (int i = 0; i < fillers; i += 2)
+            {
+                byte[] filler = BitConverter.GetBytes(i);
+                store.Remove(filler, CacheHashing.Hash(filler), 0);
+            }
+            var random = new Random(62);
+            int checkedEntries = 0, chained = 0;
+            for (int keyLength = 5; keyLength <= 130; keyLength += 3)
+            {
+                for (int valueLength = 0; valueLength <= 250; valueLength += 7)
+                {
+                    byte[] key = new byte[keyLength];
+                    random.NextBytes(key);
+                    key[0] = (byte)keyLength;
+                    key[^1] = (byte)valueLength;
+                    var value = new byte[valueLength];
+                    random.NextBytes(value);
+                    ulong hash = CacheHashing.Hash(key);
+                    store.Set(key, hash, value, default, value.Length, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+                    byte* entry = store.Find(key, hash, out _);
+                    Assert.True(entry != null, $"key {keyLength} B, value {valueLength} B: not found");
+                    if (!CacheStore.IsMarkedContiguous(entry)) chained++;
+                    Assert.Equal(store.ChunksAreConsecutive(entry), CacheStore.IsMarkedContiguous(entry));
+                    var copy = new byte[valueLength + 16];
+                    copy.AsSpan(valueLength).Fill(0xA5);
+                    store.CopyValue(entry, copy.AsSpan(0, valueLength));
+                    Assert.Equal(value, copy[..valueLength]);
+                    Assert.All(copy[valueLength..], b => Assert.Equal(0xA5, b));
+                    // Removed again, its scattered chunks go back as one-chunk runs for the next entry.
+                    Assert.Equal(1, store.Remove(key, hash, 0));
+                    checkedEntries++;
+                }
+            }
+            Assert.Equal(store.FreeRunChunksCounted, store.CountFreeRunChunks());
+            Assert.True(checkedEntries > 1_000);
+            Assert.True(chained > checkedEntries * 3 / 4, $"{chained} of {checkedEntries} chained: the chained write was hardly exercised");
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
+
+    /// <summary>Replacing values in a cache with room to spare reclaims the retired chunks as they pile up, not only once
+    /// the free chunks run out: the retired chunks never pass the eager threshold by more than one entry's, the replaced
+    /// values' space is reused (the blocks stay near the live entries' chunks instead of growing to the budget), nothing
+    /// is evicted, and the free runs stay counted.</summary>
+    [Fact]
+    public void Replacements_reclaim_retired_chunks_as_they_pile_up_and_reuse_them()
+    {
+        long maxBytes = 64L << 20;
+        var layout = new CacheLayout(maxBytes);
+        var store = new CacheStore(layout);
+        try
+        {
+            var random = new Random(63);
+            var counters = new CacheCounters();
+            const int Keys = 2_000;
+            long largestEntry = CacheStore.ChunksFor(KeyBytes(Keys).Length + 32, 512);
+            for (int round = 0; round < 200_000; round++)
+            {
+                byte[] key = KeyBytes(random.Next(0, Keys));
+                var value = new byte[random.Next(64, 513)];
+                store.Set(key, CacheHashing.Hash(key), value, default, value.Length, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+                Assert.True(store.RetiredChunks < store.EagerReclaimThreshold + largestEntry, $"{store.RetiredChunks} retired chunks after write {round}");
+            }
+            Assert.Equal(2048, store.EagerReclaimThreshold);
+            Assert.Equal(0, counters.Evictions);
+            Assert.Equal(Keys, store.Count);
+            Assert.Equal(store.FreeRunChunksCounted, store.CountFreeRunChunks());
+            // 200,000 replacements of ~6 chunks each would take 75 MiB of fresh chunks: past the budget, had the retired ones not been reused.
+            long blockBytes = store.NativeBytes - layout.FixedBytes;
+            long liveBytes = store.EntryBytes;
+            Assert.True(blockBytes <= liveBytes * 2 + (4L << 20), $"{blockBytes} bytes of blocks for {liveBytes} bytes of entries");
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
 }
