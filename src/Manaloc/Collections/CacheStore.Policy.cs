@@ -89,14 +89,16 @@ internal sealed unsafe partial class CacheStore
         {
             long end = Volatile.Read(ref ReadCursor(stripe));
             long start = Math.Max(_drained[stripe], end - ReadStripeSlots);
+            // The stripe's slots, indexed by the position's low bits (in bounds: see ReadSlots).
+            ref ulong slots = ref ReadSlots(stripe, 0);
             // The records' sketch lines are asked for first, so their cache misses overlap instead of each increment waiting for its own.
             if (Sse.IsSupported)
             {
-                for (long at = start; at < end; at++) Sse.Prefetch0(SketchBlock(ReadSlots(stripe, at)));
+                for (long at = start; at < end; at++) Sse.Prefetch0(SketchBlock(Unsafe.Add(ref slots, (int)(at & (ReadStripeSlots - 1)))));
             }
             for (long at = start; at < end; at++)
             {
-                ref ulong slot = ref ReadSlots(stripe, at);
+                ref ulong slot = ref Unsafe.Add(ref slots, (int)(at & (ReadStripeSlots - 1)));
                 ulong hash = slot;
                 slot = 0;
                 if (hash != 0) IncrementCore(hash, agingPeriod);
@@ -346,8 +348,9 @@ internal sealed unsafe partial class CacheStore
         // Unsigned offsets: no sign extension per word.
         ulong* w0 = block + (bits & 1), w1 = block + 2 + ((bits >> 8) & 1);
         ulong* w2 = block + 4 + ((bits >> 16) & 1), w3 = block + 6 + ((bits >> 24) & 1);
-        int s0 = (int)((bits >> 1) & 15) * 4, s1 = (int)((bits >> 9) & 15) * 4;
-        int s2 = (int)((bits >> 17) & 15) * 4, s3 = (int)((bits >> 25) & 15) * 4;
+        // Each row's nibble (4 bits after its word bit) times 4, as one shift and mask: (bits >> (8i + 1) & 15) * 4.
+        int s0 = (int)((bits << 1) & 60), s1 = (int)((bits >> 7) & 60);
+        int s2 = (int)((bits >> 15) & 60), s3 = (int)((bits >> 23) & 60);
         int c0 = (int)((*w0 >> s0) & 0xF), c1 = (int)((*w1 >> s1) & 0xF);
         int c2 = (int)((*w2 >> s2) & 0xF), c3 = (int)((*w3 >> s3) & 0xF);
         int estimate = Math.Min(Math.Min(c0, c1), Math.Min(c2, c3));
