@@ -262,9 +262,36 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
         Volatile.Read(ref _store)?.PrefetchBucket(hash);
         // The writer's span is asked for outside the gate: the writer is the caller's code (it may block or allocate).
         Span<byte> span = destination.GetSpan();
+        int length = Read(key, hash, span, copy: true, out ReadTally tally);
+        if (length < 0)
+        {
+            tally.Miss();
+            return false;
+        }
+        if (length <= span.Length)
+        {
+            destination.Advance(length);
+            tally.Hit();
+            return true;
+        }
+        return TryGetLarger(key, hash, destination, length);
+    }
+
+    /// <summary>The read of a value longer than the writer's first span: ask for the length seen and read again (the value
+    /// may have changed meanwhile), until it fits or misses.</summary>
+    /// <remarks>Apart from the first read, not inlined: with the read inlined inside a retry loop, the JIT hoisted the
+    /// gate's thread-static access out of the loop and kept it in the loop too, a dead call into the TLS resolver per read.</remarks>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryGetLarger(ReadOnlySpan<byte> key, ulong hash, IBufferWriter<byte> destination, int length)
+    {
         while (true)
         {
-            int length = Read(key, hash, span, copy: true, out ReadTally tally);
+            Span<byte> span = destination.GetSpan(length);
+            // A writer that breaks GetSpan's contract (fewer bytes than asked for) would have this loop ask forever. Checked
+            // only here, on the retry, which already pays a second GetSpan and a second lookup: the hit whose value fits the
+            // first span does not run it.
+            if (span.Length < length) ThrowHelper.ThrowWriterSpanTooSmall(_description, span.Length, length, destination.GetType());
+            length = Read(key, hash, span, copy: true, out ReadTally tally);
             if (length < 0)
             {
                 tally.Miss();
@@ -276,12 +303,6 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
                 tally.Hit();
                 return true;
             }
-            // The span was too small: ask for the length seen and read again (the value may have changed meanwhile).
-            span = destination.GetSpan(length);
-            // A writer that breaks GetSpan's contract (fewer bytes than asked for) would have this loop ask forever. Checked
-            // only here, on the retry, which already pays a second GetSpan and a second lookup: the hit whose value fits the
-            // first span does not run it.
-            if (span.Length < length) ThrowHelper.ThrowWriterSpanTooSmall(_description, span.Length, length, destination.GetType());
         }
     }
 

@@ -161,6 +161,61 @@ public sealed class NativeCachePolicyTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public unsafe void A_drain_counts_exactly_one_increment_per_record_in_read_order_also_across_aging()
+    {
+        // The drain inlines the increment and computes the aging period once per drain: its sketch must be the one the
+        // reference rule (Increment per read, in read order) makes. The smallest sketch (16 words) with 20 entries ages
+        // every 200 samples, so 5,000 skewed reads, drained at random points (never more than a stripe holds), age it many times.
+        var layout = new CacheLayout(NativeCache.MinimumMaxBytes);
+        var drained = new CacheStore(layout);
+        var reference = new CacheStore(layout);
+        try
+        {
+            var counters = new CacheCounters();
+            var keys = new byte[20][];
+            var hashes = new ulong[keys.Length];
+            for (int k = 0; k < keys.Length; k++)
+            {
+                keys[k] = System.Text.Encoding.ASCII.GetBytes($"k{k:D2}");
+                hashes[k] = CacheHashing.Hash(keys[k]);
+                drained.Set(keys[k], hashes[k], default, default, 0, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+                reference.Set(keys[k], hashes[k], default, default, 0, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+            }
+            var random = new Random(31);
+            int pending = 0, drains = 0;
+            for (int read = 0; read < 5_000; read++)
+            {
+                int k = Math.Min(random.Next(keys.Length), random.Next(keys.Length));
+                byte* entry = drained.Find(keys[k], hashes[k], out _);
+                Assert.True(entry != null, $"key {k} was not found");
+                drained.Touch(entry, null, 0);
+                reference.Increment(hashes[k]);
+                if (++pending == 32 || random.Next(8) == 0)
+                {
+                    drained.Drain();
+                    drains++;
+                    pending = 0;
+                }
+            }
+            drained.Drain();
+            Assert.True(drains > 100, $"only {drains} drains");
+            int saturated = 0;
+            for (int k = 0; k < keys.Length; k++)
+            {
+                for (int row = 0; row < 4; row++) Assert.Equal(reference.Counter(hashes[k], row), drained.Counter(hashes[k], row));
+                if (reference.Frequency(hashes[k]) == 15) saturated++;
+            }
+            // Without aging the hottest keys (hundreds of reads each) would all sit at 15; aging keeps most below it.
+            Assert.True(saturated < keys.Length / 2, $"{saturated} of {keys.Length} keys saturated: the reads did not age the sketch");
+        }
+        finally
+        {
+            drained.Free();
+            reference.Free();
+        }
+    }
+
+    [Fact]
     public void An_increment_raises_exactly_the_counters_at_the_estimate_and_none_once_saturated()
     {
         // A reference of the rule, checked on every increment: the smallest sketch (16 words) and eight keys counted 150
