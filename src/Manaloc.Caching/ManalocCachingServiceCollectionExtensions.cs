@@ -31,10 +31,11 @@ public static class ManalocCachingServiceCollectionExtensions
     /// <exception cref="InvalidOperationException">A <see cref="ManalocDistributedCache"/> is registered already, not by
     /// this method: its cache would be shadowed, or would shadow the one these options configure.</exception>
     /// <remarks>
-    /// <para>The cache is the adapter's own, as <c>MemoryDistributedCache</c>'s <c>MemoryCache</c> is: it is not a
-    /// <see cref="NativeCache"/> service, so a <see cref="NativeCache"/> the application registers for itself stays its
-    /// own and never takes these options' place. Reach the adapter's cache (its statistics, its <see cref="NativeCache.Clear"/>)
-    /// through <see cref="ManalocDistributedCache.Cache"/>: resolve <see cref="ManalocDistributedCache"/>. To put an
+    /// <para>The cache is the adapter's own, made from these options, as <c>MemoryDistributedCache</c>'s <c>MemoryCache</c>
+    /// is: a <see cref="NativeCache"/> the application registers for itself stays its own and never takes these options'
+    /// place. The adapter's cache is also the <see cref="NativeCache"/> service when the application registered none
+    /// before this call; it is always <see cref="ManalocDistributedCache.Cache"/> (resolve <see cref="ManalocDistributedCache"/>
+    /// for its statistics or its <see cref="NativeCache.Clear"/>). To put an
     /// <see cref="IDistributedCache"/> over a cache you make yourself, register <c>new ManalocDistributedCache(cache)</c>
     /// instead of calling this method.</para>
     /// <para>The cache's clock is the container's <see cref="TimeProvider"/> when one is registered (<c>AddHybridCache</c>
@@ -65,6 +66,9 @@ public static class ManalocCachingServiceCollectionExtensions
         services.AddManalocOptions(Options.DefaultName, SectionName, configure, static (o, section) => NativeCacheOptionsProblems.Of(o, section));
         services.AddSingleton(static provider => new OwnedNativeCache(provider.GetRequiredService<IOptions<NativeCacheOptions>>().Value));
         services.AddSingleton(static provider => new ManalocDistributedCache(provider.GetRequiredService<OwnedNativeCache>().Cache));
+        // The NativeCache service, unless the application has its own: resolving it gives the cache the options made (its
+        // Dispose is idempotent, so the container disposing it here and through OwnedNativeCache is harmless).
+        services.TryAddSingleton(static provider => provider.GetRequiredService<OwnedNativeCache>().Cache);
         services.RemoveAll<IDistributedCache>();
         services.AddSingleton<IDistributedCache>(static provider => provider.GetRequiredService<ManalocDistributedCache>());
         return services;
