@@ -30,7 +30,13 @@ namespace Manaloc.Collections;
 internal sealed unsafe partial class CacheStore
 {
     private const int ReadStripeSlots = 32;
-    private const int CursorStride = 16; // 128 bytes between two stripes' cursors
+    // The read rings' layout: each stripe's cursor and each stripe's slots are written by its thread on every read, so
+    // they start RingPad longs (128 bytes) into their arrays and each is followed by 128 bytes of its own: no stripe shares
+    // a line (or the adjacent line the spatial prefetcher pairs with it) with another stripe or with the objects allocated
+    // beside the arrays (the policy's queue arrays, which the writer stores to on every write).
+    private const int RingPad = 16;
+    private const int CursorStride = 1 + RingPad; // a cursor and 128 bytes of padding
+    private const int SlotStride = ReadStripeSlots + RingPad; // a stripe's 32 slots and 128 bytes of padding
     private const byte Window = 0, Probation = 1, Protected = 2;
     // The queue byte's low bits name the queue; Unjudged marks a graduate of the window not yet weighed against a victim.
     // Entries demoted from protected also join probation's most recent end, among the graduates: unmarked, they are
@@ -40,7 +46,6 @@ internal sealed unsafe partial class CacheStore
     private readonly ulong* _sketch;
     private readonly uint _sketchBlocks; // 64-byte blocks of 8 words
     private readonly long _sampleSize;
-    private long _samples;
     private readonly long _windowMax;
     private readonly long _protectedMax;
     private readonly uint[] _queueHead = new uint[3];  // most recent
@@ -50,8 +55,6 @@ internal sealed unsafe partial class CacheStore
     private readonly long[] _readCursors;
     private readonly long[] _drained;
     private readonly int _stripeMask;
-    private uint _random = 0x9E3779B9;
-    private uint _candidate; // the oldest graduate of the window not yet judged (marked Unjudged), in probation (0: none)
 
     private bool IsEmpty => _queueTail[Window] == 0 && _queueTail[Probation] == 0 && _queueTail[Protected] == 0;
 
@@ -85,40 +88,50 @@ internal sealed unsafe partial class CacheStore
     public void Drain()
     {
         long agingPeriod = AgingPeriod;
-        for (int stripe = 0; stripe <= _stripeMask; stripe++)
+        for (int stripe = 0; stripe <= _stripeMask; stripe++) DrainStripe(stripe, agingPeriod);
+    }
+
+    /// <summary>As <see cref="Drain"/>, the records of one stripe only (under the writer lock): a reader whose stripe wrapped
+    /// drains its own (<paramref name="threadStripe"/>, any int: masked to the stripes).</summary>
+    /// <remarks>Why not every stripe: another thread's cursor and slots are lines that thread stores to on every read, so
+    /// draining them took those lines from its core (and it took them back on its next read); the writer still drains
+    /// every stripe before it evicts, and each stripe's own reader drains it when it wraps.</remarks>
+    public void DrainOwn(int threadStripe) => DrainStripe(threadStripe & _stripeMask, AgingPeriod);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void DrainStripe(int stripe, long agingPeriod)
+    {
+        long end = Volatile.Read(ref ReadCursor(stripe));
+        long start = Math.Max(_drained[stripe], end - ReadStripeSlots);
+        // The stripe's slots, indexed by the position's low bits (in bounds: see ReadSlots).
+        ref ulong slots = ref ReadSlots(stripe, 0);
+        // The records' sketch lines are asked for first, so their cache misses overlap instead of each increment waiting for its own.
+        if (Sse.IsSupported)
         {
-            long end = Volatile.Read(ref ReadCursor(stripe));
-            long start = Math.Max(_drained[stripe], end - ReadStripeSlots);
-            // The stripe's slots, indexed by the position's low bits (in bounds: see ReadSlots).
-            ref ulong slots = ref ReadSlots(stripe, 0);
-            // The records' sketch lines are asked for first, so their cache misses overlap instead of each increment waiting for its own.
-            if (Sse.IsSupported)
-            {
-                for (long at = start; at < end; at++) Sse.Prefetch0(SketchBlock(Unsafe.Add(ref slots, (int)(at & (ReadStripeSlots - 1)))));
-            }
-            for (long at = start; at < end; at++)
-            {
-                ref ulong slot = ref Unsafe.Add(ref slots, (int)(at & (ReadStripeSlots - 1)));
-                ulong hash = slot;
-                slot = 0;
-                if (hash != 0) IncrementCore(hash, agingPeriod);
-            }
-            _drained[stripe] = end;
+            for (long at = start; at < end; at++) Sse.Prefetch0(SketchBlock(Unsafe.Add(ref slots, (int)(at & (ReadStripeSlots - 1)))));
         }
+        for (long at = start; at < end; at++)
+        {
+            ref ulong slot = ref Unsafe.Add(ref slots, (int)(at & (ReadStripeSlots - 1)));
+            ulong hash = slot;
+            slot = 0;
+            if (hash != 0) IncrementCore(hash, agingPeriod);
+        }
+        _drained[stripe] = end;
     }
 
     /// <summary>The read-ring cursor of <paramref name="stripe"/> (0 to <see cref="_stripeMask"/>, which every caller masks
-    /// to), unchecked: <see cref="_readCursors"/> holds <c>(_stripeMask + 1) * CursorStride</c> longs, so the index is in
-    /// bounds; the array is readonly, made in the constructor.</summary>
+    /// to), unchecked: <see cref="_readCursors"/> holds <c>RingPad + (_stripeMask + 1) * CursorStride</c> longs, so the index
+    /// is in bounds; the array is readonly, made in the constructor.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private ref long ReadCursor(int stripe) => ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_readCursors), stripe * CursorStride);
+    private ref long ReadCursor(int stripe) => ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_readCursors), RingPad + stripe * CursorStride);
 
     /// <summary>The ring slot of position <paramref name="at"/> in <paramref name="stripe"/> (0 to <see cref="_stripeMask"/>),
-    /// unchecked: <see cref="_readSlots"/> holds <c>(_stripeMask + 1) * ReadStripeSlots</c> hashes and the position is
+    /// unchecked: <see cref="_readSlots"/> holds <c>RingPad + (_stripeMask + 1) * SlotStride</c> hashes and the position is
     /// masked to the stripe's slots, so the index is in bounds.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private ref ulong ReadSlots(int stripe, long at)
-        => ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_readSlots), stripe * ReadStripeSlots + (int)(at & (ReadStripeSlots - 1)));
+        => ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_readSlots), RingPad + stripe * SlotStride + (int)(at & (ReadStripeSlots - 1)));
 
     /// <summary>Whether the entry was read since the writer last looked; clears the mark (a second chance is given once per read).</summary>
     private static bool TakeReferenced(byte* entry)
@@ -146,7 +159,7 @@ internal sealed unsafe partial class CacheStore
     {
         byte queue = (byte)(*(entry + QueueOffset) & QueueMask);
         uint prev = *(uint*)(entry + PolicyPrevOffset), next = *(uint*)(entry + PolicyNextOffset);
-        if (reference == _candidate) _candidate = NextUnjudged(prev); // the next graduate, toward probation's most recent end
+        if (reference == W.Candidate) W.Candidate = NextUnjudged(prev); // the next graduate, toward probation's most recent end
         if (prev != 0) *(uint*)(At(prev) + PolicyNextOffset) = next;
         else _queueHead[queue] = next;
         if (next != 0) *(uint*)(At(next) + PolicyPrevOffset) = prev;
@@ -155,7 +168,7 @@ internal sealed unsafe partial class CacheStore
     }
 
     /// <summary><paramref name="reference"/> or the first entry toward probation's most recent end marked <see cref="Unjudged"/>; 0 if none.
-    /// Amortised O(1): the walk passes each demoted entry once, and <see cref="_candidate"/> only moves toward the most recent end.</summary>
+    /// Amortised O(1): the walk passes each demoted entry once, and <see cref="WriterState.Candidate"/> only moves toward the most recent end.</summary>
     private uint NextUnjudged(uint reference)
     {
         while (reference != 0 && (*(At(reference) + QueueOffset) & Unjudged) == 0) reference = *(uint*)(At(reference) + PolicyPrevOffset);
@@ -176,10 +189,10 @@ internal sealed unsafe partial class CacheStore
             if (SecondChance(Window)) continue;
             uint graduate = MoveLeastRecentToProbation(Window);
             // While the budget is not reached nothing is evicted: graduates simply join main.
-            if (_blockCount == _maxBlocks)
+            if (W.BlockCount == _maxBlocks)
             {
                 *(At(graduate) + QueueOffset) |= Unjudged;
-                if (_candidate == 0) _candidate = graduate;
+                if (W.Candidate == 0) W.Candidate = graduate;
             }
         }
     }
@@ -242,7 +255,7 @@ internal sealed unsafe partial class CacheStore
         // looked at, are promoted to protected (a read in probation promotes), and the next ones judged.
         uint victim;
         while ((victim = _queueTail[Probation]) != 0 && *(At(victim) + ReferencedOffset) != 0) Promote(victim, At(victim));
-        while (_candidate != 0 && _candidate != victim && *(At(_candidate) + ReferencedOffset) != 0) Promote(_candidate, At(_candidate));
+        while (W.Candidate != 0 && W.Candidate != victim && *(At(W.Candidate) + ReferencedOffset) != 0) Promote(W.Candidate, At(W.Candidate));
         uint evicted;
         if (victim == 0)
         {
@@ -252,8 +265,8 @@ internal sealed unsafe partial class CacheStore
         {
             // The candidate: the oldest graduate not yet judged, else the window's least recent entry (so that evictions
             // ahead of need, the reclaim batch, weigh new entries too instead of draining main).
-            bool graduate = _candidate != 0 && _candidate != victim;
-            uint candidate = graduate ? _candidate : _queueTail[Window];
+            bool graduate = W.Candidate != 0 && W.Candidate != victim;
+            uint candidate = graduate ? W.Candidate : _queueTail[Window];
             if (candidate == 0)
             {
                 evicted = victim;
@@ -266,7 +279,7 @@ internal sealed unsafe partial class CacheStore
                 if (graduate)
                 {
                     *(c + QueueOffset) &= QueueMask;
-                    _candidate = NextUnjudged(*(uint*)(c + PolicyPrevOffset));
+                    W.Candidate = NextUnjudged(*(uint*)(c + PolicyPrevOffset));
                 }
                 evicted = admit ? victim : candidate;
                 if (admit && !graduate)
@@ -289,10 +302,10 @@ internal sealed unsafe partial class CacheStore
         int candidate = Frequency(candidateHash), victim = Frequency(victimHash);
         if (candidate > victim) return true;
         if (candidate <= 5) return false;
-        _random ^= _random << 13;
-        _random ^= _random >> 17;
-        _random ^= _random << 5;
-        return (_random & 127) == 0;
+        W.Random ^= W.Random << 13;
+        W.Random ^= W.Random >> 17;
+        W.Random ^= W.Random << 5;
+        return (W.Random & 127) == 0;
     }
 
     // ---- count-min sketch: 16 4-bit counters per word; a key's 4 counters in one 64-byte block of 8 words ----
@@ -337,7 +350,7 @@ internal sealed unsafe partial class CacheStore
     internal void Increment(ulong hash) => IncrementCore(hash, AgingPeriod);
 
     /// <summary>Caffeine's and ConcurrentLfu's aging period: ten samples per entry the cache holds (never under ten per sketch word).</summary>
-    private long AgingPeriod => Math.Max(_sampleSize, 10 * _count);
+    private long AgingPeriod => Math.Max(_sampleSize, 10 * W.Count);
 
     /// <summary><see cref="Increment"/> with the aging period given (the drain computes it once for all its records).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -359,7 +372,7 @@ internal sealed unsafe partial class CacheStore
         if (c1 == estimate) *w1 += 1UL << s1;
         if (c2 == estimate) *w2 += 1UL << s2;
         if (c3 == estimate) *w3 += 1UL << s3;
-        if (++_samples >= agingPeriod) Age();
+        if (++W.Samples >= agingPeriod) Age();
     }
 
     /// <summary>Halves every counter: old frequencies fade. A zero word is read, not written: a page of the sketch no
@@ -372,7 +385,7 @@ internal sealed unsafe partial class CacheStore
             ulong word = _sketch[i];
             if (word != 0) _sketch[i] = (word >> 1) & 0x7777777777777777UL;
         }
-        _samples /= 2;
+        W.Samples /= 2;
     }
 
     private void FreePolicy()

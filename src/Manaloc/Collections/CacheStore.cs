@@ -3,6 +3,7 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics.X86;
 using Manaloc.Platform;
+using Manaloc.Threading;
 
 namespace Manaloc.Collections;
 
@@ -81,17 +82,38 @@ internal sealed unsafe partial class CacheStore
     private readonly long _eagerReclaimChunks;
     private readonly long _bucketBytes, _sketchBytes;
 
-    // Writer state (under the cache's lock); counters read by other threads are written with Volatile.Write.
-    private int _blockCount;
-    private uint _freshNext, _freshEnd;
-    // Free chunks as runs of consecutive chunks of one block, listed by length (see TakeRun); _freeChunks counts them all.
+    // Free chunks as runs of consecutive chunks of one block, listed by length (see TakeRun); W.FreeRunChunks counts them all.
     private readonly uint[] _freeRuns = new uint[FreeRunClasses + 1];
-    private long _freeChunks;
-    private uint _retiredHead;
-    private long _retiredChunks;
-    private long _count;
-    private long _entryChunks;
-    private bool _freed;
+    // The writer's scalars, alone on their lines (see WriterState).
+    private Padded<WriterState> _writer;
+
+    /// <summary>The writer's scalars (under the cache's lock; those other threads read are written with Volatile.Write).</summary>
+    /// <remarks>Why padded: every lookup loads the store's read-only fields (the directory, the buckets and their mask,
+    /// the read rings), and every write and drain stores to these. On lines they share, each store took the line from
+    /// every reading core, and each core's next lookup waited for it to come back; alone on their own lines (128 bytes
+    /// of padding each side, <see cref="Padded{T}"/>), the read-only fields stay shared in every core's cache.</remarks>
+    private struct WriterState
+    {
+        public long FreeRunChunks;
+        public long RetiredChunks;
+        public long Count;
+        public long EntryChunks;
+        public long Samples;
+        public int BlockCount;
+        public uint FreshNext, FreshEnd;
+        public uint RetiredHead;
+        public uint Random;
+        /// <summary>The oldest graduate of the window not yet judged (marked Unjudged), in probation (0: none).</summary>
+        public uint Candidate;
+        public bool Freed;
+    }
+
+    /// <summary>The writer's scalars, by reference.</summary>
+    private ref WriterState W
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => ref _writer.Value;
+    }
 
     public CacheStore(in CacheLayout layout)
     {
@@ -123,6 +145,7 @@ internal sealed unsafe partial class CacheStore
             FreeZeroedTable((void*)_buckets, _bucketBytes);
             throw;
         }
+        W.Random = 0x9E3779B9;
         _sketchBlocks = (uint)(layout.SketchLongs / 8);
         _sampleSize = 10 * layout.SketchLongs;
         long capacity = layout.CapacityChunks - _reclaimBatch;
@@ -130,14 +153,14 @@ internal sealed unsafe partial class CacheStore
         _protectedMax = (capacity - _windowMax) * 8 / 10;
         int stripes = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Clamp(Environment.ProcessorCount, 1, 64));
         _stripeMask = stripes - 1;
-        _readSlots = new ulong[stripes * ReadStripeSlots];
-        _readCursors = new long[stripes * CursorStride];
+        _readSlots = new ulong[RingPad + stripes * SlotStride];
+        _readCursors = new long[RingPad + stripes * CursorStride];
         _drained = new long[stripes];
     }
 
-    public long Count => Volatile.Read(ref _count);
-    public long NativeBytes => _fixedBytes + ((long)Volatile.Read(ref _blockCount) << _blockShift);
-    public long EntryBytes => Volatile.Read(ref _entryChunks) << ChunkShift;
+    public long Count => Volatile.Read(ref W.Count);
+    public long NativeBytes => _fixedBytes + ((long)Volatile.Read(ref W.BlockCount) << _blockShift);
+    public long EntryBytes => Volatile.Read(ref W.EntryChunks) << ChunkShift;
 
     /// <summary>Chunks an entry of these lengths takes: the header and the key and value bytes, 60 per chunk after the first's 8.</summary>
     public static long ChunksFor(long keyLength, long valueLength)
@@ -289,14 +312,54 @@ internal sealed unsafe partial class CacheStore
         return total;
     }
 
+    /// <summary>For tests of <see cref="WriterState"/>'s padding: the distance in bytes from the writer's scalars to the
+    /// nearest of the fields every lookup (or a <see cref="NativeBytes"/> read) loads, which must be at least 128.</summary>
+    internal long ReaderFieldsDistanceFromWriterState()
+    {
+        ref byte start = ref Unsafe.As<WriterState, byte>(ref W);
+        long size = Unsafe.SizeOf<WriterState>();
+        long nearest = long.MaxValue;
+        foreach (long offset in (ReadOnlySpan<long>)[
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<nint, byte>(ref Unsafe.AsRef(in _directory))),
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<nint, byte>(ref Unsafe.AsRef(in _buckets))),
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<uint, byte>(ref Unsafe.AsRef(in _bucketMask))),
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<int, byte>(ref Unsafe.AsRef(in _blockShift))),
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<int, byte>(ref Unsafe.AsRef(in _stripeMask))),
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<ulong[], byte>(ref Unsafe.AsRef(in _readSlots))),
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<long[], byte>(ref Unsafe.AsRef(in _readCursors))),
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<long, byte>(ref Unsafe.AsRef(in _fixedBytes))),
+        ])
+        {
+            // A field before the scalars ends at most 8 bytes after its offset; one after them starts at its offset.
+            long distance = offset < 0 ? -offset - 8 : offset - size;
+            nearest = Math.Min(nearest, distance);
+        }
+        return nearest;
+    }
+
+    /// <summary>For tests of the read rings' padding: each stripe's cursor, then each stripe's slots, as (byte offset in
+    /// their array's elements, bytes written), and the two arrays' lengths in bytes.</summary>
+    internal ((long Offset, long Bytes)[] Cursors, long CursorArrayBytes, (long Offset, long Bytes)[] Slots, long SlotArrayBytes) ReadRingLayout()
+    {
+        int stripes = _stripeMask + 1;
+        var cursors = new (long, long)[stripes];
+        var slots = new (long, long)[stripes];
+        for (int stripe = 0; stripe < stripes; stripe++)
+        {
+            cursors[stripe] = ((long)Unsafe.ByteOffset(ref Unsafe.As<long, byte>(ref MemoryMarshal.GetArrayDataReference(_readCursors)), ref Unsafe.As<long, byte>(ref ReadCursor(stripe))), sizeof(long));
+            slots[stripe] = ((long)Unsafe.ByteOffset(ref Unsafe.As<ulong, byte>(ref MemoryMarshal.GetArrayDataReference(_readSlots)), ref Unsafe.As<ulong, byte>(ref ReadSlots(stripe, 0))), ReadStripeSlots * sizeof(ulong));
+        }
+        return (cursors, (long)_readCursors.Length * sizeof(long), slots, (long)_readSlots.Length * sizeof(ulong));
+    }
+
     /// <summary>Retired chunks waiting for <see cref="Reclaim"/> (for tests).</summary>
-    internal long RetiredChunks => _retiredChunks;
+    internal long RetiredChunks => W.RetiredChunks;
 
     /// <summary>Retired chunks past which the next write reclaims them (for tests; see <see cref="MakeRoom"/>).</summary>
     internal long EagerReclaimThreshold => _eagerReclaimChunks;
 
     /// <summary>Free chunks as counted (the free runs, not the fresh chunks of the current block).</summary>
-    internal long FreeRunChunksCounted => _freeChunks;
+    internal long FreeRunChunksCounted => W.FreeRunChunks;
 
     /// <summary>Whether the entry has expired at <paramref name="now"/> (UTC ticks).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -413,15 +476,15 @@ internal sealed unsafe partial class CacheStore
         // the time Reclaim read it. Reclaimed at _eagerReclaimChunks, the headers are still in the core's cache, the chunks
         // are reused while warm, and one wait for readers serves some 300 entries of the lab's mean size. Eviction is
         // unchanged: it runs only while the free and retired chunks together are short, which reclaiming does not change.
-        if (_retiredChunks >= _eagerReclaimChunks) Reclaim();
+        if (W.RetiredChunks >= _eagerReclaimChunks) Reclaim();
         while (FreeChunks < chunks)
         {
-            if (_blockCount < _maxBlocks)
+            if (W.BlockCount < _maxBlocks)
             {
                 AddBlock();
                 continue;
             }
-            if (IsEmpty || FreeChunks + _retiredChunks >= chunks + _reclaimBatch)
+            if (IsEmpty || FreeChunks + W.RetiredChunks >= chunks + _reclaimBatch)
             {
                 Reclaim();
                 if (FreeChunks < chunks && IsEmpty) throw new InvalidOperationException("The cache's space is smaller than one entry it accepted: an internal error.");
@@ -431,7 +494,7 @@ internal sealed unsafe partial class CacheStore
         }
     }
 
-    private long FreeChunks => _freeChunks + (_freshEnd - _freshNext);
+    private long FreeChunks => W.FreeRunChunks + (W.FreshEnd - W.FreshNext);
 
     /// <summary>A zero-filled table of the index or the policy, committed lazily where the system allows: its pages are
     /// faulted in (zeroed by the kernel) on first touch, so construction costs a mapping and the resident memory follows the
@@ -478,18 +541,18 @@ internal sealed unsafe partial class CacheStore
     {
         byte* block = (byte*)AllocateBlock(1L << _blockShift);
         // The previous block's chunks not yet handed out go to the free runs, as one run.
-        if (_freshNext < _freshEnd)
+        if (W.FreshNext < W.FreshEnd)
         {
-            PushRun(_freshNext, _freshEnd - _freshNext);
-            _freeChunks += _freshEnd - _freshNext;
-            _freshNext = _freshEnd;
+            PushRun(W.FreshNext, W.FreshEnd - W.FreshNext);
+            W.FreeRunChunks += W.FreshEnd - W.FreshNext;
+            W.FreshNext = W.FreshEnd;
         }
         // Written before any chunk of the block is linked into the index (release), so a reader that reaches a chunk sees it.
-        ((byte**)_directory)[_blockCount] = block;
-        uint first = (uint)(((long)_blockCount << (_blockShift - ChunkShift)) + 1);
-        _freshNext = first;
-        _freshEnd = first + (1u << (_blockShift - ChunkShift));
-        Volatile.Write(ref _blockCount, _blockCount + 1);
+        ((byte**)_directory)[W.BlockCount] = block;
+        uint first = (uint)(((long)W.BlockCount << (_blockShift - ChunkShift)) + 1);
+        W.FreshNext = first;
+        W.FreshEnd = first + (1u << (_blockShift - ChunkShift));
+        Volatile.Write(ref W.BlockCount, W.BlockCount + 1);
     }
 
     /// <summary>Puts a run of <paramref name="length"/> consecutive free chunks of one block on its list.</summary>
@@ -524,16 +587,16 @@ internal sealed unsafe partial class CacheStore
             if (runLength < wanted) continue;
             _freeRuns[list] = Link(chunk);
             if (runLength > wanted) PushRun(run + (uint)wanted, runLength - wanted);
-            _freeChunks -= wanted;
+            W.FreeRunChunks -= wanted;
             length = wanted;
             return run;
         }
-        long fresh = _freshEnd - _freshNext;
-        if (fresh >= wanted || (fresh > 0 && _freeChunks == 0))
+        long fresh = W.FreshEnd - W.FreshNext;
+        if (fresh >= wanted || (fresh > 0 && W.FreeRunChunks == 0))
         {
             length = Math.Min(wanted, fresh);
-            uint first = _freshNext;
-            _freshNext += (uint)length;
+            uint first = W.FreshNext;
+            W.FreshNext += (uint)length;
             return first;
         }
         for (int list = FreeRunClasses; list > 0; list--)
@@ -545,7 +608,7 @@ internal sealed unsafe partial class CacheStore
             _freeRuns[list] = Link(chunk);
             length = Math.Min(runLength, wanted);
             if (runLength > length) PushRun(run + (uint)length, runLength - length);
-            _freeChunks -= length;
+            W.FreeRunChunks -= length;
             return run;
         }
         throw new InvalidOperationException("The cache's free chunks are fewer than it counted: an internal error.");
@@ -554,9 +617,9 @@ internal sealed unsafe partial class CacheStore
     /// <summary>Waits until no reader can hold a retired entry, then gives its chunks to the free list.</summary>
     private void Reclaim()
     {
-        if (_retiredHead == 0) return;
+        if (W.RetiredHead == 0) return;
         ReaderGate.WaitForReaders();
-        for (uint entry = _retiredHead; entry != 0;)
+        for (uint entry = W.RetiredHead; entry != 0;)
         {
             byte* header = At(entry);
             uint next = *(uint*)(header + PolicyPrevOffset);
@@ -590,9 +653,9 @@ internal sealed unsafe partial class CacheStore
             }
             entry = next;
         }
-        _freeChunks += _retiredChunks;
-        _retiredHead = 0;
-        _retiredChunks = 0;
+        W.FreeRunChunks += W.RetiredChunks;
+        W.RetiredHead = 0;
+        W.RetiredChunks = 0;
     }
 
     /// <summary>Adds or replaces the entry of <paramref name="key"/>; the value is <paramref name="value"/> or, when it is
@@ -649,7 +712,7 @@ internal sealed unsafe partial class CacheStore
         // entry (whole: retired, not reused while it reads) or the new one.
         Volatile.Write(ref *link, first);
         OnAdded(first, entry, chunks);
-        Volatile.Write(ref _entryChunks, _entryChunks + chunks);
+        Volatile.Write(ref W.EntryChunks, W.EntryChunks + chunks);
         if (old != null)
         {
             Unqueue(oldReference, old);
@@ -657,7 +720,7 @@ internal sealed unsafe partial class CacheStore
         }
         else
         {
-            Volatile.Write(ref _count, _count + 1);
+            Volatile.Write(ref W.Count, W.Count + 1);
         }
     }
 
@@ -672,7 +735,7 @@ internal sealed unsafe partial class CacheStore
         Unlink(link, entry);
         Unqueue(reference, entry);
         Retire(entry, reference);
-        Volatile.Write(ref _count, _count - 1);
+        Volatile.Write(ref W.Count, W.Count - 1);
         return expired ? 2 : 1;
     }
 
@@ -686,10 +749,10 @@ internal sealed unsafe partial class CacheStore
         long chunks = ChunksFor(*(int*)(entry + KeyLengthOffset), *(int*)(entry + ValueLengthOffset));
         // The retired list links through PolicyPrev: readers never read the policy fields, and the chunk links
         // (which a reader still copying this entry follows) stay as they are until Reclaim.
-        *(uint*)(entry + PolicyPrevOffset) = _retiredHead;
-        _retiredHead = reference;
-        _retiredChunks += chunks;
-        Volatile.Write(ref _entryChunks, _entryChunks - chunks);
+        *(uint*)(entry + PolicyPrevOffset) = W.RetiredHead;
+        W.RetiredHead = reference;
+        W.RetiredChunks += chunks;
+        Volatile.Write(ref W.EntryChunks, W.EntryChunks - chunks);
     }
 
     /// <summary>Unlinks, unqueues and retires an entry found from the queue (its bucket found by its key's hash).</summary>
@@ -699,7 +762,7 @@ internal sealed unsafe partial class CacheStore
         Unlink(link, entry);
         Unqueue(reference, entry);
         Retire(entry, reference);
-        Volatile.Write(ref _count, _count - 1);
+        Volatile.Write(ref W.Count, W.Count - 1);
     }
 
     private uint* BucketLinkOf(uint reference, byte* entry)
@@ -712,9 +775,9 @@ internal sealed unsafe partial class CacheStore
     /// <summary>Gives every chunk and the index back to the system (the caller waited for readers).</summary>
     public void Free()
     {
-        if (_freed) return;
-        _freed = true;
-        for (int b = 0; b < _blockCount; b++) FreeBlock(((byte**)_directory)[b], 1L << _blockShift);
+        if (W.Freed) return;
+        W.Freed = true;
+        for (int b = 0; b < W.BlockCount; b++) FreeBlock(((byte**)_directory)[b], 1L << _blockShift);
         NativeMemory.AlignedFree((void*)_directory);
         FreeZeroedTable((void*)_buckets, _bucketBytes);
         FreePolicy();

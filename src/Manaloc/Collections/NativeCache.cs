@@ -362,19 +362,20 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
             ReaderGate.Exit(slot);
         }
         // Outside the gate (a drain takes the writer lock, and a writer may wait for readers): only if the lock is free.
-        if (drain) TryDrain(store);
+        if (drain) TryDrain(store, tally.Stripe);
         return length;
     }
 
-    /// <summary>Applies the recorded reads if the writer lock is free at once: a read never waits for a writer.</summary>
+    /// <summary>Applies the reading thread's recorded reads (its stripe, <paramref name="stripe"/>) if the writer lock is free
+    /// at once: a read never waits for a writer.</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void TryDrain(CacheStore store)
+    private void TryDrain(CacheStore store, int stripe)
     {
         if (!Monitor.TryEnter(_writeLock)) return;
         try
         {
             // The store may have been replaced by Clear or freed by Dispose meanwhile: drain only the current one.
-            if (ReferenceEquals(_store, store)) store.Drain();
+            if (ReferenceEquals(_store, store)) store.DrainOwn(stripe);
         }
         finally
         {

@@ -261,4 +261,52 @@ public sealed unsafe class CacheStoreTests
             store.Free();
         }
     }
+    /// <summary>The writer's scalars (stored by every write and drain) are at least 128 bytes (a line and the adjacent line
+    /// the spatial prefetcher pairs with it) from every field a lookup loads: a write does not take the readers' lines.</summary>
+    [Fact]
+    public void The_writers_scalars_are_128_bytes_from_every_field_a_lookup_loads()
+    {
+        var store = new CacheStore(new CacheLayout(1 << 20));
+        try
+        {
+            Assert.True(store.ReaderFieldsDistanceFromWriterState() >= 128, $"{store.ReaderFieldsDistanceFromWriterState()} bytes");
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
+
+    /// <summary>Each stripe's read-ring cursor and slots (stored by its thread on every read) have 128 bytes of their array
+    /// on each side that no other stripe writes and that are inside the array (so no neighbouring object shares them).</summary>
+    [Fact]
+    public void Each_stripes_cursor_and_slots_have_128_bytes_of_their_own_on_each_side()
+    {
+        var store = new CacheStore(new CacheLayout(1 << 20));
+        try
+        {
+            var (cursors, cursorBytes, slots, slotBytes) = store.ReadRingLayout();
+            Assert.NotEmpty(cursors);
+            foreach (var (ranges, arrayBytes) in new[] { (cursors, cursorBytes), (slots, slotBytes) })
+            {
+                for (int i = 0; i < ranges.Length; i++)
+                {
+                    var (offset, bytes) = ranges[i];
+                    Assert.True(offset >= 128, $"stripe {i} starts {offset} bytes into its array");
+                    Assert.True(arrayBytes - (offset + bytes) >= 128, $"stripe {i} ends {arrayBytes - (offset + bytes)} bytes before its array's end");
+                    for (int j = 0; j < ranges.Length; j++)
+                    {
+                        if (i == j) continue;
+                        var (other, otherBytes) = ranges[j];
+                        long gap = other >= offset ? other - (offset + bytes) : offset - (other + otherBytes);
+                        Assert.True(gap >= 128, $"stripes {i} and {j} are {gap} bytes apart");
+                    }
+                }
+            }
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
 }

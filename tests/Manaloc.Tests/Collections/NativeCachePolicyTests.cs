@@ -161,6 +161,37 @@ public sealed class NativeCachePolicyTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public unsafe void A_readers_own_drain_takes_its_stripes_records_only_and_the_writers_drain_takes_the_rest()
+    {
+        // A reader whose stripe wrapped drains its own stripe (another thread's ring lines stay in that thread's core); the
+        // other stripes' records are not lost: the writer's drain before an eviction, or their own reader, counts them.
+        var store = new CacheStore(new CacheLayout(1 << 20));
+        try
+        {
+            var counters = new CacheCounters();
+            byte[] key = "own stripe"u8.ToArray();
+            ulong hash = CacheHashing.Hash(key);
+            store.Set(key, hash, "value"u8, default, 5, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+            store.Drain();
+            int before = store.Frequency(hash);
+            byte* entry = store.Find(key, hash, out _);
+            const int own = 3, other = 5;
+            for (int i = 0; i < own; i++) store.Touch(entry, null, 0);
+            for (int i = 0; i < other; i++) store.Touch(entry, null, 1);
+            store.DrainOwn(0);
+            // With one stripe (one processor) stripe 1 is stripe 0: its own drain takes both threads' records.
+            bool oneStripe = store.ReadRingLayout().Cursors.Length == 1;
+            Assert.Equal(before + own + (oneStripe ? other : 0), store.Frequency(hash));
+            store.Drain();
+            Assert.Equal(before + own + other, store.Frequency(hash));
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
+
+    [Fact]
     public unsafe void A_drain_counts_exactly_one_increment_per_record_in_read_order_also_across_aging()
     {
         // The drain inlines the increment and computes the aging period once per drain: its sketch must be the one the
