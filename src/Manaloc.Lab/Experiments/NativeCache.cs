@@ -158,7 +158,7 @@ public sealed class NativeCache() : Experiment(
             var f = new Figures(context.Measurements, random: null);
             if (IndexedCeiling(f, Memory, threads) is not { } ceiling) continue;
             string native = IndexedCeiling(f, Native, threads) is { } n ? Unit.Ratio.Format(n) : "n/a";
-            context.Note($"The indexed floor, mix at {Format.Count(threads, "thread")}: MemoryCache's time ÷ the indexed floor's {Unit.Ratio.Format(ceiling)}, the most any cache that finds its value through a hash index could reach against MemoryCache in this run (the target asks 3x; its AgainstFloor stays on the copy floor); "
+            context.Note($"The indexed floor, mix at {Format.Count(threads, "thread")}: MemoryCache's time ÷ the indexed floor's {Unit.Ratio.Format(ceiling)}, the most a cache that finds its value through one load from an index of NativeCache's size could reach against MemoryCache in this run (a smaller index, more often in the processor's cache, would lower it) (the target asks 3x; its AgainstFloor stays on the copy floor); "
                 + $"NativeCache's time ÷ the indexed floor's {native}, how far NativeCache is from that floor.");
         }
     }
