@@ -116,6 +116,39 @@ public sealed unsafe class CacheStoreTests
         }
     }
 
+    /// <summary>A random key of <paramref name="keyLength"/> bytes (its first and last bytes the two lengths, so no two
+    /// lengths share a key) and a random value of <paramref name="valueLength"/> bytes.</summary>
+    private static (byte[] Key, byte[] Value) RandomEntry(Random random, int keyLength, int valueLength)
+    {
+        byte[] key = new byte[keyLength];
+        random.NextBytes(key);
+        key[0] = (byte)keyLength;
+        key[^1] = (byte)valueLength;
+        var value = new byte[valueLength];
+        random.NextBytes(value);
+        return (key, value);
+    }
+
+    /// <summary>Sets <paramref name="key"/> to <paramref name="value"/> and returns its entry, which must be found.</summary>
+    private static byte* SetAndFind(CacheStore store, byte[] key, ulong hash, byte[] value, ref CacheCounters counters)
+    {
+        store.Set(key, hash, value, default, value.Length, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+        byte* entry = store.Find(key, hash, out _);
+        Assert.True(entry != null, $"key {key.Length} B, value {value.Length} B: not found");
+        return entry;
+    }
+
+    /// <summary>The entry's value copies out byte for byte into a destination exactly as long as the value: a copy past its
+    /// end would throw or show in the guard bytes after it.</summary>
+    private static void AssertValueReadsBack(CacheStore store, byte* entry, byte[] value)
+    {
+        var copy = new byte[value.Length + 16];
+        copy.AsSpan(value.Length).Fill(0xA5);
+        store.CopyValue(entry, copy.AsSpan(0, value.Length));
+        Assert.Equal(value, copy[..value.Length]);
+        Assert.All(copy[value.Length..], b => Assert.Equal(0xA5, b));
+    }
+
     private static byte[] KeyBytes(int key) => Encoding.UTF8.GetBytes($"key-{key}-{new string('k', key % 33)}");
 
     /// <summary>A contiguous entry's value is copied chunk after chunk by address (no links followed): every key length
@@ -134,22 +167,12 @@ public sealed unsafe class CacheStoreTests
             {
                 for (int valueLength = 0; valueLength <= 250; valueLength += 7)
                 {
-                    byte[] key = new byte[keyLength];
-                    random.NextBytes(key);
-                    key[0] = (byte)keyLength;
-                    key[^1] = (byte)valueLength;
-                    var value = new byte[valueLength];
-                    random.NextBytes(value);
-                    store.Set(key, CacheHashing.Hash(key), value, default, value.Length, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
-                    byte* entry = store.Find(key, CacheHashing.Hash(key), out _);
-                    Assert.True(entry != null, $"key {keyLength} B, value {valueLength} B: not found");
+                    var (key, value) = RandomEntry(random, keyLength, valueLength);
+                    ulong hash = CacheHashing.Hash(key);
+                    byte* entry = SetAndFind(store, key, hash, value, ref counters);
                     // An entry cut across two blocks (the first block's leftover chunks go to the free list) is not.
                     if (CacheStore.IsMarkedContiguous(entry)) marked++;
-                    var copy = new byte[valueLength + 16];
-                    copy.AsSpan(valueLength).Fill(0xA5);
-                    store.CopyValue(entry, copy.AsSpan(0, valueLength));
-                    Assert.Equal(value, copy[..valueLength]);
-                    Assert.All(copy[valueLength..], b => Assert.Equal(0xA5, b));
+                    AssertValueReadsBack(store, entry, value);
                     checkedEntries++;
                 }
             }
@@ -192,23 +215,12 @@ public sealed unsafe class CacheStoreTests
             {
                 for (int valueLength = 0; valueLength <= 250; valueLength += 7)
                 {
-                    byte[] key = new byte[keyLength];
-                    random.NextBytes(key);
-                    key[0] = (byte)keyLength;
-                    key[^1] = (byte)valueLength;
-                    var value = new byte[valueLength];
-                    random.NextBytes(value);
+                    var (key, value) = RandomEntry(random, keyLength, valueLength);
                     ulong hash = CacheHashing.Hash(key);
-                    store.Set(key, hash, value, default, value.Length, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
-                    byte* entry = store.Find(key, hash, out _);
-                    Assert.True(entry != null, $"key {keyLength} B, value {valueLength} B: not found");
+                    byte* entry = SetAndFind(store, key, hash, value, ref counters);
                     if (!CacheStore.IsMarkedContiguous(entry)) chained++;
                     Assert.Equal(store.ChunksAreConsecutive(entry), CacheStore.IsMarkedContiguous(entry));
-                    var copy = new byte[valueLength + 16];
-                    copy.AsSpan(valueLength).Fill(0xA5);
-                    store.CopyValue(entry, copy.AsSpan(0, valueLength));
-                    Assert.Equal(value, copy[..valueLength]);
-                    Assert.All(copy[valueLength..], b => Assert.Equal(0xA5, b));
+                    AssertValueReadsBack(store, entry, value);
                     // Removed again, its scattered chunks go back as one-chunk runs for the next entry.
                     Assert.Equal(1, store.Remove(key, hash, 0));
                     checkedEntries++;
