@@ -170,6 +170,7 @@ public sealed class RecordArrayThreadTests
         long wrong = 0;
         for (int wave = 0; wave < 10; wave++)
         {
+            int inUse = ThreadIndex.InUse;
             wrong += OnThreads(4, id =>
             {
                 long bad = 0;
@@ -184,7 +185,8 @@ public sealed class RecordArrayThreadTests
                 if (sum != (long)Records * (Records - 1) / 2) bad++;
                 return bad;
             });
-            ThreadIndexTests.CollectExitedThreads(); // their indexes come back for the next wave
+            // Their indexes come back before the next wave, so a wave's threads take the same low indexes again.
+            Assert.True(ThreadIndexTests.CollectUntilInUseAtMost(inUse), $"the wave's exited threads still hold indexes: {ThreadIndex.InUse} in use, {inUse} before it");
         }
         Assert.True(wrong == 0, $"{wrong} reads showed another thread's record");
         // 40 threads used the array, at most 4 alive at once (plus other tests' threads): without reuse it would hold 64.
