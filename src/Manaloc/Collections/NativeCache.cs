@@ -109,8 +109,13 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <summary>The bytes an entry with a key and a value of these lengths takes, as <see cref="NativeCacheOptions.MaxEntryBytes"/>
     /// and <see cref="NativeCacheStatistics.EntryBytes"/> count it: the key, the value and a 60-byte header in 64-byte
     /// chunks of which 4 bytes are a link.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="keyLength"/> or <paramref name="valueLength"/> is negative.</exception>
     public static long EntrySize(int keyLength, int valueLength)
-        => CacheStore.ChunksFor(keyLength, valueLength) << CacheStore.ChunkShift;
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(keyLength);
+        ArgumentOutOfRangeException.ThrowIfNegative(valueLength);
+        return CacheStore.ChunksFor(keyLength, valueLength) << CacheStore.ChunkShift;
+    }
 
     /// <summary>The space for entries in a budget of <paramref name="maxBytes"/> (the budget less the index, the directory of
     /// blocks and the frequency sketch): the largest <see cref="NativeCacheOptions.MaxEntryBytes"/> that budget accepts.

@@ -217,6 +217,16 @@ public sealed class NativeCacheTests
         Assert.False(cache.Set("x"u8, new byte[fits + 1]));
     }
 
+    [Theory]
+    [InlineData(-1, 0, "keyLength")]
+    [InlineData(0, -1, "valueLength")]
+    [InlineData(int.MinValue, 5, "keyLength")]
+    public void EntrySize_refuses_a_negative_length_naming_it(int keyLength, int valueLength, string name)
+    {
+        var refused = Assert.Throws<ArgumentOutOfRangeException>(() => NativeCache.EntrySize(keyLength, valueLength));
+        Assert.Equal(name, refused.ParamName);
+    }
+
     [Fact]
     public void The_default_MaxEntryBytes_is_a_sixteenth_of_the_space_for_entries()
     {
