@@ -511,16 +511,16 @@ internal sealed unsafe partial class CacheStore
         if (next != 0) Sse.Prefetch0(At(next));
     }
 
-    /// <summary>When the window is at its share, asks for the header of its least recent entry's neighbour: graduating the
-    /// least recent entry stores to it (<see cref="Unqueue"/>), and it is the next to be looked at. Called after the
-    /// header of the least recent entry was asked for (<see cref="PrefetchForWrite"/>) and the key looked up, so that
-    /// header is usually in by then.</summary>
+    /// <summary>When an entry of <paramref name="chunks"/> chunks will push the window over its share, asks for the header
+    /// of the window's least recent entry's neighbour: graduating the least recent entry stores to it (<see cref="Unqueue"/>),
+    /// and it is the next to be looked at. Called after the header of the least recent entry was asked for
+    /// (<see cref="PrefetchForWrite"/>) and the key looked up, so that header is usually in by then.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void PrefetchWindowTailNeighbour()
+    private void PrefetchWindowTailNeighbour(long chunks)
     {
         if (!Sse.IsSupported) return;
         uint windowTail = _queueTail[Window];
-        if (windowTail == 0 || _queueWeight[Window] < _windowMax) return;
+        if (windowTail == 0 || _queueWeight[Window] + chunks <= _windowMax) return;
         uint prev = *(uint*)(At(windowTail) + PolicyPrevOffset);
         if (prev != 0) Sse.Prefetch0(At(prev));
     }
@@ -749,7 +749,7 @@ internal sealed unsafe partial class CacheStore
         byte* old = FindForWrite(key, hash, out uint* link);
         uint oldReference = *link;
         if (old != null) PrefetchQueueNeighbours(old);
-        PrefetchWindowTailNeighbour();
+        PrefetchWindowTailNeighbour(chunks);
         // Link the chunks; write the header and the bytes.
         byte* chunk = entry;
         bool contiguous = true;
