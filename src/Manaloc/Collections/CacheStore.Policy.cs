@@ -133,6 +133,36 @@ internal sealed unsafe partial class CacheStore
     private ref ulong ReadSlots(int stripe, long at)
         => ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_readSlots), RingPad + stripe * SlotStride + (int)(at & (ReadStripeSlots - 1)));
 
+    /// <summary>For tests: walks each queue from its most recent end and checks that every link is mirrored by its
+    /// neighbour's, each entry's queue byte names its queue, each queue's end and weight match the walk, and that the
+    /// entries queued are those in the index (as many, each found by its key's bucket); returns the entries queued.</summary>
+    internal long CheckQueues()
+    {
+        long queued = 0;
+        for (byte queue = 0; queue < 3; queue++)
+        {
+            long weight = 0;
+            uint previous = 0;
+            for (uint reference = _queueHead[queue]; reference != 0; reference = *(uint*)(At(reference) + PolicyNextOffset))
+            {
+                byte* entry = At(reference);
+                if ((*(entry + QueueOffset) & QueueMask) != queue) throw new InvalidOperationException($"Entry {reference} is in queue {queue} but marked {*(entry + QueueOffset) & QueueMask}.");
+                if (*(uint*)(entry + PolicyPrevOffset) != previous) throw new InvalidOperationException($"Entry {reference} of queue {queue} links back to {*(uint*)(entry + PolicyPrevOffset)}, not {previous}.");
+                uint* link = (uint*)_buckets + ((uint)*(ulong*)(entry + HashOffset) & _bucketMask);
+                while (*link != reference && *link != 0) link = (uint*)(At(*link) + BucketNextOffset);
+                if (*link != reference) throw new InvalidOperationException($"Entry {reference} of queue {queue} is not in its bucket.");
+                weight += Weight(entry);
+                queued++;
+                previous = reference;
+                if (queued > W.Count) throw new InvalidOperationException($"The queues hold more entries than the {W.Count} counted (a cycle?).");
+            }
+            if (_queueTail[queue] != previous) throw new InvalidOperationException($"Queue {queue} ends at {previous} but its tail is {_queueTail[queue]}.");
+            if (_queueWeight[queue] != weight) throw new InvalidOperationException($"Queue {queue} weighs {weight} chunks but counts {_queueWeight[queue]}.");
+        }
+        if (queued != W.Count) throw new InvalidOperationException($"The queues hold {queued} entries; {W.Count} are counted.");
+        return queued;
+    }
+
     /// <summary>Whether the entry was read since the writer last looked; clears the mark (a second chance is given once per read).</summary>
     private static bool TakeReferenced(byte* entry)
     {

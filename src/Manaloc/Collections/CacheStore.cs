@@ -466,6 +466,76 @@ internal sealed unsafe partial class CacheStore
         return null;
     }
 
+    // ---- a write's prefetches (under the lock; hints only: a prefetch reads nothing and cannot fault) ----
+    // A Set replacing a value touches some ten lines at random: the old entry's header, its two queue neighbours (Unqueue
+    // stores into their headers), the window's least recent entry and its neighbour (the window's overflow graduates to
+    // probation), the free run the chunks come from, and the new entry's chunks. Loaded in program order each was a cache
+    // miss of its own; the stores to the neighbours came last, so the lock's release (a locked instruction, which waits
+    // for every store before it) waited for their misses too. Asked for early, the misses overlap each other and the
+    // entry's writing. Each prefetch is of a line the write then reads or stores (a reference read under the lock from a
+    // live entry's header, a queue's end or a free list's head), so a wrong guess costs one wasted fetch.
+
+    /// <summary>Asks for the lines a write reads first: the first two of the first entry of <paramref name="hash"/>'s bucket
+    /// (usually the key's old entry: chains are short; its header and key), the header of the window's least recent entry
+    /// (when this entry will push the window over its share) and the free run <see cref="TakeRun"/> will take. The
+    /// bucket's line was asked for before the lock (<see cref="PrefetchForSet"/>).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void PrefetchForWrite(long chunks, ulong hash)
+    {
+        if (!Sse.IsSupported) return;
+        uint head = Bucket(hash);
+        if (head != 0)
+        {
+            byte* entry = At(head);
+            Sse.Prefetch0(entry);
+            Sse.Prefetch0(entry + ChunkBytes);
+        }
+        uint windowTail = _queueTail[Window];
+        if (windowTail != 0 && _queueWeight[Window] + chunks > _windowMax) Sse.Prefetch0(At(windowTail));
+        for (int list = (int)Math.Min(chunks, FreeRunClasses); list <= FreeRunClasses; list++)
+        {
+            uint run = _freeRuns[list];
+            if (run == 0) continue;
+            Sse.Prefetch0(At(run));
+            break;
+        }
+    }
+
+    /// <summary>Asks for the headers of <paramref name="entry"/>'s queue neighbours, which <see cref="Unqueue"/> stores to.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void PrefetchQueueNeighbours(byte* entry)
+    {
+        if (!Sse.IsSupported) return;
+        uint prev = *(uint*)(entry + PolicyPrevOffset), next = *(uint*)(entry + PolicyNextOffset);
+        if (prev != 0) Sse.Prefetch0(At(prev));
+        if (next != 0) Sse.Prefetch0(At(next));
+    }
+
+    /// <summary>When an entry of <paramref name="chunks"/> chunks will push the window over its share, asks for the header
+    /// of the window's least recent entry's neighbour: graduating the least recent entry stores to it (<see cref="Unqueue"/>),
+    /// and it is the next to be looked at. Called after the header of the least recent entry was asked for
+    /// (<see cref="PrefetchForWrite"/>) and the key looked up, so that header is usually in by then.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void PrefetchWindowTailNeighbour(long chunks)
+    {
+        if (!Sse.IsSupported) return;
+        uint windowTail = _queueTail[Window];
+        if (windowTail == 0 || _queueWeight[Window] + chunks <= _windowMax) return;
+        uint prev = *(uint*)(At(windowTail) + PolicyPrevOffset);
+        if (prev != 0) Sse.Prefetch0(At(prev));
+    }
+
+    /// <summary>Asks for the lines of the run of <paramref name="length"/> chunks from <paramref name="first"/> after its
+    /// first (written at once), up to <see cref="PrefetchChunkLimit"/>: recycled chunks are cold, and their misses overlap
+    /// instead of queueing behind the stores of the chunks before.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void PrefetchRun(byte* first, long length)
+    {
+        if (!Sse.IsSupported) return;
+        long end = Math.Min(length, PrefetchChunkLimit) << ChunkShift;
+        for (long offset = ChunkBytes; offset < end; offset += ChunkBytes) Sse.Prefetch0(first + offset);
+    }
+
     /// <summary>Makes room for <paramref name="chunks"/> chunks: a new block while the budget allows, otherwise evicts
     /// (W-TinyLFU) until enough retired chunks can be reclaimed in one wait for readers.</summary>
     /// <exception cref="OutOfMemoryException">The system refused a block; nothing was changed but evictions.</exception>
@@ -666,9 +736,21 @@ internal sealed unsafe partial class CacheStore
         long chunks = ChunksFor(key.Length, valueLength);
         // Before anything changes: room (it may evict the old entry of this key; then this is an add).
         MakeRoom(chunks, now, ref counters);
-        // Take the chunks, in as few runs as the free space allows, and link them; write the header and the bytes.
+        // The lines this write reads or stores at random are asked for before the entry is written, so their cache misses
+        // overlap each other and the writing instead of each stalling the writer in turn (see PrefetchForWrite).
+        PrefetchForWrite(chunks, hash);
+        // Take the chunks, in as few runs as the free space allows (their lines asked for: recycled chunks are cold).
         uint first = TakeRun(chunks, out long runLength);
         byte* entry = At(first);
+        PrefetchRun(entry, runLength);
+        // The old entry is found before the new one is written, and its queue neighbours asked for as soon as its header
+        // is in, so their misses overlap the writing: nothing from here to the link's store changes the index (taking and
+        // writing chunks touches free chunks only, under the lock), so the link found stays the one to store to.
+        byte* old = FindForWrite(key, hash, out uint* link);
+        uint oldReference = *link;
+        if (old != null) PrefetchQueueNeighbours(old);
+        PrefetchWindowTailNeighbour(chunks);
+        // Link the chunks; write the header and the bytes.
         byte* chunk = entry;
         bool contiguous = true;
         uint reference = first;
@@ -705,8 +787,6 @@ internal sealed unsafe partial class CacheStore
         if (!value.IsEmpty || sequence.IsEmpty) writer.Write(value);
         else foreach (var segment in sequence) writer.Write(segment.Span);
 
-        byte* old = FindForWrite(key, hash, out uint* link);
-        uint oldReference = *link;
         *(uint*)(entry + BucketNextOffset) = old != null ? *(uint*)(old + BucketNextOffset) : oldReference;
         // Release: the entry's chunks are written before a reader can load the link to it; a reader sees the old
         // entry (whole: retired, not reused while it reads) or the new one.

@@ -273,6 +273,64 @@ public sealed unsafe class CacheStoreTests
             store.Free();
         }
     }
+    /// <summary>A write finds the key's old entry (and the link to it) before it takes and writes the new entry's chunks,
+    /// and stores the new entry to that link afterwards: with every key in one bucket (hashes alike in their low bits), so
+    /// the old entry sits anywhere in a long chain, replacements, adds and removals at random, first with room and then
+    /// under eviction, leave every key found with its last value, the chain and the policy's queues consistent
+    /// (<see cref="CacheStore.CheckQueues"/>), and the free chunks counted.</summary>
+    [Theory]
+    [InlineData(256 * 1024, 60)]
+    [InlineData(64 * 1024, 400)]
+    public void Writes_to_keys_sharing_one_bucket_keep_the_chain_the_queues_and_the_values_consistent(long maxBytes, int keys)
+    {
+        var store = new CacheStore(new CacheLayout(maxBytes));
+        try
+        {
+            var random = new Random(17);
+            var counters = new CacheCounters();
+            var last = new Dictionary<int, byte[]>();
+            // The bucket is picked by the hash's low 32 bits: one value for every key; the high word (the sketch's block and
+            // the first compare) differs per key.
+            static ulong HashOf(int key) => ((ulong)(uint)(key * 0x9E3779B1 + 1) << 32) | 0x5A5A5A5Au;
+            for (int write = 0; write < 6_000; write++)
+            {
+                int k = random.Next(keys);
+                byte[] key = KeyBytes(k);
+                if (random.Next(10) == 0)
+                {
+                    store.Remove(key, HashOf(k), 0);
+                    last.Remove(k);
+                }
+                else
+                {
+                    var value = new byte[random.Next(0, 300)];
+                    random.NextBytes(value);
+                    store.Set(key, HashOf(k), value, default, value.Length, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+                    last[k] = value;
+                }
+                if (write % 500 == 0) Assert.Equal(store.Count, store.CheckQueues());
+            }
+            Assert.Equal(store.Count, store.CheckQueues());
+            Assert.Equal(store.FreeRunChunksCounted, store.CountFreeRunChunks());
+            int found = 0;
+            foreach (var (k, value) in last)
+            {
+                byte* entry = store.Find(KeyBytes(k), HashOf(k), out _);
+                if (entry == null) continue; // evicted
+                found++;
+                AssertValueReadsBack(store, entry, value);
+            }
+            Assert.Equal(store.Count, found);
+            // The small budget evicts (the larger holds every key): both paths ran.
+            if (maxBytes == 64 * 1024) Assert.True(counters.Evictions > 0, "no eviction at the small budget");
+            else Assert.Equal(0, counters.Evictions);
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
+
     /// <summary>The writer's scalars (stored by every write and drain) are at least 128 bytes (a line and the adjacent line
     /// the spatial prefetcher pairs with it) from every field a lookup loads: a write does not take the readers' lines.</summary>
     [Fact]
