@@ -49,6 +49,12 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     // Replaced by Clear, null after Dispose, both under _writeLock; readers load it with Volatile.Read and hold the reference
     // while they read through it (see the remarks of the type and NativeHashTable.ReleaseUnderReaders).
     private NativeHashTable<TKey, TValue>? _table;
+    // The table again, for the inlined read: _table when the map hashes with the default (no hasher), null when it has a
+    // hasher or was disposed. Written after _table, under _writeLock, by the constructor, Clear and Dispose. One load and
+    // one null test tell a read both that it may go inline and that the map is not disposed (a test of the hasher field
+    // was one more load and branch on every hit). A read that loads a table Clear or Dispose just replaced sees it released
+    // and retries through _table, as a read of _table itself would.
+    private NativeHashTable<TKey, TValue>? _inlineReads;
     // Monitor, not System.Threading.Lock: Coyote controls Monitor, so the schedules explore the writers' interleavings.
     private readonly object _writeLock = new();
     private readonly MapSettings<TKey, TValue> _settings;
@@ -68,6 +74,7 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
         _settings = MapSettings<TKey, TValue>.Open(options, "ConcurrentNativeMap", concurrent: true, this, out var table);
         _table = table;
         _hasher = _settings.Hasher;
+        _inlineReads = _hasher is null ? table : null;
     }
 
     /// <summary>The leak report of a map never disposed (its memory is kept).</summary>
@@ -112,6 +119,9 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
         }
     }
 
+    /// <summary>Tests: the table the inlined read loads (the current one, or null with a hasher or after Dispose).</summary>
+    internal NativeHashTable<TKey, TValue>? InlineReadTable => Volatile.Read(ref _inlineReads);
+
     /// <summary>The table, for a writer holding <see cref="_writeLock"/> (and for tests).</summary>
     internal NativeHashTable<TKey, TValue> WriterTable
     {
@@ -133,16 +143,18 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
     [SkipLocalsInit] // the retry's local is written by the call before it is read: zeroing it cost every inlined hit three stores
     public bool TryGetValue(TKey key, out TValue value)
     {
-        if (MapHashing.HasRuntimeEquality<TKey>() && _hasher is null)
+        if (MapHashing.HasRuntimeEquality<TKey>())
         {
             // One attempt inlined into the caller, for keys whose equality and hash are the runtime's own (a custom hasher
-            // or equality is user code: the out-of-line path keeps it out of every call site). A disposed map, a writer in
-            // the chain, or a table released under the read (Clear, Dispose) go to the retry loop.
+            // or equality is user code: the out-of-line path keeps it out of every call site). A map with a hasher (no
+            // inline table), a disposed map, a writer in the chain, or a table released under the read (Clear, Dispose) go
+            // to the retry loop.
             if (PageBlocks.CanDiscard)
             {
                 // No gate: a released table stays mapped while this reference holds it (see the type's remarks), and the
-                // attempt's last check, the released flag, is a use of the reference after its last native load.
-                var table = Volatile.Read(ref _table);
+                // attempt's last check, the released flag, is a use of the reference after its last native load. Null: a
+                // hasher, or disposed.
+                var table = Volatile.Read(ref _inlineReads);
                 if (table is not null)
                 {
                     int outcome = table.TryGetConcurrentOnce(key, MapHashing.Hash(key, null), out value);
@@ -160,7 +172,7 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
                 // finally. The hash is taken after Enter, which calls the runtime's thread-local resolver: a hash taken
                 // before would be stored to the stack across that call.
                 var gate = ReaderGate.Enter();
-                var table = Volatile.Read(ref _table);
+                var table = Volatile.Read(ref _inlineReads);
                 int outcome = -1;
                 value = default;
                 if (table is not null) outcome = table.TryGetConcurrentOnce(key, MapHashing.Hash(key, null), out value);
@@ -170,17 +182,20 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
         }
         // Through a local of its own: the call takes its address, and taking the caller's would keep the caller's value in
         // memory on the inlined path too (each hit stored and reloaded it).
-        bool found = TryGetValueRetrying(key, Hash(key), out TValue retried);
+        bool found = TryGetValueRetrying(key, out TValue retried);
         value = retried;
         return found;
     }
 
     /// <summary>The read's retry loop, out of line: for keys whose equality is user code, and for retries (a writer in the
     /// chain, a table released under the read: each attempt reads the map's table again).</summary>
+    /// <remarks>It takes the hash itself (a custom hasher's delegate call included): the inlined read then has one call site
+    /// outside its hit, not two, and fewer values for a caller's loop to keep across calls (in the lab's lookup loop, with
+    /// the cheaper bucket index, the hit no longer stores the key and the map to the stack).</remarks>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryGetValueRetrying(TKey key, ulong hash, out TValue value)
+    private bool TryGetValueRetrying(TKey key, out TValue value)
     {
-        var lookup = new Lookup(key, hash);
+        var lookup = new Lookup(key, Hash(key));
         ReadRetrying(ref lookup);
         value = lookup.Value;
         return lookup.Outcome == 1;
@@ -518,7 +533,9 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
             if (old is null) ThrowDisposed();
             // A new table for the old: if the system refuses its first bucket, the old one stays. Release: the new table's
             // initialised memory before a reader can load the reference.
-            Volatile.Write(ref _table, _settings.NewTable(old.AllocationBudget));
+            var fresh = _settings.NewTable(old.AllocationBudget);
+            Volatile.Write(ref _table, fresh);
+            if (_hasher is null) Volatile.Write(ref _inlineReads, fresh);
         }
         Reclaim(old);
     }
@@ -533,6 +550,7 @@ public sealed unsafe class ConcurrentNativeMap<TKey, TValue> : IEnumerable<KeyVa
             old = _table;
             if (old is null) return;
             Volatile.Write(ref _table, null);
+            Volatile.Write(ref _inlineReads, null);
         }
         Reclaim(old);
         MapMetrics.Maps.Unregister(this);

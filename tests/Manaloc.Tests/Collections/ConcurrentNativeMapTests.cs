@@ -253,4 +253,42 @@ public sealed class ConcurrentNativeMapTests
         Assert.Equal(0, bytes);
         Assert.True(sum > 0);
     }
+
+    [Fact]
+    public void The_inlined_read_loads_the_current_table_without_a_hasher_and_none_with_one_across_Clear_and_Dispose()
+    {
+        // The inlined read hashes with the default: a map with a hasher must never offer it a table (its keys sit in the
+        // hasher's buckets, so a default-hash probe would report them absent), and a map without one must offer the table
+        // Clear made (the old one is released: reads through it would all retry).
+        using var plain = new ConcurrentNativeMap<long, long>();
+        using var hashed = new ConcurrentNativeMap<long, long>(new NativeMapOptions<long> { Hasher = k => (ulong)k * 31 });
+        Assert.Same(plain.WriterTable, plain.InlineReadTable);
+        Assert.Null(hashed.InlineReadTable);
+        for (long k = 0; k < 5_000; k++)
+        {
+            plain.TryAdd(k, k);
+            hashed.TryAdd(k, k);
+        }
+        plain.Clear();
+        hashed.Clear();
+        Assert.Same(plain.WriterTable, plain.InlineReadTable);
+        Assert.Null(hashed.InlineReadTable);
+        for (long k = 0; k < 5_000; k++)
+        {
+            plain.TryAdd(k, -k);
+            hashed.TryAdd(k, -k);
+        }
+        for (long k = 0; k < 5_000; k++)
+        {
+            Assert.True(plain.TryGetValue(k, out long a));
+            Assert.Equal(-k, a);
+            Assert.True(hashed.TryGetValue(k, out long b));
+            Assert.Equal(-k, b);
+        }
+        plain.Dispose();
+        hashed.Dispose();
+        Assert.Null(plain.InlineReadTable);
+        Assert.Throws<ObjectDisposedException>(() => plain.TryGetValue(1, out _));
+        Assert.Throws<ObjectDisposedException>(() => hashed.TryGetValue(1, out _));
+    }
 }

@@ -117,4 +117,32 @@ public sealed unsafe class NativeHashTableTests
             return [new WeakReference(released, trackResurrection: true), new WeakReference(freed, trackResurrection: true), new WeakReference(neither, trackResurrection: true)];
         }
     }
+
+    [Fact]
+    public void The_bucket_of_a_hash_is_its_low_d_bits_or_its_low_d_plus_1_bits_below_the_split_pointer_released_or_not()
+    {
+        // The branch-free bucket index (bzhi of a count the comparison's sign makes d or d+1) against linear hashing's
+        // definition, at every depth, at the ends of a round and inside it, and with the released flag (the sign bit) set:
+        // a read that starts on a released table must still address the bucket it addressed before.
+        var random = new Random(7);
+        for (int depth = 0; depth < 40; depth++)
+        {
+            long round = 1L << depth;
+            long[] pointers = [0, 1, round / 2, round - 1, random.NextInt64(round)];
+            foreach (long p in pointers)
+            {
+                if (p >= round) continue; // p < 2^d
+                long state = ((long)depth << 40) | p;
+                for (int i = 0; i < 200; i++)
+                {
+                    ulong hash = (ulong)random.NextInt64() ^ ((ulong)random.Next() << 63);
+                    ulong low = hash & ((1UL << depth) - 1);
+                    long expected = (long)low < p ? (long)(hash & ((2UL << depth) - 1)) : (long)low;
+                    Assert.Equal(expected, NativeHashTable<long, Payload>.BucketIndex(hash, state));
+                    Assert.Equal(expected, NativeHashTable<long, Payload>.BucketIndex(hash, state | long.MinValue));
+                    Assert.True(expected < round + p); // a bucket that exists
+                }
+            }
+        }
+    }
 }
