@@ -55,9 +55,9 @@ internal sealed unsafe partial class CacheStore
     private const int SlidingOffset = 48;      // ticks; 0 when not sliding
     private const int QueueOffset = 56;        // the policy's queue of the entry (writer-only)
     private const int ReferencedOffset = 57;   // 1 once read since the policy last looked (readers set it, the writer clears it)
-    private const int ContiguousOffset = 58;   // 1 when the entry's chunks are consecutive in one block (readers prefetch them)
+    private const int ContiguousOffset = 58;   // when the entry's chunks are consecutive in one block (readers prefetch them): its chunk count up to PrefetchChunkLimit; else 0
     internal const int HeaderBytes = 60;
-    private const int FirstPayload = ChunkBytes - HeaderBytes; // 4 bytes of the key in the first chunk
+    private const int FirstPayload = ChunkBytes - HeaderBytes; // 4 bytes of the key in the first chunk (KeyEquals compares them as one uint)
     internal const long Never = long.MaxValue;
     private const int PrefetchChunkLimit = 16;
     // Free-run lists: list n (1 to FreeRunClasses - 1) holds runs of exactly n chunks, the last list runs of
@@ -75,6 +75,10 @@ internal sealed unsafe partial class CacheStore
     private readonly int _blockShift;
     private readonly nint _buckets;
     private readonly uint _bucketMask;
+    // A chunk reference's block (index >> _chunksPerBlockShift) and place in it (index & _chunkInBlockMask), from the
+    // block shift once here: At runs on every lookup, twice or more on a hit, and derived them on each call.
+    private readonly int _chunksPerBlockShift;
+    private readonly uint _chunkInBlockMask;
     private readonly long _fixedBytes;
     private readonly long _reclaimBatch;
     // Retired chunks reclaimed before the next write however many chunks are free (see MakeRoom): 128 KiB of entries,
@@ -119,6 +123,8 @@ internal sealed unsafe partial class CacheStore
     {
         _maxBlocks = layout.MaxBlocks;
         _blockShift = layout.BlockShift;
+        _chunksPerBlockShift = _blockShift - ChunkShift;
+        _chunkInBlockMask = (1u << _chunksPerBlockShift) - 1;
         _bucketMask = (uint)(layout.Buckets - 1);
         _fixedBytes = layout.FixedBytes;
         _reclaimBatch = Math.Clamp(layout.CapacityChunks / 512, 1, 256);
@@ -172,8 +178,7 @@ internal sealed unsafe partial class CacheStore
     private byte* At(uint reference)
     {
         uint index = reference - 1;
-        int perBlockShift = _blockShift - ChunkShift;
-        return ((byte**)_directory)[index >> perBlockShift] + ((long)(index & ((1u << perBlockShift) - 1)) << ChunkShift);
+        return ((byte**)_directory)[index >> _chunksPerBlockShift] + ((long)(index & _chunkInBlockMask) << ChunkShift);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -227,8 +232,9 @@ internal sealed unsafe partial class CacheStore
             PrefetchKeyChunks(entry);
             if (*(ulong*)(entry + HashOffset) == hash && *(int*)(entry + KeyLengthOffset) == key.Length)
             {
-                if (*(entry + ContiguousOffset) != 0) PrefetchChunks(entry, key.Length);
-                if (KeyEquals(entry, key)) return entry;
+                int contiguousChunks = *(entry + ContiguousOffset);
+                if (contiguousChunks > 3) PrefetchChunks(entry, contiguousChunks);
+                if (KeyEquals(entry, key, contiguousChunks != 0)) return entry;
             }
             reference = Volatile.Read(ref *(uint*)(entry + BucketNextOffset));
         }
@@ -253,24 +259,37 @@ internal sealed unsafe partial class CacheStore
     /// A hint only: it reads nothing and cannot fault; the chunks are the entry's own (set before the release store that
     /// linked it, and not reused while this reader is inside the gate).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void PrefetchChunks(byte* entry, int keyLength)
+    private static void PrefetchChunks(byte* entry, int chunks)
     {
         if (!Sse.IsSupported) return;
-        // At most the first PrefetchChunkLimit chunks: past them a long copy streams, which the hardware prefetcher follows.
-        long end = Math.Min(ChunksFor(keyLength, *(int*)(entry + ValueLengthOffset)), PrefetchChunkLimit) << ChunkShift;
+        // At most the first PrefetchChunkLimit chunks (the writer caps the count it marks): past them a long copy streams,
+        // which the hardware prefetcher follows.
+        long end = (long)chunks << ChunkShift;
         // The second and third lines were asked for with the first (PrefetchKeyChunks).
         for (long offset = 3 * ChunkBytes; offset < end; offset += ChunkBytes) Sse.Prefetch0(entry + offset);
     }
 
-    private bool KeyEquals(byte* entry, ReadOnlySpan<byte> key)
+    /// <summary>Whether the entry's key is <paramref name="key"/> (its length already compared equal).</summary>
+    /// <remarks>The first chunk's 4 key bytes are one 32-bit compare when the key has them (a span compare there dispatched
+    /// on the length first). A <paramref name="contiguous"/> entry's next chunk is the next 64 bytes: no link to load and
+    /// no directory lookup, sound as in <see cref="CopyValue"/> (the mark and the chunks never change while the entry is
+    /// reachable, and its chunks are not reused while this reader is inside the gate).</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool KeyEquals(byte* entry, ReadOnlySpan<byte> key, bool contiguous)
     {
-        int first = Math.Min(key.Length, FirstPayload);
-        if (!new ReadOnlySpan<byte>(entry + HeaderBytes, first).SequenceEqual(key[..first])) return false;
-        key = key[first..];
+        if (key.Length >= FirstPayload)
+        {
+            if (*(uint*)(entry + HeaderBytes) != Unsafe.ReadUnaligned<uint>(ref MemoryMarshal.GetReference(key))) return false;
+            key = key[FirstPayload..];
+        }
+        else
+        {
+            return new ReadOnlySpan<byte>(entry + HeaderBytes, key.Length).SequenceEqual(key);
+        }
         byte* chunk = entry;
         while (!key.IsEmpty)
         {
-            chunk = At(Link(chunk));
+            chunk = contiguous ? chunk + ChunkBytes : At(Link(chunk));
             int n = Math.Min(key.Length, ChunkPayload);
             if (!new ReadOnlySpan<byte>(chunk + LinkBytes, n).SequenceEqual(key[..n])) return false;
             key = key[n..];
@@ -282,6 +301,12 @@ internal sealed unsafe partial class CacheStore
 
     /// <summary>Whether the entry is marked contiguous (its chunks prefetched on a read); see <see cref="ChunksAreConsecutive"/>.</summary>
     internal static bool IsMarkedContiguous(byte* entry) => *(entry + ContiguousOffset) != 0;
+
+    /// <summary>The chunks a reader prefetches for the entry as its mark says (0 for an entry not contiguous), for tests.</summary>
+    internal static int MarkedPrefetchChunks(byte* entry) => *(entry + ContiguousOffset);
+
+    /// <summary>The most chunks a mark counts (a reader prefetches no more).</summary>
+    internal const int MarkedChunkLimit = PrefetchChunkLimit;
 
     /// <summary>Whether each of the entry's chunks follows the one before in memory, by its links (for tests of the mark).</summary>
     internal bool ChunksAreConsecutive(byte* entry)
@@ -323,6 +348,8 @@ internal sealed unsafe partial class CacheStore
             Unsafe.ByteOffset(ref start, ref Unsafe.As<nint, byte>(ref Unsafe.AsRef(in _directory))),
             Unsafe.ByteOffset(ref start, ref Unsafe.As<nint, byte>(ref Unsafe.AsRef(in _buckets))),
             Unsafe.ByteOffset(ref start, ref Unsafe.As<uint, byte>(ref Unsafe.AsRef(in _bucketMask))),
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<int, byte>(ref Unsafe.AsRef(in _chunksPerBlockShift))),
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<uint, byte>(ref Unsafe.AsRef(in _chunkInBlockMask))),
             Unsafe.ByteOffset(ref start, ref Unsafe.As<int, byte>(ref Unsafe.AsRef(in _blockShift))),
             Unsafe.ByteOffset(ref start, ref Unsafe.As<int, byte>(ref Unsafe.AsRef(in _stripeMask))),
             Unsafe.ByteOffset(ref start, ref Unsafe.As<ulong[], byte>(ref Unsafe.AsRef(in _readSlots))),
@@ -459,7 +486,7 @@ internal sealed unsafe partial class CacheStore
         while (reference != 0)
         {
             byte* entry = At(reference);
-            if (*(ulong*)(entry + HashOffset) == hash && *(int*)(entry + KeyLengthOffset) == key.Length && KeyEquals(entry, key)) return entry;
+            if (*(ulong*)(entry + HashOffset) == hash && *(int*)(entry + KeyLengthOffset) == key.Length && KeyEquals(entry, key, *(entry + ContiguousOffset) != 0)) return entry;
             link = (uint*)(entry + BucketNextOffset);
             reference = *link;
         }
@@ -774,7 +801,8 @@ internal sealed unsafe partial class CacheStore
         }
         Link(chunk) = 0;
         // Before the release store that links the entry, like the rest of the header; never changed while it is reachable.
-        *(entry + ContiguousOffset) = contiguous ? (byte)1 : (byte)0;
+        // The count, not a flag: a reader prefetches that many chunks with no division to work it out.
+        *(entry + ContiguousOffset) = contiguous ? (byte)Math.Min(chunks, PrefetchChunkLimit) : (byte)0;
         *(ulong*)(entry + HashOffset) = hash;
         *(int*)(entry + KeyLengthOffset) = key.Length;
         *(int*)(entry + ValueLengthOffset) = valueLength;

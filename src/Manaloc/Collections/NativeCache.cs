@@ -259,10 +259,13 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <exception cref="ArgumentException"><paramref name="destination"/>'s <c>GetSpan(sizeHint)</c> returned fewer bytes than the value's
     /// length it was asked for (nothing written).</exception>
     /// <exception cref="ObjectDisposedException">The cache was disposed (also when Dispose raced this read).</exception>
-    public bool TryGet(ReadOnlySpan<byte> key, IBufferWriter<byte> destination)
+    public bool TryGet(ReadOnlySpan<byte> key, IBufferWriter<byte> destination) => TryGetCore(key, CacheHashing.Hash(key), destination);
+
+    /// <summary>The body of both <c>TryGet</c>s: <paramref name="hash"/> is <see cref="CacheHashing.Hash"/> of <paramref name="key"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TryGetCore(ReadOnlySpan<byte> key, ulong hash, IBufferWriter<byte> destination)
     {
         if (destination is null) ThrowHelper.ThrowArgumentNull(nameof(destination));
-        ulong hash = CacheHashing.Hash(key);
         // The bucket's miss overlaps the writer's GetSpan (a hint: harmless if Dispose frees the store meanwhile).
         Volatile.Read(ref _store)?.PrefetchBucket(hash);
         // The writer's span is asked for outside the gate: the writer is the caller's code (it may block or allocate).
@@ -318,7 +321,19 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     public bool TryGet(ReadOnlySpan<char> key, IBufferWriter<byte> destination)
     {
-        using var utf8 = new Utf8Key(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default);
+        // An ASCII key (the usual one) is narrowed and hashed in one pass, with no encoder call and no rented buffer to
+        // return (so no finally here); any other key is encoded in full, off this path. Both give the same bytes and hash.
+        Span<byte> utf8 = stackalloc byte[StackKeyBytes];
+        if (CacheHashing.TryNarrowAsciiAndHash(key, utf8, out ulong hash)) return TryGetCore(utf8[..key.Length], hash, destination);
+        return TryGetEncoded(key, utf8, destination);
+    }
+
+    /// <summary>As <see cref="TryGet(ReadOnlySpan{char}, IBufferWriter{byte})"/> for a key that is not ASCII, shorter than
+    /// 8 chars or longer than the stack buffer: encoded in <paramref name="stack"/> or a rented array.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryGetEncoded(ReadOnlySpan<char> key, Span<byte> stack, IBufferWriter<byte> destination)
+    {
+        using var utf8 = new Utf8Key(key, stack);
         return TryGet(utf8.Bytes, destination);
     }
 

@@ -60,4 +60,58 @@ public sealed class CacheHashingTests
             }
         }
     }
+
+    /// <summary>One char of each class the ASCII path must tell apart: ASCII at both ends, just above ASCII, the last byte
+    /// value (x64's saturating pack keeps it), above a byte (a truncating narrowing would make it 0x00), lone surrogates.</summary>
+    private static readonly char[] s_nonAscii = ['\u0080', '\u00FF', '\u0100', '\u0178', '\u4E2D', '\uD800', '\uDFFF', '\uFFFF'];
+
+    [Fact]
+    public void The_ascii_path_gives_the_general_paths_bytes_and_hash_or_declines_for_every_class_and_length_0_to_300()
+    {
+        var random = new Random(330);
+        var chars = new char[320];
+        var buffer = new byte[256];
+        var general = new byte[3 * 320];
+        int taken = 0;
+        for (int length = 0; length <= 300; length++)
+        {
+            for (int variant = 0; variant <= s_nonAscii.Length; variant++)
+            {
+                int offset = random.Next(8); // any alignment of the chars
+                var key = chars.AsSpan(offset, length);
+                for (int i = 0; i < length; i++) key[i] = (char)random.Next(0, 0x80);
+                if (length > 0 && random.Next(4) == 0) key[random.Next(length)] = '\u007F';
+                bool ascii = variant == s_nonAscii.Length || length == 0;
+                // A char of the class at a random place, also in the last 8 (read by the tail's overlapping load only).
+                if (!ascii) key[random.Next(2) == 0 ? random.Next(length) : Math.Max(0, length - 1 - random.Next(Math.Min(8, length)))] = s_nonAscii[variant];
+                buffer.AsSpan().Fill(0xCC);
+
+                bool fast = CacheHashing.TryNarrowAsciiAndHash(key, buffer, out ulong hash);
+
+                using var utf8 = new Utf8Key(key, general);
+                var expected = utf8.Bytes;
+                int written = expected.Length;
+                Assert.Equal(ascii && length >= 8 && length <= buffer.Length, fast);
+                if (!fast) continue;
+                taken++;
+                Assert.Equal(length, written);
+                Assert.True(expected.SequenceEqual(buffer.AsSpan(0, length)), $"bytes of an ASCII key of {length} chars");
+                Assert.Equal(CacheHashing.Hash(expected), hash);
+                Assert.Equal(Reference(expected), hash);
+            }
+        }
+        Assert.Equal(256 - 8 + 1, taken); // every ASCII length it serves was checked
+    }
+
+    [Fact]
+    public void The_ascii_path_declines_a_key_longer_than_its_buffer_and_writes_nothing_past_it()
+    {
+        var key = new string('a', 40);
+        var buffer = new byte[48];
+        Assert.False(CacheHashing.TryNarrowAsciiAndHash(key, buffer.AsSpan(0, 39), out _));
+        Assert.All(buffer, b => Assert.Equal(0, b));
+        Assert.True(CacheHashing.TryNarrowAsciiAndHash(key, buffer.AsSpan(0, 40), out ulong hash));
+        Assert.Equal(CacheHashing.Hash(buffer.AsSpan(0, 40)), hash);
+        Assert.All(buffer.AsSpan(40).ToArray(), b => Assert.Equal(0, b));
+    }
 }

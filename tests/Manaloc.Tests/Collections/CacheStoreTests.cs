@@ -34,6 +34,9 @@ public sealed unsafe class CacheStoreTests
                     if (entry == null) continue; // evicted
                     bool consecutive = store.ChunksAreConsecutive(entry);
                     Assert.Equal(consecutive, CacheStore.IsMarkedContiguous(entry));
+                    // The mark is the chunk count a reader prefetches (capped), which must cover the entry up to the cap.
+                    Assert.Equal(consecutive ? (int)Math.Min(CacheStore.ChunksFor(bytes.Length, expected.Length), CacheStore.MarkedChunkLimit) : 0,
+                        CacheStore.MarkedPrefetchChunks(entry));
                     if (consecutive) marked++;
                     else unmarked++;
                     var copy = new byte[CacheStore.ValueLength(entry)];

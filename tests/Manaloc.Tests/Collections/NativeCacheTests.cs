@@ -138,6 +138,46 @@ public sealed class NativeCacheTests
     }
 
     [Fact]
+    public void A_char_key_finds_the_entry_set_under_its_UTF_8_bytes_on_every_route_of_the_read()
+    {
+        // The read narrows and hashes an ASCII key of 8 to 256 chars in one pass and encodes every other key in full: each
+        // route must reach the entry the byte key stored, and none may reach another's (keys one char apart at each end).
+        using var cache = NewCache(4 << 20);
+        var keys = new List<string>();
+        foreach (int length in (int[])[0, 1, 7, 8, 9, 15, 16, 17, 31, 48, 63, 64, 65, 255, 256, 257, 300])
+        {
+            string ascii = string.Concat(Enumerable.Range(0, length).Select(i => (char)('!' + (i * 7 % 90))));
+            keys.Add(ascii);
+            if (length == 0) continue;
+            keys.Add(ascii[..^1] + "\u007F");
+            keys.Add("\u00E9" + ascii[1..]);
+            keys.Add(ascii[..^1] + "\u00FF");
+            keys.Add(ascii[..^1] + "\u0100");
+            keys.Add(ascii[..^1] + "\uD800");
+        }
+        for (int i = 0; i < keys.Count; i++) Assert.True(cache.Set(Wtf8(keys[i]), [(byte)i, (byte)(i >> 8)]));
+        Assert.Equal(keys.Distinct().Count(), cache.Count);
+        for (int i = 0; i < keys.Count; i++)
+        {
+            int expected = keys.LastIndexOf(keys[i]); // the last Set of a key repeated wins
+            Assert.Equal(new byte[] { (byte)expected, (byte)(expected >> 8) }, Get(cache, keys[i]));
+        }
+        Assert.Null(Get(cache, new string('!', 40)));
+    }
+
+    /// <summary>A key's bytes as the cache stores a lone surrogate: its 3-byte generalized UTF-8 form (WTF-8).</summary>
+    private static byte[] Wtf8(string key)
+    {
+        var bytes = new List<byte>();
+        foreach (char c in key)
+        {
+            if (char.IsSurrogate(c)) bytes.AddRange([(byte)(0xE0 | (c >> 12)), (byte)(0x80 | ((c >> 6) & 0x3F)), (byte)(0x80 | (c & 0x3F))]);
+            else bytes.AddRange(Encoding.UTF8.GetBytes(c.ToString()));
+        }
+        return [.. bytes];
+    }
+
+    [Fact]
     public void Keys_with_lone_surrogates_are_keys_and_differ_by_which_surrogate_they_hold()
     {
         using var cache = NewCache();
