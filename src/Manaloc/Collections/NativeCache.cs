@@ -199,8 +199,11 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <exception cref="OutOfMemoryException">The system refused a block; the key's entry is unchanged.</exception>
     public bool Set(ReadOnlySpan<char> key, ReadOnlySpan<byte> value, NativeCacheEntryOptions entryOptions)
     {
-        using var utf8 = new Utf8Key(key, key.Length <= StackKeyBytes / 3 ? stackalloc byte[StackKeyBytes] : default);
-        return SetCore(utf8.Bytes, value, default, value.Length, entryOptions);
+        // As TryGet: an ASCII key narrowed and hashed in one pass, any other encoded in full (the same bytes and hash).
+        Span<byte> utf8 = stackalloc byte[StackKeyBytes];
+        if (CacheHashing.TryNarrowAsciiAndHash(key, utf8, out ulong hash)) return SetCore(utf8[..key.Length], hash, value, default, value.Length, entryOptions);
+        using var encoded = new Utf8Key(key, utf8);
+        return SetCore(encoded.Bytes, value, default, value.Length, entryOptions);
     }
 
     /// <summary>Stores the bytes of <paramref name="value"/> (one or more segments) under the UTF-8 bytes of <paramref name="key"/>.</summary>
@@ -217,12 +220,15 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     }
 
     private bool SetCore(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, in ReadOnlySequence<byte> sequence, int valueLength, NativeCacheEntryOptions entryOptions)
+        => SetCore(key, CacheHashing.Hash(key), value, sequence, valueLength, entryOptions);
+
+    /// <summary>The body of every <c>Set</c>: <paramref name="hash"/> is <see cref="CacheHashing.Hash"/> of <paramref name="key"/>.</summary>
+    private bool SetCore(ReadOnlySpan<byte> key, ulong hash, ReadOnlySpan<byte> value, in ReadOnlySequence<byte> sequence, int valueLength, NativeCacheEntryOptions entryOptions)
     {
         if (entryOptions.SlidingExpiration is { } s && s <= TimeSpan.Zero)
         {
             ThrowHelper.ThrowArgumentOutOfRange("entryOptions.SlidingExpiration", s, $"{_description}: a sliding expiration must be positive.");
         }
-        ulong hash = CacheHashing.Hash(key);
         bool expires = entryOptions.TimeToLive.HasValue || entryOptions.AbsoluteExpiration.HasValue || entryOptions.SlidingExpiration.HasValue;
         // Also without expiry: eviction removes the expired entries it meets.
         long now = _clock.GetUtcNow().UtcTicks;

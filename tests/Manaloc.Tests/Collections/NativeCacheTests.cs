@@ -138,7 +138,7 @@ public sealed class NativeCacheTests
     }
 
     [Fact]
-    public void A_char_key_finds_the_entry_set_under_its_UTF_8_bytes_on_every_route_of_the_read()
+    public void A_char_key_is_the_entry_of_its_UTF_8_bytes_on_every_route_of_the_read_and_the_write()
     {
         // The read narrows and hashes an ASCII key of 8 to 256 chars in one pass and encodes every other key in full: each
         // route must reach the entry the byte key stored, and none may reach another's (keys one char apart at each end).
@@ -163,6 +163,14 @@ public sealed class NativeCacheTests
             Assert.Equal(new byte[] { (byte)expected, (byte)(expected >> 8) }, Get(cache, keys[i]));
         }
         Assert.Null(Get(cache, new string('!', 40)));
+        // And the other way round: a Set by the char key replaces the entry of its bytes, on every route of the write.
+        for (int i = 0; i < keys.Count; i++) Assert.True(cache.Set(keys[i], [(byte)i, (byte)(i >> 8), 1]));
+        Assert.Equal(keys.Distinct().Count(), cache.Count);
+        for (int i = 0; i < keys.Count; i++)
+        {
+            int expected = keys.LastIndexOf(keys[i]);
+            Assert.Equal(new byte[] { (byte)expected, (byte)(expected >> 8), 1 }, Get(cache, Wtf8(keys[i])));
+        }
     }
 
     /// <summary>A key's bytes as the cache stores a lone surrogate: its 3-byte generalized UTF-8 form (WTF-8).</summary>
