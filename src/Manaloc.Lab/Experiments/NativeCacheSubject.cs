@@ -460,12 +460,15 @@ internal static class CacheSubjects
 
         public void Replace(RequestKeys requests, int position, ReadOnlySpan<byte> value) => sinks[slot] += Hash(requests.Key(position));
 
-        /// <summary>The key encoded to UTF-8 on the stack and hashed, as NativeCache's char-key members do.</summary>
+        /// <summary>The key encoded to UTF-8 on the stack and hashed, as NativeCache's char-key members do: an ASCII key of
+        /// 8 to 256 chars narrowed and hashed in one pass, any other encoded in full, then hashed.</summary>
         [SkipLocalsInit]
         public static ulong Hash(ReadOnlySpan<char> key)
         {
-            using var utf8 = new Utf8Key(key, stackalloc byte[256]);
-            return CacheHashing.Hash(utf8.Bytes);
+            Span<byte> utf8 = stackalloc byte[256];
+            if (CacheHashing.TryNarrowAsciiAndHash(key, utf8, out ulong hash)) return hash;
+            using var encoded = new Utf8Key(key, utf8);
+            return CacheHashing.Hash(encoded.Bytes);
         }
     }
 }
