@@ -67,7 +67,8 @@ internal static class CacheHashing
     public static bool TryNarrowAsciiAndHash(ReadOnlySpan<char> key, Span<byte> buffer, out ulong hash)
     {
         int length = key.Length;
-        if (!Vector128.IsHardwareAccelerated || length < 8 || length > buffer.Length)
+        // Little-endian only: the narrowed word's bytes are then the order Hash reads them in (a constant for the JIT).
+        if (!Vector128.IsHardwareAccelerated || !BitConverter.IsLittleEndian || length < 8 || length > buffer.Length)
         {
             hash = 0;
             return false;
