@@ -30,13 +30,16 @@ namespace Manaloc.Collections;
 internal sealed unsafe partial class CacheStore
 {
     private const int ReadStripeSlots = 32;
-    // The read rings' layout: each stripe's cursor and each stripe's slots are written by its thread on every read, so
-    // they start RingPad longs (128 bytes) into their arrays and each is followed by 128 bytes of its own: no stripe shares
-    // a line (or the adjacent line the spatial prefetcher pairs with it) with another stripe or with the objects allocated
-    // beside the arrays (the policy's queue arrays, which the writer stores to on every write).
+    // The read rings' layout: one pinned array per store, each stripe a block of StripeLongs longs (its cursor, its 32
+    // slots, then 31 longs of padding), the first block RingPad longs (128 bytes) into the array. A stripe's cursor and
+    // slots are written by its thread on every read, so each block is followed by at least 128 bytes no thread writes and
+    // the first is preceded by 128: no stripe shares a line (or the adjacent line the spatial prefetcher pairs with it)
+    // with another stripe or with the objects allocated beside the array. One base pointer, loaded once per read, and a
+    // power-of-two stride make a record a shift, an add and two stores: no array loads, no null or bounds checks.
     private const int RingPad = 16;
-    private const int CursorStride = 1 + RingPad; // a cursor and 128 bytes of padding
-    private const int SlotStride = ReadStripeSlots + RingPad; // a stripe's 32 slots and 128 bytes of padding
+    private const int StripeShift = 6;
+    private const int StripeLongs = 1 << StripeShift; // a cursor, 32 slots and 248 bytes of padding
+    private const int SlotsOffset = 1; // the slots follow the cursor (its thread writes both: they may share a line)
     private const byte Window = 0, Probation = 1, Protected = 2;
     // The queue byte's low bits name the queue; Unjudged marks a graduate of the window not yet weighed against a victim.
     // Entries demoted from protected also join probation's most recent end, among the graduates: unmarked, they are
@@ -51,8 +54,12 @@ internal sealed unsafe partial class CacheStore
     private readonly uint[] _queueHead = new uint[3];  // most recent
     private readonly uint[] _queueTail = new uint[3];  // least recent
     private readonly long[] _queueWeight = new long[3];
-    private readonly ulong[] _readSlots;
-    private readonly long[] _readCursors;
+    // The read rings (see RingPad): _readRing points at stripe 0's cursor inside _readRingArray, allocated pinned (on the
+    // pinned object heap, so the pointer stays valid) and referenced by this store. A reader stores through the pointer
+    // only inside the ReaderGate, and a store is unpublished, waited for (ReaderGate.Replace) and only then freed by the
+    // thread holding it, so the array is reachable whenever a reader can store to it.
+    private readonly long[] _readRingArray;
+    private readonly nint _readRing;
     private readonly long[] _drained;
     private readonly int _stripeMask;
 
@@ -70,13 +77,12 @@ internal sealed unsafe partial class CacheStore
     private bool RecordAccess(byte* entry, int threadStripe)
     {
         if (*(entry + ReferencedOffset) == 0) *(entry + ReferencedOffset) = 1;
-        int stripe = threadStripe & _stripeMask;
-        // Unchecked indexing (two compares and branches less per read): see ReadCursor and ReadSlots.
-        ref long cursor = ref ReadCursor(stripe);
-        long at = cursor;
-        cursor = at + 1; // plain: a lost increment only loses a sample
-        ReadSlots(stripe, at) = *(ulong*)(entry + HashOffset);
-        return (at & (ReadStripeSlots - 1)) == ReadStripeSlots - 1;
+        long* cursor = ReadCursor(threadStripe & _stripeMask);
+        long at = *cursor;
+        *cursor = at + 1; // plain: a lost increment only loses a sample
+        long slot = at & (ReadStripeSlots - 1);
+        cursor[SlotsOffset + slot] = *(long*)(entry + HashOffset);
+        return slot == ReadStripeSlots - 1;
     }
 
     /// <summary>Applies the recorded reads to the sketch (under the writer lock). A record is only a hash: it touches the
@@ -101,37 +107,31 @@ internal sealed unsafe partial class CacheStore
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void DrainStripe(int stripe, long agingPeriod)
     {
-        long end = Volatile.Read(ref ReadCursor(stripe));
+        long* cursor = ReadCursor(stripe);
+        long end = Volatile.Read(ref *cursor);
         long start = Math.Max(_drained[stripe], end - ReadStripeSlots);
-        // The stripe's slots, indexed by the position's low bits (in bounds: see ReadSlots).
-        ref ulong slots = ref ReadSlots(stripe, 0);
+        // The stripe's slots, indexed by the position's low bits.
+        ulong* slots = (ulong*)(cursor + SlotsOffset);
         // The records' sketch lines are asked for first, so their cache misses overlap instead of each increment waiting for its own.
         if (Sse.IsSupported)
         {
-            for (long at = start; at < end; at++) Sse.Prefetch0(SketchBlock(Unsafe.Add(ref slots, (int)(at & (ReadStripeSlots - 1)))));
+            for (long at = start; at < end; at++) Sse.Prefetch0(SketchBlock(slots[at & (ReadStripeSlots - 1)]));
         }
         for (long at = start; at < end; at++)
         {
-            ref ulong slot = ref Unsafe.Add(ref slots, (int)(at & (ReadStripeSlots - 1)));
-            ulong hash = slot;
-            slot = 0;
+            ulong* slot = slots + (at & (ReadStripeSlots - 1));
+            ulong hash = *slot;
+            *slot = 0;
             if (hash != 0) IncrementCore(hash, agingPeriod);
         }
         _drained[stripe] = end;
     }
 
-    /// <summary>The read-ring cursor of <paramref name="stripe"/> (0 to <see cref="_stripeMask"/>, which every caller masks
-    /// to), unchecked: <see cref="_readCursors"/> holds <c>RingPad + (_stripeMask + 1) * CursorStride</c> longs, so the index
-    /// is in bounds; the array is readonly, made in the constructor.</summary>
+    /// <summary>The read-ring block of <paramref name="stripe"/> (0 to <see cref="_stripeMask"/>, which every caller masks
+    /// to): its cursor, followed by its <see cref="ReadStripeSlots"/> slots. In bounds: <see cref="_readRingArray"/> holds
+    /// <c>RingPad + (_stripeMask + 1) * StripeLongs</c> longs and <see cref="_readRing"/> points RingPad longs into it.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private ref long ReadCursor(int stripe) => ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_readCursors), RingPad + stripe * CursorStride);
-
-    /// <summary>The ring slot of position <paramref name="at"/> in <paramref name="stripe"/> (0 to <see cref="_stripeMask"/>),
-    /// unchecked: <see cref="_readSlots"/> holds <c>RingPad + (_stripeMask + 1) * SlotStride</c> hashes and the position is
-    /// masked to the stripe's slots, so the index is in bounds.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private ref ulong ReadSlots(int stripe, long at)
-        => ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_readSlots), RingPad + stripe * SlotStride + (int)(at & (ReadStripeSlots - 1)));
+    private long* ReadCursor(int stripe) => (long*)_readRing + ((nint)(uint)stripe << StripeShift);
 
     /// <summary>For tests: walks each queue from its most recent end and checks that every link is mirrored by its
     /// neighbour's, each entry's queue byte names its queue, each queue's end and weight match the walk, and that the

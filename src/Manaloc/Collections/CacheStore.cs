@@ -159,8 +159,8 @@ internal sealed unsafe partial class CacheStore
         _protectedMax = (capacity - _windowMax) * 8 / 10;
         int stripes = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Clamp(Environment.ProcessorCount, 1, 64));
         _stripeMask = stripes - 1;
-        _readSlots = new ulong[RingPad + stripes * SlotStride];
-        _readCursors = new long[RingPad + stripes * CursorStride];
+        _readRingArray = GC.AllocateArray<long>(RingPad + stripes * StripeLongs, pinned: true);
+        _readRing = (nint)((long*)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(_readRingArray)) + RingPad);
         _drained = new long[stripes];
     }
 
@@ -352,8 +352,7 @@ internal sealed unsafe partial class CacheStore
             Unsafe.ByteOffset(ref start, ref Unsafe.As<uint, byte>(ref Unsafe.AsRef(in _chunkInBlockMask))),
             Unsafe.ByteOffset(ref start, ref Unsafe.As<int, byte>(ref Unsafe.AsRef(in _blockShift))),
             Unsafe.ByteOffset(ref start, ref Unsafe.As<int, byte>(ref Unsafe.AsRef(in _stripeMask))),
-            Unsafe.ByteOffset(ref start, ref Unsafe.As<ulong[], byte>(ref Unsafe.AsRef(in _readSlots))),
-            Unsafe.ByteOffset(ref start, ref Unsafe.As<long[], byte>(ref Unsafe.AsRef(in _readCursors))),
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<nint, byte>(ref Unsafe.AsRef(in _readRing))),
             Unsafe.ByteOffset(ref start, ref Unsafe.As<long, byte>(ref Unsafe.AsRef(in _fixedBytes))),
         ])
         {
@@ -364,19 +363,18 @@ internal sealed unsafe partial class CacheStore
         return nearest;
     }
 
-    /// <summary>For tests of the read rings' padding: each stripe's cursor, then each stripe's slots, as (byte offset in
-    /// their array's elements, bytes written), and the two arrays' lengths in bytes.</summary>
-    internal ((long Offset, long Bytes)[] Cursors, long CursorArrayBytes, (long Offset, long Bytes)[] Slots, long SlotArrayBytes) ReadRingLayout()
+    /// <summary>For tests of the read rings' padding: each stripe's cursor and slots (written by its thread on every read) as
+    /// (byte offset in the ring array's elements, bytes written), and the array's length in bytes.</summary>
+    internal ((long Offset, long Bytes)[] Stripes, long ArrayBytes) ReadRingLayout()
     {
         int stripes = _stripeMask + 1;
-        var cursors = new (long, long)[stripes];
-        var slots = new (long, long)[stripes];
+        var ranges = new (long, long)[stripes];
+        long* elements = (long*)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(_readRingArray));
         for (int stripe = 0; stripe < stripes; stripe++)
         {
-            cursors[stripe] = ((long)Unsafe.ByteOffset(ref Unsafe.As<long, byte>(ref MemoryMarshal.GetArrayDataReference(_readCursors)), ref Unsafe.As<long, byte>(ref ReadCursor(stripe))), sizeof(long));
-            slots[stripe] = ((long)Unsafe.ByteOffset(ref Unsafe.As<ulong, byte>(ref MemoryMarshal.GetArrayDataReference(_readSlots)), ref Unsafe.As<ulong, byte>(ref ReadSlots(stripe, 0))), ReadStripeSlots * sizeof(ulong));
+            ranges[stripe] = ((long)((byte*)ReadCursor(stripe) - (byte*)elements), (SlotsOffset + ReadStripeSlots) * sizeof(long));
         }
-        return (cursors, (long)_readCursors.Length * sizeof(long), slots, (long)_readSlots.Length * sizeof(ulong));
+        return (ranges, (long)_readRingArray.Length * sizeof(long));
     }
 
     /// <summary>Retired chunks waiting for <see cref="Reclaim"/> (for tests).</summary>

@@ -350,30 +350,28 @@ public sealed unsafe class CacheStoreTests
         }
     }
 
-    /// <summary>Each stripe's read-ring cursor and slots (stored by its thread on every read) have 128 bytes of their array
-    /// on each side that no other stripe writes and that are inside the array (so no neighbouring object shares them).</summary>
+    /// <summary>Each stripe's read-ring cursor and slots (stored by its thread on every read) have 128 bytes of the ring's
+    /// array on each side that no other stripe writes and that are inside the array (so no neighbouring object shares them).</summary>
     [Fact]
     public void Each_stripes_cursor_and_slots_have_128_bytes_of_their_own_on_each_side()
     {
         var store = new CacheStore(new CacheLayout(1 << 20));
         try
         {
-            var (cursors, cursorBytes, slots, slotBytes) = store.ReadRingLayout();
-            Assert.NotEmpty(cursors);
-            foreach (var (ranges, arrayBytes) in new[] { (cursors, cursorBytes), (slots, slotBytes) })
+            var (stripes, arrayBytes) = store.ReadRingLayout();
+            Assert.NotEmpty(stripes);
+            for (int i = 0; i < stripes.Length; i++)
             {
-                for (int i = 0; i < ranges.Length; i++)
+                var (offset, bytes) = stripes[i];
+                Assert.True(bytes >= 33 * sizeof(long), $"stripe {i} covers {bytes} bytes, less than its cursor and 32 slots");
+                Assert.True(offset >= 128, $"stripe {i} starts {offset} bytes into its array");
+                Assert.True(arrayBytes - (offset + bytes) >= 128, $"stripe {i} ends {arrayBytes - (offset + bytes)} bytes before its array's end");
+                for (int j = 0; j < stripes.Length; j++)
                 {
-                    var (offset, bytes) = ranges[i];
-                    Assert.True(offset >= 128, $"stripe {i} starts {offset} bytes into its array");
-                    Assert.True(arrayBytes - (offset + bytes) >= 128, $"stripe {i} ends {arrayBytes - (offset + bytes)} bytes before its array's end");
-                    for (int j = 0; j < ranges.Length; j++)
-                    {
-                        if (i == j) continue;
-                        var (other, otherBytes) = ranges[j];
-                        long gap = other >= offset ? other - (offset + bytes) : offset - (other + otherBytes);
-                        Assert.True(gap >= 128, $"stripes {i} and {j} are {gap} bytes apart");
-                    }
+                    if (i == j) continue;
+                    var (other, otherBytes) = stripes[j];
+                    long gap = other >= offset ? other - (offset + bytes) : offset - (other + otherBytes);
+                    Assert.True(gap >= 128, $"stripes {i} and {j} are {gap} bytes apart");
                 }
             }
         }

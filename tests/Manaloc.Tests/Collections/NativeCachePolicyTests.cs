@@ -180,7 +180,7 @@ public sealed class NativeCachePolicyTests(ITestOutputHelper output)
             for (int i = 0; i < other; i++) store.Touch(entry, null, 1);
             store.DrainOwn(0);
             // With one stripe (one processor) stripe 1 is stripe 0: its own drain takes both threads' records.
-            bool oneStripe = store.ReadRingLayout().Cursors.Length == 1;
+            bool oneStripe = store.ReadRingLayout().Stripes.Length == 1;
             Assert.Equal(before + own + (oneStripe ? other : 0), store.Frequency(hash));
             store.Drain();
             Assert.Equal(before + own + other, store.Frequency(hash));
