@@ -159,8 +159,7 @@ internal sealed unsafe partial class CacheStore
         _protectedMax = (capacity - _windowMax) * 8 / 10;
         int stripes = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Clamp(Environment.ProcessorCount, 1, 64));
         _stripeMask = stripes - 1;
-        _readRingArray = GC.AllocateArray<long>(RingPad + stripes * StripeLongs, pinned: true);
-        _readRing = (nint)((long*)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(_readRingArray)) + RingPad);
+        _readRing = GC.AllocateArray<long>(RingPad + stripes * StripeLongs, pinned: true);
         _drained = new long[stripes];
     }
 
@@ -352,7 +351,7 @@ internal sealed unsafe partial class CacheStore
             Unsafe.ByteOffset(ref start, ref Unsafe.As<uint, byte>(ref Unsafe.AsRef(in _chunkInBlockMask))),
             Unsafe.ByteOffset(ref start, ref Unsafe.As<int, byte>(ref Unsafe.AsRef(in _blockShift))),
             Unsafe.ByteOffset(ref start, ref Unsafe.As<int, byte>(ref Unsafe.AsRef(in _stripeMask))),
-            Unsafe.ByteOffset(ref start, ref Unsafe.As<nint, byte>(ref Unsafe.AsRef(in _readRing))),
+            Unsafe.ByteOffset(ref start, ref Unsafe.As<long[], byte>(ref Unsafe.AsRef(in _readRing))),
             Unsafe.ByteOffset(ref start, ref Unsafe.As<long, byte>(ref Unsafe.AsRef(in _fixedBytes))),
         ])
         {
@@ -369,12 +368,12 @@ internal sealed unsafe partial class CacheStore
     {
         int stripes = _stripeMask + 1;
         var ranges = new (long, long)[stripes];
-        long* elements = (long*)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(_readRingArray));
+        ref byte elements = ref Unsafe.As<long, byte>(ref MemoryMarshal.GetArrayDataReference(_readRing));
         for (int stripe = 0; stripe < stripes; stripe++)
         {
-            ranges[stripe] = ((long)((byte*)ReadCursor(stripe) - (byte*)elements), (SlotsOffset + ReadStripeSlots) * sizeof(long));
+            ranges[stripe] = ((long)Unsafe.ByteOffset(ref elements, ref Unsafe.As<long, byte>(ref ReadCursor(stripe))), (SlotsOffset + ReadStripeSlots) * sizeof(long));
         }
-        return (ranges, (long)_readRingArray.Length * sizeof(long));
+        return (ranges, (long)_readRing.Length * sizeof(long));
     }
 
     /// <summary>Retired chunks waiting for <see cref="Reclaim"/> (for tests).</summary>
