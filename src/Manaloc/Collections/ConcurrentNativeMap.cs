@@ -27,11 +27,11 @@ namespace Manaloc.Collections;
 /// <see cref="Dispose"/>, which unpublish the table and release it: a released flag, one process-wide barrier, and its
 /// pages given back to the system with their addresses kept readable (zeros) until the table object's finalizer
 /// unmaps them, when no read can hold it any more (a read holds the table object until its last check). A read checks
-/// the flag (the sign of the table's split state) after its sequence check and, if set, reads the map's table again
+/// the flag (a bit of the table's split state) after its sequence check and, if set, reads the map's table again
 /// (Clear's new one) or throws <see cref="ObjectDisposedException"/> (Dispose). So a read racing <see cref="Dispose"/> returns the right answer or
 /// throws, a read racing <see cref="Clear"/> returns the old whole value or a miss, and none touches unmapped memory.
-/// The cost: per hit one more load of the split state (a word the read loaded at its start) and a test of its sign; a
-/// miss re-reads the state for its bucket check anyway, and the same load serves the flag; per Clear or Dispose one process-wide barrier and no wait.
+/// The cost: per hit one more load of the split state (a word the read loaded at its start) and a test of the flag; a
+/// miss re-reads the state for its own check anyway, and the same load serves the flag; per Clear or Dispose one process-wide barrier and no wait.
 /// Where pages cannot be discarded (every system but Linux), reads go through <c>ReaderGate</c> and Clear and Dispose
 /// free the table once every read in progress has ended. See <c>docs/collections.md</c>.</para>
 /// <para>Enumeration is weakly consistent, as <c>ConcurrentDictionary</c>'s: it takes no lock, may or may not show

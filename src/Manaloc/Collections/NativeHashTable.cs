@@ -71,7 +71,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     private const uint PrimaryMask = (1u << PrimarySlots) - 1;
     private const uint OverflowMask = (1u << OverflowSlots) - 1;
     private const int CountOffset = 14;
-    private const int VersionOffset = 16;
+    internal const int VersionOffset = 16;
     private const int EntriesOffset = 20;
     private const int NextOffset = 24;
     /// <summary>The largest key plus value the maps accept: 14 of them make a 14 KiB bucket.</summary>
@@ -81,15 +81,21 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     private const int ArenaHeaderBytes = 64;
     // Split while Count > primary slots x 17/20 (an 85% load of the primary slots; overflow takes the rest).
     private const int LoadNumerator = 17, LoadDenominator = 20;
-    private const int SplitShift = 40;
+    /// <summary>The split state's layout: the depth d in bits 0-7 (so <c>bzhi</c>, which reads its count's low byte, takes the
+    /// state itself as its count), the released flag in bit 8 (<see cref="ReleasedBit"/>), the split pointer p in bits 9-48
+    /// (so one shift extracts it, whatever the flag).</summary>
+    private const int PointerShift = 9;
+    /// <summary>The deepest table: 2^39 buckets (p then fits in the state's 40 pointer bits).</summary>
+    private const int MaxDepth = 39;
     /// <summary>Above this a table sized up front is checked against the memory the process may use (see the constructor).</summary>
     private const long LargeTableBytes = 64L << 20;
-    private const long SplitMask = (1L << SplitShift) - 1;
-    /// <summary>The split state's sign bit: the table was released (<see cref="ReleaseUnderReaders"/>). The depth (bits 40-45)
-    /// and the split pointer (bits 0-39) stay as they were, and every reader of the depth masks it (<see cref="Depth"/>, or
-    /// in <see cref="BucketIndex"/> <c>bzhi</c>'s reading of its count's low byte, or a shift's own count mask), so a read that starts on a released table still computes its
-    /// bucket inside the directory (kept whole) and only its last check fails.</summary>
-    private const long ReleasedBit = long.MinValue;
+    /// <summary>The split state's released flag: the table was released (<see cref="ReleaseUnderReaders"/>). The depth (bits
+    /// 0-7) and the split pointer (bits 9-48) stay as they were, and neither reading sees the flag: the depth's readers take
+    /// bits of the low byte (<see cref="Depth"/>, or <c>bzhi</c>'s reading of its count's low byte, or a shift's own count
+    /// mask), and the split pointer's shift drops it. So a read that starts on a released table still computes the bucket it
+    /// computed before, inside the directory (kept whole), and only its last check fails. A test of it is one instruction
+    /// with its operand in memory.</summary>
+    internal const long ReleasedBit = 1L << 8;
     private const int DepthMask = 63;
 
     internal static readonly int EntryBytes = sizeof(TKey) + sizeof(TValue);
@@ -122,9 +128,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     private readonly Func<TKey, ulong>? _hasher;
     private readonly string _owner;
 
-    // Native state: the directory (byte** of segment pointers) and the split state ((d << 40) | p) are read by
-    // concurrent readers, so they change only by release stores; the rest is the writer's alone. The split state's sign bit
-    // (ReleasedBit) is the released flag: set once ReleaseUnderReaders begins (before any page is discarded), after which
+    // Native state: the directory (byte** of segment entries, see DirectoryEntry) and the split state ((p << 9) | d) are
+    // read by concurrent readers, so they change only by release stores; the rest is the writer's alone. The split state's
+    // bit 8 (ReleasedBit) is the released flag: set once ReleaseUnderReaders begins (before any page is discarded), after which
     // no writer touches the table; a reader that sees it discards what it read. One word for both: a miss's last check
     // (its bucket, then the flag) is one load, and a hit's flag check loads a word the read loaded at its start.
     private nint _directory;
@@ -186,7 +192,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         AllocationBudget = allocationBudget;
         long buckets = Math.Max(1, (initialCapacity * LoadDenominator + (long)PrimarySlots * LoadNumerator - 1) / ((long)PrimarySlots * LoadNumerator));
         int depth = buckets <= 1 ? 0 : BitOperations.Log2((ulong)(buckets - 1)) + 1;
-        if (depth > SplitShift - 1) ThrowHelper.ThrowArgumentOutOfRange("InitialCapacity", initialCapacity, "The initial capacity is too large.");
+        if (depth > MaxDepth) ThrowHelper.ThrowArgumentOutOfRange("InitialCapacity", initialCapacity, "The initial capacity is too large.");
         long total = 1L << depth;
         // A table sized up front writes every primary bucket's header here, so all of it becomes resident: a capacity
         // beyond the memory the process may use (physical memory, or the container's limit) would take the machine's
@@ -199,11 +205,11 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
             _directoryCapacity = (int)Math.Max(4, (total + SegmentMask) >> SegmentShift);
             _directory = (nint)Allocate((long)_directoryCapacity * sizeof(nint));
             _firstSegmentBuckets = Math.Min(total, 1L << SegmentShift);
-            ((byte**)_directory)[0] = AllocateSegment(_firstSegmentBuckets);
+            ((byte**)_directory)[0] = DirectoryEntry(AllocateSegment(_firstSegmentBuckets), 0);
             _segmentCount = 1;
             for (long b = _firstSegmentBuckets; b < total; b += 1L << SegmentShift)
             {
-                ((byte**)_directory)[_segmentCount] = AllocateFullSegment(_segmentCount);
+                ((byte**)_directory)[_segmentCount] = DirectoryEntry(AllocateFullSegment(_segmentCount), _segmentCount);
                 _segmentCount++;
             }
             _growing = true; // from here segments come from splits: the next huge-page block is worth making ready
@@ -213,7 +219,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
             Free();
             throw;
         }
-        _state = (long)depth << SplitShift;
+        _state = StateOf(depth, 0);
         _splitAt = SplitThreshold(_state);
     }
 
@@ -229,7 +235,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
 
     /// <summary>The count at which the next split runs: 85% of the primary slots of <paramref name="state"/>'s buckets.</summary>
     private static long SplitThreshold(long state)
-        => ((1L << Depth(state)) + (state & SplitMask)) * PrimarySlots * LoadNumerator / LoadDenominator;
+        => ((1L << Depth(state)) + SplitPointer(state)) * PrimarySlots * LoadNumerator / LoadDenominator;
 
     public long Count => _concurrent ? Volatile.Read(ref _count) : _count;
     public long NativeBytes => Volatile.Read(ref _nativeBytes) + Volatile.Read(ref _spareBytes);
@@ -241,7 +247,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     internal int SegmentCount => _segmentCount;
 
     /// <summary>Tests: where segment <paramref name="segment"/> (below <see cref="SegmentCount"/>) starts.</summary>
-    internal nint SegmentAt(int segment) => ((nint*)_directory)[segment];
+    internal nint SegmentAt(int segment) => (nint)SegmentOf(((byte**)_directory)[segment], segment);
 
     /// <summary>Tests: whether the growth thread is making the next huge-page block ready.</summary>
     internal bool IsPreparingSpareBlock => Volatile.Read(ref _preparingSpare) != 0;
@@ -251,15 +257,26 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         get
         {
             long state = Volatile.Read(ref _state);
-            return (1L << Depth(state)) + (state & SplitMask);
+            return (1L << Depth(state)) + SplitPointer(state);
         }
     }
 
     private static int RoundTo32(int bytes) => (bytes + 31) & ~31;
 
-    /// <summary>The depth d of a split state, released or not (the mask drops the released bit's sign extension).</summary>
+    /// <summary>The depth d of a split state, released or not (the mask keeps bits of the low byte; the flag is bit 8).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static int Depth(long state) => (int)(state >> SplitShift) & DepthMask;
+    private static int Depth(long state) => (int)state & DepthMask;
+
+    /// <summary>The split pointer p of a split state, released or not (the shift drops the flag; nothing is above p).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static long SplitPointer(long state) => state >> PointerShift;
+
+    /// <summary>The split state of depth <paramref name="depth"/> and split pointer <paramref name="p"/>, not released.</summary>
+    internal static long StateOf(int depth, long p) => (p << PointerShift) | (long)depth;
+
+    /// <summary>Whether a split state has the released flag.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool IsReleasedState(long state) => (state & ReleasedBit) != 0;
 
     /// <summary>
     /// Loads before it complete before loads after it. x86/x64 never reorders loads with loads, and the JIT does not move a
@@ -303,35 +320,46 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// as often as p is from the ends of the round (half the time midway), and each misprediction flushes the lookups the
     /// processor had started behind this one (a lookup is two cache misses; overlapping them is its throughput). With
     /// BMI2, the comparison's sign becomes the count of hash bits to keep (d, or d+1) and one <c>bzhi</c> (the hash with its
-    /// bits from the count up cleared) keeps them: nine instructions where the masks built from shifts take fourteen, on
-    /// the path of every lookup (see <see cref="TryGetConcurrentOnce(TKey, ulong, out TValue)"/>: the fewer instructions a
-    /// lookup takes, the more lookups the processor overlaps). Not a conditional select of the two candidates: the JIT
-    /// compiled that to the branch above. A released state (sign bit set) gives the bucket it gave before the release:
-    /// <c>bzhi</c> reads only its count's low byte, which holds the depth (the shift's sign extension starts at bit 23).</remarks>
+    /// bits from the count up cleared) keeps them. The state holds d in its low byte, which is all of a count <c>bzhi</c>
+    /// reads, so the state itself is the first count and the state minus the sign the second: seven instructions (with d
+    /// in the high bits, extracting it and masking p out took nine), on the path of every lookup (see
+    /// <see cref="TryGetConcurrentOnce(TKey, ulong, out TValue)"/>: the fewer instructions a lookup takes, the more lookups
+    /// the processor overlaps). Not a conditional select of the two candidates: the JIT compiled that to the branch above.
+    /// A released state gives the bucket it gave before the release: the flag (bit 8) is neither in the count's low byte
+    /// nor in p's bits (the shift drops it), and adding one to d (at most 40) carries nothing into it.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static long BucketIndex(ulong hash, long state)
     {
         if (Bmi2.X64.IsSupported)
         {
-            ulong depth = (ulong)(state >> SplitShift);
             // All ones when the low d bits are below p (both below 2^40: the difference cannot overflow), else zero; the
-            // count then is d + 1.
-            ulong belowSplit = (ulong)(((long)Bmi2.X64.ZeroHighBits(hash, depth) - (state & SplitMask)) >> 63);
-            return (long)Bmi2.X64.ZeroHighBits(hash, depth - belowSplit);
+            // count's low byte then is d + 1 (at most 40: no carry out of the byte).
+            ulong belowSplit = (ulong)(((long)Bmi2.X64.ZeroHighBits(hash, (ulong)state) - (state >> PointerShift)) >> 63);
+            return (long)Bmi2.X64.ZeroHighBits(hash, (ulong)state - belowSplit);
         }
         // Not Depth(state): the two shifts below are its only uses, and a shift of a 64-bit value by an int uses the count's
-        // low six bits (the C# rule, and what shlx does), so a released state's sign bits change nothing here, without
-        // the mask's instruction (the JIT does not drop it).
-        int d = (int)(state >> SplitShift);
+        // low six bits (the C# rule, and what shlx does), which hold d (bits 6-7 of the state are zero), without the mask's
+        // instruction (the JIT does not drop it).
+        int d = (int)state;
         long low = (long)(hash & ((1UL << d) - 1));
-        // All ones when low < p (both below 2^40: the difference cannot overflow), else zero.
-        long below = (low - (state & SplitMask)) >> 63;
+        // All ones when low < p (as above), else zero.
+        long below = (low - (state >> PointerShift)) >> 63;
         return low | ((long)hash & (1L << d) & below);
     }
 
+    /// <summary>Bucket <paramref name="b"/>'s header: its segment's directory entry plus b headers (see <see cref="DirectoryEntry"/>).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static byte* BucketAt(byte** directory, long b)
-        => directory[b >> SegmentShift] + (b & SegmentMask) * HeaderBytes;
+        => directory[b >> SegmentShift] + b * HeaderBytes;
+
+    /// <summary>What the directory holds for segment <paramref name="segment"/> at <paramref name="block"/>: the block less the
+    /// headers of the buckets before the segment, so that a bucket's header is its entry plus its index's headers, with no
+    /// mask of the index's bits within the segment (two instructions on every lookup). An address outside the block, never
+    /// dereferenced: only <see cref="BucketAt"/> adds to it, with a bucket of this segment.</summary>
+    private static byte* DirectoryEntry(byte* block, long segment) => block - (segment << SegmentShift) * HeaderBytes;
+
+    /// <summary>The block of segment <paramref name="segment"/> from its directory entry (<see cref="DirectoryEntry"/>'s inverse).</summary>
+    private static byte* SegmentOf(byte* entry, long segment) => entry + (segment << SegmentShift) * HeaderBytes;
 
     /// <summary>The first entry of <paramref name="bucket"/>: its header says where (a primary's in its segment's entry
     /// block, an overflow bucket's right after its header).</summary>
@@ -519,9 +547,9 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     {
         long state = _state;
         int depth = Depth(state);
-        long p = state & SplitMask;
+        long p = SplitPointer(state);
         long q = (1L << depth) + p;
-        if (depth >= SplitShift - 1) return; // 2^39 buckets: no further growth (chains grow instead)
+        if (depth >= MaxDepth) return; // 2^39 buckets: no further growth (chains grow instead)
         EnsureBucket(q);
         byte** directory = (byte**)_directory;
         byte* source = BucketAt(directory, p);
@@ -539,7 +567,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         MoveSplitEntries(source, BucketAt(directory, q), bit, upperHalf);
         if (upperHalf is not null) System.Buffers.ArrayPool<ulong>.Shared.Return(upperHalf);
 
-        long next2 = p + 1 == (1L << depth) ? (long)(depth + 1) << SplitShift : ((long)depth << SplitShift) | (p + 1);
+        long next2 = p + 1 == (1L << depth) ? StateOf(depth + 1, 0) : StateOf(depth, p + 1);
         // Release, before either sequence is even again: a reader that validates against a sequence after this split
         // also reads this state, and goes to the bucket its hash now belongs to.
         Volatile.Write(ref _state, next2);
@@ -669,14 +697,14 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         byte* block = AllocateFullSegment((int)segment);
         // Plain store: readers address this segment only after the split state that makes its first bucket exist,
         // published by a release store after this one.
-        ((byte**)_directory)[segment] = block;
+        ((byte**)_directory)[segment] = DirectoryEntry(block, segment);
         _segmentCount++;
     }
 
     private void GrowFirstSegment()
     {
         long buckets = _firstSegmentBuckets * 2;
-        byte* old = ((byte**)_directory)[0];
+        byte* old = SegmentOf(((byte**)_directory)[0], 0);
         long headers = _firstSegmentBuckets * HeaderBytes, entries = _firstSegmentBuckets * PrimaryEntriesBytes;
         byte* copy = AllocateFirstSegmentBlock(buckets * PrimaryBytes);
         Buffer.MemoryCopy(old, copy, headers, headers);
@@ -684,7 +712,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         // After the headers' copy: every header of the copy says where its entries are in the copy's larger layout.
         SetEntryOffsets(copy, buckets);
         // Release: the copy is complete before a reader can find it.
-        Volatile.Write(ref *(nint*)_directory, (nint)copy);
+        Volatile.Write(ref *(nint*)_directory, (nint)DirectoryEntry(copy, 0));
         if (_concurrent)
         {
             // Every sequence of the old block odd for good, after the directory points to the copy (release stores, in
@@ -995,13 +1023,13 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     /// zeroed header has tags 0 (they never match: a tag has its top bit set), count 0, sequence 0 and no next bucket, so
     /// a probe over any mix of old and zeroed bytes ends in a miss or on an old entry, inside the block it started in
     /// (an entry offset read as 0 makes the entries start at the header, which keeps them inside the block).</para>
-    /// <para>Ordering: why a reader that read any byte this call zeroed sees the flag. (1) Store the flag (the split state's sign bit,
+    /// <para>Ordering: why a reader that read any byte this call zeroed sees the flag. (1) Store the flag (the split state's bit 8,
     /// an interlocked or); (2) a
     /// process-wide barrier (<see cref="Interlocked.MemoryBarrierProcessWide"/>: every processor running a thread of the
     /// process executes a full fence after (1) is visible); (3) discard the pages. A reader does its data loads, then a
     /// load-load fence (<see cref="LoadLoadFence"/>: the data loads are complete before the next load, on Arm64 too, where
     /// loads may otherwise pass loads) and the sequence re-read, then loads the split state (acquire: ldar on Arm64, a plain
-    /// load on x64, where loads are not reordered with loads) and tests its sign. A zero from (3) can only be
+    /// load on x64, where loads are not reordered with loads) and tests the flag. A zero from (3) can only be
     /// read by a load that executes after (3) began, so after the barrier of (2) on that reader's processor; its flag load
     /// comes after that load, so after the barrier, and reads (1). A reader whose loads all ran before the barrier read
     /// no zero of (3) (only the old bytes, which the seqlock validates as before). The argument needs no property of x86
@@ -1015,7 +1043,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     {
         Debug.Assert(_concurrent && PageBlocks.CanDiscard, "a plain table is freed; a gated one after the gate's wait");
         if (_freed) return;
-        // The flag in the split state's sign bit; no writer changes the state any more (the map unpublished the table
+        // The flag in the split state's bit 8; no writer changes the state any more (the map unpublished the table
         // under its writer lock), so the state's other bits stay what readers compute their buckets with.
         Interlocked.Or(ref _state, ReleasedBit);
         Interlocked.MemoryBarrierProcessWide();
@@ -1032,7 +1060,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     }
 
     /// <summary>Whether <see cref="ReleaseUnderReaders"/> released the table (a reader that sees it discards what it read).</summary>
-    internal bool IsReleased => Volatile.Read(ref _state) < 0;
+    internal bool IsReleased => IsReleasedState(Volatile.Read(ref _state));
 
     /// <summary>Tests: sets the released flag alone, the pages left whole, so a read whose data all validates shows whether it checks the flag.</summary>
     internal void MarkReleasedForTests() => Interlocked.Or(ref _state, ReleasedBit);
@@ -1061,8 +1089,8 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         byte** directory = (byte**)_directory;
         if (directory != null)
         {
-            if (_segmentCount > 0) blocks.Add(((nint)directory[0], _firstSegmentBuckets * PrimaryBytes, FirstSegmentKind));
-            for (int s = 1; s < Math.Min(_segmentCount, FirstHugeSegment); s++) blocks.Add(((nint)directory[s], SegmentBytes, BlockKind.Pages));
+            if (_segmentCount > 0) blocks.Add(((nint)SegmentOf(directory[0], 0), _firstSegmentBuckets * PrimaryBytes, FirstSegmentKind));
+            for (int s = 1; s < Math.Min(_segmentCount, FirstHugeSegment); s++) blocks.Add(((nint)SegmentOf(directory[s], s), SegmentBytes, BlockKind.Pages));
             blocks.Add((_directory, (long)_directoryCapacity * sizeof(nint), BlockKind.Heap));
         }
         _segmentCount = 0;
@@ -1115,10 +1143,13 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     {
         long state = Volatile.Read(ref _state);
         byte** directory = (byte**)Volatile.Read(ref _directory);
-        long b = BucketIndex(hash, state);
-        primary = BucketAt(directory, b);
+        primary = BucketAt(directory, BucketIndex(hash, state));
         ref uint sequence = ref *(uint*)(primary + VersionOffset);
-        seen = Volatile.Read(ref sequence);
+        // Even: an odd sequence (a writer in the chain) is kept as the even number below it, which no later read of the
+        // sequence can equal (a sequence only grows, and a read assumes fewer than 2^31 writes to its chain while it
+        // runs), so the re-read's one comparison is also the odd test (a test and a branch fewer on every lookup). A
+        // sequence zeroed by a release may equal it; the released flag, checked after it, catches that.
+        seen = Volatile.Read(ref sequence) & ~1u;
         // Probing while the sequence is odd is harmless: everything read is discarded unless the checks below pass.
         // The tag broadcast once, outside the loop: left to the JIT, the loop with a return inside it broadcast it at every
         // bucket and kept the tag byte on the stack.
@@ -1138,7 +1169,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                     // The probe's loads before the re-reads. A hit needs only the sequence: the chain held the key,
                     // unchanged, for the whole probe. Last, the table not released (see the miss below).
                     LoadLoadFence();
-                    if (Volatile.Read(ref sequence) != seen || (seen & 1) != 0 || Volatile.Read(ref _state) < 0) return -1;
+                    if (Volatile.Read(ref sequence) != seen || IsReleasedState(Volatile.Read(ref _state))) return -1;
                     return 1;
                 }
                 match &= match - 1;
@@ -1154,15 +1185,19 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         }
         value = default;
         LoadLoadFence();
-        if (Volatile.Read(ref sequence) != seen || (seen & 1) != 0) return -1;
+        if (Volatile.Read(ref sequence) != seen) return -1;
         // A miss also needs the bucket: a split that ended before the first read of the sequence may have moved the key to
-        // the other half. The state re-read after the sequence's is also the released check, the last load of the read:
-        // zeroed pages pass the checks before (a sequence 0 reads 0 again), and a tag read before the discard with a value
-        // read after it is torn; a reader that read any zero sees the flag (ReleaseUnderReaders's ordering argument), and
-        // this load of a field of the table keeps it reachable past every native load above. A released state keeps its
-        // bucket bits, so the flag needs its own test: one test of the sign.
+        // the other half. The split state unchanged proves it (a split that moved nothing of this chain retries too: rare,
+        // one split in about twelve inserts, and a retry is another read); comparing the states rather than the buckets
+        // keeps one value live through the probe where the buckets kept two (the hash and the bucket), one register
+        // fewer for the caller's loop around an inlined read. The state re-read after the sequence's is also the released
+        // check, the last load of the read: zeroed pages pass the checks before (a sequence 0 reads 0 again), and a tag
+        // read before the discard with a value read after it is torn; a reader that read any zero sees the flag
+        // (ReleaseUnderReaders's ordering argument), and this load of a field of the table keeps it reachable past every
+        // native load above. A read that began on a released table reads the same released state again, so the flag
+        // needs its own test: one test of a bit.
         long after = Volatile.Read(ref _state);
-        if (after < 0 || BucketIndex(hash, after) != b) return -1;
+        if (after != state || IsReleasedState(after)) return -1;
         return 0;
     }
 
@@ -1219,7 +1254,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                 // After the sequence's re-read, one load for the bucket's check and, as a lookup's last check (see
                 // TryGetConcurrentAttempt), the released flag: nothing read from a released table is kept.
                 long after = Volatile.Read(ref _state);
-                if (after < 0)
+                if (IsReleasedState(after))
                 {
                     end = 0;
                     return SnapshotOfReleased;
@@ -1230,7 +1265,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
                     return needed > buffer.Length ? -1 : count;
                 }
             }
-            if (Volatile.Read(ref _state) < 0)
+            if (IsReleasedState(Volatile.Read(ref _state)))
             {
                 end = 0;
                 needed = 0;
@@ -1245,7 +1280,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
     private static (long Bucket, int Depth) Addressing(ulong hashBits, long state)
     {
         int d = Depth(state);
-        return (BucketIndex(hashBits, state), (long)(hashBits & ((1UL << d) - 1)) < (state & SplitMask) ? d + 1 : d);
+        return (BucketIndex(hashBits, state), (long)(hashBits & ((1UL << d) - 1)) < SplitPointer(state) ? d + 1 : d);
     }
 
     private static ulong ReverseBits(ulong x)

@@ -76,6 +76,67 @@ public sealed unsafe class NativeHashTableTests
         }
     }
 
+    [Fact]
+    public void A_read_that_finds_its_chain_sequence_odd_retries_its_hit_and_its_miss_even_when_nothing_else_changed()
+    {
+        // A read keeps the sequence as the even number at or below it, so its one re-read comparison is also the odd test:
+        // with a writer in the chain (odd) and nothing else touched, a hit and a miss of that chain must both retry.
+        var table = NewConcurrentTable(5_000);
+        try
+        {
+            const long present = 42;
+            Assert.Equal(1, table.TryGetConcurrentOnce(present, table.Hash(present), out _, out byte* primary, out uint sequence));
+            Assert.Equal(0u, sequence & 1);
+            long absent = 100_000;
+            while (table.TryGetConcurrentOnce(absent, table.Hash(absent), out _, out byte* chain, out _) != 0 || chain != primary) absent++;
+
+            ref uint version = ref *(uint*)(primary + NativeHashTable<long, Payload>.VersionOffset);
+            version++; // odd: as a writer's BeginWrite leaves it
+            Assert.Equal(-1, table.TryGetConcurrentOnce(present, table.Hash(present), out _));
+            Assert.Equal(-1, table.TryGetConcurrentOnce(absent, table.Hash(absent), out _));
+            Assert.Equal(-1, table.TryGetConcurrentOnce(present, table.Hash(present), out _, out _, out _));
+
+            version++; // even again: as EndWrite leaves it
+            Assert.Equal(1, table.TryGetConcurrentOnce(present, table.Hash(present), out var value, out _, out uint after));
+            Assert.Equal(Payload.Of(present), value);
+            Assert.Equal(sequence + 2, after);
+            Assert.Equal(0, table.TryGetConcurrentOnce(absent, table.Hash(absent), out _));
+        }
+        finally
+        {
+            table.Free();
+        }
+    }
+
+    [Fact]
+    public void Every_bucket_header_a_read_reaches_lies_inside_its_own_segment_block()
+    {
+        // The directory holds each segment's address less the headers of the buckets before it (a lookup adds the bucket's
+        // index times the header size, unmasked): a wrong entry would send reads outside the segment.
+        var table = NewConcurrentTable(200_000); // many segments, the first one grown by copies
+        try
+        {
+            int perSegment = 1 << NativeHashTable<long, Payload>.SegmentShift;
+            Assert.True(table.SegmentCount > 4);
+            var seen = new HashSet<int>();
+            for (long k = 1; k <= 200_000; k += 7)
+            {
+                Assert.Equal(1, table.TryGetConcurrentOnce(k, table.Hash(k), out var value, out byte* primary, out _));
+                Assert.Equal(Payload.Of(k), value);
+                int segment = Enumerable.Range(0, table.SegmentCount).SingleOrDefault(s =>
+                    (nint)primary >= table.SegmentAt(s) && (nint)primary < table.SegmentAt(s) + perSegment * NativeHashTable<long, Payload>.HeaderBytes, -1);
+                Assert.NotEqual(-1, segment);
+                Assert.Equal(0, ((nint)primary - table.SegmentAt(segment)) % NativeHashTable<long, Payload>.HeaderBytes);
+                seen.Add(segment);
+            }
+            Assert.Equal(table.SegmentCount, seen.Count);
+        }
+        finally
+        {
+            table.Free();
+        }
+    }
+
     [LinuxFact]
     public void Released_pages_read_as_zeros_and_every_read_of_them_is_discarded_until_the_finalizer_unmaps_them()
     {
@@ -122,8 +183,8 @@ public sealed unsafe class NativeHashTableTests
     public void The_bucket_of_a_hash_is_its_low_d_bits_or_its_low_d_plus_1_bits_below_the_split_pointer_released_or_not()
     {
         // The branch-free bucket index (bzhi of a count the comparison's sign makes d or d+1) against linear hashing's
-        // definition, at every depth, at the ends of a round and inside it, and with the released flag (the sign bit) set:
-        // a read that starts on a released table must still address the bucket it addressed before.
+        // definition, at every depth, at the ends of a round and inside it, and with the released flag set: a read that
+        // starts on a released table must still address the bucket it addressed before.
         var random = new Random(7);
         for (int depth = 0; depth < 40; depth++)
         {
@@ -132,14 +193,14 @@ public sealed unsafe class NativeHashTableTests
             foreach (long p in pointers)
             {
                 if (p >= round) continue; // p < 2^d
-                long state = ((long)depth << 40) | p;
+                long state = NativeHashTable<long, Payload>.StateOf(depth, p);
                 for (int i = 0; i < 200; i++)
                 {
                     ulong hash = (ulong)random.NextInt64() ^ ((ulong)random.Next() << 63);
                     ulong low = hash & ((1UL << depth) - 1);
                     long expected = (long)low < p ? (long)(hash & ((2UL << depth) - 1)) : (long)low;
                     Assert.Equal(expected, NativeHashTable<long, Payload>.BucketIndex(hash, state));
-                    Assert.Equal(expected, NativeHashTable<long, Payload>.BucketIndex(hash, state | long.MinValue));
+                    Assert.Equal(expected, NativeHashTable<long, Payload>.BucketIndex(hash, state | NativeHashTable<long, Payload>.ReleasedBit));
                     Assert.True(expected < round + p); // a bucket that exists
                 }
             }
