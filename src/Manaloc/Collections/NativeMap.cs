@@ -32,6 +32,11 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     where TValue : unmanaged
 {
     private NativeHashTable<TKey, TValue>? _table;
+    // The table again, for the inlined lookups: _table when the map hashes with the default (no hasher), null when it has a
+    // hasher or was disposed. Written with _table (constructor, Clear, Dispose). One load and one null test tell a lookup
+    // both that it may hash inline and that the map is not disposed (a test of the hasher field was one more load and
+    // branch on every hit).
+    private NativeHashTable<TKey, TValue>? _inlineFinds;
     private int _version;
     private readonly MapSettings<TKey, TValue> _settings;
 
@@ -47,7 +52,19 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     public NativeMap(NativeMapOptions<TKey>? options)
     {
         _settings = MapSettings<TKey, TValue>.Open(options, "NativeMap", concurrent: false, this, out var table);
+        SetTable(table);
+    }
+
+    /// <summary>Tests: the table the inlined lookup uses (the current one, or null with a hasher or after Dispose).</summary>
+    internal NativeHashTable<TKey, TValue>? InlineFindTable => _inlineFinds;
+
+    /// <summary>Tests: the current table, or null after Dispose.</summary>
+    internal NativeHashTable<TKey, TValue>? CurrentTable => _table;
+
+    private void SetTable(NativeHashTable<TKey, TValue>? table)
+    {
         _table = table;
+        _inlineFinds = _settings.Hasher is null ? table : null;
     }
 
     /// <summary>The leak report of a map never disposed (its memory is kept: see remarks).</summary>
@@ -137,8 +154,8 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryGetValue(TKey key, out TValue value)
     {
-        var table = Table;
-        byte* entry = table.Find(key);
+        var table = _inlineFinds;
+        byte* entry = table is not null ? table.Find(key, MapHashing.Hash(key, null), out _) : FindOutOfLine(key);
         if (entry == null)
         {
             value = default;
@@ -147,6 +164,10 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
         value = NativeHashTable<TKey, TValue>.ValueAt(entry);
         return true;
     }
+
+    /// <summary>The lookup of a map with a hasher (its delegate call out of every inlined lookup), or of a disposed map (throws).</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private byte* FindOutOfLine(TKey key) => Table.Find(key);
 
     /// <summary>Whether <paramref name="key"/> is present.</summary>
     /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
@@ -223,7 +244,7 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
         var old = Table;
         // The new table first: if the system refuses it, the map keeps its entries.
         var fresh = _settings.NewTable(old.AllocationBudget);
-        _table = fresh;
+        SetTable(fresh);
         _version++;
         old.Free();
     }
@@ -233,7 +254,7 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
     {
         var table = _table;
         if (table is null) return;
-        _table = null;
+        SetTable(null);
         _version++;
         table.Free();
         MapMetrics.Maps.Unregister(this);

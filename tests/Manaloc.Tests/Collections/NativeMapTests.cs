@@ -230,4 +230,45 @@ public sealed class NativeMapTests
         }
         Assert.Equal(count, seen);
     }
+
+    [Fact]
+    public void The_inlined_lookup_uses_the_current_table_without_a_hasher_and_none_with_one_across_Clear_and_Dispose()
+    {
+        // The inlined lookup hashes with the default: a map with a hasher must never offer it a table (its keys sit in the
+        // hasher's buckets, so a default-hash probe would report them absent), and a map without one must offer the table
+        // Clear made (the old one is freed); after Dispose neither offers one, and the lookup throws.
+        using var plain = new NativeMap<long, long>();
+        using var hashed = new NativeMap<long, long>(new NativeMapOptions<long> { Hasher = k => (ulong)k * 31 });
+        Assert.NotNull(plain.InlineFindTable);
+        Assert.Same(plain.CurrentTable, plain.InlineFindTable);
+        Assert.Null(hashed.InlineFindTable);
+        for (long k = 0; k < 5_000; k++)
+        {
+            plain.TryAdd(k, k);
+            hashed.TryAdd(k, k);
+        }
+        plain.Clear();
+        hashed.Clear();
+        Assert.Same(plain.CurrentTable, plain.InlineFindTable);
+        Assert.Null(hashed.InlineFindTable);
+        for (long k = 0; k < 5_000; k++)
+        {
+            plain.TryAdd(k, -k);
+            hashed.TryAdd(k, -k);
+        }
+        for (long k = 0; k < 5_000; k++)
+        {
+            Assert.True(plain.TryGetValue(k, out long a));
+            Assert.Equal(-k, a);
+            Assert.True(hashed.TryGetValue(k, out long b));
+            Assert.Equal(-k, b);
+        }
+        Assert.False(plain.TryGetValue(5_000, out _));
+        Assert.False(hashed.TryGetValue(5_000, out _));
+        plain.Dispose();
+        hashed.Dispose();
+        Assert.Null(plain.InlineFindTable);
+        Assert.Throws<ObjectDisposedException>(() => plain.TryGetValue(1, out _));
+        Assert.Throws<ObjectDisposedException>(() => hashed.TryGetValue(1, out _));
+    }
 }
