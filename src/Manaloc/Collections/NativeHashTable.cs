@@ -33,8 +33,9 @@ namespace Manaloc.Collections;
 /// worst single insert moves one chain's entries (and, once per segment of 64 KiB, allocates that segment).
 /// Memory grows with the count, not by doubling, so the peak while growing is the final size.</para>
 /// <para>Memory: primary buckets in segments of about 64 KiB, headers first (the first segment of a small table starts at the
-/// size it needs and doubles, copied, up to the full segment); the directory of segment pointers doubles when it
-/// is full (it is 8 bytes per 64 KiB); overflow buckets are carved from 64 KiB arena chunks and recycled through
+/// size it needs and doubles, copied, up to the full segment); the directory of segment pointers (each less the
+/// headers of the buckets before its segment: <see cref="DirectoryEntry"/>) doubles when it is full (it is 8 bytes per
+/// 64 KiB); overflow buckets are carved from 64 KiB arena chunks and recycled through
 /// a free list. Full segments below <see cref="FirstHugeSegment"/> and arena chunks are lazily faulted mappings
 /// (<see cref="PageBlocks"/>: an insert that starts one takes a page fault or two, not all its pages'); full segments
 /// from <see cref="FirstHugeSegment"/> on are carved from 2 MiB blocks on transparent huge pages
@@ -48,11 +49,12 @@ namespace Manaloc.Collections;
 /// <para>Concurrency (concurrent mode; one writer at a time): a writer makes the chain's primary sequence odd
 /// (release store, then a store-store fence so the odd value is visible before any data store),
 /// changes the chain, and makes it even again (release store: every data store before it). A reader reads the
-/// split state (acquire), the directory (acquire), the primary's sequence (acquire, retrying while odd), the
-/// chain, then a load-load fence (the chain's loads before the re-read), the sequence again and, after a miss,
-/// the split state again: the same even sequence proves that no writer changed the chain while it read, so the
-/// value it copied is whole and the key was in that chain then; a miss also needs the same bucket for its hash,
-/// so the key cannot have moved to a split's other half before the reader came. A split publishes the new split state (release)
+/// split state (acquire), the directory (acquire), the primary's sequence (acquire, kept as the even number at or
+/// below it, so an odd one fails the re-read's comparison: a read retries while a writer is in), the chain, then a
+/// load-load fence (the chain's loads before the re-read), the sequence again and, after a miss, the split state
+/// again: the same even sequence proves that no writer changed the chain while it read, so the value it copied is
+/// whole and the key was in that chain then; a miss also needs the same split state (so the same bucket for its
+/// hash), so the key cannot have moved to a split's other half before the reader came. A split publishes the new split state (release)
 /// before the chain's sequence becomes even again, so a reader that saw the even sequence after a split also
 /// sees the split state that sends it to the other bucket. A reader that follows an overflow pointer re-checks
 /// the sequence at each hop, so a chain relinked under it (a bucket recycled) can never make it loop. A first
