@@ -289,6 +289,16 @@ internal sealed unsafe partial class CacheStore
         }
         // The usual key (up to 64 bytes) of a contiguous entry continues in the second chunk's payload, all of it.
         if (contiguous && key.Length <= ChunkPayload) return PayloadEquals(entry + ChunkBytes + LinkBytes, key);
+        return ChunksEqual(entry, key, contiguous);
+    }
+
+    /// <summary>The rest of <see cref="KeyEquals"/> for a longer key or a chained entry: <paramref name="key"/> (after the
+    /// first chunk's 4 bytes) compared chunk by chunk.</summary>
+    /// <remarks>Not inlined: the loop kept a register and a stack slot of the inlined hit busy for the keys that do not
+    /// take it.</remarks>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool ChunksEqual(byte* entry, ReadOnlySpan<byte> key, bool contiguous)
+    {
         byte* chunk = entry;
         while (!key.IsEmpty)
         {
