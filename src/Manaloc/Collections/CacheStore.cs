@@ -234,7 +234,7 @@ internal sealed unsafe partial class CacheStore
             {
                 int contiguousChunks = *(entry + ContiguousOffset);
                 if (contiguousChunks > 3) PrefetchChunks(entry, contiguousChunks);
-                if (KeyEquals(entry, key, contiguousChunks != 0)) return entry;
+                if (KeyEquals(entry, key, contiguousChunks)) return entry;
             }
             reference = Volatile.Read(ref *(uint*)(entry + BucketNextOffset));
         }
@@ -271,12 +271,12 @@ internal sealed unsafe partial class CacheStore
 
     /// <summary>Whether the entry's key is <paramref name="key"/> (its length already compared equal).</summary>
     /// <remarks>The first chunk's 4 key bytes are one 32-bit compare when the key has them (a span compare there dispatched
-    /// on the length first). A <paramref name="contiguous"/> entry's next chunk is the next 64 bytes: no link to load and
+    /// on the length first). A contiguous entry's (<paramref name="contiguousChunks"/>, its mark, not 0) next chunk is the next 64 bytes: no link to load and
     /// no directory lookup, and a key of up to 64 bytes ends in the second chunk's payload, compared in one piece
     /// (<see cref="PayloadEquals"/>); sound as in <see cref="CopyValue"/> (the mark and the chunks never change while the entry is
     /// reachable, and its chunks are not reused while this reader is inside the gate).</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool KeyEquals(byte* entry, ReadOnlySpan<byte> key, bool contiguous)
+    private bool KeyEquals(byte* entry, ReadOnlySpan<byte> key, int contiguousChunks)
     {
         if (key.Length >= FirstPayload)
         {
@@ -288,8 +288,8 @@ internal sealed unsafe partial class CacheStore
             return new ReadOnlySpan<byte>(entry + HeaderBytes, key.Length).SequenceEqual(key);
         }
         // The usual key (up to 64 bytes) of a contiguous entry continues in the second chunk's payload, all of it.
-        if (contiguous && key.Length <= ChunkPayload) return PayloadEquals(entry + ChunkBytes + LinkBytes, key);
-        return ChunksEqual(entry, key, contiguous);
+        if (contiguousChunks != 0 && key.Length <= ChunkPayload) return PayloadEquals(entry + ChunkBytes + LinkBytes, key);
+        return ChunksEqual(entry, key, contiguousChunks != 0);
     }
 
     /// <summary>The rest of <see cref="KeyEquals"/> for a longer key or a chained entry: <paramref name="key"/> (after the
@@ -535,7 +535,7 @@ internal sealed unsafe partial class CacheStore
         while (reference != 0)
         {
             byte* entry = At(reference);
-            if (*(ulong*)(entry + HashOffset) == hash && *(int*)(entry + KeyLengthOffset) == key.Length && KeyEquals(entry, key, *(entry + ContiguousOffset) != 0)) return entry;
+            if (*(ulong*)(entry + HashOffset) == hash && *(int*)(entry + KeyLengthOffset) == key.Length && KeyEquals(entry, key, *(entry + ContiguousOffset))) return entry;
             link = (uint*)(entry + BucketNextOffset);
             reference = *link;
         }
