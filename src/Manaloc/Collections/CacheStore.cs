@@ -1,6 +1,7 @@
 using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 using System.Runtime.Intrinsics.X86;
 using Manaloc.Platform;
 using Manaloc.Threading;
@@ -233,7 +234,7 @@ internal sealed unsafe partial class CacheStore
             {
                 int contiguousChunks = *(entry + ContiguousOffset);
                 if (contiguousChunks > 3) PrefetchChunks(entry, contiguousChunks);
-                if (KeyEquals(entry, key, contiguousChunks != 0)) return entry;
+                if (KeyEquals(entry, key, contiguousChunks)) return entry;
             }
             reference = Volatile.Read(ref *(uint*)(entry + BucketNextOffset));
         }
@@ -270,11 +271,12 @@ internal sealed unsafe partial class CacheStore
 
     /// <summary>Whether the entry's key is <paramref name="key"/> (its length already compared equal).</summary>
     /// <remarks>The first chunk's 4 key bytes are one 32-bit compare when the key has them (a span compare there dispatched
-    /// on the length first). A <paramref name="contiguous"/> entry's next chunk is the next 64 bytes: no link to load and
-    /// no directory lookup, sound as in <see cref="CopyValue"/> (the mark and the chunks never change while the entry is
+    /// on the length first). A contiguous entry's (<paramref name="contiguousChunks"/>, its mark, not 0) next chunk is the next 64 bytes: no link to load and
+    /// no directory lookup, and a key of up to 64 bytes ends in the second chunk's payload, compared in one piece
+    /// (<see cref="PayloadEquals"/>); sound as in <see cref="CopyValue"/> (the mark and the chunks never change while the entry is
     /// reachable, and its chunks are not reused while this reader is inside the gate).</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool KeyEquals(byte* entry, ReadOnlySpan<byte> key, bool contiguous)
+    private bool KeyEquals(byte* entry, ReadOnlySpan<byte> key, int contiguousChunks)
     {
         if (key.Length >= FirstPayload)
         {
@@ -285,6 +287,18 @@ internal sealed unsafe partial class CacheStore
         {
             return new ReadOnlySpan<byte>(entry + HeaderBytes, key.Length).SequenceEqual(key);
         }
+        // The usual key (up to 64 bytes) of a contiguous entry continues in the second chunk's payload, all of it.
+        if (contiguousChunks != 0 && key.Length <= ChunkPayload) return PayloadEquals(entry + ChunkBytes + LinkBytes, key);
+        return ChunksEqual(entry, key, contiguousChunks != 0);
+    }
+
+    /// <summary>The rest of <see cref="KeyEquals"/> for a longer key or a chained entry: <paramref name="key"/> (after the
+    /// first chunk's 4 bytes) compared chunk by chunk.</summary>
+    /// <remarks>Not inlined: the loop kept a register and a stack slot of the inlined hit busy for the keys that do not
+    /// take it.</remarks>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool ChunksEqual(byte* entry, ReadOnlySpan<byte> key, bool contiguous)
+    {
         byte* chunk = entry;
         while (!key.IsEmpty)
         {
@@ -294,6 +308,44 @@ internal sealed unsafe partial class CacheStore
             key = key[n..];
         }
         return true;
+    }
+
+    /// <summary>Whether the <paramref name="key"/>.Length bytes at <paramref name="stored"/> (at most a chunk's payload,
+    /// 60) are <paramref name="key"/>.</summary>
+    /// <remarks>Why not <c>SequenceEqual</c>: its dispatch on the length (eight checks and branches before the compare,
+    /// written for any length) was most of a hit's key compare. Here a length from 16 is two blocks of 16 or 32 bytes, the
+    /// second ending at the last byte (they overlap when the length is not twice the block), compared at once; from 4, two
+    /// words the same way. Each load stays within the key's bytes on both sides: nothing outside either span is read.</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool PayloadEquals(byte* stored, ReadOnlySpan<byte> key)
+    {
+        ref byte k = ref MemoryMarshal.GetReference(key);
+        nuint n = (nuint)key.Length;
+        if (n >= 16)
+        {
+            if (n <= 32)
+            {
+                return ((Vector128.Load(stored) ^ Vector128.LoadUnsafe(ref k))
+                    | (Vector128.Load(stored + n - 16) ^ Vector128.LoadUnsafe(ref k, n - 16))) == Vector128<byte>.Zero;
+            }
+            if (Vector256.IsHardwareAccelerated)
+            {
+                return ((Vector256.Load(stored) ^ Vector256.LoadUnsafe(ref k))
+                    | (Vector256.Load(stored + n - 32) ^ Vector256.LoadUnsafe(ref k, n - 32))) == Vector256<byte>.Zero;
+            }
+            return new ReadOnlySpan<byte>(stored, key.Length).SequenceEqual(key);
+        }
+        if (n >= 8)
+        {
+            return ((Unsafe.ReadUnaligned<ulong>(stored) ^ Unsafe.ReadUnaligned<ulong>(ref k))
+                | (Unsafe.ReadUnaligned<ulong>(stored + n - 8) ^ Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref k, n - 8)))) == 0;
+        }
+        if (n >= 4)
+        {
+            return ((Unsafe.ReadUnaligned<uint>(stored) ^ Unsafe.ReadUnaligned<uint>(ref k))
+                | (Unsafe.ReadUnaligned<uint>(stored + n - 4) ^ Unsafe.ReadUnaligned<uint>(ref Unsafe.Add(ref k, n - 4)))) == 0;
+        }
+        return new ReadOnlySpan<byte>(stored, key.Length).SequenceEqual(key);
     }
 
     public static int ValueLength(byte* entry) => *(int*)(entry + ValueLengthOffset);
@@ -483,7 +535,7 @@ internal sealed unsafe partial class CacheStore
         while (reference != 0)
         {
             byte* entry = At(reference);
-            if (*(ulong*)(entry + HashOffset) == hash && *(int*)(entry + KeyLengthOffset) == key.Length && KeyEquals(entry, key, *(entry + ContiguousOffset) != 0)) return entry;
+            if (*(ulong*)(entry + HashOffset) == hash && *(int*)(entry + KeyLengthOffset) == key.Length && KeyEquals(entry, key, *(entry + ContiguousOffset))) return entry;
             link = (uint*)(entry + BucketNextOffset);
             reference = *link;
         }

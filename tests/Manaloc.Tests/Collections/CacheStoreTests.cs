@@ -157,6 +157,48 @@ public sealed unsafe class CacheStoreTests
     /// <summary>A contiguous entry's value is copied chunk after chunk by address (no links followed): every key length
     /// across the first chunks' boundaries and every value length across a few chunks reads back whole, byte for byte,
     /// into a destination exactly as long as the value (a copy past its end would throw or show in the guard bytes).</summary>
+    /// <summary>A lookup matches a key only when every byte is equal, at every key length and in every position of a
+    /// difference: the keys here share one hash (forged), so the compare of the bytes alone decides. Lengths 0 to 130 cover
+    /// the short keys, each block size of the one-piece compare of a contiguous entry's second chunk (up to 64 bytes) and
+    /// the chunk-by-chunk compare of longer keys.</summary>
+    [Fact]
+    public void A_lookup_finds_a_key_only_when_every_byte_is_equal_at_every_length_and_position()
+    {
+        var store = new CacheStore(new CacheLayout(256 * 1024));
+        try
+        {
+            var random = new Random(61);
+            var counters = new CacheCounters();
+            int compared = 0;
+            for (int length = 0; length <= 130; length++)
+            {
+                ulong hash = 0x5DEECE66DUL * (ulong)(length + 1);
+                var key = new byte[length];
+                random.NextBytes(key);
+                var value = new byte[random.Next(0, 200)];
+                store.Set(key, hash, value, default, value.Length, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+                Assert.True(store.Find(key, hash, out _) != null, $"the key of {length} bytes was not found");
+                var other = (byte[])key.Clone();
+                for (int position = 0; position < length; position++)
+                {
+                    foreach (byte flip in (ReadOnlySpan<byte>)[0x01, 0x80])
+                    {
+                        other[position] ^= flip;
+                        Assert.True(store.Find(other, hash, out _) == null, $"a key of {length} bytes differing at byte {position} (xor {flip:X2}) matched");
+                        other[position] ^= flip;
+                        compared++;
+                    }
+                }
+                Assert.True(store.Find(other, hash, out _) != null, $"the key of {length} bytes, restored, was not found");
+            }
+            Assert.Equal(2 * (130 * 131 / 2), compared);
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
+
     [Fact]
     public void A_contiguous_entry_reads_back_whole_at_every_key_and_value_length()
     {
