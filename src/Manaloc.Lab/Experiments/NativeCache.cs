@@ -136,7 +136,8 @@ public sealed class NativeCache() : Experiment(
         AddTables(context, plan);
         context.Note($"Entries: {plan.Entries:N0} keys of 16 to 48 ASCII characters (\"key:\", the index, letters) and values of 64 to 512 bytes, lengths uniform (mean {NativeCacheWorkload.MeanEntryBytes} B of key and value). "
             + $"The pause and throughput phases use a budget that holds every entry ({Format.Value(plan.FullBudget, "bytes")}): MemoryCache's SizeLimit with each entry's Size its key and value bytes, "
-            + $"ConcurrentLru and ConcurrentLfu at {plan.Entries:N0} entries, FASTER's log at the power of two nearest the budget, NativeCache's MaxBytes. The fill formats each key and keeps none: only the cache's objects stay alive.");
+            + $"ConcurrentLru and ConcurrentLfu at {plan.Entries:N0} entries, FASTER's log at the power of two nearest the budget, NativeCache's MaxBytes. The fill formats each key and keeps none: only the cache's objects stay alive. "
+            + "Like Caffeine's, NativeCache's frequency sketch counts reads only once the cache has taken half its budget's blocks (a cache below that evicts nothing soon): at this budget, which holds every entry with room to spare, a hit may only mark its entry; the hit-ratio traces, at a quarter of the working set, run past half early.");
         context.Note($"Memory: a fresh cache at a budget of {Format.Value(plan.OverflowBudget, "bytes")} (the count-bounded ones at the budget ÷ {NativeCacheWorkload.MeanEntryBytes} B) filled with twice its bytes, first thing in the child; "
             + "growth is the resident set after a full collection, above the start (quick mode's later launches: first thing in the launch's own process). ConcurrentDictionary has no bound.");
         if (context.Settings.Mode == RunMode.Quick)

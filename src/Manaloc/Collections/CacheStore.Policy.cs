@@ -23,7 +23,9 @@ namespace Manaloc.Collections;
 /// CLOCK-like, as S3-FIFO's and <c>ConcurrentLru</c>'s: where Caffeine moves a read entry at once, the writer looks at
 /// the mark when the entry reaches a queue's least recent end: a read window or protected entry goes round again, a
 /// read probation entry (victim or candidate) is promoted to protected; each look clears the mark.</para>
-/// <para>The sketch is native and counted in the budget (two bytes per chunk). It counts by conservative update (only a
+/// <para>The sketch is native and counted in the budget (two bytes per chunk). It counts reads and writes once the cache
+/// has taken half its blocks, as Caffeine's starts at half its maximum: a cache below that evicts nothing soon, and its
+/// reads only mark their entries. It counts by conservative update (only a
 /// key's least counters rise), which keeps cold keys that collide with hot ones estimated near their own frequency.
 /// Counters are halved after ten samples per entry held, or per sketch word if more (aging), so the estimates follow a
 /// changing workload.</para>
@@ -62,6 +64,12 @@ internal sealed unsafe partial class CacheStore
     private readonly long[] _readRing;
     private readonly long[] _drained;
     private readonly int _stripeMask;
+    // Whether reads and writes are counted in the sketch: from the time the cache has taken half its blocks (Caffeine's
+    // rule: its sketch starts counting at half the maximum). Below that nothing is evicted soon, and a frequency serves
+    // only to choose what to evict; the counts missed are those of a cache's first half fill, which aging would halve
+    // away anyway. Written once, false to true, by the writer (AddBlock; blocks are given back only with the store);
+    // read plainly by readers: a read that sees it late skips one record, a sample the lossy ring may lose anyway.
+    private bool _countsFrequency;
 
     private bool IsEmpty => _queueTail[Window] == 0 && _queueTail[Probation] == 0 && _queueTail[Protected] == 0;
 
@@ -77,6 +85,8 @@ internal sealed unsafe partial class CacheStore
     private bool RecordAccess(byte* entry, int threadStripe)
     {
         if (*(entry + ReferencedOffset) == 0) *(entry + ReferencedOffset) = 1;
+        // Below half the blocks the sketch counts nothing (see _countsFrequency): the mark above is the read's only record.
+        if (!_countsFrequency) return false;
         ref long cursor = ref ReadCursor(threadStripe & _stripeMask);
         long at = cursor;
         cursor = at + 1; // plain: a lost increment only loses a sample
@@ -354,6 +364,12 @@ internal sealed unsafe partial class CacheStore
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static uint CounterBits(ulong hash) => (uint)hash * 0x9E3779B9u;
+
+    /// <summary>For tests: whether <paramref name="entry"/> was read since the policy last looked (its referenced mark).</summary>
+    internal static bool ReadMarked(byte* entry) => *(entry + ReferencedOffset) != 0;
+
+    /// <summary>For tests: whether the sketch counts reads and writes yet (see <see cref="_countsFrequency"/>).</summary>
+    internal bool CountsFrequency => Volatile.Read(ref _countsFrequency);
 
     /// <summary>The estimate of <paramref name="hash"/>'s frequency: the least of its four counters.</summary>
     internal int Frequency(ulong hash)

@@ -699,6 +699,7 @@ internal sealed unsafe partial class CacheStore
         W.FreshNext = first;
         W.FreshEnd = first + (1u << (_blockShift - ChunkShift));
         Volatile.Write(ref W.BlockCount, W.BlockCount + 1);
+        if (!_countsFrequency && 2L * W.BlockCount >= _maxBlocks) Volatile.Write(ref _countsFrequency, true);
     }
 
     /// <summary>Puts a run of <paramref name="length"/> consecutive free chunks of one block on its list.</summary>

@@ -134,6 +134,52 @@ public sealed class NativeCachePolicyTests(ITestOutputHelper output)
         Assert.True(unread < (capacity - 10) * 3 / 4, $"{unread} of {capacity - 10} unread entries kept: the newcomers did not press");
     }
 
+    /// <summary>Writes distinct entries until the store has taken half its blocks, from which its sketch counts; returns how many.</summary>
+    private static int FillToHalfTheBlocks(CacheStore store, ref CacheCounters counters)
+    {
+        var value = new byte[1000];
+        int written = 0;
+        while (!store.CountsFrequency)
+        {
+            byte[] key = System.Text.Encoding.ASCII.GetBytes($"fill-{written++}");
+            store.Set(key, CacheHashing.Hash(key), value, default, value.Length, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+        }
+        return written;
+    }
+
+    [Fact]
+    public unsafe void Reads_are_counted_only_from_half_the_blocks_and_writes_from_the_first()
+    {
+        // Caffeine's rule for reads: below half the budget no eviction is near, so a read only marks its entry (no ring
+        // record, no drain); from half the blocks on (never back: blocks stay until the store is freed) every read counts.
+        // Writes count from the first, so what was inserted early is not unknown to the sketch when eviction begins.
+        var store = new CacheStore(new CacheLayout(1 << 20));
+        try
+        {
+            var counters = new CacheCounters();
+            byte[] key = "early"u8.ToArray();
+            ulong hash = CacheHashing.Hash(key);
+            store.Set(key, hash, "value"u8, default, 5, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
+            Assert.False(store.CountsFrequency);
+            Assert.Equal(1, store.Frequency(hash));
+            byte* entry = store.Find(key, hash, out _);
+            for (int i = 0; i < 40; i++) Assert.False(store.Touch(entry, null, 0)); // no stripe fills, so none asks for a drain
+            store.Drain();
+            Assert.Equal(1, store.Frequency(hash));
+            Assert.True(CacheStore.ReadMarked(entry)); // the read's mark is kept: the CLOCK queues still see recency
+            int filled = FillToHalfTheBlocks(store, ref counters);
+            Assert.True(filled > 1);
+            entry = store.Find(key, hash, out _);
+            for (int i = 0; i < 5; i++) store.Touch(entry, null, 0);
+            store.Drain();
+            Assert.Equal(1 + 5, store.Frequency(hash));
+        }
+        finally
+        {
+            store.Free();
+        }
+    }
+
     [Fact]
     public unsafe void A_read_recorded_under_any_stripe_number_lands_in_a_stripe_and_is_counted_by_the_drain()
     {
@@ -143,6 +189,7 @@ public sealed class NativeCachePolicyTests(ITestOutputHelper output)
         try
         {
             var counters = new CacheCounters();
+            FillToHalfTheBlocks(store, ref counters);
             byte[] key = "recorded"u8.ToArray();
             ulong hash = CacheHashing.Hash(key);
             store.Set(key, hash, "value"u8, default, 5, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
@@ -169,6 +216,7 @@ public sealed class NativeCachePolicyTests(ITestOutputHelper output)
         try
         {
             var counters = new CacheCounters();
+            FillToHalfTheBlocks(store, ref counters);
             byte[] key = "own stripe"u8.ToArray();
             ulong hash = CacheHashing.Hash(key);
             store.Set(key, hash, "value"u8, default, 5, CacheStore.Never, CacheStore.Never, 0, 0, ref counters);
