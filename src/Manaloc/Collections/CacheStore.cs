@@ -315,7 +315,9 @@ internal sealed unsafe partial class CacheStore
     /// <remarks>Why not <c>SequenceEqual</c>: its dispatch on the length (eight checks and branches before the compare,
     /// written for any length) was most of a hit's key compare. Here a length from 16 is two blocks of 16 or 32 bytes, the
     /// second ending at the last byte (they overlap when the length is not twice the block), compared at once; from 4, two
-    /// words the same way. Each load stays within the key's bytes on both sides: nothing outside either span is read.</remarks>
+    /// words the same way. Each load stays within the key's bytes on both sides: nothing outside either span is read. The
+    /// stored side is read with <c>Unsafe.ReadUnaligned</c>, not <c>Vector128.Load</c>: Coyote 1.7's rewriter cannot import
+    /// a generic method with a <c>T*</c> parameter (the same unaligned load).</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool PayloadEquals(byte* stored, ReadOnlySpan<byte> key)
     {
@@ -325,13 +327,13 @@ internal sealed unsafe partial class CacheStore
         {
             if (n <= 32)
             {
-                return ((Vector128.Load(stored) ^ Vector128.LoadUnsafe(ref k))
-                    | (Vector128.Load(stored + n - 16) ^ Vector128.LoadUnsafe(ref k, n - 16))) == Vector128<byte>.Zero;
+                return ((Unsafe.ReadUnaligned<Vector128<byte>>(stored) ^ Vector128.LoadUnsafe(ref k))
+                    | (Unsafe.ReadUnaligned<Vector128<byte>>(stored + n - 16) ^ Vector128.LoadUnsafe(ref k, n - 16))) == Vector128<byte>.Zero;
             }
             if (Vector256.IsHardwareAccelerated)
             {
-                return ((Vector256.Load(stored) ^ Vector256.LoadUnsafe(ref k))
-                    | (Vector256.Load(stored + n - 32) ^ Vector256.LoadUnsafe(ref k, n - 32))) == Vector256<byte>.Zero;
+                return ((Unsafe.ReadUnaligned<Vector256<byte>>(stored) ^ Vector256.LoadUnsafe(ref k))
+                    | (Unsafe.ReadUnaligned<Vector256<byte>>(stored + n - 32) ^ Vector256.LoadUnsafe(ref k, n - 32))) == Vector256<byte>.Zero;
             }
             return new ReadOnlySpan<byte>(stored, key.Length).SequenceEqual(key);
         }
