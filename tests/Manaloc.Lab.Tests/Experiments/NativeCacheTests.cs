@@ -216,10 +216,10 @@ public sealed class NativeCacheTests
     [Fact]
     public void The_floor_index_has_as_many_buckets_as_NativeCache_s_index_at_the_budget()
     {
-        // One 4-byte bucket per 256 bytes of budget, a power of two (CacheLayout): the quick run's 1 GiB, 4 Mi buckets, 16 MiB.
-        Assert.Equal(1L << 22, FloorIndex.BucketsFor(1L << 30));
-        Assert.Equal(1L << 22, FloorIndex.BucketsFor((1L << 30) + (1L << 29)));
-        Assert.Equal(1L << 16, FloorIndex.BucketsFor(1L << 24));
+        // One 4-byte bucket per 128 bytes of budget, rounded down to a power of two (CacheLayout): the quick run's 1 GiB, 8 Mi buckets, 32 MiB.
+        Assert.Equal(1L << 23, FloorIndex.BucketsFor(1L << 30));
+        Assert.Equal(1L << 23, FloorIndex.BucketsFor((1L << 30) + (1L << 29)));
+        Assert.Equal(1L << 17, FloorIndex.BucketsFor(1L << 24));
     }
 
     [Fact]

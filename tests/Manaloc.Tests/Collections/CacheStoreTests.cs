@@ -1,3 +1,4 @@
+using System.Numerics;
 using System.Text;
 using Manaloc.Collections;
 
@@ -421,5 +422,26 @@ public sealed unsafe class CacheStoreTests
         {
             store.Free();
         }
+    }
+
+    /// <summary>The index is sized for a full cache's chains: one bucket per 128 bytes of budget rounded down to a power of
+    /// two, so a budget filled with entries of four chunks (256 bytes, smaller than the usual entry) has at most one entry
+    /// per bucket on average; and the budget stays exact with the larger index (the index, the directory, the sketch and
+    /// the blocks within it).</summary>
+    [Theory]
+    [InlineData(CacheLayout.MinimumMaxBytes)]
+    [InlineData(64 * 1024)]
+    [InlineData(3 * 1024 * 1024 + 123)]
+    [InlineData(1L << 30)]
+    [InlineData((1L << 30) + (1L << 29))]
+    [InlineData(CacheLayout.MaximumMaxBytes)]
+    public void The_index_has_a_bucket_per_128_bytes_of_budget_and_the_budget_stays_exact(long maxBytes)
+    {
+        var layout = new CacheLayout(maxBytes);
+        Assert.True(BitOperations.IsPow2(layout.Buckets), $"{layout.Buckets} buckets");
+        Assert.True(layout.Buckets * 128 <= maxBytes && maxBytes < layout.Buckets * 256, $"{layout.Buckets} buckets for {maxBytes} bytes");
+        Assert.True(layout.Buckets >= layout.CapacityChunks / 4, $"{layout.Buckets} buckets for {layout.CapacityChunks} chunks");
+        Assert.True(layout.MaxBlocks >= 1);
+        Assert.True(layout.FixedBytes + layout.CapacityBytes <= maxBytes, $"{layout.FixedBytes} + {layout.CapacityBytes} > {maxBytes}");
     }
 }
