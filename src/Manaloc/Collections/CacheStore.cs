@@ -615,9 +615,10 @@ internal sealed unsafe partial class CacheStore
     }
 
     /// <summary>Makes room for <paramref name="chunks"/> chunks: a new block while the budget allows, otherwise evicts
-    /// (W-TinyLFU) until enough retired chunks can be reclaimed in one wait for readers.</summary>
+    /// (W-TinyLFU) until enough retired chunks can be reclaimed in one wait for readers. Eviction judges expiry at
+    /// <paramref name="now"/>, read from <paramref name="clock"/> before the first eviction when it is <see cref="ClockNotRead"/>.</summary>
     /// <exception cref="OutOfMemoryException">The system refused a block; nothing was changed but evictions.</exception>
-    private void MakeRoom(long chunks, long now, ref CacheCounters counters)
+    private void MakeRoom(long chunks, long now, TimeProvider? clock, ref CacheCounters counters)
     {
         // Replacements and removals retire chunks without any eviction; left until the free chunks ran out, they piled up
         // (millions in a cache with room to spare, reclaimed in one long pause) and each retired header was a cold miss by
@@ -638,9 +639,18 @@ internal sealed unsafe partial class CacheStore
                 if (FreeChunks < chunks && IsEmpty) throw new InvalidOperationException("The cache's space is smaller than one entry it accepted: an internal error.");
                 continue;
             }
+            if (now == ClockNotRead) now = clock is not null ? clock.GetUtcNow().UtcTicks : throw new InvalidOperationException("A write that evicts needs the time or a clock: an internal error.");
             EvictOne(now, ref counters);
         }
     }
+
+    /// <summary>A write's <c>now</c> when the caller has not read its clock: a write that neither expires nor evicts needs no
+    /// time, and the clock is a call into the system (a tenth of a write to a cache with room, by profile).</summary>
+    public const long ClockNotRead = long.MinValue;
+
+    /// <summary>Whether every block the budget allows is allocated, so writes evict (read outside the lock: a hint; a write
+    /// that evicts reads the clock itself if its caller did not).</summary>
+    public bool AtBudget => Volatile.Read(ref W.BlockCount) >= _maxBlocks;
 
     private long FreeChunks => W.FreeRunChunks + (W.FreshEnd - W.FreshNext);
 
@@ -808,13 +818,14 @@ internal sealed unsafe partial class CacheStore
     }
 
     /// <summary>Adds or replaces the entry of <paramref name="key"/>; the value is <paramref name="value"/> or, when it is
-    /// empty and <paramref name="sequence"/> is not, the sequence's segments.</summary>
+    /// empty and <paramref name="sequence"/> is not, the sequence's segments. <paramref name="now"/> is the time eviction
+    /// judges expiry by, or <see cref="ClockNotRead"/>: then <paramref name="clock"/> is read if and when the write evicts.</summary>
     public void Set(ReadOnlySpan<byte> key, ulong hash, ReadOnlySpan<byte> value, in System.Buffers.ReadOnlySequence<byte> sequence, int valueLength,
-        long expires, long absolute, long sliding, long now, ref CacheCounters counters)
+        long expires, long absolute, long sliding, long now, ref CacheCounters counters, TimeProvider? clock = null)
     {
         long chunks = ChunksFor(key.Length, valueLength);
         // Before anything changes: room (it may evict the old entry of this key; then this is an add).
-        MakeRoom(chunks, now, ref counters);
+        MakeRoom(chunks, now, clock, ref counters);
         // The lines this write reads or stores at random are asked for before the entry is written, so their cache misses
         // overlap each other and the writing instead of each stalling the writer in turn (see PrefetchForWrite).
         PrefetchForWrite(chunks, hash);

@@ -225,22 +225,28 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
     /// <summary>The body of every <c>Set</c>: <paramref name="hash"/> is <see cref="CacheHashing.Hash"/> of <paramref name="key"/>.</summary>
     private bool SetCore(ReadOnlySpan<byte> key, ulong hash, ReadOnlySpan<byte> value, in ReadOnlySequence<byte> sequence, int valueLength, NativeCacheEntryOptions entryOptions)
     {
+        // The bucket's and the sketch's misses overlap the clock, the lock and the entry's writing, which come before the
+        // store looks the key up and counts it (a hint: harmless if Dispose frees the store meanwhile).
+        var early = Volatile.Read(ref _store);
+        early?.PrefetchForSet(hash);
         if (entryOptions.SlidingExpiration is { } s && s <= TimeSpan.Zero)
         {
             ThrowHelper.ThrowArgumentOutOfRange("entryOptions.SlidingExpiration", s, $"{_description}: a sliding expiration must be positive.");
         }
         bool expires = entryOptions.TimeToLive.HasValue || entryOptions.AbsoluteExpiration.HasValue || entryOptions.SlidingExpiration.HasValue;
-        // Also without expiry: eviction removes the expired entries it meets.
-        long now = _clock.GetUtcNow().UtcTicks;
+        // The time: for the entry's expiry, and also without expiry for eviction, which removes the expired entries it
+        // meets. A write without expiry to a cache with room evicts nothing, so it leaves the clock unread (the store reads
+        // it if the write evicts after all: the budget's last block was taken meanwhile); a cache at its budget evicts on
+        // nearly every write, and reads it here, outside the lock.
+        long now = expires || (early?.AtBudget ?? true) ? _clock.GetUtcNow().UtcTicks : CacheStore.ClockNotRead;
         long absolute = CacheStore.Never;
         if (entryOptions.TimeToLive is { } ttl) absolute = ttl.Ticks >= CacheStore.Never - now ? CacheStore.Never : now + ttl.Ticks;
         if (entryOptions.AbsoluteExpiration is { } at) absolute = Math.Min(absolute, at.UtcTicks);
         long sliding = entryOptions.SlidingExpiration?.Ticks ?? 0;
         long expiry = sliding != 0 && sliding < absolute - now ? now + sliding : absolute;
         bool refused = valueLength < 0 || CacheStore.ChunksFor(key.Length, valueLength) > _maxEntryChunks || (expires && expiry <= now);
-        // The bucket's and the sketch's misses overlap the lock and the entry's writing, which come before the store looks
-        // the key up and counts it (a hint: harmless if Dispose frees the store meanwhile).
-        Volatile.Read(ref _store)?.PrefetchForSet(hash);
+        // A refusal removes the key's old entry and counts it as an expiration if it had expired.
+        if (refused && now == CacheStore.ClockNotRead) now = _clock.GetUtcNow().UtcTicks;
         lock (_writeLock)
         {
             var store = WriterStore;
@@ -251,7 +257,7 @@ public sealed unsafe class NativeCache : IDisposable, IMeteredCache
                 Volatile.Write(ref _counters.Refusals, _counters.Refusals + 1);
                 return false;
             }
-            store.Set(key, hash, value, sequence, valueLength, expiry, absolute, sliding, now, ref _counters);
+            store.Set(key, hash, value, sequence, valueLength, expiry, absolute, sliding, now, ref _counters, _clock);
             return true;
         }
     }

@@ -388,6 +388,41 @@ public sealed class NativeCacheTests
         Assert.True(stats.Expirations >= 150, $"{stats.Expirations} expirations, {stats.Evictions} evictions");
     }
 
+    /// <summary>A write without expiry to a cache with room reads no clock (it neither expires nor evicts); one whose
+    /// room must come from eviction though the cache was below its budget when it started (its caller left the clock
+    /// unread) reads it then, so eviction still removes the expired entries first and counts them as expirations.</summary>
+    [Fact]
+    public void A_write_without_expiry_reads_the_clock_only_when_it_evicts()
+    {
+        var clock = new CountingClock(new FakeTimeProvider(new DateTimeOffset(2030, 1, 1, 0, 0, 0, TimeSpan.Zero)));
+        using var cache = NewCache(64 * 1024, clock, maxEntryBytes: 32 * 1024);
+        for (int i = 0; i < 20; i++) cache.Set(BitConverter.GetBytes(i), new byte[200]);
+        Assert.Equal(0, clock.Reads);
+        for (int i = 100; i < 180; i++) cache.Set(BitConverter.GetBytes(i), new byte[200], TimeSpan.FromSeconds(1));
+        Assert.Equal(80, clock.Reads);
+        long bytesBefore = cache.GetStatistics().Bytes;
+        clock.Inner.Advance(TimeSpan.FromSeconds(2));
+        // Some 500 chunks: more than the blocks the budget has left, so this write evicts; the expired entries go first.
+        Assert.True(cache.Set("large"u8, new byte[29_000]));
+        var stats = cache.GetStatistics();
+        Assert.True(stats.Bytes > bytesBefore, "the write took the budget's last blocks before it evicted");
+        Assert.True(clock.Reads > 80, "the write that evicted read the clock");
+        Assert.True(stats.Expirations > 0, $"{stats.Expirations} expirations, {stats.Evictions} evictions");
+        Assert.Equal(29_000, Get(cache, "large"u8)!.Length);
+    }
+
+    private sealed class CountingClock(FakeTimeProvider inner) : TimeProvider
+    {
+        public FakeTimeProvider Inner => inner;
+        public int Reads { get; private set; }
+
+        public override DateTimeOffset GetUtcNow()
+        {
+            Reads++;
+            return inner.GetUtcNow();
+        }
+    }
+
     [Theory]
     [InlineData(8192)]
     [InlineData(1 << 20)]
