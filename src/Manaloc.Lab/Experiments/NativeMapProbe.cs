@@ -53,7 +53,15 @@ internal static class NativeMapProbe
         for (int c = 0; c < checkpoints.Length; c++) wall[c] = new double[c == checkpoints.Length - 1 ? FullCollections(context.Settings) : 1];
         var paused = new double[checkpoints.Length][];
         for (int c = 0; c < checkpoints.Length; c++) paused[c] = new double[wall[c].Length];
-        var floor = timedAgainstFloor ? new GrowthFloor() : null;
+        // Both growths' blocks, for the longest insert that recurs (GrowthBlocks.Recurring), the floor's alike.
+        int blockCount = GrowthBlocks.For(checkpoints);
+        var firstBlocks = new GrowthBlocks(blockCount);
+        var secondBlocks = new GrowthBlocks(blockCount);
+        var firstFloorBlocks = timedAgainstFloor ? new GrowthBlocks(blockCount) : null;
+        var secondFloorBlocks = timedAgainstFloor ? new GrowthBlocks(blockCount) : null;
+        var blocksAt = new int[checkpoints.Length];
+        var floor = timedAgainstFloor ? new GrowthFloor(firstFloorBlocks) : null;
+        var secondFloor = timedAgainstFloor ? new GrowthFloor(secondFloorBlocks) : null;
         var floors = new GrowthTrace[checkpoints.Length];
         TouchRuntimePathsOnce();
 
@@ -62,52 +70,100 @@ internal static class NativeMapProbe
         long residentBefore = ResidentMemory.Current();
         bool peakReset = ResidentMemory.ResetPeak();
 
-        using var subject = MapSubjects.Create(variant, plan.Entries);
+        MapSubject? subject = MapSubjects.Create(variant, plan.Entries);
         long grown = 0, allocated = 0;
         var worst = GrowthTrace.None(0);
-        for (int c = 0; c < checkpoints.Length; c++)
+        try
         {
-            context.Cancellation.ThrowIfCancellationRequested();
-            var runtimeBefore = RuntimeActivity.Take();
-            long before = GC.GetAllocatedBytesForCurrentThread();
-            worst = GrowthTrace.Worst(worst, subject.Grow(grown, checkpoints[c], floor));
-            floors[c] = floor?.Trace ?? default;
-            allocated += GC.GetAllocatedBytesForCurrentThread() - before;
-            var during = RuntimeActivity.Take() - runtimeBefore;
-            grown = checkpoints[c];
+            for (int c = 0; c < checkpoints.Length; c++)
+            {
+                context.Cancellation.ThrowIfCancellationRequested();
+                var runtimeBefore = RuntimeActivity.Take();
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                worst = GrowthTrace.Worst(worst, subject.Grow(grown, checkpoints[c], floor, firstBlocks));
+                floors[c] = floor?.Trace ?? default;
+                blocksAt[c] = firstBlocks.Count;
+                allocated += GC.GetAllocatedBytesForCurrentThread() - before;
+                var during = RuntimeActivity.Take() - runtimeBefore;
+                grown = checkpoints[c];
 
-            // Several timed collections at the run's size (its targets), one on the way (a chart's point). Each is a full
-            // blocking compacting collection, so the heap is weighed as the last of them left it, without collecting again.
-            LiveSetProbe.MeasureFullCollections(wall[c], paused[c]);
+                // Several timed collections at the run's size (its targets), one on the way (a chart's point). Each is a full
+                // blocking compacting collection, so the heap is weighed as the last of them left it, without collecting again.
+                LiveSetProbe.MeasureFullCollections(wall[c], paused[c]);
 
-            long managed = LiveAfterLastFullCollection() - managedBefore;
-            long committed = GC.GetGCMemoryInfo().TotalCommittedBytes - committedBefore;
-            // The /proc reads after the weighing (the peak is a high-water mark: reading it later changes nothing), and
-            // what they leave collected now, so none of it is on the heap the next checkpoint weighs.
-            long resident = ResidentMemory.Current() - residentBefore;
-            long peak = ResidentMemory.Peak() - residentBefore;
-            GC.Collect(0);
-            GC.WaitForPendingFinalizers();
-            figures[c] = new CheckpointFigures(peak, worst, during, allocated, managed, committed, resident);
+                long managed = LiveAfterLastFullCollection() - managedBefore;
+                long committed = GC.GetGCMemoryInfo().TotalCommittedBytes - committedBefore;
+                // The /proc reads after the weighing (the peak is a high-water mark: reading it later changes nothing), and
+                // what they leave collected now, so none of it is on the heap the next checkpoint weighs.
+                long resident = ResidentMemory.Current() - residentBefore;
+                long peak = ResidentMemory.Peak() - residentBefore;
+                GC.Collect(0);
+                GC.WaitForPendingFinalizers();
+                figures[c] = new CheckpointFigures(peak, worst, during, allocated, managed, committed, resident);
+            }
+        }
+        finally
+        {
+            subject.Dispose();
+        }
+        subject = null; // a Dictionary's Dispose only clears it: its arrays go with the subject, before the second growth
+
+        GrowAgain(context, variant, checkpoints, secondFloor, secondBlocks);
+        if (secondBlocks.Count != firstBlocks.Count || secondFloorBlocks?.Count != firstFloorBlocks?.Count)
+        {
+            throw new InvalidOperationException($"{variant}: the second growth timed {secondBlocks.Count} blocks, the first {firstBlocks.Count}; they must cover the same key indexes.");
         }
 
         if (!peakReset) context.Note("The peak resident set could not be reset here: peak memory counts everything since the child started.");
         for (int c = 0; c < checkpoints.Length; c++)
         {
-            Record(context, variant, checkpoints[c], figures[c], wall[c], paused[c]);
-            if (floor is not null) RecordFloor(context, variant, checkpoints[c], floors[c]);
+            var recurring = GrowthBlocks.Recurring(firstBlocks.WorstTicks, secondBlocks.WorstTicks, blocksAt[c]);
+            var repeat = new RepeatFigures(recurring, recurring.Block < 0 ? -1 : firstBlocks.IndexOf(recurring.Block), secondBlocks.WorstOver(blocksAt[c]));
+            Record(context, variant, checkpoints[c], figures[c], repeat, wall[c], paused[c]);
+            if (floor is not null)
+            {
+                var floorRecurring = GrowthBlocks.Recurring(firstFloorBlocks!.WorstTicks, secondFloorBlocks!.WorstTicks, blocksAt[c]);
+                RecordFloor(context, variant, checkpoints[c], floors[c], new RepeatFigures(floorRecurring, -1, secondFloorBlocks.WorstOver(blocksAt[c])));
+            }
         }
     }
+
+    /// <summary>
+    /// The second growth, which only the longest insert that recurs reads: a fresh map of the variant grown through the
+    /// same checkpoints (so its blocks cover the same key indexes as the first's), its floor beside it where the first had
+    /// one, after a full collection has taken the first map's memory. Run once every other figure of the growth phase is
+    /// taken, so it changes none of them; what it keeps goes into arrays allocated before the baseline.
+    /// </summary>
+    private static void GrowAgain(ExperimentContext context, string variant, long[] checkpoints, GrowthFloor? floor, GrowthBlocks blocks)
+    {
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+        GC.WaitForPendingFinalizers();
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+        using var again = MapSubjects.Create(variant, checkpoints[^1]);
+        long grown = 0;
+        foreach (long checkpoint in checkpoints)
+        {
+            context.Cancellation.ThrowIfCancellationRequested();
+            again.Grow(grown, checkpoint, floor, blocks);
+            grown = checkpoint;
+        }
+    }
+
+    /// <summary>The longest insert (or floor operation) that recurs in both growths up to a checkpoint, which key index began its block (-1: not an insert), and the second growth's own longest.</summary>
+    private readonly record struct RepeatFigures(RecurringWorst Recurring, long BlockFirstIndex, long SecondGrowthWorstTicks);
 
     /// <summary>
     /// The growth's floor so far (<see cref="GrowthFloor"/>), recorded under the map it ran beside: its longest trivial
     /// operation by the same disturbance rule as the map's longest insert (<see cref="GrowthTrace"/>), with the blocks it
     /// judged and found disturbed beside it.
     /// </summary>
-    private static void RecordFloor(ExperimentContext context, string variant, long entries, GrowthTrace floor)
+    private static void RecordFloor(ExperimentContext context, string variant, long entries, GrowthTrace floor, RepeatFigures repeat)
     {
-        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(floor.WorstTicks)], Parameters.Of(("entries", entries), ("op", "longest-insert-floor")), metrics: new Dictionary<string, double>
+        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(repeat.Recurring.Ticks)], Parameters.Of(("entries", entries), ("op", "longest-insert-floor")), metrics: new Dictionary<string, double>
         {
+            ["longestOneGrowthMs"] = LabClock.Milliseconds(floor.WorstTicks),
+            ["longestSecondGrowthMs"] = LabClock.Milliseconds(repeat.SecondGrowthWorstTicks),
+            ["recurringWorstBlock"] = repeat.Recurring.Block,
             ["longestDisturbancesIncludedMs"] = LabClock.Milliseconds(floor.AnyWorstTicks),
             ["timedBlocks"] = floor.Blocks,
             ["disturbedBlocks"] = floor.DisturbedBlocks,
@@ -155,7 +211,7 @@ internal static class NativeMapProbe
     /// <summary>What the growth phase read at one checkpoint (bytes are above the start of the growth).</summary>
     private readonly record struct CheckpointFigures(long PeakResident, GrowthTrace Worst, RuntimeActivity During, long Allocated, long Managed, long Committed, long Resident);
 
-    private static void Record(ExperimentContext context, string variant, long entries, CheckpointFigures f, double[] wallMs, double[] pausedMs)
+    private static void Record(ExperimentContext context, string variant, long entries, CheckpointFigures f, RepeatFigures repeat, double[] wallMs, double[] pausedMs)
     {
         var p = Parameters.Of(("entries", entries));
         context.RecordSamples(variant, Unit.Bytes, [f.PeakResident], p.With("op", "peak-memory"));
@@ -163,9 +219,16 @@ internal static class NativeMapProbe
         // insert, or the thread taken off its core, is the runtime's or the machine's stall, not the map's step.
         // The judged figure counts a block that lost time to something other than its own work (preemption, the host's
         // stolen time) only by its slowest insert's own-time lower bound (GrowthTrace's rule); the longest of all inserts'
-        // wall time stays beside it, with the blocks judged and found disturbed.
-        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(f.Worst.WorstTicks)], p.With("op", "longest-insert"), metrics: new Dictionary<string, double>
+        // wall time stays beside it, with the blocks judged and found disturbed. The figure is the longest insert that
+        // recurs in a second growth (GrowthBlocks.Recurring): a stall of the host that the disturbance rule cannot see
+        // (the guest counts it as the thread's CPU time) hits one growth's block, rarely the same block of both. The first
+        // growth's own longest stays beside it; the other metrics describe the first growth.
+        context.RecordSamples(variant, Unit.Milliseconds, [LabClock.Milliseconds(repeat.Recurring.Ticks)], p.With("op", "longest-insert"), metrics: new Dictionary<string, double>
         {
+            ["longestInsertOneGrowthMs"] = LabClock.Milliseconds(f.Worst.WorstTicks),
+            ["longestInsertSecondGrowthMs"] = LabClock.Milliseconds(repeat.SecondGrowthWorstTicks),
+            ["recurringWorstBlock"] = repeat.Recurring.Block,
+            ["recurringWorstBlockFirstInsert"] = repeat.BlockFirstIndex,
             ["longestInsertDisturbancesIncludedMs"] = LabClock.Milliseconds(f.Worst.AnyWorstTicks),
             ["timedBlocks"] = f.Worst.Blocks,
             ["disturbedBlocks"] = f.Worst.DisturbedBlocks,

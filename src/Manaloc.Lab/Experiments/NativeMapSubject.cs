@@ -47,9 +47,10 @@ internal abstract class MapSubject : IDisposable
     /// single insert (in <see cref="LabClock"/> ticks) by the disturbance rule of <see cref="GrowthTrace"/>, which insert it
     /// was, whether a collection ran during it, and the longest of all inserts' wall time.
     /// With <paramref name="floor"/>, each block of inserts is followed by a block of the floor's trivial operations for as
-    /// long as the inserts took (see <see cref="GrowthFloor"/>).
+    /// long as the inserts took (see <see cref="GrowthFloor"/>). With <paramref name="blocks"/>, each block's judged
+    /// slowest insert is also kept there, in block order (see <see cref="GrowthBlocks"/>).
     /// </summary>
-    public abstract GrowthTrace Grow(long from, long to, GrowthFloor? floor = null);
+    public abstract GrowthTrace Grow(long from, long to, GrowthFloor? floor = null, GrowthBlocks? blocks = null);
 
     /// <summary>
     /// Inserts the keys of indexes [0, <paramref name="entries"/>) into the empty map in order, untimed: the lookups'
@@ -146,7 +147,9 @@ internal readonly record struct GrowthTrace(long WorstTicks, long WorstIndex, bo
 /// one a little less often: the floor can only come out lower than the inserts' own exposure would give, which makes
 /// "at the floor" harder to reach, never easier.
 /// </remarks>
-internal sealed class GrowthFloor
+/// <param name="blocks">Where each floor block's judged slowest operation is also kept, in block order (one floor block
+/// per block of inserts, so the floor's blocks line up with the growth's), or null.</param>
+internal sealed class GrowthFloor(GrowthBlocks? blocks = null)
 {
     private long _operations;
     private long _sink;
@@ -197,9 +200,100 @@ internal sealed class GrowthFloor
         while (now < end);
         var disturbance = ThreadDisturbance.End(mark, now - began);
         (_operations, _sink) = (i, sink); // the sink keeps the mix from being optimised away
-        Trace = GrowthTrace.Worst(Trace, GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, disturbance));
+        var block = GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, disturbance);
+        blocks?.Add(block.WorstTicks, blockWorstIndex);
+        Trace = GrowthTrace.Worst(Trace, block);
     }
 }
+
+/// <summary>
+/// One growth's timed blocks in order, each by its judged slowest operation (<see cref="GrowthTrace.Block"/>'s rule), so
+/// two growths of the same variant through the same checkpoints can be compared block by block: their blocks cover the
+/// same key indexes, since a growth's blocks start at each checkpoint and every <see cref="GrowthTrace.BlockInserts"/>
+/// inserts after it.
+/// </summary>
+/// <remarks>
+/// Allocated whole before the growth (<see cref="For"/> blocks): adding a block allocates nothing, so the arrays sit in
+/// the baseline of the heap the growth phase weighs.
+/// </remarks>
+internal sealed class GrowthBlocks
+{
+    private readonly long[] _worstTicks;
+    private readonly long[] _firstIndex;
+
+    /// <summary>Room for <paramref name="capacity"/> blocks.</summary>
+    public GrowthBlocks(int capacity)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(capacity);
+        (_worstTicks, _firstIndex) = (new long[capacity], new long[capacity]);
+    }
+
+    /// <summary>Blocks kept so far.</summary>
+    public int Count { get; private set; }
+
+    /// <summary>The judged slowest operation of each block kept, in <see cref="LabClock"/> ticks.</summary>
+    public ReadOnlySpan<long> WorstTicks => _worstTicks.AsSpan(0, Count);
+
+    /// <summary>The index (key index, or the floor's operation index) <see cref="Add"/> was given with <paramref name="block"/>.</summary>
+    public long IndexOf(int block) => _firstIndex[block];
+
+    /// <summary>Keeps the next block's judged slowest operation (<paramref name="judgedTicks"/>) and an index that names it.</summary>
+    /// <exception cref="InvalidOperationException">More blocks than the room given at construction.</exception>
+    public void Add(long judgedTicks, long index)
+    {
+        if (Count == _worstTicks.Length) throw new InvalidOperationException($"A growth timed more blocks than the {_worstTicks.Length} it was sized for.");
+        (_worstTicks[Count], _firstIndex[Count]) = (judgedTicks, index);
+        Count++;
+    }
+
+    /// <summary>The blocks a growth from 0 through <paramref name="checkpoints"/> (ascending) times: each stretch between two in blocks of <see cref="GrowthTrace.BlockInserts"/>, the last one short.</summary>
+    public static int For(IReadOnlyList<long> checkpoints)
+    {
+        long blocks = 0, from = 0;
+        foreach (long to in checkpoints)
+        {
+            if (to < from) throw new ArgumentException($"Checkpoints must ascend from 0; {to} follows {from}.", nameof(checkpoints));
+            blocks += (to - from + GrowthTrace.BlockInserts - 1) / GrowthTrace.BlockInserts;
+            from = to;
+        }
+        return checked((int)blocks);
+    }
+
+    /// <summary>
+    /// The longest operation that recurs in both growths over their first <paramref name="blocks"/> blocks: for each block,
+    /// the lesser of the two growths' judged slowest operation, and the largest of those. A step of the subject's own (a
+    /// resize, a new segment) lands in the same block both times and stays; a stall of the machine counts only where it hit
+    /// the same block of both growths, and then only by the shorter of the two.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">Either growth kept fewer than <paramref name="blocks"/> blocks.</exception>
+    public static RecurringWorst Recurring(ReadOnlySpan<long> first, ReadOnlySpan<long> second, int blocks)
+    {
+        if (blocks < 0 || blocks > first.Length || blocks > second.Length)
+        {
+            throw new ArgumentOutOfRangeException(nameof(blocks), blocks, $"Both growths must have timed the blocks compared: they kept {first.Length} and {second.Length}.");
+        }
+        var worst = new RecurringWorst(0, -1);
+        for (int b = 0; b < blocks; b++)
+        {
+            long both = Math.Min(first[b], second[b]);
+            if (worst.Block < 0 || both > worst.Ticks) worst = new RecurringWorst(both, b);
+        }
+        return worst;
+    }
+
+    /// <summary>The largest judged slowest operation over the first <paramref name="blocks"/> blocks kept (0 for none).</summary>
+    public long WorstOver(int blocks)
+    {
+        long worst = 0;
+        foreach (long ticks in WorstTicks[..blocks]) worst = Math.Max(worst, ticks);
+        return worst;
+    }
+}
+
+/// <summary>The longest operation that recurs in two growths (<see cref="GrowthBlocks.Recurring"/>).</summary>
+/// <param name="Ticks">The lesser of the two growths' judged slowest operation in <paramref name="Block"/>, in <see cref="LabClock"/> ticks.</param>
+/// <param name="Block">The block it is in (-1: no block compared).</param>
+internal readonly record struct RecurringWorst(long Ticks, int Block);
 
 /// <summary>A <see cref="MapSubject"/> over one operations struct per thread.</summary>
 internal sealed class MapSubject<TOperations>(string variant, bool concurrentReads, bool concurrentWrites, TOperations[] perThread, Action dispose)
@@ -210,7 +304,7 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
     public override bool ConcurrentReads => concurrentReads;
     public override bool ConcurrentWrites => concurrentWrites;
 
-    public override GrowthTrace Grow(long from, long to, GrowthFloor? floor = null)
+    public override GrowthTrace Grow(long from, long to, GrowthFloor? floor = null, GrowthBlocks? blocks = null)
     {
         ref var map = ref perThread[0];
         var worst = GrowthTrace.None(from);
@@ -234,6 +328,7 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
             long blockTook = LabClock.Now - blockBegan;
             var block = GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, ThreadDisturbance.End(mark, blockTook));
             worst = GrowthTrace.Worst(worst, block);
+            blocks?.Add(block.WorstTicks, blockStart);
             floor?.RunBlockBeside(blockTook, disturbed: block.DisturbedBlocks > 0);
         }
         return worst;
@@ -331,10 +426,10 @@ internal sealed unsafe class FloorSubject : MapSubject
     public override bool ConcurrentReads => true;
     public override bool ConcurrentWrites => false;
 
-    public override GrowthTrace Grow(long from, long to, GrowthFloor? floor = null)
+    public override GrowthTrace Grow(long from, long to, GrowthFloor? floor = null, GrowthBlocks? blocks = null)
     {
         ObjectDisposedException.ThrowIf(_entries == null, this);
-        if (floor is not null) throw new NotSupportedException($"{Variant} is not timed while it grows: it has no insert to set beside a floor.");
+        if (floor is not null || blocks is not null) throw new NotSupportedException($"{Variant} is not timed while it grows: it has no insert to set beside a floor or keep by block.");
         if (from != _count || to > _capacity || to < from)
         {
             throw new InvalidOperationException($"{Variant}: holds key indexes [0, {_count}) of {_capacity}; it grows in order only, not [{from}, {to}).");

@@ -147,6 +147,71 @@ public sealed class NativeMapTests
     }
 
     [Fact]
+    public void The_recurring_longest_insert_takes_per_block_the_lesser_of_two_growths_and_the_largest_of_those()
+    {
+        // Block 1: a stall in the first growth only. Block 3: a cost in both (a resize), 40 and 45. Block 5: a stall in
+        // the second growth only, longer than the resize.
+        long[] first = [2, 900, 3, 40, 2, 3, 2];
+        long[] second = [3, 2, 2, 45, 3, 5_000, 2];
+        var all = GrowthBlocks.Recurring(first, second, first.Length);
+        Assert.Equal(new RecurringWorst(40, 3), all);
+        // At a checkpoint before the resize's block, only the blocks up to it: the stall of block 1 still does not count
+        // (each of blocks 0 to 2 recurs at 2; the first of them is named).
+        Assert.Equal(new RecurringWorst(2, 0), GrowthBlocks.Recurring(first, second, 3));
+        Assert.Equal(new RecurringWorst(45, 3), GrowthBlocks.Recurring(first.Select(t => t == 40 ? 50L : t).ToArray(), second, 4)); // the lesser of the two
+        Assert.Equal(new RecurringWorst(0, -1), GrowthBlocks.Recurring(first, second, 0));
+        // A stall that hit the same block of both growths counts, by the shorter of the two.
+        Assert.Equal(new RecurringWorst(700, 6), GrowthBlocks.Recurring(first[..6].Append(800).ToArray(), second[..6].Append(700).ToArray(), 7));
+        Assert.Throws<ArgumentOutOfRangeException>(() => GrowthBlocks.Recurring(first, second[..4], 5));
+    }
+
+    [Fact]
+    public void Growth_blocks_start_at_every_checkpoint_and_refuse_more_blocks_than_sized_for()
+    {
+        Assert.Equal(0, GrowthBlocks.For([]));
+        Assert.Equal(4 + 4 + 8, GrowthBlocks.For([1_000, 2_000, 4_000])); // 1,000 inserts: three whole blocks and a short one
+        Assert.Equal(1, GrowthBlocks.For([0, 0, 1]));
+        Assert.Throws<ArgumentException>(() => GrowthBlocks.For([10, 5]));
+        var blocks = new GrowthBlocks(2);
+        blocks.Add(7, 0);
+        blocks.Add(9, 256);
+        Assert.Equal([7L, 9L], blocks.WorstTicks.ToArray());
+        Assert.Equal((9L, 7L, 256L), (blocks.WorstOver(2), blocks.WorstOver(1), blocks.IndexOf(1)));
+        Assert.Throws<InvalidOperationException>(() => blocks.Add(1, 512));
+    }
+
+    [Fact]
+    public void Two_growths_through_the_same_checkpoints_keep_blocks_of_the_same_key_indexes_with_their_floor_s_alongside()
+    {
+        long[] checkpoints = [1_000, 2_000, 4_000];
+        int count = GrowthBlocks.For(checkpoints);
+        var runs = new (GrowthBlocks Inserts, GrowthBlocks Floor, GrowthTrace Trace)[2];
+        for (int run = 0; run < runs.Length; run++)
+        {
+            var inserts = new GrowthBlocks(count);
+            var floorBlocks = new GrowthBlocks(count);
+            var floor = new GrowthFloor(floorBlocks);
+            using var subject = MapSubjects.Create(MapSubjects.Native, checkpoints[^1]);
+            long grown = 0;
+            var trace = GrowthTrace.None(0);
+            foreach (long checkpoint in checkpoints)
+            {
+                trace = GrowthTrace.Worst(trace, subject.Grow(grown, checkpoint, floor, inserts));
+                grown = checkpoint;
+            }
+            runs[run] = (inserts, floorBlocks, trace);
+        }
+        Assert.All(runs, r => Assert.Equal((count, count), (r.Inserts.Count, r.Floor.Count)));
+        long[] starts = [.. Enumerable.Range(0, count).Select(runs[0].Inserts.IndexOf)];
+        Assert.Equal(starts, Enumerable.Range(0, count).Select(runs[1].Inserts.IndexOf));
+        Assert.Equal([0L, 256L, 512L, 768L, 1_000L], starts[..5]); // a new block at the checkpoint
+        // Each growth's blocks hold its judged figure: the largest of them is the growth's own longest insert.
+        Assert.All(runs, r => Assert.Equal(r.Trace.WorstTicks, r.Inserts.WorstOver(count)));
+        using var array = MapSubjects.Create(MapSubjects.Floor, 10);
+        Assert.Throws<NotSupportedException>(() => array.Grow(0, 10, null, new GrowthBlocks(1))); // it is not timed while it grows
+    }
+
+    [Fact]
     public void A_floor_block_runs_one_operation_even_when_no_time_is_left()
     {
         var floor = new GrowthFloor();
@@ -188,7 +253,8 @@ public sealed class NativeMapTests
         Assert.Equal([2_000L, 4_000L, 8_000L], floors.Select(m => m.Parameters.Long("entries")).Order());
         Assert.All(floors, m => Assert.Equal(MapSubjects.Native, m.Variant));
         var full = floors.Single(m => m.Parameters.Is("entries", 8_000));
-        Assert.True(full.Statistics.Median > 0 && full.Statistics.Median <= full.Metrics["longestDisturbancesIncludedMs"]);
+        Assert.True(full.Statistics.Median > 0 && full.Statistics.Median <= Math.Min(full.Metrics["longestOneGrowthMs"], full.Metrics["longestSecondGrowthMs"]));
+        Assert.True(full.Metrics["longestOneGrowthMs"] <= full.Metrics["longestDisturbancesIncludedMs"]);
         var inserts = output.Measurements.Single(m => m.Parameters.Is("op", "longest-insert") && m.Parameters.Is("entries", 8_000));
         Assert.Equal(inserts.Metrics["timedBlocks"], full.Metrics["timedBlocks"]);
         // The report says how many blocks each side judged by their own-time bound.
@@ -265,6 +331,10 @@ public sealed class NativeMapTests
         Assert.True(allocation.Statistics.Median > 32, $"{allocation.Statistics.Median} B/insert"); // a node per insert
         var longest = Assert.Single(output.Measurements, m => m.Parameters.Is("op", "longest-insert") && m.Parameters.Is("entries", 8_000));
         Assert.InRange(longest.Metrics["worstInsertIndex"], 0, 7_999);
+        // The judged figure recurs in a second growth: per block the lesser of two, so never above either growth's own longest.
+        Assert.True(longest.Statistics.Median <= Math.Min(longest.Metrics["longestInsertOneGrowthMs"], longest.Metrics["longestInsertSecondGrowthMs"]));
+        Assert.InRange(longest.Metrics["recurringWorstBlock"], 0, GrowthBlocks.For([2_000, 4_000, 8_000]) - 1);
+        Assert.InRange(longest.Metrics["recurringWorstBlockFirstInsert"], 0, 7_999);
         Assert.True(longest.Metrics["collectionsWhileGrowing"] >= 0);
     }
 
@@ -322,7 +392,7 @@ public sealed class NativeMapTests
             Launches = [new LaunchFigures(0, 3, ms), new LaunchFigures(1, 3, ms)],
         };
         var measurements = new[] { M(MapSubjects.Dictionary, "longest-insert", 20), M(MapSubjects.Native, "longest-insert", mapMs), M(MapSubjects.Native, "longest-insert-floor", floorMs) };
-        var target = new NativeMap().Targets.Single(t => t.Metric.Name.StartsWith("NativeMap: longest single insert", StringComparison.Ordinal));
+        var target = new NativeMap().Targets.Single(t => t.Metric.Name.StartsWith("NativeMap: longest insert that recurs", StringComparison.Ordinal));
         Assert.Equal(Comparator.AtMost, target.Floor!.Comparator);
         var result = Judgement.Judge(null, [target], measurements, seed: 1).Targets.Single();
         Assert.Equal(mapMs / 20, result.Today!.Value, 6); // the ratio against Dictionary stays the figure (goal 0.01x: missed here)
