@@ -166,7 +166,20 @@ internal sealed class GrowthFloor(GrowthBlocks? blocks = null)
     /// for as long, or, when the inserts were <paramref name="disturbed"/>, for as long as their undisturbed blocks took
     /// on average (see the remarks).
     /// </summary>
-    public void RunBlockBeside(long insertTicks, bool disturbed) => RunBlock(TicksBeside(insertTicks, disturbed));
+    /// <remarks>
+    /// Beside a second growth (its blocks set <see cref="GrowthBlocks.Against"/> the first floor's), a block that cannot
+    /// change the floor's longest operation that recurs is kept untimed instead (<see cref="GrowthBlocks.Skip"/>); its
+    /// length still counts into the undisturbed mean, so the blocks that run are as long as they would be otherwise.
+    /// </remarks>
+    public void RunBlockBeside(long insertTicks, bool disturbed)
+    {
+        long ticks = TicksBeside(insertTicks, disturbed);
+        if (NextBlockCanMatter) RunBlock(ticks);
+        else blocks!.Skip();
+    }
+
+    /// <summary>Whether the next block beside the inserts could change the floor's longest operation that recurs, and so runs (always, beside a first growth or with no blocks kept).</summary>
+    public bool NextBlockCanMatter => blocks is null || blocks.CanMatter(blocks.Count);
 
     /// <summary>How long the floor block beside a block of inserts runs (see <see cref="RunBlockBeside"/>), counting that block into the undisturbed mean when it was not disturbed.</summary>
     internal long TicksBeside(long insertTicks, bool disturbed)
@@ -213,13 +226,22 @@ internal sealed class GrowthFloor(GrowthBlocks? blocks = null)
 /// inserts after it.
 /// </summary>
 /// <remarks>
-/// Allocated whole before the growth (<see cref="For"/> blocks): adding a block allocates nothing, so the arrays sit in
-/// the baseline of the heap the growth phase weighs.
+/// A second growth's blocks (<see cref="Against"/>) know the first's and keep the longest operation that recurs so far
+/// (<see cref="RecurringSoFar"/>, <see cref="Recurring"/>'s figure over the blocks kept). A block whose first-growth worst
+/// is at or below it cannot change that figure at this block's checkpoint or any later one, whatever the second growth
+/// would time there (the lesser of the two is at most the first), so a second growth may leave it untimed
+/// (<see cref="Skip"/>, kept as 0: its keys inserted without timestamps, or no floor block run beside it), and may stop
+/// once no block left can (<see cref="AnyCanMatterFrom"/>): the figure at every checkpoint is then the one timing every
+/// block would give. <see cref="Skip"/> refuses a block that could matter.
+/// A first growth's blocks are allocated whole before the growth (<see cref="For"/> blocks): adding a block allocates
+/// nothing, so the arrays sit in the baseline of the heap the growth phase weighs.
 /// </remarks>
 internal sealed class GrowthBlocks
 {
     private readonly long[] _worstTicks;
     private readonly long[] _firstIndex;
+    private readonly GrowthBlocks? _first;
+    private readonly long[]? _firstWorstFrom; // [b]: the first growth's largest block worst over blocks b.. (its suffix maxima)
 
     /// <summary>Room for <paramref name="capacity"/> blocks.</summary>
     public GrowthBlocks(int capacity)
@@ -228,14 +250,37 @@ internal sealed class GrowthBlocks
         (_worstTicks, _firstIndex) = (new long[capacity], new long[capacity]);
     }
 
-    /// <summary>Blocks kept so far.</summary>
+    private GrowthBlocks(GrowthBlocks first)
+        : this(first.Count)
+    {
+        _first = first;
+        _firstWorstFrom = new long[first.Count + 1];
+        for (int b = first.Count - 1; b >= 0; b--) _firstWorstFrom[b] = Math.Max(first.WorstTicks[b], _firstWorstFrom[b + 1]);
+    }
+
+    /// <summary>A second growth's blocks, set against <paramref name="first"/>'s (all of them kept: the first growth is over).</summary>
+    public static GrowthBlocks Against(GrowthBlocks first) => new(first ?? throw new ArgumentNullException(nameof(first)));
+
+    /// <summary>Blocks kept so far, timed or skipped.</summary>
     public int Count { get; private set; }
 
-    /// <summary>The judged slowest operation of each block kept, in <see cref="LabClock"/> ticks.</summary>
+    /// <summary>Blocks left untimed (<see cref="Skip"/>).</summary>
+    public int Skipped { get; private set; }
+
+    /// <summary>The judged slowest operation of each block kept, in <see cref="LabClock"/> ticks (0 for a skipped block).</summary>
     public ReadOnlySpan<long> WorstTicks => _worstTicks.AsSpan(0, Count);
 
-    /// <summary>The index (key index, or the floor's operation index) <see cref="Add"/> was given with <paramref name="block"/>.</summary>
+    /// <summary>A second growth's longest operation that recurs over the blocks kept so far (0 for a first growth).</summary>
+    public long RecurringSoFar { get; private set; }
+
+    /// <summary>The index (key index, or the floor's operation index) <see cref="Add"/> was given with <paramref name="block"/> (-1: skipped).</summary>
     public long IndexOf(int block) => _firstIndex[block];
+
+    /// <summary>Whether timing <paramref name="block"/> could change the longest operation that recurs (always, in a first growth).</summary>
+    public bool CanMatter(int block) => _first is null || _first.WorstTicks[block] > RecurringSoFar;
+
+    /// <summary>Whether timing any block from <paramref name="block"/> on could change the longest operation that recurs (always, in a first growth, while it has room).</summary>
+    public bool AnyCanMatterFrom(int block) => _firstWorstFrom is null ? block < _worstTicks.Length : _firstWorstFrom[block] > RecurringSoFar;
 
     /// <summary>Keeps the next block's judged slowest operation (<paramref name="judgedTicks"/>) and an index that names it.</summary>
     /// <exception cref="InvalidOperationException">More blocks than the room given at construction.</exception>
@@ -243,7 +288,23 @@ internal sealed class GrowthBlocks
     {
         if (Count == _worstTicks.Length) throw new InvalidOperationException($"A growth timed more blocks than the {_worstTicks.Length} it was sized for.");
         (_worstTicks[Count], _firstIndex[Count]) = (judgedTicks, index);
+        if (_first is not null) RecurringSoFar = Math.Max(RecurringSoFar, Math.Min(_first.WorstTicks[Count], judgedTicks));
         Count++;
+    }
+
+    /// <summary>Keeps the next block of a second growth untimed (0), where it cannot change the longest operation that recurs (see the remarks).</summary>
+    /// <exception cref="InvalidOperationException">A first growth's block, one that could matter, or more blocks than the room given at construction.</exception>
+    public void Skip()
+    {
+        if (_first is null) throw new InvalidOperationException("Only a second growth leaves a block untimed: a first growth's blocks are what it is judged against.");
+        if (Count == _worstTicks.Length) throw new InvalidOperationException($"A growth kept more blocks than the {_worstTicks.Length} it was sized for.");
+        if (CanMatter(Count))
+        {
+            throw new InvalidOperationException($"Block {Count} could change the longest operation that recurs (first growth {_first.WorstTicks[Count]} ticks, recurring so far {RecurringSoFar}): it must be timed.");
+        }
+        (_worstTicks[Count], _firstIndex[Count]) = (0, -1);
+        Count++;
+        Skipped++;
     }
 
     /// <summary>The blocks a growth from 0 through <paramref name="checkpoints"/> (ascending) times: each stretch between two in blocks of <see cref="GrowthTrace.BlockInserts"/>, the last one short.</summary>
@@ -288,6 +349,14 @@ internal sealed class GrowthBlocks
         foreach (long ticks in WorstTicks[..blocks]) worst = Math.Max(worst, ticks);
         return worst;
     }
+
+    /// <summary>Blocks timed (not skipped) among the first <paramref name="blocks"/> kept.</summary>
+    public int TimedOver(int blocks)
+    {
+        int timed = 0;
+        for (int b = 0; b < blocks; b++) timed += _firstIndex[b] >= 0 ? 1 : 0;
+        return timed;
+    }
 }
 
 /// <summary>The longest operation that recurs in two growths (<see cref="GrowthBlocks.Recurring"/>).</summary>
@@ -311,6 +380,11 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
         for (long blockStart = from; blockStart < to; blockStart += GrowthTrace.BlockInserts)
         {
             long blockEnd = Math.Min(to, blockStart + GrowthTrace.BlockInserts);
+            if (blocks is not null && !blocks.CanMatter(blocks.Count) && floor?.NextBlockCanMatter != true)
+            {
+                InsertUntimed(ref map, blockStart, blockEnd, blocks, floor);
+                continue;
+            }
             var mark = ThreadDisturbance.Begin();
             long blockBegan = LabClock.Now;
             long blockWorst = 0, blockWorstIndex = blockStart;
@@ -332,6 +406,27 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
             floor?.RunBlockBeside(blockTook, disturbed: block.DisturbedBlocks > 0);
         }
         return worst;
+    }
+
+    /// <summary>
+    /// A second growth's block that can change neither its longest insert that recurs nor its floor's (see
+    /// <see cref="GrowthBlocks"/>'s remarks): the same inserts without an insert's timestamps (about half a timed block's
+    /// time), kept untimed; the block's own time and disturbance still go to the floor, which leaves its block untimed too.
+    /// Untimed, the block is shorter than a timed one: it can only shorten a later floor block that runs for the
+    /// undisturbed blocks' mean, which makes the floor lower, never higher.
+    /// </summary>
+    private void InsertUntimed(ref TOperations map, long blockStart, long blockEnd, GrowthBlocks blocks, GrowthFloor? floor)
+    {
+        var mark = ThreadDisturbance.Begin();
+        long blockBegan = LabClock.Now;
+        for (long i = blockStart; i < blockEnd; i++)
+        {
+            if (!map.TryAdd(NativeMapWorkload.Key(i), NativeMapWorkload.ValueOf(i))) throw Refused(i);
+        }
+        long blockTook = LabClock.Now - blockBegan;
+        var disturbance = ThreadDisturbance.End(mark, blockTook);
+        blocks.Skip();
+        floor?.RunBlockBeside(blockTook, disturbance.Disturbed);
     }
 
     public override void Fill(long entries)
@@ -488,6 +583,13 @@ internal static class MapSubjects
 
     /// <summary>The maps whose longest insert is judged against the growth's floor (<see cref="GrowthFloor"/>), timed beside their growth.</summary>
     public static readonly IReadOnlyList<string> TimedAgainstFloor = [Native, ConcurrentNative];
+
+    /// <summary>
+    /// The maps whose longest insert a target reads, each grown a second time in its child for the longest insert that
+    /// recurs (<see cref="GrowthBlocks"/>): both Manaloc maps, and Dictionary, the figure they are judged against, by the
+    /// same rule. ConcurrentDictionary's and FasterKV's longest inserts are charted, read by no target: one growth each.
+    /// </summary>
+    public static readonly IReadOnlyList<string> GrownTwice = [Dictionary, Native, ConcurrentNative];
 
     /// <summary>The maps and the lookups' floor, in display order.</summary>
     public static readonly IReadOnlyList<string> Reported = [.. All, Floor];
