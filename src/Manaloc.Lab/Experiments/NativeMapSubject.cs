@@ -48,7 +48,8 @@ internal abstract class MapSubject : IDisposable
     /// was, whether a collection ran during it, and the longest of all inserts' wall time.
     /// With <paramref name="floor"/>, each block of inserts is followed by a block of the floor's trivial operations for as
     /// long as the inserts took (see <see cref="GrowthFloor"/>). With <paramref name="blocks"/>, each block's judged
-    /// slowest insert is also kept there, in block order (see <see cref="GrowthBlocks"/>).
+    /// slowest insert is also kept there, in block order (see <see cref="GrowthBlocks"/>); a second growth's block that
+    /// can change neither its recurring figure nor its floor's is inserted untimed and kept as skipped.
     /// </summary>
     public abstract GrowthTrace Grow(long from, long to, GrowthFloor? floor = null, GrowthBlocks? blocks = null);
 
@@ -168,8 +169,10 @@ internal sealed class GrowthFloor(GrowthBlocks? blocks = null)
     /// </summary>
     /// <remarks>
     /// Beside a second growth (its blocks set <see cref="GrowthBlocks.Against"/> the first floor's), a block that cannot
-    /// change the floor's longest operation that recurs is kept untimed instead (<see cref="GrowthBlocks.Skip"/>); its
-    /// length still counts into the undisturbed mean, so the blocks that run are as long as they would be otherwise.
+    /// change the floor's longest operation that recurs is kept untimed instead (<see cref="GrowthBlocks.Skip"/>). A block
+    /// that runs does so beside a timed block of inserts, for as long as it took; the inserts' blocks beside skipped ones
+    /// still count into the undisturbed mean, untimed and so shorter, which can only shorten a floor block that runs for
+    /// that mean: the floor comes out lower, never higher.
     /// </remarks>
     public void RunBlockBeside(long insertTicks, bool disturbed)
     {
@@ -277,7 +280,7 @@ internal sealed class GrowthBlocks
     public long IndexOf(int block) => _firstIndex[block];
 
     /// <summary>Whether timing <paramref name="block"/> could change the longest operation that recurs (always, in a first growth).</summary>
-    public bool CanMatter(int block) => _first is null || _first.WorstTicks[block] > RecurringSoFar;
+    public bool CanMatter(int block) => _first is null || block >= _first.Count || _first.WorstTicks[block] > RecurringSoFar; // past the first's blocks: timed, and refused by Add
 
     /// <summary>Whether timing any block from <paramref name="block"/> on could change the longest operation that recurs (always, in a first growth, while it has room).</summary>
     public bool AnyCanMatterFrom(int block) => _firstWorstFrom is null ? block < _worstTicks.Length : _firstWorstFrom[block] > RecurringSoFar;
