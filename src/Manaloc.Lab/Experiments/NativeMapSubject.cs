@@ -47,9 +47,11 @@ internal abstract class MapSubject : IDisposable
     /// single insert (in <see cref="LabClock"/> ticks) by the disturbance rule of <see cref="GrowthTrace"/>, which insert it
     /// was, whether a collection ran during it, and the longest of all inserts' wall time.
     /// With <paramref name="floor"/>, each block of inserts is followed by a block of the floor's trivial operations for as
-    /// long as the inserts took (see <see cref="GrowthFloor"/>).
+    /// long as the inserts took (see <see cref="GrowthFloor"/>). With <paramref name="blocks"/>, each block's judged
+    /// slowest insert is also kept there, in block order (see <see cref="GrowthBlocks"/>); a second growth's block that
+    /// can change neither its recurring figure nor its floor's is inserted untimed and kept as skipped.
     /// </summary>
-    public abstract GrowthTrace Grow(long from, long to, GrowthFloor? floor = null);
+    public abstract GrowthTrace Grow(long from, long to, GrowthFloor? floor = null, GrowthBlocks? blocks = null);
 
     /// <summary>
     /// Inserts the keys of indexes [0, <paramref name="entries"/>) into the empty map in order, untimed: the lookups'
@@ -146,7 +148,9 @@ internal readonly record struct GrowthTrace(long WorstTicks, long WorstIndex, bo
 /// one a little less often: the floor can only come out lower than the inserts' own exposure would give, which makes
 /// "at the floor" harder to reach, never easier.
 /// </remarks>
-internal sealed class GrowthFloor
+/// <param name="blocks">Where each floor block's judged slowest operation is also kept, in block order (one floor block
+/// per block of inserts, so the floor's blocks line up with the growth's), or null.</param>
+internal sealed class GrowthFloor(GrowthBlocks? blocks = null)
 {
     private long _operations;
     private long _sink;
@@ -163,7 +167,22 @@ internal sealed class GrowthFloor
     /// for as long, or, when the inserts were <paramref name="disturbed"/>, for as long as their undisturbed blocks took
     /// on average (see the remarks).
     /// </summary>
-    public void RunBlockBeside(long insertTicks, bool disturbed) => RunBlock(TicksBeside(insertTicks, disturbed));
+    /// <remarks>
+    /// Beside a second growth (its blocks set <see cref="GrowthBlocks.Against"/> the first floor's), a block that cannot
+    /// change the floor's longest operation that recurs is kept untimed instead (<see cref="GrowthBlocks.Skip"/>). A block
+    /// that runs does so beside a timed block of inserts, for as long as it took; the inserts' blocks beside skipped ones
+    /// still count into the undisturbed mean, untimed and so shorter, which can only shorten a floor block that runs for
+    /// that mean: the floor comes out lower, never higher.
+    /// </remarks>
+    public void RunBlockBeside(long insertTicks, bool disturbed)
+    {
+        long ticks = TicksBeside(insertTicks, disturbed);
+        if (NextBlockCanMatter) RunBlock(ticks);
+        else blocks!.Skip();
+    }
+
+    /// <summary>Whether the next block beside the inserts could change the floor's longest operation that recurs, and so runs (always, beside a first growth or with no blocks kept).</summary>
+    public bool NextBlockCanMatter => blocks is null || blocks.CanMatter(blocks.Count);
 
     /// <summary>How long the floor block beside a block of inserts runs (see <see cref="RunBlockBeside"/>), counting that block into the undisturbed mean when it was not disturbed.</summary>
     internal long TicksBeside(long insertTicks, bool disturbed)
@@ -197,9 +216,156 @@ internal sealed class GrowthFloor
         while (now < end);
         var disturbance = ThreadDisturbance.End(mark, now - began);
         (_operations, _sink) = (i, sink); // the sink keeps the mix from being optimised away
-        Trace = GrowthTrace.Worst(Trace, GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, disturbance));
+        var block = GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, disturbance);
+        blocks?.Add(block.WorstTicks, blockWorstIndex);
+        Trace = GrowthTrace.Worst(Trace, block);
     }
 }
+
+/// <summary>
+/// One growth's timed blocks in order, each by its judged slowest operation (<see cref="GrowthTrace.Block"/>'s rule), so
+/// two growths of the same variant through the same checkpoints can be compared block by block: their blocks cover the
+/// same key indexes, since a growth's blocks start at each checkpoint and every <see cref="GrowthTrace.BlockInserts"/>
+/// inserts after it.
+/// </summary>
+/// <remarks>
+/// A second growth's blocks (<see cref="Against"/>) know the first's and keep the longest operation that recurs so far
+/// (<see cref="RecurringSoFar"/>, <see cref="Recurring"/>'s figure over the blocks kept). A block whose first-growth worst
+/// is at or below it cannot change that figure at this block's checkpoint or any later one, whatever the second growth
+/// would time there (the lesser of the two is at most the first), so a second growth may leave it untimed
+/// (<see cref="Skip"/>, kept as 0: its keys inserted without timestamps, or no floor block run beside it), and may stop
+/// once no block left can (<see cref="AnyCanMatterFrom"/>): the figure at every checkpoint is then the one timing every
+/// block would give. <see cref="Skip"/> refuses a block that could matter.
+/// A first growth's blocks are allocated whole before the growth (<see cref="For"/> blocks): adding a block allocates
+/// nothing, so the arrays sit in the baseline of the heap the growth phase weighs.
+/// </remarks>
+internal sealed class GrowthBlocks
+{
+    private readonly long[] _worstTicks;
+    private readonly long[] _firstIndex;
+    private readonly GrowthBlocks? _first;
+    private readonly long[]? _firstWorstFrom; // [b]: the first growth's largest block worst over blocks b.. (its suffix maxima)
+
+    /// <summary>Room for <paramref name="capacity"/> blocks.</summary>
+    public GrowthBlocks(int capacity)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(capacity);
+        (_worstTicks, _firstIndex) = (new long[capacity], new long[capacity]);
+    }
+
+    private GrowthBlocks(GrowthBlocks first)
+        : this(first.Count)
+    {
+        _first = first;
+        _firstWorstFrom = new long[first.Count + 1];
+        for (int b = first.Count - 1; b >= 0; b--) _firstWorstFrom[b] = Math.Max(first.WorstTicks[b], _firstWorstFrom[b + 1]);
+    }
+
+    /// <summary>A second growth's blocks, set against <paramref name="first"/>'s (all of them kept: the first growth is over).</summary>
+    public static GrowthBlocks Against(GrowthBlocks first) => new(first ?? throw new ArgumentNullException(nameof(first)));
+
+    /// <summary>Blocks kept so far, timed or skipped.</summary>
+    public int Count { get; private set; }
+
+    /// <summary>Blocks left untimed (<see cref="Skip"/>).</summary>
+    public int Skipped { get; private set; }
+
+    /// <summary>The judged slowest operation of each block kept, in <see cref="LabClock"/> ticks (0 for a skipped block).</summary>
+    public ReadOnlySpan<long> WorstTicks => _worstTicks.AsSpan(0, Count);
+
+    /// <summary>A second growth's longest operation that recurs over the blocks kept so far (0 for a first growth).</summary>
+    public long RecurringSoFar { get; private set; }
+
+    /// <summary>The index (key index, or the floor's operation index) <see cref="Add"/> was given with <paramref name="block"/> (-1: skipped).</summary>
+    public long IndexOf(int block) => _firstIndex[block];
+
+    /// <summary>Whether timing <paramref name="block"/> could change the longest operation that recurs (always, in a first growth).</summary>
+    public bool CanMatter(int block) => _first is null || block >= _first.Count || _first.WorstTicks[block] > RecurringSoFar; // past the first's blocks: timed, and refused by Add
+
+    /// <summary>Whether timing any block from <paramref name="block"/> on could change the longest operation that recurs (always, in a first growth, while it has room).</summary>
+    public bool AnyCanMatterFrom(int block) => _firstWorstFrom is null ? block < _worstTicks.Length : _firstWorstFrom[block] > RecurringSoFar;
+
+    /// <summary>Keeps the next block's judged slowest operation (<paramref name="judgedTicks"/>) and an index that names it.</summary>
+    /// <exception cref="InvalidOperationException">More blocks than the room given at construction.</exception>
+    public void Add(long judgedTicks, long index)
+    {
+        if (Count == _worstTicks.Length) throw new InvalidOperationException($"A growth timed more blocks than the {_worstTicks.Length} it was sized for.");
+        (_worstTicks[Count], _firstIndex[Count]) = (judgedTicks, index);
+        if (_first is not null) RecurringSoFar = Math.Max(RecurringSoFar, Math.Min(_first.WorstTicks[Count], judgedTicks));
+        Count++;
+    }
+
+    /// <summary>Keeps the next block of a second growth untimed (0), where it cannot change the longest operation that recurs (see the remarks).</summary>
+    /// <exception cref="InvalidOperationException">A first growth's block, one that could matter, or more blocks than the room given at construction.</exception>
+    public void Skip()
+    {
+        if (_first is null) throw new InvalidOperationException("Only a second growth leaves a block untimed: a first growth's blocks are what it is judged against.");
+        if (Count == _worstTicks.Length) throw new InvalidOperationException($"A growth kept more blocks than the {_worstTicks.Length} it was sized for.");
+        if (CanMatter(Count))
+        {
+            throw new InvalidOperationException($"Block {Count} could change the longest operation that recurs (first growth {_first.WorstTicks[Count]} ticks, recurring so far {RecurringSoFar}): it must be timed.");
+        }
+        (_worstTicks[Count], _firstIndex[Count]) = (0, -1);
+        Count++;
+        Skipped++;
+    }
+
+    /// <summary>The blocks a growth from 0 through <paramref name="checkpoints"/> (ascending) times: each stretch between two in blocks of <see cref="GrowthTrace.BlockInserts"/>, the last one short.</summary>
+    public static int For(IReadOnlyList<long> checkpoints)
+    {
+        long blocks = 0, from = 0;
+        foreach (long to in checkpoints)
+        {
+            if (to < from) throw new ArgumentException($"Checkpoints must ascend from 0; {to} follows {from}.", nameof(checkpoints));
+            blocks += (to - from + GrowthTrace.BlockInserts - 1) / GrowthTrace.BlockInserts;
+            from = to;
+        }
+        return checked((int)blocks);
+    }
+
+    /// <summary>
+    /// The longest operation that recurs in both growths over their first <paramref name="blocks"/> blocks: for each block,
+    /// the lesser of the two growths' judged slowest operation, and the largest of those. A step of the subject's own (a
+    /// resize, a new segment) lands in the same block both times and stays; a stall of the machine counts only where it hit
+    /// the same block of both growths, and then only by the shorter of the two.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">Either growth kept fewer than <paramref name="blocks"/> blocks.</exception>
+    public static RecurringWorst Recurring(ReadOnlySpan<long> first, ReadOnlySpan<long> second, int blocks)
+    {
+        if (blocks < 0 || blocks > first.Length || blocks > second.Length)
+        {
+            throw new ArgumentOutOfRangeException(nameof(blocks), blocks, $"Both growths must have timed the blocks compared: they kept {first.Length} and {second.Length}.");
+        }
+        var worst = new RecurringWorst(0, -1);
+        for (int b = 0; b < blocks; b++)
+        {
+            long both = Math.Min(first[b], second[b]);
+            if (worst.Block < 0 || both > worst.Ticks) worst = new RecurringWorst(both, b);
+        }
+        return worst;
+    }
+
+    /// <summary>The largest judged slowest operation over the first <paramref name="blocks"/> blocks kept (0 for none).</summary>
+    public long WorstOver(int blocks)
+    {
+        long worst = 0;
+        foreach (long ticks in WorstTicks[..blocks]) worst = Math.Max(worst, ticks);
+        return worst;
+    }
+
+    /// <summary>Blocks timed (not skipped) among the first <paramref name="blocks"/> kept.</summary>
+    public int TimedOver(int blocks)
+    {
+        int timed = 0;
+        for (int b = 0; b < blocks; b++) timed += _firstIndex[b] >= 0 ? 1 : 0;
+        return timed;
+    }
+}
+
+/// <summary>The longest operation that recurs in two growths (<see cref="GrowthBlocks.Recurring"/>).</summary>
+/// <param name="Ticks">The lesser of the two growths' judged slowest operation in <paramref name="Block"/>, in <see cref="LabClock"/> ticks.</param>
+/// <param name="Block">The block it is in (-1: no block compared).</param>
+internal readonly record struct RecurringWorst(long Ticks, int Block);
 
 /// <summary>A <see cref="MapSubject"/> over one operations struct per thread.</summary>
 internal sealed class MapSubject<TOperations>(string variant, bool concurrentReads, bool concurrentWrites, TOperations[] perThread, Action dispose)
@@ -210,13 +376,18 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
     public override bool ConcurrentReads => concurrentReads;
     public override bool ConcurrentWrites => concurrentWrites;
 
-    public override GrowthTrace Grow(long from, long to, GrowthFloor? floor = null)
+    public override GrowthTrace Grow(long from, long to, GrowthFloor? floor = null, GrowthBlocks? blocks = null)
     {
         ref var map = ref perThread[0];
         var worst = GrowthTrace.None(from);
         for (long blockStart = from; blockStart < to; blockStart += GrowthTrace.BlockInserts)
         {
             long blockEnd = Math.Min(to, blockStart + GrowthTrace.BlockInserts);
+            if (blocks is not null && !blocks.CanMatter(blocks.Count) && floor?.NextBlockCanMatter != true)
+            {
+                InsertUntimed(ref map, blockStart, blockEnd, blocks, floor);
+                continue;
+            }
             var mark = ThreadDisturbance.Begin();
             long blockBegan = LabClock.Now;
             long blockWorst = 0, blockWorstIndex = blockStart;
@@ -234,9 +405,31 @@ internal sealed class MapSubject<TOperations>(string variant, bool concurrentRea
             long blockTook = LabClock.Now - blockBegan;
             var block = GrowthTrace.Block(blockWorst, blockWorstIndex, blockWorstSawCollection, ThreadDisturbance.End(mark, blockTook));
             worst = GrowthTrace.Worst(worst, block);
+            blocks?.Add(block.WorstTicks, blockStart);
             floor?.RunBlockBeside(blockTook, disturbed: block.DisturbedBlocks > 0);
         }
         return worst;
+    }
+
+    /// <summary>
+    /// A second growth's block that can change neither its longest insert that recurs nor its floor's (see
+    /// <see cref="GrowthBlocks"/>'s remarks): the same inserts without an insert's timestamps (about half a timed block's
+    /// time), kept untimed; the block's own time and disturbance still go to the floor, which leaves its block untimed too.
+    /// Untimed, the block is shorter than a timed one: it can only shorten a later floor block that runs for the
+    /// undisturbed blocks' mean, which makes the floor lower, never higher.
+    /// </summary>
+    private void InsertUntimed(ref TOperations map, long blockStart, long blockEnd, GrowthBlocks blocks, GrowthFloor? floor)
+    {
+        var mark = ThreadDisturbance.Begin();
+        long blockBegan = LabClock.Now;
+        for (long i = blockStart; i < blockEnd; i++)
+        {
+            if (!map.TryAdd(NativeMapWorkload.Key(i), NativeMapWorkload.ValueOf(i))) throw Refused(i);
+        }
+        long blockTook = LabClock.Now - blockBegan;
+        var disturbance = ThreadDisturbance.End(mark, blockTook);
+        blocks.Skip();
+        floor?.RunBlockBeside(blockTook, disturbance.Disturbed);
     }
 
     public override void Fill(long entries)
@@ -331,10 +524,10 @@ internal sealed unsafe class FloorSubject : MapSubject
     public override bool ConcurrentReads => true;
     public override bool ConcurrentWrites => false;
 
-    public override GrowthTrace Grow(long from, long to, GrowthFloor? floor = null)
+    public override GrowthTrace Grow(long from, long to, GrowthFloor? floor = null, GrowthBlocks? blocks = null)
     {
         ObjectDisposedException.ThrowIf(_entries == null, this);
-        if (floor is not null) throw new NotSupportedException($"{Variant} is not timed while it grows: it has no insert to set beside a floor.");
+        if (floor is not null || blocks is not null) throw new NotSupportedException($"{Variant} is not timed while it grows: it has no insert to set beside a floor or keep by block.");
         if (from != _count || to > _capacity || to < from)
         {
             throw new InvalidOperationException($"{Variant}: holds key indexes [0, {_count}) of {_capacity}; it grows in order only, not [{from}, {to}).");
@@ -393,6 +586,13 @@ internal static class MapSubjects
 
     /// <summary>The maps whose longest insert is judged against the growth's floor (<see cref="GrowthFloor"/>), timed beside their growth.</summary>
     public static readonly IReadOnlyList<string> TimedAgainstFloor = [Native, ConcurrentNative];
+
+    /// <summary>
+    /// The maps whose longest insert a target reads, each grown a second time in its child for the longest insert that
+    /// recurs (<see cref="GrowthBlocks"/>): both Manaloc maps, and Dictionary, the figure they are judged against, by the
+    /// same rule. ConcurrentDictionary's and FasterKV's longest inserts are charted, read by no target: one growth each.
+    /// </summary>
+    public static readonly IReadOnlyList<string> GrownTwice = [Dictionary, Native, ConcurrentNative];
 
     /// <summary>The maps and the lookups' floor, in display order.</summary>
     public static readonly IReadOnlyList<string> Reported = [.. All, Floor];

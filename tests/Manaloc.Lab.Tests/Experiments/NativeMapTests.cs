@@ -147,6 +147,174 @@ public sealed class NativeMapTests
     }
 
     [Fact]
+    public void The_recurring_longest_insert_takes_per_block_the_lesser_of_two_growths_and_the_largest_of_those()
+    {
+        // Block 1: a stall in the first growth only. Block 3: a cost in both (a resize), 40 and 45. Block 5: a stall in
+        // the second growth only, longer than the resize.
+        long[] first = [2, 900, 3, 40, 2, 3, 2];
+        long[] second = [3, 2, 2, 45, 3, 5_000, 2];
+        var all = GrowthBlocks.Recurring(first, second, first.Length);
+        Assert.Equal(new RecurringWorst(40, 3), all);
+        // At a checkpoint before the resize's block, only the blocks up to it: the stall of block 1 still does not count
+        // (each of blocks 0 to 2 recurs at 2; the first of them is named).
+        Assert.Equal(new RecurringWorst(2, 0), GrowthBlocks.Recurring(first, second, 3));
+        Assert.Equal(new RecurringWorst(45, 3), GrowthBlocks.Recurring(first.Select(t => t == 40 ? 50L : t).ToArray(), second, 4)); // the lesser of the two
+        Assert.Equal(new RecurringWorst(0, -1), GrowthBlocks.Recurring(first, second, 0));
+        // A stall that hit the same block of both growths counts, by the shorter of the two.
+        Assert.Equal(new RecurringWorst(700, 6), GrowthBlocks.Recurring(first[..6].Append(800).ToArray(), second[..6].Append(700).ToArray(), 7));
+        Assert.Throws<ArgumentOutOfRangeException>(() => GrowthBlocks.Recurring(first, second[..4], 5));
+    }
+
+    [Fact]
+    public void Growth_blocks_start_at_every_checkpoint_and_refuse_more_blocks_than_sized_for()
+    {
+        Assert.Equal(0, GrowthBlocks.For([]));
+        Assert.Equal(4 + 4 + 8, GrowthBlocks.For([1_000, 2_000, 4_000])); // 1,000 inserts: three whole blocks and a short one
+        Assert.Equal(1, GrowthBlocks.For([0, 0, 1]));
+        Assert.Throws<ArgumentException>(() => GrowthBlocks.For([10, 5]));
+        var blocks = new GrowthBlocks(2);
+        blocks.Add(7, 0);
+        blocks.Add(9, 256);
+        Assert.Equal([7L, 9L], blocks.WorstTicks.ToArray());
+        Assert.Equal((9L, 7L, 256L), (blocks.WorstOver(2), blocks.WorstOver(1), blocks.IndexOf(1)));
+        Assert.Throws<InvalidOperationException>(() => blocks.Add(1, 512));
+    }
+
+    [Fact]
+    public void Two_growths_through_the_same_checkpoints_keep_blocks_of_the_same_key_indexes_with_their_floor_s_alongside()
+    {
+        long[] checkpoints = [1_000, 2_000, 4_000];
+        int count = GrowthBlocks.For(checkpoints);
+        var runs = new (GrowthBlocks Inserts, GrowthBlocks Floor, GrowthTrace Trace)[2];
+        for (int run = 0; run < runs.Length; run++)
+        {
+            var inserts = new GrowthBlocks(count);
+            var floorBlocks = new GrowthBlocks(count);
+            var floor = new GrowthFloor(floorBlocks);
+            using var subject = MapSubjects.Create(MapSubjects.Native, checkpoints[^1]);
+            long grown = 0;
+            var trace = GrowthTrace.None(0);
+            foreach (long checkpoint in checkpoints)
+            {
+                trace = GrowthTrace.Worst(trace, subject.Grow(grown, checkpoint, floor, inserts));
+                grown = checkpoint;
+            }
+            runs[run] = (inserts, floorBlocks, trace);
+        }
+        Assert.All(runs, r => Assert.Equal((count, count), (r.Inserts.Count, r.Floor.Count)));
+        long[] starts = [.. Enumerable.Range(0, count).Select(runs[0].Inserts.IndexOf)];
+        Assert.Equal(starts, Enumerable.Range(0, count).Select(runs[1].Inserts.IndexOf));
+        Assert.Equal([0L, 256L, 512L, 768L, 1_000L], starts[..5]); // a new block at the checkpoint
+        // Each growth's blocks hold its judged figure: the largest of them is the growth's own longest insert.
+        Assert.All(runs, r => Assert.Equal(r.Trace.WorstTicks, r.Inserts.WorstOver(count)));
+        using var array = MapSubjects.Create(MapSubjects.Floor, 10);
+        Assert.Throws<NotSupportedException>(() => array.Grow(0, 10, null, new GrowthBlocks(1))); // it is not timed while it grows
+    }
+
+    [Fact]
+    public void The_maps_a_longest_insert_target_reads_grow_twice_with_Dictionary_their_reference_and_the_others_once()
+    {
+        var read = new NativeMap().Targets.Where(t => t.Metric.Name.Contains("longest insert that recurs", StringComparison.Ordinal))
+            .Select(t => t.Metric.Name[..t.Metric.Name.IndexOf(':', StringComparison.Ordinal)]).ToArray();
+        Assert.Equal([MapSubjects.Native, MapSubjects.ConcurrentNative], read);
+        Assert.Equal([MapSubjects.Dictionary, .. read], MapSubjects.GrownTwice);
+        Assert.All(MapSubjects.TimedAgainstFloor, v => Assert.Contains(v, MapSubjects.GrownTwice)); // a floor is judged by the same rule
+    }
+
+    [Fact]
+    public void A_second_growth_set_against_the_first_skips_only_blocks_that_cannot_change_the_recurring_figure()
+    {
+        var first = new GrowthBlocks(4);
+        foreach (long ticks in new long[] { 5, 1, 9, 2 }) first.Add(ticks, 0);
+        var second = GrowthBlocks.Against(first);
+        Assert.True(second.CanMatter(0)); // nothing recurs yet: every block with a first-growth worst above 0 counts
+        Assert.Contains("must be timed", Assert.Throws<InvalidOperationException>(second.Skip).Message, StringComparison.Ordinal);
+        second.Add(3, 0);
+        Assert.Equal(3, second.RecurringSoFar); // the lesser of 5 and 3
+        Assert.False(second.CanMatter(1)); // its first-growth worst, 1, is below what recurs already
+        second.Skip();
+        Assert.Equal((1, -1L, 0L), (second.Skipped, second.IndexOf(1), second.WorstTicks[1]));
+        Assert.True(second.AnyCanMatterFrom(2) && second.CanMatter(2));
+        second.Add(20, 512);
+        Assert.Equal(9, second.RecurringSoFar);
+        Assert.False(second.AnyCanMatterFrom(3)); // block 3's first worst, 2, is below 9: the growth may stop here
+        second.Skip();
+        Assert.Equal((4, 2), (second.Count, second.TimedOver(4)));
+        Assert.Equal(new RecurringWorst(9, 2), GrowthBlocks.Recurring(first.WorstTicks, second.WorstTicks, 4));
+        Assert.Throws<InvalidOperationException>(second.Skip); // no room left
+        // A first growth's blocks are what the second is judged against: none is left untimed.
+        Assert.Throws<InvalidOperationException>(new GrowthBlocks(2).Skip);
+        Assert.True(new GrowthBlocks(2).CanMatter(0));
+    }
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public void A_second_growth_that_skips_and_stops_where_nothing_can_matter_gets_at_every_checkpoint_the_figure_of_a_full_one(int seed)
+    {
+        // Synthetic traces: a cost of the map's own at fixed blocks in both growths, and stalls of the host at random
+        // blocks of either, some of them late (the growth cannot stop before the last block that could matter).
+        const int Blocks = 4_000;
+        var random = new Random(seed);
+        long[] Trace()
+        {
+            var t = new long[Blocks];
+            for (int b = 0; b < Blocks; b++) t[b] = 20 + random.Next(30);
+            foreach (int step in new[] { 900, 1_800, 3_600 }) t[step] = 400 + random.Next(50);
+            for (int stall = 0; stall < 6; stall++) t[random.Next(Blocks)] = 5_000 + random.Next(20_000);
+            return t;
+        }
+        long[] firstTrace = Trace(), fullSecond = Trace();
+        var first = new GrowthBlocks(Blocks);
+        foreach (long ticks in firstTrace) first.Add(ticks, 0);
+        var second = GrowthBlocks.Against(first);
+        int stoppedAt = Blocks;
+        for (int b = 0; b < Blocks; b++)
+        {
+            if (!second.AnyCanMatterFrom(b))
+            {
+                stoppedAt = b;
+                break;
+            }
+            if (second.CanMatter(b)) second.Add(fullSecond[b], b);
+            else second.Skip();
+        }
+        while (second.Count < Blocks) second.Skip();
+        Assert.True(second.Skipped > Blocks / 2, $"{second.Skipped} blocks skipped"); // most blocks cannot matter once a step recurs
+        foreach (int checkpoint in new[] { 1, 500, 1_000, 2_000, stoppedAt, Blocks })
+        {
+            Assert.Equal(GrowthBlocks.Recurring(firstTrace, fullSecond, checkpoint).Ticks, GrowthBlocks.Recurring(first.WorstTicks, second.WorstTicks, checkpoint).Ticks);
+        }
+        Assert.InRange(GrowthBlocks.Recurring(first.WorstTicks, second.WorstTicks, Blocks).Ticks, 400, 449); // a step of the map's own, no stall
+    }
+
+    [Fact]
+    public void A_second_growth_inserts_every_key_but_times_only_the_blocks_that_can_matter_and_its_floor_only_beside_those_of_its_own()
+    {
+        const long Entries = 1_000; // four blocks: 0, 256, 512, 768
+        var first = new GrowthBlocks(4);
+        var firstFloor = new GrowthBlocks(4);
+        foreach (long ticks in new long[] { 0, 0, long.MaxValue, 0 }) first.Add(ticks, 0); // only block 2 can matter
+        foreach (long ticks in new long[] { 0, long.MaxValue, 0, 0 }) firstFloor.Add(ticks, 0); // only the floor's block 1
+        var second = GrowthBlocks.Against(first);
+        var secondFloor = GrowthBlocks.Against(firstFloor);
+        var floor = new GrowthFloor(secondFloor);
+        using var subject = MapSubjects.Create(MapSubjects.Native, Entries);
+        subject.Grow(0, Entries, floor, second);
+        // Block 1 is timed for its floor's sake (the floor runs as long as the inserts took), block 2 for its own.
+        Assert.Equal([-1L, 256L, 512L, -1L], Enumerable.Range(0, 4).Select(second.IndexOf));
+        Assert.Equal((4, 3), (secondFloor.Count, secondFloor.Skipped));
+        Assert.True(secondFloor.IndexOf(1) >= 0 && floor.Operations > 0);
+        var uniform = NativeMapWorkload.Uniform(Entries, 1 << 12, seed: 4);
+        long direct = 0;
+        var indexOf = new Dictionary<long, long>();
+        for (long i = 0; i < Entries; i++) indexOf[NativeMapWorkload.Key(i)] = i;
+        foreach (long k in uniform.Keys) direct += NativeMapWorkload.ValueOf(indexOf[k]).A;
+        Assert.Equal(direct, subject.Lookups(0, uniform, 1 << 12)); // the untimed blocks inserted their keys and values too
+    }
+
+    [Fact]
     public void A_floor_block_runs_one_operation_even_when_no_time_is_left()
     {
         var floor = new GrowthFloor();
@@ -188,9 +356,16 @@ public sealed class NativeMapTests
         Assert.Equal([2_000L, 4_000L, 8_000L], floors.Select(m => m.Parameters.Long("entries")).Order());
         Assert.All(floors, m => Assert.Equal(MapSubjects.Native, m.Variant));
         var full = floors.Single(m => m.Parameters.Is("entries", 8_000));
-        Assert.True(full.Statistics.Median > 0 && full.Statistics.Median <= full.Metrics["longestDisturbancesIncludedMs"]);
+        Assert.True(full.Statistics.Median > 0 && full.Statistics.Median <= Math.Min(full.Metrics["longestOneGrowthMs"], full.Metrics["longestSecondGrowthMs"]));
+        Assert.True(full.Metrics["longestOneGrowthMs"] <= full.Metrics["longestDisturbancesIncludedMs"]);
         var inserts = output.Measurements.Single(m => m.Parameters.Is("op", "longest-insert") && m.Parameters.Is("entries", 8_000));
         Assert.Equal(inserts.Metrics["timedBlocks"], full.Metrics["timedBlocks"]);
+        // A judged map grows twice; its figure recurs in both, and the second growth timed at least one block of each.
+        Assert.Equal(2, inserts.Metrics["growths"]);
+        Assert.True(inserts.Statistics.Median <= Math.Min(inserts.Metrics["longestInsertOneGrowthMs"], inserts.Metrics["longestInsertSecondGrowthMs"]));
+        Assert.InRange(inserts.Metrics["secondGrowthTimedBlocks"], 1, inserts.Metrics["timedBlocks"]);
+        Assert.InRange(full.Metrics["secondGrowthTimedBlocks"], 1, full.Metrics["timedBlocks"]);
+        Assert.InRange(inserts.Metrics["secondGrowthInserts"], 1, 8_000);
         // The report says how many blocks each side judged by their own-time bound.
         Assert.InRange(inserts.Metrics["disturbedBlocks"], 0, inserts.Metrics["timedBlocks"]);
         Assert.InRange(full.Metrics["disturbedBlocks"], 0, full.Metrics["timedBlocks"]);
@@ -265,6 +440,10 @@ public sealed class NativeMapTests
         Assert.True(allocation.Statistics.Median > 32, $"{allocation.Statistics.Median} B/insert"); // a node per insert
         var longest = Assert.Single(output.Measurements, m => m.Parameters.Is("op", "longest-insert") && m.Parameters.Is("entries", 8_000));
         Assert.InRange(longest.Metrics["worstInsertIndex"], 0, 7_999);
+        // No target reads ConcurrentDictionary's longest insert: it grows once, and its figure is that growth's longest.
+        Assert.Equal(1, longest.Metrics["growths"]);
+        Assert.Equal(longest.Metrics["longestInsertOneGrowthMs"], longest.Statistics.Median);
+        Assert.False(longest.Metrics.ContainsKey("longestInsertSecondGrowthMs"));
         Assert.True(longest.Metrics["collectionsWhileGrowing"] >= 0);
     }
 
@@ -322,7 +501,7 @@ public sealed class NativeMapTests
             Launches = [new LaunchFigures(0, 3, ms), new LaunchFigures(1, 3, ms)],
         };
         var measurements = new[] { M(MapSubjects.Dictionary, "longest-insert", 20), M(MapSubjects.Native, "longest-insert", mapMs), M(MapSubjects.Native, "longest-insert-floor", floorMs) };
-        var target = new NativeMap().Targets.Single(t => t.Metric.Name.StartsWith("NativeMap: longest single insert", StringComparison.Ordinal));
+        var target = new NativeMap().Targets.Single(t => t.Metric.Name.StartsWith("NativeMap: longest insert that recurs", StringComparison.Ordinal));
         Assert.Equal(Comparator.AtMost, target.Floor!.Comparator);
         var result = Judgement.Judge(null, [target], measurements, seed: 1).Targets.Single();
         Assert.Equal(mapMs / 20, result.Today!.Value, 6); // the ratio against Dictionary stays the figure (goal 0.01x: missed here)
