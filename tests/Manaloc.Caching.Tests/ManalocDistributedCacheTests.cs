@@ -33,6 +33,20 @@ public sealed class ManalocDistributedCacheTests : IDisposable
     }
 
     [Fact]
+    public void Values_are_copied_in_and_out_so_changing_either_array_leaves_the_cache_alone()
+    {
+        // MemoryDistributedCache keeps the caller's array and hands it back: a change to either shows in that cache.
+        var value = new byte[] { 1, 2, 3 };
+        _cache.Set("k", value, NoExpiry);
+        value[0] = 9;
+        var first = _cache.Get("k")!;
+        first[1] = 9;
+        var second = _cache.Get("k")!;
+        Assert.Equal(new byte[] { 1, 2, 3 }, second);
+        Assert.NotSame(first, second);
+    }
+
+    [Fact]
     public void A_miss_is_null_and_a_set_value_comes_back_byte_for_byte()
     {
         Assert.Null(_cache.Get("absent"));

@@ -37,6 +37,15 @@ public sealed class RegistrationTests
         Assert.Single(host.Services.GetServices<IDistributedCache>());
     }
 
+    [Fact]
+    public async Task A_distributed_memory_cache_added_after_it_adds_nothing_and_the_native_cache_stays()
+    {
+        // AddDistributedMemoryCache registers with TryAdd: after this package's registration it finds an IDistributedCache.
+        using var host = await TestHost.StartAsync(s => s.AddManalocDistributedCache().AddDistributedMemoryCache(), Budget);
+        Assert.IsType<ManalocDistributedCache>(host.Services.GetRequiredService<IDistributedCache>());
+        Assert.Single(host.Services.GetServices<IDistributedCache>());
+    }
+
     [Theory]
     [InlineData(true)]
     [InlineData(false)]

@@ -22,7 +22,7 @@ internal sealed unsafe record MapSettings<TKey, TValue>(string Name, string Desc
             ThrowHelper.ThrowEntryTooLarge(description, sizeof(TKey), sizeof(TValue), NativeHashTable<TKey, TValue>.MaxEntryBytes);
         }
         int initialCapacity = options?.InitialCapacity ?? 0;
-        if (initialCapacity < 0) ThrowHelper.ThrowArgumentOutOfRange("options", initialCapacity, "InitialCapacity must be 0 or more.");
+        if (initialCapacity < 0) ThrowHelper.ThrowArgumentOutOfRange("options.InitialCapacity", initialCapacity, $"{description}: InitialCapacity must be 0 or more.");
         return new MapSettings<TKey, TValue>(name, description, initialCapacity, options?.Hasher, concurrent);
     }
 

@@ -194,7 +194,7 @@ internal sealed unsafe class NativeHashTable<TKey, TValue> : IThreadPoolWorkItem
         AllocationBudget = allocationBudget;
         long buckets = Math.Max(1, (initialCapacity * LoadDenominator + (long)PrimarySlots * LoadNumerator - 1) / ((long)PrimarySlots * LoadNumerator));
         int depth = buckets <= 1 ? 0 : BitOperations.Log2((ulong)(buckets - 1)) + 1;
-        if (depth > MaxDepth) ThrowHelper.ThrowArgumentOutOfRange("InitialCapacity", initialCapacity, "The initial capacity is too large.");
+        if (depth > MaxDepth) ThrowHelper.ThrowArgumentOutOfRange("options.InitialCapacity", initialCapacity, $"{owner}: the initial capacity is too large.");
         long total = 1L << depth;
         // A table sized up front writes every primary bucket's header here, so all of it becomes resident: a capacity
         // beyond the memory the process may use (physical memory, or the container's limit) would take the machine's

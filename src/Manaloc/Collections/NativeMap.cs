@@ -306,7 +306,17 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
         /// <summary>The entry at the enumerator's position.</summary>
         public readonly KeyValuePair<TKey, TValue> Current => _current;
 
-        readonly object IEnumerator.Current => _current;
+        /// <summary>The entry, boxed; throws before the first entry and after the last, as <c>Dictionary</c>'s does
+        /// (<see cref="Current"/> is default there). On an entry exactly when <c>_slot</c> is a slot (the table's walk
+        /// leaves it -1 before the first entry, between buckets and at the end).</summary>
+        readonly object IEnumerator.Current
+        {
+            get
+            {
+                if (_slot < 0) ThrowHelper.ThrowEnumerationNotOnAnEntry();
+                return _current;
+            }
+        }
 
         /// <summary>Moves to the next entry.</summary>
         /// <exception cref="InvalidOperationException">A key was added or the map cleared since the enumerator was made.</exception>
@@ -326,8 +336,10 @@ public sealed unsafe class NativeMap<TKey, TValue> : IEnumerable<KeyValuePair<TK
 
         /// <summary>Back to before the first entry.</summary>
         /// <exception cref="InvalidOperationException">A key was added or the map cleared since the enumerator was made.</exception>
+        /// <exception cref="ObjectDisposedException">The map was disposed.</exception>
         public void Reset()
         {
+            _ = _map.Table; // throws once disposed (Dispose also changes the version: this check comes first)
             if (_map._version != _version) ThrowHelper.ThrowEnumerationChanged();
             _bucketIndex = -1;
             _bucket = null;

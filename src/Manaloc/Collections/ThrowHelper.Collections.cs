@@ -14,6 +14,10 @@ internal static partial class ThrowHelper
         => throw new InvalidOperationException("Collection was modified; enumeration operation may not execute.");
 
     [DoesNotReturn]
+    public static void ThrowEnumerationNotOnAnEntry()
+        => throw new InvalidOperationException("Enumeration has either not started or has already finished.");
+
+    [DoesNotReturn]
     public static void ThrowMapOutOfMemory(string map, long bytes)
         => throw new OutOfMemoryException($"{map}: the native allocation of {Plural.Of(bytes, "byte")} failed; the map is unchanged.");
 

@@ -193,7 +193,9 @@ public abstract class MapContractTests
         long before = map.NativeBytes;
         for (long k = 0; k < 100_000; k++) map[k] = Payload.Of(k);
         Assert.True(map.NativeBytes <= before * 1.2, $"{before} at construction, {map.NativeBytes} with 100,000 entries");
-        Assert.Throws<ArgumentOutOfRangeException>(() => Create(new NativeMapOptions<long> { InitialCapacity = -1 }));
+        var refused = Assert.Throws<ArgumentOutOfRangeException>(() => Create(new NativeMapOptions<long> { InitialCapacity = -1, Name = "orders" }));
+        Assert.Equal("options.InitialCapacity", refused.ParamName); // the option, as NativeCache names its options
+        Assert.Contains("'orders'", refused.Message, StringComparison.Ordinal);
     }
 
     [Fact]

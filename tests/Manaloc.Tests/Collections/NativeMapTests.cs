@@ -77,6 +77,37 @@ public sealed class NativeMapTests
     }
 
     [Fact]
+    public void The_non_generic_Current_throws_before_the_first_entry_and_after_the_last_as_Dictionarys_does()
+    {
+        using var map = new NativeMap<long, int>();
+        map.TryAdd(7, 70);
+        var reference = new Dictionary<long, int> { [7] = 70 };
+        IEnumerator<KeyValuePair<long, int>> ours = map.GetEnumerator(), theirs = reference.GetEnumerator();
+
+        Assert.Throws<InvalidOperationException>(() => ((System.Collections.IEnumerator)theirs).Current);
+        Assert.Throws<InvalidOperationException>(() => ((System.Collections.IEnumerator)ours).Current);
+        Assert.True(ours.MoveNext());
+        Assert.Equal(new KeyValuePair<long, int>(7, 70), ((System.Collections.IEnumerator)ours).Current);
+        Assert.False(ours.MoveNext());
+        Assert.False(theirs.MoveNext() && theirs.MoveNext());
+        Assert.Throws<InvalidOperationException>(() => ((System.Collections.IEnumerator)theirs).Current);
+        Assert.Throws<InvalidOperationException>(() => ((System.Collections.IEnumerator)ours).Current);
+        ours.Reset();
+        Assert.Throws<InvalidOperationException>(() => ((System.Collections.IEnumerator)ours).Current);
+        Assert.Equal(default, ours.Current); // the generic Current stays default there, as Dictionary's
+    }
+
+    [Fact]
+    public void Reset_after_Dispose_throws_ObjectDisposedException()
+    {
+        var map = new NativeMap<long, int>();
+        map.TryAdd(1, 1);
+        var enumerator = map.GetEnumerator();
+        map.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => enumerator.Reset());
+    }
+
+    [Fact]
     public void GetValueRefOrAddDefault_updates_in_place_with_one_lookup()
     {
         using var map = new NativeMap<int, long>();
