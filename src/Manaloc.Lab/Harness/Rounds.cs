@@ -70,8 +70,7 @@ public static class Rounds
     /// (<see cref="Interleave"/>): every cell's operation count is calibrated once on one thread (a multi-thread cell
     /// then runs that count on each of its threads), and each sample follows an untimed run of
     /// <paramref name="untimedShare"/> of its count (on each of a sweep's threads), so a cell starts from its own working
-    /// set rather than the cache the previous cell left. A multi-thread cell keeps its threads for all its rounds, so its
-    /// samples are not timed on new threads that the scheduler has just put on one CPU together.
+    /// set rather than the cache the previous cell left.
     /// </summary>
     /// <param name="context">Status lines and cancellation.</param>
     /// <param name="cells">The cells, in the order their measurements are returned.</param>
@@ -98,33 +97,19 @@ public static class Rounds
             var body = cells[c].Body;
             ops[c] = Bench.Calibrate(n => body(0, n), perRound with { WarmUp = pilot });
         }
-        // One crew per multi-thread cell for all its rounds (see ThreadSweep.Crew: fresh threads each sample were often
-        // placed on one CPU together for the whole short sample, doubling it in about half the rounds).
-        var crews = new ThreadSweep.Crew?[cells.Count];
-        try
+        return Interleave(cells.Count, rounds, context.Cancellation, (c, round) =>
         {
-            for (int c = 0; c < cells.Count; c++)
+            if (c == 0) context.Status($"{cells[0].Threads} thread(s): round {round + 1} of {rounds}");
+            var cell = cells[c];
+            long untimed = Math.Max(1, (long)(ops[c] * untimedShare));
+            if (cell.Threads == 1)
             {
-                if (cells[c].Threads > 1) crews[c] = new ThreadSweep.Crew(cells[c].Threads, cells[c].Body);
+                cell.Body(0, untimed); // untimed: the cell's own working set back in cache
+                return Bench.Sample(cell.Variant, n => cell.Body(0, n), ops[c], cell.Parameters);
             }
-            return Interleave(cells.Count, rounds, context.Cancellation, (c, round) =>
-            {
-                if (c == 0) context.Status($"{cells[0].Threads} thread(s): round {round + 1} of {rounds}");
-                var cell = cells[c];
-                long untimed = Math.Max(1, (long)(ops[c] * untimedShare));
-                if (crews[c] is not { } crew)
-                {
-                    cell.Body(0, untimed); // untimed: the cell's own working set back in cache
-                    return Bench.Sample(cell.Variant, n => cell.Body(0, n), ops[c], cell.Parameters);
-                }
-                // The sweep runs its untimed pass (the same share, on each thread) before its one sample, as above.
-                return ThreadSweep.Measure(crew, cell.Variant, perRound, cell.Parameters, totalOperations: ops[c] * cell.Threads, warmUpOperations: untimed * cell.Threads);
-            });
-        }
-        finally
-        {
-            foreach (var crew in crews) crew?.Dispose();
-        }
+            // The sweep runs its untimed pass (the same share, on each thread) before its one sample, as above.
+            return ThreadSweep.Measure(cell.Variant, cell.Threads, cell.Body, perRound, cell.Parameters, totalOperations: ops[c] * cell.Threads, warmUpOperations: untimed * cell.Threads);
+        });
     }
 
     /// <summary>

@@ -44,25 +44,6 @@ public static class ThreadSweep
         ArgumentNullException.ThrowIfNull(body);
         ArgumentOutOfRangeException.ThrowIfLessThan(threads, 1);
         using var crew = new Crew(threads, body);
-        return Measure(crew, variant, settings, parameters, totalOperations, threadCpu, warmUpOperations);
-    }
-
-    /// <summary>
-    /// As <see cref="Measure(string, int, Action{int, long}, RunSettings, Parameters?, long?, bool, long?)"/>, on a
-    /// <paramref name="crew"/> the caller keeps for many measurements of its body (and disposes): the same threads then
-    /// run every sample, on the CPUs they settled on, instead of new threads placed afresh each time.
-    /// </summary>
-    internal static Measurement Measure(
-        Crew crew,
-        string variant,
-        RunSettings settings,
-        Parameters? parameters = null,
-        long? totalOperations = null,
-        bool threadCpu = false,
-        long? warmUpOperations = null)
-    {
-        ArgumentNullException.ThrowIfNull(crew);
-        int threads = crew.Count;
         long total = totalOperations ?? Calibrate(crew, threads, settings);
         if (total < threads) throw new ArgumentOutOfRangeException(nameof(totalOperations), total, "At least one operation per thread.");
         long perThread = total / threads;
@@ -80,7 +61,6 @@ public static class ThreadSweep
         var samples = new double[settings.Samples];
         crew.Placement = new PlacementRecorder(threads); // only the measured rounds say where the figures came from
         crew.AccountCpu = threadCpu && ThreadCpuTime.IsAvailable; // only the measured rounds' CPU counts
-        long cpuBefore = crew.CpuNanoseconds; // a kept crew carries the CPU time of its earlier measurements
         var before = GcSnapshot.Take(allThreads: true);
         for (int i = 0; i < samples.Length; i++)
         {
@@ -92,7 +72,7 @@ public static class ThreadSweep
         // Run returned after the round's closing barrier, so every thread's last placement sample and CPU time is visible here.
         var measurement = Bench.Build(variant, withThreads, threads, total, samples, before, after) with { Placement = threads > 1 ? crew.Placement.Build() : null };
         if (!crew.AccountCpu) return measurement;
-        return measurement with { Metrics = new Dictionary<string, double>(measurement.Metrics) { [CpuNsPerOpMetric] = (double)(crew.CpuNanoseconds - cpuBefore) / (total * (long)samples.Length) } };
+        return measurement with { Metrics = new Dictionary<string, double>(measurement.Metrics) { [CpuNsPerOpMetric] = (double)crew.CpuNanoseconds / (total * (long)samples.Length) } };
     }
 
     /// <summary>The metric of a sweep measured with its threads' CPU time: CPU nanoseconds per operation, every thread together.</summary>
@@ -127,13 +107,8 @@ public static class ThreadSweep
         return perThread * threads;
     }
 
-    /// <summary>
-    /// N persistent threads that run one round of the body per call to <see cref="Run"/>. Kept across measurements (see
-    /// <see cref="Rounds.SampleCells"/>) because a new thread starts on its creator's CPU: on a 2-CPU machine a fresh pair
-    /// was often found on one CPU, one thread waiting for the other, for the whole of a millisecond-long sample, which
-    /// timed as twice as long; threads that have run side by side wake on the CPUs they left.
-    /// </summary>
-    internal sealed class Crew : IDisposable
+    /// <summary>N persistent threads that run one round of the body per call to <see cref="Run"/>.</summary>
+    private sealed class Crew : IDisposable
     {
         private readonly Thread[] _threads;
         private readonly Barrier _barrier;
@@ -157,13 +132,8 @@ public static class ThreadSweep
         /// <summary>The threads' CPU time in their bodies since <see cref="AccountCpu"/> was set (read after a round's closing barrier).</summary>
         public long CpuNanoseconds => Interlocked.Read(ref _cpuNanoseconds);
 
-        /// <summary>The number of threads.</summary>
-        public int Count => _threads.Length;
-
         public Crew(int count, Action<int, long> body)
         {
-            ArgumentNullException.ThrowIfNull(body);
-            ArgumentOutOfRangeException.ThrowIfLessThan(count, 1);
             _body = body;
             // The post-phase action runs once every participant has arrived and before any is
             // released, so its timestamp is both "all finished" and "about to start together".

@@ -138,27 +138,6 @@ public sealed class RoundsTests
         Assert.Throws<ArgumentOutOfRangeException>(() => Rounds.SampleCells(context, cells, settings, 2, TimeSpan.Zero, untimedShare: double.NaN));
     }
 
-    [Fact]
-    public void Sample_cells_run_every_round_of_a_multi_thread_cell_on_the_same_threads_and_end_them_after()
-    {
-        var threads = new HashSet<Thread>(ReferenceEqualityComparer.Instance);
-        var cells = new[]
-        {
-            new Rounds.Cell("one", Parameters.None, 1, (_, n) => Thread.SpinWait(1)),
-            new Rounds.Cell("two", Parameters.None, 2, (_, n) => { lock (threads) threads.Add(Thread.CurrentThread); }),
-        };
-        var settings = RunSettings.Smoke() with { SampleTarget = TimeSpan.FromMilliseconds(1), WarmUp = TimeSpan.Zero, Samples = 1 };
-        var context = new ExperimentContext("test", settings);
-        var measured = Rounds.SampleCells(context, cells, settings, rounds: 6, pilot: TimeSpan.Zero);
-
-        Assert.Equal(6, measured[1].Statistics.Count);
-        // The calibration runs the body on the calling thread; the rounds run it on the sweep's threads. New threads per
-        // sample would show as two per round (twelve); a crew kept for the cell shows as two.
-        threads.Remove(Thread.CurrentThread);
-        Assert.Equal(2, threads.Count);
-        Assert.All(threads, t => Assert.True(t.Join(TimeSpan.FromSeconds(10)), "a sweep thread outlived SampleCells"));
-    }
-
     /// <summary>Whether <paramref name="expected"/> is the tail of <paramref name="calls"/> (the rounds follow the calibration's calls).</summary>
     private static bool EndsWith(List<long> calls, long[] expected)
         => calls.Count >= expected.Length && calls.Skip(calls.Count - expected.Length).SequenceEqual(expected);
