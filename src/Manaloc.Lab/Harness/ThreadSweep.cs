@@ -6,11 +6,16 @@ namespace Manaloc.Lab.Harness;
 /// Runs a body on N threads released together by a barrier and measures their total throughput.
 /// </summary>
 /// <remarks>
-/// The threads are created once per measurement and reused for the warm-up and every sample, so
-/// thread start-up is neither timed nor counted as allocation. A sample's time runs from the
-/// barrier's release to the moment the last thread finishes: both instants are taken inside the
-/// barrier's post-phase action, which runs after every participant has arrived and before any is
-/// released. Allocation is the process-wide precise count, so it includes every thread.
+/// The calling thread runs thread index 0's share itself and N−1 helper threads run the others: the helpers are created
+/// once per measurement and reused for the warm-up and every sample, so thread start-up is neither timed nor counted as
+/// allocation. Why the caller takes a share rather than waiting for N helpers: at every release N+1 threads were runnable
+/// on N CPUs (the caller releases them, then blocks), so the scheduler, finding no idle CPU, queued a helper behind another
+/// on one CPU and, the helper being cache-hot, did not move it once the caller slept; on a 2-CPU machine a quarter to a
+/// third of millisecond-long 2-thread samples ran both shares on one CPU, one after the other (timed about twice as long).
+/// With the caller working, the N threads released are the N runnable ones. A sample's time runs from the barrier's
+/// release to the moment the last thread finishes: both instants are taken inside the barrier's post-phase action, which
+/// runs after every participant has arrived and before any is released. Allocation is the process-wide precise count, so
+/// it includes every thread.
 /// </remarks>
 public static class ThreadSweep
 {
@@ -107,7 +112,7 @@ public static class ThreadSweep
         return perThread * threads;
     }
 
-    /// <summary>N persistent threads that run one round of the body per call to <see cref="Run"/>.</summary>
+    /// <summary>The calling thread (index 0) and N−1 persistent helpers, which run one round of the body per call to <see cref="Run"/>.</summary>
     private sealed class Crew : IDisposable
     {
         private readonly Thread[] _threads;
@@ -137,11 +142,11 @@ public static class ThreadSweep
             _body = body;
             // The post-phase action runs once every participant has arrived and before any is
             // released, so its timestamp is both "all finished" and "about to start together".
-            _barrier = new Barrier(count + 1, _ => _phaseTimestamp = Stopwatch.GetTimestamp());
-            _threads = new Thread[count];
-            for (int i = 0; i < count; i++)
+            _barrier = new Barrier(count, _ => _phaseTimestamp = Stopwatch.GetTimestamp());
+            _threads = new Thread[count - 1];
+            for (int i = 0; i < _threads.Length; i++)
             {
-                int index = i;
+                int index = i + 1; // index 0 is the calling thread's (see Run)
                 _threads[i] = new Thread(() => Work(index)) { IsBackground = true, Name = $"lab-sweep-{index}" };
                 _threads[i].Start();
             }
@@ -153,28 +158,35 @@ public static class ThreadSweep
             {
                 _barrier.SignalAndWait(); // start of round: _operations and _stop were written before the coordinator arrived
                 if (Volatile.Read(ref _stop)) return;
-                try
-                {
-                    bool cpu = AccountCpu;
-                    long cpuStart = cpu ? ThreadCpuTime.NowNanoseconds() : 0;
-                    _body(index, Volatile.Read(ref _operations));
-                    if (cpu) Interlocked.Add(ref _cpuNanoseconds, ThreadCpuTime.NowNanoseconds() - cpuStart);
-                    Placement?.Sample(index);
-                }
-                catch (Exception e)
-                {
-                    Interlocked.CompareExchange(ref _failure, e, null);
-                }
+                RunShare(index);
                 _barrier.SignalAndWait(); // end of round
             }
         }
 
-        /// <summary>Runs one round; returns the time from release to the last thread's finish.</summary>
+        /// <summary>One thread's share of a round; a failure is kept for the caller, so every thread still reaches the round's closing barrier.</summary>
+        private void RunShare(int index)
+        {
+            try
+            {
+                bool cpu = AccountCpu;
+                long cpuStart = cpu ? ThreadCpuTime.NowNanoseconds() : 0;
+                _body(index, Volatile.Read(ref _operations));
+                if (cpu) Interlocked.Add(ref _cpuNanoseconds, ThreadCpuTime.NowNanoseconds() - cpuStart);
+                Placement?.Sample(index);
+            }
+            catch (Exception e)
+            {
+                Interlocked.CompareExchange(ref _failure, e, null);
+            }
+        }
+
+        /// <summary>Runs one round, the calling thread taking index 0's share; returns the time from release to the last thread's finish.</summary>
         public TimeSpan Run(long operationsPerThread)
         {
             Volatile.Write(ref _operations, operationsPerThread);
             _barrier.SignalAndWait();
             long start = _phaseTimestamp; // written by the post-phase action before release (barrier orders it)
+            RunShare(0);
             _barrier.SignalAndWait();
             long end = _phaseTimestamp;
             ThrowIfFailed();
