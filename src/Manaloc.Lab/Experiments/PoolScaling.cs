@@ -17,7 +17,7 @@ public sealed class PoolScaling() : Experiment(
     [
         New, Locked, SemiLocal, Categorized, Default, Bag, Locked + UncheckedSuffix,
         SemiLocal + UncheckedSuffix, Locked + CrossSuffix, SemiLocal + CrossSuffix, Default + CrossSuffix
-    ], Locked, quickSeconds: 10, sweepParameter: "threads")
+    ], Locked, quickSeconds: 15, sweepParameter: "threads")
 {
     private const string New = "new";
     private const string Locked = "LockedPool";
